@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import { BatonError, toBatonError } from '../../errors.ts';
+import type { Service } from '../../service/service.ts';
+import { registerDocs } from '../docs.ts';
+import { buildManifest } from '../manifest.ts';
+import { buildOpenApi } from './openapi.ts';
+import { sendProblem } from './problem.ts';
+import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
+
+export interface AppOptions {
+  /** The process logger; omitted means no request log (tests). */
+  readonly logger?: FastifyBaseLogger;
+}
+
+/** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
+export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: service.config.bodyLimitBytes,
+    // Our onResponse hook writes the one request line, with the principal.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line per request, with who made it; the token itself never reaches the log.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        operation: request.operationName,
+        principal: request.principalId,
+        principal_kind: request.principalKind,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((error: FastifyError | BatonError, request, reply) => {
+    const failure = fromFastifyError(error);
+    // A BatonError was already reported where it was made; anything else is a bug worth a log line.
+    if (!(error instanceof BatonError) && failure.code === 'internal') request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(reply, failure, service.baseUrl, request.id);
+  });
+
+  const allowed = methodsByPath(service);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const methods = allowed.filter(([pattern]) => pattern.test(path)).map(([, method]) => method);
+    if (methods.length > 0) {
+      reply.header('allow', methods.join(', '));
+      return sendProblem(reply, new BatonError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`), service.baseUrl, request.id);
+    }
+    return sendProblem(reply, new BatonError('route_not_found', `No route ${request.method} ${path}.`), service.baseUrl, request.id);
+  });
+
+  registerOperationRoutes(app, service);
+  const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
+  app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  app.get(API_PREFIX, async (request, reply) => {
+    const principal = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(buildManifest(service, principal)));
+  });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async () => {
+    await service.checkReady();
+    return { status: 'ready' };
+  });
+  await registerDocs(app, service);
+  return app;
+}
+
+/** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */
+function fromFastifyError(error: FastifyError | BatonError): BatonError {
+  if (error instanceof BatonError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new BatonError('payload_too_large', 'The request body is over the size limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new BatonError('unsupported_media_type', 'The request body has a content type this route does not accept.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new BatonError('malformed_json', 'Content-Type is application/json but the body is empty; send `{}` or drop the header.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new BatonError('malformed_json', `The body is not valid JSON: ${error.message}`);
+    default:
+      break;
+  }
+  // JSON syntax errors and prototype-poisoning refusals arrive as plain 400s from the body parser.
+  if (error.statusCode === 400 && (error instanceof SyntaxError || /JSON|prototype/i.test(error.message))) {
+    return new BatonError('malformed_json', `The body is not valid JSON: ${error.message}`);
+  }
+  return toBatonError(error);
+}
+
+function methodsByPath(service: Service): [RegExp, string][] {
+  return service.operations.map((op) => [new RegExp(`^${routeUrl(op).replace(/:\w+/g, '[^/]+')}/?$`), op.http.method]);
+}

@@ -1,0 +1,83 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BatonError } from '../../errors.ts';
+import { type Operation, pathParameters } from '../../operations/define-operation.ts';
+import type { Service } from '../../service/service.ts';
+import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
+
+export const API_PREFIX = '/api/v1';
+
+/** The Fastify path of an operation: `{id}` becomes `:id`. */
+export function routeUrl(operation: Operation): string {
+  return API_PREFIX + operation.http.path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set once authenticated, for the request log. */
+    principalId?: string;
+    principalKind?: string;
+    operationName?: string;
+  }
+}
+
+/** One route per registry entry. Nothing here knows any single operation. */
+export function registerOperationRoutes(app: FastifyInstance, service: Service): void {
+  for (const operation of service.operations) {
+    app.route({
+      method: operation.http.method,
+      url: routeUrl(operation),
+      handler: async (request, reply) => {
+        request.operationName = operation.name;
+        const principal = await service.authenticate(request.headers.authorization);
+        request.principalId = principal.id;
+        request.principalKind = principal.kind;
+        const outcome = await service.execute(operation, restInput(operation, request), {
+          principal,
+          idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,
+          expectedVersion: operation.kind === 'write' ? parseIfMatch(header(request, 'if-match')) : undefined,
+        });
+        if (outcome.replayed) reply.header('idempotency-replayed', 'true');
+        if (outcome.version !== undefined) {
+          reply.header('etag', `"${outcome.version}"`);
+          if (operation.kind === 'read' && ifNoneMatchHits(header(request, 'if-none-match'), outcome.version)) {
+            return reply.code(304).send();
+          }
+        }
+        if (outcome.ok && outcome.status === 201) {
+          const id = (JSON.parse(outcome.body) as { id?: unknown }).id;
+          if (typeof id === 'string') reply.header('location', `${API_PREFIX}${operation.http.path}/${id}`);
+        }
+        return reply
+          .code(outcome.status)
+          .type(outcome.ok ? 'application/json; charset=utf-8' : 'application/problem+json')
+          .send(outcome.body);
+      },
+    });
+  }
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Path parameters plus the query (reads, deletes) or the JSON body (other writes). */
+function restInput(operation: Operation, request: FastifyRequest): Record<string, unknown> {
+  const params = request.params as Record<string, string>;
+  if (operation.http.method === 'GET' || operation.http.method === 'DELETE') {
+    return { ...(request.query as Record<string, unknown>), ...params };
+  }
+  const body = request.body ?? {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new BatonError('validation_failed', 'The request body must be a JSON object.', {
+      extra: { errors: [{ pointer: '', detail: 'expected a JSON object', location: 'body' }] },
+    });
+  }
+  const misplaced = pathParameters(operation.http.path).filter((key) => key in body);
+  if (misplaced.length > 0) {
+    throw new BatonError('validation_failed', `${misplaced.join(', ')} belongs in the URL path, not the body.`, {
+      extra: { errors: misplaced.map((key) => ({ pointer: `/${key}`, detail: 'path parameter; remove it from the body', location: 'body' })) },
+    });
+  }
+  return { ...(body as Record<string, unknown>), ...params };
+}

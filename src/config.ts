@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const seconds = z.coerce.number().int().positive();
+
+const schema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.url().optional(),
+  BATON_DATA_DIR: z.string().min(1).default('.baton/data'),
+  BATON_PUBLIC_URL: z.url().optional(),
+  BATON_BOOTSTRAP_TOKEN: z
+    .string()
+    .regex(/^bat_[0-9A-Za-z]{36}$/, 'must be a Baton token (bat_ + 36 base62 characters); make one with `npx baton token`')
+    .optional(),
+  BATON_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BATON_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  BATON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  BATON_IDEMPOTENCY_TTL_S: seconds.default(24 * 3600),
+  BATON_AUTH_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+});
+
+type Env = z.infer<typeof schema>;
+
+/** The parsed, frozen configuration. Nothing outside this file reads `process.env`. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly publicUrl: string | undefined;
+  readonly bootstrapToken: string | undefined;
+  readonly logLevel: Env['BATON_LOG_LEVEL'];
+  readonly dbPoolSize: number;
+  readonly bodyLimitBytes: number;
+  readonly idempotencyTtlS: number;
+  readonly authCacheMs: number;
+}
+
+/** Example values printed beside a config error, so the fix is one copy away. */
+const EXAMPLES: Record<keyof Env, string> = {
+  PORT: '3000',
+  HOST: '0.0.0.0',
+  DATABASE_URL: 'postgres://baton@127.0.0.1:5432/baton',
+  BATON_DATA_DIR: '.baton/data',
+  BATON_PUBLIC_URL: 'https://baton.example.com',
+  BATON_BOOTSTRAP_TOKEN: 'the output of `npx baton token`',
+  BATON_LOG_LEVEL: 'info',
+  BATON_DB_POOL_SIZE: '10',
+  BATON_BODY_LIMIT_BYTES: '1048576',
+  BATON_IDEMPOTENCY_TTL_S: '86400',
+  BATON_AUTH_CACHE_MS: '5000',
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once. Throws a `ConfigError` naming each bad variable and an example value. */
+export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<Config> = {}): Config {
+  const parsed = schema.safeParse(withoutEmpty(env));
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]) as keyof Env;
+      return `  ${name}: ${issue.message} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.BATON_DATA_DIR,
+    publicUrl: e.BATON_PUBLIC_URL?.replace(/\/+$/, ''),
+    bootstrapToken: e.BATON_BOOTSTRAP_TOKEN,
+    logLevel: e.BATON_LOG_LEVEL,
+    dbPoolSize: e.BATON_DB_POOL_SIZE,
+    bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
+    idempotencyTtlS: e.BATON_IDEMPOTENCY_TTL_S,
+    authCacheMs: e.BATON_AUTH_CACHE_MS,
+    ...overrides,
+  });
+}
+
+/** An empty variable (`FOO=`) means "unset", as in most twelve-factor tools. */
+function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}

@@ -1,0 +1,28 @@
+/** Token scopes (DESIGN.md §6). An operation requires exactly one. */
+export const SCOPES = [
+  'tasks:read',
+  'tasks:write',
+  'tasks:claim',
+  'tasks:review',
+  'events:read',
+  'approvals:decide',
+  'agents:admin',
+  'webhooks:manage',
+  'artifacts:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const PRINCIPAL_KINDS = ['human', 'agent'] as const;
+export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
+
+/** Who wrote a row or an event: a human, an agent, or the server itself. */
+export const ACTOR_KINDS = ['human', 'agent', 'system'] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+export interface ActorRef {
+  readonly id: string;
+  readonly kind: ActorKind;
+}
+
+/** The server's own identity, for work no principal asked for (lease expiry, inbound webhooks). */
+export const SYSTEM_ACTOR: ActorRef = { id: 'system', kind: 'system' };

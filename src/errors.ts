@@ -1,0 +1,274 @@
+import { z } from 'zod';
+
+/**
+ * The one catalogue of error codes. Every failure on every interface is a `BatonError` with one of
+ * these codes; adapters translate it once (problem+json, MCP tool error, GraphQL extensions).
+ */
+export interface ErrorSpec {
+  readonly status: number;
+  readonly title: string;
+  readonly retryable: boolean;
+  /** What to do next, in one sentence. A thrown error may give a more specific one. */
+  readonly hint: string;
+  /** The spec page (under /spec) that explains the rule behind the error. */
+  readonly docs: string;
+}
+
+export const ERROR_CODES = [
+  'unauthenticated',
+  'invalid_token',
+  'forbidden_scope',
+  'tool_not_allowed',
+  'human_required',
+  'not_found',
+  'route_not_found',
+  'method_not_allowed',
+  'validation_failed',
+  'invalid_parameter',
+  'malformed_json',
+  'unsupported_media_type',
+  'payload_too_large',
+  'idempotency_key_required',
+  'idempotency_key_reused',
+  'idempotency_in_progress',
+  'invalid_precondition',
+  'conflict_version',
+  'invalid_transition',
+  'internal',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const ERRORS: Record<ErrorCode, ErrorSpec> = {
+  unauthenticated: {
+    status: 401,
+    title: 'Authentication required',
+    retryable: false,
+    hint: 'Send `Authorization: Bearer <token>`; an admin creates tokens with POST /api/v1/agents/{id}/tokens.',
+    docs: '/spec/api.md#authentication',
+  },
+  invalid_token: {
+    status: 401,
+    title: 'Token not accepted',
+    retryable: false,
+    hint: 'The token is malformed, unknown, expired or revoked; ask an admin for a new one. Do not retry with the same token.',
+    docs: '/spec/api.md#authentication',
+  },
+  forbidden_scope: {
+    status: 403,
+    title: 'Missing scope',
+    retryable: false,
+    hint: 'Your token lacks the scope named in `required_scope`; ask an admin for a token that has it. GET /api/v1/whoami lists your scopes.',
+    docs: '/spec/api.md#scopes',
+  },
+  tool_not_allowed: {
+    status: 403,
+    title: 'Operation not in your allowlist',
+    retryable: false,
+    hint: "This operation is outside your agent's toolAllowlist; GET /api/v1/whoami lists what you may call.",
+    docs: '/spec/api.md#scopes',
+  },
+  human_required: {
+    status: 403,
+    title: 'Only a human may do this',
+    retryable: false,
+    hint: 'Ask a human to perform this step, or move the task to a state you may act on (see `legal_transitions`).',
+    docs: '/spec/domain-model.md#task-state-machine',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    retryable: false,
+    hint: 'Check the id; list the collection to find existing ids.',
+    docs: '/spec/api.md',
+  },
+  route_not_found: {
+    status: 404,
+    title: 'No such route',
+    retryable: false,
+    hint: 'GET /api/v1 lists every operation with its method and path.',
+    docs: '/spec/api.md',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    retryable: false,
+    hint: 'The `Allow` header lists the methods this path accepts.',
+    docs: '/spec/api.md',
+  },
+  validation_failed: {
+    status: 400,
+    title: 'Request failed validation',
+    retryable: false,
+    hint: 'Fix the fields listed in `errors` (each has a JSON pointer and a message) and send again.',
+    docs: '/spec/api.md#validation',
+  },
+  invalid_parameter: {
+    status: 400,
+    title: 'Invalid query or path parameter',
+    retryable: false,
+    hint: 'Fix the parameter named in `errors`; bounds and allowed values are in the OpenAPI document.',
+    docs: '/spec/api.md#pagination',
+  },
+  malformed_json: {
+    status: 400,
+    title: 'Body is not valid JSON',
+    retryable: false,
+    hint: 'Send a JSON object with `Content-Type: application/json`.',
+    docs: '/spec/api.md#validation',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported content type',
+    retryable: false,
+    hint: 'Send the body as `Content-Type: application/json`.',
+    docs: '/spec/api.md#validation',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Body too large',
+    retryable: false,
+    hint: 'Bodies are limited to 1 MiB; put long text in an artifact and reference it.',
+    docs: '/spec/api.md#limits',
+  },
+  idempotency_key_required: {
+    status: 400,
+    title: 'Idempotency-Key header required',
+    retryable: false,
+    hint: 'Send `Idempotency-Key: <unique string up to 255 chars>` on every write (a UUID is fine); reuse it only to retry the same request.',
+    docs: '/spec/api.md#idempotency',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'Idempotency key reused with a different request',
+    retryable: false,
+    hint: 'Use a fresh Idempotency-Key for a new request; reuse a key only to retry the identical request.',
+    docs: '/spec/api.md#idempotency',
+  },
+  idempotency_in_progress: {
+    status: 409,
+    title: 'A request with this idempotency key is still running',
+    retryable: true,
+    hint: 'Wait for `Retry-After` seconds and retry with the same key; you will get the original outcome.',
+    docs: '/spec/api.md#idempotency',
+  },
+  invalid_precondition: {
+    status: 400,
+    title: 'Malformed If-Match',
+    retryable: false,
+    hint: 'Send `If-Match` as the ETag from your last read, for example `"3"`; weak tags (W/) never match.',
+    docs: '/spec/api.md#concurrency',
+  },
+  conflict_version: {
+    status: 409,
+    title: 'Version conflict',
+    retryable: true,
+    hint: 'The resource changed since you read it: GET it again, reapply your change to `current_version`, and retry with the new ETag in If-Match.',
+    docs: '/spec/api.md#concurrency',
+  },
+  invalid_transition: {
+    status: 422,
+    title: 'Status change not allowed',
+    retryable: false,
+    hint: 'Pick a target from `legal_transitions`, or use the operation the hint names.',
+    docs: '/spec/domain-model.md#task-state-machine',
+  },
+  internal: {
+    status: 500,
+    title: 'Internal error',
+    retryable: true,
+    hint: 'Something failed on our side and nothing was written; retry with the same Idempotency-Key. Quote `request_id` if it keeps failing.',
+    docs: '/spec/errors.md',
+  },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    retryable: true,
+    hint: 'The database is unreachable; retry after `Retry-After` seconds.',
+    docs: '/spec/errors.md',
+  },
+};
+
+/** Extra members a problem document may carry beyond the standard ones. */
+export type ProblemExtra = Record<string, unknown>;
+
+/** The one error type of the service layer. `detail` names the resource and its state. */
+export class BatonError extends Error {
+  override name = 'BatonError';
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly hint: string;
+  readonly extra: ProblemExtra;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: { hint?: string; extra?: ProblemExtra; headers?: Record<string, string> } = {}) {
+    super(detail);
+    this.code = code;
+    this.detail = detail;
+    this.hint = options.hint ?? ERRORS[code].hint;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  get retryable(): boolean {
+    return ERRORS[this.code].retryable;
+  }
+}
+
+/** Turns anything thrown into a `BatonError`; unknown failures become `internal` and never leak a stack. */
+export function toBatonError(error: unknown): BatonError {
+  if (error instanceof BatonError) return error;
+  return new BatonError('internal', 'The server failed while handling this request; nothing was written.');
+}
+
+/** An RFC 9457 problem document as every interface returns it. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: ErrorCode;
+  detail: string;
+  hint: string;
+  retryable: boolean;
+  docs_url: string;
+  [extra: string]: unknown;
+}
+
+/** Renders the problem document for an error, with absolute `type` and `docs_url` under `baseUrl`. */
+export function toProblem(error: BatonError, baseUrl: string): Problem {
+  const spec = ERRORS[error.code];
+  return {
+    type: `${baseUrl}/errors/${error.code}`,
+    title: spec.title,
+    status: spec.status,
+    code: error.code,
+    detail: error.detail,
+    hint: error.hint,
+    retryable: spec.retryable,
+    docs_url: `${baseUrl}${spec.docs}`,
+    ...error.extra,
+  };
+}
+
+/** The problem document's schema, for OpenAPI and MCP (derived JSON Schema, never hand-written). */
+export const problemSchema = z
+  .object({
+    type: z.string().describe('`{base}/errors/<code>`: a page documenting the code.'),
+    title: z.string(),
+    status: z.int(),
+    code: z.enum(ERROR_CODES).describe('Stable: decide your next call from this, never from text.'),
+    detail: z.string().describe('What happened, naming the resource and its state.'),
+    hint: z.string().describe('What to do next.'),
+    retryable: z.boolean().describe('Whether the same request may succeed if sent again (after Retry-After when given).'),
+    docs_url: z.string(),
+    legal_transitions: z.array(z.string()).optional().describe('On transition errors: the statuses reachable now.'),
+    errors: z
+      .array(z.object({ pointer: z.string(), detail: z.string(), location: z.enum(['path', 'query', 'body']) }))
+      .optional()
+      .describe('On validation errors: one entry per bad field, as a JSON pointer into the input.'),
+  })
+  .catchall(z.unknown());

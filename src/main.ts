@@ -1,0 +1,42 @@
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.ts';
+import { createServer } from './server.ts';
+
+/** `npm start`: serve Baton with the configuration in the environment. */
+export async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
+  const server = await createServer(config, { logger });
+  const address = await server.app.listen({ port: config.port, host: config.host });
+  const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
+  process.stdout.write(`\nBaton is serving at ${address} (API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
+  if (server.bootstrapToken) {
+    process.stdout.write(
+      `\nBootstrap admin token (shown once; store it now):\n\n  ${server.bootstrapToken}\n\n` +
+        `Try: curl -H "Authorization: Bearer ${server.bootstrapToken}" ${server.service.baseUrl}/api/v1/whoami\n\n`,
+    );
+  }
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal }, 'shutting down');
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+if (import.meta.main) await main();

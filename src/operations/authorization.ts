@@ -1,0 +1,7 @@
+import type { Scope } from '../domain/scopes.ts';
+import type { Principal } from '../service/principal.ts';
+
+/** True when the caller's token scopes and agent allowlist both admit the operation. */
+export function mayCall(actor: Principal, operation: string, scope: Scope | null): boolean {
+  return (scope === null || actor.scopes.has(scope)) && (actor.toolAllowlist === null || actor.toolAllowlist.has(operation));
+}

@@ -1,0 +1,89 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { EventType } from '../domain/event-types.ts';
+import type { Scope } from '../domain/scopes.ts';
+import type { Ids } from '../ids.ts';
+import type { Principal } from '../service/principal.ts';
+import type { DB } from '../store/schema.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** `destructive` and `outward` operations need a human's approval before they run (security issue). */
+export type ApprovalClass = 'none' | 'destructive' | 'outward';
+
+export interface HttpBinding {
+  readonly method: HttpMethod;
+  /** Under /api/v1, with `{name}` path parameters that are keys of the input. */
+  readonly path: string;
+  /** The status of a success; 200 unless given. */
+  readonly successStatus?: 200 | 201 | 202;
+}
+
+/** An event an operation asks to write; the executor adds id, actor, provenance and time. */
+export interface EventDraft {
+  readonly type: EventType;
+  readonly subject: string;
+  readonly data: Record<string, unknown>;
+}
+
+/** Everything an operation may depend on besides the database. */
+export interface OperationContext {
+  readonly actor: Principal;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly config: Config;
+  /** The request's single timestamp: every row and event it writes carries this one. */
+  readonly now: Date;
+  /** From If-Match (REST) or `expected_version` (MCP, GraphQL); undefined means "any version". */
+  readonly expectedVersion: number | undefined;
+  /** Queues an event; it is written in the same transaction, after the operation's own writes. */
+  emit(event: EventDraft): void;
+}
+
+interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
+  /** `entity.verb`, also the MCP tool name and the toolAllowlist entry. */
+  readonly name: string;
+  /** One sentence, written once; feeds OpenAPI, the manifest, MCP and GraphQL. */
+  readonly summary: string;
+  readonly description?: string;
+  /** The scope a token needs; null means any authenticated caller (whoami). */
+  readonly scope: Scope | null;
+  readonly approval: ApprovalClass;
+  readonly http: HttpBinding;
+  readonly input: I;
+  readonly output: O;
+  /** The resource version of a result, served as its ETag; only on operations about one versioned resource. */
+  readonly version?: (output: z.output<O>) => number;
+}
+
+export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+  readonly kind: 'read';
+  run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+}
+
+export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+  readonly kind: 'write';
+  /** Runs inside the request's one transaction; throwing rolls back every write and event. */
+  run(tx: Transaction<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+}
+
+export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> = ReadOperation<I, O> | WriteOperation<I, O>;
+
+/** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. */
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
+  return operation;
+}
+
+export type ParameterLocation = 'path' | 'query' | 'body';
+
+/** Where each input key travels over HTTP: path parameters, then query (reads, deletes) or body (other writes). */
+export function parameterLocation(operation: Operation, key: string): ParameterLocation {
+  if (pathParameters(operation.http.path).includes(key)) return 'path';
+  return operation.http.method === 'GET' || operation.http.method === 'DELETE' ? 'query' : 'body';
+}
+
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
+}

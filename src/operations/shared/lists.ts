@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+
+/** `limit`: default 25, 1–100 (the spec's bounds); out of range is a 400 naming the bound. */
+export const limitParam = z.coerce
+  .number()
+  .int()
+  .min(1, 'limit must be at least 1')
+  .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
+  .default(25)
+  .describe('Page size, 1–100.');
+
+export const cursorParam = z.string().min(1).max(512).optional().describe('Opaque: the `next_cursor` of the previous page.');
+
+export const sinceParam = z
+  .string()
+  .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
+  .optional()
+  .describe('An event id: return only what changed strictly after it. Pass the `sync_cursor` of your previous read.');
+
+export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
+
+/** A comma-separated list of the given names, as a query parameter. */
+export function commaList<const T extends readonly [string, ...string[]]>(names: T, what: string) {
+  return z
+    .string()
+    .transform((value, ctx) => {
+      const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+      const unknown = items.filter((item) => !names.includes(item));
+      if (unknown.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `unknown ${what}: ${unknown.join(', ')}; allowed: ${names.join(', ')}` });
+        return z.NEVER;
+      }
+      return items as T[number][];
+    })
+    .optional()
+    .describe(`Comma-separated ${what}, any of: ${names.join(', ')}.`);
+}
+
+/** Every list response: a bounded page, its continuation, and the delta cursor. */
+export function pageSchema<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item).max(100),
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
+    sync_cursor: z
+      .string()
+      .nullable()
+      .describe('The newest event id when this page was read; pass it as `since` later to get only what changed.'),
+  });
+}
+
+export function encodeCursor(position: string): string {
+  return Buffer.from(JSON.stringify({ p: position })).toString('base64url');
+}
+
+/** The position inside a cursor; a cursor this server did not make is a 400, not a crash. */
+export function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (parsed && typeof parsed === 'object' && 'p' in parsed && typeof parsed.p === 'string') return parsed.p;
+  } catch {
+    // fall through to the problem below
+  }
+  throw new BatonError('invalid_parameter', 'cursor is not one this server issued.', {
+    hint: 'Pass the next_cursor of a previous page unchanged, or omit cursor to start from the first page.',
+    extra: { errors: [{ pointer: '/cursor', detail: 'not a cursor issued by this server', location: 'query' }] },
+  });
+}
+
+/** Splits a `limit + 1` fetch into the page and its continuation. */
+export function paginate<T>(rows: T[], limit: number, position: (row: T) => string): { rows: T[]; has_more: boolean; next_cursor: string | null } {
+  const hasMore = rows.length > limit;
+  const page = hasMore ? rows.slice(0, limit) : rows;
+  const last = page.at(-1);
+  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(position(last)) : null };
+}
+
+/** Keeps only the chosen fields (and always `id`), in the object's own order. */
+export function project<T extends { id: string }>(full: T, fields: readonly string[]): Partial<T> & { id: string } {
+  const keep = new Set<string>(['id', ...fields]);
+  return Object.fromEntries(Object.entries(full).filter(([key]) => keep.has(key))) as Partial<T> & { id: string };
+}
+
+export function unknownEvent(since: string): BatonError {
+  return new BatonError('invalid_parameter', `since=${since} names no event.`, {
+    hint: 'Pass an event id you received (a sync_cursor or an event id), or omit since for the whole list.',
+    extra: { errors: [{ pointer: '/since', detail: 'no such event', location: 'query' }] },
+  });
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { priorityRank } from '../../domain/task-priority.ts';
+import { insertTask } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { shapeTask } from './task-view.ts';
+import { taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+
+export const createTask = defineOperation({
+  name: 'tasks.create',
+  summary: 'Create a task in `todo`.',
+  description: 'The server assigns the id, timestamps and provenance. Long text belongs in an artifact, not the description.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks', successStatus: 201 },
+  input: z.strictObject({
+    title: taskTitle,
+    description: taskDescription.default(''),
+    priority: taskPriority.default('normal'),
+    labels: taskLabels.default([]),
+  }),
+  output: taskOutput,
+  version: (task) => task.version ?? 1,
+  async run(tx, ctx, input) {
+    const row = await insertTask(tx, {
+      id: ctx.ids.make('tsk'),
+      title: input.title,
+      description: input.description,
+      status: 'todo',
+      priority: priorityRank(input.priority),
+      labels: input.labels,
+      created_at: ctx.now,
+      created_by_id: ctx.actor.id,
+      created_by_kind: ctx.actor.kind,
+    });
+    ctx.emit({
+      type: 'task.created',
+      subject: row.id,
+      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels },
+    });
+    return shapeTask(row, ctx.actor, { view: 'compact' });
+  },
+});

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import { findTask } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { commaList, viewParam } from '../shared/lists.ts';
+import { shapeTask } from './task-view.ts';
+import { TASK_FIELDS, taskId, taskOutput } from './task-schema.ts';
+
+export const getTask = defineOperation({
+  name: 'tasks.get',
+  summary: 'Read one task, with its legal transitions and your next actions.',
+  kind: 'read',
+  scope: 'tasks:read',
+  approval: 'none',
+  http: { method: 'GET', path: '/tasks/{id}' },
+  input: z.strictObject({ id: taskId, view: viewParam, fields: commaList(TASK_FIELDS, 'task fields') }),
+  output: taskOutput,
+  version: (task) => task.version ?? 0,
+  async run(db, ctx, input) {
+    const row = await findTask(db, input.id);
+    if (!row) throw taskNotFound(input.id);
+    return shapeTask(row, ctx.actor, input);
+  },
+});
+
+export function taskNotFound(id: string): BatonError {
+  return new BatonError('not_found', `No task ${id}.`, { hint: 'List tasks with GET /api/v1/tasks to find existing ids.' });
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { TASK_STATUSES } from '../../domain/task-status.ts';
+import { eventSeq, latestEventId } from '../../store/events.ts';
+import { listTasks as listTaskRows } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { commaList, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent, viewParam } from '../shared/lists.ts';
+import { shapeTask } from './task-view.ts';
+import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
+
+export const listTasks = defineOperation({
+  name: 'tasks.list',
+  summary: 'List tasks, newest first, in bounded pages; filter by status and labels, or get only what changed since an event.',
+  kind: 'read',
+  scope: 'tasks:read',
+  approval: 'none',
+  http: { method: 'GET', path: '/tasks' },
+  input: z.strictObject({
+    status: commaList(TASK_STATUSES, 'statuses'),
+    labels: z
+      .string()
+      .transform((s) => s.split(',').map((l) => l.trim()).filter(Boolean))
+      .pipe(taskLabels)
+      .optional()
+      .describe('Comma-separated labels; a task must carry all of them.'),
+    cursor: cursorParam,
+    limit: limitParam,
+    view: viewParam,
+    fields: commaList(TASK_FIELDS, 'task fields'),
+    since: sinceParam,
+  }),
+  output: pageSchema(taskOutput),
+  async run(db, ctx, input) {
+    // Read the sync cursor first: a write landing during the list shows again next time, never goes missing.
+    const syncCursor = await latestEventId(db);
+    let changedAfterSeq: string | undefined;
+    if (input.since) {
+      changedAfterSeq = await eventSeq(db, input.since);
+      if (changedAfterSeq === undefined) throw unknownEvent(input.since);
+    }
+    const rows = await listTaskRows(db, {
+      statuses: input.status,
+      labels: input.labels,
+      changedAfterSeq,
+      beforeId: decodeCursor(input.cursor),
+      limit: input.limit,
+    });
+    const page = paginate(rows, input.limit, (row) => row.id);
+    return {
+      data: page.rows.map((row) => shapeTask(row, ctx.actor, input, true)),
+      has_more: page.has_more,
+      next_cursor: page.next_cursor,
+      sync_cursor: syncCursor,
+    };
+  },
+});

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { ACTOR_KINDS } from '../../domain/scopes.ts';
+import { TASK_PRIORITIES } from '../../domain/task-priority.ts';
+import { TASK_STATUSES } from '../../domain/task-status.ts';
+import { idPattern } from '../../ids.ts';
+
+export const TITLE_MAX = 200;
+export const DESCRIPTION_MAX = 4000;
+export const LABELS_MAX = 20;
+
+export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID').describe('Task id, `tsk_<ULID>`.');
+export const taskStatus = z.enum(TASK_STATUSES);
+export const taskPriority = z.enum(TASK_PRIORITIES);
+export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
+export const taskDescription = z
+  .string()
+  .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; attach longer text as an artifact`);
+export const taskLabels = z
+  .array(z.string().regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
+  .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
+  .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
+
+export const actorRef = z.object({ id: z.string(), kind: z.enum(ACTOR_KINDS) });
+
+/** A request the caller may send next, ready to use: no prior knowledge of the API needed. */
+export const nextAction = z.object({
+  operation: z.string().describe('The operation (also the MCP tool name).'),
+  method: z.enum(['GET', 'POST', 'PATCH', 'DELETE']),
+  href: z.string(),
+  headers: z.record(z.string(), z.string()).optional().describe('Headers to send; `<unique>` means a fresh Idempotency-Key.'),
+  body: z.record(z.string(), z.unknown()).optional(),
+  why: z.string(),
+});
+export type NextAction = z.infer<typeof nextAction>;
+
+const fullTask = z.object({
+  id: taskId,
+  title: z.string(),
+  description: z.string(),
+  status: taskStatus,
+  priority: taskPriority,
+  labels: z.array(z.string()),
+  version: z.int().describe('Increments on every change; served as the ETag.'),
+  legal_transitions: z.array(taskStatus).describe('Statuses reachable from this one by the state machine.'),
+  next_actions: z.array(nextAction).describe('What this caller may do next, as ready-to-send requests.'),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  created_by: actorRef,
+  updated_by: actorRef,
+});
+export type Task = z.infer<typeof fullTask>;
+
+export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
+/** One task, compact (default). */
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'legal_transitions', 'next_actions'];
+/** A list item, compact (default): next_actions only on request, to keep pages lean. */
+export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'legal_transitions'];
+
+/** A task as served: `id` always; the other fields as the view or `fields` selected. */
+export const taskOutput = fullTask.partial().required({ id: true }).strict();

@@ -1,0 +1,80 @@
+import { priorityFromRank } from '../../domain/task-priority.ts';
+import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
+import type { ActorKind } from '../../domain/scopes.ts';
+import type { Principal } from '../../service/principal.ts';
+import type { TaskRow } from '../../store/tasks.ts';
+import { mayCall } from '../authorization.ts';
+import { project } from '../shared/lists.ts';
+import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task } from './task-schema.ts';
+
+export type TaskShape = Partial<Task> & { id: string };
+
+/** Maps a row to the whole API object, with what THIS caller may do next. */
+export function toTask(row: TaskRow, actor: Principal): Task {
+  const status = row.status as TaskStatus;
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    status,
+    priority: priorityFromRank(row.priority),
+    labels: row.labels,
+    version: row.version,
+    legal_transitions: [...TRANSITIONS[status]],
+    next_actions: nextActions(row, actor),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
+    updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
+  };
+}
+
+export interface Projection {
+  view: 'compact' | 'full';
+  fields?: readonly string[] | undefined;
+}
+
+/** Applies `fields` (which wins) or `view` to one task; `list` selects the leaner list default. */
+export function shapeTask(row: TaskRow, actor: Principal, projection: Projection, list = false): TaskShape {
+  const task = toTask(row, actor);
+  if (projection.fields) return project(task, projection.fields);
+  if (projection.view === 'full') return task;
+  return project(task, list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS);
+}
+
+const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
+  'todo>blocked': 'It waits on something outside Baton.',
+  'todo>cancelled': 'It will not be done.',
+  'in_progress>in_review': 'The work is finished: open a pull request, then hand it to a human for review.',
+  'in_progress>blocked': 'You cannot continue until something outside your control changes.',
+  'in_progress>cancelled': 'The work should stop for good.',
+  'in_review>done': 'The review passed: mark the work done.',
+  'in_review>in_progress': 'The review asks for changes: send it back to the lease holder.',
+  'in_review>cancelled': 'The work should stop for good.',
+  'blocked>todo': 'The blocker is gone: put it back in the queue.',
+  'blocked>cancelled': 'It will not be done.',
+  'done>todo': 'Reopen it: the work needs doing again.',
+  'cancelled>todo': 'Reopen it: the work is wanted after all.',
+};
+
+/** Status moves this caller may make now, as ready-to-send PATCH requests. */
+export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
+  const from = row.status as TaskStatus;
+  const href = `/api/v1/tasks/${row.id}`;
+  const actions: NextAction[] = [];
+  for (const to of TRANSITIONS[from]) {
+    if (transitionVia(from, to) !== 'tasks.update' || !mayCall(actor, 'tasks.update', 'tasks:write')) continue;
+    const guard = transitionGuard(from, to);
+    if (guard === 'human' && actor.kind !== 'human') continue;
+    if (guard === 'human_or_reviewer' && actor.kind !== 'human' && !actor.scopes.has('tasks:review')) continue;
+    actions.push({
+      operation: 'tasks.update',
+      method: 'PATCH',
+      href,
+      headers: { 'Idempotency-Key': '<unique>', 'If-Match': `"${row.version}"` },
+      body: { status: to },
+      why: WHY[`${from}>${to}`] ?? `Move the task to ${to}.`,
+    });
+  }
+  return actions;
+}

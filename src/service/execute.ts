@@ -1,0 +1,211 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { BatonError, toBatonError, toProblem } from '../errors.ts';
+import type { Ids } from '../ids.ts';
+import { type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
+import { appendEvents } from '../store/events.ts';
+import { claimKey, storeResponse } from '../store/idempotency.ts';
+import type { DB } from '../store/schema.ts';
+import { fingerprint } from './fingerprint.ts';
+import type { Principal } from './principal.ts';
+
+export interface ExecuteDeps {
+  readonly db: Kysely<DB>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly config: Config;
+  /** Absolute base for problem `type` and `docs_url`. */
+  readonly baseUrl: string;
+  /** Where unexpected failures are reported before they become an `internal` problem. */
+  readonly log: { error(details: object, message: string): void };
+}
+
+/** How one interface presents a call: who, and the write-safety headers or arguments. */
+export interface Call {
+  readonly principal: Principal;
+  readonly idempotencyKey: string | undefined;
+  readonly expectedVersion: number | undefined;
+}
+
+/** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
+export interface Outcome {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly body: string;
+  readonly replayed: boolean;
+  /** The resource version, served as the ETag. */
+  readonly version: number | undefined;
+}
+
+const MAX_KEY_LENGTH = 255;
+
+/**
+ * Runs one operation for one caller: authorize → validate → (writes) idempotency → one transaction
+ * holding the operation's writes, its events and its stored response. Throws `BatonError` only.
+ */
+export async function execute(deps: ExecuteDeps, operation: Operation, rawInput: unknown, call: Call): Promise<Outcome> {
+  authorize(operation, call.principal);
+  const input = validate(operation, rawInput);
+  if (operation.kind === 'read') {
+    const ctx = context(deps, call, deps.clock.now(), () => {
+      throw new Error(`read operation ${operation.name} tried to emit an event`);
+    });
+    const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
+      throw reported(deps, operation, error);
+    });
+    return success(operation, output, false);
+  }
+  const key = requireKey(call.idempotencyKey);
+  // One retry covers the rare race where a duplicate commits between our key check and our insert.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await executeWrite(deps, operation, input, call, key);
+    } catch (error) {
+      if (error instanceof LostKeyRace && attempt < 2) continue;
+      throw reported(deps, operation, error);
+    }
+  }
+}
+
+class LostKeyRace extends Error {}
+
+async function executeWrite(
+  deps: ExecuteDeps,
+  operation: Operation & { kind: 'write' },
+  input: z.output<z.ZodObject>,
+  call: Call,
+  key: string,
+): Promise<Outcome> {
+  const now = deps.clock.now();
+  const print = fingerprint(operation.name, input);
+  const expiresAt = new Date(now.getTime() + deps.config.idempotencyTtlS * 1000);
+  const keyRow = { principal_id: call.principal.id, key, fingerprint: print, operation: operation.name, created_at: now, expires_at: expiresAt };
+  let started = false;
+  try {
+    return await deps.db.transaction().execute(async (tx) => {
+      const claim = await claimKey(tx, call.principal.id, key, now);
+      if (claim.state === 'in_flight') {
+        throw new BatonError('idempotency_in_progress', `A request with Idempotency-Key "${key}" is still running.`, {
+          headers: { 'retry-after': '1' },
+        });
+      }
+      if (claim.state === 'stored') {
+        const { response } = claim;
+        if (response.operation !== operation.name || !sameBytes(response.fingerprint, print)) {
+          throw new BatonError(
+            'idempotency_key_reused',
+            `Idempotency-Key "${key}" was first used for a different ${response.operation} request; this one differs.`,
+          );
+        }
+        return replay(operation, response.status_code, response.response_body);
+      }
+      started = true;
+      const events: EventDraft[] = [];
+      const ctx = context(deps, call, now, (event) => events.push(event));
+      const output = await operation.run(tx, ctx, input);
+      const result = success(operation, output, false);
+      if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: result.body }))) throw new LostKeyRace();
+      await appendEvents(
+        tx,
+        events.map((e) => ({
+          id: deps.ids.make('evt'),
+          type: e.type,
+          subject: e.subject,
+          actor_id: call.principal.id,
+          actor_kind: call.principal.kind,
+          token_id: call.principal.tokenId,
+          machine: call.principal.machine,
+          idempotency_key: key,
+          data: e.data,
+          created_at: now,
+        })),
+      );
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof LostKeyRace) throw error;
+    const failure = reported(deps, operation, error);
+    // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
+    // failure is not remembered, so retrying with the same key can still succeed.
+    if (started && !failure.retryable) {
+      const body = JSON.stringify(toProblem(failure, deps.baseUrl));
+      await deps.db
+        .transaction()
+        .execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
+        .catch(() => undefined);
+    }
+    throw failure;
+  }
+}
+
+function context(deps: ExecuteDeps, call: Call, now: Date, emit: (event: EventDraft) => void): OperationContext {
+  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit };
+}
+
+function success(operation: Operation, output: unknown, replayed: boolean): Outcome {
+  return {
+    ok: true,
+    status: operation.http.successStatus ?? 200,
+    body: JSON.stringify(output),
+    replayed,
+    version: operation.version?.(output as never),
+  };
+}
+
+function replay(operation: Operation, status: number, body: string): Outcome {
+  const ok = status < 400;
+  return { ok, status, body, replayed: true, version: ok ? operation.version?.(JSON.parse(body) as never) : undefined };
+}
+
+function authorize(operation: Operation, principal: Principal): void {
+  if (operation.scope !== null && !principal.scopes.has(operation.scope)) {
+    throw new BatonError('forbidden_scope', `${operation.name} needs scope ${operation.scope}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
+      extra: { required_scope: operation.scope },
+    });
+  }
+  if (principal.toolAllowlist && !principal.toolAllowlist.has(operation.name)) {
+    throw new BatonError('tool_not_allowed', `${operation.name} is not in the toolAllowlist of agent ${principal.id}.`, {
+      extra: { operation: operation.name },
+    });
+  }
+}
+
+function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
+  const parsed = operation.input.safeParse(rawInput ?? {});
+  if (parsed.success) return parsed.data;
+  const errors = parsed.error.issues.flatMap((issue) => {
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
+    return keys.map((path) => ({
+      pointer: `/${path.map((p) => String(p).replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+      detail: issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message,
+      location: parameterLocation(operation, String(path[0] ?? '')),
+    }));
+  });
+  const onlyParameters = errors.every((e) => e.location !== 'body');
+  const code = onlyParameters ? 'invalid_parameter' : 'validation_failed';
+  const summary = errors.map((e) => `${e.pointer}: ${e.detail}`).join('; ');
+  throw new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
+}
+
+function requireKey(key: string | undefined): string {
+  if (key === undefined || key === '') {
+    throw new BatonError('idempotency_key_required', 'This write needs an Idempotency-Key so that a retry cannot apply it twice.');
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);
+  }
+  return key;
+}
+
+/** Logs what is not a `BatonError` (a bug or an outage) once, then returns the error to throw. */
+function reported(deps: ExecuteDeps, operation: Operation, error: unknown): BatonError {
+  if (!(error instanceof BatonError)) deps.log.error({ err: error, operation: operation.name }, 'operation failed unexpectedly');
+  return toBatonError(error);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

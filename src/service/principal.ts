@@ -1,0 +1,14 @@
+import type { PrincipalKind, Scope } from '../domain/scopes.ts';
+
+/** The authenticated caller of one request: an agent or human, through one token. */
+export interface Principal {
+  readonly id: string;
+  readonly kind: PrincipalKind;
+  readonly name: string;
+  /** The token's scopes intersected with its agent's: what this token may do. */
+  readonly scopes: ReadonlySet<Scope>;
+  /** Operation names this agent may call; null means any its scopes allow. */
+  readonly toolAllowlist: ReadonlySet<string> | null;
+  readonly tokenId: string;
+  readonly machine: string;
+}

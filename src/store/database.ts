@@ -1,0 +1,62 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.ts';
+
+export type Engine = 'pglite' | 'postgres';
+
+/** An open database: the query builder plus what migrations and health checks need. */
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly engine: Engine;
+  /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
+  runScript(sql: string): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+// int8 as a JS string keeps full precision; the API never exposes it as a number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
+
+export function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // A dropped idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return {
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }),
+    engine: 'postgres',
+    async runScript(sql) {
+      const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      return (last?.rows ?? []) as Record<string, unknown>[];
+    },
+    close: () => pool.end(),
+  };
+}
+
+export interface PgliteOptions {
+  /** A data directory on disk; omitted means in memory. */
+  dataDir?: string;
+  /** A tarball of a migrated data directory to start from (tests). */
+  loadDataDir?: Blob;
+}
+
+export interface PgliteDatabase extends Database {
+  /** A tarball of the data directory, to start other instances from (tests clone a migrated one per file). */
+  dump(): Promise<Blob>;
+}
+
+export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  return {
+    db: new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) }),
+    engine: 'pglite',
+    async runScript(sql) {
+      const results = await pglite.exec(sql);
+      return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
+    },
+    close: () => pglite.close(),
+    dump: () => pglite.dumpDataDir('none'),
+  };
+}

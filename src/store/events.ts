@@ -1,0 +1,69 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DB, EventsTable } from './schema.ts';
+
+export type EventRow = Selectable<EventsTable>;
+
+export interface NewEventRow {
+  id: string;
+  type: string;
+  subject: string;
+  actor_id: string;
+  actor_kind: string;
+  token_id: string | null;
+  machine: string | null;
+  idempotency_key: string | null;
+  data: unknown;
+  created_at: Date;
+}
+
+/**
+ * Appends events. Takes the event-append lock first and holds it to commit, so `seq` follows
+ * commit order: a reader that has seen seq N will never later find a smaller one appear. That is
+ * what makes `since` cursors and the stream gap-free. Call it as the last statement of a write.
+ */
+export async function appendEvents(tx: Transaction<DB>, events: readonly NewEventRow[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = JSON.stringify(events.map((e) => ({ ...e, created_at: e.created_at.toISOString() })));
+  await sql`
+    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
+    INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, data, created_at)
+    SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.data, e.created_at
+    FROM append_lock, jsonb_to_recordset(${rows}::jsonb) AS e(
+      id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
+      idempotency_key text, data jsonb, created_at timestamptz)
+  `.execute(tx);
+}
+
+/** The sequence number of an event id, or undefined if no such event exists. */
+export async function eventSeq(db: Kysely<DB>, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('events').select(sql<string>`seq::text`.as('seq')).where('id', '=', id).executeTakeFirst();
+  return row?.seq;
+}
+
+/** The newest event id at read time, or null on an empty timeline. */
+export async function latestEventId(db: Kysely<DB>): Promise<string | null> {
+  const row = await db.selectFrom('events').select('id').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  return row?.id ?? null;
+}
+
+export interface EventListQuery {
+  subject: string | undefined;
+  types: string[] | undefined;
+  afterSeq: string | undefined;
+  beforeSeq: string | undefined;
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+/** One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. */
+export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
+  let query = db
+    .selectFrom('events')
+    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'data', 'created_at'])
+    .select(sql<string>`seq::text`.as('seq'));
+  if (q.subject) query = query.where('subject', '=', q.subject);
+  if (q.types) query = query.where('type', 'in', q.types);
+  if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
+  if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
+  return query.orderBy('events.seq', q.order).limit(q.limit + 1).execute();
+}

@@ -1,0 +1,63 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB } from './schema.ts';
+
+export interface StoredResponse {
+  fingerprint: Uint8Array;
+  operation: string;
+  status_code: number;
+  response_body: string;
+}
+
+export type KeyClaim = { state: 'fresh' } | { state: 'in_flight' } | { state: 'stored'; response: StoredResponse };
+
+/**
+ * Claims an idempotency key for this transaction. A transaction-scoped advisory lock on the key
+ * tells a concurrent duplicate (`in_flight`) from a finished one (`stored`); the primary key on
+ * insert (`storeResponse`) is the final guard if the two race past this check.
+ */
+export async function claimKey(tx: Transaction<DB>, principalId: string, key: string, now: Date): Promise<KeyClaim> {
+  const { rows } = await sql<{ locked: boolean; stored: StoredResponse | null }>`
+    SELECT pg_try_advisory_xact_lock(hashtextextended(${principalId} || ' ' || ${key}, 0)) AS locked,
+      (SELECT json_build_object(
+          'fingerprint', encode(fingerprint, 'hex'), 'operation', operation,
+          'status_code', status_code, 'response_body', response_body)
+        FROM idempotency_keys WHERE principal_id = ${principalId} AND key = ${key} AND expires_at > ${now}) AS stored
+  `.execute(tx);
+  const row = rows[0];
+  if (row?.stored) {
+    const stored = row.stored as unknown as StoredResponse & { fingerprint: string };
+    return { state: 'stored', response: { ...stored, fingerprint: Buffer.from(stored.fingerprint, 'hex') } };
+  }
+  return row?.locked ? { state: 'fresh' } : { state: 'in_flight' };
+}
+
+export interface NewStoredResponse extends StoredResponse {
+  principal_id: string;
+  key: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** Stores a response under its key. Returns false if a live entry already holds the key. */
+export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse): Promise<boolean> {
+  const stored = await tx
+    .insertInto('idempotency_keys')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .columns(['principal_id', 'key'])
+        .doUpdateSet((eb) => ({
+          fingerprint: eb.ref('excluded.fingerprint'),
+          operation: eb.ref('excluded.operation'),
+          status_code: eb.ref('excluded.status_code'),
+          response_body: eb.ref('excluded.response_body'),
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+        }))
+        // An expired entry may be replaced; a live one never is.
+        .where('idempotency_keys.expires_at', '<=', row.created_at),
+    )
+    .returning('key')
+    .executeTakeFirst();
+  return stored !== undefined;
+}

@@ -1,0 +1,84 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Row types, snake_case as in SQL. Mapped to API shapes by one mapper per entity. */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface AgentsTable {
+  id: string;
+  name: string;
+  kind: 'human' | 'agent';
+  scopes: string[];
+  tool_allowlist: string[] | null;
+  disabled: Generated<boolean>;
+  version: Generated<number>;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
+export interface TokensTable {
+  id: string;
+  agent_id: string;
+  machine: string;
+  token_hash: Uint8Array;
+  token_prefix: string;
+  scopes: string[];
+  expires_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+}
+
+export interface TasksTable {
+  id: string;
+  title: string;
+  description: Generated<string>;
+  status: string;
+  priority: number;
+  labels: Generated<string[]>;
+  version: Generated<number>;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
+export interface EventsTable {
+  seq: Generated<string>;
+  id: string;
+  type: string;
+  subject: string;
+  actor_id: string;
+  actor_kind: string;
+  token_id: string | null;
+  machine: string | null;
+  idempotency_key: string | null;
+  data: unknown;
+  created_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  principal_id: string;
+  key: string;
+  fingerprint: Uint8Array;
+  operation: string;
+  status_code: number;
+  response_body: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface DB {
+  agents: AgentsTable;
+  tokens: TokensTable;
+  tasks: TasksTable;
+  events: EventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
