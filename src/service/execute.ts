@@ -151,7 +151,7 @@ function success(operation: Operation, output: unknown, replayed: boolean): Outc
     status: operation.http.successStatus ?? 200,
     body: JSON.stringify(output),
     replayed,
-    version: operation.version?.(output as never),
+    version: operation.version?.(output),
   };
 }
 

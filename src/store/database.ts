@@ -54,7 +54,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     engine: 'pglite',
     async runScript(sql) {
       const results = await pglite.exec(sql);
-      return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
+      return (results.at(-1)?.rows ?? []);
     },
     close: () => pglite.close(),
     dump: () => pglite.dumpDataDir('none'),

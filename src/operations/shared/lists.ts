@@ -31,7 +31,7 @@ export function commaList<const T extends readonly [string, ...string[]]>(names:
         ctx.addIssue({ code: 'custom', message: `unknown ${what}: ${unknown.join(', ')}; allowed: ${names.join(', ')}` });
         return z.NEVER;
       }
-      return items as T[number][];
+      return items;
     })
     .optional()
     .describe(`Comma-separated ${what}, any of: ${names.join(', ')}.`);

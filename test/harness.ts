@@ -1,0 +1,117 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../src/config.ts';
+import { SCOPES, type PrincipalKind, type Scope } from '../src/domain/scopes.ts';
+import { createIds } from '../src/ids.ts';
+import { createServer, type Server } from '../src/server.ts';
+import { insertAgent } from '../src/store/agents.ts';
+import { type Database, openPglite, openPostgres } from '../src/store/database.ts';
+import { insertToken } from '../src/store/tokens.ts';
+import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
+import { databaseUrl } from './postgres-url.ts';
+
+export type Engine = 'pglite' | 'postgres';
+export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
+
+/** A fresh database for this test file: a copy of the migrated template, on this project's engine. */
+export async function freshDatabase(): Promise<{ database: Database; url: string | undefined }> {
+  if (engine === 'pglite') {
+    const dump = await readFile(inject('pgliteDump'));
+    return { database: await openPglite({ loadDataDir: new Blob([dump]) }), url: undefined };
+  }
+  const serverUrl = process.env.BATON_TEST_DATABASE_URL ?? '';
+  const name = `${inject('postgresRunId')}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  } finally {
+    await admin.end();
+  }
+  const url = databaseUrl(serverUrl, name);
+  return { database: openPostgres(url, 10), url };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return loadConfig({}, { publicUrl: 'http://baton.test', ...overrides });
+}
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  json: <T = Record<string, unknown>>() => T;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  /** Raw body text, sent as is (for malformed JSON). */
+  payload?: string;
+  headers?: Record<string, string>;
+  /** Idempotency-Key; writes get a fresh one unless given or `null`. */
+  key?: string | null;
+  ifMatch?: string;
+}
+
+export interface TestServer {
+  readonly app: FastifyInstance;
+  readonly server: Server;
+  readonly database: Database;
+  /** The bootstrap human admin's token (every scope). */
+  readonly adminToken: string;
+  request(method: string, url: string, options?: RequestOptions): Promise<Response>;
+  /** Adds a principal straight into the store (agent management is another issue) and returns its token. */
+  addPrincipal(options?: { kind?: PrincipalKind; scopes?: readonly Scope[]; allowlist?: string[] | null; name?: string }): Promise<Principal>;
+  close(): Promise<void>;
+}
+
+export interface Principal {
+  id: string;
+  token: string;
+}
+
+/** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
+export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
+  const { database } = await freshDatabase();
+  const server = await createServer(testConfig(overrides), { database });
+  const adminToken = server.bootstrapToken;
+  if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
+  const ids = createIds();
+  const request = async (method: string, url: string, options: RequestOptions = {}): Promise<Response> => {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? adminToken : options.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    const write = method !== 'GET' && method !== 'HEAD';
+    if (write && options.key !== null) headers['idempotency-key'] = options.key ?? randomUUID();
+    if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
+    let payload: string | undefined = options.payload;
+    if (options.body !== undefined) payload = JSON.stringify(options.body);
+    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await server.app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
+    return { status: res.statusCode, headers: res.headers, body: res.body, json: <T>() => JSON.parse(res.body) as T };
+  };
+  return {
+    app: server.app,
+    server,
+    database,
+    adminToken,
+    request,
+    async addPrincipal(options = {}) {
+      const token = generateToken();
+      const id = ids.make('agt');
+      const scopes = [...(options.scopes ?? SCOPES)];
+      const now = new Date();
+      const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
+      await database.db.transaction().execute(async (tx) => {
+        await insertAgent(tx, { id, name: options.name ?? `test-${id.slice(-6)}`, kind: options.kind ?? 'agent', scopes, tool_allowlist: options.allowlist ?? null, ...by });
+        await insertToken(tx, { id: ids.make('tok'), agent_id: id, machine: 'test-machine', token_hash: hashToken(token), token_prefix: tokenPrefix(token), scopes, expires_at: null, ...by });
+      });
+      return { id, token };
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,39 @@
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+/**
+ * `npm test` runs every interface test on PGlite, and again on PostgreSQL when
+ * BATON_TEST_DATABASE_URL is set (CI sets it; an unreachable server fails the run, never skips it).
+ * Pure unit tests (src/**\/*.test.ts) need no database and run once.
+ */
+const projects: TestProjectInlineConfiguration[] = [
+  { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+  {
+    test: {
+      name: 'pglite',
+      include: ['test/**/*.test.ts'],
+      globalSetup: ['test/setup-pglite.ts'],
+      env: { BATON_TEST_ENGINE: 'pglite' },
+    },
+  },
+];
+if (process.env.BATON_TEST_DATABASE_URL) {
+  projects.push({
+    test: {
+      name: 'postgres',
+      include: ['test/**/*.test.ts'],
+      globalSetup: ['test/setup-postgres.ts'],
+      env: { BATON_TEST_ENGINE: 'postgres' },
+    },
+  });
+}
+
+export default defineConfig({
+  test: {
+    projects,
+    reporters: ['default', './test/summary-reporter.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Two cores: more workers only add contention.
+    maxWorkers: 2,
+  },
+});
