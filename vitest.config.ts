@@ -6,8 +6,9 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
  * Pure unit tests (src/**\/*.test.ts) need no database and run once.
  */
 const projects: TestProjectInlineConfiguration[] = [
-  { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+  { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
   {
+    extends: true,
     test: {
       name: 'pglite',
       include: ['test/**/*.test.ts'],
@@ -18,6 +19,7 @@ const projects: TestProjectInlineConfiguration[] = [
 ];
 if (process.env.BATON_TEST_DATABASE_URL) {
   projects.push({
+    extends: true,
     test: {
       name: 'postgres',
       include: ['test/**/*.test.ts'],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isWellFormedToken } from './tokens.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().int().positive();
@@ -11,13 +12,17 @@ const schema = z.object({
   BATON_PUBLIC_URL: z.url().optional(),
   BATON_BOOTSTRAP_TOKEN: z
     .string()
-    .regex(/^bat_[0-9A-Za-z]{36}$/, 'must be a Baton token (bat_ + 36 base62 characters); make one with `npx baton token`')
+    .refine(isWellFormedToken, 'must be a Baton token (bat_ + 30 base62 characters + a 6-character checksum); make one with `npx baton token`')
     .optional(),
   BATON_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BATON_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   BATON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BATON_IDEMPOTENCY_TTL_S: seconds.default(24 * 3600),
   BATON_AUTH_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  BATON_LEASE_TTL_DEFAULT_S: seconds.default(300),
+  BATON_LEASE_TTL_MIN_S: seconds.default(30),
+  BATON_LEASE_TTL_MAX_S: seconds.default(3600),
+  BATON_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
 });
 
 type Env = z.infer<typeof schema>;
@@ -35,6 +40,9 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly idempotencyTtlS: number;
   readonly authCacheMs: number;
+  readonly leaseTtl: { readonly defaultS: number; readonly minS: number; readonly maxS: number };
+  /** How often each instance sweeps expired leases; 0 turns the in-process sweeper off (cron drives it). */
+  readonly sweepIntervalMs: number;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -50,6 +58,10 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_BODY_LIMIT_BYTES: '1048576',
   BATON_IDEMPOTENCY_TTL_S: '86400',
   BATON_AUTH_CACHE_MS: '5000',
+  BATON_LEASE_TTL_DEFAULT_S: '300',
+  BATON_LEASE_TTL_MIN_S: '30',
+  BATON_LEASE_TTL_MAX_S: '3600',
+  BATON_SWEEP_INTERVAL_MS: '1000',
 };
 
 export class ConfigError extends Error {
@@ -67,6 +79,11 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (!(e.BATON_LEASE_TTL_MIN_S <= e.BATON_LEASE_TTL_DEFAULT_S && e.BATON_LEASE_TTL_DEFAULT_S <= e.BATON_LEASE_TTL_MAX_S)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  BATON_LEASE_TTL_MIN_S <= BATON_LEASE_TTL_DEFAULT_S <= BATON_LEASE_TTL_MAX_S must hold (example: 30, 300, 3600)',
+    );
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -79,6 +96,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
     idempotencyTtlS: e.BATON_IDEMPOTENCY_TTL_S,
     authCacheMs: e.BATON_AUTH_CACHE_MS,
+    leaseTtl: Object.freeze({ defaultS: e.BATON_LEASE_TTL_DEFAULT_S, minS: e.BATON_LEASE_TTL_MIN_S, maxS: e.BATON_LEASE_TTL_MAX_S }),
+    sweepIntervalMs: e.BATON_SWEEP_INTERVAL_MS,
     ...overrides,
   });
 }

@@ -8,6 +8,8 @@ import { bootstrapAdmin } from './service/bootstrap.ts';
 import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
+import { sweepLeases } from './workers/expire-leases.ts';
+import { type Loop, startLoop } from './workers/loop.ts';
 
 export interface Server {
   readonly app: FastifyInstance;
@@ -25,9 +27,23 @@ export interface ServerOptions {
   readonly database?: Database;
 }
 
+function openDatabase(config: Config): Promise<Database> | Database {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : openPglite({ dataDir: config.dataDir });
+}
+
+/** Applies pending migrations to the configured database and closes it. */
+export async function migrateDatabase(config: Config): Promise<string[]> {
+  const database = await openDatabase(config);
+  try {
+    return await migrate(database);
+  } finally {
+    await database.close();
+  }
+}
+
 /** Composes config → database (migrated) → service → HTTP app. Does not listen. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
-  const database = options.database ?? (config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : await openPglite({ dataDir: config.dataDir }));
+  const database = options.database ?? (await openDatabase(config));
   await migrate(database);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
@@ -35,12 +51,17 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const log = options.logger ?? { error: () => undefined };
   const service = createService({ database, config, clock, ids, log });
   const app = await buildApp(service, options.logger ? { logger: options.logger } : {});
+  const workers: Loop[] = [];
+  if (config.sweepIntervalMs > 0) {
+    workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));
+  }
   return {
     app,
     service,
     database,
     bootstrapToken,
     async close() {
+      await Promise.all(workers.map((w) => w.stop()));
       await app.close();
       await database.close();
     },

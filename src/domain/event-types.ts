@@ -1,3 +1,14 @@
-/** Event types written today. Names are `<entity>.<past-tense verb>`. */
-export const EVENT_TYPES = ['task.created', 'task.updated', 'task.status_changed', 'agent.created', 'token.created'] as const;
+/** Event types written today. Names are `<entity>.<past-tense verb>`; lease events have the task as subject. */
+export const EVENT_TYPES = [
+  'task.created',
+  'task.updated',
+  'task.status_changed',
+  'task.claimed',
+  'lease.renewed',
+  'lease.released',
+  'lease.expiring',
+  'lease.expired',
+  'agent.created',
+  'token.created',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

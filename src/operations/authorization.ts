@@ -3,5 +3,6 @@ import type { Principal } from '../service/principal.ts';
 
 /** True when the caller's token scopes and agent allowlist both admit the operation. */
 export function mayCall(actor: Principal, operation: string, scope: Scope | null): boolean {
-  return (scope === null || actor.scopes.has(scope)) && (actor.toolAllowlist === null || actor.toolAllowlist.has(operation));
+  if (scope === null) return true;
+  return actor.scopes.has(scope) && (actor.toolAllowlist === null || actor.toolAllowlist.has(operation));
 }

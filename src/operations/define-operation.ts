@@ -26,6 +26,8 @@ export interface EventDraft {
   readonly type: EventType;
   readonly subject: string;
   readonly data: Record<string, unknown>;
+  /** Set only for what the server itself did during the call (e.g. expiring a stale lease): the system actor. */
+  readonly bySystem?: true;
 }
 
 /** Everything an operation may depend on besides the database. */

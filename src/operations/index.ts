@@ -1,6 +1,12 @@
 import type { Operation } from './define-operation.ts';
 import { listEvents } from './events/list-events.ts';
+import { getLease } from './leases/get-lease.ts';
+import { heartbeatLease } from './leases/heartbeat-lease.ts';
+import { listLeases } from './leases/list-leases.ts';
+import { releaseLease } from './leases/release-lease.ts';
 import { whoami } from './meta/whoami.ts';
+import { claimNextTask } from './tasks/claim-next-task.ts';
+import { claimTask } from './tasks/claim-task.ts';
 import { createTask } from './tasks/create-task.ts';
 import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
@@ -8,4 +14,18 @@ import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
 
 /** THE registry: every capability Baton has, each defined once. Adapters derive everything from it. */
-export const operations: readonly Operation[] = [whoami, createTask, listTasks, getTask, updateTask, listTaskEvents, listEvents];
+export const operations: readonly Operation[] = [
+  whoami,
+  createTask,
+  listTasks,
+  getTask,
+  updateTask,
+  claimNextTask,
+  claimTask,
+  listTaskEvents,
+  listLeases,
+  getLease,
+  heartbeatLease,
+  releaseLease,
+  listEvents,
+];

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
@@ -28,6 +29,8 @@ export interface Call {
   readonly principal: Principal;
   readonly idempotencyKey: string | undefined;
   readonly expectedVersion: number | undefined;
+  /** Ties a logged failure to the `request_id` its caller was shown. */
+  readonly requestId?: string;
 }
 
 /** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
@@ -54,7 +57,7 @@ export async function execute(deps: ExecuteDeps, operation: Operation, rawInput:
       throw new Error(`read operation ${operation.name} tried to emit an event`);
     });
     const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
-      throw reported(deps, operation, error);
+      throw reported(deps, operation, error, call.requestId);
     });
     return success(operation, output, false);
   }
@@ -65,7 +68,7 @@ export async function execute(deps: ExecuteDeps, operation: Operation, rawInput:
       return await executeWrite(deps, operation, input, call, key);
     } catch (error) {
       if (error instanceof LostKeyRace && attempt < 2) continue;
-      throw reported(deps, operation, error);
+      throw reported(deps, operation, error, call.requestId);
     }
   }
 }
@@ -114,10 +117,9 @@ async function executeWrite(
           id: deps.ids.make('evt'),
           type: e.type,
           subject: e.subject,
-          actor_id: call.principal.id,
-          actor_kind: call.principal.kind,
-          token_id: call.principal.tokenId,
-          machine: call.principal.machine,
+          ...(e.bySystem
+            ? { actor_id: SYSTEM_ACTOR.id, actor_kind: SYSTEM_ACTOR.kind, token_id: null, machine: null }
+            : { actor_id: call.principal.id, actor_kind: call.principal.kind, token_id: call.principal.tokenId, machine: call.principal.machine }),
           idempotency_key: key,
           data: e.data,
           created_at: now,
@@ -127,7 +129,7 @@ async function executeWrite(
     });
   } catch (error) {
     if (error instanceof LostKeyRace) throw error;
-    const failure = reported(deps, operation, error);
+    const failure = reported(deps, operation, error, call.requestId);
     // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
@@ -166,7 +168,8 @@ function authorize(operation: Operation, principal: Principal): void {
       extra: { required_scope: operation.scope },
     });
   }
-  if (principal.toolAllowlist && !principal.toolAllowlist.has(operation.name)) {
+  // Operations open to every token (whoami) are outside the allowlist: an agent can always learn what it may do.
+  if (operation.scope !== null && principal.toolAllowlist && !principal.toolAllowlist.has(operation.name)) {
     throw new BatonError('tool_not_allowed', `${operation.name} is not in the toolAllowlist of agent ${principal.id}.`, {
       extra: { operation: operation.name },
     });
@@ -179,7 +182,7 @@ function validate(operation: Operation, rawInput: unknown): z.output<typeof oper
   const errors = parsed.error.issues.flatMap((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
     return keys.map((path) => ({
-      pointer: `/${path.map((p) => String(p).replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`,
+      pointer: path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join(''),
       detail: issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message,
       location: parameterLocation(operation, String(path[0] ?? '')),
     }));
@@ -201,8 +204,8 @@ function requireKey(key: string | undefined): string {
 }
 
 /** Logs what is not a `BatonError` (a bug or an outage) once, then returns the error to throw. */
-function reported(deps: ExecuteDeps, operation: Operation, error: unknown): BatonError {
-  if (!(error instanceof BatonError)) deps.log.error({ err: error, operation: operation.name }, 'operation failed unexpectedly');
+function reported(deps: ExecuteDeps, operation: Operation, error: unknown, requestId: string | undefined): BatonError {
+  if (!(error instanceof BatonError)) deps.log.error({ err: error, operation: operation.name, request_id: requestId }, 'operation failed unexpectedly');
   return toBatonError(error);
 }
 

@@ -48,6 +48,32 @@ export interface TasksTable {
   updated_at: Timestamp;
   updated_by_id: string;
   updated_by_kind: string;
+  lease_id: string | null;
+  lease_holder_id: string | null;
+  lease_holder_kind: 'human' | 'agent' | null;
+  lease_expires_at: Timestamp | null;
+  lease_epoch: Generated<number>;
+  blocked_by: Generated<string[]>;
+}
+
+export interface LeasesTable {
+  id: string;
+  task_id: string;
+  holder_id: string;
+  holder_kind: 'human' | 'agent';
+  token_id: string | null;
+  machine: string | null;
+  epoch: number;
+  ttl_s: number;
+  state: 'active' | 'released' | 'expired' | 'ended';
+  acquired_at: Timestamp;
+  renewed_at: Timestamp;
+  expires_at: Timestamp;
+  warned_at: Timestamp | null;
+  ended_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
 }
 
 export interface EventsTable {
@@ -79,6 +105,7 @@ export interface DB {
   agents: AgentsTable;
   tokens: TokensTable;
   tasks: TasksTable;
+  leases: LeasesTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
 }

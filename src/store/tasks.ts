@@ -1,7 +1,23 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { DB, TasksTable } from './schema.ts';
 
-export type TaskRow = Selectable<TasksTable>;
+/** A task row plus `waiting_on`: the ids in `blocked_by` not yet done. */
+export type TaskRow = Selectable<TasksTable> & { waiting_on: string[] };
+
+/** `waiting_on`, computed where the row is read so it is never stale. Queries must not alias `tasks`. */
+const waitingOn: RawBuilder<string[]> = sql<string[]>`ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' ORDER BY b.id)`;
+
+const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
+  'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by'];
+
+/** The same columns for a RETURNING clause of raw SQL. */
+export const taskReturning: RawBuilder<unknown> = sql.join([...COLUMNS.map((c) => sql.ref(`tasks.${c}`)), sql`${waitingOn} AS waiting_on`]);
+
+/** Every column of a task row, for select and returning clauses. */
+export const taskColumns = ['tasks.id', 'tasks.title', 'tasks.description', 'tasks.status', 'tasks.priority', 'tasks.labels', 'tasks.version',
+  'tasks.created_at', 'tasks.created_by_id', 'tasks.created_by_kind', 'tasks.updated_at', 'tasks.updated_by_id', 'tasks.updated_by_kind',
+  'tasks.lease_id', 'tasks.lease_holder_id', 'tasks.lease_holder_kind', 'tasks.lease_expires_at', 'tasks.lease_epoch', 'tasks.blocked_by',
+  waitingOn.as('waiting_on')] as const;
 
 export interface NewTaskRow {
   id: string;
@@ -10,6 +26,7 @@ export interface NewTaskRow {
   status: string;
   priority: number;
   labels: string[];
+  blocked_by: string[];
   created_at: Date;
   created_by_id: string;
   created_by_kind: string;
@@ -19,17 +36,17 @@ export async function insertTask(tx: Transaction<DB>, row: NewTaskRow): Promise<
   return tx
     .insertInto('tasks')
     .values({ ...row, updated_at: row.created_at, updated_by_id: row.created_by_id, updated_by_kind: row.created_by_kind })
-    .returningAll()
+    .returning(taskColumns)
     .executeTakeFirstOrThrow();
 }
 
 export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('tasks').select(taskColumns).where('id', '=', id).executeTakeFirst();
 }
 
 /** Reads a task and locks its row until the transaction ends. */
 export async function lockTask(tx: Transaction<DB>, id: string): Promise<TaskRow | undefined> {
-  return tx.selectFrom('tasks').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  return tx.selectFrom('tasks').select(taskColumns).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export interface TaskChanges {
@@ -38,6 +55,13 @@ export interface TaskChanges {
   status?: string;
   priority?: number;
   labels?: string[];
+  blocked_by?: string[];
+  /** The task's current lease; the lease row itself is inserted or ended by the caller. */
+  lease_id?: string | null;
+  lease_holder_id?: string | null;
+  lease_holder_kind?: 'human' | 'agent' | null;
+  lease_expires_at?: Date | null;
+  lease_epoch?: number;
 }
 
 /** Applies changes to a locked task and bumps its version. */
@@ -50,7 +74,7 @@ export async function updateTask(
     .updateTable('tasks')
     .set({ ...changes, version: sql<number>`version + 1` })
     .where('id', '=', id)
-    .returningAll()
+    .returning(taskColumns)
     .executeTakeFirstOrThrow();
 }
 
@@ -66,7 +90,7 @@ export interface TaskListQuery {
 
 /** One page of tasks, newest first. Fetches `limit + 1` rows so the caller can tell `has_more`. */
 export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskRow[]> {
-  let query = db.selectFrom('tasks').selectAll();
+  let query = db.selectFrom('tasks').select(taskColumns);
   if (q.statuses) query = query.where('status', 'in', q.statuses);
   if (q.labels) query = query.where('labels', '@>', sql<string[]>`${q.labels}::text[]`);
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
@@ -82,5 +106,12 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
       ),
     );
   }
-  return query.orderBy('id', 'desc').limit(q.limit + 1).execute();
+  return query.orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
+}
+
+/** How many of these ids name existing tasks (to validate `blocked_by`). */
+export async function existingTaskIds(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
 }

@@ -63,6 +63,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     return sendProblem(reply, new BatonError('route_not_found', `No route ${request.method} ${path}.`), service.baseUrl, request.id);
   });
 
+  // Only JSON bodies: a text/plain body is 415, not a string that fails validation.
+  app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { problemSchema } from '../../errors.ts';
-import { type Operation, parameterLocation } from '../../operations/define-operation.ts';
+import { type Operation, parameterLocation, pathParameters } from '../../operations/define-operation.ts';
 import { API_PREFIX } from './routes.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -64,7 +64,7 @@ function pathItem(op: Operation) {
       schema: { type: 'string', maxLength: 255 },
       description: 'Unique per request; resend the same key to retry safely.',
     });
-    if (op.version) {
+    if (op.version && pathParameters(op.http.path).length > 0) {
       parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
     }
   } else if (op.version) {

@@ -35,6 +35,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
           principal,
           idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,
           expectedVersion: operation.kind === 'write' ? parseIfMatch(header(request, 'if-match')) : undefined,
+          requestId: request.id,
         });
         if (outcome.replayed) reply.header('idempotency-replayed', 'true');
         if (outcome.version !== undefined) {

@@ -23,13 +23,13 @@ export async function eventPage(db: Kysely<DB>, subject: string | undefined, inp
     afterSeq = await eventSeq(db, input.since);
     if (afterSeq === undefined) throw unknownEvent(input.since);
   }
-  const position = decodeCursor(input.cursor);
+  const position = decodeCursor('events', input.cursor);
   if (position !== undefined) {
     if (input.order === 'asc') afterSeq = position;
     else beforeSeq = position;
   }
   const rows = await listEvents(db, { subject, types: input.types, afterSeq, beforeSeq, order: input.order, limit: input.limit });
-  const page = paginate(rows, input.limit, (row) => row.seq);
+  const page = paginate(rows, input.limit, 'events', (row) => String(row.seq));
   return {
     data: page.rows.map((row) => shapeEvent(row, input)),
     has_more: page.has_more,

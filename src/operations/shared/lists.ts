@@ -50,31 +50,48 @@ export function pageSchema<T extends z.ZodType>(item: T) {
   });
 }
 
-export function encodeCursor(position: string): string {
-  return Buffer.from(JSON.stringify({ p: position })).toString('base64url');
+/** What a cursor walks: a cursor from one list is refused by another. */
+export type CursorKind = 'tasks' | 'events' | 'leases';
+
+/** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
+const POSITION: Record<CursorKind, RegExp> = {
+  tasks: /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
+  events: /^[1-9][0-9]{0,18}$/,
+  leases: /^lea_[0-9A-HJKMNP-TV-Z]{26}$/,
+};
+
+export function encodeCursor(kind: CursorKind, position: string): string {
+  return Buffer.from(JSON.stringify({ k: kind, p: position })).toString('base64url');
 }
 
-/** The position inside a cursor; a cursor this server did not make is a 400, not a crash. */
-export function decodeCursor(cursor: string | undefined): string | undefined {
+/** The position inside a cursor; a cursor this list did not issue is a 400, not a crash or a wrong page. */
+export function decodeCursor(kind: CursorKind, cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (parsed && typeof parsed === 'object' && 'p' in parsed && typeof parsed.p === 'string') return parsed.p;
+    if (parsed && typeof parsed === 'object' && 'k' in parsed && 'p' in parsed && parsed.k === kind && typeof parsed.p === 'string' && POSITION[kind].test(parsed.p)) {
+      return parsed.p;
+    }
   } catch {
     // fall through to the problem below
   }
-  throw new BatonError('invalid_parameter', 'cursor is not one this server issued.', {
-    hint: 'Pass the next_cursor of a previous page unchanged, or omit cursor to start from the first page.',
-    extra: { errors: [{ pointer: '/cursor', detail: 'not a cursor issued by this server', location: 'query' }] },
+  throw new BatonError('invalid_parameter', `cursor is not one this ${kind} list issued.`, {
+    hint: 'Pass the next_cursor of a previous page of the same list unchanged, or omit cursor to start from the first page.',
+    extra: { errors: [{ pointer: '/cursor', detail: `not a cursor issued by this ${kind} list`, location: 'query' }] },
   });
 }
 
 /** Splits a `limit + 1` fetch into the page and its continuation. */
-export function paginate<T>(rows: T[], limit: number, position: (row: T) => string): { rows: T[]; has_more: boolean; next_cursor: string | null } {
+export function paginate<T>(
+  rows: T[],
+  limit: number,
+  kind: CursorKind,
+  position: (row: T) => string,
+): { rows: T[]; has_more: boolean; next_cursor: string | null } {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
-  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(position(last)) : null };
+  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(kind, position(last)) : null };
 }
 
 /** Keeps only the chosen fields (and always `id`), in the object's own order. */

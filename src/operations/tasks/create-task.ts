@@ -3,7 +3,9 @@ import { priorityRank } from '../../domain/task-priority.ts';
 import { insertTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
-import { taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+import { blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+import { BatonError } from '../../errors.ts';
+import { existingTaskIds } from '../../store/tasks.ts';
 
 export const createTask = defineOperation({
   name: 'tasks.create',
@@ -18,10 +20,18 @@ export const createTask = defineOperation({
     description: taskDescription.default(''),
     priority: taskPriority.default('normal'),
     labels: taskLabels.default([]),
+    blocked_by: blockedBy.default([]).describe('Tasks that must be done before this one can be claimed.'),
   }),
   output: taskOutput,
   version: (task) => task.version ?? 1,
   async run(tx, ctx, input) {
+    const known = await existingTaskIds(tx, input.blocked_by);
+    const unknown = input.blocked_by.filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new BatonError('validation_failed', `blocked_by names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is' : 'are'} not an existing task.`, {
+        extra: { errors: unknown.map((id) => ({ pointer: `/blocked_by/${input.blocked_by.indexOf(id)}`, detail: 'no such task', location: 'body' })) },
+      });
+    }
     const row = await insertTask(tx, {
       id: ctx.ids.make('tsk'),
       title: input.title,
@@ -29,6 +39,7 @@ export const createTask = defineOperation({
       status: 'todo',
       priority: priorityRank(input.priority),
       labels: input.labels,
+      blocked_by: input.blocked_by,
       created_at: ctx.now,
       created_by_id: ctx.actor.id,
       created_by_kind: ctx.actor.kind,
@@ -36,7 +47,7 @@ export const createTask = defineOperation({
     ctx.emit({
       type: 'task.created',
       subject: row.id,
-      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels },
+      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by },
     });
     return shapeTask(row, ctx.actor, { view: 'compact' });
   },

@@ -41,10 +41,10 @@ export const listTasks = defineOperation({
       statuses: input.status,
       labels: input.labels,
       changedAfterSeq,
-      beforeId: decodeCursor(input.cursor),
+      beforeId: decodeCursor('tasks', input.cursor),
       limit: input.limit,
     });
-    const page = paginate(rows, input.limit, (row) => row.id);
+    const page = paginate(rows, input.limit, 'tasks', (row) => row.id);
     return {
       data: page.rows.map((row) => shapeTask(row, ctx.actor, input, true)),
       has_more: page.has_more,

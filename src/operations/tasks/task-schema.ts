@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACTOR_KINDS } from '../../domain/scopes.ts';
+import { ACTOR_KINDS, PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import { TASK_PRIORITIES } from '../../domain/task-priority.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { idPattern } from '../../ids.ts';
@@ -21,6 +21,17 @@ export const taskLabels = z
   .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
 
 export const actorRef = z.object({ id: z.string(), kind: z.enum(ACTOR_KINDS) });
+export const holderRef = z.object({ id: z.string(), kind: z.enum(PRINCIPAL_KINDS) });
+
+export const taskLeaseSummary = z
+  .object({
+    id: z.string(),
+    holder: holderRef,
+    epoch: z.int().describe('Fencing epoch: send it as `lease_epoch` on your writes; a stale one is refused.'),
+    expires_at: z.iso.datetime(),
+  })
+  .describe('The current lease while the task is in progress; null otherwise.');
+export const blockedBy = z.array(taskId).max(20, 'at most 20 blockers').refine((ids) => new Set(ids).size === ids.length, 'blockers must not repeat');
 
 /** A request the caller may send next, ready to use: no prior knowledge of the API needed. */
 export const nextAction = z.object({
@@ -41,6 +52,9 @@ const fullTask = z.object({
   priority: taskPriority,
   labels: z.array(z.string()),
   version: z.int().describe('Increments on every change; served as the ETag.'),
+  lease: taskLeaseSummary.nullable(),
+  blocked_by: z.array(z.string()).describe('Tasks that must be done before this one can be claimed.'),
+  waiting_on: z.array(z.string()).describe('The blockers not done yet; claimable when empty.'),
   legal_transitions: z.array(taskStatus).describe('Statuses reachable from this one by the state machine.'),
   next_actions: z.array(nextAction).describe('What this caller may do next, as ready-to-send requests.'),
   created_at: z.iso.datetime(),
@@ -52,9 +66,9 @@ export type Task = z.infer<typeof fullTask>;
 
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
-export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'legal_transitions', 'next_actions'];
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions', 'next_actions'];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
-export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'legal_transitions'];
+export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions'];
 
 /** A task as served: `id` always; the other fields as the view or `fields` selected. */
 export const taskOutput = fullTask.partial().required({ id: true }).strict();

@@ -20,6 +20,9 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     priority: priorityFromRank(row.priority),
     labels: row.labels,
     version: row.version,
+    lease: leaseSummary(row),
+    blocked_by: row.blocked_by,
+    waiting_on: row.waiting_on,
     legal_transitions: [...TRANSITIONS[status]],
     next_actions: nextActions(row, actor),
     created_at: row.created_at.toISOString(),
@@ -27,6 +30,11 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
     updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
   };
+}
+
+function leaseSummary(row: TaskRow): Task['lease'] {
+  if (!row.lease_id || !row.lease_holder_id || !row.lease_holder_kind || !row.lease_expires_at) return null;
+  return { id: row.lease_id, holder: { id: row.lease_holder_id, kind: row.lease_holder_kind }, epoch: row.lease_epoch, expires_at: row.lease_expires_at.toISOString() };
 }
 
 export interface Projection {
@@ -49,7 +57,7 @@ const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
   'in_progress>blocked': 'You cannot continue until something outside your control changes.',
   'in_progress>cancelled': 'The work should stop for good.',
   'in_review>done': 'The review passed: mark the work done.',
-  'in_review>in_progress': 'The review asks for changes: send it back to the lease holder.',
+  'in_review>in_progress': 'The review asks for changes: send it back to its last lease holder.',
   'in_review>cancelled': 'The work should stop for good.',
   'blocked>todo': 'The blocker is gone: put it back in the queue.',
   'blocked>cancelled': 'It will not be done.',
@@ -57,11 +65,28 @@ const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
   'cancelled>todo': 'Reopen it: the work is wanted after all.',
 };
 
-/** Status moves this caller may make now, as ready-to-send PATCH requests. */
+const WRITE_HEADERS = { 'Idempotency-Key': '<unique>' };
+
+/** What this caller may do next, as ready-to-send requests: claim, keep or give back the lease, or move the task. */
 export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
   const from = row.status as TaskStatus;
   const href = `/api/v1/tasks/${row.id}`;
+  const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
   const actions: NextAction[] = [];
+  if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks.claim', 'tasks:claim')) {
+    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: WRITE_HEADERS, body: {}, why: 'Take this task: you get a lease and it moves to in_progress.' });
+  }
+  if (from === 'in_progress' && holds && row.lease_id) {
+    const lease = `/api/v1/leases/${row.lease_id}`;
+    if (mayCall(actor, 'leases.heartbeat', 'tasks:claim')) {
+      actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `${lease}/heartbeat`, headers: WRITE_HEADERS, body: { note: '<short progress note>' }, why: 'Keep your lease alive while you work (every heartbeat_interval_s).' });
+    }
+    if (mayCall(actor, 'leases.release', 'tasks:claim')) {
+      actions.push({ operation: 'leases.release', method: 'POST', href: `${lease}/release`, headers: WRITE_HEADERS, body: {}, why: 'Give the task back to the queue unfinished.' });
+    }
+  }
+  // A task in progress is the holder's to move; a human may override.
+  if (from === 'in_progress' && !holds && actor.kind !== 'human') return actions;
   for (const to of TRANSITIONS[from]) {
     if (transitionVia(from, to) !== 'tasks.update' || !mayCall(actor, 'tasks.update', 'tasks:write')) continue;
     const guard = transitionGuard(from, to);
@@ -71,8 +96,8 @@ export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
       operation: 'tasks.update',
       method: 'PATCH',
       href,
-      headers: { 'Idempotency-Key': '<unique>', 'If-Match': `"${row.version}"` },
-      body: { status: to },
+      headers: { ...WRITE_HEADERS, 'If-Match': `"${row.version}"` },
+      body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to },
       why: WHY[`${from}>${to}`] ?? `Move the task to ${to}.`,
     });
   }

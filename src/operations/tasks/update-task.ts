@@ -1,3 +1,4 @@
+import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { priorityFromRank, priorityRank } from '../../domain/task-priority.ts';
 import {
@@ -10,11 +11,14 @@ import {
 } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
-import { lockTask, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
+import { endLease, insertLease, latestLease } from '../../store/leases.ts';
+import type { DB } from '../../store/schema.ts';
+import { existingTaskIds, lockTask, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
-import { taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle } from './task-schema.ts';
+import { blockedBy, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle } from './task-schema.ts';
 
 const updateInput = z
   .strictObject({
@@ -23,16 +27,18 @@ const updateInput = z
     description: taskDescription.optional(),
     priority: taskPriority.optional(),
     labels: taskLabels.optional(),
+    blocked_by: blockedBy.optional(),
     status: taskStatus.optional(),
+    lease_epoch: z.int().min(1).optional().describe('Your lease\'s fencing epoch, on a task you hold: a stale one is refused with lease_expired.'),
   })
-  .refine((input) => Object.keys(input).length > 1, 'send at least one of title, description, priority, labels, status');
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch'), 'send at least one of title, description, priority, labels, blocked_by, status');
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
   name: 'tasks.update',
-  summary: 'Change a task: title, description, priority, labels and/or status (validated against the state machine).',
+  summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
   description:
-    'Send If-Match with the ETag you read to avoid overwriting a change you have not seen. A status change must be one of the task\'s `legal_transitions`; claiming and releasing have their own operations.',
+    "Send If-Match with the ETag you read to avoid overwriting a change you have not seen. A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
@@ -43,26 +49,40 @@ export const updateTask = defineOperation({
   async run(tx, ctx, input) {
     const row = await lockTask(tx, input.id);
     if (!row) throw taskNotFound(input.id);
-    checkVersion(row, ctx.expectedVersion);
+    assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
+    checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
+    if (input.blocked_by) await checkBlockers(tx, row.id, input.blocked_by);
 
     const changes = diff(row, input);
-    const changed = Object.keys(changes);
     // Nothing differs: no write, no event, no new version.
-    if (changed.length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
+    if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
-    const updated = await updateTaskRow(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    const leaseChanges = changes.status === undefined ? {} : await moveLease(tx, ctx, row, changes.status as TaskStatus);
+    const updated = await updateTaskRow(tx, row.id, { ...changes, ...leaseChanges, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     emitEvents(ctx, row, changes);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
   },
 });
 
-function checkVersion(row: TaskRow, expected: number | undefined): void {
-  if (expected === undefined || expected === row.version) return;
-  throw new BatonError('conflict_version', `Task ${row.id} is at version ${row.version}; your If-Match said ${expected}.`, {
-    extra: { current_version: row.version },
-    headers: { etag: `"${row.version}"` },
-  });
+/** A task in progress is its holder's: agents other than the holder are refused; a stale epoch or lapsed lease is 409. */
+function checkLease(row: TaskRow, epoch: number | undefined, ctx: OperationContext): void {
+  if (epoch !== undefined && (row.status !== 'in_progress' || epoch !== row.lease_epoch)) {
+    throw new BatonError('lease_expired', `lease_epoch ${epoch} is stale: task ${row.id} is ${row.status} at lease epoch ${row.lease_epoch}.`, {
+      extra: { task_id: row.id, current_epoch: row.lease_epoch },
+    });
+  }
+  if (row.status !== 'in_progress' || ctx.actor.kind === 'human') return;
+  if (row.lease_holder_id !== ctx.actor.id) {
+    throw new BatonError('not_lease_holder', `Task ${row.id} is in progress under ${row.lease_holder_kind ?? 'no'} holder ${row.lease_holder_id ?? ''}, not you.`, {
+      extra: { holder: { id: row.lease_holder_id, kind: row.lease_holder_kind } },
+    });
+  }
+  if (row.lease_expires_at && row.lease_expires_at <= ctx.now) {
+    throw new BatonError('lease_expired', `Your lease on task ${row.id} expired at ${row.lease_expires_at.toISOString()}.`, {
+      extra: { task_id: row.id, expired_at: row.lease_expires_at.toISOString() },
+    });
+  }
 }
 
 function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
@@ -77,7 +97,10 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
   const via = transitionVia(from, to);
   if (via !== 'tasks.update') {
     throw new BatonError('invalid_transition', `Task ${row.id} moves from ${from} to ${to} only through ${via}, not a status update.`, {
-      hint: via === 'tasks.claim' ? `Claim it: POST /api/v1/tasks/${row.id}/claim.` : 'Release your lease: POST /api/v1/leases/{lease_id}/release.',
+      hint:
+        via === 'tasks.claim'
+          ? `Claim it: POST /api/v1/tasks/${row.id}/claim.`
+          : `Release the lease: POST /api/v1/leases/${row.lease_id ?? '{lease_id}'}/release.`,
       extra: { legal_transitions: legal, current_status: from, operation: via },
     });
   }
@@ -93,12 +116,64 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
   }
 }
 
+async function checkBlockers(tx: Transaction<DB>, id: string, ids: readonly string[]): Promise<void> {
+  const existing = await existingTaskIds(tx, ids);
+  const bad = ids.filter((b) => b === id || !existing.has(b));
+  if (bad.length === 0) return;
+  throw new BatonError('validation_failed', `blocked_by names ${bad.join(', ')}, which ${bad.length === 1 ? 'is' : 'are'} not another existing task.`, {
+    extra: { errors: bad.map((b) => ({ pointer: `/blocked_by/${ids.indexOf(b)}`, detail: b === id ? 'a task cannot block itself' : 'no such task', location: 'body' })) },
+  });
+}
+
+/**
+ * Leaving in_progress ends the lease; returning from in_review hands the work back to its last
+ * holder under a fresh lease (higher epoch), so it can never sit in progress unleased.
+ */
+async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<TaskChanges> {
+  if (row.status === 'in_progress' && row.lease_id) {
+    await endLease(tx, row.lease_id, 'ended', ctx.now);
+    ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
+    return { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null };
+  }
+  if (to !== 'in_progress') return {};
+  const previous = await latestLease(tx, row.id);
+  if (!previous) {
+    throw new BatonError('invalid_transition', `Task ${row.id} has never been claimed, so there is no holder to hand it back to.`, {
+      hint: 'Move it to cancelled, or reopen it as todo and let an agent claim it.',
+      extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
+    });
+  }
+  const ttlS = ctx.config.leaseTtl.defaultS;
+  const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
+  const epoch = row.lease_epoch + 1;
+  const lease = await insertLease(tx, {
+    id: ctx.ids.make('lea'),
+    task_id: row.id,
+    holder_id: previous.holder_id,
+    holder_kind: previous.holder_kind,
+    token_id: previous.token_id,
+    machine: previous.machine,
+    epoch,
+    ttl_s: ttlS,
+    state: 'active',
+    acquired_at: ctx.now,
+    renewed_at: ctx.now,
+    expires_at: expiresAt,
+    created_at: ctx.now,
+    created_by_id: ctx.actor.id,
+    created_by_kind: ctx.actor.kind,
+  });
+  ctx.emit({ type: 'task.claimed', subject: row.id, data: { lease_id: lease.id, epoch, ttl_s: ttlS, expires_at: expiresAt.toISOString(), holder_id: previous.holder_id, reason: 'changes_requested' } });
+  return { lease_id: lease.id, lease_holder_id: previous.holder_id, lease_holder_kind: previous.holder_kind, lease_expires_at: expiresAt, lease_epoch: epoch };
+}
+
 function diff(row: TaskRow, input: UpdateInput): TaskChanges {
   const changes: TaskChanges = {};
   if (input.title !== undefined && input.title !== row.title) changes.title = input.title;
   if (input.description !== undefined && input.description !== row.description) changes.description = input.description;
   if (input.priority !== undefined && priorityRank(input.priority) !== row.priority) changes.priority = priorityRank(input.priority);
   if (input.labels !== undefined && input.labels.join('\n') !== row.labels.join('\n')) changes.labels = input.labels;
+  if (input.blocked_by !== undefined && input.blocked_by.join('\n') !== row.blocked_by.join('\n')) changes.blocked_by = input.blocked_by;
   if (input.status !== undefined && input.status !== row.status) changes.status = input.status;
   return changes;
 }

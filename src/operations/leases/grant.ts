@@ -1,0 +1,61 @@
+import type { Transaction } from 'kysely';
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import type { Principal } from '../../service/principal.ts';
+import { grantLeases } from '../../store/leases.ts';
+import type { DB } from '../../store/schema.ts';
+import type { TaskRow } from '../../store/tasks.ts';
+import type { OperationContext } from '../define-operation.ts';
+import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
+import { type Lease, toLease } from './lease-schema.ts';
+
+export const ttlParam = z
+  .int()
+  .min(1)
+  .max(86_400)
+  .optional()
+  .describe('Lease length in seconds; default 300, allowed 30–3600 unless the operator configured other bounds.');
+
+/** The TTL to grant: the request's, checked against the configured bounds, or the default. */
+export function resolveTtl(ctx: OperationContext, requested: number | undefined): number {
+  const { defaultS, minS, maxS } = ctx.config.leaseTtl;
+  if (requested === undefined) return defaultS;
+  if (requested < minS || requested > maxS) {
+    throw new BatonError('validation_failed', `ttl_s ${requested} is outside ${minS}–${maxS} seconds.`, {
+      extra: { errors: [{ pointer: '/ttl_s', detail: `must be between ${minS} and ${maxS}`, location: 'body' }] },
+    });
+  }
+  return requested;
+}
+
+export interface Claimed {
+  task: TaskShape;
+  lease: Lease;
+}
+
+/**
+ * Grants `actor` a lease on each locked task and records it: a task whose old lease had run out
+ * first gets that lease's expiry and return to the queue, by the system actor; then the claim.
+ */
+export async function claimTasks(tx: Transaction<DB>, ctx: OperationContext, tasks: readonly TaskRow[], ttlS: number): Promise<Claimed[]> {
+  const actor: Principal = ctx.actor;
+  const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
+  const grants = tasks.map((task) => ({
+    task,
+    lease: { id: ctx.ids.make('lea'), holder_id: actor.id, holder_kind: actor.kind, token_id: actor.tokenId, machine: actor.machine, ttl_s: ttlS, expires_at: expiresAt },
+  }));
+  const granted = await grantLeases(tx, grants, ctx.now);
+  const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
+  return grants.map(({ task, lease }) => {
+    if (task.status === 'in_progress' && task.lease_id) {
+      ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, bySystem: true });
+      ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'lease_expired' }, bySystem: true });
+    }
+    ctx.emit({ type: 'task.claimed', subject: task.id, data: { lease_id: lease.id, epoch: task.lease_epoch + 1, ttl_s: ttlS, expires_at: expiresAt.toISOString() } });
+    ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'todo', to: 'in_progress' } });
+    const row = byTask.get(task.id);
+    const leaseRow = granted.leases.find((l) => l.id === lease.id);
+    if (!row || !leaseRow) throw new Error(`grant of ${task.id} returned no row`);
+    return { task: shapeTask(row, actor, { view: 'compact' }), lease: toLease(leaseRow, ctx.now) };
+  });
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { renewLease } from '../../store/leases.ts';
+import { defineOperation } from '../define-operation.ts';
+import { resolveTtl, ttlParam } from './grant.ts';
+import { lockLiveLease } from './held-lease.ts';
+import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
+
+export const heartbeatLease = defineOperation({
+  name: 'leases.heartbeat',
+  summary: 'Keep your lease alive: its expiry moves to now + TTL. May carry a short progress note for humans.',
+  description: 'Send one every `heartbeat_interval_s`. A lease that already ran out cannot be revived: 409 lease_expired.',
+  kind: 'write',
+  scope: 'tasks:claim',
+  approval: 'none',
+  http: { method: 'POST', path: '/leases/{id}/heartbeat' },
+  input: z.strictObject({
+    id: leaseId,
+    note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Progress, as one line a human can read in the timeline.'),
+    ttl_s: ttlParam,
+  }),
+  output: leaseOutput,
+  async run(tx, ctx, input) {
+    const { lease } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, false);
+    const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
+    const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
+    const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
+    ctx.emit({
+      type: 'lease.renewed',
+      subject: lease.task_id,
+      data: { lease_id: lease.id, expires_at: expiresAt.toISOString(), ...(input.note ? { note: input.note } : {}) },
+    });
+    return toLease(renewed, ctx.now);
+  },
+});

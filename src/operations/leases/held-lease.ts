@@ -1,0 +1,40 @@
+import type { Transaction } from 'kysely';
+import { BatonError } from '../../errors.ts';
+import type { Principal } from '../../service/principal.ts';
+import { findLease, type LeaseRow } from '../../store/leases.ts';
+import type { DB } from '../../store/schema.ts';
+import { lockTask, type TaskRow } from '../../store/tasks.ts';
+
+export function leaseNotFound(id: string): BatonError {
+  return new BatonError('not_found', `No lease ${id}.`, { hint: 'GET /api/v1/leases?holder=me&state=active lists the leases you hold.' });
+}
+
+/**
+ * Locks the lease's task (task first: the lock order every lease change follows), then checks the
+ * lease is live and the caller may act on it: its holder, or any human when `humanMayAct`.
+ */
+export async function lockLiveLease(
+  tx: Transaction<DB>,
+  id: string,
+  actor: Principal,
+  now: Date,
+  humanMayAct: boolean,
+): Promise<{ lease: LeaseRow; task: TaskRow }> {
+  const found = await findLease(tx, id);
+  if (!found) throw leaseNotFound(id);
+  const task = await lockTask(tx, found.task_id);
+  const lease = await findLease(tx, id);
+  if (!task || !lease) throw leaseNotFound(id);
+  if (lease.holder_id !== actor.id && !(humanMayAct && actor.kind === 'human')) {
+    throw new BatonError('not_lease_holder', `Lease ${id} is held by ${lease.holder_kind} ${lease.holder_id}, not you.`);
+  }
+  if (lease.state === 'expired' || (lease.state === 'active' && lease.expires_at <= now)) {
+    throw new BatonError('lease_expired', `Lease ${id} on task ${lease.task_id} expired at ${lease.expires_at.toISOString()}.`, {
+      extra: { task_id: lease.task_id, expired_at: lease.expires_at.toISOString() },
+    });
+  }
+  if (lease.state !== 'active') {
+    throw new BatonError('lease_inactive', `Lease ${id} on task ${lease.task_id} is ${lease.state}.`, { extra: { task_id: lease.task_id, state: lease.state } });
+  }
+  return { lease, task };
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { priorityRank } from '../../domain/task-priority.ts';
+import { pickClaimable } from '../../store/leases.ts';
+import { defineOperation } from '../define-operation.ts';
+import { claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { leaseOutput } from '../leases/lease-schema.ts';
+import { taskLabels, taskOutput, taskPriority } from './task-schema.ts';
+
+/** How long an agent that found no work should wait before asking again. */
+const EMPTY_QUEUE_RETRY_S = 10;
+
+export const claimNextTask = defineOperation({
+  name: 'tasks.claim_next',
+  summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
+  description:
+    'Atomic: concurrent claimers never receive the same task. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
+  kind: 'write',
+  scope: 'tasks:claim',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/claim' },
+  input: z.strictObject({
+    labels: taskLabels.default([]).describe('Only tasks carrying all of these labels.'),
+    min_priority: taskPriority.default('low').describe('Only tasks at this priority or above.'),
+    limit: z.int().min(1).max(100).default(1).describe('How many tasks to claim at once (1–100), each with its own lease.'),
+    ttl_s: ttlParam,
+  }),
+  output: z.object({
+    claims: z.array(z.object({ task: taskOutput, lease: leaseOutput })).max(100),
+    retry_after_s: z.int().nullable().describe('Set when nothing was claimable: wait this long before asking again.'),
+  }),
+  async run(tx, ctx, input) {
+    const ttlS = resolveTtl(ctx, input.ttl_s);
+    const tasks = await pickClaimable(tx, { now: ctx.now, minPriority: priorityRank(input.min_priority), labels: input.labels, limit: input.limit });
+    const claims = await claimTasks(tx, ctx, tasks, ttlS);
+    return { claims, retry_after_s: claims.length === 0 ? EMPTY_QUEUE_RETRY_S : null };
+  },
+});

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import { lockTask } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { leaseOutput } from '../leases/lease-schema.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { taskNotFound } from './get-task.ts';
+import { taskId, taskOutput } from './task-schema.ts';
+
+export const claimTask = defineOperation({
+  name: 'tasks.claim',
+  summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
+  description: 'A task whose lease has run out is claimable at once. A task held by someone else is 409 already_claimed; one waiting on unfinished blockers is 409 dependencies_pending.',
+  kind: 'write',
+  scope: 'tasks:claim',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/{id}/claim' },
+  input: z.strictObject({ id: taskId, ttl_s: ttlParam }),
+  output: z.object({ task: taskOutput, lease: leaseOutput }),
+  version: (claimed) => claimed.task.version ?? 0,
+  async run(tx, ctx, input) {
+    const ttlS = resolveTtl(ctx, input.ttl_s);
+    const task = await lockTask(tx, input.id);
+    if (!task) throw taskNotFound(input.id);
+    assertVersion(`Task ${task.id}`, task.version, ctx.expectedVersion);
+    const leaseLive = task.lease_expires_at !== null && task.lease_expires_at > ctx.now;
+    if (task.status === 'in_progress' && leaseLive) {
+      throw new BatonError('already_claimed', `Task ${task.id} is held by ${task.lease_holder_kind} ${task.lease_holder_id} until ${task.lease_expires_at?.toISOString()}.`, {
+        extra: { holder: { id: task.lease_holder_id, kind: task.lease_holder_kind }, lease_expires_at: task.lease_expires_at?.toISOString() },
+      });
+    }
+    if (task.status !== 'todo' && task.status !== 'in_progress') {
+      throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; only todo tasks can be claimed.`, {
+        extra: { legal_transitions: [], current_status: task.status },
+        hint: 'Claim a todo task instead: POST /api/v1/tasks/claim takes the next one.',
+      });
+    }
+    if (task.waiting_on.length > 0) {
+      throw new BatonError('dependencies_pending', `Task ${task.id} waits on ${task.waiting_on.join(', ')}.`, { extra: { waiting_on: task.waiting_on } });
+    }
+    const [claimed] = await claimTasks(tx, ctx, [task], ttlS);
+    if (!claimed) throw new Error('claim returned nothing');
+    return claimed;
+  },
+});

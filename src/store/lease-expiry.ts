@@ -1,0 +1,76 @@
+import { sql, type Transaction } from 'kysely';
+import type { DB } from './schema.ts';
+
+export interface Lapsed {
+  task_id: string;
+  lease_id: string;
+  holder_id: string;
+  expires_at: Date;
+}
+
+/**
+ * Locks up to `limit` in-progress tasks whose lease has run out. SKIP LOCKED: several instances
+ * sweep at once without taking the same task, and a task being claimed right now is left to the claim.
+ */
+export async function lockLapsed(tx: Transaction<DB>, now: Date, limit: number): Promise<Lapsed[]> {
+  const rows = await tx
+    .selectFrom('tasks')
+    .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at'])
+    .where('status', '=', 'in_progress')
+    .where('lease_expires_at', '<=', now)
+    .orderBy('lease_expires_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+  return rows.filter((r): r is Lapsed => r.lease_id !== null && r.holder_id !== null && r.expires_at !== null);
+}
+
+/** Returns locked, lapsed tasks to the queue and marks their leases expired. */
+export async function expireLapsed(tx: Transaction<DB>, lapsed: readonly Lapsed[], now: Date): Promise<void> {
+  if (lapsed.length === 0) return;
+  await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', lapsed.map((l) => l.lease_id)).execute();
+  await tx
+    .updateTable('tasks')
+    .set({
+      status: 'todo',
+      lease_id: null,
+      lease_holder_id: null,
+      lease_holder_kind: null,
+      lease_expires_at: null,
+      version: sql`version + 1`,
+      updated_at: now,
+      updated_by_id: 'system',
+      updated_by_kind: 'system',
+    })
+    .where('id', 'in', lapsed.map((l) => l.task_id))
+    .execute();
+}
+
+export interface Expiring {
+  task_id: string;
+  lease_id: string;
+  holder_id: string;
+  expires_at: Date;
+}
+
+/**
+ * Marks live leases past 80 % of their term as warned, once per term, and returns them. Locks the
+ * task rows first (the lease lock order), skipping any another transaction holds.
+ */
+export async function warnExpiring(tx: Transaction<DB>, now: Date, limit: number): Promise<Expiring[]> {
+  const { rows } = await sql<Expiring>`
+    WITH due AS (
+      SELECT t.id AS task_id, l.id AS lease_id
+      FROM leases l JOIN tasks t ON t.lease_id = l.id
+      WHERE l.state = 'active' AND l.warned_at IS NULL AND l.expires_at > ${now}
+        AND l.expires_at - make_interval(secs => l.ttl_s * 0.2) <= ${now}
+      ORDER BY l.expires_at
+      LIMIT ${limit}
+      FOR UPDATE OF t SKIP LOCKED
+    )
+    UPDATE leases SET warned_at = ${now}
+    FROM due WHERE leases.id = due.lease_id
+    RETURNING due.task_id, leases.id AS lease_id, leases.holder_id, leases.expires_at`.execute(tx);
+  return rows;
+}

@@ -1,0 +1,153 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DB, LeasesTable } from './schema.ts';
+import { type TaskRow, taskColumns, taskReturning } from './tasks.ts';
+
+export type LeaseRow = Selectable<LeasesTable>;
+
+export interface ClaimQuery {
+  now: Date;
+  minPriority: number;
+  labels: string[];
+  limit: number;
+}
+
+/**
+ * Picks and locks up to `limit` claimable tasks in claim order (priority, then age): `todo` tasks
+ * whose blockers are all done, and `in_progress` tasks whose lease has run out (claimable at once,
+ * without waiting for the sweeper). SKIP LOCKED: concurrent claimers never wait on or take the same row.
+ */
+export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise<TaskRow[]> {
+  return tx
+    .selectFrom('tasks')
+    .select(taskColumns)
+    .where((eb) => eb.or([eb('status', '=', 'todo'), eb.and([eb('status', '=', 'in_progress'), eb('lease_expires_at', '<=', q.now)])]))
+    .where('priority', '>=', q.minPriority)
+    .$if(q.labels.length > 0, (qb) => qb.where('labels', '@>', sql<string[]>`${q.labels}::text[]`))
+    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done')`)
+    .orderBy('priority', 'desc')
+    .orderBy('tasks.id')
+    .limit(q.limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+export interface Grant {
+  task: TaskRow;
+  lease: {
+    id: string;
+    holder_id: string;
+    holder_kind: 'human' | 'agent';
+    token_id: string | null;
+    machine: string | null;
+    ttl_s: number;
+    expires_at: Date;
+  };
+}
+
+/**
+ * Grants leases on locked tasks: ends any lease each task still had (as expired), inserts the new
+ * leases and moves the tasks to in_progress with a higher fencing epoch. Three statements for
+ * any number of grants.
+ */
+export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
+  if (grants.length === 0) return { tasks: [], leases: [] };
+  const superseded = grants.map((g) => g.task.lease_id).filter((id): id is string => id !== null);
+  if (superseded.length > 0) {
+    await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', superseded).where('state', '=', 'active').execute();
+  }
+  const leases = await tx
+    .insertInto('leases')
+    .values(
+      grants.map((g) => ({
+        ...g.lease,
+        task_id: g.task.id,
+        epoch: g.task.lease_epoch + 1,
+        state: 'active' as const,
+        acquired_at: now,
+        renewed_at: now,
+        created_at: now,
+        created_by_id: g.lease.holder_id,
+        created_by_kind: g.lease.holder_kind,
+      })),
+    )
+    .returningAll()
+    .execute();
+  const rows = JSON.stringify(
+    grants.map((g) => ({ task_id: g.task.id, lease_id: g.lease.id, holder_id: g.lease.holder_id, holder_kind: g.lease.holder_kind, expires_at: g.lease.expires_at })),
+  );
+  const { rows: tasks } = await sql<TaskRow>`
+    UPDATE tasks SET status = 'in_progress', lease_id = g.lease_id, lease_holder_id = g.holder_id,
+      lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
+      version = tasks.version + 1, updated_at = ${now}, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
+    FROM jsonb_to_recordset(${rows}::jsonb) AS g(task_id text, lease_id text, holder_id text, holder_kind text, expires_at timestamptz)
+    WHERE tasks.id = g.task_id
+    RETURNING ${taskReturning}`.execute(tx);
+  return { tasks, leases };
+}
+
+export type NewLeaseRow = Omit<LeaseRow, 'warned_at' | 'ended_at'>;
+
+export async function insertLease(tx: Transaction<DB>, row: NewLeaseRow): Promise<LeaseRow> {
+  return tx.insertInto('leases').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | undefined> {
+  return db.selectFrom('leases').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The most recent lease a task had, for handing reviewed work back to its holder. */
+export async function latestLease(db: Kysely<DB>, taskId: string): Promise<LeaseRow | undefined> {
+  return db.selectFrom('leases').selectAll().where('task_id', '=', taskId).orderBy('acquired_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export async function renewLease(tx: Transaction<DB>, id: string, ttlS: number, expiresAt: Date, now: Date): Promise<LeaseRow> {
+  await tx.updateTable('tasks').set({ lease_expires_at: expiresAt }).where('lease_id', '=', id).execute();
+  return tx
+    .updateTable('leases')
+    .set({ ttl_s: ttlS, expires_at: expiresAt, renewed_at: now, warned_at: null })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Ends a task's current lease and clears it from the task; the caller sets the task's new status. */
+export async function endLease(tx: Transaction<DB>, leaseId: string, state: 'released' | 'expired' | 'ended', now: Date): Promise<LeaseRow> {
+  return tx.updateTable('leases').set({ state, ended_at: now }).where('id', '=', leaseId).returningAll().executeTakeFirstOrThrow();
+}
+
+export interface LeaseListQuery {
+  holderId: string | undefined;
+  taskId: string | undefined;
+  state: 'active' | 'ended' | undefined;
+  now: Date;
+  /** Keyset position: ids strictly below this one (newest first). */
+  beforeId: string | undefined;
+  limit: number;
+}
+
+export async function listLeases(db: Kysely<DB>, q: LeaseListQuery): Promise<LeaseRow[]> {
+  return db
+    .selectFrom('leases')
+    .selectAll()
+    .$if(q.holderId !== undefined, (qb) => qb.where('holder_id', '=', q.holderId ?? ''))
+    .$if(q.taskId !== undefined, (qb) => qb.where('task_id', '=', q.taskId ?? ''))
+    // An active row past its expiry is already expired for every reader; the sweeper only catches up.
+    .$if(q.state === 'active', (qb) => qb.where('state', '=', 'active').where('expires_at', '>', q.now))
+    .$if(q.state === 'ended', (qb) => qb.where((eb) => eb.or([eb('state', '<>', 'active'), eb('expires_at', '<=', q.now)])))
+    .$if(q.beforeId !== undefined, (qb) => qb.where('id', '<', q.beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(q.limit + 1)
+    .execute();
+}
+
+export async function countActiveLeases(db: Kysely<DB>, holderId: string, now: Date): Promise<number> {
+  const row = await db
+    .selectFrom('leases')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('holder_id', '=', holderId)
+    .where('state', '=', 'active')
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

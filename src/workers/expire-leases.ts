@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import type { Clock } from '../clock.ts';
+import type { Ids } from '../ids.ts';
+import { appendEvents, type NewEventRow } from '../store/events.ts';
+import { expireLapsed, lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
+import type { DB } from '../store/schema.ts';
+
+const BATCH = 100;
+
+export interface SweepReport {
+  expired: number;
+  warned: number;
+}
+
+/**
+ * One sweep: warns holders of leases past 80 % of their term (`lease.expiring`), and returns work
+ * whose lease ran out to the queue (`lease.expired` + `task.status_changed`), all by the system
+ * actor, each batch in one transaction with its events. Safe on any number of instances at once.
+ */
+export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<SweepReport> {
+  const report: SweepReport = { expired: 0, warned: 0 };
+  for (;;) {
+    const done = await db.transaction().execute(async (tx) => {
+      const now = deps.clock.now();
+      const warned = await warnExpiring(tx, now, BATCH);
+      const lapsed = await lockLapsed(tx, now, BATCH);
+      await expireLapsed(tx, lapsed, now);
+      const event = (type: NewEventRow['type'], subject: string, data: Record<string, unknown>): NewEventRow => ({
+        id: deps.ids.make('evt'),
+        type,
+        subject,
+        actor_id: SYSTEM_ACTOR.id,
+        actor_kind: SYSTEM_ACTOR.kind,
+        token_id: null,
+        machine: null,
+        idempotency_key: null,
+        data,
+        created_at: now,
+      });
+      await appendEvents(tx, [
+        ...warned.map((w) => event('lease.expiring', w.task_id, { lease_id: w.lease_id, holder_id: w.holder_id, expires_at: w.expires_at.toISOString() })),
+        ...lapsed.flatMap((l) => [
+          event('lease.expired', l.task_id, { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }),
+          event('task.status_changed', l.task_id, { from: 'in_progress', to: 'todo', reason: 'lease_expired' }),
+        ]),
+      ]);
+      report.warned += warned.length;
+      report.expired += lapsed.length;
+      return warned.length < BATCH && lapsed.length < BATCH;
+    });
+    if (done) return report;
+  }
+}
