@@ -18,7 +18,10 @@ const schema = z.object({
   BATON_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   BATON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BATON_IDEMPOTENCY_TTL_S: seconds.default(24 * 3600),
-  BATON_AUTH_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  BATON_RATE_LIMIT: z
+    .string()
+    .regex(/^\d+\/\d+s$/, 'must be <requests>/<seconds>s')
+    .default('600/60s'),
   BATON_LEASE_TTL_DEFAULT_S: seconds.default(300),
   BATON_LEASE_TTL_MIN_S: seconds.default(30),
   BATON_LEASE_TTL_MAX_S: seconds.default(3600),
@@ -33,13 +36,15 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
-  readonly publicUrl: string | undefined;
+  /** Absolute base for links (problem types, docs); BATON_PUBLIC_URL or http://<host>:<port>. */
+  readonly publicUrl: string;
   readonly bootstrapToken: string | undefined;
   readonly logLevel: Env['BATON_LOG_LEVEL'];
   readonly dbPoolSize: number;
   readonly bodyLimitBytes: number;
   readonly idempotencyTtlS: number;
-  readonly authCacheMs: number;
+  /** Requests per token per window, unless the agent has its own limit; windows are fixed and shared by all instances. */
+  readonly rateLimit: { readonly limit: number; readonly windowS: number };
   readonly leaseTtl: { readonly defaultS: number; readonly minS: number; readonly maxS: number };
   /** How often each instance sweeps expired leases; 0 turns the in-process sweeper off (cron drives it). */
   readonly sweepIntervalMs: number;
@@ -57,7 +62,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_DB_POOL_SIZE: '10',
   BATON_BODY_LIMIT_BYTES: '1048576',
   BATON_IDEMPOTENCY_TTL_S: '86400',
-  BATON_AUTH_CACHE_MS: '5000',
+  BATON_RATE_LIMIT: '600/60s',
   BATON_LEASE_TTL_DEFAULT_S: '300',
   BATON_LEASE_TTL_MIN_S: '30',
   BATON_LEASE_TTL_MAX_S: '3600',
@@ -89,13 +94,13 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.BATON_DATA_DIR,
-    publicUrl: e.BATON_PUBLIC_URL?.replace(/\/+$/, ''),
+    publicUrl: e.BATON_PUBLIC_URL?.replace(/\/+$/, '') ?? `http://${e.HOST === '0.0.0.0' || e.HOST === '::' ? 'localhost' : e.HOST}:${e.PORT}`,
     bootstrapToken: e.BATON_BOOTSTRAP_TOKEN,
     logLevel: e.BATON_LOG_LEVEL,
     dbPoolSize: e.BATON_DB_POOL_SIZE,
     bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
     idempotencyTtlS: e.BATON_IDEMPOTENCY_TTL_S,
-    authCacheMs: e.BATON_AUTH_CACHE_MS,
+    rateLimit: Object.freeze(parseRate(e.BATON_RATE_LIMIT)),
     leaseTtl: Object.freeze({ defaultS: e.BATON_LEASE_TTL_DEFAULT_S, minS: e.BATON_LEASE_TTL_MIN_S, maxS: e.BATON_LEASE_TTL_MAX_S }),
     sweepIntervalMs: e.BATON_SWEEP_INTERVAL_MS,
     ...overrides,
@@ -105,4 +110,10 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
 /** An empty variable (`FOO=`) means "unset", as in most twelve-factor tools. */
 function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}
+
+function parseRate(text: string): { limit: number; windowS: number } {
+  const [limit, window] = text.replace(/s$/, '').split('/').map(Number);
+  if (!limit || !window) throw new ConfigError(`Invalid configuration:\n  BATON_RATE_LIMIT: both numbers must be positive (example: BATON_RATE_LIMIT=600/60s)`);
+  return { limit, windowS: window };
 }

@@ -24,7 +24,13 @@ export function buildManifest(service: Service, principal: Principal | undefined
       token_format: 'bat_ + 30 base62 characters + 6-character CRC32 checksum',
       scopes: SCOPES,
     },
-    rate_limits: { enforced: false, note: 'Not enforced yet in this build; budgets will be announced on every response when they are.' },
+    rate_limits: {
+      scope: 'per token, shared by every instance; an agent may have its own limit',
+      default: { requests: service.config.rateLimit.limit, window_s: service.config.rateLimit.windowS },
+      headers: ['RateLimit-Policy', 'RateLimit'],
+      exceeded: '429 rate_limited with Retry-After',
+    },
+    approvals: 'Operations with approval destructive or outward return 202 with a pending approval when an agent calls them; a human with approvals:decide approves (it runs then, once) or denies.',
     conventions: {
       idempotency: 'Every write needs an Idempotency-Key header (≤ 255 chars), remembered 24 h per principal; a retry returns the original response with Idempotency-Replayed: true.',
       concurrency: 'Reads return ETag: "<version>"; send it back as If-Match on writes; a mismatch is 409 conflict_version.',
@@ -45,7 +51,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       method: op.http.method,
       path: `${API_PREFIX}${op.http.path}`,
       interfaces: INTERFACES,
-      ...(principal ? { allowed: mayCall(principal, op.name, op.scope) } : {}),
+      ...(principal ? { allowed: mayCall(principal, op.name, op.scope), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
     })),
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     links: {

@@ -8,7 +8,13 @@ export const EVENT_TYPES = [
   'lease.released',
   'lease.expiring',
   'lease.expired',
+  'task.deleted',
+  'approval.requested',
+  'approval.granted',
+  'approval.denied',
   'agent.created',
+  'agent.updated',
   'token.created',
+  'token.revoked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

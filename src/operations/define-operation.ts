@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { Scope } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
+import type { RateBudget } from '../service/authenticate.ts';
 import type { Principal } from '../service/principal.ts';
 import type { DB } from '../store/schema.ts';
 
@@ -26,8 +27,19 @@ export interface EventDraft {
   readonly type: EventType;
   readonly subject: string;
   readonly data: Record<string, unknown>;
-  /** Set only for what the server itself did during the call (e.g. expiring a stale lease): the system actor. */
-  readonly bySystem?: true;
+  /**
+   * Who the event is by, when not the caller: `system` for what the server itself did during the
+   * call (expiring a stale lease), or the original requester when an approval runs its request.
+   */
+  readonly by?: 'system' | Principal;
+  /** The approval under which the operation ran. */
+  readonly approvalId?: string;
+}
+
+/** The resource a gated operation acts on, and its version, so an approval can tell if it changed meanwhile. */
+export interface ApprovalTarget {
+  readonly id: string;
+  readonly version: number;
 }
 
 /** Everything an operation may depend on besides the database. */
@@ -42,6 +54,8 @@ export interface OperationContext {
   readonly expectedVersion: number | undefined;
   /** Queues an event; it is written in the same transaction, after the operation's own writes. */
   emit(event: EventDraft): void;
+  /** The caller's rate budget after this request, when the interface counted one. */
+  readonly rateBudget?: RateBudget | undefined;
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
@@ -58,6 +72,8 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   readonly output: O;
   /** The resource version of a result, served as its ETag; only on operations about one versioned resource. */
   readonly version?: (output: z.output<O>) => number;
+  /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
+  approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
 }
 
 export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {

@@ -1,3 +1,14 @@
+import { createAgent } from './agents/create-agent.ts';
+import { createToken } from './agents/create-token.ts';
+import { getAgent } from './agents/get-agent.ts';
+import { listAgents } from './agents/list-agents.ts';
+import { listTokens } from './agents/list-tokens.ts';
+import { revokeToken } from './agents/revoke-token.ts';
+import { updateAgent } from './agents/update-agent.ts';
+import { approveApproval } from './approvals/approve-approval.ts';
+import { denyApproval } from './approvals/deny-approval.ts';
+import { getApproval } from './approvals/get-approval.ts';
+import { listApprovals } from './approvals/list-approvals.ts';
 import type { Operation } from './define-operation.ts';
 import { listEvents } from './events/list-events.ts';
 import { getLease } from './leases/get-lease.ts';
@@ -8,6 +19,7 @@ import { whoami } from './meta/whoami.ts';
 import { claimNextTask } from './tasks/claim-next-task.ts';
 import { claimTask } from './tasks/claim-task.ts';
 import { createTask } from './tasks/create-task.ts';
+import { deleteTask } from './tasks/delete-task.ts';
 import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
@@ -20,6 +32,7 @@ export const operations: readonly Operation[] = [
   listTasks,
   getTask,
   updateTask,
+  deleteTask,
   claimNextTask,
   claimTask,
   listTaskEvents,
@@ -28,4 +41,15 @@ export const operations: readonly Operation[] = [
   heartbeatLease,
   releaseLease,
   listEvents,
+  listApprovals,
+  getApproval,
+  approveApproval,
+  denyApproval,
+  listAgents,
+  createAgent,
+  getAgent,
+  updateAgent,
+  createToken,
+  listTokens,
+  revokeToken,
 ];

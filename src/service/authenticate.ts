@@ -1,39 +1,59 @@
 import type { Kysely } from 'kysely';
 import type { Scope } from '../domain/scopes.ts';
 import { BatonError } from '../errors.ts';
-import { findGrantByHash, type TokenGrant, touchToken } from '../store/tokens.ts';
 import type { DB } from '../store/schema.ts';
+import { findGrantAndCount, type TokenGrant, touchToken } from '../store/tokens.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
 import type { Principal } from './principal.ts';
 
-export interface Authenticator {
-  /** Resolves `Authorization: Bearer …` to a principal, or throws 401 `unauthenticated` / `invalid_token`. */
-  authenticate(authorization: string | undefined, now: Date): Promise<Principal>;
-  /** Drops cached grants, so a revocation or scope change applies at once. */
-  forget(): void;
+/** The caller's rate budget after this request, for the RateLimit response fields. */
+export interface RateBudget {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly windowS: number;
+  /** Seconds until the window resets. */
+  readonly resetS: number;
+}
+
+export interface Authenticated {
+  readonly principal: Principal;
+  readonly budget: RateBudget;
 }
 
 /**
- * Token checks cost no query for malformed tokens (checksum) and at most one per token per
- * `cacheMs` for good ones; `forget()` empties the cache when grants change.
+ * Resolves `Authorization: Bearer …` to a principal and counts the request against its token's
+ * rate window, in one query. A malformed token (bad shape or checksum) costs no query. Throws 401
+ * `unauthenticated` / `invalid_token`, or 429 `rate_limited` past the budget.
  */
-export function createAuthenticator(db: Kysely<DB>, cacheMs: number): Authenticator {
-  const cache = new Map<string, { grant: TokenGrant | undefined; until: number }>();
+export async function authenticate(
+  db: Kysely<DB>,
+  authorization: string | undefined,
+  now: Date,
+  rate: { limit: number; windowS: number },
+): Promise<Authenticated> {
+  const token = bearer(authorization);
+  const windowMs = rate.windowS * 1000;
+  const windowStart = Math.floor(now.getTime() / windowMs) * rate.windowS;
+  const grant = await findGrantAndCount(db, hashToken(token), windowStart, now);
+  const principal = toPrincipal(grant, now);
+  const limit = grant?.rate_limit ?? rate.limit;
+  const used = grant?.used ?? 0;
+  const resetS = Math.max(1, Math.ceil((windowStart * 1000 + windowMs - now.getTime()) / 1000));
+  const budget: RateBudget = { limit, remaining: Math.max(0, limit - used), windowS: rate.windowS, resetS };
+  if (used > limit) {
+    throw new BatonError('rate_limited', `Token ${principal.tokenId} made ${limit} requests in this ${rate.windowS} s window; the budget resets in ${resetS} s.`, {
+      headers: { 'retry-after': String(resetS), ...rateLimitHeaders(budget) },
+    });
+  }
+  touchToken(db, principal.tokenId, now).catch(() => undefined);
+  return { principal, budget };
+}
+
+/** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-10). */
+export function rateLimitHeaders(budget: RateBudget): Record<string, string> {
   return {
-    async authenticate(authorization, now) {
-      const token = bearer(authorization);
-      const hash = hashToken(token);
-      const cacheKey = hash.toString('base64');
-      let entry = cache.get(cacheKey);
-      if (!entry || entry.until <= now.getTime()) {
-        entry = { grant: await findGrantByHash(db, hash), until: now.getTime() + cacheMs };
-        if (cacheMs > 0) cache.set(cacheKey, entry);
-      }
-      const principal = toPrincipal(entry.grant, now);
-      touchToken(db, principal.tokenId, now).catch(() => undefined);
-      return principal;
-    },
-    forget: () => cache.clear(),
+    'ratelimit-policy': `"default";q=${budget.limit};w=${budget.windowS}`,
+    ratelimit: `"default";r=${budget.remaining};t=${budget.resetS}`,
   };
 }
 

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -7,10 +7,13 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
-import { appendEvents } from '../store/events.ts';
-import { claimKey, storeResponse } from '../store/idempotency.ts';
+import { appendEvents, type NewEventRow } from '../store/events.ts';
+import { insertApproval } from '../store/approvals.ts';
+import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
+import { toApproval } from '../operations/approvals/approval-schema.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
+import type { RateBudget } from './authenticate.ts';
 import type { Principal } from './principal.ts';
 
 export interface ExecuteDeps {
@@ -31,6 +34,8 @@ export interface Call {
   readonly expectedVersion: number | undefined;
   /** Ties a logged failure to the `request_id` its caller was shown. */
   readonly requestId?: string;
+  /** The rate budget counted when the caller authenticated. */
+  readonly budget?: RateBudget;
 }
 
 /** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
@@ -106,6 +111,9 @@ async function executeWrite(
         return replay(operation, response.status_code, response.response_body);
       }
       started = true;
+      if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal)) {
+        return await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
+      }
       const events: EventDraft[] = [];
       const ctx = context(deps, call, now, (event) => events.push(event));
       const output = await operation.run(tx, ctx, input);
@@ -113,17 +121,7 @@ async function executeWrite(
       if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: result.body }))) throw new LostKeyRace();
       await appendEvents(
         tx,
-        events.map((e) => ({
-          id: deps.ids.make('evt'),
-          type: e.type,
-          subject: e.subject,
-          ...(e.bySystem
-            ? { actor_id: SYSTEM_ACTOR.id, actor_kind: SYSTEM_ACTOR.kind, token_id: null, machine: null }
-            : { actor_id: call.principal.id, actor_kind: call.principal.kind, token_id: call.principal.tokenId, machine: call.principal.machine }),
-          idempotency_key: key,
-          data: e.data,
-          created_at: now,
-        })),
+        events.map((e) => eventRow(deps, e, call.principal, key, now)),
       );
       return result;
     });
@@ -143,8 +141,68 @@ async function executeWrite(
   }
 }
 
+/** A human who may decide approvals needs none for their own requests: their call is the decision. */
+function decidesOwnApprovals(principal: Principal): boolean {
+  return principal.kind === 'human' && principal.scopes.has('approvals:decide');
+}
+
+const APPROVAL_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * The approval gate: instead of running, records the exact request (bound to the target's current
+ * version) as a pending approval, with its event, and answers 202. A human runs it by approving.
+ */
+async function requestApproval(
+  deps: ExecuteDeps,
+  tx: Transaction<DB>,
+  operation: Operation & { kind: 'write' },
+  input: z.output<z.ZodObject>,
+  call: Call,
+  k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
+): Promise<Outcome> {
+  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input) : undefined;
+  const row = await insertApproval(tx, {
+    id: deps.ids.make('apr'),
+    operation: operation.name,
+    input,
+    fingerprint: k.print,
+    target_id: target?.id ?? null,
+    target_version: target?.version ?? null,
+    status: 'pending',
+    requested_by_id: call.principal.id,
+    requested_by_kind: call.principal.kind,
+    requested_token_id: call.principal.tokenId,
+    requested_machine: call.principal.machine,
+    requested_scopes: [...call.principal.scopes],
+    idempotency_key: k.key,
+    expires_at: new Date(k.now.getTime() + APPROVAL_TTL_MS),
+    created_at: k.now,
+    created_by_id: call.principal.id,
+    created_by_kind: call.principal.kind,
+  });
+  const body = JSON.stringify(toApproval(row, k.now));
+  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }))) throw new LostKeyRace();
+  const draft: EventDraft = {
+    type: 'approval.requested',
+    subject: row.id,
+    data: { operation: operation.name, approval_class: operation.approval, target_id: row.target_id },
+    approvalId: row.id,
+  };
+  await appendEvents(tx, [eventRow(deps, draft, call.principal, k.key, k.now)]);
+  return { ok: true, status: 202, body, replayed: false, version: undefined };
+}
+
+function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: string, now: Date): NewEventRow {
+  const by = e.by ?? caller;
+  const actor =
+    by === 'system'
+      ? { actor_id: SYSTEM_ACTOR.id, actor_kind: SYSTEM_ACTOR.kind, token_id: null, machine: null }
+      : { actor_id: by.id, actor_kind: by.kind, token_id: by.tokenId, machine: by.machine };
+  return { id: deps.ids.make('evt'), type: e.type, subject: e.subject, ...actor, idempotency_key: key, approval_id: e.approvalId ?? null, data: e.data, created_at: now };
+}
+
 function context(deps: ExecuteDeps, call: Call, now: Date, emit: (event: EventDraft) => void): OperationContext {
-  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit };
+  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit, rateBudget: call.budget };
 }
 
 function success(operation: Operation, output: unknown, replayed: boolean): Outcome {

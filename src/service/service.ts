@@ -6,9 +6,8 @@ import type { Ids } from '../ids.ts';
 import type { Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
-import { createAuthenticator } from './authenticate.ts';
+import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
-import type { Principal } from './principal.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -20,7 +19,8 @@ export interface Service {
   readonly config: Config;
   /** Absolute base URL for links in problems and docs. */
   readonly baseUrl: string;
-  authenticate(authorization: string | undefined): Promise<Principal>;
+  /** Resolves the bearer token and counts the request against its rate budget. */
+  authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
@@ -36,14 +36,13 @@ export interface ServiceDeps {
 
 export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
-  const baseUrl = config.publicUrl ?? `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
-  const authenticator = createAuthenticator(database.db, config.authCacheMs);
+  const baseUrl = config.publicUrl;
   const executeDeps = { db: database.db, clock, ids: deps.ids, config, baseUrl, log: deps.log };
   return {
     operations,
     config,
     baseUrl,
-    authenticate: (authorization) => authenticator.authenticate(authorization, clock.now()),
+    authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     async checkReady() {
       try {

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { AgentsTable, DB } from './schema.ts';
 
 export type AgentRow = Selectable<AgentsTable>;
@@ -9,6 +9,7 @@ export interface NewAgentRow {
   kind: 'human' | 'agent';
   scopes: string[];
   tool_allowlist: string[] | null;
+  rate_limit?: number | null;
   created_at: Date;
   created_by_id: string;
   created_by_kind: string;
@@ -25,4 +26,45 @@ export async function insertAgent(tx: Transaction<DB>, row: NewAgentRow): Promis
 export async function countAgents(db: Kysely<DB>): Promise<number> {
   const row = await db.selectFrom('agents').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+export async function findAgent(db: Kysely<DB>, id: string): Promise<AgentRow | undefined> {
+  return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function lockAgent(tx: Transaction<DB>, id: string): Promise<AgentRow | undefined> {
+  return tx.selectFrom('agents').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** One page of principals, newest first; `limit + 1` rows for has_more. */
+export async function listAgents(db: Kysely<DB>, q: { kind: 'human' | 'agent' | undefined; beforeId: string | undefined; limit: number }): Promise<AgentRow[]> {
+  return db
+    .selectFrom('agents')
+    .selectAll()
+    .$if(q.kind !== undefined, (qb) => qb.where('kind', '=', q.kind ?? 'agent'))
+    .$if(q.beforeId !== undefined, (qb) => qb.where('id', '<', q.beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(q.limit + 1)
+    .execute();
+}
+
+export interface AgentChanges {
+  name?: string;
+  scopes?: string[];
+  tool_allowlist?: string[] | null;
+  disabled?: boolean;
+  rate_limit?: number | null;
+}
+
+export async function updateAgent(
+  tx: Transaction<DB>,
+  id: string,
+  changes: AgentChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string },
+): Promise<AgentRow> {
+  return tx
+    .updateTable('agents')
+    .set({ ...changes, version: sql<number>`version + 1` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

@@ -12,6 +12,7 @@ export interface NewEventRow {
   token_id: string | null;
   machine: string | null;
   idempotency_key: string | null;
+  approval_id?: string | null;
   data: unknown;
   created_at: Date;
 }
@@ -23,14 +24,14 @@ export interface NewEventRow {
  */
 export async function appendEvents(tx: Transaction<DB>, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = JSON.stringify(events.map((e) => ({ ...e, created_at: e.created_at.toISOString() })));
+  const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
   await sql`
     WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
-    INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, data, created_at)
-    SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.data, e.created_at
+    INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
+    SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
     FROM append_lock, jsonb_to_recordset(${rows}::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-      idempotency_key text, data jsonb, created_at timestamptz)
+      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)
   `.execute(tx);
 }
 
@@ -59,7 +60,7 @@ export interface EventListQuery {
 export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
   let query = db
     .selectFrom('events')
-    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'data', 'created_at'])
+    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
     .select(sql<string>`seq::text`.as('seq'));
   if (q.subject) query = query.where('subject', '=', q.subject);
   if (q.types) query = query.where('type', 'in', q.types);

@@ -22,6 +22,7 @@ export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise
     .select(taskColumns)
     .where((eb) => eb.or([eb('status', '=', 'todo'), eb.and([eb('status', '=', 'in_progress'), eb('lease_expires_at', '<=', q.now)])]))
     .where('priority', '>=', q.minPriority)
+    .where('deleted_at', 'is', null)
     .$if(q.labels.length > 0, (qb) => qb.where('labels', '@>', sql<string[]>`${q.labels}::text[]`))
     .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done')`)
     .orderBy('priority', 'desc')

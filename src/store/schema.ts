@@ -10,6 +10,7 @@ export interface AgentsTable {
   scopes: string[];
   tool_allowlist: string[] | null;
   disabled: Generated<boolean>;
+  rate_limit: number | null;
   version: Generated<number>;
   created_at: Timestamp;
   created_by_id: string;
@@ -54,6 +55,7 @@ export interface TasksTable {
   lease_expires_at: Timestamp | null;
   lease_epoch: Generated<number>;
   blocked_by: Generated<string[]>;
+  deleted_at: Timestamp | null;
 }
 
 export interface LeasesTable {
@@ -86,8 +88,41 @@ export interface EventsTable {
   token_id: string | null;
   machine: string | null;
   idempotency_key: string | null;
+  approval_id: Generated<string | null>;
   data: unknown;
   created_at: Timestamp;
+}
+
+export interface ApprovalsTable {
+  id: string;
+  operation: string;
+  input: unknown;
+  fingerprint: Uint8Array;
+  target_id: string | null;
+  target_version: number | null;
+  status: 'pending' | 'approved' | 'denied' | 'failed';
+  requested_by_id: string;
+  requested_by_kind: 'human' | 'agent';
+  requested_token_id: string;
+  requested_machine: string;
+  requested_scopes: string[];
+  idempotency_key: string;
+  decided_by_id: string | null;
+  decided_by_kind: string | null;
+  decided_at: Timestamp | null;
+  reason: string | null;
+  result_status: number | null;
+  result_body: string | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+}
+
+export interface RateCountersTable {
+  token_id: string;
+  window_start: string;
+  count: number;
 }
 
 export interface IdempotencyKeysTable {
@@ -106,6 +141,8 @@ export interface DB {
   tokens: TokensTable;
   tasks: TasksTable;
   leases: LeasesTable;
+  approvals: ApprovalsTable;
+  rate_counters: RateCountersTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
 }

@@ -8,7 +8,7 @@ export type TaskRow = Selectable<TasksTable> & { waiting_on: string[] };
 const waitingOn: RawBuilder<string[]> = sql<string[]>`ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' ORDER BY b.id)`;
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
-  'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by'];
+  'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by', 'deleted_at'];
 
 /** The same columns for a RETURNING clause of raw SQL. */
 export const taskReturning: RawBuilder<unknown> = sql.join([...COLUMNS.map((c) => sql.ref(`tasks.${c}`)), sql`${waitingOn} AS waiting_on`]);
@@ -16,7 +16,7 @@ export const taskReturning: RawBuilder<unknown> = sql.join([...COLUMNS.map((c) =
 /** Every column of a task row, for select and returning clauses. */
 export const taskColumns = ['tasks.id', 'tasks.title', 'tasks.description', 'tasks.status', 'tasks.priority', 'tasks.labels', 'tasks.version',
   'tasks.created_at', 'tasks.created_by_id', 'tasks.created_by_kind', 'tasks.updated_at', 'tasks.updated_by_id', 'tasks.updated_by_kind',
-  'tasks.lease_id', 'tasks.lease_holder_id', 'tasks.lease_holder_kind', 'tasks.lease_expires_at', 'tasks.lease_epoch', 'tasks.blocked_by',
+  'tasks.lease_id', 'tasks.lease_holder_id', 'tasks.lease_holder_kind', 'tasks.lease_expires_at', 'tasks.lease_epoch', 'tasks.blocked_by', 'tasks.deleted_at',
   waitingOn.as('waiting_on')] as const;
 
 export interface NewTaskRow {
@@ -41,12 +41,12 @@ export async function insertTask(tx: Transaction<DB>, row: NewTaskRow): Promise<
 }
 
 export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').select(taskColumns).where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('tasks').select(taskColumns).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
 /** Reads a task and locks its row until the transaction ends. */
 export async function lockTask(tx: Transaction<DB>, id: string): Promise<TaskRow | undefined> {
-  return tx.selectFrom('tasks').select(taskColumns).where('id', '=', id).forUpdate().executeTakeFirst();
+  return tx.selectFrom('tasks').select(taskColumns).where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
 }
 
 export interface TaskChanges {
@@ -62,6 +62,7 @@ export interface TaskChanges {
   lease_holder_kind?: 'human' | 'agent' | null;
   lease_expires_at?: Date | null;
   lease_epoch?: number;
+  deleted_at?: Date;
 }
 
 /** Applies changes to a locked task and bumps its version. */
@@ -91,6 +92,8 @@ export interface TaskListQuery {
 /** One page of tasks, newest first. Fetches `limit + 1` rows so the caller can tell `has_more`. */
 export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskRow[]> {
   let query = db.selectFrom('tasks').select(taskColumns);
+  // A delta (since) includes tombstones, so a client learns of deletions; a plain list does not.
+  if (q.changedAfterSeq === undefined) query = query.where('deleted_at', 'is', null);
   if (q.statuses) query = query.where('status', 'in', q.statuses);
   if (q.labels) query = query.where('labels', '@>', sql<string[]>`${q.labels}::text[]`);
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
@@ -112,6 +115,11 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
 /** How many of these ids name existing tasks (to validate `blocked_by`). */
 export async function existingTaskIds(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).execute();
+  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).where('deleted_at', 'is', null).execute();
   return new Set(rows.map((r) => r.id));
+}
+
+/** True when a task with this id was ever created, deleted ones included (their history stays readable). */
+export async function taskEverExisted(db: Kysely<DB>, id: string): Promise<boolean> {
+  return (await db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }

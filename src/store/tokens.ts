@@ -1,5 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from './schema.ts';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { DB, TokensTable } from './schema.ts';
+
+export type TokenRow = Selectable<TokensTable>;
 
 export interface NewTokenRow {
   id: string;
@@ -14,11 +16,11 @@ export interface NewTokenRow {
   created_by_kind: string;
 }
 
-export async function insertToken(tx: Transaction<DB>, row: NewTokenRow): Promise<void> {
-  await tx.insertInto('tokens').values(row).execute();
+export async function insertToken(tx: Transaction<DB>, row: NewTokenRow): Promise<TokenRow> {
+  return tx.insertInto('tokens').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** What authentication needs of a token and its agent, in one query. */
+/** What authentication needs of a token and its agent, plus this window's request count. */
 export interface TokenGrant {
   token_id: string;
   machine: string;
@@ -31,27 +33,33 @@ export interface TokenGrant {
   agent_scopes: string[];
   tool_allowlist: string[] | null;
   disabled: boolean;
+  rate_limit: number | null;
+  /** Requests this token made in the current window, this one included; null when the grant is unusable. */
+  used: number | null;
 }
 
-export async function findGrantByHash(db: Kysely<DB>, hash: Uint8Array): Promise<TokenGrant | undefined> {
-  return db
-    .selectFrom('tokens')
-    .innerJoin('agents', 'agents.id', 'tokens.agent_id')
-    .select([
-      'tokens.id as token_id',
-      'tokens.machine',
-      'tokens.scopes as token_scopes',
-      'tokens.expires_at',
-      'tokens.revoked_at',
-      'agents.id as agent_id',
-      'agents.name as agent_name',
-      'agents.kind as agent_kind',
-      'agents.scopes as agent_scopes',
-      'agents.tool_allowlist',
-      'agents.disabled',
-    ])
-    .where('tokens.token_hash', '=', hash)
-    .executeTakeFirst();
+/**
+ * Looks a token up by hash and, if it is usable, counts this request in its rate window — one
+ * statement, so authentication and the shared rate limit cost a single round trip. Every
+ * instance reads the same rows, so a revocation applies everywhere at once.
+ */
+export async function findGrantAndCount(db: Kysely<DB>, hash: Uint8Array, windowStart: number, now: Date): Promise<TokenGrant | undefined> {
+  const { rows } = await sql<TokenGrant>`
+    WITH g AS (
+      SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at,
+        a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
+        a.tool_allowlist, a.disabled, a.rate_limit
+      FROM tokens t JOIN agents a ON a.id = t.agent_id
+      WHERE t.token_hash = ${hash}
+    ), counted AS (
+      INSERT INTO rate_counters (token_id, window_start, count)
+      SELECT token_id, ${windowStart}, 1 FROM g
+      WHERE revoked_at IS NULL AND NOT disabled AND (expires_at IS NULL OR expires_at > ${now})
+      ON CONFLICT (token_id, window_start) DO UPDATE SET count = rate_counters.count + 1
+      RETURNING count
+    )
+    SELECT g.*, (SELECT count FROM counted) AS used FROM g`.execute(db);
+  return rows[0];
 }
 
 /** Records use at most once a minute per token, so reads stay cheap. */
@@ -63,4 +71,46 @@ export async function touchToken(db: Kysely<DB>, tokenId: string, now: Date): Pr
     .where('id', '=', tokenId)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', minuteAgo)]))
     .execute();
+}
+
+export async function findToken(db: Kysely<DB>, id: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function lockToken(tx: Transaction<DB>, id: string): Promise<TokenRow | undefined> {
+  return tx.selectFrom('tokens').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** An agent's tokens, newest first; `limit + 1` rows for has_more. */
+export async function listTokens(db: Kysely<DB>, agentId: string, beforeId: string | undefined, limit: number): Promise<TokenRow[]> {
+  return db
+    .selectFrom('tokens')
+    .selectAll()
+    .where('agent_id', '=', agentId)
+    .$if(beforeId !== undefined, (qb) => qb.where('id', '<', beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+}
+
+/** True when a live token for this agent already carries this machine label. */
+export async function machineTaken(db: Kysely<DB>, agentId: string, machine: string): Promise<boolean> {
+  const row = await db.selectFrom('tokens').select('id').where('agent_id', '=', agentId).where('machine', '=', machine).where('revoked_at', 'is', null).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function revokeToken(tx: Transaction<DB>, id: string, now: Date): Promise<TokenRow> {
+  return tx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Revokes every live token of an agent (used when a principal is deleted upstream). */
+export async function revokeAgentTokens(tx: Transaction<DB>, agentId: string, now: Date): Promise<string[]> {
+  const rows = await tx.updateTable('tokens').set({ revoked_at: now }).where('agent_id', '=', agentId).where('revoked_at', 'is', null).returning('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** Drops counters of windows that have closed. */
+export async function pruneRateCounters(db: Kysely<DB>, beforeWindow: number): Promise<number> {
+  const result = await db.deleteFrom('rate_counters').where('window_start', '<', String(beforeWindow)).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

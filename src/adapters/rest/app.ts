@@ -69,7 +69,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {
-    const principal = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
+    const principal = request.headers.authorization ? (await service.authenticate(request.headers.authorization)).principal : undefined;
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(buildManifest(service, principal)));
   });
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { problemSchema } from '../../errors.ts';
 import { type Operation, parameterLocation, pathParameters } from '../../operations/define-operation.ts';
+import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { API_PREFIX } from './routes.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -80,6 +81,12 @@ function pathItem(op: Operation) {
     default: problemResponse,
   };
   if (op.kind === 'read' && op.version) responses['304'] = { description: 'Not modified (If-None-Match matched).' };
+  if (op.approval !== 'none') {
+    responses['202'] = {
+      description: `Accepted, not run: ${op.approval} operations wait for a human's approval (a human with approvals:decide runs them directly).`,
+      content: { 'application/json': { schema: jsonSchema(approvalOutput, 'output') } },
+    };
+  }
   const hasBody = op.kind === 'write' && op.http.method !== 'DELETE';
   return {
     operationId: op.name,

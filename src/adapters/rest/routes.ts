@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../../errors.ts';
 import { type Operation, pathParameters } from '../../operations/define-operation.ts';
+import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 
@@ -28,7 +29,9 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       url: routeUrl(operation),
       handler: async (request, reply) => {
         request.operationName = operation.name;
-        const principal = await service.authenticate(request.headers.authorization);
+        const { principal, budget } = await service.authenticate(request.headers.authorization);
+        // Set before the call runs, so an error answer carries the budget too.
+        reply.headers(rateLimitHeaders(budget));
         request.principalId = principal.id;
         request.principalKind = principal.kind;
         const outcome = await service.execute(operation, restInput(operation, request), {
@@ -36,6 +39,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
           idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,
           expectedVersion: operation.kind === 'write' ? parseIfMatch(header(request, 'if-match')) : undefined,
           requestId: request.id,
+          budget,
         });
         if (outcome.replayed) reply.header('idempotency-replayed', 'true');
         if (outcome.version !== undefined) {

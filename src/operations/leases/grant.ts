@@ -48,8 +48,8 @@ export async function claimTasks(tx: Transaction<DB>, ctx: OperationContext, tas
   const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
   return grants.map(({ task, lease }) => {
     if (task.status === 'in_progress' && task.lease_id) {
-      ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, bySystem: true });
-      ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'lease_expired' }, bySystem: true });
+      ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, by: 'system' });
+      ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'lease_expired' }, by: 'system' });
     }
     ctx.emit({ type: 'task.claimed', subject: task.id, data: { lease_id: lease.id, epoch: task.lease_epoch + 1, ttl_s: ttlS, expires_at: expiresAt.toISOString() } });
     ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'todo', to: 'in_progress' } });

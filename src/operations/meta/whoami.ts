@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { PRINCIPAL_KINDS, SCOPES } from '../../domain/scopes.ts';
 import { countActiveLeases } from '../../store/leases.ts';
+import { mayCall } from '../authorization.ts';
 import { defineOperation } from '../define-operation.ts';
+import { operations } from '../index.ts';
 
 export const whoami = defineOperation({
   name: 'whoami',
@@ -17,16 +19,28 @@ export const whoami = defineOperation({
       scopes: z.array(z.enum(SCOPES)),
       tool_allowlist: z.array(z.string()).nullable().describe('null: every operation your scopes allow.'),
       open_leases: z.int().describe('Leases you hold right now: list them with GET /api/v1/leases?holder=me&state=active.'),
+      can: z.array(z.string()).describe('Operations this token may call now (scopes and allowlist).'),
+      needs_approval: z.array(z.string()).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
+      rate_limit: z
+        .object({ limit: z.int(), remaining: z.int(), window_s: z.int(), reset_s: z.int() })
+        .nullable()
+        .describe('Your token\'s budget after this request.'),
     }),
   async run(db, ctx) {
     const actor = ctx.actor;
     const openLeases = await countActiveLeases(db, actor.id, ctx.now);
+    const allowed = operations.filter((op) => mayCall(actor, op.name, op.scope));
     return {
       principal: { id: actor.id, kind: actor.kind, name: actor.name },
       token: { id: actor.tokenId, machine: actor.machine },
       scopes: SCOPES.filter((s) => actor.scopes.has(s)),
       tool_allowlist: actor.toolAllowlist ? [...actor.toolAllowlist].sort() : null,
       open_leases: openLeases,
+      can: allowed.map((op) => op.name),
+      needs_approval: allowed.filter((op) => op.approval !== 'none' && !(actor.kind === 'human' && actor.scopes.has('approvals:decide'))).map((op) => op.name),
+      rate_limit: ctx.rateBudget
+        ? { limit: ctx.rateBudget.limit, remaining: ctx.rateBudget.remaining, window_s: ctx.rateBudget.windowS, reset_s: ctx.rateBudget.resetS }
+        : null,
     };
   },
 });

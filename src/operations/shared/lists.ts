@@ -51,13 +51,16 @@ export function pageSchema<T extends z.ZodType>(item: T) {
 }
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens';
 
 /** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
 const POSITION: Record<CursorKind, RegExp> = {
   tasks: /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
   events: /^[1-9][0-9]{0,18}$/,
   leases: /^lea_[0-9A-HJKMNP-TV-Z]{26}$/,
+  approvals: /^apr_[0-9A-HJKMNP-TV-Z]{26}$/,
+  agents: /^agt_[0-9A-HJKMNP-TV-Z]{26}$/,
+  tokens: /^tok_[0-9A-HJKMNP-TV-Z]{26}$/,
 };
 
 export function encodeCursor(kind: CursorKind, position: string): string {

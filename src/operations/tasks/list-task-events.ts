@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { findTask } from '../../store/tasks.ts';
+import { taskEverExisted } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { eventListParams } from '../events/event-params.ts';
 import { eventPage } from '../events/event-page.ts';
@@ -10,7 +10,7 @@ import { taskId } from './task-schema.ts';
 
 export const listTaskEvents = defineOperation({
   name: 'tasks.events',
-  summary: "Read one task's history: every event about it, in commit order.",
+  summary: "Read one task's history: every event about it, in commit order (still readable after the task is deleted).",
   kind: 'read',
   scope: 'events:read',
   approval: 'none',
@@ -18,7 +18,7 @@ export const listTaskEvents = defineOperation({
   input: z.strictObject({ id: taskId, ...eventListParams }),
   output: pageSchema(eventOutput),
   async run(db, _ctx, input) {
-    if (!(await findTask(db, input.id))) throw taskNotFound(input.id);
+    if (!(await taskEverExisted(db, input.id))) throw taskNotFound(input.id);
     return eventPage(db, input.id, input);
   },
 });

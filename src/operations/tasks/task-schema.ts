@@ -61,6 +61,7 @@ const fullTask = z.object({
   updated_at: z.iso.datetime(),
   created_by: actorRef,
   updated_by: actorRef,
+  deleted_at: z.iso.datetime().nullable().describe('Set on a deleted task (seen only in `since` deltas and delete responses).'),
 });
 export type Task = z.infer<typeof fullTask>;
 

@@ -23,12 +23,13 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     lease: leaseSummary(row),
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
-    legal_transitions: [...TRANSITIONS[status]],
-    next_actions: nextActions(row, actor),
+    legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
+    next_actions: row.deleted_at ? [] : nextActions(row, actor),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
     updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
+    deleted_at: row.deleted_at?.toISOString() ?? null,
   };
 }
 
@@ -47,7 +48,8 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
   const task = toTask(row, actor);
   if (projection.fields) return project(task, projection.fields);
   if (projection.view === 'full') return task;
-  return project(task, list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS);
+  // Compact views name a tombstone as such; a live task does not carry the null.
+  return project(task, [...(list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS), ...(task.deleted_at ? (['deleted_at'] as const) : [])]);
 }
 
 const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {

@@ -1,0 +1,80 @@
+import { sql } from 'kysely';
+import { z } from 'zod';
+import type { Scope } from '../../domain/scopes.ts';
+import { BatonError, toBatonError, toProblem } from '../../errors.ts';
+import type { Principal } from '../../service/principal.ts';
+import { type ApprovalRow, decideApproval } from '../../store/approvals.ts';
+import { defineOperation, type EventDraft, type OperationContext } from '../define-operation.ts';
+import { operations } from '../index.ts';
+import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
+import { lockPending } from './decide.ts';
+
+export const approveApproval = defineOperation({
+  name: 'approvals.approve',
+  summary: 'Approve a pending request: its operation runs now, exactly once, as the requester; the result is on the approval.',
+  description: 'Humans only. If the target changed since the request, approving is 409 approval_stale: deny it instead.',
+  kind: 'write',
+  scope: 'approvals:decide',
+  approval: 'none',
+  http: { method: 'POST', path: '/approvals/{id}/approve' },
+  input: z.strictObject({ id: approvalId, reason: z.string().trim().min(1).max(500).optional() }),
+  output: approvalOutput,
+  async run(tx, ctx, input) {
+    const row = await lockPending(tx, ctx, input.id);
+    const operation = operations.find((op) => op.name === row.operation);
+    if (!operation || operation.kind !== 'write') throw new Error(`approval ${row.id} names unknown operation ${row.operation}`);
+    if (operation.approvalTarget && row.target_id !== null) {
+      const current = await operation.approvalTarget(tx, row.input as never).catch(() => undefined);
+      if (!current || current.version !== row.target_version) {
+        throw new BatonError('approval_stale', `${row.target_id} is ${current ? `at version ${current.version}` : 'gone'}; the request was made at version ${row.target_version}.`, {
+          extra: { target_id: row.target_id, requested_version: row.target_version, current_version: current?.version ?? null },
+        });
+      }
+    }
+    // A savepoint: if the operation fails, its writes are undone but the failed decision is kept.
+    await sql`SAVEPOINT approved_operation`.execute(tx);
+    const drafts: EventDraft[] = [];
+    let result: { status: number; body: unknown; ok: boolean };
+    try {
+      const output = await operation.run(tx, requesterContext(ctx, row, drafts), row.input as never);
+      result = { status: operation.http.successStatus ?? 200, body: output, ok: true };
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT approved_operation`.execute(tx);
+      const failure = toBatonError(error);
+      result = { status: failure.status, body: toProblem(failure, ctx.config.publicUrl), ok: false };
+      drafts.length = 0;
+    }
+    const decided = await decideApproval(tx, row.id, {
+      status: result.ok ? 'approved' : 'failed',
+      decided_by_id: ctx.actor.id,
+      decided_by_kind: ctx.actor.kind,
+      decided_at: ctx.now,
+      reason: input.reason ?? null,
+      result_status: result.status,
+      result_body: JSON.stringify(result.body),
+    });
+    ctx.emit({ type: 'approval.granted', subject: row.id, data: { operation: row.operation, outcome: result.ok ? 'ran' : 'failed', result_status: result.status }, approvalId: row.id });
+    for (const draft of drafts) ctx.emit(draft);
+    return toApproval(decided, ctx.now);
+  },
+});
+
+/** The requester, as they were when they asked: the approved operation runs as them. */
+function requesterContext(ctx: OperationContext, row: ApprovalRow, drafts: EventDraft[]): OperationContext {
+  const requester: Principal = {
+    id: row.requested_by_id,
+    kind: row.requested_by_kind,
+    name: row.requested_by_id,
+    scopes: new Set(row.requested_scopes as Scope[]),
+    toolAllowlist: null,
+    tokenId: row.requested_token_id,
+    machine: row.requested_machine,
+  };
+  return {
+    ...ctx,
+    actor: requester,
+    expectedVersion: undefined,
+    emit: (event) => drafts.push({ ...event, by: event.by ?? requester, approvalId: row.id }),
+  };
+}
+

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { endLease } from '../../store/leases.ts';
+import { findTask, lockTask, updateTask } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { taskNotFound } from './get-task.ts';
+import { shapeTask } from './task-view.ts';
+import { taskId, taskOutput } from './task-schema.ts';
+
+export const deleteTask = defineOperation({
+  name: 'tasks.delete',
+  summary: 'Delete a task (destructive: needs a human\'s approval unless a human with approvals:decide asks).',
+  description:
+    'The task disappears from reads and lists; its events stay (the timeline is append-only) and a `since` delta shows the tombstone. Any lease on it ends. An agent gets 202 with a pending approval.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'destructive',
+  http: { method: 'DELETE', path: '/tasks/{id}' },
+  input: z.strictObject({ id: taskId }),
+  output: taskOutput,
+  async approvalTarget(db, input) {
+    const task = await findTask(db, input.id);
+    if (!task) throw taskNotFound(input.id);
+    return { id: task.id, version: task.version };
+  },
+  async run(tx, ctx, input) {
+    const task = await lockTask(tx, input.id);
+    if (!task) throw taskNotFound(input.id);
+    assertVersion(`Task ${task.id}`, task.version, ctx.expectedVersion);
+    if (task.lease_id) {
+      await endLease(tx, task.lease_id, 'ended', ctx.now);
+      ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: task.lease_id, reason: 'task_deleted' } });
+    }
+    const deleted = await updateTask(tx, task.id, {
+      deleted_at: ctx.now,
+      lease_id: null,
+      lease_holder_id: null,
+      lease_holder_kind: null,
+      lease_expires_at: null,
+      updated_at: ctx.now,
+      updated_by_id: ctx.actor.id,
+      updated_by_kind: ctx.actor.kind,
+    });
+    ctx.emit({ type: 'task.deleted', subject: task.id, data: { title: task.title, status: task.status } });
+    return shapeTask(deleted, ctx.actor, { view: 'full' });
+  },
+});
