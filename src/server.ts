@@ -9,7 +9,11 @@ import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
+import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
+
+/** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
+const PRUNE_INTERVAL_MS = 60_000;
 
 export interface Server {
   readonly app: FastifyInstance;
@@ -54,6 +58,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));
+    workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   return {
     app,

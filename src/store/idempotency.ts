@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from './schema.ts';
 
 export interface StoredResponse {
@@ -60,4 +60,15 @@ export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse)
     .returning('key')
     .executeTakeFirst();
   return stored !== undefined;
+}
+
+/** Deletes up to `limit` expired keys; returns how many went. */
+export async function pruneKeys(db: Kysely<DB>, now: Date, limit: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH gone AS (
+      DELETE FROM idempotency_keys WHERE ctid IN (
+        SELECT ctid FROM idempotency_keys WHERE expires_at <= ${now} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`.execute(db);
+  return rows[0]?.n ?? 0;
 }
