@@ -313,7 +313,9 @@ export interface Problem {
 /** Renders the problem document for an error, with absolute `type` and `docs_url` under `baseUrl`. */
 export function toProblem(error: BatonError, baseUrl: string): Problem {
   const spec = ERRORS[error.code];
+  // Extras first: they may add members but never overwrite the standard ones.
   return {
+    ...error.extra,
     type: `${baseUrl}/errors/${error.code}`,
     title: spec.title,
     status: spec.status,
@@ -322,7 +324,6 @@ export function toProblem(error: BatonError, baseUrl: string): Problem {
     hint: error.hint,
     retryable: spec.retryable,
     docs_url: `${baseUrl}${spec.docs}`,
-    ...error.extra,
   };
 }
 

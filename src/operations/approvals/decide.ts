@@ -14,11 +14,11 @@ export async function lockPending(tx: Transaction<DB>, ctx: OperationContext, id
   if (!row) throw approvalNotFound(id);
   if (row.status !== 'pending') {
     throw new BatonError('approval_not_pending', `Approval ${id} was already ${row.status}${row.decided_at ? ` at ${row.decided_at.toISOString()}` : ''}.`, {
-      extra: { status: row.status },
+      extra: { approval_status: row.status },
     });
   }
   if (row.expires_at <= ctx.now) {
-    throw new BatonError('approval_not_pending', `Approval ${id} expired at ${row.expires_at.toISOString()} without a decision.`, { extra: { status: 'expired' } });
+    throw new BatonError('approval_not_pending', `Approval ${id} expired at ${row.expires_at.toISOString()} without a decision.`, { extra: { approval_status: 'expired' } });
   }
   return row;
 }

@@ -1,0 +1,85 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import formats from 'ajv-formats';
+import type { TestServer } from '../harness.ts';
+
+/** The parts of an OpenAPI 3.1 document these tests read. */
+export interface OpenApiDocument {
+  openapi: string;
+  servers?: { url: string }[];
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { schemas: Record<string, unknown> };
+}
+
+export interface OpenApiParameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  schema?: unknown;
+}
+
+export interface OpenApiResponse {
+  description: string;
+  content?: Record<string, { schema?: unknown }>;
+  headers?: Record<string, unknown>;
+}
+
+export interface OpenApiOperation {
+  operationId: string;
+  parameters?: OpenApiParameter[];
+  requestBody?: { required?: boolean; content: Record<string, { schema?: unknown }> };
+  responses: Record<string, OpenApiResponse>;
+}
+
+/** GET /api/v1/openapi.json, as the server serves it. */
+export async function fetchDocument(t: TestServer): Promise<OpenApiDocument> {
+  const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
+  if (res.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${res.status}: ${res.body}`);
+  return res.json<OpenApiDocument>();
+}
+
+// ajv-formats is CommonJS typed as an ES module: under nodenext its default import is the module, whose `default` is the plugin.
+const addFormats = formats.default;
+
+const DOCUMENT_ID = 'https://baton.test/openapi.json';
+
+/** One JSON pointer token, escaped (RFC 6901) and made safe for a URI fragment. */
+function pointerToken(token: string): string {
+  return encodeURIComponent(token.replaceAll('~', '~0').replaceAll('/', '~1'));
+}
+
+/**
+ * Compiles schemas found inside the document with Ajv's JSON Schema 2020-12 dialect (OpenAPI 3.1's
+ * default), strict, with formats; `#/components/schemas/…` refs resolve against the document.
+ */
+export function schemaCompiler(document: OpenApiDocument): (path: readonly string[]) => ValidateFunction {
+  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  addFormats(ajv);
+  // The document's own members are not JSON Schema keywords; refs point into them by JSON pointer.
+  ajv.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'security', 'tags', 'externalDocs', 'paths', 'webhooks', 'components']);
+  ajv.addSchema(structuredClone(document), DOCUMENT_ID);
+  const cache = new Map<string, ValidateFunction>();
+  return (path) => {
+    const ref = `${DOCUMENT_ID}#/${path.map(pointerToken).join('/')}`;
+    let validate = cache.get(ref);
+    if (!validate) {
+      validate = ajv.compile({ $ref: ref });
+      cache.set(ref, validate);
+    }
+    return validate;
+  };
+}
+
+/**
+ * The path template of the document that a concrete path matches, for this method. Literal
+ * segments win over parameters (`/tasks/claim` before `/tasks/{id}`).
+ */
+export function matchTemplate(document: OpenApiDocument, method: string, path: string): string | undefined {
+  const templates = Object.keys(document.paths)
+    .filter((template) => document.paths[template]?.[method.toLowerCase()] !== undefined)
+    .sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0));
+  return templates.find((template) => {
+    const pattern = template.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
+    return new RegExp(`^${pattern}$`).test(path);
+  });
+}

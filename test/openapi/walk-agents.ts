@@ -1,0 +1,63 @@
+import { UNKNOWN, type Walker } from './walk.ts';
+
+interface AgentBody {
+  id: string;
+  version: number;
+}
+
+interface PageBody {
+  next_cursor: string | null;
+}
+
+/** agents.* and tokens.*: principals and their tokens. */
+export async function walkAgents(w: Walker): Promise<void> {
+  const { call, present, who } = w;
+  const agentAdmin = who.agentAdmin.token;
+
+  const bot = (await call('POST', '/api/v1/agents', { body: { name: 'walker-bot', scopes: ['tasks:read', 'tasks:claim'] } }, 201)).json<AgentBody>();
+  await call('POST', '/api/v1/agents', { body: { name: 'walker-human', kind: 'human', scopes: ['tasks:read'], tool_allowlist: ['whoami'], rate_limit: 100 } }, 201);
+  await call('POST', '/api/v1/agents', { body: { name: 'typo', scopes: [], tool_allowlist: ['tasks.clam'] } }, 400);
+  await call('POST', '/api/v1/agents', { body: { name: 'bad scope', scopes: ['tasks:everything'] } }, 400);
+  await call('POST', '/api/v1/agents', { body: { name: 'x', scopes: [] }, token: agentAdmin }, 403);
+  await call('POST', '/api/v1/agents', { body: { name: 'x', scopes: [] }, token: who.reader.token }, 403);
+
+  const page = (await call('GET', '/api/v1/agents?limit=2', {}, 200)).json<PageBody>();
+  await call('GET', `/api/v1/agents?limit=2&cursor=${encodeURIComponent(present(page.next_cursor, 'agents next_cursor'))}`, {}, 200);
+  await call('GET', '/api/v1/agents?kind=human', {}, 200);
+  await call('GET', '/api/v1/agents', { token: agentAdmin }, 200);
+  await call('GET', '/api/v1/agents?kind=robot', {}, 400);
+  await call('GET', '/api/v1/agents', { token: who.reader.token }, 403);
+
+  const read = await call('GET', `/api/v1/agents/${bot.id}`, {}, 200);
+  await call('GET', `/api/v1/agents/${bot.id}`, { headers: { 'if-none-match': String(read.headers.etag) } }, 304);
+  await call('GET', `/api/v1/agents/${who.agentAdmin.id}`, { token: agentAdmin }, 200);
+  await call('GET', `/api/v1/agents/${bot.id}`, { token: agentAdmin }, 404);
+  await call('GET', `/api/v1/agents/${UNKNOWN.agent}`, {}, 404);
+  await call('GET', '/api/v1/agents/not-an-agent', {}, 400);
+
+  await call('PATCH', `/api/v1/agents/${bot.id}`, { body: { name: 'walker-bot-2', rate_limit: 50 }, ifMatch: `"${bot.version}"` }, 200);
+  await call('PATCH', `/api/v1/agents/${bot.id}`, { body: { name: 'stale' }, ifMatch: `"${bot.version}"` }, 409);
+  await call('PATCH', `/api/v1/agents/${bot.id}`, { body: {} }, 400);
+  await call('PATCH', `/api/v1/agents/${bot.id}`, { body: { disabled: true }, token: agentAdmin }, 403);
+  await call('PATCH', `/api/v1/agents/${UNKNOWN.agent}`, { body: { disabled: true } }, 404);
+
+  const token = (await call('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'laptop-1', expires_in_s: 3600 } }, 201)).json<{ id: string; token: string }>();
+  await call('GET', '/api/v1/whoami', { token: token.token }, 200);
+  await call('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'laptop-1' } }, 409);
+  await call('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'laptop-2', scopes: ['agents:admin'] } }, 400);
+  await call('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'bad machine!' } }, 400);
+  await call('POST', `/api/v1/agents/${UNKNOWN.agent}/tokens`, { body: { machine: 'laptop-1' } }, 404);
+  await call('POST', `/api/v1/agents/${who.agentAdmin.id}/tokens`, { body: { machine: 'own-box' }, token: agentAdmin }, 201);
+  await call('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'theirs' }, token: agentAdmin }, 404);
+
+  await call('GET', `/api/v1/agents/${bot.id}/tokens`, {}, 200);
+  await call('GET', `/api/v1/agents/${bot.id}/tokens?limit=0`, {}, 400);
+  await call('GET', `/api/v1/agents/${bot.id}/tokens`, { token: agentAdmin }, 404);
+  await call('GET', `/api/v1/agents/${UNKNOWN.agent}/tokens`, {}, 404);
+
+  await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
+  await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
+  await call('DELETE', `/api/v1/tokens/${UNKNOWN.token}`, {}, 404);
+  await call('DELETE', '/api/v1/tokens/not-a-token', {}, 400);
+  await call('DELETE', `/api/v1/tokens/${token.id}`, { token: who.reader.token }, 403);
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { type TaskRef, UNKNOWN, type Walker } from './walk.ts';
+
+interface Claim {
+  task: TaskRef;
+  lease: { id: string; epoch: number };
+}
+
+/** tasks.claim, tasks.claim_next, the lease operations, and the updates only a holder makes. */
+export async function walkLeases(w: Walker, task: TaskRef): Promise<void> {
+  const { call, expectHeader, present, who } = w;
+  const agent = who.agent.token;
+  const other = who.reviewer.token;
+
+  const lease = (await call('POST', `/api/v1/tasks/${task.id}/claim`, { body: { ttl_s: 600 }, token: agent }, 200)).json<Claim>().lease;
+  await call('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: other }, 409);
+  await call('POST', `/api/v1/tasks/${UNKNOWN.task}/claim`, { body: {}, token: agent }, 404);
+  await call('POST', `/api/v1/tasks/${task.id}/claim`, { body: { ttl_s: 5 }, token: other }, 400);
+  await call('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: who.reader.token }, 403);
+  await call('POST', '/api/v1/tasks/claim', { body: { labels: ['bulk'], limit: 2 }, token: other }, 200);
+  await call('POST', '/api/v1/tasks/claim', { body: { labels: ['no-such-label'] }, token: other }, 200);
+  await call('POST', '/api/v1/tasks/claim', { body: { limit: 101 }, token: other }, 400);
+  await call('POST', '/api/v1/tasks/claim', { body: {}, token: who.reader.token }, 403);
+  await call('GET', `/api/v1/tasks/${task.id}?view=full`, { token: agent }, 200);
+
+  await call('GET', '/api/v1/leases?holder=me&state=active', { token: agent }, 200);
+  await call('GET', '/api/v1/leases?limit=1', {}, 200);
+  await call('GET', `/api/v1/leases?task_id=${task.id}&state=ended`, {}, 200);
+  await call('GET', `/api/v1/leases?holder=${who.reviewer.id}`, { token: agent }, 403);
+  await call('GET', '/api/v1/leases?limit=0', {}, 400);
+  await call('GET', '/api/v1/leases', { token: who.eventsOnly.token }, 403);
+  await call('GET', `/api/v1/leases/${lease.id}`, { token: agent }, 200);
+  await call('GET', `/api/v1/leases/${lease.id}`, { token: other }, 404);
+  await call('GET', '/api/v1/leases/not-a-lease', {}, 400);
+  const beatKey = randomUUID();
+  await call('POST', `/api/v1/leases/${lease.id}/heartbeat`, { body: { note: 'halfway' }, key: beatKey, token: agent }, 200);
+  expectHeader(await call('POST', `/api/v1/leases/${lease.id}/heartbeat`, { body: { note: 'halfway' }, key: beatKey, token: agent }, 200), 'idempotency-replayed', 'true');
+  await call('POST', `/api/v1/leases/${lease.id}/heartbeat`, { body: {}, token: other }, 403);
+  await call('POST', `/api/v1/leases/${UNKNOWN.lease}/heartbeat`, { body: {}, token: agent }, 404);
+  await call('POST', `/api/v1/leases/${lease.id}/heartbeat`, { body: { ttl_s: 5 }, token: agent }, 400);
+
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'done' }, token: agent }, 422);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'todo' }, token: agent }, 422);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { title: 'Not mine' }, token: other }, 403);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { title: 'Stale epoch', lease_epoch: lease.epoch + 1 }, token: agent }, 409);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'in_review', lease_epoch: lease.epoch }, token: agent }, 200);
+  await call('POST', `/api/v1/leases/${lease.id}/heartbeat`, { body: {}, token: agent }, 409);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'done' }, token: agent }, 403);
+  await call('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'done' }, token: who.reviewer.token }, 200);
+  await call('GET', `/api/v1/tasks/${task.id}?view=full`, {}, 200);
+
+  const next = (await call('POST', '/api/v1/tasks/claim', { body: { labels: ['bulk'] }, token: agent }, 200)).json<{ claims: Claim[] }>();
+  const releasable = present(next.claims[0], 'a claimed bulk task').lease;
+  await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: {}, token: other }, 403);
+  await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: { note: 'out of time' }, token: agent }, 200);
+  await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: {}, token: agent }, 409);
+  await call('POST', `/api/v1/leases/${UNKNOWN.lease}/release`, { body: {}, token: agent }, 404);
+  await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: { id: releasable.id } }, 400);
+}
