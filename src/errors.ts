@@ -222,7 +222,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     title: 'Rate limit exceeded',
     retryable: true,
     hint: 'Wait `Retry-After` seconds, then continue; the RateLimit header on every response shows the budget left.',
-    docs: '/spec/api.md#limits',
+    docs: '/spec/api.md#rate-limits',
   },
   approval_not_pending: {
     status: 409,

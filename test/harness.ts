@@ -35,8 +35,9 @@ export async function freshDatabase(): Promise<{ database: Database; url: string
   return { database: openPostgres(url, 10), url };
 }
 
+/** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return loadConfig({}, { publicUrl: 'http://baton.test', ...overrides });
+  return loadConfig({}, { publicUrl: 'http://baton.test', rateLimit: { limit: 1_000_000, windowS: 3600 }, ...overrides });
 }
 
 export interface Response {

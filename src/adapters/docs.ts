@@ -47,7 +47,14 @@ function stateMachineTable(): string {
   const rows = TASK_STATUSES.flatMap((from) =>
     TRANSITIONS[from].map((to) => {
       const guard = transitionGuard(from, to);
-      const who = guard === 'human' ? 'a human' : guard === 'human_or_reviewer' ? 'a human, or scope `tasks:review`' : 'any caller with the scope';
+      const who =
+        guard === 'human'
+          ? 'a human'
+          : guard === 'human_or_reviewer'
+            ? 'a human, or scope `tasks:review`'
+            : from === 'in_progress'
+              ? 'the lease holder, or a human'
+              : 'any caller with the scope';
       return `| \`${from}\` | \`${to}\` | \`${transitionVia(from, to)}\` | ${who} |`;
     }),
   );

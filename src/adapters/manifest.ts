@@ -30,7 +30,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       headers: ['RateLimit-Policy', 'RateLimit'],
       exceeded: '429 rate_limited with Retry-After',
     },
-    approvals: 'Operations with approval destructive or outward return 202 with a pending approval when an agent calls them; a human with approvals:decide approves (it runs then, once) or denies.',
+    approvals: 'Operations whose approval is destructive or outward return 202 with a pending approval unless the caller is a human with approvals:decide; such a human approves (it runs then, once, as the requester) or denies.',
     conventions: {
       idempotency: 'Every write needs an Idempotency-Key header (≤ 255 chars), remembered 24 h per principal; a retry returns the original response with Idempotency-Replayed: true.',
       concurrency: 'Reads return ETag: "<version>"; send it back as If-Match on writes; a mismatch is 409 conflict_version.',

@@ -11,6 +11,7 @@ import { appendEvents, type NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
 import { toApproval } from '../operations/approvals/approval-schema.ts';
+import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
 import type { RateBudget } from './authenticate.ts';
@@ -161,6 +162,8 @@ async function requestApproval(
   k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
 ): Promise<Outcome> {
   const target = operation.approvalTarget ? await operation.approvalTarget(tx, input) : undefined;
+  // If-Match binds now: an approval must not be made for a version the caller has not seen.
+  if (target) assertVersion(target.id, target.version, call.expectedVersion);
   const row = await insertApproval(tx, {
     id: deps.ids.make('apr'),
     operation: operation.name,

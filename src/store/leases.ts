@@ -24,7 +24,7 @@ export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise
     .where('priority', '>=', q.minPriority)
     .where('deleted_at', 'is', null)
     .$if(q.labels.length > 0, (qb) => qb.where('labels', '@>', sql<string[]>`${q.labels}::text[]`))
-    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done')`)
+    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`)
     .orderBy('priority', 'desc')
     .orderBy('tasks.id')
     .limit(q.limit)

@@ -5,7 +5,7 @@ import type { DB, TasksTable } from './schema.ts';
 export type TaskRow = Selectable<TasksTable> & { waiting_on: string[] };
 
 /** `waiting_on`, computed where the row is read so it is never stale. Queries must not alias `tasks`. */
-const waitingOn: RawBuilder<string[]> = sql<string[]>`ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' ORDER BY b.id)`;
+const waitingOn: RawBuilder<string[]> = sql<string[]>`ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id)`;
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by', 'deleted_at'];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import { BatonError, toBatonError } from '../../errors.ts';
+import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { registerDocs } from '../docs.ts';
 import { buildManifest } from '../manifest.ts';
@@ -69,7 +70,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {
-    const principal = request.headers.authorization ? (await service.authenticate(request.headers.authorization)).principal : undefined;
+    const caller = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
+    if (caller) reply.headers(rateLimitHeaders(caller.budget));
+    const principal = caller?.principal;
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(buildManifest(service, principal)));
   });
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -23,6 +23,10 @@ declare module 'fastify' {
 
 /** One route per registry entry. Nothing here knows any single operation. */
 export function registerOperationRoutes(app: FastifyInstance, service: Service): void {
+  // Collections whose members have a GET route, so a 201 can say where the new member lives.
+  const readable = new Set(
+    service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
+  );
   for (const operation of service.operations) {
     app.route({
       method: operation.http.method,
@@ -48,9 +52,9 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
             return reply.code(304).send();
           }
         }
-        if (outcome.ok && outcome.status === 201) {
-          const id = (JSON.parse(outcome.body) as { id?: unknown }).id;
-          if (typeof id === 'string') reply.header('location', `${API_PREFIX}${operation.http.path}/${id}`);
+        const location = locationOf(outcome, readable.has(operation.http.path));
+        if (location && (outcome.status === 201 || outcome.status === 202)) {
+          reply.header('location', outcome.status === 202 ? `${API_PREFIX}/approvals/${location}` : `${API_PREFIX}${operation.http.path}/${location}`);
         }
         return reply
           .code(outcome.status)
@@ -59,6 +63,13 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       },
     });
   }
+}
+
+/** The id for a Location header: the created member's (201, when readable) or the pending approval's (202). */
+function locationOf(outcome: { ok: boolean; status: number; body: string }, readable: boolean): string | undefined {
+  if (!outcome.ok || (outcome.status === 201 && !readable)) return undefined;
+  const id = (JSON.parse(outcome.body) as { id?: unknown }).id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

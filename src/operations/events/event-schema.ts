@@ -15,6 +15,7 @@ const fullEvent = z.object({
   token_id: z.string().nullable().describe('The token that made the request (full view).'),
   machine: z.string().nullable().describe('The machine label of that token (full view).'),
   idempotency_key: z.string().nullable().describe('The Idempotency-Key of the request (full view).'),
+  approval_id: z.string().nullable().describe('The approval the write ran under, if any (full view).'),
 });
 type Event = z.infer<typeof fullEvent>;
 
@@ -34,6 +35,7 @@ export function shapeEvent(row: EventRow, projection: { view: 'compact' | 'full'
     token_id: row.token_id,
     machine: row.machine,
     idempotency_key: row.idempotency_key,
+    approval_id: row.approval_id,
   };
   if (projection.fields) return project(event, projection.fields);
   return projection.view === 'full' ? event : project(event, COMPACT);

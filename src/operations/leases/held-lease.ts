@@ -26,7 +26,9 @@ export async function lockLiveLease(
   const lease = await findLease(tx, id);
   if (!task || !lease) throw leaseNotFound(id);
   if (lease.holder_id !== actor.id && !(humanMayAct && actor.kind === 'human')) {
-    throw new BatonError('not_lease_holder', `Lease ${id} is held by ${lease.holder_kind} ${lease.holder_id}, not you.`);
+    throw new BatonError('not_lease_holder', `Lease ${id} is held by ${lease.holder_kind} ${lease.holder_id}, not you.`, {
+      extra: { holder: { id: lease.holder_id, kind: lease.holder_kind } },
+    });
   }
   if (lease.state === 'expired' || (lease.state === 'active' && lease.expires_at <= now)) {
     throw new BatonError('lease_expired', `Lease ${id} on task ${lease.task_id} expired at ${lease.expires_at.toISOString()}.`, {

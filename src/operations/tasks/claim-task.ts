@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type TaskStatus, TRANSITIONS } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import { lockTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -26,13 +27,21 @@ export const claimTask = defineOperation({
     assertVersion(`Task ${task.id}`, task.version, ctx.expectedVersion);
     const leaseLive = task.lease_expires_at !== null && task.lease_expires_at > ctx.now;
     if (task.status === 'in_progress' && leaseLive) {
-      throw new BatonError('already_claimed', `Task ${task.id} is held by ${task.lease_holder_kind} ${task.lease_holder_id} until ${task.lease_expires_at?.toISOString()}.`, {
-        extra: { holder: { id: task.lease_holder_id, kind: task.lease_holder_kind }, lease_expires_at: task.lease_expires_at?.toISOString() },
-      });
+      const yours = task.lease_holder_id === ctx.actor.id;
+      throw new BatonError(
+        'already_claimed',
+        yours
+          ? `You already hold task ${task.id} (lease ${task.lease_id}) until ${task.lease_expires_at?.toISOString()}.`
+          : `Task ${task.id} is held by ${task.lease_holder_kind} ${task.lease_holder_id} until ${task.lease_expires_at?.toISOString()}.`,
+        {
+          ...(yours ? { hint: `Keep working: send heartbeats to POST /api/v1/leases/${task.lease_id}/heartbeat.` } : {}),
+          extra: { holder: { id: task.lease_holder_id, kind: task.lease_holder_kind }, lease_id: yours ? task.lease_id : undefined, lease_expires_at: task.lease_expires_at?.toISOString() },
+        },
+      );
     }
     if (task.status !== 'todo' && task.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; only todo tasks can be claimed.`, {
-        extra: { legal_transitions: [], current_status: task.status },
+        extra: { legal_transitions: [...TRANSITIONS[task.status as TaskStatus]], current_status: task.status },
         hint: 'Claim a todo task instead: POST /api/v1/tasks/claim takes the next one.',
       });
     }
