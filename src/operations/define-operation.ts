@@ -72,6 +72,11 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   readonly output: O;
   /** The resource version of a result, served as its ETag; only on operations about one versioned resource. */
   readonly version?: (output: z.output<O>) => number;
+  /**
+   * What the idempotency store keeps, when the response holds a secret shown once (a new token):
+   * a replay then answers with this redacted copy. Without it the stored response is the response.
+   */
+  readonly redactForReplay?: (output: z.output<O>) => z.output<O>;
   /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
   approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
 }

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Scope } from '../domain/scopes.ts';
 import { BatonError } from '../errors.ts';
 import type { DB } from '../store/schema.ts';
-import { findGrantAndCount, type TokenGrant, touchToken } from '../store/tokens.ts';
+import { principalFromGrant } from '../operations/shared/grants.ts';
+import { findGrantAndCount, touchToken } from '../store/tokens.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
 import type { Principal } from './principal.ts';
 
@@ -35,7 +35,7 @@ export async function authenticate(
   const windowMs = rate.windowS * 1000;
   const windowStart = Math.floor(now.getTime() / windowMs) * rate.windowS;
   const grant = await findGrantAndCount(db, hashToken(token), windowStart, now);
-  const principal = toPrincipal(grant, now);
+  const principal = principalFromGrant(grant, now);
   const limit = grant?.rate_limit ?? rate.limit;
   const used = grant?.used ?? 0;
   const resetS = Math.max(1, Math.ceil((windowStart * 1000 + windowMs - now.getTime()) / 1000));
@@ -65,21 +65,4 @@ function bearer(authorization: string | undefined): string {
     throw new BatonError('invalid_token', 'The bearer token is not a Baton token (bad shape or checksum); it was refused without a lookup.');
   }
   return match[1];
-}
-
-function toPrincipal(grant: TokenGrant | undefined, now: Date): Principal {
-  if (!grant) throw new BatonError('invalid_token', 'No such token.');
-  if (grant.revoked_at) throw new BatonError('invalid_token', `Token ${grant.token_id} was revoked.`);
-  if (grant.expires_at && grant.expires_at <= now) throw new BatonError('invalid_token', `Token ${grant.token_id} expired.`);
-  if (grant.disabled) throw new BatonError('invalid_token', `Agent ${grant.agent_id} is disabled.`);
-  const agentScopes = new Set(grant.agent_scopes);
-  return {
-    id: grant.agent_id,
-    kind: grant.agent_kind,
-    name: grant.agent_name,
-    scopes: new Set(grant.token_scopes.filter((s) => agentScopes.has(s)) as Scope[]),
-    toolAllowlist: grant.tool_allowlist ? new Set(grant.tool_allowlist) : null,
-    tokenId: grant.token_id,
-    machine: grant.machine,
-  };
 }

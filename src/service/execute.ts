@@ -119,7 +119,8 @@ async function executeWrite(
       const ctx = context(deps, call, now, (event) => events.push(event));
       const output = await operation.run(tx, ctx, input);
       const result = success(operation, output, false);
-      if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: result.body }))) throw new LostKeyRace();
+      const stored = operation.redactForReplay ? JSON.stringify(operation.redactForReplay(output)) : result.body;
+      if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }))) throw new LostKeyRace();
       await appendEvents(
         tx,
         events.map((e) => eventRow(deps, e, call.principal, key, now)),

@@ -62,6 +62,17 @@ export async function findGrantAndCount(db: Kysely<DB>, hash: Uint8Array, window
   return rows[0];
 }
 
+/** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
+export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {
+  const { rows } = await sql<TokenGrant>`
+    SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at,
+      a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
+      a.tool_allowlist, a.disabled, a.rate_limit, NULL::int AS used
+    FROM tokens t JOIN agents a ON a.id = t.agent_id
+    WHERE t.id = ${tokenId}`.execute(db);
+  return rows[0];
+}
+
 /** Records use at most once a minute per token, so reads stay cheap. */
 export async function touchToken(db: Kysely<DB>, tokenId: string, now: Date): Promise<void> {
   const minuteAgo = new Date(now.getTime() - 60_000);

@@ -1,4 +1,5 @@
 import { BatonError } from '../../errors.ts';
+import type { Scope } from '../../domain/scopes.ts';
 import type { Principal } from '../../service/principal.ts';
 
 export function agentNotFound(id: string): BatonError {
@@ -11,4 +12,14 @@ export function agentNotFound(id: string): BatonError {
  */
 export function assertAgentAccess(actor: Principal, agentId: string): void {
   if (actor.kind !== 'human' && actor.id !== agentId) throw agentNotFound(agentId);
+}
+
+/** Nobody grants what they do not hold: a principal or token gets only scopes the caller's token has. */
+export function assertGrantable(actor: Principal, scopes: readonly string[]): void {
+  const missing = scopes.filter((s) => !actor.scopes.has(s as Scope));
+  if (missing.length === 0) return;
+  throw new BatonError('forbidden_scope', `You cannot grant ${missing.join(', ')}: your token does not hold ${missing.length === 1 ? 'it' : 'them'}.`, {
+    hint: 'Grant only scopes your own token has; a principal holding them must grant the rest.',
+    extra: { required_scope: missing[0] },
+  });
 }

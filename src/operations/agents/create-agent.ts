@@ -4,6 +4,7 @@ import { PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import { insertAgent } from '../../store/agents.ts';
 import { defineOperation } from '../define-operation.ts';
 import { agentName, agentOutput, scopeList, toAgent } from './agent-schema.ts';
+import { assertGrantable } from './agent-access.ts';
 import { checkAllowlist } from './allowlist.ts';
 
 export const createAgent = defineOperation({
@@ -26,6 +27,7 @@ export const createAgent = defineOperation({
   async run(tx, ctx, input) {
     if (ctx.actor.kind !== 'human') throw new BatonError('human_required', 'Only a human may create principals.');
     checkAllowlist(input.tool_allowlist);
+    assertGrantable(ctx.actor, input.scopes);
     const row = await insertAgent(tx, {
       id: ctx.ids.make('agt'),
       name: input.name,

@@ -4,7 +4,7 @@ import { findAgent } from '../../store/agents.ts';
 import { insertToken, machineTaken } from '../../store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../../tokens.ts';
 import { defineOperation } from '../define-operation.ts';
-import { agentNotFound, assertAgentAccess } from './agent-access.ts';
+import { agentNotFound, assertAgentAccess, assertGrantable } from './agent-access.ts';
 import { agentId, machineLabel, scopeList, tokenOutput, toToken } from './agent-schema.ts';
 
 export const createToken = defineOperation({
@@ -21,12 +21,16 @@ export const createToken = defineOperation({
     scopes: scopeList.optional(),
     expires_in_s: z.int().min(60).max(5 * 365 * 86_400).optional().describe('Lifetime in seconds; omitted means no expiry.'),
   }),
-  output: tokenOutput.extend({ token: z.string().describe('The bearer token. Shown once: store it now.') }),
+  output: tokenOutput.extend({
+    token: z.string().nullable().describe('The bearer token, shown once: store it now. It is never stored, so a replay of this request answers null here.'),
+  }),
+  redactForReplay: (output) => ({ ...output, token: null }),
   async run(tx, ctx, input) {
     assertAgentAccess(ctx.actor, input.id);
     const agent = await findAgent(tx, input.id);
     if (!agent) throw agentNotFound(input.id);
     const scopes = input.scopes ?? agent.scopes;
+    assertGrantable(ctx.actor, scopes);
     const extra = scopes.filter((s) => !agent.scopes.includes(s));
     if (extra.length > 0) {
       throw new BatonError('validation_failed', `Agent ${agent.id} does not have ${extra.join(', ')}; a token's scopes must be a subset of its agent's.`, {

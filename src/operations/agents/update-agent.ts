@@ -3,7 +3,7 @@ import { BatonError } from '../../errors.ts';
 import { type AgentChanges, lockAgent, updateAgent as updateAgentRow } from '../../store/agents.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { agentNotFound } from './agent-access.ts';
+import { agentNotFound, assertGrantable } from './agent-access.ts';
 import { agentId, agentName, agentOutput, scopeList, toAgent } from './agent-schema.ts';
 import { checkAllowlist } from './allowlist.ts';
 
@@ -33,6 +33,7 @@ export const updateAgent = defineOperation({
     if (!row) throw agentNotFound(input.id);
     assertVersion(`Agent ${row.id}`, row.version, ctx.expectedVersion);
     checkAllowlist(input.tool_allowlist);
+    if (input.scopes) assertGrantable(ctx.actor, input.scopes.filter((s) => !row.scopes.includes(s)));
     const { id: _id, ...fields } = input;
     const changes: AgentChanges = {};
     const before: Record<string, unknown> = {};

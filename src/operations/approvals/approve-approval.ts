@@ -1,10 +1,13 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
-import type { Scope } from '../../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { type ApprovalRow, decideApproval } from '../../store/approvals.ts';
-import { defineOperation, type EventDraft, type OperationContext } from '../define-operation.ts';
+import type { DB } from '../../store/schema.ts';
+import { findGrantById } from '../../store/tokens.ts';
+import { mayCall } from '../authorization.ts';
+import { principalFromGrant } from '../shared/grants.ts';
+import { defineOperation, type EventDraft, type Operation, type OperationContext } from '../define-operation.ts';
 import { operations } from '../index.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
@@ -36,7 +39,8 @@ export const approveApproval = defineOperation({
     const drafts: EventDraft[] = [];
     let result: { status: number; body: unknown; ok: boolean };
     try {
-      const output = await operation.run(tx, requesterContext(ctx, row, drafts), row.input as never);
+      const requester = await currentRequester(tx, ctx, row, operation);
+      const output = await operation.run(tx, requesterContext(ctx, requester, row, drafts), row.input as never);
       result = { status: operation.http.successStatus ?? 200, body: output, ok: true };
     } catch (error) {
       await sql`ROLLBACK TO SAVEPOINT approved_operation`.execute(tx);
@@ -59,17 +63,22 @@ export const approveApproval = defineOperation({
   },
 });
 
-/** The requester, as they were when they asked: the approved operation runs as them. */
-function requesterContext(ctx: OperationContext, row: ApprovalRow, drafts: EventDraft[]): OperationContext {
-  const requester: Principal = {
-    id: row.requested_by_id,
-    kind: row.requested_by_kind,
-    name: row.requested_by_id,
-    scopes: new Set(row.requested_scopes as Scope[]),
-    toolAllowlist: null,
-    tokenId: row.requested_token_id,
-    machine: row.requested_machine,
-  };
+/**
+ * The requester as they stand now: the operation runs only if their token is still good and
+ * still allows it (a revoked token, disabled agent or narrowed scope fails the approval).
+ */
+async function currentRequester(tx: Transaction<DB>, ctx: OperationContext, row: ApprovalRow, operation: Operation): Promise<Principal> {
+  const requester = principalFromGrant(await findGrantById(tx, row.requested_token_id), ctx.now);
+  if (!mayCall(requester, operation.name, operation.scope)) {
+    throw new BatonError('forbidden_scope', `${requester.id} may no longer call ${operation.name}; the approval cannot run it.`, {
+      extra: { required_scope: operation.scope },
+    });
+  }
+  return requester;
+}
+
+/** The approved operation runs as the requester, its events attributed to them under the approval. */
+function requesterContext(ctx: OperationContext, requester: Principal, row: ApprovalRow, drafts: EventDraft[]): OperationContext {
   return {
     ...ctx,
     actor: requester,

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { Operation } from '../../src/operations/define-operation.ts';
+import type { Response, TestServer } from '../harness.ts';
+
+/** Objects every operation's request can point at, made over HTTP by the bootstrap admin (who holds the lease). */
+export interface Fixtures {
+  /** A todo task, unclaimed. */
+  readonly task: string;
+  /** An active lease held by the admin. */
+  readonly lease: string;
+  /** A pending approval: an agent asked to delete a task. */
+  readonly approval: string;
+  /** An agent made through the API, with one token. */
+  readonly agent: string;
+  readonly token: string;
+}
+
+/** A request minus method and path, which come from the operation's `http` binding. */
+export interface OperationRequest {
+  readonly params?: Record<string, string>;
+  readonly query?: string;
+  readonly body?: Record<string, unknown>;
+}
+
+/**
+ * A valid request for every operation in the registry, by name. The authorization matrix fails for
+ * an operation missing here: a new operation needs its entry before it can ship.
+ */
+export const operationRequests: Readonly<Record<string, (fx: Fixtures) => OperationRequest>> = {
+  whoami: () => ({}),
+  'tasks.create': () => ({ body: { title: 'Made by the matrix' } }),
+  'tasks.list': () => ({ query: 'limit=5' }),
+  'tasks.get': (fx) => ({ params: { id: fx.task } }),
+  'tasks.update': (fx) => ({ params: { id: fx.task }, body: { title: 'Renamed by the matrix' } }),
+  'tasks.delete': (fx) => ({ params: { id: fx.task } }),
+  'tasks.claim_next': () => ({ body: {} }),
+  'tasks.claim': (fx) => ({ params: { id: fx.task }, body: {} }),
+  'tasks.events': (fx) => ({ params: { id: fx.task } }),
+  'leases.list': () => ({ query: 'holder=me' }),
+  'leases.get': (fx) => ({ params: { id: fx.lease } }),
+  'leases.heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
+  'leases.release': (fx) => ({ params: { id: fx.lease }, body: {} }),
+  'events.list': () => ({ query: 'limit=5' }),
+  'approvals.list': () => ({ query: 'status=pending' }),
+  'approvals.get': (fx) => ({ params: { id: fx.approval } }),
+  'approvals.approve': (fx) => ({ params: { id: fx.approval }, body: { reason: 'fine' } }),
+  'approvals.deny': (fx) => ({ params: { id: fx.approval }, body: { reason: 'no' } }),
+  'agents.list': () => ({}),
+  'agents.create': () => ({ body: { name: 'made-by-matrix', scopes: ['tasks:read'] } }),
+  'agents.get': (fx) => ({ params: { id: fx.agent } }),
+  'agents.update': (fx) => ({ params: { id: fx.agent }, body: { name: 'renamed-by-matrix' } }),
+  'tokens.create': (fx) => ({ params: { id: fx.agent }, body: { machine: `m-${randomUUID().slice(0, 8)}` } }),
+  'tokens.list': (fx) => ({ params: { id: fx.agent } }),
+  'tokens.revoke': (fx) => ({ params: { id: fx.token } }),
+};
+
+/** Makes a fresh set of fixtures. */
+export async function makeFixtures(t: TestServer): Promise<Fixtures> {
+  const ok = async (res: Promise<Response>, status: number) => {
+    const r = await res;
+    expect(r.status, r.body).toBe(status);
+    return r.json<{ id: string; lease: { id: string } }>();
+  };
+  const task = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture task' } }), 201);
+  const held = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture held task' } }), 201);
+  const claim = await ok(t.request('POST', `/api/v1/tasks/${held.id}/claim`, { body: {} }), 200);
+  const doomed = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture task to delete on approval' } }), 201);
+  const requester = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+  const approval = await ok(t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: requester.token }), 202);
+  const agent = await ok(t.request('POST', '/api/v1/agents', { body: { name: 'fixture-agent', scopes: ['tasks:read'] } }), 201);
+  const token = await ok(t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { body: { machine: 'fixture-machine' } }), 201);
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id };
+}
+
+/** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */
+export function sendOperation(
+  t: TestServer,
+  operation: Operation,
+  request: OperationRequest,
+  token: string | null,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const path = operation.http.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = request.params?.[name];
+    if (value === undefined) throw new Error(`${operation.name}: no value for path parameter {${name}}`);
+    return encodeURIComponent(value);
+  });
+  const url = `/api/v1${path}${request.query ? `?${request.query}` : ''}`;
+  const hasBody = operation.http.method === 'POST' || operation.http.method === 'PATCH';
+  return t.request(operation.http.method, url, { token, headers, ...(hasBody ? { body: request.body ?? {} } : {}) });
+}
