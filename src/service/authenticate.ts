@@ -45,8 +45,23 @@ export async function authenticate(
       headers: { 'retry-after': String(resetS), ...rateLimitHeaders(budget) },
     });
   }
-  touchToken(db, principal.tokenId, now).catch(() => undefined);
+  if (touchDue(principal.tokenId, now)) touchToken(db, principal.tokenId, now).catch(() => undefined);
   return { principal, budget };
+}
+
+const TOUCH_EVERY_MS = 60_000;
+const lastTouched = new Map<string, number>();
+
+/**
+ * `last_used_at` is kept to the minute, so each instance writes it at most once a minute per
+ * token instead of sending a no-op UPDATE on every request.
+ */
+function touchDue(tokenId: string, now: Date): boolean {
+  const last = lastTouched.get(tokenId);
+  if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return false;
+  if (lastTouched.size > 10_000) lastTouched.clear();
+  lastTouched.set(tokenId, now.getTime());
+  return true;
 }
 
 /** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-10). */
