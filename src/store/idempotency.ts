@@ -40,26 +40,16 @@ export interface NewStoredResponse extends StoredResponse {
 
 /** Stores a response under its key. Returns false if a live entry already holds the key. */
 export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse): Promise<boolean> {
-  const stored = await tx
-    .insertInto('idempotency_keys')
-    .values(row)
-    .onConflict((oc) =>
-      oc
-        .columns(['principal_id', 'key'])
-        .doUpdateSet((eb) => ({
-          fingerprint: eb.ref('excluded.fingerprint'),
-          operation: eb.ref('excluded.operation'),
-          status_code: eb.ref('excluded.status_code'),
-          response_body: eb.ref('excluded.response_body'),
-          created_at: eb.ref('excluded.created_at'),
-          expires_at: eb.ref('excluded.expires_at'),
-        }))
-        // An expired entry may be replaced; a live one never is.
-        .where('idempotency_keys.expires_at', '<=', row.created_at),
-    )
-    .returning('key')
-    .executeTakeFirst();
-  return stored !== undefined;
+  // An expired entry may be replaced; a live one never is.
+  const { rows } = await sql<{ key: string }>`
+    INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
+    VALUES (${row.principal_id}, ${row.key}, ${row.fingerprint}, ${row.operation}, ${row.status_code}, ${row.response_body}, ${row.created_at}, ${row.expires_at})
+    ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,
+      status_code = excluded.status_code, response_body = excluded.response_body, created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    WHERE idempotency_keys.expires_at <= ${row.created_at}
+    RETURNING key`.execute(tx);
+  return rows.length > 0;
 }
 
 /** Deletes up to `limit` expired keys; returns how many went. */

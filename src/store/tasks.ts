@@ -32,21 +32,30 @@ export interface NewTaskRow {
   created_by_kind: string;
 }
 
+// The hottest statements are plain `sql` templates: building them with the query builder on
+// every request cost more CPU than the rest of the request's SQL work (bench/RESULTS.md).
+
 export async function insertTask(tx: Transaction<DB>, row: NewTaskRow): Promise<TaskRow> {
-  return tx
-    .insertInto('tasks')
-    .values({ ...row, updated_at: row.created_at, updated_by_id: row.created_by_id, updated_by_kind: row.created_by_kind })
-    .returning(taskColumns)
-    .executeTakeFirstOrThrow();
+  const { rows } = await sql<TaskRow>`
+    INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
+      updated_at, updated_by_id, updated_by_kind)
+    VALUES (${row.id}, ${row.title}, ${row.description}, ${row.status}, ${row.priority}, ${row.labels}::text[], ${row.blocked_by}::text[],
+      ${row.created_at}, ${row.created_by_id}, ${row.created_by_kind}, ${row.created_at}, ${row.created_by_id}, ${row.created_by_kind})
+    RETURNING ${taskReturning}`.execute(tx);
+  const task = rows[0];
+  if (!task) throw new Error(`insert of task ${row.id} returned no row`);
+  return task;
 }
 
 export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | undefined> {
-  return db.selectFrom('tasks').select(taskColumns).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  const { rows } = await sql<TaskRow>`SELECT ${taskReturning} FROM tasks WHERE id = ${id} AND deleted_at IS NULL`.execute(db);
+  return rows[0];
 }
 
 /** Reads a task and locks its row until the transaction ends. */
 export async function lockTask(tx: Transaction<DB>, id: string): Promise<TaskRow | undefined> {
-  return tx.selectFrom('tasks').select(taskColumns).where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+  const { rows } = await sql<TaskRow>`SELECT ${taskReturning} FROM tasks WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`.execute(tx);
+  return rows[0];
 }
 
 export interface TaskChanges {

@@ -67,7 +67,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
 
 /** The id for a Location header: the created member's (201, when readable) or the pending approval's (202). */
 function locationOf(outcome: { ok: boolean; status: number; body: string }, readable: boolean): string | undefined {
-  if (!outcome.ok || (outcome.status === 201 && !readable)) return undefined;
+  if (!outcome.ok || (outcome.status !== 201 && outcome.status !== 202) || (outcome.status === 201 && !readable)) return undefined;
   const id = (JSON.parse(outcome.body) as { id?: unknown }).id;
   return typeof id === 'string' ? id : undefined;
 }

@@ -1,0 +1,201 @@
+/**
+ * `npm run bench [-- --engine=pglite|postgres] [--scenario=create|get|patch] [--profile]`
+ *
+ * Measures Baton's create, get and patch (autocannon, 50 connections) on PGlite and PostgreSQL,
+ * each run back to back with a bare Fastify route sending the same SQL (bench/baseline-server.ts),
+ * prints the table and writes it to bench/RESULTS.md. BENCH_SECONDS sets the seconds per run
+ * (default 10); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
+ * `--profile` runs both servers under `node --cpu-prof`, prints where their CPU time goes while
+ * measured and keeps the profiles; profiling perturbs the numbers, so it leaves RESULTS.md alone.
+ * Everything it starts or creates (processes, databases, data directories) is removed on exit,
+ * on error and on Ctrl-C.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { generateToken } from '../src/tokens.ts';
+import { cpuSeconds, cpuUsed } from './cpu.ts';
+import { backendPids, DB_POOL_SIZE, type DatabaseLocation, type Engine, ENGINES, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
+import { needsPool, ID_POOL_SIZE, runLoad, type Scenario, SCENARIOS, scenarioRequests, seedTasks } from './load.ts';
+import { Cleanup, startServer } from './processes.ts';
+import { summariseProfile } from './profile.ts';
+import { checkBaselineSql } from './sql-check.ts';
+import { describeMachine, type Measurement, type Row, resultsTable, writeResults } from './report.ts';
+
+const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const BASELINE_MAIN = fileURLToPath(new URL('baseline-server.ts', import.meta.url));
+const RESULTS = new URL('RESULTS.md', import.meta.url);
+const WARMUP_SECONDS = 3;
+
+/** Set on Ctrl-C: the failures that follow are the interruption's, not worth reporting. */
+let interrupted = false;
+
+type Target = 'baton' | 'baseline';
+
+interface Plan {
+  engines: Engine[];
+  scenarios: Scenario[];
+  seconds: number;
+  warmupSeconds: number;
+  /** Where the servers' CPU profiles go, when profiling. */
+  profileDir: string | undefined;
+  token: string;
+  runId: string;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const { values } = parseArgs({ args, options: { engine: { type: 'string' }, scenario: { type: 'string' }, profile: { type: 'boolean', default: false } } });
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number of seconds, e.g. BENCH_SECONDS=10 (got ${process.env.BENCH_SECONDS})`);
+  const plan: Plan = {
+    engines: pick(ENGINES, values.engine, '--engine'),
+    scenarios: pick(SCENARIOS, values.scenario, '--scenario'),
+    seconds,
+    warmupSeconds: Math.min(WARMUP_SECONDS, seconds),
+    profileDir: values.profile ? await mkdtemp(join(tmpdir(), 'baton-bench-profiles-')) : undefined,
+    token: generateToken(),
+    runId: randomBytes(4).toString('hex'),
+  };
+  const machine = await describeMachine(await postgresVersion());
+  const command = commandLine(args);
+  if (Number(machine.load) > machine.cores / 2) {
+    log(`warning: load average ${machine.load} on ${machine.cores} cores — other work is running, so these numbers will be low and noisy`);
+  }
+  const date = new Date();
+
+  const cleanup = new Cleanup();
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    process.stderr.write(`\n${signal}: stopping servers and removing databases…\n`);
+    void cleanup.run().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let rows: Row[];
+  let sql: string;
+  try {
+    sql = await checkSql(plan, cleanup);
+    rows = await benchmark(plan, cleanup);
+  } finally {
+    await cleanup.run();
+  }
+
+  process.stdout.write(`\n${resultsTable(rows)}\n\n`);
+  if (plan.profileDir) {
+    process.stdout.write(`Profiles kept in ${plan.profileDir}; RESULTS.md left unchanged (profiling perturbs the numbers).\n`);
+  } else {
+    await writeResults(RESULTS, { rows, machine, command, sql, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, date });
+    process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
+  }
+}
+
+/** Compares Baton's statements with the baseline's on a scratch PostgreSQL database; returns the verdict. */
+async function checkSql(plan: Plan, cleanup: Cleanup): Promise<string> {
+  let url: string;
+  try {
+    url = (await freshDatabase('postgres', `baton_bench_${plan.runId}_sql_check`, plan.token, cleanup)).url;
+  } catch (error) {
+    const verdict = `not run: it needs PostgreSQL (${(error as Error).message})`;
+    log(`SQL check ${verdict}`);
+    return verdict;
+  }
+  const check = await checkBaselineSql(url, plan.token, plan.scenarios);
+  log(check.matches ? `SQL check: ${check.report}` : `\nWARNING: ${check.report}\n`);
+  return check.report;
+}
+
+async function benchmark(plan: Plan, cleanup: Cleanup): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const engine of plan.engines) {
+    log(`${engine}: preparing a database each for Baton and the baseline`);
+    const databases: Record<Target, DatabaseLocation> = {
+      baton: await freshDatabase(engine, `baton_bench_${plan.runId}_${engine}_baton`, plan.token, cleanup),
+      baseline: await freshDatabase(engine, `baton_bench_${plan.runId}_${engine}_baseline`, plan.token, cleanup),
+    };
+    for (const scenario of plan.scenarios) {
+      const baton = await measure(plan, 'baton', databases.baton, scenario, cleanup);
+      const baseline = await measure(plan, 'baseline', databases.baseline, scenario, cleanup);
+      log(`${engine} ${scenario}: ratio ${(baton.rps / baseline.rps).toFixed(2)}×`);
+      rows.push({ engine, scenario, baton, baseline });
+    }
+  }
+  return rows;
+}
+
+/** One run: start the server, seed its id pool if needed, warm up, measure, stop. */
+async function measure(plan: Plan, target: Target, database: DatabaseLocation, scenario: Scenario, cleanup: Cleanup): Promise<Measurement> {
+  const label = `${database.engine} ${scenario} ${target}`;
+  const profileDir = plan.profileDir && join(plan.profileDir, `${database.engine}-${scenario}-${target}`);
+  const [args, env] = serverCommand(target, database, plan.token);
+  const server = await startServer([...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...args], env, cleanup);
+  let requests = 0;
+  try {
+    const tag = `${plan.runId}-${target}-${scenario}`;
+    const ids = needsPool(scenario) ? await seedTasks(server.url, plan.token, ID_POOL_SIZE, tag) : [];
+    await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, `${tag}-warmup`), plan.warmupSeconds);
+    const processes = async () => [server.pid, ...(await backendPids(database))];
+    const cpuBefore = await cpuSeconds(await processes());
+    const load = await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, tag), plan.seconds);
+    const cpuAfter = await cpuSeconds(await processes());
+    if (load.requests === 0) throw new Error(`no request completed in ${plan.seconds} s`);
+    requests = load.requests;
+    const cpuMs = cpuBefore && cpuAfter ? (cpuUsed(cpuBefore, cpuAfter) * 1000) / load.requests : undefined;
+    const result = { ...load, cpuMs };
+    const cpu = cpuMs === undefined ? '' : `, ${cpuMs.toFixed(2)} CPU ms per request`;
+    log(`${label}: ${load.rps.toFixed(0)} rps, p50 ${load.p50} ms, p99 ${load.p99} ms${cpu} (${load.requests} requests, all 2xx, no errors)`);
+    return result;
+  } catch (error) {
+    throw new Error(`${label}: ${(error as Error).message}\n--- last server output ---\n${server.output()}`, { cause: error });
+  } finally {
+    await server.stop();
+    if (profileDir && requests > 0) log(await summariseProfile(profileDir, plan.seconds, requests));
+  }
+}
+
+/** `node` arguments and environment of one server; the baseline takes its settings as arguments. */
+function serverCommand(target: Target, database: DatabaseLocation, token: string): [string[], Record<string, string>] {
+  if (target === 'baseline') {
+    const where = database.engine === 'postgres' ? `--database-url=${database.url}` : `--data-dir=${database.dataDir}`;
+    return [[BASELINE_MAIN, `--pool-size=${DB_POOL_SIZE}`, `--rate-limit=${RATE_LIMIT}`, where], {}];
+  }
+  const env = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BATON_LOG_LEVEL: 'warn',
+    BATON_BOOTSTRAP_TOKEN: token,
+    BATON_DB_POOL_SIZE: String(DB_POOL_SIZE),
+    BATON_RATE_LIMIT: RATE_LIMIT,
+    ...(database.engine === 'postgres' ? { DATABASE_URL: database.url } : { BATON_DATA_DIR: database.dataDir }),
+  };
+  return [[BATON_MAIN], env];
+}
+
+/** All of `choices`, or the one named by the option; an unknown name is an error listing the choices. */
+function pick<T extends string>(choices: readonly T[], value: string | undefined, option: string): T[] {
+  if (value === undefined) return [...choices];
+  const chosen = choices.find((choice) => choice === value);
+  if (!chosen) throw new Error(`${option}=${value} is not one of ${choices.join(', ')}`);
+  return [chosen];
+}
+
+function commandLine(args: readonly string[]): string {
+  const env = process.env.BENCH_SECONDS ? `BENCH_SECONDS=${process.env.BENCH_SECONDS} ` : '';
+  const via = process.env.npm_lifecycle_event === 'bench' ? `npm run bench${args.length > 0 ? ' --' : ''}` : 'node bench/run.ts';
+  return [env + via, ...args].join(' ');
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+if (import.meta.main) {
+  await main().catch((error: unknown) => {
+    if (interrupted) return;
+    process.stderr.write(`\nbench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
