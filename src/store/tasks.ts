@@ -74,6 +74,9 @@ export interface TaskChanges {
   deleted_at?: Date;
 }
 
+/** The changes that clear a task's hold; the lease row itself is ended by the caller. */
+export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null } as const satisfies TaskChanges;
+
 /** Applies changes to a locked task and bumps its version. */
 export async function updateTask(
   tx: Transaction<DB>,

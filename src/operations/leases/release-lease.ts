@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endLease } from '../../store/leases.ts';
-import { updateTask } from '../../store/tasks.ts';
+import { NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from '../tasks/task-view.ts';
 import { taskOutput } from '../tasks/task-schema.ts';
@@ -24,10 +24,7 @@ export const releaseLease = defineOperation({
     const ended = await endLease(tx, lease.id, 'released', ctx.now);
     const updated = await updateTask(tx, task.id, {
       status: 'todo',
-      lease_id: null,
-      lease_holder_id: null,
-      lease_holder_kind: null,
-      lease_expires_at: null,
+      ...NO_LEASE,
       updated_at: ctx.now,
       updated_by_id: ctx.actor.id,
       updated_by_kind: ctx.actor.kind,

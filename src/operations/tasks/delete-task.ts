@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endLease } from '../../store/leases.ts';
-import { findTask, lockTask, updateTask } from '../../store/tasks.ts';
+import { findTask, lockTask, NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
@@ -33,10 +33,7 @@ export const deleteTask = defineOperation({
     }
     const deleted = await updateTask(tx, task.id, {
       deleted_at: ctx.now,
-      lease_id: null,
-      lease_holder_id: null,
-      lease_holder_kind: null,
-      lease_expires_at: null,
+      ...NO_LEASE,
       updated_at: ctx.now,
       updated_by_id: ctx.actor.id,
       updated_by_kind: ctx.actor.kind,

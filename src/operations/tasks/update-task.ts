@@ -13,7 +13,7 @@ import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { endLease, insertLease, latestLease } from '../../store/leases.ts';
 import type { DB } from '../../store/schema.ts';
-import { existingTaskIds, lockTask, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
+import { existingTaskIds, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
@@ -133,7 +133,7 @@ async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRo
   if (row.status === 'in_progress' && row.lease_id) {
     await endLease(tx, row.lease_id, 'ended', ctx.now);
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
-    return { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null };
+    return NO_LEASE;
   }
   if (to !== 'in_progress') return {};
   const previous = await latestLease(tx, row.id);
