@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { DB, LeasesTable } from './schema.ts';
-import { type TaskRow, taskColumns, taskReturning } from './tasks.ts';
+import { type TaskRow, taskReturning } from './tasks.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
 
@@ -15,22 +15,24 @@ export interface ClaimQuery {
  * Picks and locks up to `limit` claimable tasks in claim order (priority, then age): `todo` tasks
  * whose blockers are all done, and `in_progress` tasks whose lease has run out (claimable at once,
  * without waiting for the sweeper). SKIP LOCKED: concurrent claimers never wait on or take the same row.
+ * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
+ * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
  */
 export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise<TaskRow[]> {
-  return tx
-    .selectFrom('tasks')
-    .select(taskColumns)
-    .where((eb) => eb.or([eb('status', '=', 'todo'), eb.and([eb('status', '=', 'in_progress'), eb('lease_expires_at', '<=', q.now)])]))
-    .where('priority', '>=', q.minPriority)
-    .where('deleted_at', 'is', null)
-    .$if(q.labels.length > 0, (qb) => qb.where('labels', '@>', sql<string[]>`${q.labels}::text[]`))
-    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`)
-    .orderBy('priority', 'desc')
-    .orderBy('tasks.id')
-    .limit(q.limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
+  const filters = sql`priority >= ${q.minPriority} AND deleted_at IS NULL
+    ${q.labels.length > 0 ? sql`AND labels @> ${q.labels}::text[]` : sql``}
+    AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
+  const { rows } = await sql<TaskRow>`
+    WITH queued AS (
+      SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
+      ORDER BY priority DESC, id LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
+    ), lapsed AS (
+      SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= ${q.now} AND ${filters}
+      ORDER BY priority DESC, id LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
+    )
+    SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
+    ORDER BY claim_priority DESC, id LIMIT ${q.limit}`.execute(tx);
+  return rows;
 }
 
 export interface Grant {

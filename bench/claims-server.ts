@@ -1,0 +1,59 @@
+/**
+ * The minimal claim route Baton's claims are measured against: bare Fastify on a pg pool, sending
+ * the raw claim and release transactions of bench/claims-statements.ts. No authentication, no
+ * idempotency keys, no validation, no view shaping.
+ *
+ *   node bench/claims-server.ts --database-url=postgres://… --pool-size=10
+ *
+ *   POST /claim {limit}        → {claims: [{task_id, lease_id, epoch}]}
+ *   POST /release/:lease_id    → {}
+ *
+ * Prints `claims baseline listening at http://…` once ready. Exits on SIGTERM, SIGINT or when
+ * stdin closes, so it cannot outlive the runner that spawned it.
+ */
+import { parseArgs } from 'node:util';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { rawClaim, rawRelease } from './claims-statements.ts';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'database-url': { type: 'string' }, 'pool-size': { type: 'string' } } });
+  const url = values['database-url'];
+  if (!url || !values['pool-size']) throw new Error('usage: --database-url=… --pool-size=10');
+  const pool = new pg.Pool({ connectionString: url, max: Number(values['pool-size']) });
+  pool.on('error', () => undefined);
+  const app = Fastify({ logger: false });
+
+  app.post('/claim', async (request) => {
+    const limit = (request.body as { limit?: number } | undefined)?.limit ?? 1;
+    return { claims: await rawClaim(pool, limit) };
+  });
+  app.post<{ Params: { id: string } }>('/release/:id', async (request) => {
+    await rawRelease(pool, request.params.id);
+    return {};
+  });
+  app.get('/readyz', async () => {
+    await pool.query('SELECT 1');
+    return { status: 'ready' };
+  });
+
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`claims baseline listening at ${address}\n`);
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    app
+      .close()
+      .then(() => pool.end())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.stdin.on('end', shutdown).resume();
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,160 @@
+/**
+ * The claim and release transactions as plain SQL on a pg pool: the statements Baton's
+ * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents)
+ * and release (src/operations/leases/held-lease.ts lockLiveLease, endLease, updateTask) send for
+ * the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
+ * idempotency-key claim and stored response, input validation and response shaping — that is the
+ * service's overhead the claims benchmark shows.
+ */
+import pg from 'pg';
+import { monotonicFactory } from 'ulidx';
+
+const ulid = monotonicFactory();
+
+/** The holder and actor of every raw claim; lease and event rows only name it (no foreign key). */
+const ACTOR = { id: 'agt_bench_raw', kind: 'agent', token_id: null, machine: 'bench' } as const;
+const TTL_S = 300;
+
+const WAITING_ON = `ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id) AS waiting_on`;
+const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, tasks.priority, tasks.labels, tasks.version, tasks.created_at,
+  tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
+  tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}`;
+
+// pickClaimable, with no label filter and min_priority low (0).
+const PICK_FILTERS = `priority >= 0 AND deleted_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
+// src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
+const PICK = `
+    WITH queued AS (
+      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${PICK_FILTERS}
+      ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED
+    ), lapsed AS (
+      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${PICK_FILTERS}
+      ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED
+    )
+    SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
+    ORDER BY claim_priority DESC, id LIMIT $2`;
+// grantLeases: the lease insert (Baton's is a multi-row VALUES; the same rows from JSON here) and the task update.
+const INSERT_LEASES = `INSERT INTO leases (id, holder_id, holder_kind, token_id, machine, ttl_s, expires_at, task_id, epoch, state, acquired_at, renewed_at,
+    created_at, created_by_id, created_by_kind)
+  SELECT l.id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.ttl_s, l.expires_at, l.task_id, l.epoch, 'active', $2, $2, $2, l.holder_id, l.holder_kind
+  FROM jsonb_to_recordset($1::jsonb) AS l(id text, holder_id text, holder_kind text, token_id text, machine text, ttl_s int, expires_at timestamptz,
+    task_id text, epoch int)
+  RETURNING *`;
+const GRANT_TASKS = `UPDATE tasks SET status = 'in_progress', lease_id = g.lease_id, lease_holder_id = g.holder_id,
+    lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
+    version = tasks.version + 1, updated_at = $2, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
+  FROM jsonb_to_recordset($1::jsonb) AS g(task_id text, lease_id text, holder_id text, holder_kind text, expires_at timestamptz)
+  WHERE tasks.id = g.task_id
+  RETURNING ${TASK_COLUMNS}`;
+// appendEvents
+const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
+  INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
+  SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
+  FROM append_lock, jsonb_to_recordset($1::jsonb) AS e(
+    id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
+    idempotency_key text, approval_id text, data jsonb, created_at timestamptz)`;
+// lockLiveLease: find the lease, lock its task, read the lease again; then endLease and updateTask.
+const FIND_LEASE = `SELECT * FROM leases WHERE id = $1`;
+const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
+const END_LEASE = `UPDATE leases SET state = 'released', ended_at = $2 WHERE id = $1 RETURNING *`;
+const RELEASE_TASK = `UPDATE tasks SET status = 'todo', lease_id = NULL, lease_holder_id = NULL, lease_holder_kind = NULL, lease_expires_at = NULL,
+    updated_at = $2, updated_by_id = $3, updated_by_kind = $4, version = version + 1
+  WHERE id = $1 RETURNING ${TASK_COLUMNS}`;
+
+export interface RawClaim {
+  task_id: string;
+  lease_id: string;
+  epoch: number;
+}
+
+interface TaskRow {
+  id: string;
+  lease_epoch: number;
+}
+
+interface LeaseRow {
+  id: string;
+  task_id: string;
+  epoch: number;
+  state: string;
+  expires_at: Date;
+}
+
+function event(type: string, subject: string, data: object, now: Date): object {
+  return { id: `evt_${ulid()}`, type, subject, actor_id: ACTOR.id, actor_kind: ACTOR.kind, token_id: ACTOR.token_id, machine: ACTOR.machine,
+    idempotency_key: null, approval_id: null, data, created_at: now.toISOString() };
+}
+
+async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const result = await run(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Claims up to `limit` todo tasks, one lease each, with two events per task. Commits even when none was free. */
+export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
+  return transaction(pool, async (client) => {
+    const now = new Date();
+    const tasks = (await client.query<TaskRow>(PICK, [now, limit])).rows;
+    if (tasks.length === 0) return [];
+    const expiresAt = new Date(now.getTime() + TTL_S * 1000);
+    const grants = tasks.map((task) => ({ task_id: task.id, lease_id: `lea_${ulid()}`, epoch: task.lease_epoch + 1 }));
+    const leases = grants.map((g) => ({ id: g.lease_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id, machine: ACTOR.machine,
+      ttl_s: TTL_S, expires_at: expiresAt, task_id: g.task_id, epoch: g.epoch }));
+    await client.query(INSERT_LEASES, [JSON.stringify(leases), now]);
+    const rows = grants.map((g) => ({ task_id: g.task_id, lease_id: g.lease_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, expires_at: expiresAt }));
+    await client.query(GRANT_TASKS, [JSON.stringify(rows), now]);
+    const events = grants.flatMap((g) => [
+      event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
+      event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
+    ]);
+    await client.query(APPEND_EVENTS, [JSON.stringify(events)]);
+    return grants;
+  });
+}
+
+/** Releases a live lease: the task goes back to todo. Throws if the lease is not active. */
+export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
+  return transaction(pool, async (client) => {
+    const now = new Date();
+    const [found] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
+    if (!found) throw new Error(`no lease ${leaseId}`);
+    await client.query(LOCK_TASK, [found.task_id]);
+    const [lease] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
+    if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${leaseId} is not live`);
+    await client.query(END_LEASE, [leaseId, now]);
+    await client.query(RELEASE_TASK, [found.task_id, now, ACTOR.id, ACTOR.kind]);
+    const events = [
+      event('lease.released', found.task_id, { lease_id: leaseId }, now),
+      event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
+    ];
+    await client.query(APPEND_EVENTS, [JSON.stringify(events)]);
+  });
+}
+
+/** Inserts `count` todo tasks at normal priority straight into a migrated database. */
+export async function seedTodoTasks(url: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO tasks (id, title, status, priority, labels, created_at, created_by_id, created_by_kind, updated_at, updated_by_id, updated_by_kind)
+       SELECT 'tsk_' || lpad(g::text, 26, '0'), 'Bench task ' || g, 'todo', 1, '{bench}', now(), 'agt_bench_seed', 'system', now(), 'agt_bench_seed', 'system'
+       FROM generate_series(1, $1) AS g`,
+      [count],
+    );
+    await client.query('ANALYZE tasks');
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * `node bench/claims.ts [--scenario=single|batch16] [--concurrency=1,8,32]`
+ *
+ * Claims per second on PostgreSQL: Baton (`node src/main.ts`) beside a minimal Fastify + pg route
+ * (bench/claims-server.ts) and the same transactions as raw SQL on a pg pool in this process
+ * (bench/claims-statements.ts), at concurrency 1, 8 and 32. One cycle = claim (todo → in_progress,
+ * a new lease) then release of that lease (in_progress → todo); batch16 claims up to 16 tasks in
+ * one request, then releases each one by one. Every run gets a fresh database holding SEED_TASKS
+ * todo tasks (BENCH_CLAIMS_TASKS, default 5000). BENCH_SECONDS sets the measured seconds per run (default 8); BENCH_DATABASE_URL the
+ * PostgreSQL server. Prints the table and writes it to bench/CLAIMS.md (full runs only). Child
+ * processes and databases are removed on exit, on error and on Ctrl-C.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { generateToken } from '../src/tokens.ts';
+import { rawClaim, rawRelease, seedTodoTasks } from './claims-statements.ts';
+import { cpuSeconds, cpuUsed } from './cpu.ts';
+import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
+import { Cleanup, startServer } from './processes.ts';
+import { describeMachine, type Machine } from './report.ts';
+
+const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const MINIMAL_MAIN = fileURLToPath(new URL('claims-server.ts', import.meta.url));
+const RESULTS = new URL('CLAIMS.md', import.meta.url);
+/** Todo tasks in each fresh database: BENCH_CLAIMS_TASKS, default 5,000. */
+const SEED_TASKS = Number(process.env.BENCH_CLAIMS_TASKS ?? 5000);
+const WARMUP_SECONDS = 2;
+
+const SCENARIOS = { single: 1, batch16: 16 } as const;
+type Scenario = keyof typeof SCENARIOS;
+const CONCURRENCIES = [1, 8, 32];
+const TARGETS = ['baton', 'minimal', 'raw'] as const;
+type Target = (typeof TARGETS)[number];
+
+let interrupted = false;
+
+/** How one target claims and releases. */
+interface Driver {
+  claim(limit: number): Promise<string[]>;
+  release(leaseId: string): Promise<void>;
+}
+
+interface Result {
+  cyclesPerS: number;
+  tasksPerS: number;
+  p50: number;
+  p99: number;
+  cycles: number;
+  /** CPU ms per claimed task: server process (or this process, for raw) plus its database backends. */
+  cpuMs: number | undefined;
+}
+
+interface Row {
+  scenario: Scenario;
+  concurrency: number;
+  results: Record<Target, Result>;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const { values } = parseArgs({ args, options: { scenario: { type: 'string' }, concurrency: { type: 'string' } } });
+  const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+  if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
+  if (!(Number.isInteger(SEED_TASKS) && SEED_TASKS >= 512)) throw new Error(`BENCH_CLAIMS_TASKS must be an integer of at least 512 (got ${process.env.BENCH_CLAIMS_TASKS})`);
+  const scenarios = (Object.keys(SCENARIOS) as Scenario[]).filter((s) => values.scenario === undefined || s === values.scenario);
+  if (scenarios.length === 0) throw new Error(`--scenario=${values.scenario} is not one of ${Object.keys(SCENARIOS).join(', ')}`);
+  const concurrencies = values.concurrency === undefined ? CONCURRENCIES : values.concurrency.split(',').map(Number);
+  if (!concurrencies.every((c) => Number.isInteger(c) && c > 0)) throw new Error(`--concurrency must list positive integers, e.g. 1,8,32`);
+  const machine = await describeMachine(await postgresVersion());
+  if (Number(machine.load) > machine.cores / 2) log(`warning: load average ${machine.load} on ${machine.cores} cores — the numbers will be low and noisy`);
+  const token = generateToken();
+  const runId = randomBytes(4).toString('hex');
+  const date = new Date();
+
+  const cleanup = new Cleanup();
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupted = true;
+    process.stderr.write(`\n${signal}: stopping servers and removing databases…\n`);
+    void cleanup.run().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const rows: Row[] = [];
+  try {
+    for (const scenario of scenarios) {
+      for (const concurrency of concurrencies) {
+        const results = {} as Record<Target, Result>;
+        for (const target of TARGETS) {
+          results[target] = await measure({ target, scenario, concurrency, seconds, token, name: `baton_bench_claims_${runId}_${target}_${scenario}_${concurrency}` }, cleanup);
+        }
+        log(`${scenario} ×${concurrency}: Baton/minimal ${(results.baton.tasksPerS / results.minimal.tasksPerS).toFixed(2)}×, Baton/raw ${(results.baton.tasksPerS / results.raw.tasksPerS).toFixed(2)}×`);
+        rows.push({ scenario, concurrency, results });
+      }
+    }
+  } finally {
+    await cleanup.run();
+  }
+  const table = claimsTable(rows);
+  process.stdout.write(`\n${table}\n\n`);
+  if (values.scenario === undefined && values.concurrency === undefined) {
+    await writeFile(RESULTS, report(table, machine, commandLine(args), seconds, date));
+    process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
+  } else {
+    process.stdout.write('Partial run: bench/CLAIMS.md left unchanged.\n');
+  }
+}
+
+interface RunPlan {
+  target: Target;
+  scenario: Scenario;
+  concurrency: number;
+  seconds: number;
+  token: string;
+  name: string;
+}
+
+/** One run on its own fresh database: start the target, seed, warm up, measure, stop, drop. */
+async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
+  const label = `${plan.scenario} ×${plan.concurrency} ${plan.target}`;
+  const run = new Cleanup();
+  cleanup.add(() => run.run());
+  let output = () => '';
+  try {
+    const database = await freshDatabase('postgres', plan.name, plan.token, run);
+    await seedTodoTasks(database.url, SEED_TASKS);
+    let driver: Driver;
+    let pid: number;
+    if (plan.target === 'raw') {
+      const pool = new pg.Pool({ connectionString: database.url, max: DB_POOL_SIZE });
+      pool.on('error', () => undefined);
+      run.add(() => pool.end());
+      driver = { claim: async (limit) => (await rawClaim(pool, limit)).map((c) => c.lease_id), release: (id) => rawRelease(pool, id) };
+      pid = process.pid;
+    } else {
+      const [args, env] =
+        plan.target === 'baton'
+          ? [[BATON_MAIN], { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: plan.token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url }]
+          : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`], {}];
+      const server = await startServer(args, env, run);
+      output = () => server.output();
+      driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, `${plan.name}`) : minimalDriver(server.url);
+      pid = server.pid;
+    }
+    const limit = SCENARIOS[plan.scenario];
+    await drive(driver, limit, plan.concurrency, Math.min(WARMUP_SECONDS, plan.seconds));
+    const processes = async () => [pid, ...(await backendPids(database))];
+    const before = await cpuSeconds(await processes());
+    const load = await drive(driver, limit, plan.concurrency, plan.seconds);
+    const after = await cpuSeconds(await processes());
+    if (load.cycles === 0) throw new Error(`no cycle completed in ${plan.seconds} s`);
+    const elapsed = load.elapsedMs / 1000;
+    const sorted = load.latencies.sort((a, b) => a - b);
+    const result: Result = {
+      cyclesPerS: load.cycles / elapsed,
+      tasksPerS: load.tasks / elapsed,
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99),
+      cycles: load.cycles,
+      cpuMs: before && after ? (cpuUsed(before, after) * 1000) / load.tasks : undefined,
+    };
+    const cpu = result.cpuMs === undefined ? '' : `, ${result.cpuMs.toFixed(2)} CPU ms per task`;
+    log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
+    return result;
+  } catch (error) {
+    const tail = output();
+    throw new Error(`${label}: ${(error as Error).message}${tail ? `\n--- last server output ---\n${tail}` : ''}`, { cause: error });
+  } finally {
+    await run.run();
+  }
+}
+
+interface Load {
+  cycles: number;
+  tasks: number;
+  empty: number;
+  latencies: number[];
+  elapsedMs: number;
+}
+
+/**
+ * `concurrency` loops for `seconds`: claim up to `limit`, then release each lease in turn. A cycle
+ * counts when it ends before time is up; one still running then is finished but not counted.
+ */
+async function drive(driver: Driver, limit: number, concurrency: number, seconds: number): Promise<Load> {
+  const load: Load = { cycles: 0, tasks: 0, empty: 0, latencies: [], elapsedMs: seconds * 1000 };
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const leases = await driver.claim(limit);
+      for (const lease of leases) await driver.release(lease);
+      const t1 = performance.now();
+      if (t1 > end) break;
+      if (leases.length === 0) {
+        load.empty++;
+        continue;
+      }
+      load.cycles++;
+      load.tasks += leases.length;
+      load.latencies.push(t1 - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return load;
+}
+
+function batonDriver(url: string, token: string, tag: string): Driver {
+  let keys = 0;
+  const post = async (path: string, body: object): Promise<string> => {
+    const response = await fetch(`${url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `${tag}-${keys++}` },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+    return text;
+  };
+  return {
+    claim: async (limit) => {
+      const body = JSON.parse(await post('/tasks/claim', limit === 1 ? {} : { limit })) as { claims: { lease: { id: string } }[] };
+      return body.claims.map((c) => c.lease.id);
+    },
+    release: async (id) => {
+      await post(`/leases/${id}/release`, {});
+    },
+  };
+}
+
+function minimalDriver(url: string): Driver {
+  const post = async (path: string, body: object | undefined): Promise<string> => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+    return text;
+  };
+  return {
+    claim: async (limit) => (JSON.parse(await post('/claim', { limit })) as { claims: { lease_id: string }[] }).claims.map((c) => c.lease_id),
+    release: async (id) => {
+      await post(`/release/${id}`, undefined);
+    },
+  };
+}
+
+function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+
+function claimsTable(rows: readonly Row[]): string {
+  const lines = [
+    '| scenario | concurrency | Baton /s | p50 / p99 ms | CPU ms/task | minimal route /s | p50 / p99 ms | CPU ms/task | raw SQL /s | p50 / p99 ms | CPU ms/task | Baton ÷ minimal | Baton ÷ raw |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const cells = (r: Result, scenario: Scenario) => {
+    const rate = scenario === 'single' ? `${r.cyclesPerS.toFixed(0)} cycles` : `${r.tasksPerS.toFixed(0)} tasks`;
+    return `${rate} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} | ${r.cpuMs?.toFixed(2) ?? '–'}`;
+  };
+  for (const { scenario, concurrency, results } of rows) {
+    const { baton, minimal, raw } = results;
+    lines.push(
+      `| ${scenario} | ${concurrency} | ${cells(baton, scenario)} | ${cells(minimal, scenario)} | ${cells(raw, scenario)} | ${(baton.tasksPerS / minimal.tasksPerS).toFixed(2)}× | ${(baton.tasksPerS / raw.tasksPerS).toFixed(2)}× |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function report(table: string, m: Machine, command: string, seconds: number, date: Date): string {
+  return `# Claims benchmark
+
+${date.toISOString()} — \`${command}\` — Baton ${m.revision}
+
+${table}
+
+Machine: ${m.cores} cores (\`nproc\`; ${m.cpu}), ${m.memoryGiB} GiB memory, load average ${m.load} before the run;
+Node ${m.node}; PostgreSQL ${m.postgres}.
+
+For context, the issue's reference numbers on these machines: pg-boss's fetch + complete did about
+1,400 jobs/s, graphile-worker's batched mode about 11,700 jobs/s (each a different unit of work
+from the cycle here; see below).
+
+## What one cycle is
+
+- **single**: \`POST /api/v1/tasks/claim {}\` (claims the next todo task: todo → in_progress, a new
+  lease, events task.claimed + task.status_changed), then \`POST /api/v1/leases/{lease_id}/release {}\`
+  (lease released, in_progress → todo, events lease.released + task.status_changed). The released
+  task goes back to the queue, so the queue never runs dry. Rate = completed cycles per second;
+  p50/p99 = latency of the whole cycle (two requests).
+- **batch16**: \`POST /api/v1/tasks/claim {"limit": 16}\`, then the 16 releases one after another. Rate
+  = tasks claimed (and released) per second; p50/p99 = latency of the whole cycle (17 requests).
+  Releases dominate it: there is no batch release.
+- Each worker is an async loop in the benchmark process with keep-alive \`fetch\`; \`concurrency\` =
+  number of workers. Every Baton write carries a fresh Idempotency-Key. A cycle counts if it ends
+  within the ${seconds} s measured window (after a ${WARMUP_SECONDS} s warm-up); any non-2xx answer fails the run.
+
+## The three targets
+
+- **Baton**: \`node src/main.ts\` in a child process with \`BATON_LOG_LEVEL=warn\`,
+  \`BATON_DB_POOL_SIZE=${DB_POOL_SIZE}\`, \`BATON_RATE_LIMIT=${RATE_LIMIT}\`, defaults otherwise (lease sweeper on),
+  the bootstrap admin's token.
+- **minimal route** (\`bench/claims-server.ts\`): bare Fastify + pg pool (${DB_POOL_SIZE}) in a child process,
+  \`POST /claim {limit}\` and \`POST /release/:lease_id\`, running the raw transactions below. No auth,
+  no idempotency keys, no validation, no response shaping.
+- **raw SQL** (\`bench/claims-statements.ts\`): the same transactions called directly on a pg pool (${DB_POOL_SIZE})
+  inside the benchmark process — no HTTP at all.
+- Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
+  UPDATE SKIP LOCKED\`; lease insert; task update (\`jsonb_to_recordset\`); event append under its advisory
+  lock; \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read;
+  lease update; task update; event append; \`commit\`. These are the statements Baton's claim-next and
+  release send for the work itself (src/store/leases.ts, tasks.ts, events.ts); Baton also sends, per
+  request, its token lookup + rate count, and per write the idempotency-key claim and stored response.
+- Each (scenario, concurrency, target) run has its own fresh database (\`baton_bench_claims_*\`, dropped
+  afterwards), migrated by Baton's start-up, seeded with ${SEED_TASKS} todo tasks by SQL.
+- CPU ms/task: user + system CPU over the measured window of the server process (for raw SQL: the
+  benchmark process itself, workers included) plus the PostgreSQL backends of its database, per task
+  claimed. The HTTP client's CPU (this process) is not counted for Baton and the minimal route, but it
+  shares the ${m.cores} cores with them.
+`;
+}
+
+function commandLine(args: readonly string[]): string {
+  const env = ['BENCH_SECONDS', 'BENCH_CLAIMS_TASKS']
+    .filter((name) => process.env[name])
+    .map((name) => `${name}=${process.env[name]} `)
+    .join('');
+  const via = process.env.npm_lifecycle_event === 'bench:claims' ? `npm run bench:claims${args.length > 0 ? ' --' : ''}` : 'node bench/claims.ts';
+  return [env + via, ...args].join(' ');
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+if (import.meta.main) {
+  await main().catch((error: unknown) => {
+    if (interrupted) return;
+    process.stderr.write(`\nclaims bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
