@@ -17,6 +17,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { monotonicFactory } from 'ulidx';
 import { APPEND_EVENTS, AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE, UPDATE_TITLE } from './baseline-statements.ts';
+import { serveUntilStopped } from './processes.ts';
 
 interface Query {
   query<R>(text: string, params: unknown[]): Promise<R[]>;
@@ -200,23 +201,7 @@ async function main(): Promise<void> {
     return { status: 'ready' };
   });
 
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`baseline listening at ${address}\n`);
-  let closing = false;
-  const shutdown = () => {
-    if (closing) return;
-    closing = true;
-    app
-      .close()
-      .then(() => store.close())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
-  process.stdin.on('end', shutdown).resume();
+  await serveUntilStopped(app, 'baseline', () => store.close());
 }
 
 if (import.meta.main) await main();

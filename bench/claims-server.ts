@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { rawClaim, rawRelease } from './claims-statements.ts';
+import { serveUntilStopped } from './processes.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'database-url': { type: 'string' }, 'pool-size': { type: 'string' } } });
@@ -37,23 +38,7 @@ async function main(): Promise<void> {
     return { status: 'ready' };
   });
 
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.stdout.write(`claims baseline listening at ${address}\n`);
-  let closing = false;
-  const shutdown = () => {
-    if (closing) return;
-    closing = true;
-    app
-      .close()
-      .then(() => pool.end())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
-  process.stdin.on('end', shutdown).resume();
+  await serveUntilStopped(app, 'claims baseline', () => pool.end());
 }
 
 if (import.meta.main) await main();

@@ -19,7 +19,7 @@ import { generateToken } from '../src/tokens.ts';
 import { rawClaim, rawRelease, seedTodoTasks } from './claims-statements.ts';
 import { cpuSeconds, cpuUsed } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
-import { Cleanup, startServer } from './processes.ts';
+import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { describeMachine, type Machine } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -35,7 +35,6 @@ const CONCURRENCIES = [1, 8, 32];
 const TARGETS = ['baton', 'minimal', 'raw'] as const;
 type Target = (typeof TARGETS)[number];
 
-let interrupted = false;
 
 /** How one target claims and releases. */
 interface Driver {
@@ -76,13 +75,7 @@ async function main(): Promise<void> {
   const date = new Date();
 
   const cleanup = new Cleanup();
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    process.stderr.write(`\n${signal}: stopping servers and removing databases…\n`);
-    void cleanup.run().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  cleanup.runOnSignals();
   const rows: Row[] = [];
   try {
     for (const scenario of scenarios) {
@@ -339,7 +332,7 @@ function log(line: string): void {
 
 if (import.meta.main) {
   await main().catch((error: unknown) => {
-    if (interrupted) return;
+    if (wasInterrupted()) return;
     process.stderr.write(`\nclaims bench failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   });

@@ -15,6 +15,48 @@ export class Cleanup {
       await step().catch((error: unknown) => process.stderr.write(`cleanup step failed: ${String(error)}\n`));
     }
   }
+
+  /** On Ctrl-C or SIGTERM: run the cleanup, then exit 130; `wasInterrupted()` turns true. */
+  runOnSignals(): void {
+    const onSignal = (signal: NodeJS.Signals) => {
+      interruptedBySignal = true;
+      process.stderr.write(`\n${signal}: stopping servers and removing databases…\n`);
+      void this.run().finally(() => process.exit(130));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  }
+}
+
+let interruptedBySignal = false;
+
+/** True once a signal stopped the run, so the failure it causes is not reported as the benchmark's. */
+export function wasInterrupted(): boolean {
+  return interruptedBySignal;
+}
+
+/**
+ * For the baseline servers run as children: listen on a free loopback port, announce it, and
+ * close (then `closeStore`) on SIGTERM, SIGINT or the parent closing our stdin.
+ */
+export async function serveUntilStopped(app: { listen(o: { port: number; host: string }): Promise<string>; close(): Promise<void> }, name: string, closeStore: () => Promise<void>): Promise<void> {
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  process.stdout.write(`${name} listening at ${address}\n`);
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    app
+      .close()
+      .then(closeStore)
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+  process.stdin.on('end', shutdown).resume();
 }
 
 /** A server in a child process, listening on 127.0.0.1 at `url`. */

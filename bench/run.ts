@@ -20,7 +20,7 @@ import { generateToken } from '../src/tokens.ts';
 import { cpuSeconds, cpuUsed } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, type DatabaseLocation, type Engine, ENGINES, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { needsPool, ID_POOL_SIZE, runLoad, type Scenario, SCENARIOS, scenarioRequests, seedTasks } from './load.ts';
-import { Cleanup, startServer } from './processes.ts';
+import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { summariseProfile } from './profile.ts';
 import { checkBaselineSql } from './sql-check.ts';
 import { describeMachine, type Measurement, type Row, resultsTable, writeResults } from './report.ts';
@@ -31,7 +31,6 @@ const RESULTS = new URL('RESULTS.md', import.meta.url);
 const WARMUP_SECONDS = 3;
 
 /** Set on Ctrl-C: the failures that follow are the interruption's, not worth reporting. */
-let interrupted = false;
 
 type Target = 'baton' | 'baseline';
 
@@ -68,13 +67,7 @@ async function main(): Promise<void> {
   const date = new Date();
 
   const cleanup = new Cleanup();
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupted = true;
-    process.stderr.write(`\n${signal}: stopping servers and removing databases…\n`);
-    void cleanup.run().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  cleanup.runOnSignals();
   let rows: Row[];
   let sql: string;
   try {
@@ -194,7 +187,7 @@ function log(line: string): void {
 
 if (import.meta.main) {
   await main().catch((error: unknown) => {
-    if (interrupted) return;
+    if (wasInterrupted()) return;
     process.stderr.write(`\nbench failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   });
