@@ -6,6 +6,7 @@ import type { Ids } from '../ids.ts';
 import type { Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
+import { readStats, type StoreStats } from '../store/stats.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 
@@ -24,6 +25,8 @@ export interface Service {
   execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
+  /** Aggregate counts for /metrics. */
+  stats(): Promise<StoreStats>;
 }
 
 export interface ServiceDeps {
@@ -51,5 +54,6 @@ export function createService(deps: ServiceDeps): Service {
         throw new BatonError('unavailable', `The ${database.engine} database did not answer.`, { headers: { 'retry-after': '5' } });
       }
     },
+    stats: () => readStats(database.db, clock.now()),
   };
 }

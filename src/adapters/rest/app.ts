@@ -5,6 +5,7 @@ import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { registerDocs } from '../docs.ts';
 import { buildManifest } from '../manifest.ts';
+import { registerMetrics } from '../metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
@@ -81,6 +82,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     return { status: 'ready' };
   });
   await registerDocs(app, service);
+  registerMetrics(app, service);
   return app;
 }
 

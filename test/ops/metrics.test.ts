@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../harness.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+/** The value of one sample line, e.g. `baton_tasks{status="todo"} 2`. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('GET /metrics', () => {
+  it('serves Prometheus text with request counts by operation and live task, lease and approval gauges', async () => {
+    await t.request('POST', '/api/v1/tasks', { body: { title: 'one' } });
+    await t.request('POST', '/api/v1/tasks', { body: { title: 'two' } });
+    await t.request('POST', '/api/v1/tasks/claim', { body: {} });
+    await t.request('GET', '/api/v1/tasks/tsk_nope');
+
+    const res = await t.request('GET', '/metrics', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(sample(res.body, 'baton_http_requests_total{operation="tasks.create",method="POST",status="201"}')).toBe(2);
+    expect(sample(res.body, 'baton_http_requests_total{operation="tasks.get",method="GET",status="400"}')).toBe(1);
+    expect(sample(res.body, 'baton_tasks{status="todo"}')).toBe(1);
+    expect(sample(res.body, 'baton_tasks{status="in_progress"}')).toBe(1);
+    expect(sample(res.body, 'baton_tasks{status="done"}')).toBe(0);
+    expect(sample(res.body, 'baton_leases_active')).toBe(1);
+    expect(sample(res.body, 'baton_approvals_pending')).toBe(0);
+    expect(res.body).toContain('baton_http_request_duration_seconds_bucket');
+    expect(res.body).toContain('baton_process_cpu_seconds_total');
+  });
+
+  it('labels unmatched URLs as one series, not one per path', async () => {
+    await t.request('GET', '/nope/1', { token: null });
+    await t.request('GET', '/nope/2', { token: null });
+    const res = await t.request('GET', '/metrics', { token: null });
+    expect(res.body).not.toContain('/nope/');
+  });
+});
