@@ -8,6 +8,7 @@ import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
+import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -24,6 +25,8 @@ export interface Service {
   execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
+  /** Applies a provider event whose signature the caller verified, once per provider event id. */
+  receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
 }
 
 export interface ServiceDeps {
@@ -44,6 +47,7 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
+    receiveInbound: (event) => receiveInbound(executeDeps, event),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

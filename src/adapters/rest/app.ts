@@ -3,8 +3,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
+import type { MaintenanceReport } from '../../workers/maintenance.ts';
 import { registerDocs } from '../docs.ts';
+import { registerInboundRoutes } from '../inbound/routes.ts';
 import { buildManifest } from '../manifest.ts';
+import { registerCronRoute } from './cron.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
@@ -12,6 +15,8 @@ import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
 export interface AppOptions {
   /** The process logger; omitted means no request log (tests). */
   readonly logger?: FastifyBaseLogger;
+  /** One pass of every maintenance loop, for /cron/keepalive. */
+  readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
 
 /** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
@@ -80,6 +85,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     await service.checkReady();
     return { status: 'ready' };
   });
+  registerCronRoute(app, service, options.runMaintenance);
+  await registerInboundRoutes(app, service);
   await registerDocs(app, service);
   return app;
 }
