@@ -139,7 +139,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 413,
     title: 'Body too large',
     retryable: false,
-    hint: 'Bodies are limited to 1 MiB; put long text in an artifact and reference it.',
+    hint: 'Bodies are limited to 1 MiB (artifact uploads: BATON_ARTIFACT_MAX_BYTES, 25 MiB by default); put long text in an artifact and reference it.',
     docs: '/spec/api.md#limits',
   },
   idempotency_key_required: {

@@ -7,6 +7,7 @@ import type { MaintenanceReport } from '../../workers/maintenance.ts';
 import { registerDocs } from '../docs.ts';
 import { registerInboundRoutes } from '../inbound/routes.ts';
 import { buildManifest } from '../manifest.ts';
+import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
@@ -72,6 +73,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   // Only JSON bodies: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
+  registerArtifactContentRoute(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {
@@ -96,7 +98,7 @@ function fromFastifyError(error: FastifyError | BatonError): BatonError {
   if (error instanceof BatonError) return error;
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new BatonError('payload_too_large', 'The request body is over the size limit.');
+      return new BatonError('payload_too_large', 'The request body is over the size limit of this route.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new BatonError('unsupported_media_type', 'The request body has a content type this route does not accept.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
