@@ -55,7 +55,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined };
   const service = createService({ database, config, clock, ids, log });
-  const maintenance = () => runMaintenance({ db: database.db, clock, ids, rateWindowS: config.rateLimit.windowS, log });
+  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
 import type { Ids } from '../ids.ts';
 import type { DB } from '../store/schema.ts';
 import { sweepLeases } from './expire-leases.ts';
@@ -9,7 +10,7 @@ export interface MaintenanceDeps {
   readonly db: Kysely<DB>;
   readonly clock: Clock;
   readonly ids: Ids;
-  readonly rateWindowS: number;
+  readonly config: Config;
   readonly log: { error(details: object, message: string): void };
 }
 
@@ -22,7 +23,7 @@ type Pass = (deps: MaintenanceDeps) => Promise<object>;
  */
 const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
-  pruning: (d) => prune(d.db, d),
+  pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
 };
 
 /** A pass's own report plus `ok`; a failed pass is only `{ ok: false }` (the error goes to the log). */
