@@ -18,7 +18,7 @@ const TTL_S = 300;
 const WAITING_ON = `ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id) AS waiting_on`;
 const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, tasks.priority, tasks.labels, tasks.version, tasks.created_at,
   tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
-  tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}`;
+  tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
 
 // pickClaimable, with no label filter and min_priority low (0).
 const PICK_FILTERS = `priority >= 0 AND deleted_at IS NULL

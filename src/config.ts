@@ -26,6 +26,13 @@ const schema = z.object({
   BATON_LEASE_TTL_MIN_S: seconds.default(30),
   BATON_LEASE_TTL_MAX_S: seconds.default(3600),
   BATON_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  BATON_ARTIFACT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
+  STRIPE_WEBHOOK_SECRET: z.string().optional(),
+  AUTH_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, 'must be a Svix signing secret: whsec_ followed by base64')
+    .optional(),
+  CRON_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 type Env = z.infer<typeof schema>;
@@ -48,6 +55,14 @@ export interface Config {
   readonly leaseTtl: { readonly defaultS: number; readonly minS: number; readonly maxS: number };
   /** How often each instance sweeps expired leases; 0 turns the in-process sweeper off (cron drives it). */
   readonly sweepIntervalMs: number;
+  /** The largest artifact accepted, in bytes (decoded); past it 413. */
+  readonly artifactMaxBytes: number;
+  /** Signing secret of the payment provider's webhook (`whsec_…`); unset: /webhooks/payments answers 503. */
+  readonly stripeWebhookSecret: string | undefined;
+  /** Svix signing secret of the auth provider's webhook (`whsec_…`); unset: /webhooks/auth answers 503. */
+  readonly authWebhookSecret: string | undefined;
+  /** Bearer secret of /cron/keepalive; unset: the route answers 503. */
+  readonly cronSecret: string | undefined;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -67,6 +82,10 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_LEASE_TTL_MIN_S: '30',
   BATON_LEASE_TTL_MAX_S: '3600',
   BATON_SWEEP_INTERVAL_MS: '1000',
+  BATON_ARTIFACT_MAX_BYTES: '26214400',
+  STRIPE_WEBHOOK_SECRET: 'whsec_… from the Stripe dashboard',
+  AUTH_WEBHOOK_SECRET: 'whsec_… from the auth provider (Svix)',
+  CRON_SECRET: 'the output of `openssl rand -hex 32`',
 };
 
 export class ConfigError extends Error {
@@ -103,6 +122,10 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     rateLimit: Object.freeze(parseRate(e.BATON_RATE_LIMIT)),
     leaseTtl: Object.freeze({ defaultS: e.BATON_LEASE_TTL_DEFAULT_S, minS: e.BATON_LEASE_TTL_MIN_S, maxS: e.BATON_LEASE_TTL_MAX_S }),
     sweepIntervalMs: e.BATON_SWEEP_INTERVAL_MS,
+    artifactMaxBytes: e.BATON_ARTIFACT_MAX_BYTES,
+    stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
+    authWebhookSecret: e.AUTH_WEBHOOK_SECRET,
+    cronSecret: e.CRON_SECRET,
     ...overrides,
   });
 }

@@ -43,8 +43,10 @@ export const ERROR_CODES = [
   'approval_not_pending',
   'approval_stale',
   'conflict_state',
+  'invalid_signature',
   'internal',
   'unavailable',
+  'not_configured',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -137,7 +139,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 413,
     title: 'Body too large',
     retryable: false,
-    hint: 'Bodies are limited to 1 MiB; put long text in an artifact and reference it.',
+    hint: 'Bodies are limited to 1 MiB (artifact uploads: BATON_ARTIFACT_MAX_BYTES, 25 MiB by default); put long text in an artifact and reference it.',
     docs: '/spec/api.md#limits',
   },
   idempotency_key_required: {
@@ -245,6 +247,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     hint: 'Read the resource again; `detail` says what is in the way.',
     docs: '/spec/api.md',
   },
+  invalid_signature: {
+    status: 400,
+    title: 'Webhook signature not valid',
+    retryable: false,
+    hint: 'Sign the exact raw body with the secret configured for this route, with a current timestamp (5 minutes tolerance); nothing was recorded.',
+    docs: '/spec/inbound.md#verification',
+  },
   internal: {
     status: 500,
     title: 'Internal error',
@@ -258,6 +267,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: true,
     hint: 'The database is unreachable; retry after `Retry-After` seconds.',
     docs: '/spec/errors.md',
+  },
+  not_configured: {
+    status: 503,
+    title: 'Not configured on this server',
+    retryable: false,
+    hint: 'The operator must set the environment variable named in `detail` and restart; nothing was recorded.',
+    docs: '/spec/inbound.md',
   },
 };
 

@@ -9,6 +9,7 @@ import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
+import { runMaintenance } from './workers/maintenance.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 
@@ -54,7 +55,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined };
   const service = createService({ database, config, clock, ids, log });
-  const app = await buildApp(service, options.logger ? { logger: options.logger } : {});
+  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
+  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));

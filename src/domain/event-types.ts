@@ -16,5 +16,18 @@ export const EVENT_TYPES = [
   'agent.updated',
   'token.created',
   'token.revoked',
+  'artifact.created',
+  // Inbound webhooks: one event per accepted delivery, by the system actor.
+  'payment.checkout_completed',
+  'payment.subscription_updated',
+  'payment.subscription_deleted',
+  'payment.invoice_paid',
+  'payment.invoice_failed',
+  'payment.received',
+  'auth.user_created',
+  'auth.user_updated',
+  'auth.user_deleted',
+  'auth.session_recorded',
+  'auth.received',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -20,6 +20,8 @@ export interface HttpBinding {
   readonly path: string;
   /** The status of a success; 200 unless given. */
   readonly successStatus?: 200 | 201 | 202;
+  /** `artifact`: the body may be as large as a base64 artifact upload, not just BATON_BODY_LIMIT_BYTES. */
+  readonly bodyLimit?: 'artifact';
 }
 
 /** An event an operation asks to write; the executor adds id, actor, provenance and time. */

@@ -5,6 +5,8 @@ import { listAgents } from './agents/list-agents.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
 import { updateAgent } from './agents/update-agent.ts';
+import { createArtifact } from './artifacts/create-artifact.ts';
+import { getArtifact } from './artifacts/get-artifact.ts';
 import { approveApproval } from './approvals/approve-approval.ts';
 import { denyApproval } from './approvals/deny-approval.ts';
 import { getApproval } from './approvals/get-approval.ts';
@@ -52,4 +54,6 @@ export const operations: readonly Operation[] = [
   createToken,
   listTokens,
   revokeToken,
+  createArtifact,
+  getArtifact,
 ];

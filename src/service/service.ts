@@ -9,6 +9,7 @@ import type { Database } from '../store/database.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
+import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -27,6 +28,8 @@ export interface Service {
   checkReady(): Promise<void>;
   /** Aggregate counts for /metrics. */
   stats(): Promise<StoreStats>;
+  /** Applies a provider event whose signature the caller verified, once per provider event id. */
+  receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
 }
 
 export interface ServiceDeps {
@@ -47,6 +50,7 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
+    receiveInbound: (event) => receiveInbound(executeDeps, event),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

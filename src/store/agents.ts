@@ -10,6 +10,8 @@ export interface NewAgentRow {
   scopes: string[];
   tool_allowlist: string[] | null;
   rate_limit?: number | null;
+  external_id?: string | null;
+  email?: string | null;
   created_at: Date;
   created_by_id: string;
   created_by_kind: string;
@@ -54,6 +56,7 @@ export interface AgentChanges {
   tool_allowlist?: string[] | null;
   disabled?: boolean;
   rate_limit?: number | null;
+  email?: string | null;
 }
 
 export async function updateAgent(
@@ -67,4 +70,9 @@ export async function updateAgent(
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** The human the auth provider knows by this user id, locked for the caller's transaction. */
+export async function lockAgentByExternalId(tx: Transaction<DB>, externalId: string): Promise<AgentRow | undefined> {
+  return tx.selectFrom('agents').selectAll().where('external_id', '=', externalId).forUpdate().executeTakeFirst();
 }

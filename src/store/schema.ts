@@ -11,6 +11,8 @@ export interface AgentsTable {
   tool_allowlist: string[] | null;
   disabled: Generated<boolean>;
   rate_limit: number | null;
+  external_id: Generated<string | null>;
+  email: Generated<string | null>;
   version: Generated<number>;
   created_at: Timestamp;
   created_by_id: string;
@@ -136,6 +138,49 @@ export interface IdempotencyKeysTable {
   expires_at: Timestamp;
 }
 
+export interface InboundDeliveriesTable {
+  provider: 'payments' | 'auth';
+  provider_event_id: string;
+  provider_type: string;
+  event_id: string;
+  received_at: Timestamp;
+}
+
+export interface BillingAccountsTable {
+  customer_id: string;
+  email: string | null;
+  checkout_session_id: string | null;
+  subscription_id: string | null;
+  subscription_status: string | null;
+  price_id: string | null;
+  last_invoice_id: string | null;
+  last_invoice_status: 'paid' | 'payment_failed' | null;
+  version: Generated<number>;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
+export interface ArtifactsTable {
+  id: string;
+  task_id: string | null;
+  name: string | null;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+}
+
+export interface ArtifactContentsTable {
+  artifact_id: string;
+  content: Uint8Array;
+}
+
 export interface DB {
   agents: AgentsTable;
   tokens: TokensTable;
@@ -145,4 +190,8 @@ export interface DB {
   rate_counters: RateCountersTable;
   events: EventsTable;
   idempotency_keys: IdempotencyKeysTable;
+  inbound_deliveries: InboundDeliveriesTable;
+  billing_accounts: BillingAccountsTable;
+  artifacts: ArtifactsTable;
+  artifact_contents: ArtifactContentsTable;
 }

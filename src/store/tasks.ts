@@ -1,23 +1,34 @@
 import { type RawBuilder, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { DB, TasksTable } from './schema.ts';
 
-/** A task row plus `waiting_on`: the ids in `blocked_by` not yet done. */
-export type TaskRow = Selectable<TasksTable> & { waiting_on: string[] };
+/** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
+export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[] };
+
+/** An artifact attached to a task, as the task row carries it (never the bytes). */
+export interface ArtifactRefRow {
+  id: string;
+  size: number;
+  content_type: string;
+  sha256: string;
+}
 
 /** `waiting_on`, computed where the row is read so it is never stale. Queries must not alias `tasks`. */
 const waitingOn: RawBuilder<string[]> = sql<string[]>`ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id)`;
+
+/** The task's artifact references, read with the row (an index lookup on artifacts.task_id). */
+const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql<ArtifactRefRow[]>`COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json)`;
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by', 'deleted_at'];
 
 /** The same columns for a RETURNING clause of raw SQL. */
-export const taskReturning: RawBuilder<unknown> = sql.join([...COLUMNS.map((c) => sql.ref(`tasks.${c}`)), sql`${waitingOn} AS waiting_on`]);
+export const taskReturning: RawBuilder<unknown> = sql.join([...COLUMNS.map((c) => sql.ref(`tasks.${c}`)), sql`${waitingOn} AS waiting_on`, sql`${artifactRefs} AS artifacts`]);
 
 /** Every column of a task row, for select and returning clauses. */
 export const taskColumns = ['tasks.id', 'tasks.title', 'tasks.description', 'tasks.status', 'tasks.priority', 'tasks.labels', 'tasks.version',
   'tasks.created_at', 'tasks.created_by_id', 'tasks.created_by_kind', 'tasks.updated_at', 'tasks.updated_by_id', 'tasks.updated_by_kind',
   'tasks.lease_id', 'tasks.lease_holder_id', 'tasks.lease_holder_kind', 'tasks.lease_expires_at', 'tasks.lease_epoch', 'tasks.blocked_by', 'tasks.deleted_at',
-  waitingOn.as('waiting_on')] as const;
+  waitingOn.as('waiting_on'), artifactRefs.as('artifacts')] as const;
 
 export interface NewTaskRow {
   id: string;

@@ -1,5 +1,6 @@
 import type { RequestOptions, Response, TestServer } from '../harness.ts';
 import { walkAgents } from './walk-agents.ts';
+import { walkArtifacts } from './walk-artifacts.ts';
 import { walkApprovals } from './walk-approvals.ts';
 import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
@@ -56,6 +57,7 @@ export const UNKNOWN = {
   agent: 'agt_01ARZ3NDEKTSV4RRFFQ69G5FAV',
   token: 'tok_01ARZ3NDEKTSV4RRFFQ69G5FAV',
   approval: 'apr_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  artifact: 'art_01ARZ3NDEKTSV4RRFFQ69G5FAV',
 } as const;
 
 /**
@@ -100,5 +102,6 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkAgents(w);
   await walkApprovals(w);
   await walkLists(w, tasks);
+  await walkArtifacts(w);
   return { exchanges, surprises };
 }

@@ -14,6 +14,8 @@ export interface Fixtures {
   /** An agent made through the API, with one token. */
   readonly agent: string;
   readonly token: string;
+  /** A text artifact attached to `task`. */
+  readonly artifact: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -53,6 +55,8 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens.create': (fx) => ({ params: { id: fx.agent }, body: { machine: `m-${randomUUID().slice(0, 8)}` } }),
   'tokens.list': (fx) => ({ params: { id: fx.agent } }),
   'tokens.revoke': (fx) => ({ params: { id: fx.token } }),
+  'artifacts.create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
+  'artifacts.get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
 };
 
 /** Makes a fresh set of fixtures. */
@@ -70,7 +74,8 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const approval = await ok(t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: requester.token }), 202);
   const agent = await ok(t.request('POST', '/api/v1/agents', { body: { name: 'fixture-agent', scopes: ['tasks:read'] } }), 201);
   const token = await ok(t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { body: { machine: 'fixture-machine' } }), 201);
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id };
+  const artifact = await ok(t.request('POST', '/api/v1/artifacts', { body: { content: 'fixture notes', task_id: task.id } }), 201);
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -3,9 +3,13 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
+import type { MaintenanceReport } from '../../workers/maintenance.ts';
 import { registerDocs } from '../docs.ts';
+import { registerInboundRoutes } from '../inbound/routes.ts';
 import { buildManifest } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
+import { registerArtifactContentRoute } from './artifact-content.ts';
+import { registerCronRoute } from './cron.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
@@ -13,6 +17,8 @@ import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
 export interface AppOptions {
   /** The process logger; omitted means no request log (tests). */
   readonly logger?: FastifyBaseLogger;
+  /** One pass of every maintenance loop, for /cron/keepalive. */
+  readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
 
 /** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
@@ -68,6 +74,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   // Only JSON bodies: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
+  registerArtifactContentRoute(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {
@@ -81,6 +88,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     await service.checkReady();
     return { status: 'ready' };
   });
+  registerCronRoute(app, service, options.runMaintenance);
+  await registerInboundRoutes(app, service);
   await registerDocs(app, service);
   registerMetrics(app, service);
   return app;
@@ -91,7 +100,7 @@ function fromFastifyError(error: FastifyError | BatonError): BatonError {
   if (error instanceof BatonError) return error;
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new BatonError('payload_too_large', 'The request body is over the size limit.');
+      return new BatonError('payload_too_large', 'The request body is over the size limit of this route.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new BatonError('unsupported_media_type', 'The request body has a content type this route does not accept.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -17,8 +17,8 @@ export function parseIfMatch(header: string | undefined): number | undefined {
   throw new BatonError('invalid_precondition', `If-Match ${JSON.stringify(header)} is not an entity-tag.`);
 }
 
-/** True when If-None-Match names the current version (or `*`), so a GET may answer 304. */
-export function ifNoneMatchHits(header: string | undefined, version: number): boolean {
+/** True when If-None-Match names the current version or content hash (or `*`), so a GET may answer 304. */
+export function ifNoneMatchHits(header: string | undefined, version: number | string): boolean {
   if (header === undefined) return false;
   return header.split(',').some((tag) => {
     const t = tag.trim();

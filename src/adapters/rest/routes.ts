@@ -31,6 +31,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
     app.route({
       method: operation.http.method,
       url: routeUrl(operation),
+      ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes) } : {}),
       handler: async (request, reply) => {
         request.operationName = operation.name;
         const { principal, budget } = await service.authenticate(request.headers.authorization);
@@ -63,6 +64,11 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       },
     });
   }
+}
+
+/** The JSON body that carries `maxBytes` as base64 (4 characters per 3 bytes), plus room for the other fields. */
+function base64BodyLimit(maxBytes: number): number {
+  return Math.ceil(maxBytes / 3) * 4 + 64 * 1024;
 }
 
 /** The id for a Location header: the created member's (201, when readable) or the pending approval's (202). */

@@ -3,6 +3,7 @@ import { ACTOR_KINDS, PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import { TASK_PRIORITIES } from '../../domain/task-priority.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { idPattern } from '../../ids.ts';
+import { artifactRef } from '../artifacts/artifact-schema.ts';
 
 export const TITLE_MAX = 200;
 export const DESCRIPTION_MAX = 4000;
@@ -14,7 +15,7 @@ export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
 export const taskDescription = z
   .string()
-  .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; attach longer text as an artifact`);
+  .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; put longer text in an artifact (POST /api/v1/artifacts with this task's task_id) and keep a summary here`);
 export const taskLabels = z
   .array(z.string().regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
@@ -55,6 +56,7 @@ const fullTask = z.object({
   lease: taskLeaseSummary.nullable(),
   blocked_by: z.array(z.string()).describe('Tasks that must be done before this one can be claimed.'),
   waiting_on: z.array(z.string()).describe('The blockers not done yet; claimable when empty.'),
+  artifacts: z.array(artifactRef).describe('Long bodies attached to the task, as references (never inlined), oldest first.'),
   legal_transitions: z.array(taskStatus).describe('Statuses reachable from this one by the state machine.'),
   next_actions: z.array(nextAction).describe('What this caller may do next, as ready-to-send requests.'),
   created_at: z.iso.datetime(),
@@ -67,7 +69,7 @@ export type Task = z.infer<typeof fullTask>;
 
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
-export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions', 'next_actions'];
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
 export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions'];
 

@@ -3,6 +3,7 @@ import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '..
 import type { ActorKind } from '../../domain/scopes.ts';
 import type { Principal } from '../../service/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
+import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';
 import { project } from '../shared/lists.ts';
 import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task } from './task-schema.ts';
@@ -23,6 +24,7 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     lease: leaseSummary(row),
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
+    artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
     next_actions: row.deleted_at ? [] : nextActions(row, actor),
     created_at: row.created_at.toISOString(),

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import { getArtifact } from '../../operations/artifacts/get-artifact.ts';
+import { rateLimitHeaders } from '../../service/authenticate.ts';
+import type { Service } from '../../service/service.ts';
+import { ifNoneMatchHits } from './if-match.ts';
+import { API_PREFIX } from './routes.ts';
+
+/**
+ * `GET /api/v1/artifacts/{id}/content`: the raw bytes of an artifact, the REST form of
+ * `artifacts.get` with its body (same scope, allowlist entry and errors). Served with the stored
+ * content type, `ETag: "<sha256>"` (If-None-Match → 304), and as an attachment, so a stored HTML
+ * file is never rendered in Baton's origin.
+ */
+export function registerArtifactContentRoute(app: FastifyInstance, service: Service): void {
+  app.get<{ Params: { id: string } }>(`${API_PREFIX}/artifacts/:id/content`, async (request, reply) => {
+    request.operationName = getArtifact.name;
+    const { principal, budget } = await service.authenticate(request.headers.authorization);
+    reply.headers(rateLimitHeaders(budget));
+    request.principalId = principal.id;
+    request.principalKind = principal.kind;
+    const outcome = await service.execute(getArtifact, { id: request.params.id, content: 'base64' }, {
+      principal,
+      idempotencyKey: undefined,
+      expectedVersion: undefined,
+      requestId: request.id,
+      budget,
+    });
+    // A read either succeeds or throws a BatonError (answered by the app's error handler).
+    const artifact = JSON.parse(outcome.body) as { sha256: string; content_type: string; content: string };
+    reply.header('etag', `"${artifact.sha256}"`).header('x-content-type-options', 'nosniff').header('content-disposition', 'attachment');
+    if (ifNoneMatchHits(request.headers['if-none-match'], artifact.sha256)) return reply.code(304).send();
+    return reply.type(artifact.content_type).send(Buffer.from(artifact.content, 'base64'));
+  });
+}

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import { databaseArtifactStore, insertArtifact } from '../../store/artifacts.ts';
+import { lockTask, updateTask } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { taskId } from '../tasks/task-schema.ts';
+import { artifactOutput, toArtifact } from './get-artifact.ts';
+
+// A flat character class: a grouped pattern recurses per group and overflows the stack on megabytes.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:"[^"]*"|[\w.+-]+))*$/;
+
+export const createArtifact = defineOperation({
+  name: 'artifacts.create',
+  summary: 'Store a long body (text or binary) as an artifact, optionally attached to a task.',
+  description:
+    'Send text as `content` (encoding `utf8`, the default) or bytes as base64 (encoding `base64`). The size limit is BATON_ARTIFACT_MAX_BYTES ' +
+    '(decoded; 25 MiB by default), past it 413. Attached to a task, the artifact appears in the task\'s `artifacts` as a reference.',
+  kind: 'write',
+  scope: 'artifacts:write',
+  approval: 'none',
+  http: { method: 'POST', path: '/artifacts', successStatus: 201, bodyLimit: 'artifact' },
+  input: z.strictObject({
+    content: z.string().describe('The body: text, or base64 when `encoding` is `base64`.'),
+    encoding: z.enum(['utf8', 'base64']).default('utf8'),
+    content_type: z.string().max(255).regex(MEDIA_TYPE, 'must be a media type such as text/markdown or application/pdf').optional()
+      .describe('Defaults to `text/plain; charset=utf-8` for utf8 and `application/octet-stream` for base64.'),
+    name: z.string().trim().min(1).max(200).optional().describe('A file name, for people.'),
+    task_id: taskId.optional().describe('Attach the artifact to this task (its version increments).'),
+  }),
+  output: artifactOutput,
+  async run(tx, ctx, input) {
+    if (input.encoding === 'base64' && (input.content.length % 4 !== 0 || !BASE64.test(input.content))) {
+      throw new BatonError('validation_failed', 'content is not valid base64.', { extra: { errors: [{ pointer: '/content', detail: 'not base64 (RFC 4648, with padding)', location: 'body' }] } });
+    }
+    const bytes = Buffer.from(input.content, input.encoding);
+    if (bytes.length > ctx.config.artifactMaxBytes) {
+      throw new BatonError('payload_too_large', `The artifact is ${bytes.length} bytes; the limit is ${ctx.config.artifactMaxBytes}.`, {
+        hint: 'Split the body into several artifacts, or ask the operator to raise BATON_ARTIFACT_MAX_BYTES.',
+      });
+    }
+    if (input.task_id) {
+      const task = await lockTask(tx, input.task_id);
+      if (!task) throw new BatonError('not_found', `Task ${input.task_id} does not exist.`);
+      await updateTask(tx, task.id, { updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    }
+    const row = await insertArtifact(tx, {
+      id: ctx.ids.make('art'),
+      task_id: input.task_id ?? null,
+      name: input.name ?? null,
+      content_type: input.content_type ?? (input.encoding === 'utf8' ? 'text/plain; charset=utf-8' : 'application/octet-stream'),
+      size_bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      created_at: ctx.now,
+      created_by_id: ctx.actor.id,
+      created_by_kind: ctx.actor.kind,
+    });
+    await databaseArtifactStore.write(tx, row.id, bytes);
+    const artifact = toArtifact(row);
+    ctx.emit({
+      type: 'artifact.created',
+      subject: row.task_id ?? row.id,
+      data: { artifact_id: row.id, task_id: row.task_id, name: row.name, size: row.size_bytes, content_type: row.content_type, sha256: row.sha256 },
+    });
+    return artifact;
+  },
+});

@@ -1,0 +1,70 @@
+import { sql, type Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Ids } from '../ids.ts';
+import type { DB } from '../store/schema.ts';
+import { sweepLeases } from './expire-leases.ts';
+import { prune } from './prune.ts';
+
+export interface MaintenanceDeps {
+  readonly db: Kysely<DB>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly config: Config;
+  readonly log: { error(details: object, message: string): void };
+}
+
+/** One pass of one maintenance loop, as the system actor; returns what it did. */
+type Pass = (deps: MaintenanceDeps) => Promise<object>;
+
+/**
+ * Every maintenance loop, by name. The in-process workers run these on timers; a serverless host
+ * drives them through /cron/keepalive instead. A new loop is one line here.
+ */
+const PASSES: Readonly<Record<string, Pass>> = {
+  lease_expiry: (d) => sweepLeases(d.db, d),
+  pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
+};
+
+/** A pass's own report plus `ok`; a failed pass is only `{ ok: false }` (the error goes to the log). */
+export type PassResult = { readonly ok: boolean } & Readonly<Record<string, unknown>>;
+
+export interface MaintenanceReport {
+  /** True when the database answered and every pass finished. */
+  ok: boolean;
+  database: 'ok' | 'unreachable';
+  passes: Record<string, PassResult>;
+  started_at: string;
+  finished_at: string;
+}
+
+/**
+ * Touches the database, then runs one pass of every maintenance loop in turn. A failing pass is
+ * logged and reported; the others still run. Safe beside the in-process workers and other instances
+ * (every pass takes its work with SKIP LOCKED or idempotent deletes).
+ */
+export async function runMaintenance(deps: MaintenanceDeps): Promise<MaintenanceReport> {
+  const startedAt = deps.clock.now();
+  const passes: Record<string, PassResult> = {};
+  const reachable = await sql`SELECT 1`.execute(deps.db).then(
+    () => true,
+    () => false,
+  );
+  if (reachable) {
+    for (const [name, pass] of Object.entries(PASSES)) {
+      try {
+        passes[name] = { ok: true, ...(await pass(deps)) };
+      } catch (error) {
+        deps.log.error({ err: error, pass: name }, 'maintenance pass failed');
+        passes[name] = { ok: false };
+      }
+    }
+  }
+  return {
+    ok: reachable && Object.values(passes).every((p) => p.ok),
+    database: reachable ? 'ok' : 'unreachable',
+    passes,
+    started_at: startedAt.toISOString(),
+    finished_at: deps.clock.now().toISOString(),
+  };
+}
