@@ -3,7 +3,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
-import { registerDocs } from '../docs.ts';
+import { loadSpecPages, registerDocs } from '../docs.ts';
+import { registerMcpRoute } from '../mcp/http.ts';
 import { buildManifest } from '../manifest.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
@@ -14,7 +15,7 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger;
 }
 
-/** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
+/** The HTTP app: the registry's routes plus MCP, manifest, OpenAPI, docs and health. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -80,7 +81,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     await service.checkReady();
     return { status: 'ready' };
   });
-  await registerDocs(app, service);
+  const pages = await loadSpecPages(service);
+  registerDocs(app, service, pages);
+  registerMcpRoute(app, service, pages);
   return app;
 }
 
