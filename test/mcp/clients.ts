@@ -18,6 +18,11 @@ export interface McpClient {
   close(): Promise<void>;
 }
 
+/** The calls the parity walk makes, through a v2 SDK `Client` on any transport. */
+export function asMcpClient(client: Client): McpClient {
+  return { callTool: (name, args) => client.callTool({ name, arguments: args }), close: () => client.close() };
+}
+
 /** Listens on a loopback port (MCP over HTTP needs a real one) and returns the base URL; `t.close()` stops it. */
 export async function listen(t: TestServer): Promise<string> {
   return t.app.listen({ port: 0, host: '127.0.0.1' });
