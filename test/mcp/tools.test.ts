@@ -33,6 +33,14 @@ describe('tools/list', () => {
     for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');
   });
 
+  it('is what the manifest announces: every operation with mcp among its interfaces', async () => {
+    const manifest = (await t.request('GET', '/api/v1')).json<{ operations: { name: string; interfaces: string[] }[]; mcp: { url: string } }>();
+    const onMcp = manifest.operations.filter((op) => op.interfaces.includes('mcp')).map((op) => op.name);
+    expect(onMcp.sort()).toEqual((await modern.listTools()).tools.map((tool) => tool.name).sort());
+    expect(manifest.operations.every((op) => op.interfaces.includes('rest'))).toBe(true);
+    expect(manifest.mcp.url).toBe('http://baton.test/mcp');
+  });
+
   it('lists a tool outside the caller\'s allowlist as disallowed instead of hiding it', async () => {
     const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks.get'] });
     const client = await connectV2(baseUrl, agent.token, 'modern');
