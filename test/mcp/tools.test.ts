@@ -111,6 +111,12 @@ describe('authentication', () => {
     expect(await res.json()).toMatchObject({ code: 'unauthenticated' });
     await expect(connectV2(baseUrl, 'bat_not-a-token', 'legacy')).rejects.toThrow();
   });
+
+  it('has no session stream: an authenticated GET is 405 (the endpoint is stateless)', async () => {
+    const res = await fetch(new URL('/mcp', baseUrl), { headers: { authorization: `Bearer ${t.adminToken}`, accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+/);
+  });
 });
 
 describe('resources and prompts', () => {

@@ -9,7 +9,7 @@ import type { Service } from '../../service/service.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
-export const META = {
+const META = {
   idempotencyKey: 'baton/idempotency_key',
   replayed: 'baton/replayed',
   allowed: 'baton/allowed',
@@ -133,7 +133,7 @@ function badArgument(name: string, detail: string): BatonError {
 }
 
 /** The one translation of a `BatonError` into an MCP tool error, carrying the same problem document REST sends. */
-export function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
+function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
   const problem = toProblem(error, baseUrl);
   if (problem.status >= 500) problem.request_id = requestId;
   return errorResult(JSON.stringify(problem), meta);
