@@ -60,7 +60,6 @@ function toolOf(operation: Operation): Tool {
     // A gated operation answers with a pending approval instead of its output unless the caller decides approvals.
     outputSchema: (operation.approval === 'none' ? { ...output, type: 'object' } : { type: 'object', anyOf: [output, jsonSchema(approvalOutput, 'output')] }),
     annotations: {
-      title: operation.summary,
       readOnlyHint: operation.kind === 'read',
       destructiveHint: operation.kind === 'write' && (operation.approval === 'destructive' || operation.http.method === 'DELETE'),
       idempotentHint: operation.kind === 'read',
