@@ -130,6 +130,31 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   });
 }
 
+const stdioSchema = z.object({
+  BATON_URL: z.url().default('http://127.0.0.1:3000'),
+  BATON_TOKEN: z.string().refine(isWellFormedToken, 'must be a Baton token (bat_…); an admin makes one with POST /api/v1/agents/{id}/tokens'),
+});
+
+/** What `baton mcp` needs: the Baton server to talk to and the token to talk with. */
+export interface StdioConfig {
+  readonly url: string;
+  readonly token: string;
+}
+
+/** Parses `baton mcp`'s environment (BATON_URL, BATON_TOKEN); throws a `ConfigError` naming each bad variable. */
+export function loadStdioConfig(env: Record<string, string | undefined>): StdioConfig {
+  const parsed = stdioSchema.safeParse(withoutEmpty(env));
+  if (!parsed.success) {
+    const examples = { BATON_URL: 'https://baton.example.com', BATON_TOKEN: 'bat_… (the token you were given)' };
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]) as keyof typeof examples;
+      return `  ${name}: ${issue.message} (example: ${name}=${examples[name]})`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return Object.freeze({ url: parsed.data.BATON_URL, token: parsed.data.BATON_TOKEN });
+}
+
 /** An empty variable (`FOO=`) means "unset", as in most twelve-factor tools. */
 function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));

@@ -11,11 +11,11 @@ const SPEC_DIR = fileURLToPath(new URL('../../spec/', import.meta.url));
 const MARKDOWN = 'text/markdown; charset=utf-8';
 
 /**
- * Serves the spec as Markdown at /spec/*.md and one page per error code at /errors/{code}.
- * Tables that code owns (state machine, operations, errors) are generated into the pages at
- * `<!-- generated:NAME -->` markers, so the docs cannot drift from behaviour.
+ * The spec pages by file name (`api.md` …), read once. Tables that code owns (state machine,
+ * operations, errors) are generated into the pages at `<!-- generated:NAME -->` markers, so the
+ * docs cannot drift from behaviour. REST serves them at /spec/*.md and MCP as resources.
  */
-export async function registerDocs(app: FastifyInstance, service: Service): Promise<void> {
+export async function loadSpecPages(service: Service): Promise<ReadonlyMap<string, string>> {
   const generated: Record<string, string> = {
     'state-machine': stateMachineTable(),
     operations: operationsTable(service),
@@ -26,6 +26,11 @@ export async function registerDocs(app: FastifyInstance, service: Service): Prom
     const text = await readFile(SPEC_DIR + file, 'utf8');
     pages.set(file, text.replace(/<!-- generated:([\w-]+) -->/g, (marker, name: string) => generated[name] ?? marker));
   }
+  return pages;
+}
+
+/** Serves the spec pages as Markdown at /spec/*.md and one page per error code at /errors/{code}. */
+export function registerDocs(app: FastifyInstance, service: Service, pages: ReadonlyMap<string, string>): void {
   app.get('/spec', async (_request, reply) => reply.redirect('/spec/index.md'));
   app.get<{ Params: { page: string } }>('/spec/:page', async (request, reply) => {
     const page = pages.get(request.params.page);

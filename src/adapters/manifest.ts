@@ -1,12 +1,22 @@
 import { SCOPES } from '../domain/scopes.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
 import { mayCall } from '../operations/authorization.ts';
+import type { Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../service/principal.ts';
 import type { Service } from '../service/service.ts';
+import { MCP_PATH } from './mcp/http.ts';
 import { API_PREFIX } from './rest/routes.ts';
 
-/** Interfaces each operation is served on. Grows as adapters land; derived, never per operation. */
-const INTERFACES = ['rest'] as const;
+/**
+ * The interfaces derived from the registry, each with the rule that decides whether it serves an
+ * operation. An operation's `interfaces` come from these rules, never from a per-operation list.
+ */
+const INTERFACES: readonly { readonly name: string; serves(operation: Operation): boolean }[] = [
+  // Every operation has an HTTP binding (src/adapters/rest/routes.ts) …
+  { name: 'rest', serves: () => true },
+  // … and is an MCP tool of the same name (src/adapters/mcp/tools.ts).
+  { name: 'mcp', serves: () => true },
+];
 
 /**
  * The capability manifest at GET /api/v1: everything an agent needs to start, derived from the
@@ -50,10 +60,17 @@ export function buildManifest(service: Service, principal: Principal | undefined
       approval: op.approval,
       method: op.http.method,
       path: `${API_PREFIX}${op.http.path}`,
-      interfaces: INTERFACES,
+      interfaces: INTERFACES.filter((i) => i.serves(op)).map((i) => i.name),
       ...(principal ? { allowed: mayCall(principal, op.name, op.scope), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
     })),
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
+    mcp: {
+      url: `${service.baseUrl}${MCP_PATH}`,
+      transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton mcp` with BATON_URL and BATON_TOKEN',
+      tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
+      resources: 'the /spec/*.md pages',
+      prompts: ['resume'],
+    },
     links: {
       openapi: `${API_PREFIX}/openapi.json`,
       whoami: `${API_PREFIX}/whoami`,

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { serveStdioProxy } from '../adapters/mcp/stdio-proxy.ts';
+import { ConfigError, loadConfig, loadStdioConfig } from '../config.ts';
 import { main } from '../main.ts';
 import { migrateDatabase } from '../server.ts';
 import { generateToken } from '../tokens.ts';
@@ -11,6 +12,8 @@ Commands:
   serve     Serve Baton (the same as npm start); configuration from the environment
   migrate   Apply pending database migrations and exit (DATABASE_URL, or the PGlite data dir)
   token     Print a new well-formed token, e.g. for BATON_BOOTSTRAP_TOKEN
+  mcp       Serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp
+            (BATON_URL, default http://127.0.0.1:3000; BATON_TOKEN, the agent's token)
 `;
 
 /** `baton`: the operator's command line. */
@@ -30,6 +33,9 @@ async function run(argv: string[]): Promise<number> {
       process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'Database is up to date.\n');
       return 0;
     }
+    case 'mcp':
+      await serveStdioProxy(loadStdioConfig(process.env));
+      return -1;
     case 'token':
       process.stdout.write(`${generateToken()}\n`);
       return 0;

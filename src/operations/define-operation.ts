@@ -109,6 +109,11 @@ export function parameterLocation(operation: Operation, key: string): ParameterL
   return operation.http.method === 'GET' || operation.http.method === 'DELETE' ? 'query' : 'body';
 }
 
+/** Whether a write acts on one versioned resource, so it may carry If-Match (REST) or `expected_version` (MCP, GraphQL). */
+export function takesExpectedVersion(operation: Operation): boolean {
+  return operation.kind === 'write' && operation.version !== undefined && pathParameters(operation.http.path).length > 0;
+}
+
 export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
 }

@@ -4,8 +4,9 @@ import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import type { MaintenanceReport } from '../../workers/maintenance.ts';
-import { registerDocs } from '../docs.ts';
 import { registerInboundRoutes } from '../inbound/routes.ts';
+import { loadSpecPages, registerDocs } from '../docs.ts';
+import { registerMcpRoute } from '../mcp/http.ts';
 import { buildManifest } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
@@ -21,7 +22,7 @@ export interface AppOptions {
   readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
 
-/** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
+/** The HTTP app: the registry's routes plus MCP, manifest, OpenAPI, docs and health. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -90,7 +91,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   });
   registerCronRoute(app, service, options.runMaintenance);
   await registerInboundRoutes(app, service);
-  await registerDocs(app, service);
+  const pages = await loadSpecPages(service);
+  registerDocs(app, service, pages);
+  registerMcpRoute(app, service, pages);
   registerMetrics(app, service);
   return app;
 }

@@ -1,15 +1,8 @@
-import { z } from 'zod';
 import { problemSchema } from '../../errors.ts';
-import { type Operation, parameterLocation, pathParameters } from '../../operations/define-operation.ts';
+import { type Operation, parameterLocation, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
+import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { API_PREFIX } from './routes.ts';
-
-type JsonSchema = Record<string, unknown>;
-
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
-  return rest;
-}
 
 const problemResponse = {
   description: 'A problem document (RFC 9457).',
@@ -65,7 +58,7 @@ function pathItem(op: Operation) {
       schema: { type: 'string', maxLength: 255 },
       description: 'Unique per request; resend the same key to retry safely.',
     });
-    if (op.version && pathParameters(op.http.path).length > 0) {
+    if (takesExpectedVersion(op)) {
       parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
     }
   } else if (op.version) {

@@ -1,0 +1,64 @@
+import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { Authenticated } from '../../service/authenticate.ts';
+import type { Service } from '../../service/service.ts';
+import { callTool, deriveTools, listToolsFor } from './tools.ts';
+
+/** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
+export type McpCaller = Authenticated & { readonly requestId: string };
+
+const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. Start with the \`whoami\` tool, then read the resource spec/agent-guide.md (or the \`resume\` prompt after a restart). Every tool result is the same JSON the REST API returns; a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. Writes take an optional idempotency_key: pass the same key to retry a call safely.`;
+
+/**
+ * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
+ * resources, and the resume prompt. Built per request (the SDK's stateless serving), from parts
+ * derived once.
+ */
+export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
+  const tools = deriveTools(service.operations);
+  return (caller: McpCaller): McpServer => {
+    const mcp = new McpServer({ name: 'baton', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+    // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
+    // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
+    mcp.server.registerCapabilities({ tools: { listChanged: false } });
+    mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller) }));
+    mcp.server.setRequestHandler('tools/call', async (request) => {
+      const shape = tools.get(request.params.name);
+      if (!shape) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
+      const result = await callTool(service, shape, request.params.arguments ?? {}, caller);
+      return mcp.server.projectCallToolResult(result, shape.tool.outputSchema);
+    });
+    for (const [file, text] of pages) {
+      const uri = `${service.baseUrl}/spec/${file}`;
+      mcp.registerResource(file, uri, { title: title(text, file), mimeType: 'text/markdown' }, () => ({ contents: [{ uri, mimeType: 'text/markdown', text }] }));
+    }
+    mcp.registerPrompt(
+      'resume',
+      {
+        title: 'Resume work after a restart',
+        description: 'The resume sequence: who am I, which leases do I hold, what changed since the last event I saw; then carry on with no in-memory state.',
+        argsSchema: z.object({ last_event_id: z.string().optional().describe('The last event id you processed (evt_…), if you kept one.') }),
+      },
+      ({ last_event_id }) => ({ messages: [{ role: 'user', content: { type: 'text', text: resumeSteps(last_event_id) } }] }),
+    );
+    return mcp;
+  };
+}
+
+function title(markdown: string, file: string): string {
+  return /^#\s+(.+)$/m.exec(markdown)?.[1]?.trim() ?? file;
+}
+
+/** The spec's resume sequence, as tool calls (spec/agent-guide.md has the long form). */
+function resumeSteps(lastEventId: string | undefined): string {
+  const since = lastEventId ? `{"since": "${lastEventId}"}` : '{} (no last event id: read the newest page, then keep its sync_cursor)';
+  return [
+    'Resume your Baton work without relying on memory:',
+    '1. Call `whoami`: check your principal, scopes and `open_leases`.',
+    '2. Call `leases.list` with {"holder": "me", "state": "active"}: the leases you still hold.',
+    '3. For each lease, call `tasks.get` with its task id: status, version, `legal_transitions` and `next_actions`.',
+    `4. Call \`events.list\` with ${since}: what happened while you were away.`,
+    '5. Continue: `leases.heartbeat` a lease you keep working under, `tasks.update` to move a task on (to in_review when done), or `leases.release` what you drop.',
+    'A lease that expired is gone: its task went back to todo; claim again with `tasks.claim_next`. Every write takes an idempotency_key; reuse it only to retry the same call.',
+  ].join('\n');
+}

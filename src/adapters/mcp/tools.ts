@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import { BatonError, toBatonError, toProblem } from '../../errors.ts';
+import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
+import { mayCall } from '../../operations/authorization.ts';
+import { type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
+import type { Authenticated } from '../../service/authenticate.ts';
+import type { Service } from '../../service/service.ts';
+import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+
+/** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
+const META = {
+  idempotencyKey: 'baton/idempotency_key',
+  replayed: 'baton/replayed',
+  allowed: 'baton/allowed',
+  needsApproval: 'baton/needs_approval',
+} as const;
+
+const IDEMPOTENCY_KEY = 'idempotency_key';
+const EXPECTED_VERSION = 'expected_version';
+
+/** A tool as listed, before the caller-specific parts (allowed, needs approval) are added. */
+interface ToolShape {
+  readonly operation: Operation;
+  readonly tool: Tool;
+}
+
+/**
+ * One MCP tool per registry operation: name, description, input and output JSON Schemas derived
+ * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
+ */
+export function deriveTools(operations: readonly Operation[]): ReadonlyMap<string, ToolShape> {
+  return new Map(operations.map((operation) => [operation.name, { operation, tool: toolOf(operation) }]));
+}
+
+function toolOf(operation: Operation): Tool {
+  const input = jsonSchema(operation.input, 'input') as JsonSchema & { properties?: Record<string, JsonSchema> };
+  const properties: Record<string, JsonSchema> = { ...input.properties };
+  if (operation.kind === 'write') {
+    properties[IDEMPOTENCY_KEY] = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Makes a retry safe: the same key with the same arguments returns the first result instead of writing twice. Generated (and returned in the result) when absent.',
+    };
+  }
+  if (takesExpectedVersion(operation)) {
+    properties[EXPECTED_VERSION] = {
+      type: 'integer',
+      minimum: 1,
+      description: 'The `version` you last read; if the resource changed since, the call fails with conflict_version instead of overwriting.',
+    };
+  }
+  const output = jsonSchema(operation.output, 'output');
+  return {
+    name: operation.name,
+    title: operation.summary,
+    description: operation.description ? `${operation.summary} ${operation.description}` : operation.summary,
+    inputSchema: { ...input, type: 'object', properties } as Tool['inputSchema'],
+    // A gated operation answers with a pending approval instead of its output unless the caller decides approvals.
+    outputSchema: (operation.approval === 'none' ? { ...output, type: 'object' } : { type: 'object', anyOf: [output, jsonSchema(approvalOutput, 'output')] }),
+    annotations: {
+      readOnlyHint: operation.kind === 'read',
+      destructiveHint: operation.kind === 'write' && (operation.approval === 'destructive' || operation.http.method === 'DELETE'),
+      idempotentHint: operation.kind === 'read',
+      openWorldHint: operation.approval === 'outward',
+    },
+  };
+}
+
+/** The tools as this caller sees them: every tool, each saying whether the caller may call it (a disallowed tool is listed, not hidden). */
+export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Authenticated): Tool[] {
+  const { principal } = caller;
+  const decidesApprovals = principal.kind === 'human' && principal.scopes.has('approvals:decide');
+  return [...tools.values()].map(({ operation, tool }) => {
+    const allowed = mayCall(principal, operation.name, operation.scope);
+    const refusal = allowed ? '' : ` You may not call this: it needs scope ${operation.scope ?? 'none'} and a place in your toolAllowlist.`;
+    return {
+      ...tool,
+      description: `${tool.description ?? ''}${refusal}`,
+      _meta: { [META.allowed]: allowed, [META.needsApproval]: allowed && operation.approval !== 'none' && !decidesApprovals },
+    };
+  });
+}
+
+/**
+ * Runs one tool call through the service layer, as REST does: the same executor, scopes, allowlist,
+ * approvals and idempotency. A failure is a tool result with `isError` and the problem document.
+ */
+export async function callTool(service: Service, shape: ToolShape, args: Record<string, unknown>, caller: Authenticated & { requestId: string }): Promise<CallToolResult> {
+  const { operation } = shape;
+  let meta: Record<string, unknown> = {};
+  try {
+    const { input, idempotencyKey, expectedVersion } = splitArguments(operation, args);
+    if (idempotencyKey !== undefined) meta = { [META.idempotencyKey]: idempotencyKey };
+    const outcome = await service.execute(operation, input, {
+      principal: caller.principal,
+      idempotencyKey,
+      expectedVersion,
+      requestId: caller.requestId,
+      budget: caller.budget,
+    });
+    if (idempotencyKey !== undefined) meta[META.replayed] = outcome.replayed;
+    if (!outcome.ok) return errorResult(outcome.body, meta);
+    return {
+      content: [{ type: 'text', text: outcome.body }, ...keyNote(idempotencyKey)],
+      structuredContent: JSON.parse(outcome.body) as Record<string, unknown>,
+      _meta: meta,
+    };
+  } catch (error) {
+    return problemResult(toBatonError(error), service.baseUrl, caller.requestId, meta);
+  }
+}
+
+/**
+ * Takes the write-safety arguments out of a call (they are the MCP form of REST's Idempotency-Key
+ * and If-Match headers); a write without a key gets a fresh one. Anything else is the operation's input.
+ */
+function splitArguments(operation: Operation, args: Record<string, unknown>) {
+  if (operation.kind === 'read') return { input: args, idempotencyKey: undefined, expectedVersion: undefined };
+  const { [IDEMPOTENCY_KEY]: key, [EXPECTED_VERSION]: expected, ...input } = args;
+  if (key !== undefined && typeof key !== 'string') throw badArgument(IDEMPOTENCY_KEY, 'must be a string of 1 to 255 characters');
+  if (!takesExpectedVersion(operation)) {
+    return { input: expected === undefined ? input : { ...input, [EXPECTED_VERSION]: expected }, idempotencyKey: key ?? randomUUID(), expectedVersion: undefined };
+  }
+  if (expected !== undefined && !(Number.isInteger(expected) && (expected as number) >= 1)) throw badArgument(EXPECTED_VERSION, 'must be a positive integer');
+  return { input, idempotencyKey: key ?? randomUUID(), expectedVersion: expected as number | undefined };
+}
+
+function badArgument(name: string, detail: string): BatonError {
+  return new BatonError('validation_failed', `${name} ${detail}.`, { extra: { errors: [{ pointer: `/${name}`, detail, location: 'body' }] } });
+}
+
+/** The one translation of a `BatonError` into an MCP tool error, carrying the same problem document REST sends. */
+function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
+  const problem = toProblem(error, baseUrl);
+  if (problem.status >= 500) problem.request_id = requestId;
+  return errorResult(JSON.stringify(problem), meta);
+}
+
+/**
+ * The problem travels as the JSON text of the first content block. It is not `structuredContent`:
+ * that must match the tool's outputSchema, and 1.x clients reject an error result whose does not.
+ */
+function errorResult(problemJson: string, meta: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: problemJson }], isError: true, _meta: meta };
+}
+
+/** A short second text block, so a model that reads only text also learns the key to retry with. */
+function keyNote(key: string | undefined): CallToolResult['content'] {
+  return key === undefined ? [] : [{ type: 'text', text: `idempotency_key: ${key}` }];
+}

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateToken } from '../../src/tokens.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { asMcpClient, listen, outputOf, problemOf } from './clients.ts';
+import { walkParity } from './parity.ts';
+
+/**
+ * `baton mcp` as a local agent runs it: the real CLI process, spawned by the SDKs' own stdio
+ * transports, talking to a real listening Baton. Few processes: each spawn costs about a second.
+ */
+const CLI = fileURLToPath(new URL('../../src/cli/baton.ts', import.meta.url));
+
+let t: TestServer;
+let baseUrl: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  baseUrl = await listen(t);
+});
+afterAll(() => t.close());
+
+function cli(token: string) {
+  return { command: process.execPath, args: [CLI, 'mcp'], env: { ...getDefaultEnvironment(), BATON_URL: baseUrl, BATON_TOKEN: token }, stderr: 'pipe' as const };
+}
+
+/** Runs `baton mcp` to its exit, without blocking this process (which serves the Baton it talks to). */
+async function runCli(env: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, 'mcp'], { env: { ...getDefaultEnvironment(), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stderr };
+}
+
+describe('baton mcp (stdio)', () => {
+  it('answers every registry operation as REST does, to the v2 client on 2026-07-28', async () => {
+    const client = new Client({ name: 'baton-test-stdio', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StdioClientTransport(cli(t.adminToken)));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect(await walkParity(t, asMcpClient(client), t.adminToken)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('serves a 1.x client (2025-11-25), problem documents included', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read'] });
+    const client = new V1Client({ name: 'baton-test-stdio-v1', version: '1.0.0' });
+    await client.connect(new V1StdioClientTransport(cli(agent.token)));
+    try {
+      await client.listTools();
+      expect(outputOf<{ principal: { id: string } }>(await client.callTool({ name: 'whoami', arguments: {} })).principal.id).toBe(agent.id);
+      expect(problemOf(await client.callTool({ name: 'tasks.create', arguments: { title: 'no scope' } }))).toMatchObject({ code: 'forbidden_scope', retryable: false });
+      const { resources } = await client.listResources();
+      expect(resources.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('exits with a message when the token is missing or refused', async () => {
+    const missing = await runCli({ BATON_URL: baseUrl });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/BATON_TOKEN/);
+    const refused = await runCli({ BATON_URL: baseUrl, BATON_TOKEN: generateToken() });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/401|invalid_token/);
+  });
+});

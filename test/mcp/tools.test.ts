@@ -1,0 +1,137 @@
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../src/operations/index.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { connectV1, connectV2, listen, outputOf, problemOf, type ToolResult } from './clients.ts';
+
+let t: TestServer;
+let baseUrl: string;
+let modern: Client;
+beforeAll(async () => {
+  t = await startTestServer();
+  baseUrl = await listen(t);
+  modern = await connectV2(baseUrl, t.adminToken, 'modern');
+});
+afterAll(async () => {
+  await modern.close();
+  await t.close();
+});
+
+const KEY = 'baton/idempotency_key';
+
+describe('tools/list', () => {
+  it('lists one tool per registry operation, with schemas and annotations derived from it', async () => {
+    const { tools } = await modern.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(operations.map((op) => op.name).sort());
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get('tasks.list')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
+    expect(byName.get('tasks.delete')?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true });
+    const update = byName.get('tasks.update');
+    expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['id', 'status', 'idempotency_key', 'expected_version']));
+    expect(byName.get('tasks.create')?.inputSchema.properties).not.toHaveProperty('expected_version');
+    expect(byName.get('tasks.get')?.inputSchema.properties).not.toHaveProperty('idempotency_key');
+    for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');
+  });
+
+  it('is what the manifest announces: every operation with mcp among its interfaces', async () => {
+    const manifest = (await t.request('GET', '/api/v1')).json<{ operations: { name: string; interfaces: string[] }[]; mcp: { url: string } }>();
+    const onMcp = manifest.operations.filter((op) => op.interfaces.includes('mcp')).map((op) => op.name);
+    expect(onMcp.sort()).toEqual((await modern.listTools()).tools.map((tool) => tool.name).sort());
+    expect(manifest.operations.every((op) => op.interfaces.includes('rest'))).toBe(true);
+    expect(manifest.mcp.url).toBe('http://baton.test/mcp');
+  });
+
+  it('lists a tool outside the caller\'s allowlist as disallowed instead of hiding it', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks.get'] });
+    const client = await connectV2(baseUrl, agent.token, 'modern');
+    const { tools } = await client.listTools();
+    await client.close();
+    const list = tools.find((tool) => tool.name === 'tasks.list');
+    expect(list?._meta?.['baton/allowed']).toBe(false);
+    expect(list?.description).toMatch(/may not call this/);
+    expect(tools.find((tool) => tool.name === 'tasks.get')?._meta?.['baton/allowed']).toBe(true);
+  });
+});
+
+describe('tool errors reach the agent with their code, hint and retryable', () => {
+  /** A task in progress, so moving it to done is an invalid transition. */
+  async function taskInProgress(): Promise<{ id: string; version: number }> {
+    const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks.create', arguments: { title: 'errors' } }));
+    const claimed = outputOf<{ task: { id: string; version: number } }>(await modern.callTool({ name: 'tasks.claim', arguments: { id: task.id } }));
+    return claimed.task;
+  }
+
+  const clients: [string, () => Promise<{ listTools(): Promise<unknown>; callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> }>][] = [
+    ['the v2 client on 2026-07-28', () => connectV2(baseUrl, t.adminToken, 'modern')],
+    ['the v2 client on 2025-11-25', () => connectV2(baseUrl, t.adminToken, 'legacy')],
+    ['the 1.x client (@modelcontextprotocol/sdk)', () => connectV1(baseUrl, t.adminToken)],
+  ];
+  for (const [name, connect] of clients) {
+    it(name, async () => {
+      const client = await connect();
+      // Listing first makes the client hold each tool's outputSchema, which 1.x clients check results against.
+      await client.listTools();
+      const task = await taskInProgress();
+      const done = problemOf((await client.callTool({ name: 'tasks.update', arguments: { id: task.id, status: 'done' } })) as ToolResult);
+      expect(done).toMatchObject({ code: 'invalid_transition', status: 422, retryable: false });
+      expect(done.legal_transitions).toContain('in_review');
+      expect(done.hint).toMatch(/in_review/);
+      const stale = problemOf((await client.callTool({ name: 'tasks.update', arguments: { id: task.id, title: 'x', expected_version: task.version + 5 } })) as ToolResult);
+      expect(stale).toMatchObject({ code: 'conflict_version', retryable: true, current_version: task.version });
+      const invalid = problemOf((await client.callTool({ name: 'tasks.create', arguments: { title: '' } })) as ToolResult);
+      expect(invalid.code).toBe('validation_failed');
+      expect((invalid.errors as { pointer: string }[]).map((e) => e.pointer)).toEqual(['/title']);
+      await client.close();
+    });
+  }
+});
+
+describe('idempotency keys over MCP', () => {
+  it('generates a key when absent and returns it; the same key replays the first result', async () => {
+    const first = await modern.callTool({ name: 'tasks.create', arguments: { title: 'once' } });
+    const key = first._meta?.[KEY];
+    expect(typeof key).toBe('string');
+    expect(first.content).toContainEqual({ type: 'text', text: `idempotency_key: ${String(key)}` });
+    const again = await modern.callTool({ name: 'tasks.create', arguments: { title: 'once', idempotency_key: key } });
+    expect(again._meta).toMatchObject({ [KEY]: key, 'baton/replayed': true });
+    expect(outputOf(again)).toEqual(outputOf(first));
+    const reused = problemOf(await modern.callTool({ name: 'tasks.create', arguments: { title: 'different', idempotency_key: key } }));
+    expect(reused.code).toBe('idempotency_key_reused');
+  });
+});
+
+describe('authentication', () => {
+  it('refuses a request without a valid bearer token before any MCP exchange', async () => {
+    const res = await fetch(new URL('/mcp', baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ code: 'unauthenticated' });
+    await expect(connectV2(baseUrl, 'bat_not-a-token', 'legacy')).rejects.toThrow();
+  });
+
+  it('has no session stream: an authenticated GET is 405 (the endpoint is stateless)', async () => {
+    const res = await fetch(new URL('/mcp', baseUrl), { headers: { authorization: `Bearer ${t.adminToken}`, accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+/);
+  });
+});
+
+describe('resources and prompts', () => {
+  it('serves every spec page as a Markdown resource, the same text as GET /spec/*.md', async () => {
+    const { resources } = await modern.listResources();
+    expect(resources.map((r) => r.uri)).toContain('http://baton.test/spec/agent-guide.md');
+    const read = await modern.readResource({ uri: 'http://baton.test/spec/agent-guide.md' });
+    const [page] = read.contents as { text: string; mimeType: string }[];
+    expect(page?.mimeType).toBe('text/markdown');
+    expect(page?.text).toBe((await t.request('GET', '/spec/agent-guide.md')).body);
+  });
+
+  it('has a resume prompt with the resume sequence', async () => {
+    const prompt = await modern.getPrompt({ name: 'resume', arguments: { last_event_id: 'evt_01ARZ3NDEKTSV4RRFFQ69G5FAV' } });
+    const [message] = prompt.messages as { content: { text: string } }[];
+    expect(message?.content.text).toMatch(/whoami[\s\S]*leases\.list[\s\S]*tasks\.get[\s\S]*events\.list.*evt_01ARZ3NDEKTSV4RRFFQ69G5FAV/);
+  });
+});
