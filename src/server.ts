@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createIds } from './ids.ts';
 import { bootstrapAdmin } from './service/bootstrap.ts';
+import { startEventTail } from './service/event-tail.ts';
 import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
@@ -14,6 +15,9 @@ import { type Loop, startLoop } from './workers/loop.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
+
+/** How long closing waits for in-flight requests before it drops the remaining connections. */
+const CLOSE_GRACE_MS = 2000;
 
 export interface Server {
   readonly app: FastifyInstance;
@@ -53,7 +57,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined };
-  const service = createService({ database, config, clock, ids, log });
+  const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
+  const service = createService({ database, config, clock, ids, log, tail });
   const app = await buildApp(service, options.logger ? { logger: options.logger } : {});
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
@@ -67,7 +72,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     bootstrapToken,
     async close() {
       await Promise.all(workers.map((w) => w.stop()));
+      // Ends every open stream first, so closing the HTTP server does not wait on them.
+      await tail.close();
+      // In-flight requests get a grace period; then connections a client keeps busy are dropped.
+      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await database.close();
     },
   };

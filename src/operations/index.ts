@@ -11,6 +11,7 @@ import { getApproval } from './approvals/get-approval.ts';
 import { listApprovals } from './approvals/list-approvals.ts';
 import type { Operation } from './define-operation.ts';
 import { listEvents } from './events/list-events.ts';
+import { streamEvents } from './events/stream-events.ts';
 import { getLease } from './leases/get-lease.ts';
 import { heartbeatLease } from './leases/heartbeat-lease.ts';
 import { listLeases } from './leases/list-leases.ts';
@@ -41,6 +42,7 @@ export const operations: readonly Operation[] = [
   heartbeatLease,
   releaseLease,
   listEvents,
+  streamEvents,
   listApprovals,
   getApproval,
   approveApproval,

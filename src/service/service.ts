@@ -3,11 +3,12 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { BatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import type { Operation } from '../operations/define-operation.ts';
+import type { CallableOperation, EventTail, Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
+import { type StreamCall, subscribe } from './subscribe.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -21,7 +22,14 @@ export interface Service {
   readonly baseUrl: string;
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
-  execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
+  execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
+  /**
+   * Opens a stream operation (`kind: 'stream'`, e.g. events.stream) for one caller. Authorization and
+   * input errors throw `BatonError` here, before any item; the items (each valid against the
+   * operation's `output`) then arrive in order, with no gap and no repeat, until `call.signal`
+   * aborts or the server closes. REST serves it as SSE; GraphQL can serve it as a subscription.
+   */
+  subscribe(operation: Operation, input: unknown, call: StreamCall): Promise<AsyncIterable<unknown>>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
 }
@@ -32,6 +40,8 @@ export interface ServiceDeps {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly log: Logger;
+  /** The instance's one follower of the timeline, shared by every stream. */
+  readonly tail: EventTail;
 }
 
 export function createService(deps: ServiceDeps): Service {
@@ -44,6 +54,7 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
+    subscribe: (operation, input, call) => subscribe({ db: database.db, config, tail: deps.tail }, operation, { ...call, input }),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

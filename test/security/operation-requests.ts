@@ -42,6 +42,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'leases.heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
   'leases.release': (fx) => ({ params: { id: fx.lease }, body: {} }),
   'events.list': () => ({ query: 'limit=5' }),
+  'events.stream': () => ({ query: 'types=task.created' }),
   'approvals.list': () => ({ query: 'status=pending' }),
   'approvals.get': (fx) => ({ params: { id: fx.approval } }),
   'approvals.approve': (fx) => ({ params: { id: fx.approval }, body: { reason: 'fine' } }),
