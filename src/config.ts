@@ -26,6 +26,13 @@ const schema = z.object({
   BATON_LEASE_TTL_MIN_S: seconds.default(30),
   BATON_LEASE_TTL_MAX_S: seconds.default(3600),
   BATON_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  BATON_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. 32 random bytes as hex)').optional(),
+  BATON_WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  BATON_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds, the first attempt first')
+    .default('0,5,300,1800,7200,18000,36000,36000'),
+  BATON_WEBHOOK_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
 });
 
 type Env = z.infer<typeof schema>;
@@ -48,6 +55,14 @@ export interface Config {
   readonly leaseTtl: { readonly defaultS: number; readonly minS: number; readonly maxS: number };
   /** How often each instance sweeps expired leases; 0 turns the in-process sweeper off (cron drives it). */
   readonly sweepIntervalMs: number;
+  /** Derives webhook signing secrets (`derived:v1`); embedded mode makes one in the data dir when unset. */
+  readonly secretKey: string | undefined;
+  /** Lets webhooks reach loopback, private and link-local addresses (tests, private networks). */
+  readonly webhookAllowPrivate: boolean;
+  /** Delay before each attempt of a delivery, in ms, from the first; its length is the number of attempts. */
+  readonly webhookRetryScheduleMs: readonly number[];
+  /** How often each instance looks for due deliveries (new events also wake it); 0 turns delivery off here. */
+  readonly webhookIntervalMs: number;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -67,6 +82,10 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_LEASE_TTL_MIN_S: '30',
   BATON_LEASE_TTL_MAX_S: '3600',
   BATON_SWEEP_INTERVAL_MS: '1000',
+  BATON_SECRET_KEY: 'the output of `openssl rand -hex 32`',
+  BATON_WEBHOOK_ALLOW_PRIVATE: '0',
+  BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
+  BATON_WEBHOOK_INTERVAL_MS: '1000',
 };
 
 export class ConfigError extends Error {
@@ -103,6 +122,10 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     rateLimit: Object.freeze(parseRate(e.BATON_RATE_LIMIT)),
     leaseTtl: Object.freeze({ defaultS: e.BATON_LEASE_TTL_DEFAULT_S, minS: e.BATON_LEASE_TTL_MIN_S, maxS: e.BATON_LEASE_TTL_MAX_S }),
     sweepIntervalMs: e.BATON_SWEEP_INTERVAL_MS,
+    secretKey: e.BATON_SECRET_KEY,
+    webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookRetryScheduleMs: Object.freeze(e.BATON_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s) * 1000)),
+    webhookIntervalMs: e.BATON_WEBHOOK_INTERVAL_MS,
     ...overrides,
   });
 }

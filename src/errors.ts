@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'approval_not_pending',
   'approval_stale',
   'conflict_state',
+  'webhook_url_refused',
+  'secret_key_missing',
   'internal',
   'unavailable',
 ] as const;
@@ -244,6 +246,20 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'Read the resource again; `detail` says what is in the way.',
     docs: '/spec/api.md',
+  },
+  webhook_url_refused: {
+    status: 422,
+    title: 'Webhook URL refused',
+    retryable: false,
+    hint: 'Give an http(s) URL whose host resolves only to public addresses; loopback, private, link-local and metadata addresses are refused unless the operator sets BATON_WEBHOOK_ALLOW_PRIVATE=1.',
+    docs: '/spec/realtime.md#outbound-webhooks',
+  },
+  secret_key_missing: {
+    status: 503,
+    title: 'Server has no secret key',
+    retryable: false,
+    hint: 'The operator must set BATON_SECRET_KEY (32+ characters) on every instance before webhooks can be created; ask them.',
+    docs: '/spec/realtime.md#secrets',
   },
   internal: {
     status: 500,

@@ -10,7 +10,9 @@ import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
+import { deliverWebhooks } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
+import { embeddedSecretKey } from './service/secret-key.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
@@ -50,8 +52,10 @@ export async function migrateDatabase(config: Config): Promise<string[]> {
 }
 
 /** Composes config → database (migrated) → service → HTTP app. Does not listen. */
-export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
-  const database = options.database ?? (await openDatabase(config));
+export async function createServer(given: Config, options: ServerOptions = {}): Promise<Server> {
+  const database = options.database ?? (await openDatabase(given));
+  // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
+  const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
@@ -64,6 +68,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
+  }
+  if (config.webhookIntervalMs > 0) {
+    const deps = { clock, ids, config };
+    workers.push(startLoop(config.webhookIntervalMs, () => deliverWebhooks(database.db, deps), (err) => log.error({ err }, 'webhook delivery failed')));
   }
   return {
     app,

@@ -16,5 +16,10 @@ export const EVENT_TYPES = [
   'agent.updated',
   'token.created',
   'token.revoked',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.disabled',
+  'webhook.replayed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -21,6 +21,8 @@ export interface HttpBinding {
   readonly path: string;
   /** The status of a success; 200 unless given. */
   readonly successStatus?: 200 | 201 | 202;
+  /** Input keys a write takes from the query string rather than the body (`?since=` on a replay). */
+  readonly query?: readonly string[];
 }
 
 /** An event an operation asks to write; the executor adds id, actor, provenance and time. */
@@ -140,6 +142,7 @@ export type ParameterLocation = 'path' | 'query' | 'body';
 /** Where each input key travels over HTTP: path parameters, then query (reads, deletes) or body (other writes). */
 export function parameterLocation(operation: Operation, key: string): ParameterLocation {
   if (pathParameters(operation.http.path).includes(key)) return 'path';
+  if (operation.http.query?.includes(key)) return 'query';
   return operation.http.method === 'GET' || operation.http.method === 'DELETE' ? 'query' : 'body';
 }
 

@@ -25,6 +25,13 @@ import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
+import { createWebhook } from './webhooks/create-webhook.ts';
+import { deleteWebhook } from './webhooks/delete-webhook.ts';
+import { getWebhook } from './webhooks/get-webhook.ts';
+import { listDeliveries } from './webhooks/list-deliveries.ts';
+import { listWebhooks } from './webhooks/list-webhooks.ts';
+import { replayWebhook } from './webhooks/replay-webhook.ts';
+import { updateWebhook } from './webhooks/update-webhook.ts';
 
 /** THE registry: every capability Baton has, each defined once. Adapters derive everything from it. */
 export const operations: readonly Operation[] = [
@@ -54,4 +61,11 @@ export const operations: readonly Operation[] = [
   createToken,
   listTokens,
   revokeToken,
+  listWebhooks,
+  createWebhook,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  listDeliveries,
+  replayWebhook,
 ];

@@ -10,8 +10,6 @@ const QUEUE_LIMIT = 2000;
 const POLL_MS = 2000;
 
 export interface RunningTail extends EventTail {
-  /** Calls `listener` after each read that found new events (the webhook worker's wake-up). */
-  onAppend(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -34,7 +32,6 @@ interface Follower {
 export function startEventTail(database: Database, onError: (error: unknown) => void): RunningTail {
   const { db } = database;
   const live = new Set<Follower>();
-  const listeners: (() => void)[] = [];
   let head = 0n;
   let started: Promise<void> | undefined;
   let stopListening: (() => Promise<void>) | undefined;
@@ -51,7 +48,6 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       if (!last) return;
       head = BigInt(last.seq);
       for (const follower of live) offer(follower, batch);
-      for (const listener of listeners) listener();
       if (rows.length <= PAGE) return;
     }
   };
@@ -116,10 +112,6 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
 
   return {
     follow,
-    onAppend(listener) {
-      listeners.push(listener);
-      void start().catch(onError);
-    },
     async close() {
       closed = true;
       clearInterval(poll);

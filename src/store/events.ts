@@ -57,6 +57,14 @@ export async function latestSeq(db: Kysely<DB>): Promise<string> {
   return row.seq;
 }
 
+/** Every column of an event row, `seq` as text; the base of every event read. */
+export function selectEvents(db: Kysely<DB>) {
+  return db
+    .selectFrom('events')
+    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
+    .select(sql<string>`seq::text`.as('seq'));
+}
+
 export interface EventListQuery {
   subject: string | undefined;
   types: string[] | undefined;
@@ -68,10 +76,7 @@ export interface EventListQuery {
 
 /** One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. */
 export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
-  let query = db
-    .selectFrom('events')
-    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
-    .select(sql<string>`seq::text`.as('seq'));
+  let query = selectEvents(db);
   if (q.subject) query = query.where('subject', '=', q.subject);
   if (q.types) query = query.where('type', 'in', q.types);
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);

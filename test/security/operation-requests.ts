@@ -14,6 +14,9 @@ export interface Fixtures {
   /** An agent made through the API, with one token. */
   readonly agent: string;
   readonly token: string;
+  /** A disabled webhook (nothing is delivered), and an event id to replay from. */
+  readonly webhook: string;
+  readonly event: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -54,6 +57,13 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens.create': (fx) => ({ params: { id: fx.agent }, body: { machine: `m-${randomUUID().slice(0, 8)}` } }),
   'tokens.list': (fx) => ({ params: { id: fx.agent } }),
   'tokens.revoke': (fx) => ({ params: { id: fx.token } }),
+  'webhooks.list': () => ({}),
+  'webhooks.create': () => ({ body: { url: 'http://127.0.0.1:9/matrix', enabled: false } }),
+  'webhooks.get': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.update': (fx) => ({ params: { id: fx.webhook }, body: { event_types: ['task.created'] } }),
+  'webhooks.delete': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.deliveries': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.replay': (fx) => ({ params: { id: fx.webhook }, query: `since=${fx.event}`, body: {} }),
 };
 
 /** Makes a fresh set of fixtures. */
@@ -71,7 +81,10 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const approval = await ok(t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: requester.token }), 202);
   const agent = await ok(t.request('POST', '/api/v1/agents', { body: { name: 'fixture-agent', scopes: ['tasks:read'] } }), 201);
   const token = await ok(t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { body: { machine: 'fixture-machine' } }), 201);
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id };
+  const webhook = await ok(t.request('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/fixture', enabled: false } }), 201);
+  const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
+  const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, webhook: webhook.id, event };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -100,5 +100,7 @@ function restInput(operation: Operation, request: FastifyRequest): Record<string
       extra: { errors: misplaced.map((key) => ({ pointer: `/${key}`, detail: 'path parameter; remove it from the body', location: 'body' })) },
     });
   }
-  return { ...(body as Record<string, unknown>), ...params };
+  const query = request.query as Record<string, unknown>;
+  const fromQuery = Object.fromEntries((operation.http.query ?? []).filter((key) => key in query).map((key) => [key, query[key]]));
+  return { ...(body as Record<string, unknown>), ...fromQuery, ...params };
 }
