@@ -54,7 +54,7 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
-    subscribe: (operation, input, call) => subscribe({ db: database.db, config, tail: deps.tail }, operation, { ...call, input }),
+    subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

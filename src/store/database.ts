@@ -47,15 +47,21 @@ async function listenPostgres(url: string, channel: string, onNotify: () => void
   let stopped = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
+  // Until stopped, a dropped or failed connection is replaced; notifies may have been missed meanwhile.
+  const reconnect = () => {
+    if (!stopped) retry = setTimeout(() => void connect().then(onNotify, reconnect), RELISTEN_DELAY_MS);
+  };
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: url });
     next.on('notification', () => onNotify());
-    next.on('error', () => {
+    const dropped = () => {
       if (stopped || client !== next) return;
       client = undefined;
       next.end().catch(() => undefined);
-      retry = setTimeout(() => void connect().then(onNotify, () => undefined), RELISTEN_DELAY_MS);
-    });
+      reconnect();
+    };
+    next.on('error', dropped);
+    next.on('end', dropped);
     await next.connect();
     await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
     if (stopped) return void (await next.end());

@@ -13,6 +13,8 @@ export interface Subscription {
   opens: number;
   /** Resolves once `count` events have arrived (rejects after `boundMs`). */
   waitFor(count: number, boundMs: number): Promise<void>;
+  /** Resolves with the HTTP status that made the client give up for good (rejects after `boundMs`). */
+  waitClosed(boundMs: number): Promise<number | undefined>;
   close(): void;
 }
 
@@ -52,6 +54,8 @@ export function subscribe(url: string, token: string, types: readonly string[], 
   const source = new EventSource(url, { fetch: withToken });
   const received: Received[] = [];
   const waiters: (() => void)[] = [];
+  let closedWith: ((code: number | undefined) => void) | undefined;
+  const closed = new Promise<number | undefined>((resolve) => (closedWith = resolve));
   const subscription: Subscription = {
     received,
     opens: 0,
@@ -67,6 +71,8 @@ export function subscribe(url: string, token: string, types: readonly string[], 
         if (!check()) waiters.push(() => void check());
       });
     },
+    waitClosed: (boundMs) =>
+      Promise.race([closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the client was still open after ${boundMs} ms`)), boundMs).unref())]),
     close: () => source.close(),
   };
   const onMessage = (message: MessageEvent) => {
@@ -80,6 +86,7 @@ export function subscribe(url: string, token: string, types: readonly string[], 
       resolve(subscription);
     };
     source.onerror = (error) => {
+      if (source.readyState === EventSource.CLOSED) closedWith?.(error.code);
       if (subscription.opens === 0) {
         source.close();
         reject(new Error(`the stream did not open: ${error.message ?? String(error.code)}`));

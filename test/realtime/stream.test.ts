@@ -78,6 +78,19 @@ describe('GET /api/v1/events/stream', () => {
     }
   });
 
+  it('ends an open stream once its token is revoked; the reconnect is refused', async () => {
+    const reader = await cluster.addPrincipal({ scopes: ['events:read'] });
+    const client = await subscribe(`${last()}/api/v1/events/stream`, reader.token, ['task.created']);
+    try {
+      const tokens = await pages<{ id: string }>(cluster, `/api/v1/agents/${reader.id}/tokens`);
+      const revoked = await cluster.request('DELETE', `/api/v1/tokens/${tokens[0]?.id ?? ''}`);
+      expect(revoked.status, revoked.body).toBe(200);
+      expect(await client.waitClosed(20_000)).toBe(401);
+    } finally {
+      client.close();
+    }
+  });
+
   it('refuses before streaming: an unknown since is 400, a token without events:read is 403', async () => {
     const unknown = await cluster.request('GET', '/api/v1/events/stream?since=evt_01ARZ3NDEKTSV4RRFFQ69G5FAV');
     expect(unknown.status).toBe(400);
