@@ -71,7 +71,10 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   }
   if (config.webhookIntervalMs > 0) {
     const deps = { clock, ids, config };
-    workers.push(startLoop(config.webhookIntervalMs, () => deliverWebhooks(database.db, deps), (err) => log.error({ err }, 'webhook delivery failed')));
+    const delivery = startLoop(config.webhookIntervalMs, () => deliverWebhooks(database.db, deps), (err) => log.error({ err }, 'webhook delivery failed'));
+    // New events anywhere wake the worker at once; the interval covers retries and lost wake-ups.
+    tail.onAppend(() => delivery.wake());
+    workers.push(delivery);
   }
   return {
     app,

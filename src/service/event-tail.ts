@@ -10,6 +10,8 @@ const QUEUE_LIMIT = 2000;
 const POLL_MS = 2000;
 
 export interface RunningTail extends EventTail {
+  /** Calls `listener` on every NOTIFY of an append, from any instance (the webhook worker's wake-up). */
+  onAppend(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ interface Follower {
 export function startEventTail(database: Database, onError: (error: unknown) => void): RunningTail {
   const { db } = database;
   const live = new Set<Follower>();
+  const listeners: (() => void)[] = [];
   let head = 0n;
   let started: Promise<void> | undefined;
   let stopListening: (() => Promise<void>) | undefined;
@@ -71,7 +74,10 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   const start = () =>
     (started ??= (async () => {
       head = BigInt(await latestSeq(db));
-      stopListening = await database.listen(EVENTS_CHANNEL, wake);
+      stopListening = await database.listen(EVENTS_CHANNEL, () => {
+        for (const listener of listeners) listener();
+        wake();
+      });
       poll = setInterval(wake, POLL_MS);
     })());
 
@@ -112,6 +118,10 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
 
   return {
     follow,
+    onAppend(listener) {
+      listeners.push(listener);
+      start().catch(onError);
+    },
     async close() {
       closed = true;
       clearInterval(poll);

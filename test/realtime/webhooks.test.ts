@@ -126,6 +126,23 @@ describe('outbound webhooks', () => {
   });
 });
 
+describe('webhook wake-ups', () => {
+  it('delivers a new event at once: the NOTIFY of the append wakes the workers, not their 60 s interval', async () => {
+    const slow = await startInstances(INSTANCES, { webhookIntervalMs: 60_000 });
+    try {
+      const res = await slow.request('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}/woken`, event_types: ['task.created'] } });
+      expect(res.status, res.body).toBe(201);
+      receiver.trust('/woken', res.json<WebhookBody>().secret ?? '');
+      const task = await slow.request('POST', '/api/v1/tasks', { body: { title: 'wake up' }, via: INSTANCES - 1 });
+      expect(task.status, task.body).toBe(201);
+      const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/woken'), 10_000, 'the delivery');
+      expect(got).toMatchObject({ verified: true, body: { subject: task.json<{ id: string }>().id } });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe('webhook destinations', () => {
   it('refuses URLs resolving to loopback, private, link-local or metadata addresses with a clear problem', async () => {
     const t = await startTestServer({ webhookAllowPrivate: false, webhookIntervalMs: 0 });
