@@ -33,6 +33,13 @@ const schema = z.object({
     .regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, 'must be a Svix signing secret: whsec_ followed by base64')
     .optional(),
   CRON_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  BATON_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. 32 random bytes as hex)').optional(),
+  BATON_WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  BATON_WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds, the first attempt first')
+    .default('0,5,300,1800,7200,18000,36000,36000'),
+  BATON_WEBHOOK_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
 });
 
 type Env = z.infer<typeof schema>;
@@ -63,6 +70,14 @@ export interface Config {
   readonly authWebhookSecret: string | undefined;
   /** Bearer secret of /cron/keepalive; unset: the route answers 503. */
   readonly cronSecret: string | undefined;
+  /** Derives webhook signing secrets (`derived:v1`); embedded mode makes one in the data dir when unset. */
+  readonly secretKey: string | undefined;
+  /** Lets webhooks reach loopback, private and link-local addresses (tests, private networks). */
+  readonly webhookAllowPrivate: boolean;
+  /** Delay before each attempt of a delivery, in ms, from the first; its length is the number of attempts. */
+  readonly webhookRetryScheduleMs: readonly number[];
+  /** How often each instance looks for due deliveries (new events also wake it); 0 turns delivery off here. */
+  readonly webhookIntervalMs: number;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -86,6 +101,10 @@ const EXAMPLES: Record<keyof Env, string> = {
   STRIPE_WEBHOOK_SECRET: 'whsec_… from the Stripe dashboard',
   AUTH_WEBHOOK_SECRET: 'whsec_… from the auth provider (Svix)',
   CRON_SECRET: 'the output of `openssl rand -hex 32`',
+  BATON_SECRET_KEY: 'the output of `openssl rand -hex 32`',
+  BATON_WEBHOOK_ALLOW_PRIVATE: '0',
+  BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
+  BATON_WEBHOOK_INTERVAL_MS: '1000',
 };
 
 export class ConfigError extends Error {
@@ -126,6 +145,10 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
     authWebhookSecret: e.AUTH_WEBHOOK_SECRET,
     cronSecret: e.CRON_SECRET,
+    secretKey: e.BATON_SECRET_KEY,
+    webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookRetryScheduleMs: Object.freeze(e.BATON_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s) * 1000)),
+    webhookIntervalMs: e.BATON_WEBHOOK_INTERVAL_MS,
     ...overrides,
   });
 }

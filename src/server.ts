@@ -5,16 +5,22 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createIds } from './ids.ts';
 import { bootstrapAdmin } from './service/bootstrap.ts';
+import { startEventTail } from './service/event-tail.ts';
+import { embeddedSecretKey } from './service/secret-key.ts';
 import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
+import { deliverWebhooks } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
+
+/** How long closing waits for in-flight requests before it drops the remaining connections. */
+const CLOSE_GRACE_MS = 2000;
 
 export interface Server {
   readonly app: FastifyInstance;
@@ -47,20 +53,30 @@ export async function migrateDatabase(config: Config): Promise<string[]> {
 }
 
 /** Composes config → database (migrated) → service → HTTP app. Does not listen. */
-export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
-  const database = options.database ?? (await openDatabase(config));
+export async function createServer(given: Config, options: ServerOptions = {}): Promise<Server> {
+  const database = options.database ?? (await openDatabase(given));
+  // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
+  const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined };
-  const service = createService({ database, config, clock, ids, log });
+  const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
+  const service = createService({ database, config, clock, ids, log, tail });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
+  }
+  if (config.webhookIntervalMs > 0) {
+    const deps = { clock, ids, config };
+    const delivery = startLoop(config.webhookIntervalMs, () => deliverWebhooks(database.db, deps), (err) => log.error({ err }, 'webhook delivery failed'));
+    // New events anywhere wake the worker at once; the interval covers retries and lost wake-ups.
+    tail.onAppend(() => delivery.wake());
+    workers.push(delivery);
   }
   return {
     app,
@@ -69,7 +85,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     bootstrapToken,
     async close() {
       await Promise.all(workers.map((w) => w.stop()));
+      // Ends every open stream first, so closing the HTTP server does not wait on them.
+      await tail.close();
+      // In-flight requests get a grace period; then connections a client keeps busy are dropped.
+      const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
       await app.close();
+      clearTimeout(force);
       await database.close();
     },
   };

@@ -35,9 +35,19 @@ export async function freshDatabase(): Promise<{ database: Database; url: string
   return { database: openPostgres(url, 10), url };
 }
 
-/** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting. */
+/** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting; private webhook URLs allowed. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return loadConfig({}, { publicUrl: 'http://baton.test', rateLimit: { limit: 1_000_000, windowS: 3600 }, ...overrides });
+  return loadConfig(
+    {},
+    {
+      publicUrl: 'http://baton.test',
+      rateLimit: { limit: 1_000_000, windowS: 3600 },
+      // Webhook receivers in tests listen on 127.0.0.1.
+      webhookAllowPrivate: true,
+      secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef',
+      ...overrides,
+    },
+  );
 }
 
 export interface Response {

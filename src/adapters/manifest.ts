@@ -1,7 +1,7 @@
 import { SCOPES } from '../domain/scopes.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
 import { mayCall } from '../operations/authorization.ts';
-import type { Operation } from '../operations/define-operation.ts';
+import { isCallable, type Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../service/principal.ts';
 import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
@@ -14,8 +14,8 @@ import { API_PREFIX } from './rest/routes.ts';
 const INTERFACES: readonly { readonly name: string; serves(operation: Operation): boolean }[] = [
   // Every operation has an HTTP binding (src/adapters/rest/routes.ts) …
   { name: 'rest', serves: () => true },
-  // … and is an MCP tool of the same name (src/adapters/mcp/tools.ts).
-  { name: 'mcp', serves: () => true },
+  // … and, unless it is a stream, an MCP tool of the same name (src/adapters/mcp/tools.ts).
+  { name: 'mcp', serves: isCallable },
 ];
 
 /**

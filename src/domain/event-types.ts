@@ -29,5 +29,10 @@ export const EVENT_TYPES = [
   'auth.user_deleted',
   'auth.session_recorded',
   'auth.received',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.disabled',
+  'webhook.replayed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

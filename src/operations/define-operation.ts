@@ -7,6 +7,7 @@ import type { Scope } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
 import type { RateBudget } from '../service/authenticate.ts';
 import type { Principal } from '../service/principal.ts';
+import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -22,6 +23,8 @@ export interface HttpBinding {
   readonly successStatus?: 200 | 201 | 202;
   /** `artifact`: the body may be as large as a base64 artifact upload, not just BATON_BODY_LIMIT_BYTES. */
   readonly bodyLimit?: 'artifact';
+  /** Input keys a write takes from the query string rather than the body (`?since=` on a replay). */
+  readonly query?: readonly string[];
 }
 
 /** An event an operation asks to write; the executor adds id, actor, provenance and time. */
@@ -94,11 +97,54 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> exte
   run(tx: Transaction<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
 }
 
-export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> = ReadOperation<I, O> | WriteOperation<I, O>;
+/** Follows the timeline: each batch holds the next events strictly after the last one, in commit order. */
+export interface EventTail {
+  /** Every event after `afterSeq`, forever, until `signal` aborts or the server closes (then it ends quietly). */
+  follow(afterSeq: string, signal: AbortSignal): AsyncIterable<readonly EventRow[]>;
+}
 
-/** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. */
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
+/** What a stream depends on: the caller, the timeline's tail, and the signal that ends the subscription. */
+export interface StreamContext {
+  readonly actor: Principal;
+  readonly config: Config;
+  readonly tail: EventTail;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A live subscription (SSE on REST, a subscription on GraphQL). `output` is the schema of ONE item.
+ * Not idempotent, not gated: streams only read.
+ */
+export interface StreamOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+  readonly kind: 'stream';
+  /**
+   * Checks where the stream starts (throwing `BatonError` before any item is sent), then returns the
+   * items in order, without gaps or repeats, until `ctx.signal` aborts.
+   */
+  open(db: Kysely<DB>, ctx: StreamContext, input: z.output<I>): Promise<AsyncIterable<z.output<O>>>;
+  /** The item's resume position (SSE `id`) and its name (SSE `event`). */
+  frameOf(item: z.output<O>): { readonly id: string; readonly event: string };
+}
+
+export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> =
+  | ReadOperation<I, O>
+  | WriteOperation<I, O>
+  | StreamOperation<I, O>;
+
+/** Operations answered with one response (everything but streams). */
+export type CallableOperation = ReadOperation<z.ZodObject, z.ZodType> | WriteOperation<z.ZodObject, z.ZodType>;
+
+/** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. Keeps its kind in the type. */
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: ReadOperation<I, O>): ReadOperation<I, O>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: WriteOperation<I, O>): WriteOperation<I, O>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: StreamOperation<I, O>): StreamOperation<I, O>;
+export function defineOperation(operation: Operation): Operation {
   return operation;
+}
+
+/** True for operations answered with one response: every kind but streams (which MCP cannot serve as tools). */
+export function isCallable(operation: Operation): operation is CallableOperation {
+  return operation.kind !== 'stream';
 }
 
 export type ParameterLocation = 'path' | 'query' | 'body';
@@ -106,6 +152,7 @@ export type ParameterLocation = 'path' | 'query' | 'body';
 /** Where each input key travels over HTTP: path parameters, then query (reads, deletes) or body (other writes). */
 export function parameterLocation(operation: Operation, key: string): ParameterLocation {
   if (pathParameters(operation.http.path).includes(key)) return 'path';
+  if (operation.http.query?.includes(key)) return 'query';
   return operation.http.method === 'GET' || operation.http.method === 'DELETE' ? 'query' : 'body';
 }
 

@@ -13,6 +13,7 @@ import { getApproval } from './approvals/get-approval.ts';
 import { listApprovals } from './approvals/list-approvals.ts';
 import type { Operation } from './define-operation.ts';
 import { listEvents } from './events/list-events.ts';
+import { streamEvents } from './events/stream-events.ts';
 import { getLease } from './leases/get-lease.ts';
 import { heartbeatLease } from './leases/heartbeat-lease.ts';
 import { listLeases } from './leases/list-leases.ts';
@@ -26,6 +27,13 @@ import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
+import { createWebhook } from './webhooks/create-webhook.ts';
+import { deleteWebhook } from './webhooks/delete-webhook.ts';
+import { getWebhook } from './webhooks/get-webhook.ts';
+import { listDeliveries } from './webhooks/list-deliveries.ts';
+import { listWebhooks } from './webhooks/list-webhooks.ts';
+import { replayWebhook } from './webhooks/replay-webhook.ts';
+import { updateWebhook } from './webhooks/update-webhook.ts';
 
 /** THE registry: every capability Baton has, each defined once. Adapters derive everything from it. */
 export const operations: readonly Operation[] = [
@@ -43,6 +51,7 @@ export const operations: readonly Operation[] = [
   heartbeatLease,
   releaseLease,
   listEvents,
+  streamEvents,
   listApprovals,
   getApproval,
   approveApproval,
@@ -56,4 +65,11 @@ export const operations: readonly Operation[] = [
   revokeToken,
   createArtifact,
   getArtifact,
+  listWebhooks,
+  createWebhook,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  listDeliveries,
+  replayWebhook,
 ];

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import { type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
+import { type CallableOperation, type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
@@ -55,7 +55,7 @@ const MAX_KEY_LENGTH = 255;
  * Runs one operation for one caller: authorize → validate → (writes) idempotency → one transaction
  * holding the operation's writes, its events and its stored response. Throws `BatonError` only.
  */
-export async function execute(deps: ExecuteDeps, operation: Operation, rawInput: unknown, call: Call): Promise<Outcome> {
+export async function execute(deps: ExecuteDeps, operation: CallableOperation, rawInput: unknown, call: Call): Promise<Outcome> {
   authorize(operation, call.principal);
   const input = validate(operation, rawInput);
   if (operation.kind === 'read') {
@@ -224,7 +224,8 @@ function replay(operation: Operation, status: number, body: string): Outcome {
   return { ok, status, body, replayed: true, version: ok ? operation.version?.(JSON.parse(body) as never) : undefined };
 }
 
-function authorize(operation: Operation, principal: Principal): void {
+/** Scope, then toolAllowlist: throws `forbidden_scope` or `tool_not_allowed`. */
+export function authorize(operation: Operation, principal: Principal): void {
   if (operation.scope !== null && !principal.scopes.has(operation.scope)) {
     throw new BatonError('forbidden_scope', `${operation.name} needs scope ${operation.scope}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
       extra: { required_scope: operation.scope },
@@ -238,7 +239,8 @@ function authorize(operation: Operation, principal: Principal): void {
   }
 }
 
-function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
+/** Parses the input with the operation's schema; throws `invalid_parameter` or `validation_failed` naming each field. */
+export function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
   const parsed = operation.input.safeParse(rawInput ?? {});
   if (parsed.success) return parsed.data;
   const errors = parsed.error.issues.flatMap((issue) => {

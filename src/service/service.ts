@@ -3,13 +3,14 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { BatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import type { Operation } from '../operations/define-operation.ts';
+import type { CallableOperation, EventTail, Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
+import { type StreamCall, subscribe } from './subscribe.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -23,7 +24,14 @@ export interface Service {
   readonly baseUrl: string;
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
-  execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
+  execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
+  /**
+   * Opens a stream operation (`kind: 'stream'`, e.g. events.stream) for one caller. Authorization and
+   * input errors throw `BatonError` here, before any item; the items (each valid against the
+   * operation's `output`) then arrive in order, with no gap and no repeat, until `call.signal`
+   * aborts or the server closes. REST serves it as SSE; GraphQL can serve it as a subscription.
+   */
+  subscribe(operation: Operation, input: unknown, call: StreamCall): Promise<AsyncIterable<unknown>>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
   /** Aggregate counts for /metrics. */
@@ -38,6 +46,8 @@ export interface ServiceDeps {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly log: Logger;
+  /** The instance's one follower of the timeline, shared by every stream. */
+  readonly tail: EventTail;
 }
 
 export function createService(deps: ServiceDeps): Service {
@@ -51,6 +61,7 @@ export function createService(deps: ServiceDeps): Service {
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
+    subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

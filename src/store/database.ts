@@ -12,6 +12,12 @@ export interface Database {
   readonly engine: Engine;
   /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
   runScript(sql: string): Promise<Record<string, unknown>[]>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel`, from any instance (PostgreSQL: one dedicated
+   * connection, re-opened after a drop, with `onNotify` called once after each reconnect since
+   * notifies may have been missed). A wake-up only: payloads carry nothing. Returns the stop function.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -30,7 +36,42 @@ export function openPostgres(url: string, poolSize: number): Database {
       const last = Array.isArray(result) ? result.at(-1) : result;
       return (last?.rows ?? []) as Record<string, unknown>[];
     },
+    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
     close: () => pool.end(),
+  };
+}
+
+const RELISTEN_DELAY_MS = 1000;
+
+async function listenPostgres(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  // Until stopped, a dropped or failed connection is replaced; notifies may have been missed meanwhile.
+  const reconnect = () => {
+    if (!stopped) retry = setTimeout(() => void connect().then(onNotify, reconnect), RELISTEN_DELAY_MS);
+  };
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on('notification', () => onNotify());
+    const dropped = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      next.end().catch(() => undefined);
+      reconnect();
+    };
+    next.on('error', dropped);
+    next.on('end', dropped);
+    await next.connect();
+    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    if (stopped) return void (await next.end());
+    client = next;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end();
   };
 }
 
@@ -55,6 +96,10 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     async runScript(sql) {
       const results = await pglite.exec(sql);
       return (results.at(-1)?.rows ?? []);
+    },
+    async listen(channel, onNotify) {
+      const stop = await pglite.listen(channel, () => onNotify());
+      return () => stop();
     },
     close: () => pglite.close(),
     dump: () => pglite.dumpDataDir('none'),

@@ -17,19 +17,23 @@ export interface NewEventRow {
   created_at: Date;
 }
 
+/** The NOTIFY channel that wakes streams and the webhook worker on every instance after an append commits. */
+export const EVENTS_CHANNEL = 'baton_events';
+
 /**
  * Appends events. Takes the event-append lock first and holds it to commit, so `seq` follows
  * commit order: a reader that has seen seq N will never later find a smaller one appear. That is
  * what makes `since` cursors and the stream gap-free. Call it as the last statement of a write.
+ * It also queues a NOTIFY on `EVENTS_CHANNEL`, delivered at commit (nothing if the write rolls back).
  */
 export async function appendEvents(tx: Transaction<DB>, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
   const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
   await sql`
-    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
+    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify(${EVENTS_CHANNEL}, ''))
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-    FROM append_lock, jsonb_to_recordset(${rows}::jsonb) AS e(
+    FROM append_lock, wake, jsonb_to_recordset(${rows}::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
       idempotency_key text, approval_id text, data jsonb, created_at timestamptz)
   `.execute(tx);
@@ -47,6 +51,20 @@ export async function latestEventId(db: Kysely<DB>): Promise<string | null> {
   return row?.id ?? null;
 }
 
+/** The newest sequence number, or '0' on an empty timeline. */
+export async function latestSeq(db: Kysely<DB>): Promise<string> {
+  const row = await db.selectFrom('events').select(sql<string>`coalesce(max(seq), 0)::text`.as('seq')).executeTakeFirstOrThrow();
+  return row.seq;
+}
+
+/** Every column of an event row, `seq` as text; the base of every event read. */
+export function selectEvents(db: Kysely<DB>) {
+  return db
+    .selectFrom('events')
+    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
+    .select(sql<string>`seq::text`.as('seq'));
+}
+
 export interface EventListQuery {
   subject: string | undefined;
   types: string[] | undefined;
@@ -58,10 +76,7 @@ export interface EventListQuery {
 
 /** One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. */
 export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
-  let query = db
-    .selectFrom('events')
-    .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
-    .select(sql<string>`seq::text`.as('seq'));
+  let query = selectEvents(db);
   if (q.subject) query = query.where('subject', '=', q.subject);
   if (q.types) query = query.where('type', 'in', q.types);
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);

@@ -164,6 +164,24 @@ export interface BillingAccountsTable {
   updated_by_kind: string;
 }
 
+export interface WebhooksTable {
+  id: string;
+  url: string;
+  event_types: string[] | null;
+  enabled: boolean;
+  secret_ref: string;
+  cursor_seq: string;
+  disabled_reason: string | null;
+  version: Generated<number>;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
 export interface ArtifactsTable {
   id: string;
   task_id: string | null;
@@ -181,7 +199,29 @@ export interface ArtifactContentsTable {
   content: Uint8Array;
 }
 
+export interface WebhookAttempt {
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_seq: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempt_count: Generated<number>;
+  attempts: ColumnType<WebhookAttempt[], string | undefined, string>;
+  next_attempt_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;
   tokens: TokensTable;
   tasks: TasksTable;

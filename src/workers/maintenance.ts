@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Ids } from '../ids.ts';
 import type { DB } from '../store/schema.ts';
+import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
 
@@ -24,6 +25,7 @@ type Pass = (deps: MaintenanceDeps) => Promise<object>;
 const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
+  webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };
 
 /** A pass's own report plus `ok`; a failed pass is only `{ ok: false }` (the error goes to the log). */

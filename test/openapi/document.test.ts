@@ -83,11 +83,11 @@ describe('the document and the registry', () => {
     expect(documented.sort()).toEqual(operations.map((op) => op.name).sort());
   });
 
-  it('declares each success status with a JSON body, and problems as the default', () => {
+  it('declares each success status with a JSON body (an event stream for streams), and problems as the default', () => {
     for (const op of operations) {
       const entry = document.paths[`/api/v1${op.http.path}`]?.[op.http.method.toLowerCase()];
       const success = entry?.responses[String(op.http.successStatus ?? 200)];
-      expect(success?.content?.['application/json']?.schema, op.name).toBeDefined();
+      expect(success?.content?.[op.kind === 'stream' ? 'text/event-stream' : 'application/json']?.schema, op.name).toBeDefined();
       expect(entry?.responses.default?.content?.['application/problem+json']?.schema, op.name).toEqual({ $ref: '#/components/schemas/Problem' });
     }
   });

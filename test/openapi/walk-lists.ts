@@ -26,6 +26,8 @@ export async function walkLists(w: Walker, tasks: { first: TaskRef; byAgent: Tas
   await call('GET', '/api/v1/tasks', { token: who.eventsOnly.token }, 403);
   await call('GET', '/api/v1/tasks', { token: who.allowlisted.token }, 403);
   await call('GET', '/api/v1/tasks', { token: null }, 401);
+  await call('GET', `/api/v1/events/stream?since=${UNKNOWN.event}`, {}, 400);
+  await call('GET', '/api/v1/events/stream', { token: who.reader.token }, 403);
 
   const history = (await call('GET', `/api/v1/tasks/${byAgent.id}/events?limit=2`, {}, 200)).json<PageBody>();
   await call('GET', `/api/v1/tasks/${byAgent.id}/events?limit=2&cursor=${encodeURIComponent(present(history.next_cursor, 'task events next_cursor'))}`, {}, 200);

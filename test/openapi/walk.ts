@@ -5,6 +5,7 @@ import { walkApprovals } from './walk-approvals.ts';
 import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
 import { walkTasks } from './walk-tasks.ts';
+import { walkWebhooks } from './walk-webhooks.ts';
 
 /** One request and the response it got, as a client saw it. */
 export interface Exchange {
@@ -103,5 +104,6 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkApprovals(w);
   await walkLists(w, tasks);
   await walkArtifacts(w);
+  await walkWebhooks(w);
   return { exchanges, surprises };
 }

@@ -16,6 +16,9 @@ export interface Fixtures {
   readonly token: string;
   /** A text artifact attached to `task`. */
   readonly artifact: string;
+  /** A disabled webhook (nothing is delivered), and an event id to replay from. */
+  readonly webhook: string;
+  readonly event: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -44,6 +47,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'leases.heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
   'leases.release': (fx) => ({ params: { id: fx.lease }, body: {} }),
   'events.list': () => ({ query: 'limit=5' }),
+  'events.stream': () => ({ query: 'types=task.created' }),
   'approvals.list': () => ({ query: 'status=pending' }),
   'approvals.get': (fx) => ({ params: { id: fx.approval } }),
   'approvals.approve': (fx) => ({ params: { id: fx.approval }, body: { reason: 'fine' } }),
@@ -57,6 +61,13 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens.revoke': (fx) => ({ params: { id: fx.token } }),
   'artifacts.create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
   'artifacts.get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
+  'webhooks.list': () => ({}),
+  'webhooks.create': () => ({ body: { url: 'http://127.0.0.1:9/matrix', enabled: false } }),
+  'webhooks.get': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.update': (fx) => ({ params: { id: fx.webhook }, body: { event_types: ['task.created'] } }),
+  'webhooks.delete': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.deliveries': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.replay': (fx) => ({ params: { id: fx.webhook }, query: `since=${fx.event}`, body: {} }),
 };
 
 /** Makes a fresh set of fixtures. */
@@ -75,7 +86,10 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const agent = await ok(t.request('POST', '/api/v1/agents', { body: { name: 'fixture-agent', scopes: ['tasks:read'] } }), 201);
   const token = await ok(t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { body: { machine: 'fixture-machine' } }), 201);
   const artifact = await ok(t.request('POST', '/api/v1/artifacts', { body: { content: 'fixture notes', task_id: task.id } }), 201);
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id };
+  const webhook = await ok(t.request('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/fixture', enabled: false } }), 201);
+  const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
+  const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -3,7 +3,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayCall } from '../../operations/authorization.ts';
-import { type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
+import { type CallableOperation, isCallable, type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
@@ -21,16 +21,16 @@ const EXPECTED_VERSION = 'expected_version';
 
 /** A tool as listed, before the caller-specific parts (allowed, needs approval) are added. */
 interface ToolShape {
-  readonly operation: Operation;
+  readonly operation: CallableOperation;
   readonly tool: Tool;
 }
 
 /**
- * One MCP tool per registry operation: name, description, input and output JSON Schemas derived
+ * One MCP tool per registry operation that answers once (streams are not tools): name, description, input and output JSON Schemas derived
  * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
  */
 export function deriveTools(operations: readonly Operation[]): ReadonlyMap<string, ToolShape> {
-  return new Map(operations.map((operation) => [operation.name, { operation, tool: toolOf(operation) }]));
+  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation) }]));
 }
 
 function toolOf(operation: Operation): Tool {

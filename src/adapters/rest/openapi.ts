@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { problemSchema } from '../../errors.ts';
 import { type Operation, parameterLocation, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
@@ -34,6 +35,16 @@ export function buildOpenApi(operations: readonly Operation[], baseUrl: string) 
   };
 }
 
+/** SSE: the body is text; each frame's `data:` line is one JSON item, described by `x-item-schema`. */
+function streamContent(item: z.ZodType) {
+  return {
+    'text/event-stream': {
+      schema: { type: 'string', description: 'Frames: `id: <position>`, `event: <name>`, `data: <one JSON item>`; `retry:` once; `: ping` comments.' },
+      'x-item-schema': jsonSchema(item, 'output'),
+    },
+  };
+}
+
 function pathItem(op: Operation) {
   const input = jsonSchema(op.input, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
   const properties = input.properties ?? {};
@@ -61,6 +72,8 @@ function pathItem(op: Operation) {
     if (takesExpectedVersion(op)) {
       parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
     }
+  } else if (op.kind === 'stream') {
+    parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' });
   } else if (op.version) {
     parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag; answers 304 when unchanged.' });
   }
@@ -68,7 +81,7 @@ function pathItem(op: Operation) {
   const responses: Record<string, unknown> = {
     [success]: {
       description: op.summary,
-      content: { 'application/json': { schema: jsonSchema(op.output, 'output') } },
+      content: op.kind === 'stream' ? streamContent(op.output) : { 'application/json': { schema: jsonSchema(op.output, 'output') } },
       ...(op.version ? { headers: { ETag: { schema: { type: 'string' }, description: 'The resource version, quoted.' } } } : {}),
     },
     default: problemResponse,

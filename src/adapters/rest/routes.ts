@@ -4,6 +4,7 @@ import { type Operation, pathParameters } from '../../operations/define-operatio
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
+import { registerStreamRoute } from './stream-route.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -28,6 +29,10 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
     service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
   );
   for (const operation of service.operations) {
+    if (operation.kind === 'stream') {
+      registerStreamRoute(app, service, operation, routeUrl(operation));
+      continue;
+    }
     app.route({
       method: operation.http.method,
       url: routeUrl(operation),
@@ -101,5 +106,7 @@ function restInput(operation: Operation, request: FastifyRequest): Record<string
       extra: { errors: misplaced.map((key) => ({ pointer: `/${key}`, detail: 'path parameter; remove it from the body', location: 'body' })) },
     });
   }
-  return { ...(body as Record<string, unknown>), ...params };
+  const query = request.query as Record<string, unknown>;
+  const fromQuery = Object.fromEntries((operation.http.query ?? []).filter((key) => key in query).map((key) => [key, query[key]]));
+  return { ...(body as Record<string, unknown>), ...fromQuery, ...params };
 }

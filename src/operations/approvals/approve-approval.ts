@@ -41,7 +41,8 @@ export const approveApproval = defineOperation({
     try {
       const requester = await currentRequester(tx, ctx, row, operation);
       const output = await operation.run(tx, requesterContext(ctx, requester, row, drafts), row.input as never);
-      result = { status: operation.http.successStatus ?? 200, body: output, ok: true };
+      // A secret shown once (a webhook's) is never stored, not even in the approval's result.
+      result = { status: operation.http.successStatus ?? 200, body: operation.redactForReplay ? operation.redactForReplay(output) : output, ok: true };
     } catch (error) {
       await sql`ROLLBACK TO SAVEPOINT approved_operation`.execute(tx);
       const failure = toBatonError(error);

@@ -1,0 +1,78 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+import type { StreamOperation } from '../../operations/define-operation.ts';
+import { rateLimitHeaders } from '../../service/authenticate.ts';
+import type { Service } from '../../service/service.ts';
+
+/** The reconnect delay EventSource clients are told once, in ms (DESIGN §6). */
+const RETRY_MS = 3000;
+/** A comment line this often keeps proxies and load balancers from closing an idle stream. */
+const PING_MS = 15_000;
+/** A client whose socket takes no bytes for this long is dropped; it resumes with Last-Event-ID. */
+const SLOW_CLIENT_MS = 30_000;
+
+/**
+ * Serves a stream operation as Server-Sent Events: `retry:` once, then one `id:`/`event:`/`data:`
+ * frame per item, and a `: ping` comment every 15 s. `Last-Event-ID` (sent by reconnecting clients)
+ * becomes the operation's `since`, over any `since` in the query. Errors before the first frame are
+ * ordinary problem+json answers; this adapter only writes frames.
+ */
+export function registerStreamRoute(app: FastifyInstance, service: Service, operation: StreamOperation<z.ZodObject, z.ZodType>, url: string): void {
+  app.get(url, async (request, reply) => {
+    request.operationName = operation.name;
+    const { principal, budget } = await service.authenticate(request.headers.authorization);
+    reply.headers(rateLimitHeaders(budget));
+    request.principalId = principal.id;
+    request.principalKind = principal.kind;
+    const lastEventId = request.headers['last-event-id'];
+    const input = { ...(request.query as Record<string, unknown>), ...(typeof lastEventId === 'string' && lastEventId !== '' ? { since: lastEventId } : {}) };
+    const gone = new AbortController();
+    const items = await service.subscribe(operation, input, { principal, signal: gone.signal });
+    reply.hijack();
+    const res = reply.raw;
+    res.on('close', () => gone.abort());
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string | number | string[]>),
+      'x-request-id': request.id,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    });
+    res.write(`retry: ${RETRY_MS}\n\n`);
+    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    try {
+      for await (const item of items) {
+        const { id, event } = operation.frameOf(item);
+        if (!res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`) && !(await drained(res, gone.signal))) {
+          request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
+          res.destroy();
+          return;
+        }
+      }
+    } catch (err) {
+      request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
+    } finally {
+      clearInterval(ping);
+      gone.abort();
+      res.end();
+    }
+  });
+}
+
+/** True once the socket drains; false if it does not within SLOW_CLIENT_MS or the client leaves. */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      signal.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onDrain = () => finish(true);
+    const onAbort = () => finish(false);
+    const timer = setTimeout(() => finish(false), SLOW_CLIENT_MS);
+    res.on('drain', onDrain);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { lockWebhook, updateWebhook } from '../../store/webhooks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+
+export const deleteWebhook = defineOperation({
+  name: 'webhooks.delete',
+  summary: 'Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database.',
+  kind: 'write',
+  scope: 'webhooks:manage',
+  approval: 'none',
+  http: { method: 'DELETE', path: '/webhooks/{id}' },
+  input: z.strictObject({ id: webhookId }),
+  output: webhookOutput,
+  async run(tx, ctx, input) {
+    const row = await lockWebhook(tx, input.id);
+    if (!row) throw webhookNotFound(input.id);
+    assertVersion(`Webhook ${row.id}`, row.version, ctx.expectedVersion);
+    const deleted = await updateWebhook(tx, row.id, { enabled: false, deleted_at: ctx.now, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    ctx.emit({ type: 'webhook.deleted', subject: row.id, data: { url: row.url } });
+    return toWebhook(deleted);
+  },
+});

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { findWebhook } from '../../store/webhooks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+
+export const getWebhook = defineOperation({
+  name: 'webhooks.get',
+  summary: 'Read one webhook subscription: URL, event types, enabled, and why the server disabled it if it did.',
+  kind: 'read',
+  scope: 'webhooks:manage',
+  approval: 'none',
+  http: { method: 'GET', path: '/webhooks/{id}' },
+  input: z.strictObject({ id: webhookId }),
+  output: webhookOutput,
+  version: (webhook) => webhook.version,
+  async run(db, _ctx, input) {
+    const row = await findWebhook(db, input.id);
+    if (!row) throw webhookNotFound(input.id);
+    return toWebhook(row);
+  },
+});

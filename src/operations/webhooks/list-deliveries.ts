@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { latestEventId } from '../../store/events.ts';
+import { findWebhook, listDeliveries as listDeliveryRows } from '../../store/webhooks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../shared/lists.ts';
+import { deliveryOutput, toDelivery, webhookId, webhookNotFound } from './webhook-schema.ts';
+
+export const listDeliveries = defineOperation({
+  name: 'webhooks.deliveries',
+  summary: 'The delivery log of one webhook, newest event first: state, next attempt, and every attempt with status, duration and error.',
+  kind: 'read',
+  scope: 'webhooks:manage',
+  approval: 'none',
+  http: { method: 'GET', path: '/webhooks/{id}/deliveries' },
+  input: z.strictObject({ id: webhookId, cursor: cursorParam, limit: limitParam }),
+  output: pageSchema(deliveryOutput),
+  async run(db, _ctx, input) {
+    const syncCursor = await latestEventId(db);
+    if (!(await findWebhook(db, input.id))) throw webhookNotFound(input.id);
+    const rows = await listDeliveryRows(db, input.id, { beforeSeq: decodeCursor('deliveries', input.cursor), limit: input.limit });
+    const page = paginate(rows, input.limit, 'deliveries', (row) => row.event_seq);
+    return { data: page.rows.map(toDelivery), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
+  },
+});

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { EVENT_TYPES } from '../../domain/event-types.ts';
+import type { ActorKind } from '../../domain/scopes.ts';
+import { BatonError } from '../../errors.ts';
+import { idPattern } from '../../ids.ts';
+import type { DeliveryRow, WebhookRow } from '../../store/webhooks.ts';
+import { actorRef } from '../tasks/task-schema.ts';
+
+export const webhookId = z.string().regex(new RegExp(idPattern('whk')), 'must be a webhook id: whk_ followed by a 26-character ULID');
+export const webhookUrl = z.string().max(2048).describe('Where events are POSTed: http(s), resolving only to public addresses.');
+export const eventTypeFilter = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .max(EVENT_TYPES.length)
+  .nullable()
+  .describe('Event types to deliver; null (default) means every type.');
+
+export const webhookOutput = z.object({
+  id: z.string(),
+  url: z.string(),
+  event_types: z.array(z.string()).nullable(),
+  enabled: z.boolean(),
+  disabled_reason: z.string().nullable().describe('Why the server disabled it (failing deliveries, 410 Gone); null otherwise.'),
+  secret_ref: z.string().describe('How the signing secret is found (`derived:v1`); the secret itself is never stored.'),
+  version: z.int(),
+  created_at: z.iso.datetime(),
+  created_by: actorRef,
+  updated_at: z.iso.datetime(),
+  updated_by: actorRef,
+});
+
+export function toWebhook(row: WebhookRow): z.infer<typeof webhookOutput> {
+  return {
+    id: row.id,
+    url: row.url,
+    event_types: row.event_types,
+    enabled: row.enabled,
+    disabled_reason: row.disabled_reason,
+    secret_ref: row.secret_ref,
+    version: row.version,
+    created_at: row.created_at.toISOString(),
+    created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
+    updated_at: row.updated_at.toISOString(),
+    updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
+  };
+}
+
+export const deliveryOutput = z.object({
+  id: z.string(),
+  webhook_id: z.string(),
+  event_id: z.string().describe('Also the `webhook-id` header: receivers deduplicate by it.'),
+  state: z.enum(['pending', 'delivered', 'failed']),
+  next_attempt_at: z.iso.datetime().nullable().describe('When the next attempt is due, while pending.'),
+  attempts: z
+    .array(z.object({ at: z.iso.datetime(), status: z.int().nullable(), duration_ms: z.int(), error: z.string().nullable() }))
+    .describe('Every attempt, oldest first: the HTTP status (null when none came back), how long it took, and what went wrong.'),
+  created_at: z.iso.datetime(),
+});
+
+export function toDelivery(row: DeliveryRow): z.infer<typeof deliveryOutput> {
+  return {
+    id: row.id,
+    webhook_id: row.webhook_id,
+    event_id: row.event_id,
+    state: row.state,
+    next_attempt_at: row.state === 'pending' ? row.next_attempt_at.toISOString() : null,
+    attempts: row.attempts,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+export function webhookNotFound(id: string): BatonError {
+  return new BatonError('not_found', `No webhook ${id}.`, { hint: 'GET /api/v1/webhooks lists the webhooks that exist.' });
+}

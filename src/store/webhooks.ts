@@ -1,0 +1,169 @@
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
+import { type EventRow, selectEvents } from './events.ts';
+import type { DB, WebhookAttempt, WebhookDeliveriesTable, WebhooksTable } from './schema.ts';
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+export async function insertWebhook(tx: Transaction<DB>, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
+  return tx.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A webhook that is not deleted. */
+export async function findWebhook(db: Kysely<DB>, id: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+export async function lockWebhook(tx: Transaction<DB>, id: string): Promise<WebhookRow | undefined> {
+  return tx.selectFrom('webhooks').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+}
+
+/** Applies changes and bumps the version. */
+export async function updateWebhook(tx: Transaction<DB>, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow> {
+  return tx
+    .updateTable('webhooks')
+    .set({ ...changes, version: sql`version + 1` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** One page of live webhooks by id; fetches `limit + 1` for `has_more`. */
+export async function listWebhooks(db: Kysely<DB>, q: { afterId: string | undefined; limit: number }): Promise<WebhookRow[]> {
+  let query = db.selectFrom('webhooks').selectAll().where('deleted_at', 'is', null);
+  if (q.afterId) query = query.where('id', '>', q.afterId);
+  return query.orderBy('id').limit(q.limit + 1).execute();
+}
+
+/** One page of a webhook's deliveries, newest event first; fetches `limit + 1`. */
+export async function listDeliveries(db: Kysely<DB>, webhookId: string, q: { beforeSeq: string | undefined; limit: number }): Promise<DeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+  if (q.beforeSeq) query = query.where('event_seq', '<', q.beforeSeq);
+  return query.orderBy('event_seq', 'desc').limit(q.limit + 1).execute();
+}
+
+/** Enabled webhooks no other instance is fanning out right now. */
+export async function lockLiveWebhooks(tx: Transaction<DB>, limit: number): Promise<WebhookRow[]> {
+  return tx
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('enabled', '=', true)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** Events strictly after `afterSeq`, optionally of some types only, in commit order. */
+export async function eventsAfter(db: Kysely<DB>, afterSeq: string, types: string[] | null, limit: number): Promise<EventRow[]> {
+  let query = selectEvents(db).where('seq', '>', afterSeq);
+  if (types) query = query.where('type', 'in', types);
+  return query.orderBy('seq').limit(limit).execute();
+}
+
+export interface NewDelivery {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_seq: string;
+  now: Date;
+}
+
+/**
+ * Queues deliveries, due now. An event already queued for the webhook is left alone, unless
+ * `retryFailed` (a replay) and it failed: then it is due again with a fresh round of attempts.
+ * Answers how many were queued.
+ */
+export async function queueDeliveries(tx: Transaction<DB>, rows: readonly NewDelivery[], retryFailed: boolean): Promise<number> {
+  if (rows.length === 0) return 0;
+  const values = rows.map((r) => ({
+    id: r.id,
+    webhook_id: r.webhook_id,
+    event_id: r.event_id,
+    event_seq: r.event_seq,
+    state: 'pending' as const,
+    next_attempt_at: r.now,
+    created_at: r.now,
+    updated_at: r.now,
+  }));
+  const result = await tx
+    .insertInto('webhook_deliveries')
+    .values(values)
+    .onConflict((oc) =>
+      retryFailed
+        ? oc
+            .columns(['webhook_id', 'event_id'])
+            .doUpdateSet({ state: 'pending', attempt_count: 0, next_attempt_at: sql`excluded.next_attempt_at`, updated_at: sql`excluded.updated_at` })
+            .where('webhook_deliveries.state', '=', 'failed')
+        : oc.columns(['webhook_id', 'event_id']).doNothing(),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
+}
+
+export async function advanceCursor(tx: Transaction<DB>, id: string, seq: string): Promise<void> {
+  await tx.updateTable('webhooks').set({ cursor_seq: seq }).where('id', '=', id).execute();
+}
+
+export interface DueDelivery {
+  delivery: DeliveryRow;
+  webhook: WebhookRow;
+  event: EventRow;
+}
+
+/**
+ * Takes up to `limit` due deliveries of enabled webhooks and pushes their due time to `claimUntil`,
+ * so no other instance takes them while they are in flight (and they come back if this one dies).
+ */
+export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limit: number): Promise<DueDelivery[]> {
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: claimUntil })
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+        .select('d.id')
+        .where('d.state', '=', 'pending')
+        .where('d.next_attempt_at', '<=', now)
+        .where('w.enabled', '=', true)
+        .where('w.deleted_at', 'is', null)
+        .orderBy('d.next_attempt_at')
+        .limit(limit)
+        .forUpdate('d')
+        .skipLocked(),
+    )
+    .returningAll()
+    .execute();
+  if (claimed.length === 0) return [];
+  const webhooks = await db.selectFrom('webhooks').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.webhook_id))]).execute();
+  const events = await selectEvents(db)
+    .where('id', 'in', claimed.map((d) => d.event_id))
+    .execute();
+  return claimed.flatMap((delivery) => {
+    const webhook = webhooks.find((w) => w.id === delivery.webhook_id);
+    const event = events.find((e) => e.id === delivery.event_id);
+    return webhook && event ? [{ delivery, webhook, event }] : [];
+  });
+}
+
+/** Records one attempt and the delivery's new state. */
+export async function recordAttempt(
+  tx: Transaction<DB>,
+  id: string,
+  outcome: { state: DeliveryRow['state']; attempt: WebhookAttempt; nextAttemptAt: Date; now: Date },
+): Promise<void> {
+  await tx
+    .updateTable('webhook_deliveries')
+    .set({
+      state: outcome.state,
+      attempt_count: sql`attempt_count + 1`,
+      attempts: sql`attempts || ${JSON.stringify([outcome.attempt])}::jsonb`,
+      next_attempt_at: outcome.nextAttemptAt,
+      updated_at: outcome.now,
+    })
+    .where('id', '=', id)
+    .execute();
+}

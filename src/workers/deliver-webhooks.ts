@@ -1,0 +1,135 @@
+import type { Kysely } from 'kysely';
+import { Webhook } from 'standardwebhooks';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import { toBatonError } from '../errors.ts';
+import type { Ids } from '../ids.ts';
+import { shapeEvent } from '../operations/events/event-schema.ts';
+import { appendEvents } from '../store/events.ts';
+import type { DB, WebhookAttempt } from '../store/schema.ts';
+import { advanceCursor, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
+import { postTo, resolveDestination } from '../webhook-destination.ts';
+import { webhookSecret } from '../webhook-secret.ts';
+
+/** DESIGN §6: a receiver gets 15 s to answer. */
+const TIMEOUT_MS = 15_000;
+/** A claimed delivery comes back to the queue this long after its claim if its instance died mid-attempt. */
+const CLAIM_MS = 2 * TIMEOUT_MS;
+const WEBHOOKS_PER_PASS = 50;
+const EVENTS_PER_WEBHOOK = 500;
+const DELIVERIES_PER_PASS = 20;
+
+export interface DeliveryReport {
+  attempted: number;
+  delivered: number;
+  failed: number;
+}
+
+export interface DeliveryDeps {
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly config: Config;
+}
+
+/**
+ * ONE delivery pass, safe on any number of instances at once (SKIP LOCKED): queues a delivery per
+ * new matching event for each enabled webhook, then makes one attempt at each due delivery (up to
+ * 20, in parallel), signed per Standard Webhooks. A 2xx delivers; anything else is retried on
+ * `webhookRetryScheduleMs` (with ±10 % jitter), then `failed`; a failed delivery or a 410 disables
+ * the webhook with a `webhook.disabled` event. Every attempt is recorded.
+ */
+export async function deliverWebhooks(db: Kysely<DB>, deps: DeliveryDeps): Promise<DeliveryReport> {
+  await fanOut(db, deps);
+  const now = deps.clock.now();
+  const due = await claimDue(db, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS);
+  const outcomes = await Promise.all(due.map((d) => attempt(d, deps)));
+  const report: DeliveryReport = { attempted: due.length, delivered: 0, failed: 0 };
+  for (const [i, d] of due.entries()) {
+    const result = outcomes[i];
+    if (!result) continue;
+    const state = await settle(db, deps, d, result);
+    if (state === 'delivered') report.delivered++;
+    if (state === 'failed') report.failed++;
+  }
+  return report;
+}
+
+async function fanOut(db: Kysely<DB>, deps: DeliveryDeps): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const now = deps.clock.now();
+    for (const webhook of await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS)) {
+      const events = await eventsAfter(tx, webhook.cursor_seq, null, EVENTS_PER_WEBHOOK);
+      const last = events.at(-1);
+      if (!last) continue;
+      const matching = webhook.event_types ? events.filter((e) => webhook.event_types?.includes(e.type)) : events;
+      await queueDeliveries(
+        tx,
+        matching.map((e) => ({ id: deps.ids.make('dlv'), webhook_id: webhook.id, event_id: e.id, event_seq: e.seq, now })),
+        false,
+      );
+      await advanceCursor(tx, webhook.id, last.seq);
+    }
+  });
+}
+
+interface AttemptResult {
+  readonly attempt: WebhookAttempt;
+  readonly ok: boolean;
+  readonly gone: boolean;
+}
+
+async function attempt(d: DueDelivery, deps: DeliveryDeps): Promise<AttemptResult> {
+  const started = deps.clock.now();
+  const body = JSON.stringify(shapeEvent(d.event, { view: 'compact' }));
+  let status: number | null = null;
+  let error: string | null = null;
+  try {
+    const secret = webhookSecret(deps.config.secretKey, d.webhook.secret_ref, d.webhook.id);
+    const destination = await resolveDestination(d.webhook.url, deps.config.webhookAllowPrivate);
+    const signature = new Webhook(secret).sign(d.event.id, started, body);
+    status = await postTo(
+      destination,
+      body,
+      { 'webhook-id': d.event.id, 'webhook-timestamp': String(Math.floor(started.getTime() / 1000)), 'webhook-signature': signature },
+      TIMEOUT_MS,
+    );
+    if (status < 200 || status >= 300) error = `HTTP ${status}`;
+  } catch (cause) {
+    const failure = toBatonError(cause);
+    error = failure.code === 'internal' ? (cause instanceof Error ? cause.message : String(cause)) : failure.detail;
+  }
+  const duration = deps.clock.now().getTime() - started.getTime();
+  return { attempt: { at: started.toISOString(), status, duration_ms: duration, error }, ok: error === null, gone: status === 410 };
+}
+
+async function settle(db: Kysely<DB>, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
+  const schedule = deps.config.webhookRetryScheduleMs;
+  const made = d.delivery.attempt_count + 1;
+  const now = deps.clock.now();
+  const delay = schedule[made];
+  const state = result.ok ? 'delivered' : result.gone || delay === undefined ? 'failed' : 'pending';
+  const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
+  await db.transaction().execute(async (tx) => {
+    await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
+    if (state !== 'failed') return;
+    const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${made} attempts`;
+    const updated = await updateWebhook(tx, d.webhook.id, { enabled: false, disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
+    if (!d.webhook.enabled || updated.enabled) return;
+    await appendEvents(tx, [
+      {
+        id: deps.ids.make('evt'),
+        type: 'webhook.disabled',
+        subject: d.webhook.id,
+        actor_id: SYSTEM_ACTOR.id,
+        actor_kind: SYSTEM_ACTOR.kind,
+        token_id: null,
+        machine: null,
+        idempotency_key: null,
+        data: { reason, delivery_id: d.delivery.id, event_id: d.event.id },
+        created_at: now,
+      },
+    ]);
+  });
+  return state;
+}

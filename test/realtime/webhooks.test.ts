@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer } from '../harness.ts';
+import { type Cluster, type EventBody, INSTANCES, pages, pollUntil, startInstances } from '../leases/instances.ts';
+import { type Receiver, startReceiver } from './receiver.ts';
+
+interface WebhookBody {
+  id: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  secret?: string | null;
+}
+interface DeliveryBody {
+  event_id: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: { status: number | null; duration_ms: number; error: string | null }[];
+}
+
+let cluster: Cluster;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  // Every instance runs a delivery worker; a short schedule keeps the retries within the test.
+  cluster = await startInstances(INSTANCES, { webhookIntervalMs: 100, webhookRetryScheduleMs: [0, 100, 100] });
+});
+afterAll(async () => {
+  await cluster.close();
+  await receiver.close();
+});
+
+async function subscribe(path: string, body: Record<string, unknown> = {}): Promise<WebhookBody> {
+  const res = await cluster.request('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}${path}`, event_types: ['task.created'], ...body } });
+  expect(res.status, res.body).toBe(201);
+  const webhook = res.json<WebhookBody>();
+  expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  receiver.trust(path, webhook.secret ?? '');
+  return webhook;
+}
+
+async function createTask(title: string): Promise<string> {
+  const res = await cluster.request('POST', '/api/v1/tasks', { body: { title }, via: INSTANCES - 1 });
+  expect(res.status, res.body).toBe(201);
+  return res.json<{ id: string }>().id;
+}
+
+function deliveries(webhook: WebhookBody): Promise<DeliveryBody[]> {
+  return pages<DeliveryBody>(cluster, `/api/v1/webhooks/${webhook.id}/deliveries`);
+}
+
+describe('outbound webhooks', () => {
+  it('delivers each matching event once, signed so that standardwebhooks verifies it', async () => {
+    const webhook = await subscribe('/ok');
+    const tasks = [await createTask('one'), await createTask('two'), await createTask('three')];
+    await pollUntil(async () => (receiver.deliveries.filter((d) => d.path === '/ok').length >= 3 ? true : undefined), 15_000, 'three deliveries');
+    const got = receiver.deliveries.filter((d) => d.path === '/ok');
+    expect(got.every((d) => d.verified)).toBe(true);
+    expect(got.map((d) => d.body.subject).sort()).toEqual([...tasks].sort());
+    expect(got.every((d) => d.id === d.body.id && d.body.type === 'task.created')).toBe(true);
+    expect(new Set(got.map((d) => d.id)).size).toBe(3);
+    const log = await deliveries(webhook);
+    expect(log.map((d) => [d.state, d.attempts.length])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
+  it('retries a receiver that fails twice: delivered once, after 3 logged attempts', async () => {
+    receiver.script('/flaky', [500, 503]);
+    const webhook = await subscribe('/flaky');
+    await createTask('flaky');
+    const [delivery] = await pollUntil(async () => {
+      const log = await deliveries(webhook);
+      return log[0]?.state === 'delivered' ? log : undefined;
+    }, 15_000, 'the delivery');
+    expect(delivery?.attempts.map((a) => a.status)).toEqual([500, 503, 200]);
+    expect(delivery?.attempts.map((a) => a.error)).toEqual(['HTTP 500', 'HTTP 503', null]);
+    const got = receiver.deliveries.filter((d) => d.path === '/flaky');
+    expect(got.filter((d) => d.status === 200)).toHaveLength(1);
+    expect(got.every((d) => d.verified && d.id === delivery?.event_id)).toBe(true);
+  });
+
+  it('marks a delivery failed after the last try and disables the webhook with an event', async () => {
+    receiver.script('/down', [500, 500, 500]);
+    const webhook = await subscribe('/down');
+    await createTask('nobody home');
+    const disabled = await pollUntil(async () => {
+      const res = await cluster.request('GET', `/api/v1/webhooks/${webhook.id}`);
+      const body = res.json<WebhookBody>();
+      return body.enabled ? undefined : body;
+    }, 15_000, 'the webhook disabled');
+    expect(disabled.disabled_reason).toContain('failed after 3 attempts');
+    const [delivery] = await deliveries(webhook);
+    expect(delivery?.state).toBe('failed');
+    expect(delivery?.attempts).toHaveLength(3);
+    const events = await pages<EventBody>(cluster, `/api/v1/events?subject=${webhook.id}`);
+    expect(events.map((e) => e.type)).toEqual(['webhook.created', 'webhook.disabled']);
+    expect(events[1]?.actor.kind).toBe('system');
+  });
+
+  it('replays what a webhook missed, from an event id, without resending what it got', async () => {
+    const before = await createTask('before the webhook');
+    const timeline = await pages<EventBody>(cluster, `/api/v1/events?subject=${before}`);
+    const since = timeline[0]?.id ?? '';
+    const webhook = await subscribe('/replay');
+    await createTask('after the webhook');
+    await pollUntil(async () => (receiver.deliveries.some((d) => d.path === '/replay') ? true : undefined), 15_000, 'the live delivery');
+    // Replay from before the first task: only that task's event is new to this webhook.
+    const sinceFirst = await pages<EventBody>(cluster, '/api/v1/events?types=task.created');
+    const earlier = sinceFirst[sinceFirst.findIndex((e) => e.id === since) - 1]?.id ?? since;
+    const res = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/replay?since=${earlier}`, { body: {} });
+    expect(res.status, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ queued: 1, has_more: false });
+    await pollUntil(async () => (receiver.deliveries.filter((d) => d.path === '/replay').length >= 2 ? true : undefined), 15_000, 'the replayed delivery');
+    const got = receiver.deliveries.filter((d) => d.path === '/replay');
+    expect(got.map((d) => d.body.subject)).toContain(before);
+    expect(got.every((d) => d.verified)).toBe(true);
+  });
+
+  it('waits for a human when an agent creates one; the secret is never stored, even in the approval', async () => {
+    const agent = await cluster.addPrincipal({ scopes: ['webhooks:manage'] });
+    const asked = await cluster.request('POST', '/api/v1/webhooks', { token: agent.token, body: { url: `${receiver.url}/agent` } });
+    expect(asked.status, asked.body).toBe(202);
+    const approval = asked.json<{ id: string }>();
+    const approved = await cluster.request('POST', `/api/v1/approvals/${approval.id}/approve`, { body: {} });
+    expect(approved.status, approved.body).toBe(200);
+    expect(approved.body).not.toContain('whsec_');
+    const list = await pages<WebhookBody>(cluster, '/api/v1/webhooks');
+    expect(list.some((w) => w.enabled && !('secret' in w))).toBe(true);
+  });
+});
+
+describe('webhook wake-ups', () => {
+  it('delivers a new event at once: the NOTIFY of the append wakes the workers, not their 60 s interval', async () => {
+    const slow = await startInstances(INSTANCES, { webhookIntervalMs: 60_000 });
+    try {
+      const res = await slow.request('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}/woken`, event_types: ['task.created'] } });
+      expect(res.status, res.body).toBe(201);
+      receiver.trust('/woken', res.json<WebhookBody>().secret ?? '');
+      const task = await slow.request('POST', '/api/v1/tasks', { body: { title: 'wake up' }, via: INSTANCES - 1 });
+      expect(task.status, task.body).toBe(201);
+      const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/woken'), 10_000, 'the delivery');
+      expect(got).toMatchObject({ verified: true, body: { subject: task.json<{ id: string }>().id } });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('webhook destinations', () => {
+  it('refuses URLs resolving to loopback, private, link-local or metadata addresses with a clear problem', async () => {
+    const t = await startTestServer({ webhookAllowPrivate: false, webhookIntervalMs: 0 });
+    try {
+      for (const url of ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://10.1.2.3/hook', 'http://169.254.169.254/latest', 'http://[::1]/hook', 'http://192.168.0.10/hook']) {
+        const res = await t.request('POST', '/api/v1/webhooks', { body: { url } });
+        expect(res.status, url).toBe(422);
+        expect(res.headers['content-type']).toContain('application/problem+json');
+        const problem = res.json<{ code: string; detail: string; errors: { pointer: string }[] }>();
+        expect(problem.code).toBe('webhook_url_refused');
+        expect(problem.detail).toMatch(/resolves to .* a (loopback|private|linkLocal) address/);
+        expect(problem.errors[0]?.pointer).toBe('/url');
+      }
+      const scheme = await t.request('POST', '/api/v1/webhooks', { body: { url: 'ftp://example.com/x' } });
+      expect(scheme.json()).toMatchObject({ code: 'webhook_url_refused' });
+    } finally {
+      await t.close();
+    }
+  });
+});
