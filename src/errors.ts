@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'approval_not_pending',
   'approval_stale',
   'conflict_state',
+  'invalid_query',
+  'query_too_complex',
   'internal',
   'unavailable',
 ] as const;
@@ -244,6 +246,20 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'Read the resource again; `detail` says what is in the way.',
     docs: '/spec/api.md',
+  },
+  invalid_query: {
+    status: 400,
+    title: 'GraphQL document not valid',
+    retryable: false,
+    hint: 'Fix the query as the message says (fields and arguments are in the schema: introspect POST /graphql); send variables that match their declared types.',
+    docs: '/spec/graphql.md#errors',
+  },
+  query_too_complex: {
+    status: 400,
+    title: 'GraphQL query too deep or too costly',
+    retryable: false,
+    hint: 'Select fewer nested fields, ask for smaller pages (`limit`), or split the query; `limit` and `found` give the bound and what the query measured.',
+    docs: '/spec/graphql.md#limits',
   },
   internal: {
     status: 500,

@@ -8,6 +8,7 @@ import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
+import { executeBatch } from './execute-batch.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -22,6 +23,8 @@ export interface Service {
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: Operation, input: unknown, call: Call): Promise<Outcome>;
+  /** One read for many ids of its single path parameter (GraphQL's nested fields); see `executeBatch`. */
+  executeBatch(operation: Operation, input: Record<string, unknown>, ids: readonly string[], call: Call): Promise<(Outcome | BatonError)[]>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
 }
@@ -44,6 +47,7 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
+    executeBatch: (operation, input, ids, call) => executeBatch(executeDeps, operation, input, ids, call),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

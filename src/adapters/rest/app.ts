@@ -4,6 +4,7 @@ import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { registerDocs } from '../docs.ts';
+import { registerGraphql } from '../graphql/route.ts';
 import { buildManifest } from '../manifest.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
@@ -67,6 +68,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   // Only JSON bodies: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
+  registerGraphql(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {
