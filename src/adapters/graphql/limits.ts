@@ -32,6 +32,7 @@ export function queryLimits(): Plugin {
       addValidationRule(
         maxDepthRule({
           n: MAX_DEPTH,
+          flattenFragments: true,
           propagateOnRejection: false,
           onReject: [
             (context, error) => {

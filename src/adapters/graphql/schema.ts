@@ -1,7 +1,9 @@
 import {
   type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
+  GraphQLID,
   GraphQLInt,
+  GraphQLNonNull,
   GraphQLObjectType,
   type GraphQLOutputType,
   GraphQLSchema,
@@ -133,7 +135,8 @@ function argumentsOf(types: TypeRegistry, op: Operation, input: JsonSchema, skip
   const nullable = new Set<string>();
   for (const [name, schema] of Object.entries(input.properties ?? {})) {
     if (skip.includes(name)) continue;
-    const type = types.input(schema, `${pascal(op.name)}${pascal(name)}`, required.has(name));
+    // Ids are `ID`, as on the objects, so a client can pass an object's id straight back.
+    const type = name === 'id' ? new GraphQLNonNull(GraphQLID) : types.input(schema, `${pascal(op.name)}${pascal(name)}`, required.has(name));
     map[name] = { type, description: schema.description, ...(schema.default !== undefined ? { defaultValue: schema.default } : {}) };
     if (schema.anyOf?.some((s) => s.type === 'null') || (Array.isArray(schema.type) && schema.type.includes('null'))) nullable.add(name);
   }
