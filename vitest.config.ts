@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
@@ -30,6 +31,9 @@ if (process.env.BATON_TEST_DATABASE_URL) {
 }
 
 export default defineConfig({
+  // graphql 16 ships CJS (main) and ESM (module): Node loads the CJS one for every package, so
+  // Vite must too, or the schema built here and the GraphQL Yoga executing it see two `graphql`s.
+  resolve: { alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('node_modules/graphql/index.js', import.meta.url)) }] },
   test: {
     projects,
     reporters: ['default', './test/summary-reporter.ts'],

@@ -8,7 +8,7 @@ import { SCOPES, type PrincipalKind, type Scope } from '../src/domain/scopes.ts'
 import { createIds } from '../src/ids.ts';
 import { createServer, type Server } from '../src/server.ts';
 import { insertAgent } from '../src/store/agents.ts';
-import { type Database, openPglite, openPostgres } from '../src/store/database.ts';
+import { type Database, openPglite, openPostgres, type QueryListener } from '../src/store/database.ts';
 import { insertToken } from '../src/store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
 import { databaseUrl } from './postgres-url.ts';
@@ -17,10 +17,10 @@ export type Engine = 'pglite' | 'postgres';
 export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
 
 /** A fresh database for this test file: a copy of the migrated template, on this project's engine. */
-export async function freshDatabase(): Promise<{ database: Database; url: string | undefined }> {
+export async function freshDatabase(onQuery?: QueryListener): Promise<{ database: Database; url: string | undefined }> {
   if (engine === 'pglite') {
     const dump = await readFile(inject('pgliteDump'));
-    return { database: await openPglite({ loadDataDir: new Blob([dump]) }), url: undefined };
+    return { database: await openPglite({ loadDataDir: new Blob([dump]), ...(onQuery ? { onQuery } : {}) }), url: undefined };
   }
   const serverUrl = process.env.BATON_TEST_DATABASE_URL ?? '';
   const name = `${inject('postgresRunId')}_${randomBytes(4).toString('hex')}`;
@@ -32,7 +32,7 @@ export async function freshDatabase(): Promise<{ database: Database; url: string
     await admin.end();
   }
   const url = databaseUrl(serverUrl, name);
-  return { database: openPostgres(url, 10), url };
+  return { database: openPostgres(url, 10, onQuery), url };
 }
 
 /** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting; private webhook URLs allowed. */
@@ -86,8 +86,8 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
-  const { database } = await freshDatabase();
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener } = {}): Promise<TestServer> {
+  const { database } = await freshDatabase(options.onQuery);
   const server = await createServer(testConfig(overrides), { database });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');

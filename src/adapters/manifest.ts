@@ -16,6 +16,8 @@ const INTERFACES: readonly { readonly name: string; serves(operation: Operation)
   { name: 'rest', serves: () => true },
   // … and, unless it is a stream, an MCP tool of the same name (src/adapters/mcp/tools.ts).
   { name: 'mcp', serves: isCallable },
+  // … and a GraphQL field: reads are queries, writes mutations, streams subscriptions (src/adapters/graphql/schema.ts).
+  { name: 'graphql', serves: () => true },
 ];
 
 /**

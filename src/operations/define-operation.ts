@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { BatonError } from '../errors.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { Scope } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
@@ -89,6 +90,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
 export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
   readonly kind: 'read';
   run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+  /**
+   * The same read for many resources at once, in a fixed number of queries however many: `input`
+   * with its one path parameter replaced by each of `ids` in turn (GraphQL nests such reads under
+   * every object of a page). Answers in `ids` order, each the output or the error that id alone gets.
+   */
+  runBatch?(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>, ids: readonly string[]): Promise<(z.output<O> | BatonError)[]>;
 }
 
 export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {

@@ -59,9 +59,7 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
   authorize(operation, call.principal);
   const input = validate(operation, rawInput);
   if (operation.kind === 'read') {
-    const ctx = context(deps, call, deps.clock.now(), () => {
-      throw new Error(`read operation ${operation.name} tried to emit an event`);
-    });
+    const ctx = readContext(deps, operation, call);
     const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
       throw reported(deps, operation, error, call.requestId);
     });
@@ -205,11 +203,19 @@ function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: stri
   return { id: deps.ids.make('evt'), type: e.type, subject: e.subject, ...actor, idempotency_key: key, approval_id: e.approvalId ?? null, data: e.data, created_at: now };
 }
 
+/** The context of a read: no events may be emitted. */
+export function readContext(deps: ExecuteDeps, operation: Operation, call: Call): OperationContext {
+  return context(deps, call, deps.clock.now(), () => {
+    throw new Error(`read operation ${operation.name} tried to emit an event`);
+  });
+}
+
 function context(deps: ExecuteDeps, call: Call, now: Date, emit: (event: EventDraft) => void): OperationContext {
   return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit, rateBudget: call.budget };
 }
 
-function success(operation: Operation, output: unknown, replayed: boolean): Outcome {
+/** The outcome of a run that returned `output`. */
+export function success(operation: Operation, output: unknown, replayed: boolean): Outcome {
   return {
     ok: true,
     status: operation.http.successStatus ?? 200,
@@ -268,7 +274,7 @@ function requireKey(key: string | undefined): string {
 }
 
 /** Logs what is not a `BatonError` (a bug or an outage) once, then returns the error to throw. */
-function reported(deps: ExecuteDeps, operation: Operation, error: unknown, requestId: string | undefined): BatonError {
+export function reported(deps: ExecuteDeps, operation: Operation, error: unknown, requestId: string | undefined): BatonError {
   if (!(error instanceof BatonError)) deps.log.error({ err: error, operation: operation.name, request_id: requestId }, 'operation failed unexpectedly');
   return toBatonError(error);
 }

@@ -11,6 +11,7 @@ import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
+import { executeBatch } from './execute-batch.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -32,6 +33,8 @@ export interface Service {
    * aborts or the server closes. REST serves it as SSE; GraphQL can serve it as a subscription.
    */
   subscribe(operation: Operation, input: unknown, call: StreamCall): Promise<AsyncIterable<unknown>>;
+  /** One read for many ids of its single path parameter (GraphQL's nested fields); see `executeBatch`. */
+  executeBatch(operation: Operation, input: Record<string, unknown>, ids: readonly string[], call: Call): Promise<(Outcome | BatonError)[]>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
   /** Aggregate counts for /metrics. */
@@ -62,6 +65,7 @@ export function createService(deps: ServiceDeps): Service {
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
     subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),
+    executeBatch: (operation, input, ids, call) => executeBatch(executeDeps, operation, input, ids, call),
     async checkReady() {
       try {
         await sql`SELECT 1`.execute(database.db);

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { Kysely, type LogEvent, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 
@@ -24,12 +24,24 @@ export interface Database {
 // int8 as a JS string keeps full precision; the API never exposes it as a number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
-export function openPostgres(url: string, poolSize: number): Database {
+/** Hears each SQL statement the query builder sends (tests count queries with it). */
+export type QueryListener = (sql: string) => void;
+
+function logTo(onQuery: QueryListener | undefined) {
+  if (!onQuery) return {};
+  return {
+    log: (event: LogEvent) => {
+      if (event.level === 'query') onQuery(event.query.sql);
+    },
+  };
+}
+
+export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return {
-    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }),
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...logTo(onQuery) }),
     engine: 'postgres',
     async runScript(sql) {
       const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -80,6 +92,7 @@ export interface PgliteOptions {
   dataDir?: string;
   /** A tarball of a migrated data directory to start from (tests). */
   loadDataDir?: Blob;
+  onQuery?: QueryListener;
 }
 
 export interface PgliteDatabase extends Database {
@@ -91,7 +104,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   return {
-    db: new Kysely<DB>({ dialect: new PGliteDialect({ pglite }) }),
+    db: new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...logTo(options.onQuery) }),
     engine: 'pglite',
     async runScript(sql) {
       const results = await pglite.exec(sql);

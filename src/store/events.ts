@@ -83,3 +83,28 @@ export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<Eve
   if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
   return query.orderBy('events.seq', q.order).limit(q.limit + 1).execute();
 }
+
+/**
+ * The same page for each of many subjects, in one statement: a LATERAL subquery per subject reads
+ * its own `limit + 1` rows off the (subject, seq) index. Rows come grouped by subject.
+ */
+export async function listEventsForSubjects(db: Kysely<DB>, subjects: readonly string[], q: Omit<EventListQuery, 'subject'>): Promise<Map<string, EventRow[]>> {
+  const bySubject = new Map<string, EventRow[]>(subjects.map((s) => [s, []]));
+  if (subjects.length === 0) return bySubject;
+  const { rows } = await sql<EventRow>`
+    SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at, e.seq::text AS seq
+    FROM unnest(${[...subjects]}::text[]) WITH ORDINALITY AS s(subject, ord)
+    CROSS JOIN LATERAL (
+      SELECT * FROM events
+      WHERE events.subject = s.subject
+        ${q.types ? sql`AND events.type = ANY(${q.types}::text[])` : sql``}
+        ${q.afterSeq !== undefined ? sql`AND events.seq > ${q.afterSeq}` : sql``}
+        ${q.beforeSeq !== undefined ? sql`AND events.seq < ${q.beforeSeq}` : sql``}
+      ORDER BY events.seq ${q.order === 'asc' ? sql`ASC` : sql`DESC`}
+      LIMIT ${q.limit + 1}
+    ) AS e
+    ORDER BY s.ord, e.seq ${q.order === 'asc' ? sql`ASC` : sql`DESC`}
+  `.execute(db);
+  for (const row of rows) bySubject.get(row.subject)?.push(row);
+  return bySubject;
+}

@@ -142,7 +142,9 @@ export async function existingTaskIds(db: Kysely<DB>, ids: readonly string[]): P
   return new Set(rows.map((r) => r.id));
 }
 
-/** True when a task with this id was ever created, deleted ones included (their history stays readable). */
-export async function taskEverExisted(db: Kysely<DB>, id: string): Promise<boolean> {
-  return (await db.selectFrom('tasks').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+/** Which of these ids name a task that was ever created, deleted ones included (their history stays readable). */
+export async function tasksEverExisted(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
 }

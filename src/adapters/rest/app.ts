@@ -7,6 +7,7 @@ import type { MaintenanceReport } from '../../workers/maintenance.ts';
 import { registerInboundRoutes } from '../inbound/routes.ts';
 import { loadSpecPages, registerDocs } from '../docs.ts';
 import { registerMcpRoute } from '../mcp/http.ts';
+import { registerGraphql } from '../graphql/route.ts';
 import { buildManifest } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
@@ -76,6 +77,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
+  registerGraphql(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
   app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
   app.get(API_PREFIX, async (request, reply) => {

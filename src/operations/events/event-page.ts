@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { eventSeq, latestEventId, listEvents } from '../../store/events.ts';
+import { eventSeq, type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
 import { decodeCursor, paginate, unknownEvent } from '../shared/lists.ts';
 import { shapeEvent } from './event-schema.ts';
@@ -14,8 +14,8 @@ export interface EventPageInput {
   fields?: readonly string[] | undefined;
 }
 
-/** One page of the timeline (whole, or one subject's), in commit order; shared by both event lists. */
-export async function eventPage(db: Kysely<DB>, subject: string | undefined, input: EventPageInput) {
+/** The sync cursor and the seq bounds `since` and `cursor` set; reads the sync cursor first. */
+async function eventWindow(db: Kysely<DB>, input: EventPageInput) {
   const syncCursor = await latestEventId(db);
   let afterSeq: string | undefined;
   let beforeSeq: string | undefined;
@@ -28,7 +28,10 @@ export async function eventPage(db: Kysely<DB>, subject: string | undefined, inp
     if (input.order === 'asc') afterSeq = position;
     else beforeSeq = position;
   }
-  const rows = await listEvents(db, { subject, types: input.types, afterSeq, beforeSeq, order: input.order, limit: input.limit });
+  return { syncCursor, query: { types: input.types, afterSeq, beforeSeq, order: input.order, limit: input.limit } };
+}
+
+function toPage(rows: EventRow[], input: EventPageInput, syncCursor: string | null) {
   const page = paginate(rows, input.limit, 'events', (row) => String(row.seq));
   return {
     data: page.rows.map((row) => shapeEvent(row, input)),
@@ -36,4 +39,17 @@ export async function eventPage(db: Kysely<DB>, subject: string | undefined, inp
     next_cursor: page.next_cursor,
     sync_cursor: syncCursor,
   };
+}
+
+/** One page of the timeline (whole, or one subject's), in commit order. */
+export async function eventPage(db: Kysely<DB>, subject: string | undefined, input: EventPageInput) {
+  const { syncCursor, query } = await eventWindow(db, input);
+  return toPage(await listEvents(db, { subject, ...query }), input, syncCursor);
+}
+
+/** The same page for each subject, in a fixed number of queries however many subjects; in `subjects` order. */
+export async function eventPages(db: Kysely<DB>, subjects: readonly string[], input: EventPageInput) {
+  const { syncCursor, query } = await eventWindow(db, input);
+  const rows = await listEventsForSubjects(db, subjects, query);
+  return subjects.map((subject) => toPage(rows.get(subject) ?? [], input, syncCursor));
 }

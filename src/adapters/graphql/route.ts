@@ -1,0 +1,77 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ExecutionResult } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import { rateLimitHeaders } from '../../service/authenticate.ts';
+import type { Service } from '../../service/service.ts';
+import { toGraphQLError } from './errors.ts';
+import { queryLimits } from './limits.ts';
+import type { GraphqlContext } from './resolvers.ts';
+import { buildGraphqlSchema } from './schema.ts';
+
+export const GRAPHQL_PATH = '/graphql';
+
+interface ServerContext {
+  req: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/**
+ * Serves the registry as GraphQL at /graphql (GraphQL Yoga inside the Fastify app). Each HTTP
+ * request authenticates once, counts once against the token's rate budget and carries the same
+ * RateLimit headers as REST; every error is a problem document in `extensions`.
+ */
+export function registerGraphql(app: FastifyInstance, service: Service): void {
+  const log = (details: object, message: string) => app.log.error(details, message);
+  const yoga = createYoga<ServerContext, GraphqlContext>({
+    schema: buildGraphqlSchema(service.operations),
+    graphqlEndpoint: GRAPHQL_PATH,
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    maskedErrors: { maskError: (error) => toGraphQLError(error, service.baseUrl, log) },
+    plugins: [queryLimits(), problemsEverywhere(service.baseUrl, log)],
+    context: async ({ req, reply }): Promise<GraphqlContext> => {
+      req.operationName = 'graphql';
+      const { principal, budget } = await service.authenticate(req.headers.authorization);
+      reply.headers(rateLimitHeaders(budget));
+      req.principalId = principal.id;
+      req.principalKind = principal.kind;
+      return { service, call: { principal, budget, requestId: req.id }, loaders: new Map(), idempotency: {} };
+    },
+  });
+
+  app.route({
+    url: GRAPHQL_PATH,
+    method: ['GET', 'POST', 'OPTIONS'],
+    handler: async (req, reply) => {
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+      for (const [name, value] of response.headers) reply.header(name, value);
+      return reply.code(response.status).send(response.body);
+    },
+  });
+}
+
+/**
+ * Gives every error the problem shape (also those GraphQL raises before execution: syntax,
+ * validation, limits), and reports each write's Idempotency-Key in `extensions.idempotency`.
+ */
+function problemsEverywhere(baseUrl: string, log: (details: object, message: string) => void): Plugin<GraphqlContext> {
+  return {
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result, setResult }) {
+          const keys = args.contextValue.idempotency;
+          if (Object.keys(keys).length === 0 || Symbol.asyncIterator in result) return;
+          setResult({ ...result, extensions: { ...result.extensions, idempotency: keys } });
+        },
+      };
+    },
+    onResultProcess(payload) {
+      const { result } = payload;
+      if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+      const single = result as ExecutionResult;
+      if (!single.errors?.length) return;
+      payload.setResult({ ...single, errors: single.errors.map((e) => toGraphQLError(e, baseUrl, log)) });
+    },
+  };
+}
