@@ -5,6 +5,7 @@ import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { registerDocs } from '../docs.ts';
 import { buildManifest } from '../manifest.ts';
+import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
@@ -14,7 +15,7 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger;
 }
 
-/** The HTTP app: the registry's routes plus manifest, OpenAPI, docs and health. */
+/** The HTTP app: the registry's routes plus manifest, OpenAPI, docs, health and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -81,6 +82,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     return { status: 'ready' };
   });
   await registerDocs(app, service);
+  const webMissing = await registerWeb(app);
+  if (webMissing) app.log.warn(webMissing);
   return app;
 }
 
