@@ -88,7 +88,7 @@ describe('the web app in Chromium', () => {
     await column('blocked').locator('article.task-card', { hasText: 'Write the release notes' }).waitFor(WAIT);
   });
 
-  it('shows the task page with its lease and a live timeline telling human, agent and system apart', async () => {
+  it('shows the task page with its lease and a live timeline telling humans and agents apart', async () => {
     const task = await asAgent('POST', '/api/v1/tasks', {
       title: 'Migrate the billing webhooks',
       description: 'Move the payment hooks to Standard Webhooks signatures.\nKeep the old route for a week.',
@@ -103,6 +103,10 @@ describe('the web app in Chromium', () => {
     // Live: a heartbeat note appears without reloading.
     await asAgent('POST', `/api/v1/leases/${leaseId}/heartbeat`, { note: 'Signatures verified against the provider fixtures' });
     await page.getByText('“Signatures verified against the provider fixtures”').waitFor(WAIT);
+    // A human's change shows as a human's.
+    await h.t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { labels: ['billing', 'payments'] } });
+    await page.locator('.timeline [data-event-type="task.updated"] .actor-human').waitFor(WAIT);
+    expect(await page.locator('.timeline [data-event-type="task.created"] .actor-human').count()).toBe(0);
     expect(await page.locator('.task-side').textContent()).toMatch(/Holderagentbuild-bot|build-bot/i);
     expect(await page.locator('.task-side').textContent()).toMatch(/\d+m \d+s left/);
   });

@@ -45,6 +45,8 @@ export async function startBrowser(): Promise<BrowserHarness> {
     async close() {
       await context.close();
       await rm(profile, { recursive: true, force: true });
+      // The browser is gone; a keep-alive socket it left half-open would hold close() for Fastify's 72 s keep-alive.
+      t.app.server.closeAllConnections();
       await t.close();
     },
   };

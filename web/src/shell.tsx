@@ -82,8 +82,8 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
         Skip to content
       </a>
       <header class="topbar">
-        <a href="/" class="brand">
-          <span class="brand-mark" aria-hidden="true" /> Baton
+        <a href="/" class="brand" aria-label="Baton: the board">
+          <span class="brand-mark" aria-hidden="true" /> <span class="brand-text">Baton</span>
         </a>
         <nav class="nav" aria-label="Main">
           <NavLink href="/" current={route.page === 'board' || route.page === 'task'}>

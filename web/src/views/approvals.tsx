@@ -37,6 +37,7 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
     }
   };
   const inputs = Object.entries(approval.input);
+  const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
   return (
     <article class="card approval" aria-labelledby={`${approval.id}-title`} data-approval-id={approval.id}>
       <header class="approval-head">
@@ -47,6 +48,7 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
           requested {ago(approval.created_at, now)} by <ActorChip actor={approval.requested_by} />
         </span>
       </header>
+      {summary && <p>{summary}</p>}
       <p class="will-run-label">What will run, exactly, as the requester:</p>
       <pre class="will-run">{requestLine(approval, manifest.operations)}</pre>
       <dl class="facts">

@@ -13,10 +13,15 @@ const EXPIRY = [
 
 /** The token just created: shown once, with a copy button and a warning that it will not be shown again. */
 function NewToken({ token, onDone }: { token: Token; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
+  const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   const copy = async () => {
-    await navigator.clipboard.writeText(token.token ?? '');
-    setCopied(true);
+    try {
+      await navigator.clipboard.writeText(token.token ?? '');
+      setCopied('yes');
+    } catch {
+      // No clipboard access (an http origin, a denied permission): the field is there to copy by hand.
+      setCopied('no');
+    }
   };
   return (
     <div class="notice notice-secret" role="alert">
@@ -25,9 +30,10 @@ function NewToken({ token, onDone }: { token: Token; onDone: () => void }) {
       <div class="secret-row">
         <input readOnly aria-label="New token" value={token.token ?? ''} data-testid="new-token" onFocus={(e) => e.currentTarget.select()} />
         <button type="button" class="button-primary" onClick={() => void copy()}>
-          {copied ? 'Copied' : 'Copy'}
+          {copied === 'yes' ? 'Copied' : 'Copy'}
         </button>
       </div>
+      {copied === 'no' && <p>The browser refused the clipboard: select the token above and copy it by hand.</p>}
       <button type="button" class="button-quiet" onClick={onDone}>
         I have stored it
       </button>
