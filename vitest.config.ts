@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
  * `npm test` runs every interface test on PGlite, and again on PostgreSQL when
@@ -13,7 +13,18 @@ const projects: TestProjectInlineConfiguration[] = [
     test: {
       name: 'pglite',
       include: ['test/**/*.test.ts'],
+      exclude: [...configDefaults.exclude, 'test/web/**'],
       globalSetup: ['test/setup-pglite.ts'],
+      env: { BATON_TEST_ENGINE: 'pglite' },
+    },
+  },
+  // The web app in a real browser: once, on PGlite (the engines are covered above), after a fresh `vite build`.
+  {
+    extends: true,
+    test: {
+      name: 'browser',
+      include: ['test/web/**/*.test.ts'],
+      globalSetup: ['test/setup-pglite.ts', 'test/web/setup-build.ts'],
       env: { BATON_TEST_ENGINE: 'pglite' },
     },
   },
@@ -24,6 +35,7 @@ if (process.env.BATON_TEST_DATABASE_URL) {
     test: {
       name: 'postgres',
       include: ['test/**/*.test.ts'],
+      exclude: [...configDefaults.exclude, 'test/web/**'],
       globalSetup: ['test/setup-postgres.ts'],
       env: { BATON_TEST_ENGINE: 'postgres' },
     },

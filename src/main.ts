@@ -18,7 +18,7 @@ export async function main(): Promise<void> {
   const server = await createServer(config, { logger });
   const address = await server.app.listen({ port: config.port, host: config.host });
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
-  process.stdout.write(`\nBaton is serving at ${address} (API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
+  process.stdout.write(`\nBaton is serving at ${address} (web app ${server.service.baseUrl}/, API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
   if (server.bootstrapToken) {
     process.stdout.write(
       `\nBootstrap admin token (shown once; store it now):\n\n  ${server.bootstrapToken}\n\n` +

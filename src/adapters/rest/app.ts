@@ -12,6 +12,7 @@ import { buildManifest } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
+import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
@@ -23,7 +24,7 @@ export interface AppOptions {
   readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
 
-/** The HTTP app: the registry's routes plus MCP, manifest, OpenAPI, docs and health. */
+/** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -97,6 +98,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerDocs(app, service, pages);
   registerMcpRoute(app, service, pages);
   registerMetrics(app, service);
+  const webMissing = await registerWeb(app);
+  if (webMissing) app.log.warn(webMissing);
   return app;
 }
 

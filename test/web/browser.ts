@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { startTestServer, type TestServer } from '../harness.ts';
+
+/** Debian's Chromium; never a downloaded browser (.ci/run installs the package when it is missing). */
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+export interface BrowserHarness {
+  readonly t: TestServer;
+  /** http://127.0.0.1:<port> of the listening server. */
+  readonly base: string;
+  readonly context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A real listening Baton on a fresh database (port 0) and one headless Chromium with a fresh profile. */
+export async function startBrowser(): Promise<BrowserHarness> {
+  const t = await startTestServer();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const profile = await mkdtemp(join(tmpdir(), 'baton-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  return {
+    t,
+    base,
+    context,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+      // The browser is gone; a keep-alive socket it left half-open would hold close() for Fastify's 72 s keep-alive.
+      t.app.server.closeAllConnections();
+      await t.close();
+    },
+  };
+}

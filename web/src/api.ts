@@ -1,0 +1,130 @@
+/** The one way the app talks to Baton: bearer token from sessionStorage, problems as `ApiProblem`. */
+
+const TOKEN_KEY = 'baton.token';
+export const API = '/api/v1';
+
+/** An RFC 9457 problem as Baton sends it, with the members the app reads. */
+export interface Problem {
+  code: string;
+  title: string;
+  status: number;
+  detail?: string;
+  hint?: string;
+  retryable?: boolean;
+  legal_transitions?: string[];
+  current_status?: string;
+  current_version?: number;
+  operation?: string;
+  errors?: { pointer: string; detail: string }[];
+}
+
+export class ApiProblem extends Error {
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(problem.detail ?? problem.title);
+    this.problem = problem;
+  }
+}
+
+export function getToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+let onUnauthorized: (problem: Problem) => void = () => undefined;
+
+/** Called when the server stops accepting the token (revoked, expired, disabled). */
+export function handleUnauthorized(handler: (problem: Problem) => void): void {
+  onUnauthorized = handler;
+}
+
+export function authHeaders(token = getToken()): Record<string, string> {
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+export interface WriteOptions {
+  /** One Idempotency-Key per user action (see `newKey`); automatic retries reuse it. */
+  key: string;
+  /** The version the user saw, sent as If-Match. */
+  ifMatch?: number;
+  body?: unknown;
+}
+
+export const newKey = (): string => crypto.randomUUID();
+
+const RETRY_CODES = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
+const MAX_ATTEMPTS = 3;
+
+async function toProblem(res: Response): Promise<Problem> {
+  const type = res.headers.get('content-type') ?? '';
+  if (type.includes('json')) {
+    const body = (await res.json()) as Partial<Problem>;
+    if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, status: res.status } as Problem;
+  }
+  return { code: 'http_error', title: `The server answered ${res.status} ${res.statusText}`, status: res.status };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function send<T>(method: string, path: string, init: RequestInit & { token?: string }): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(`${API}${path}`, { ...init, method, headers: { accept: 'application/json', ...authHeaders(init.token), ...(init.headers as Record<string, string>) } });
+    } catch {
+      if (attempt < MAX_ATTEMPTS) {
+        await sleep(500 * attempt);
+        continue;
+      }
+      throw new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.' });
+    }
+    if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
+    const problem = await toProblem(res);
+    if (problem.status === 401 && !init.token) onUnauthorized(problem);
+    if (RETRY_CODES.has(problem.code) && attempt < MAX_ATTEMPTS) {
+      await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
+      continue;
+    }
+    throw new ApiProblem(problem);
+  }
+}
+
+/** A GET; `token` overrides the stored one (sign-in checks a token before keeping it). */
+export function get<T>(path: string, token?: string): Promise<T> {
+  return send<T>('GET', path, token ? { token } : {});
+}
+
+/** A write with its Idempotency-Key (and If-Match when a version is known). */
+export function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, options: WriteOptions): Promise<T> {
+  const headers: Record<string, string> = { 'idempotency-key': options.key };
+  if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  return send<T>(method, path, { headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) });
+}
+
+/** Reads every page of a list (bounded: `maxPages` of 100). */
+export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
+  const data: T[] = [];
+  let cursor: string | null = null;
+  let sync: string | null = null;
+  for (let page = 0; page < maxPages; page++) {
+    const sep = path.includes('?') ? '&' : '?';
+    const res: Page<T> = await get<Page<T>>(`${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (page === 0) sync = res.sync_cursor;
+    data.push(...res.data);
+    if (!res.has_more || !res.next_cursor) break;
+    cursor = res.next_cursor;
+  }
+  return { data, sync_cursor: sync };
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+  sync_cursor: string | null;
+}

@@ -1,0 +1,38 @@
+import type { Status } from './types.ts';
+
+export const STATUS_LABEL: Record<Status, string> = {
+  todo: 'To do',
+  in_progress: 'In progress',
+  in_review: 'In review',
+  blocked: 'Blocked',
+  done: 'Done',
+  cancelled: 'Cancelled',
+};
+
+/** "4m 05s left", "expired 12s ago": a lease's time left, from the server's expires_at. */
+export function timeLeft(expiresAt: string, now: number): string {
+  const ms = Date.parse(expiresAt) - now;
+  const s = Math.round(Math.abs(ms) / 1000);
+  const text = s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+  return ms >= 0 ? `${text} left` : `expired ${text} ago`;
+}
+
+/** "3 min ago" style relative time for timelines; the exact time is in the title attribute. */
+export function ago(iso: string, now: number): string {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 10) return 'just now';
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
+  return new Date(iso).toLocaleDateString();
+}
+
+export function exact(iso: string): string {
+  return new Date(iso).toLocaleString();
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

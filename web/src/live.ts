@@ -1,0 +1,112 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { API, ApiProblem, authHeaders, get, type Page } from './api.ts';
+import type { BatonEvent } from './types.ts';
+
+/** How the feed is getting events: the SSE stream, polling (the spec's fallback), or not at all. */
+export type FeedMode = 'connecting' | 'stream' | 'polling' | 'off';
+
+const POLL_MS = 2000;
+const RETRY_MS = 3000;
+
+type Listener = (event: BatonEvent) => void;
+
+/**
+ * One live event feed per signed-in session. Reads `GET /events/stream` with fetch (EventSource
+ * cannot send a bearer header) and a streaming SSE parser, resuming from the last id seen; when
+ * the stream route does not exist it polls `GET /events?since=` instead. Every event reaches every
+ * listener once, in timeline order.
+ */
+export class Feed {
+  private readonly listeners = new Set<Listener>();
+  private readonly modeListeners = new Set<(mode: FeedMode) => void>();
+  private readonly abort = new AbortController();
+  private cursor: string | null = null;
+  mode: FeedMode = 'connecting';
+
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onMode(listener: (mode: FeedMode) => void): () => void {
+    this.modeListeners.add(listener);
+    return () => this.modeListeners.delete(listener);
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  private setMode(mode: FeedMode): void {
+    this.mode = mode;
+    for (const listener of this.modeListeners) listener(mode);
+  }
+
+  private emit(event: BatonEvent): void {
+    this.cursor = event.id;
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        // Start from "now": views read their own state, the feed only tells them what changed after.
+        this.cursor ??= (await get<Page<BatonEvent>>('/events?order=desc&limit=1')).sync_cursor;
+        const streamed = await this.readStream(signal);
+        if (!streamed) return await this.poll(signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof ApiProblem && (error.problem.status === 401 || error.problem.status === 403)) return this.setMode('off');
+      }
+      this.setMode('connecting');
+      await pause(RETRY_MS, signal);
+    }
+  }
+
+  /** Reads the stream until it ends; false when the server has no stream route. */
+  private async readStream(signal: AbortSignal): Promise<boolean> {
+    const query = this.cursor ? `?since=${encodeURIComponent(this.cursor)}` : '';
+    const res = await fetch(`${API}/events/stream${query}`, { headers: { accept: 'text/event-stream', ...authHeaders() }, signal });
+    if (res.status === 404) return false;
+    if (!res.ok || !res.body) throw new ApiProblem({ code: 'stream', title: 'The event stream failed', status: res.status });
+    this.setMode('stream');
+    const messages = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+    for await (const message of messages) {
+      if (!message.data) continue;
+      this.emit(JSON.parse(message.data) as BatonEvent);
+    }
+    return true;
+  }
+
+  private async poll(signal: AbortSignal): Promise<void> {
+    this.setMode('polling');
+    while (!signal.aborted) {
+      try {
+        const since = this.cursor ? `&since=${encodeURIComponent(this.cursor)}` : '';
+        const page = await get<Page<BatonEvent>>(`/events?limit=100${since}`);
+        for (const event of page.data) this.emit(event);
+        if (page.has_more) continue;
+        if (this.mode !== 'polling') this.setMode('polling');
+      } catch (error) {
+        if (error instanceof ApiProblem && (error.problem.status === 401 || error.problem.status === 403)) return this.setMode('off');
+        this.setMode('connecting');
+      }
+      await pause(POLL_MS, signal);
+    }
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,48 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** Client routes; the server answers each of these paths with index.html (src/adapters/web.ts). */
+export type Route =
+  | { page: 'board' }
+  | { page: 'task'; id: string }
+  | { page: 'approvals' }
+  | { page: 'agents' }
+  | { page: 'agent'; id: string }
+  | { page: 'missing' };
+
+export function parseRoute(path: string): Route {
+  if (path === '/' || path === '') return { page: 'board' };
+  if (path === '/approvals') return { page: 'approvals' };
+  if (path === '/agents') return { page: 'agents' };
+  const task = /^\/tasks\/([\w-]+)$/.exec(path);
+  if (task?.[1]) return { page: 'task', id: task[1] };
+  const agent = /^\/agents\/([\w-]+)$/.exec(path);
+  if (agent?.[1]) return { page: 'agent', id: agent[1] };
+  return { page: 'missing' };
+}
+
+export function navigate(path: string): void {
+  if (location.pathname === path) return;
+  history.pushState(null, '', path);
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+/** The current route, following pushState navigation and the back button. */
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.pathname));
+    addEventListener('popstate', update);
+    return () => removeEventListener('popstate', update);
+  }, []);
+  return route;
+}
+
+/** Same-origin links navigate in place; modifier clicks keep their usual meaning (new tab…). */
+export function onLinkClick(event: MouseEvent): void {
+  const anchor = (event.target as Element).closest('a');
+  if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  const url = new URL(anchor.href);
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals)?(\/|$)/.test(url.pathname)) return;
+  event.preventDefault();
+  navigate(url.pathname);
+}

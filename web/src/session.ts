@@ -1,0 +1,29 @@
+import { createContext } from 'preact';
+import { useContext, useEffect, useRef } from 'preact/hooks';
+import type { Feed } from './live.ts';
+import type { BatonEvent, Manifest, Whoami } from './types.ts';
+
+/** What every signed-in view shares: who is signed in, the live feed, the manifest, names of principals. */
+export interface Session {
+  whoami: Whoami;
+  feed: Feed;
+  manifest: Manifest;
+  /** Principal id → name, for the principals this token may list (ids are shown otherwise). */
+  names: Map<string, string>;
+}
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside a signed-in view');
+  return session;
+}
+
+/** Calls `handler` for every live event while the component is mounted. */
+export function useEvents(handler: (event: BatonEvent) => void): void {
+  const { feed } = useSession();
+  const latest = useRef(handler);
+  latest.current = handler;
+  useEffect(() => feed.subscribe((event) => latest.current(event)), [feed]);
+}

@@ -1,0 +1,123 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, type Page } from './api.ts';
+import { AgentPage } from './views/agent-page.tsx';
+import { Agents } from './views/agents.tsx';
+import { Approvals } from './views/approvals.tsx';
+import { Board } from './views/board.tsx';
+import { TaskPage } from './views/task-page.tsx';
+import type { FeedMode } from './live.ts';
+import { onLinkClick, type Route, useRoute } from './router.ts';
+import { useEvents, useSession } from './session.ts';
+import type { Approval } from './types.ts';
+
+const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
+
+/** The number of pending approvals, kept current from approval.* events. */
+function usePendingCount(): number | null {
+  const { whoami } = useSession();
+  const [count, setCount] = useState<number | null>(null);
+  const refresh = () => {
+    if (!whoami.can.includes('approvals.list')) return;
+    void get<Page<Approval>>('/approvals?status=pending&limit=100').then((page) => setCount(page.data.length), () => undefined);
+  };
+  useEffect(refresh, []);
+  useEvents((event) => {
+    if (event.type.startsWith('approval.')) refresh();
+  });
+  return count;
+}
+
+function useFeedMode(): FeedMode {
+  const { feed } = useSession();
+  const [mode, setMode] = useState(feed.mode);
+  useEffect(() => feed.onMode(setMode), [feed]);
+  return mode;
+}
+
+function NavLink({ href, current, children }: { href: string; current: boolean; children: preact.ComponentChildren }) {
+  return (
+    <a href={href} class="nav-link" aria-current={current ? 'page' : undefined}>
+      {children}
+    </a>
+  );
+}
+
+function page(route: Route) {
+  switch (route.page) {
+    case 'board':
+      return <Board />;
+    case 'task':
+      return <TaskPage id={route.id} />;
+    case 'approvals':
+      return <Approvals />;
+    case 'agents':
+      return <Agents />;
+    case 'agent':
+      return <AgentPage id={route.id} />;
+    case 'missing':
+      return (
+        <section class="page">
+          <h1>Nothing here</h1>
+          <p>
+            This page does not exist. Go to the <a href="/">board</a>.
+          </p>
+        </section>
+      );
+  }
+}
+
+/** Header, navigation (with the approvals badge and live status) and the current page. */
+export function Shell({ onSignOut }: { onSignOut: () => void }) {
+  const { whoami } = useSession();
+  const route = useRoute();
+  const pending = usePendingCount();
+  const mode = useFeedMode();
+  useEffect(() => {
+    document.addEventListener('click', onLinkClick);
+    return () => document.removeEventListener('click', onLinkClick);
+  }, []);
+  return (
+    <>
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <a href="/" class="brand" aria-label="Baton: the board">
+          <span class="brand-mark" aria-hidden="true" /> <span class="brand-text">Baton</span>
+        </a>
+        <nav class="nav" aria-label="Main">
+          <NavLink href="/" current={route.page === 'board' || route.page === 'task'}>
+            Board
+          </NavLink>
+          <NavLink href="/approvals" current={route.page === 'approvals'}>
+            Approvals
+            {pending !== null && pending > 0 && (
+              <span class="badge" aria-label={`${pending} pending`} data-testid="approvals-badge">
+                {pending}
+              </span>
+            )}
+          </NavLink>
+          {whoami.can.includes('agents.list') && (
+            <NavLink href="/agents" current={route.page === 'agents' || route.page === 'agent'}>
+              Agents
+            </NavLink>
+          )}
+        </nav>
+        <div class="topbar-end">
+          <span class={`live live-${mode}`} role="status" title="How this page receives changes">
+            {MODE_TEXT[mode]}
+          </span>
+          <span class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}`}>
+            {whoami.principal.name}
+          </span>
+          <button type="button" class="button-quiet" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {page(route)}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,112 @@
+/** The shapes the app reads, as served by /api/v1 (see /spec/domain-model.md). */
+
+export type ActorKind = 'human' | 'agent' | 'system';
+export interface Actor {
+  id: string;
+  kind: ActorKind;
+}
+
+export const STATUSES = ['todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'] as const;
+export type Status = (typeof STATUSES)[number];
+export const PRIORITIES = ['urgent', 'high', 'normal', 'low'] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export interface Lease {
+  id: string;
+  holder: Actor;
+  epoch: number;
+  expires_at: string;
+}
+
+/** An artifact reference, when the server attaches them to tasks. */
+export interface ArtifactRef {
+  id: string;
+  size: number;
+  content_type: string;
+  sha256: string;
+  href: string;
+  name?: string;
+}
+
+export interface Task {
+  id: string;
+  title: string;
+  status: Status;
+  priority: Priority;
+  labels: string[];
+  version: number;
+  lease: Lease | null;
+  waiting_on: string[];
+  updated_at: string;
+  legal_transitions: Status[];
+  description?: string;
+  blocked_by?: string[];
+  created_at?: string;
+  created_by?: Actor;
+  updated_by?: Actor;
+  deleted_at?: string | null;
+  artifacts?: ArtifactRef[];
+  artifact?: ArtifactRef | null;
+}
+
+export interface BatonEvent {
+  id: string;
+  type: string;
+  subject: string;
+  actor: Actor;
+  data: Record<string, unknown>;
+  created_at: string;
+  machine?: string | null;
+}
+
+export interface Approval {
+  id: string;
+  status: 'pending' | 'approved' | 'denied' | 'failed' | 'expired';
+  operation: string;
+  input: Record<string, unknown>;
+  target: { id: string; version: number } | null;
+  requested_by: Actor;
+  decided_by: Actor | null;
+  decided_at: string | null;
+  reason: string | null;
+  result: { status: number; body: unknown } | null;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  kind: 'human' | 'agent';
+  scopes: string[];
+  tool_allowlist: string[] | null;
+  disabled: boolean;
+  rate_limit: number | null;
+  version: number;
+  created_at: string;
+}
+
+export interface Token {
+  id: string;
+  agent_id: string;
+  machine: string;
+  prefix: string;
+  scopes: string[];
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  token?: string | null;
+}
+
+export interface Whoami {
+  principal: { id: string; kind: 'human' | 'agent'; name: string };
+  token: { id: string; machine: string };
+  scopes: string[];
+  can: string[];
+}
+
+export interface Manifest {
+  auth: { scopes: string[] };
+  operations: { name: string; summary: string; method: string; path: string }[];
+}

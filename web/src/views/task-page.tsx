@@ -1,0 +1,160 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiProblem, authHeaders, get, getAll, type Problem } from '../api.ts';
+import { ActorChip, Labels, Loading, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
+import { bytes, exact, timeLeft } from '../format.ts';
+import { useNow } from '../hooks.ts';
+import { useEvents } from '../session.ts';
+import type { ArtifactRef, BatonEvent, Task } from '../types.ts';
+import { MoveNotice } from './move-notice.tsx';
+import { MoveSelect } from './task-card.tsx';
+import { useMove } from './move.ts';
+import { Timeline } from './timeline.tsx';
+
+function artifactsOf(task: Task): ArtifactRef[] {
+  return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
+}
+
+/** Artifacts need the bearer header, so they are fetched and handed to the browser as a download. */
+async function download(artifact: ArtifactRef): Promise<void> {
+  const res = await fetch(artifact.href, { headers: authHeaders() });
+  if (!res.ok) return;
+  const url = URL.createObjectURL(await res.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = artifact.name ?? artifact.id;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** One task: its fields, artifacts, lease and live timeline. */
+export function TaskPage({ id }: { id: string }) {
+  const [task, setTask] = useState<Task | null>(null);
+  const [events, setEvents] = useState<BatonEvent[]>([]);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const now = useNow();
+  const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
+
+  const load = () =>
+    get<Task>(`/tasks/${id}?view=full`).then(setTask, (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+  useEffect(() => {
+    setTask(null);
+    setProblem(null);
+    void load();
+    getAll<BatonEvent>(`/tasks/${id}/events?view=full`).then(
+      (res) => setEvents(res.data),
+      () => undefined,
+    );
+  }, [id]);
+  useEvents((event) => {
+    if (event.subject !== id) return;
+    setEvents((current) => (current.some((e) => e.id === event.id) ? current : [...current, event]));
+    void load();
+  });
+
+  if (problem) return <section class="page"><ProblemNotice problem={problem} /><p><a href="/">Back to the board</a></p></section>;
+  if (!task) return <Loading what="the task" />;
+  const artifacts = artifactsOf(task);
+  return (
+    <article class="page task-page" aria-labelledby="task-title">
+      <p class="crumbs">
+        <a href="/">Board</a> / <code>{task.id}</code>
+      </p>
+      <div class="task-head">
+        <h1 id="task-title">{task.title}</h1>
+        <div class="task-head-meta">
+          <StatusBadge status={task.status} />
+          <PriorityBadge priority={task.priority} />
+          <MoveSelect task={task} onMove={(to) => void move(task, to)} disabled={busy === task.id} />
+        </div>
+      </div>
+      <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
+      <div class="task-grid">
+        <div class="task-main">
+          <section class="card">
+            <h2>Description</h2>
+            {task.description ? <p class="description">{task.description}</p> : <p class="muted">No description.</p>}
+            <Labels labels={task.labels} />
+          </section>
+          <section class="card">
+            <h2>Timeline</h2>
+            <Timeline events={events} now={now} />
+          </section>
+        </div>
+        <aside class="task-side">
+          <section class="card">
+            <h2>Lease</h2>
+            {task.lease ? (
+              <dl class="facts">
+                <dt>Holder</dt>
+                <dd>
+                  <ActorChip actor={task.lease.holder} />
+                </dd>
+                <dt>Time left</dt>
+                <dd class={Date.parse(task.lease.expires_at) < now ? 'lease-expired' : ''}>{timeLeft(task.lease.expires_at, now)}</dd>
+                <dt>Epoch</dt>
+                <dd>{task.lease.epoch}</dd>
+              </dl>
+            ) : (
+              <p class="muted">Nobody holds this task.</p>
+            )}
+          </section>
+          <section class="card">
+            <h2>Details</h2>
+            <dl class="facts">
+              <dt>Version</dt>
+              <dd>{task.version}</dd>
+              {task.created_by && (
+                <>
+                  <dt>Created by</dt>
+                  <dd>
+                    <ActorChip actor={task.created_by} />
+                  </dd>
+                </>
+              )}
+              {task.created_at && (
+                <>
+                  <dt>Created</dt>
+                  <dd>{exact(task.created_at)}</dd>
+                </>
+              )}
+              <dt>Updated</dt>
+              <dd>{exact(task.updated_at)}</dd>
+              {task.blocked_by && task.blocked_by.length > 0 && (
+                <>
+                  <dt>Blocked by</dt>
+                  <dd>
+                    {task.blocked_by.map((b) => (
+                      <a key={b} href={`/tasks/${b}`} class={task.waiting_on.includes(b) ? 'dep dep-open' : 'dep'}>
+                        {b}
+                      </a>
+                    ))}
+                  </dd>
+                </>
+              )}
+            </dl>
+          </section>
+          <section class="card">
+            <h2>Artifacts</h2>
+            {artifacts.length === 0 ? (
+              <p class="muted">No artifacts.</p>
+            ) : (
+              <ul class="artifacts">
+                {artifacts.map((a) => (
+                  <li key={a.id}>
+                    <button type="button" class="button-link" onClick={() => void download(a)}>
+                      {a.name ?? a.id}
+                    </button>
+                    <span class="muted small">
+                      {' '}
+                      {a.content_type}, {bytes(a.size)}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+          </section>
+        </aside>
+      </div>
+    </article>
+  );
+}

@@ -1,0 +1,161 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiProblem, getAll, newKey, type Problem, write } from '../api.ts';
+import { ProblemNotice } from '../components.tsx';
+import { exact } from '../format.ts';
+import type { Token } from '../types.ts';
+
+const EXPIRY = [
+  { label: 'Never', seconds: 0 },
+  { label: '1 day', seconds: 86_400 },
+  { label: '30 days', seconds: 30 * 86_400 },
+  { label: '1 year', seconds: 365 * 86_400 },
+];
+
+/** The token just created: shown once, with a copy button and a warning that it will not be shown again. */
+function NewToken({ token, onDone }: { token: Token; onDone: () => void }) {
+  const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(token.token ?? '');
+      setCopied('yes');
+    } catch {
+      // No clipboard access (an http origin, a denied permission): the field is there to copy by hand.
+      setCopied('no');
+    }
+  };
+  return (
+    <div class="notice notice-secret" role="alert">
+      <strong>Copy this token now. It will not be shown again.</strong>
+      <p>Anyone holding it acts as this principal on machine “{token.machine}”. Store it in a secret manager, not in a repository.</p>
+      <div class="secret-row">
+        <input readOnly aria-label="New token" value={token.token ?? ''} data-testid="new-token" onFocus={(e) => e.currentTarget.select()} />
+        <button type="button" class="button-primary" onClick={() => void copy()}>
+          {copied === 'yes' ? 'Copied' : 'Copy'}
+        </button>
+      </div>
+      {copied === 'no' && <p>The browser refused the clipboard: select the token above and copy it by hand.</p>}
+      <button type="button" class="button-quiet" onClick={onDone}>
+        I have stored it
+      </button>
+    </div>
+  );
+}
+
+/** A principal's tokens: create one per machine, revoke one at a time. */
+export function Tokens({ agentId }: { agentId: string }) {
+  const [tokens, setTokens] = useState<Token[]>([]);
+  const [machine, setMachine] = useState('');
+  const [expiry, setExpiry] = useState(0);
+  const [created, setCreated] = useState<Token | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [key, setKey] = useState(newKey);
+  const load = () => getAll<Token>(`/agents/${agentId}/tokens`).then((res) => setTokens(res.data), () => undefined);
+  useEffect(() => void load(), [agentId]);
+
+  const attempt = async (action: () => Promise<void>) => {
+    setProblem(null);
+    try {
+      await action();
+    } catch (error) {
+      if (error instanceof ApiProblem) setProblem(error.problem);
+    }
+  };
+  const create = (event: Event) => {
+    event.preventDefault();
+    void attempt(async () => {
+      const body = { machine: machine.trim(), ...(expiry ? { expires_in_s: expiry } : {}) };
+      setCreated(await write<Token>('POST', `/agents/${agentId}/tokens`, { key, body }));
+      setMachine('');
+      setKey(newKey());
+      await load();
+    });
+  };
+  const revoke = (id: string) =>
+    void attempt(async () => {
+      await write<Token>('DELETE', `/tokens/${id}`, { key: newKey() });
+      setConfirming(null);
+      await load();
+    });
+
+  return (
+    <section class="card" aria-labelledby="tokens-title">
+      <h2 id="tokens-title">Tokens</h2>
+      {created && <NewToken token={created} onDone={() => setCreated(null)} />}
+      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      <form class="inline-form" onSubmit={create}>
+        <label for="machine">Machine label</label>
+        <input id="machine" required maxLength={64} pattern="[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}" placeholder="e.g. laptop-1" value={machine} onInput={(e) => setMachine(e.currentTarget.value)} />
+        <label for="expiry">Expires</label>
+        <select id="expiry" value={expiry} onChange={(e) => setExpiry(Number(e.currentTarget.value))}>
+          {EXPIRY.map((x) => (
+            <option key={x.seconds} value={x.seconds}>
+              {x.label}
+            </option>
+          ))}
+        </select>
+        <button type="submit" class="button-primary">
+          Create token
+        </button>
+      </form>
+      {tokens.length === 0 ? (
+        <p class="muted">No tokens yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Machine</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr key={t.id} data-token-id={t.id}>
+                  <td>{t.machine}</td>
+                  <td>
+                    <code>{t.prefix}…</code>
+                  </td>
+                  <td class="small">{exact(t.created_at)}</td>
+                  <td class="small">{t.last_used_at ? exact(t.last_used_at) : 'never'}</td>
+                  <td>
+                    {t.revoked_at ? (
+                      <span class="status status-cancelled">Revoked</span>
+                    ) : t.expires_at && Date.parse(t.expires_at) < Date.now() ? (
+                      <span class="status status-blocked">Expired</span>
+                    ) : (
+                      <span class="status status-done">Active</span>
+                    )}
+                  </td>
+                  <td class="actions">
+                    {!t.revoked_at &&
+                      (confirming === t.id ? (
+                        <>
+                          <button type="button" class="button-danger" onClick={() => revoke(t.id)}>
+                            Revoke now
+                          </button>
+                          <button type="button" class="button-quiet" onClick={() => setConfirming(null)}>
+                            Cancel
+                          </button>
+                        </>
+                      ) : (
+                        <button type="button" class="button" onClick={() => setConfirming(t.id)} aria-label={`Revoke the token for ${t.machine}`}>
+                          Revoke
+                        </button>
+                      ))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
