@@ -12,11 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-interface Frame {
-  event: string | undefined;
-  data: string;
-}
-
 /** Opens a GraphQL subscription over SSE (the "distinct connections" mode) and reads its frames. */
 async function subscribe(query: string, token: string) {
   const controller = new AbortController();
@@ -35,8 +30,7 @@ async function subscribe(query: string, token: string) {
     async next(): Promise<Record<string, unknown>> {
       const { value, done } = await frames.read();
       if (done) throw new Error('the subscription ended');
-      const frame: Frame = value;
-      return JSON.parse(frame.data) as Record<string, unknown>;
+      return JSON.parse(value.data) as Record<string, unknown>;
     },
     close: () => controller.abort(),
   };
@@ -59,7 +53,7 @@ describe('GraphQL subscription to events (over SSE)', () => {
     const timeline = (await t.request('GET', `/api/v1/events?since=${since}&types=task.created,task.updated&limit=100`)).json<{ data: { id: string; type: string; subject: string }[] }>().data;
     expect(timeline).toHaveLength(6);
     const received = [];
-    for (let i = 0; i < timeline.length; i++) received.push((await sub.next()) as { data: { events: Record<string, unknown> } });
+    for (let i = 0; i < timeline.length; i++) received.push((await sub.next()));
     sub.close();
     expect(received.map((r) => r.data.events)).toEqual(timeline.map((e) => ({ id: e.id, type: e.type, subject: e.subject, actor: { kind: 'human' } })));
     expect(received.map((r) => r.data.events['subject'])).toEqual(made.flatMap((id) => [id, id]));
