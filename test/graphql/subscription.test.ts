@@ -27,10 +27,10 @@ async function subscribe(query: string, token: string) {
     status: res.status,
     contentType: res.headers.get('content-type'),
     /** The next frame's JSON payload. */
-    async next(): Promise<Record<string, unknown>> {
+    async next<T>(): Promise<T> {
       const { value, done } = await frames.read();
       if (done) throw new Error('the subscription ended');
-      return JSON.parse(value.data) as Record<string, unknown>;
+      return JSON.parse(value.data) as T;
     },
     close: () => controller.abort(),
   };
@@ -52,8 +52,8 @@ describe('GraphQL subscription to events (over SSE)', () => {
     }
     const timeline = (await t.request('GET', `/api/v1/events?since=${since}&types=task.created,task.updated&limit=100`)).json<{ data: { id: string; type: string; subject: string }[] }>().data;
     expect(timeline).toHaveLength(6);
-    const received = [];
-    for (let i = 0; i < timeline.length; i++) received.push((await sub.next()));
+    const received: { data: { events: Record<string, unknown> } }[] = [];
+    for (let i = 0; i < timeline.length; i++) received.push(await sub.next<{ data: { events: Record<string, unknown> } }>());
     sub.close();
     expect(received.map((r) => r.data.events)).toEqual(timeline.map((e) => ({ id: e.id, type: e.type, subject: e.subject, actor: { kind: 'human' } })));
     expect(received.map((r) => r.data.events['subject'])).toEqual(made.flatMap((id) => [id, id]));
@@ -63,7 +63,7 @@ describe('GraphQL subscription to events (over SSE)', () => {
     const reader = await t.addPrincipal({ scopes: ['tasks:read'] });
     const rest = await t.request('GET', '/api/v1/events/stream', { token: reader.token });
     const sub = await subscribe('subscription { events { id } }', reader.token);
-    const result = (await sub.next()) as { errors: { extensions: Record<string, unknown> }[]; data?: unknown };
+    const result = await sub.next<{ errors: { extensions: Record<string, unknown> }[]; data?: unknown }>();
     sub.close();
     expect(result.data ?? null).toBeNull();
     expect(result.errors[0]?.extensions).toMatchObject({ code: 'forbidden_scope', status: 403, hint: rest.json<{ hint: string }>().hint, retryable: false });
@@ -72,7 +72,7 @@ describe('GraphQL subscription to events (over SSE)', () => {
 
   it('answers an unknown `since` with the not-found problem', async () => {
     const sub = await subscribe('subscription { events(since: "evt_01M83YZ94N3F81ZXK5Z5GP8E90") { id } }', t.adminToken);
-    const result = (await sub.next()) as { errors: { extensions: Record<string, unknown> }[] };
+    const result = await sub.next<{ errors: { extensions: Record<string, unknown> }[] }>();
     sub.close();
     const rest = await t.request('GET', '/api/v1/events/stream?since=evt_01M83YZ94N3F81ZXK5Z5GP8E90');
     expect(result.errors[0]?.extensions['code']).toBe(rest.json<{ code: string }>().code);
