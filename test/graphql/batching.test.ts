@@ -5,8 +5,8 @@ import { graphql } from './client.ts';
 const statements: string[] = [];
 let t: TestServer;
 beforeAll(async () => {
-  // No background sweeper: its statements would land in the count.
-  t = await startTestServer({ sweepIntervalMs: 0 }, { onQuery: (sql) => statements.push(sql) });
+  // No background loops (lease sweeper, webhook delivery): their statements would land in the count.
+  t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { onQuery: (sql) => statements.push(sql) });
   for (let i = 0; i < 50; i++) {
     const res = await t.request('POST', '/api/v1/tasks', { body: { title: `task ${i}` } });
     expect(res.status).toBe(201);
