@@ -34,5 +34,6 @@ export const EVENT_TYPES = [
   'webhook.deleted',
   'webhook.disabled',
   'webhook.replayed',
+  'webhook.secret_rotated',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -32,6 +32,7 @@ import { deleteWebhook } from './webhooks/delete-webhook.ts';
 import { getWebhook } from './webhooks/get-webhook.ts';
 import { listDeliveries } from './webhooks/list-deliveries.ts';
 import { listWebhooks } from './webhooks/list-webhooks.ts';
+import { rotateWebhookSecret } from './webhooks/rotate-webhook-secret.ts';
 import { replayWebhook } from './webhooks/replay-webhook.ts';
 import { updateWebhook } from './webhooks/update-webhook.ts';
 
@@ -72,4 +73,5 @@ export const operations: readonly Operation[] = [
   deleteWebhook,
   listDeliveries,
   replayWebhook,
+  rotateWebhookSecret,
 ];

@@ -2,7 +2,7 @@ import { UNKNOWN, type Walker } from './walk.ts';
 
 const WEBHOOK = 'whk_01ARZ3NDEKTSV4RRFFQ69G5FAV';
 
-/** The webhook operations: create (and its approval gate), read, list, update, deliveries, replay, delete. */
+/** The webhook operations: create (and its approval gate), read, list, update, deliveries, replay, secret rotation, delete. */
 export async function walkWebhooks(w: Walker): Promise<void> {
   const { call, present, who } = w;
   // Disabled: the walk checks responses, not deliveries.
@@ -23,6 +23,8 @@ export async function walkWebhooks(w: Walker): Promise<void> {
   const since = present(events.data[0]?.id, 'an event id');
   await call('POST', `/api/v1/webhooks/${made.id}/replay?since=${since}`, { body: {} }, 200);
   await call('POST', `/api/v1/webhooks/${made.id}/replay?since=${UNKNOWN.event}`, { body: {} }, 400);
+  await call('POST', `/api/v1/webhooks/${made.id}/rotate-secret`, { body: {} }, 200);
+  await call('POST', `/api/v1/webhooks/${WEBHOOK}/rotate-secret`, { body: {} }, 404);
   await call('DELETE', `/api/v1/webhooks/${made.id}`, {}, 200);
   await call('GET', `/api/v1/webhooks/${made.id}`, {}, 404);
 }

@@ -124,6 +124,36 @@ describe('outbound webhooks', () => {
     const list = await pages<WebhookBody>(cluster, '/api/v1/webhooks');
     expect(list.some((w) => w.enabled && !('secret' in w))).toBe(true);
   });
+
+  it('rotates a secret: the new one is shown once and signs what follows; the old one no longer verifies', async () => {
+    const agent = await cluster.addPrincipal({ scopes: ['webhooks:manage', 'tasks:write'] });
+    const asked = await cluster.request('POST', '/api/v1/webhooks', { token: agent.token, body: { url: `${receiver.url}/rotated`, event_types: ['task.created'] } });
+    const approved = await cluster.request('POST', `/api/v1/approvals/${asked.json<{ id: string }>().id}/approve`, { body: {} });
+    const webhook = approved.json<{ result: { body: WebhookBody } }>().result.body;
+    expect(webhook.secret ?? null).toBeNull();
+
+    const key = 'rotate-once';
+    const rotated = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: agent.token, key, body: {} });
+    expect(rotated.status, rotated.body).toBe(200);
+    const secret = rotated.json<WebhookBody>().secret ?? '';
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const replay = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: agent.token, key, body: {} });
+    expect(replay.headers['idempotency-replayed']).toBe('true');
+    expect(replay.json<WebhookBody>().secret).toBeNull();
+
+    receiver.trust('/rotated', secret);
+    const first = await createTask('signed with the new secret');
+    await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/rotated' && d.body.subject === first), 10_000, 'the first delivery');
+
+    const again = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { body: {} });
+    expect(again.json<WebhookBody>().secret).not.toBe(secret);
+    const second = await createTask('signed with the next secret');
+    const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/rotated' && d.body.subject === second), 10_000, 'the second delivery');
+    expect(receiver.deliveries.find((d) => d.path === '/rotated' && d.body.subject === first)?.verified).toBe(true);
+    expect(got.verified).toBe(false);
+    const events = (await cluster.request('GET', `/api/v1/events?subject=${webhook.id}&types=webhook.secret_rotated`)).json<{ data: unknown[] }>();
+    expect(events.data).toHaveLength(2);
+  });
 });
 
 describe('webhook wake-ups', () => {

@@ -67,6 +67,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'webhooks.update': (fx) => ({ params: { id: fx.webhook }, body: { event_types: ['task.created'] } }),
   'webhooks.delete': (fx) => ({ params: { id: fx.webhook } }),
   'webhooks.deliveries': (fx) => ({ params: { id: fx.webhook } }),
+  'webhooks.rotate_secret': (fx) => ({ params: { id: fx.webhook }, body: {} }),
   'webhooks.replay': (fx) => ({ params: { id: fx.webhook }, query: `since=${fx.event}`, body: {} }),
 };
 

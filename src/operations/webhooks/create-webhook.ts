@@ -18,7 +18,7 @@ export const createWebhook = defineOperation({
   http: { method: 'POST', path: '/webhooks', successStatus: 201 },
   input: z.strictObject({ url: webhookUrl, event_types: eventTypeFilter.optional(), enabled: z.boolean().default(true) }),
   output: webhookOutput.extend({
-    secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request, or an approval\'s result, answers null here.'),
+    secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request, or an approval\'s result, answers null here: then call webhooks.rotate_secret to get one.'),
   }),
   redactForReplay: (output) => ({ ...output, secret: null }),
   async run(tx, ctx, input) {

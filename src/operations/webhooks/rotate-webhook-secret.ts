@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webhooks.ts';
+import { nextSecretRef, webhookSecret } from '../../webhook-secret.ts';
+import { defineOperation } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+
+export const rotateWebhookSecret = defineOperation({
+  name: 'webhooks.rotate_secret',
+  summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
+  description:
+    'Use it when a secret leaked, and to get the first secret of a webhook created through an approval (an approval never shows a secret). ' +
+    'Deliveries from now on, retries included, are signed with the new secret. Not gated: the destination does not change.',
+  kind: 'write',
+  scope: 'webhooks:manage',
+  approval: 'none',
+  http: { method: 'POST', path: '/webhooks/{id}/rotate-secret' },
+  input: z.strictObject({ id: webhookId }),
+  output: webhookOutput.extend({
+    secret: z.string().nullable().describe('The new signing secret (whsec_…), shown once: store it now. A replay of this request answers null here.'),
+  }),
+  version: (webhook) => webhook.version,
+  redactForReplay: (output) => ({ ...output, secret: null }),
+  async run(tx, ctx, input) {
+    const row = await lockWebhook(tx, input.id);
+    if (!row) throw webhookNotFound(input.id);
+    assertVersion(`Webhook ${row.id}`, row.version, ctx.expectedVersion);
+    const secretRef = nextSecretRef(row.secret_ref, row.id);
+    const secret = webhookSecret(ctx.config.secretKey, secretRef, row.id);
+    const updated = await updateWebhookRow(tx, row.id, { secret_ref: secretRef, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    ctx.emit({ type: 'webhook.secret_rotated', subject: row.id, data: { secret_ref: secretRef } });
+    return { ...toWebhook(updated), secret };
+  },
+});
