@@ -16,6 +16,7 @@ import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { monotonicFactory } from 'ulidx';
+import { EVENTS_CHANNEL } from '../src/store/events.ts';
 import { APPEND_EVENTS, AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE, UPDATE_TITLE } from './baseline-statements.ts';
 import { serveUntilStopped } from './processes.ts';
 
@@ -129,7 +130,7 @@ function createBaseline(store: Store, rate: RateLimit) {
       const stored = await tx.query(STORE_RESPONSE, [principal.id, key, print, operation, reply.status, reply.body, now, new Date(now.getTime() + KEY_TTL_MS), now]);
       if (stored.length === 0) throw new Error('lost the idempotency-key race');
       const provenance = { actor_id: principal.id, actor_kind: principal.kind, token_id: principal.tokenId, machine: principal.machine, idempotency_key: key, created_at: now.toISOString() };
-      await tx.query(APPEND_EVENTS, [JSON.stringify([{ id: `evt_${ulid()}`, ...event, ...provenance }])]);
+      await tx.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify([{ id: `evt_${ulid()}`, ...event, ...provenance }])]);
       return reply;
     });
   }

@@ -54,10 +54,10 @@ export const STORE_RESPONSE = `
     RETURNING key`;
 // src/store/events.ts appendEvents
 export const APPEND_EVENTS = `
-    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
+    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-    FROM append_lock, jsonb_to_recordset($1::jsonb) AS e(
+    FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
       idempotency_key text, approval_id text, data jsonb, created_at timestamptz)
   `;

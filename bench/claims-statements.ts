@@ -8,6 +8,7 @@
  */
 import pg from 'pg';
 import { monotonicFactory } from 'ulidx';
+import { EVENTS_CHANNEL } from '../src/store/events.ts';
 
 const ulid = monotonicFactory();
 
@@ -48,10 +49,10 @@ const GRANT_TASKS = `UPDATE tasks SET status = 'in_progress', lease_id = g.lease
   WHERE tasks.id = g.task_id
   RETURNING ${TASK_COLUMNS}`;
 // appendEvents
-const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1))
+const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
   INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
   SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-  FROM append_lock, jsonb_to_recordset($1::jsonb) AS e(
+  FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
     id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
     idempotency_key text, approval_id text, data jsonb, created_at timestamptz)`;
 // lockLiveLease: find the lease, lock its task, read the lease again; then endLease and updateTask.
@@ -118,7 +119,7 @@ export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
     ]);
-    await client.query(APPEND_EVENTS, [JSON.stringify(events)]);
+    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
     return grants;
   });
 }
@@ -138,7 +139,7 @@ export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
       event('lease.released', found.task_id, { lease_id: leaseId }, now),
       event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
     ];
-    await client.query(APPEND_EVENTS, [JSON.stringify(events)]);
+    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
   });
 }
 

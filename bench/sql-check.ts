@@ -48,7 +48,7 @@ async function captureBatonSql(url: string, token: string): Promise<Record<Scena
   };
   // No lease sweeps: their statements would land among the request's.
   const server = await createServer(
-    loadConfig({ DATABASE_URL: url, BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: '2', BATON_RATE_LIMIT: RATE_LIMIT, BATON_SWEEP_INTERVAL_MS: '0' }),
+    loadConfig({ DATABASE_URL: url, BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: '2', BATON_RATE_LIMIT: RATE_LIMIT, BATON_SWEEP_INTERVAL_MS: '0', BATON_WEBHOOK_INTERVAL_MS: '0' }),
   );
   try {
     let keys = 0;

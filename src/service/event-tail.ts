@@ -44,6 +44,11 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   let closed = false;
 
   const readAppended = async () => {
+    // Nobody follows: nothing to read. A follower catches up from the table itself when it joins,
+    // so the tail need only read past the furthest-behind follower.
+    if (live.size === 0) return;
+    const behind = [...live].map((f) => f.position).reduce((a, b) => (b < a ? b : a));
+    if (behind > head) head = behind;
     for (;;) {
       const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(head), beforeSeq: undefined, order: 'asc', limit: PAGE });
       const batch = rows.slice(0, PAGE);
@@ -97,6 +102,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       if (position < head) continue;
       const follower: Follower = { position, queue: [], size: 0, overflowed: false, wake: undefined };
       live.add(follower);
+      // An append that landed while nobody followed was not read: read now, so it is not left to the poll.
+      wake();
       try {
         while (!signal.aborted && !closed) {
           const next = follower.queue.shift();
