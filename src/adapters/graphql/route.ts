@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { rateLimitHeaders } from '../../service/authenticate.ts';
+import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { toGraphQLError } from './errors.ts';
 import { queryLimits } from './limits.ts';
@@ -31,11 +31,7 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
     maskedErrors: { maskError: (error) => toGraphQLError(error, service.baseUrl, log) },
     plugins: [queryLimits(), problemsEverywhere(service.baseUrl, log)],
     context: async ({ req, reply }): Promise<GraphqlContext> => {
-      req.operationName = 'graphql';
-      const { principal, budget } = await service.authenticate(req.headers.authorization);
-      reply.headers(rateLimitHeaders(budget));
-      req.principalId = principal.id;
-      req.principalKind = principal.kind;
+      const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql');
       return { service, call: { principal, budget, requestId: req.id }, loaders: new Map(), idempotency: {} };
     },
   });

@@ -1,7 +1,7 @@
 import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/fastify';
 import { createMcpHandler, localhostAllowedHostnames } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { rateLimitHeaders } from '../../service/authenticate.ts';
+import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { type McpCaller, mcpServerFactory } from './server.ts';
 
@@ -24,11 +24,7 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     url: MCP_PATH,
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
-      request.operationName = 'mcp';
-      const { principal, budget } = await service.authenticate(request.headers.authorization);
-      reply.headers(rateLimitHeaders(budget));
-      request.principalId = principal.id;
-      request.principalKind = principal.kind;
+      const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');
       const caller: McpCaller = { principal, budget, requestId: request.id };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { getArtifact } from '../../operations/artifacts/get-artifact.ts';
-import { rateLimitHeaders } from '../../service/authenticate.ts';
+import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
@@ -13,11 +13,7 @@ import { API_PREFIX } from './routes.ts';
  */
 export function registerArtifactContentRoute(app: FastifyInstance, service: Service): void {
   app.get<{ Params: { id: string } }>(`${API_PREFIX}/artifacts/:id/content`, async (request, reply) => {
-    request.operationName = getArtifact.name;
-    const { principal, budget } = await service.authenticate(request.headers.authorization);
-    reply.headers(rateLimitHeaders(budget));
-    request.principalId = principal.id;
-    request.principalKind = principal.kind;
+    const { principal, budget } = await authenticateRequest(service, request, reply, getArtifact.name);
     const outcome = await service.execute(getArtifact, { id: request.params.id, content: 'base64' }, {
       principal,
       idempotencyKey: undefined,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../../errors.ts';
 import { type Operation, pathParameters } from '../../operations/define-operation.ts';
-import { rateLimitHeaders } from '../../service/authenticate.ts';
+import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 import { registerStreamRoute } from './stream-route.ts';
@@ -38,12 +38,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       url: routeUrl(operation),
       ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes) } : {}),
       handler: async (request, reply) => {
-        request.operationName = operation.name;
-        const { principal, budget } = await service.authenticate(request.headers.authorization);
-        // Set before the call runs, so an error answer carries the budget too.
-        reply.headers(rateLimitHeaders(budget));
-        request.principalId = principal.id;
-        request.principalKind = principal.kind;
+        const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
         const outcome = await service.execute(operation, restInput(operation, request), {
           principal,
           idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,

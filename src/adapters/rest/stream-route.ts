@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import type { StreamOperation } from '../../operations/define-operation.ts';
-import { rateLimitHeaders } from '../../service/authenticate.ts';
+import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 
 /** The reconnect delay EventSource clients are told once, in ms (DESIGN §6). */
@@ -20,11 +20,7 @@ const SLOW_CLIENT_MS = 30_000;
  */
 export function registerStreamRoute(app: FastifyInstance, service: Service, operation: StreamOperation<z.ZodObject, z.ZodType>, url: string): void {
   app.get(url, async (request, reply) => {
-    request.operationName = operation.name;
-    const { principal, budget } = await service.authenticate(request.headers.authorization);
-    reply.headers(rateLimitHeaders(budget));
-    request.principalId = principal.id;
-    request.principalKind = principal.kind;
+    const { principal } = await authenticateRequest(service, request, reply, operation.name);
     const lastEventId = request.headers['last-event-id'];
     const input = { ...(request.query as Record<string, unknown>), ...(typeof lastEventId === 'string' && lastEventId !== '' ? { since: lastEventId } : {}) };
     const gone = new AbortController();

@@ -1,0 +1,17 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Authenticated, rateLimitHeaders } from '../service/authenticate.ts';
+import type { Service } from '../service/service.ts';
+
+/**
+ * The prelude of every bearer-token HTTP request (REST, SSE, MCP, GraphQL): names the operation for
+ * the request log, authenticates and counts the request, sets the RateLimit fields before anything
+ * runs (so an error answer carries the budget too), and records the principal for the log line.
+ */
+export async function authenticateRequest(service: Service, request: FastifyRequest, reply: FastifyReply, operationName: string): Promise<Authenticated> {
+  request.operationName = operationName;
+  const caller = await service.authenticate(request.headers.authorization);
+  reply.headers(rateLimitHeaders(caller.budget));
+  request.principalId = caller.principal.id;
+  request.principalKind = caller.principal.kind;
+  return caller;
+}
