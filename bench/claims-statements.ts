@@ -46,7 +46,7 @@ const GRANT_TASKS = `UPDATE tasks SET status = 'in_progress', lease_id = g.lease
     lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
     version = tasks.version + 1, updated_at = $2, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
   FROM jsonb_to_recordset($1::jsonb) AS g(task_id text, lease_id text, holder_id text, holder_kind text, expires_at timestamptz)
-  WHERE tasks.id = g.task_id
+  WHERE tasks.id = g.task_id AND tasks.id = ANY ($3::text[])
   RETURNING ${TASK_COLUMNS}`;
 // appendEvents
 const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
@@ -114,7 +114,7 @@ export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
       ttl_s: TTL_S, expires_at: expiresAt, task_id: g.task_id, epoch: g.epoch }));
     await client.query(INSERT_LEASES, [JSON.stringify(leases), now]);
     const rows = grants.map((g) => ({ task_id: g.task_id, lease_id: g.lease_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, expires_at: expiresAt }));
-    await client.query(GRANT_TASKS, [JSON.stringify(rows), now]);
+    await client.query(GRANT_TASKS, [JSON.stringify(rows), now, grants.map((g) => g.task_id)]);
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),

@@ -18,6 +18,7 @@ import pg from 'pg';
 import { generateToken } from '../src/tokens.ts';
 import { rawClaim, rawRelease, seedTodoTasks } from './claims-statements.ts';
 import { cpuSeconds, cpuUsed } from './cpu.ts';
+import { PreparingClient } from '../src/store/prepared-client.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { describeMachine, type Machine } from './report.ts';
@@ -122,7 +123,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     let driver: Driver;
     let pid: number;
     if (plan.target === 'raw') {
-      const pool = new pg.Pool({ connectionString: database.url, max: DB_POOL_SIZE });
+      const pool = new pg.Pool({ connectionString: database.url, max: DB_POOL_SIZE, Client: PreparingClient });
       pool.on('error', () => undefined);
       run.add(() => pool.end());
       driver = { claim: async (limit) => (await rawClaim(pool, limit)).map((c) => c.lease_id), release: (id) => rawRelease(pool, id) };
@@ -302,8 +303,11 @@ from the cycle here; see below).
   no idempotency keys, no validation, no response shaping.
 - **raw SQL** (\`bench/claims-statements.ts\`): the same transactions called directly on a pg pool (${DB_POOL_SIZE})
   inside the benchmark process — no HTTP at all.
+- All three send their statements as named prepared statements (\`src/store/prepared-client.ts\`), as
+  Baton does: the same SQL, sent the same way.
 - Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
-  UPDATE SKIP LOCKED\`; lease insert; task update (\`jsonb_to_recordset\`); event append under its advisory
+  UPDATE SKIP LOCKED\`; lease insert; task update (\`jsonb_to_recordset\`, ids also as an array so the
+  planner uses the primary key); event append under its advisory
   lock; \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read;
   lease update; task update; event append; \`commit\`. These are the statements Baton's claim-next and
   release send for the work itself (src/store/leases.ts, tasks.ts, events.ts); Baton also sends, per
@@ -322,7 +326,8 @@ function commandLine(args: readonly string[]): string {
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
     .join('');
-  const via = process.env.npm_lifecycle_event === 'bench:claims' ? `npm run bench:claims${args.length > 0 ? ' --' : ''}` : 'node bench/claims.ts';
+  const event = process.env.npm_lifecycle_event;
+  const via = event === 'bench' || event === 'bench:claims' ? `npm run ${event}${args.length > 0 ? ' --' : ''}` : 'node bench/claims.ts';
   return [env + via, ...args].join(' ');
 }
 

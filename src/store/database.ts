@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type LogEvent, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { PreparingClient } from './prepared-client.ts';
 import type { DB } from './schema.ts';
 
 export type Engine = 'pglite' | 'postgres';
@@ -37,7 +38,7 @@ function logTo(onQuery: QueryListener | undefined) {
 }
 
 export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   return {
