@@ -191,4 +191,7 @@ if (import.meta.main) {
     process.stderr.write(`\nbench failed: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   });
+  // Every server and database is gone by now, but a handle left open (not yet found; seen after
+  // the in-process SQL check) kept the process alive, so `npm run bench` never reached its next step.
+  process.exit();
 }
