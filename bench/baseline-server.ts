@@ -14,11 +14,10 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { monotonicFactory } from 'ulidx';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
 import { APPEND_EVENTS, AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE, UPDATE_TITLE } from './baseline-statements.ts';
-import { PreparingClient } from '../src/store/prepared-client.ts';
+import { openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
 interface Query {
@@ -32,8 +31,7 @@ interface Store extends Query {
 
 /** A pg pool used the way Kysely's PostgresDialect uses it: `begin`/`commit` on one checked-out client. */
 function postgresStore(url: string, poolSize: number): Store {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
-  pool.on('error', () => undefined);
+  const pool = openPool(url, poolSize);
   return {
     query: async <R>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as R[],
     async transaction(run) {

@@ -13,17 +13,15 @@
  */
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { rawClaim, rawRelease } from './claims-statements.ts';
-import { PreparingClient } from '../src/store/prepared-client.ts';
+import { openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { 'database-url': { type: 'string' }, 'pool-size': { type: 'string' } } });
   const url = values['database-url'];
   if (!url || !values['pool-size']) throw new Error('usage: --database-url=… --pool-size=10');
-  const pool = new pg.Pool({ connectionString: url, max: Number(values['pool-size']), Client: PreparingClient });
-  pool.on('error', () => undefined);
+  const pool = openPool(url, Number(values['pool-size']));
   const app = Fastify({ logger: false });
 
   app.post('/claim', async (request) => {

@@ -14,11 +14,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { generateToken } from '../src/tokens.ts';
 import { rawClaim, rawRelease, seedTodoTasks } from './claims-statements.ts';
 import { cpuSeconds, cpuUsed } from './cpu.ts';
-import { PreparingClient } from '../src/store/prepared-client.ts';
+import { openPool } from '../src/store/database.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { describeMachine, type Machine } from './report.ts';
@@ -123,8 +122,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     let driver: Driver;
     let pid: number;
     if (plan.target === 'raw') {
-      const pool = new pg.Pool({ connectionString: database.url, max: DB_POOL_SIZE, Client: PreparingClient });
-      pool.on('error', () => undefined);
+      const pool = openPool(database.url, DB_POOL_SIZE);
       run.add(() => pool.end());
       driver = { claim: async (limit) => (await rawClaim(pool, limit)).map((c) => c.lease_id), release: (id) => rawRelease(pool, id) };
       pid = process.pid;

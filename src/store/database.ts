@@ -37,10 +37,19 @@ function logTo(onQuery: QueryListener | undefined) {
   };
 }
 
-export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
+/**
+ * Baton's PostgreSQL pool: statements go out prepared (PreparingClient), and a dropped idle
+ * connection must not crash the process (the pool replaces it). The benchmark baselines use it too,
+ * so they send the same SQL the same way.
+ */
+export function openPool(url: string, poolSize: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
-  // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  return pool;
+}
+
+export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
+  const pool = openPool(url, poolSize);
   return {
     db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...logTo(onQuery) }),
     engine: 'postgres',
