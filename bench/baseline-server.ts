@@ -14,9 +14,9 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
-import { monotonicFactory } from 'ulidx';
+import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
-import { APPEND_EVENTS, AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE, UPDATE_TITLE } from './baseline-statements.ts';
+import { AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE_WITH_EVENTS, UPDATE_TITLE } from './baseline-statements.ts';
 import { openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
@@ -104,7 +104,7 @@ interface WriteContext {
 }
 
 function createBaseline(store: Store, rate: RateLimit) {
-  const ulid = monotonicFactory();
+  const ids = createIds();
 
   /** The grant lookup that also counts the request in its token's rate window; undefined means 401 or 429. */
   async function authenticate(authorization: string | undefined): Promise<Principal | undefined> {
@@ -116,7 +116,7 @@ function createBaseline(store: Store, rate: RateLimit) {
     return { id: grant.agent_id, kind: grant.agent_kind, tokenId: grant.token_id, machine: grant.machine };
   }
 
-  /** BEGIN; claim the key; the write; store the response; append the event; COMMIT. */
+  /** BEGIN; claim the key; the write; store the response and append the event; COMMIT. */
   async function write(ctx: WriteContext, operation: string, input: unknown, run: (tx: Query) => Promise<{ reply: Reply; event?: object }>): Promise<Reply> {
     const { principal, key, now } = ctx;
     return store.transaction(async (tx) => {
@@ -126,10 +126,10 @@ function createBaseline(store: Store, rate: RateLimit) {
       const { reply, event } = await run(tx);
       if (!event) return reply;
       const print = createHash('sha256').update(`${operation}\n${JSON.stringify(input)}`).digest();
-      const stored = await tx.query(STORE_RESPONSE, [principal.id, key, print, operation, reply.status, reply.body, now, new Date(now.getTime() + KEY_TTL_MS), now]);
-      if (stored.length === 0) throw new Error('lost the idempotency-key race');
       const provenance = { actor_id: principal.id, actor_kind: principal.kind, token_id: principal.tokenId, machine: principal.machine, idempotency_key: key, created_at: now.toISOString() };
-      await tx.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify([{ id: `evt_${ulid()}`, ...event, ...provenance }])]);
+      const events = JSON.stringify([{ id: ids.make('evt'), ...event, ...provenance, approval_id: null }]);
+      const stored = await tx.query(STORE_RESPONSE_WITH_EVENTS, [EVENTS_CHANNEL, events, principal.id, key, print, operation, reply.status, reply.body, now, new Date(now.getTime() + KEY_TTL_MS), now]);
+      if (stored.length === 0) throw new Error('lost the idempotency-key race');
       return reply;
     });
   }
@@ -144,7 +144,7 @@ function createBaseline(store: Store, rate: RateLimit) {
       write(ctx, 'tasks.create', input, async (tx) => {
         const { principal, now } = ctx;
         const labels = input.labels ?? [];
-        const row = [`tsk_${ulid()}`, input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind];
+        const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind];
         const [task] = await tx.query<TaskRow>(INSERT_TASK, row);
         if (!task) throw new Error('insert returned no row');
         const data = { title: input.title, description: '', status: 'todo', priority: 'normal', labels, blocked_by: [] };

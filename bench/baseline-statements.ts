@@ -31,8 +31,6 @@ export const CLAIM_KEY = `
   `;
 // src/store/tasks.ts taskColumns: every column plus `waiting_on`, the blockers not yet done, and `artifacts`, the references.
 const TASK_COLUMNS = `"tasks"."id", "tasks"."title", "tasks"."description", "tasks"."status", "tasks"."priority", "tasks"."labels", "tasks"."version", "tasks"."created_at", "tasks"."created_by_id", "tasks"."created_by_kind", "tasks"."updated_at", "tasks"."updated_by_id", "tasks"."updated_by_kind", "tasks"."lease_id", "tasks"."lease_holder_id", "tasks"."lease_holder_kind", "tasks"."lease_expires_at", "tasks"."lease_epoch", "tasks"."blocked_by", "tasks"."deleted_at", ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id) AS waiting_on, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
-// The update is still built by Kysely, whose select list quotes the alias.
-const TASK_COLUMNS_BUILT = `"tasks"."id", "tasks"."title", "tasks"."description", "tasks"."status", "tasks"."priority", "tasks"."labels", "tasks"."version", "tasks"."created_at", "tasks"."created_by_id", "tasks"."created_by_kind", "tasks"."updated_at", "tasks"."updated_by_id", "tasks"."updated_by_kind", "tasks"."lease_id", "tasks"."lease_holder_id", "tasks"."lease_holder_kind", "tasks"."lease_expires_at", "tasks"."lease_epoch", "tasks"."blocked_by", "tasks"."deleted_at", ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id) as "waiting_on", COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) as "artifacts"`;
 // src/store/tasks.ts insertTask, findTask, lockTask, updateTask
 export const INSERT_TASK = `
     INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
@@ -42,29 +40,26 @@ export const INSERT_TASK = `
     RETURNING ${TASK_COLUMNS}`;
 export const FIND_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL`;
 export const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
-export const UPDATE_TITLE = `update "tasks" set "title" = $1, "updated_at" = $2, "updated_by_id" = $3, "updated_by_kind" = $4, "version" = version + 1 where "id" = $5 returning ${TASK_COLUMNS_BUILT}`;
-// src/store/idempotency.ts storeResponse
-export const STORE_RESPONSE = `
-    INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-    ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,
-      status_code = excluded.status_code, response_body = excluded.response_body, created_at = excluded.created_at,
-      expires_at = excluded.expires_at
-    WHERE idempotency_keys.expires_at <= $9
-    RETURNING key`;
-// src/store/events.ts appendEvents
-export const APPEND_EVENTS = `
-    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
+export const UPDATE_TITLE = `UPDATE tasks SET "title" = $1, "updated_at" = $2, "updated_by_id" = $3, "updated_by_kind" = $4, version = version + 1 WHERE id = $5 RETURNING ${TASK_COLUMNS}`;
+// src/store/idempotency.ts storeResponse, carrying src/store/events.ts appending: the response stored and the events appended in one statement.
+export const STORE_RESPONSE_WITH_EVENTS = `
+    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, '')), appended AS (
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
     FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)
-  `;
+      idempotency_key text, approval_id text, data jsonb, created_at timestamptz))
+    INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
+    VALUES ($3, $4, $5, $6, $7, $8, $9, $10)
+    ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,
+      status_code = excluded.status_code, response_body = excluded.response_body, created_at = excluded.created_at,
+      expires_at = excluded.expires_at
+    WHERE idempotency_keys.expires_at <= $11
+    RETURNING key`;
 
 /** Per scenario, every statement the baseline sends for one request, in order. */
 export const BASELINE_STATEMENTS: Record<Scenario, readonly string[]> = {
-  create: [AUTHENTICATE, 'begin', CLAIM_KEY, INSERT_TASK, STORE_RESPONSE, APPEND_EVENTS, 'commit'],
+  create: [AUTHENTICATE, 'begin', CLAIM_KEY, INSERT_TASK, STORE_RESPONSE_WITH_EVENTS, 'commit'],
   get: [AUTHENTICATE, FIND_TASK],
-  patch: [AUTHENTICATE, 'begin', CLAIM_KEY, LOCK_TASK, UPDATE_TITLE, STORE_RESPONSE, APPEND_EVENTS, 'commit'],
+  patch: [AUTHENTICATE, 'begin', CLAIM_KEY, LOCK_TASK, UPDATE_TITLE, STORE_RESPONSE_WITH_EVENTS, 'commit'],
 };

@@ -1,19 +1,20 @@
 /**
  * The minimal claim route Baton's claims are measured against: bare Fastify on a pg pool, sending
- * the raw claim and release transactions of bench/claims-statements.ts. No authentication, no
+ * the raw claim, release and complete transactions of bench/claims-statements.ts. No authentication, no
  * idempotency keys, no validation, no view shaping.
  *
  *   node bench/claims-server.ts --database-url=postgres://… --pool-size=10
  *
  *   POST /claim {limit}        → {claims: [{task_id, lease_id, epoch}]}
  *   POST /release/:lease_id    → {}
+ *   POST /complete {task_id, lease_id, epoch} → {}   (the holder's move to in_review)
  *
  * Prints `claims baseline listening at http://…` once ready. Exits on SIGTERM, SIGINT or when
  * stdin closes, so it cannot outlive the runner that spawned it.
  */
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { rawClaim, rawRelease } from './claims-statements.ts';
+import { type RawClaim, rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
 import { openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
   });
   app.post<{ Params: { id: string } }>('/release/:id', async (request) => {
     await rawRelease(pool, request.params.id);
+    return {};
+  });
+  app.post('/complete', async (request) => {
+    await rawComplete(pool, request.body as RawClaim);
     return {};
   });
   app.get('/readyz', async () => {

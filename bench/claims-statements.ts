@@ -1,16 +1,16 @@
 /**
- * The claim and release transactions as plain SQL on a pg pool: the statements Baton's
- * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents)
- * and release (src/operations/leases/held-lease.ts lockLiveLease, endLease, updateTask) send for
- * the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
+ * The claim, release and complete transactions as plain SQL on a pg pool: the statements Baton's
+ * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents),
+ * release (src/operations/leases/held-lease.ts lockLiveLease, endLease, updateTask) and a holder's
+ * move to in_review (src/operations/tasks/update-task.ts) send for the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
  * idempotency-key claim and stored response, input validation and response shaping — that is the
  * service's overhead the claims benchmark shows.
  */
 import pg from 'pg';
-import { monotonicFactory } from 'ulidx';
+import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
 
-const ulid = monotonicFactory();
+const ids = createIds();
 
 /** The holder and actor of every raw claim; lease and event rows only name it (no foreign key). */
 const ACTOR = { id: 'agt_bench_raw', kind: 'agent', token_id: null, machine: 'bench' } as const;
@@ -35,19 +35,21 @@ const PICK = `
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
     ORDER BY claim_priority DESC, id LIMIT $2`;
-// grantLeases: the lease insert (Baton's is a multi-row VALUES; the same rows from JSON here) and the task update.
-const INSERT_LEASES = `INSERT INTO leases (id, holder_id, holder_kind, token_id, machine, ttl_s, expires_at, task_id, epoch, state, acquired_at, renewed_at,
-    created_at, created_by_id, created_by_kind)
-  SELECT l.id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.ttl_s, l.expires_at, l.task_id, l.epoch, 'active', $2, $2, $2, l.holder_id, l.holder_kind
-  FROM jsonb_to_recordset($1::jsonb) AS l(id text, holder_id text, holder_kind text, token_id text, machine text, ttl_s int, expires_at timestamptz,
-    task_id text, epoch int)
-  RETURNING *`;
-const GRANT_TASKS = `UPDATE tasks SET status = 'in_progress', lease_id = g.lease_id, lease_holder_id = g.holder_id,
-    lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
-    version = tasks.version + 1, updated_at = $2, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
-  FROM jsonb_to_recordset($1::jsonb) AS g(task_id text, lease_id text, holder_id text, holder_kind text, expires_at timestamptz)
-  WHERE tasks.id = g.task_id AND tasks.id = ANY ($3::text[])
-  RETURNING ${TASK_COLUMNS}`;
+// grantLeases: the lease insert and the task update, one statement.
+const GRANT = `WITH granted AS (
+      INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
+        created_at, created_by_id, created_by_kind)
+      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $2, l.expires_at,
+        $3, l.holder_id, l.holder_kind
+      FROM jsonb_to_recordset($4::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text, machine text,
+        epoch int, ttl_s int, expires_at timestamptz)
+    )
+    UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
+      lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
+      version = tasks.version + 1, updated_at = $5, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
+    FROM jsonb_to_recordset($6::jsonb) AS g(id text, task_id text, holder_id text, holder_kind text, expires_at timestamptz)
+    WHERE tasks.id = g.task_id AND tasks.id = ANY ($7::text[])
+    RETURNING ${TASK_COLUMNS}`;
 // appendEvents
 const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
   INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
@@ -58,10 +60,10 @@ const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)),
 // lockLiveLease: find the lease, lock its task, read the lease again; then endLease and updateTask.
 const FIND_LEASE = `SELECT * FROM leases WHERE id = $1`;
 const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
-const END_LEASE = `UPDATE leases SET state = 'released', ended_at = $2 WHERE id = $1 RETURNING *`;
-const RELEASE_TASK = `UPDATE tasks SET status = 'todo', lease_id = NULL, lease_holder_id = NULL, lease_holder_kind = NULL, lease_expires_at = NULL,
-    updated_at = $2, updated_by_id = $3, updated_by_kind = $4, version = version + 1
-  WHERE id = $1 RETURNING ${TASK_COLUMNS}`;
+// updateTask ending the lease in the same statement, as Baton sends it (the SET list follows the changes given).
+const END_LEASE_MOVE_TASK = `WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) UPDATE tasks SET "status" = $4, "lease_id" = $5,
+  "lease_holder_id" = $6, "lease_holder_kind" = $7, "lease_expires_at" = $8, "updated_at" = $9, "updated_by_id" = $10, "updated_by_kind" = $11,
+  version = version + 1 WHERE id = $12 RETURNING ${TASK_COLUMNS}`;
 
 export interface RawClaim {
   task_id: string;
@@ -83,7 +85,7 @@ interface LeaseRow {
 }
 
 function event(type: string, subject: string, data: object, now: Date): object {
-  return { id: `evt_${ulid()}`, type, subject, actor_id: ACTOR.id, actor_kind: ACTOR.kind, token_id: ACTOR.token_id, machine: ACTOR.machine,
+  return { id: ids.make('evt'), type, subject, actor_id: ACTOR.id, actor_kind: ACTOR.kind, token_id: ACTOR.token_id, machine: ACTOR.machine,
     idempotency_key: null, approval_id: null, data, created_at: now.toISOString() };
 }
 
@@ -109,12 +111,10 @@ export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
     const tasks = (await client.query<TaskRow>(PICK, [now, limit])).rows;
     if (tasks.length === 0) return [];
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
-    const grants = tasks.map((task) => ({ task_id: task.id, lease_id: `lea_${ulid()}`, epoch: task.lease_epoch + 1 }));
-    const leases = grants.map((g) => ({ id: g.lease_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id, machine: ACTOR.machine,
-      ttl_s: TTL_S, expires_at: expiresAt, task_id: g.task_id, epoch: g.epoch }));
-    await client.query(INSERT_LEASES, [JSON.stringify(leases), now]);
-    const rows = grants.map((g) => ({ task_id: g.task_id, lease_id: g.lease_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, expires_at: expiresAt }));
-    await client.query(GRANT_TASKS, [JSON.stringify(rows), now, grants.map((g) => g.task_id)]);
+    const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));
+    const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
+      machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
+    await client.query(GRANT, [now, now, now, leases, now, leases, grants.map((g) => g.task_id)]);
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
@@ -133,11 +133,29 @@ export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
     await client.query(LOCK_TASK, [found.task_id]);
     const [lease] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
     if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${leaseId} is not live`);
-    await client.query(END_LEASE, [leaseId, now]);
-    await client.query(RELEASE_TASK, [found.task_id, now, ACTOR.id, ACTOR.kind]);
+    await client.query(END_LEASE_MOVE_TASK, ['released', now, leaseId, 'todo', null, null, null, null, now, ACTOR.id, ACTOR.kind, found.task_id]);
     const events = [
       event('lease.released', found.task_id, { lease_id: leaseId }, now),
       event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
+    ];
+    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
+  });
+}
+
+/**
+ * Completes claimed work as a holder's `PATCH /tasks/{id} {status: in_review, lease_epoch}` does
+ * (src/operations/tasks/update-task.ts): lock the task, check the epoch, end the lease, move the
+ * task to in_review. Throws if the task is no longer held at that epoch.
+ */
+export function rawComplete(pool: pg.Pool, claim: RawClaim): Promise<void> {
+  return transaction(pool, async (client) => {
+    const now = new Date();
+    const [task] = (await client.query<TaskRow & { status: string; lease_id: string | null }>(LOCK_TASK, [claim.task_id])).rows;
+    if (task?.status !== 'in_progress' || task.lease_epoch !== claim.epoch || !task.lease_id) throw new Error(`task ${claim.task_id} is not held at epoch ${claim.epoch}`);
+    await client.query(END_LEASE_MOVE_TASK, ['ended', now, task.lease_id, 'in_review', null, null, null, null, now, ACTOR.id, ACTOR.kind, claim.task_id]);
+    const events = [
+      event('lease.released', claim.task_id, { lease_id: task.lease_id, reason: 'status_changed', to: 'in_review' }, now),
+      event('task.status_changed', claim.task_id, { from: 'in_progress', to: 'in_review' }, now),
     ];
     await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
   });

@@ -1,45 +1,56 @@
 /**
- * `node bench/claims.ts [--scenario=single|batch16] [--concurrency=1,8,32]`
+ * `node bench/claims.ts [--scenario=single|complete|batch16] [--concurrency=1,8,32] [--profile]`
  *
  * Claims per second on PostgreSQL: Baton (`node src/main.ts`) beside a minimal Fastify + pg route
  * (bench/claims-server.ts) and the same transactions as raw SQL on a pg pool in this process
- * (bench/claims-statements.ts), at concurrency 1, 8 and 32. One cycle = claim (todo → in_progress,
- * a new lease) then release of that lease (in_progress → todo); batch16 claims up to 16 tasks in
- * one request, then releases each one by one. Every run gets a fresh database holding SEED_TASKS
- * todo tasks (BENCH_CLAIMS_TASKS, default 5000). BENCH_SECONDS sets the measured seconds per run (default 8); BENCH_DATABASE_URL the
- * PostgreSQL server. Prints the table and writes it to bench/CLAIMS.md (full runs only). Child
+ * (bench/claims-statements.ts), at concurrency 1, 8 and 32. single: claim (todo → in_progress, a new
+ * lease) then release of that lease (in_progress → todo); complete: claim then the holder's move to
+ * in_review (the lease ends; the task leaves the queue); batch16 claims up to 16 tasks in one
+ * request, then releases each one by one. Every run gets a fresh database holding SEED_TASKS todo
+ * tasks (BENCH_CLAIMS_TASKS, default 20000). BENCH_SECONDS sets the measured seconds per run (default 8); BENCH_DATABASE_URL the
+ * PostgreSQL server. Prints the table and writes it to bench/CLAIMS.md (full runs only). `--profile`
+ * runs the two servers under `node --cpu-prof` and prints where their CPU time goes per task. Child
  * processes and databases are removed on exit, on error and on Ctrl-C.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
-import { rawClaim, rawRelease, seedTodoTasks } from './claims-statements.ts';
+import { type RawClaim, rawClaim, rawComplete, rawRelease, seedTodoTasks } from './claims-statements.ts';
 import { cpuSeconds, cpuUsed } from './cpu.ts';
 import { openPool } from '../src/store/database.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
+import { summariseProfile } from './profile.ts';
 import { describeMachine, type Machine } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const MINIMAL_MAIN = fileURLToPath(new URL('claims-server.ts', import.meta.url));
 const RESULTS = new URL('CLAIMS.md', import.meta.url);
-/** Todo tasks in each fresh database: BENCH_CLAIMS_TASKS, default 5,000. */
-const SEED_TASKS = Number(process.env.BENCH_CLAIMS_TASKS ?? 5000);
+/** Todo tasks in each fresh database: BENCH_CLAIMS_TASKS, default 20,000 (complete cycles use them up). */
+const SEED_TASKS = Number(process.env.BENCH_CLAIMS_TASKS ?? 20000);
 const WARMUP_SECONDS = 2;
 
-const SCENARIOS = { single: 1, batch16: 16 } as const;
+/** How many tasks one claim asks for, and how each claimed task is finished. */
+const SCENARIOS = {
+  single: { limit: 1, finish: 'release' },
+  complete: { limit: 1, finish: 'complete' },
+  batch16: { limit: 16, finish: 'release' },
+} as const;
 type Scenario = keyof typeof SCENARIOS;
 const CONCURRENCIES = [1, 8, 32];
 const TARGETS = ['baton', 'minimal', 'raw'] as const;
 type Target = (typeof TARGETS)[number];
 
 
-/** How one target claims and releases. */
+/** How one target claims, releases and completes. */
 interface Driver {
-  claim(limit: number): Promise<string[]>;
-  release(leaseId: string): Promise<void>;
+  claim(limit: number): Promise<RawClaim[]>;
+  release(claim: RawClaim): Promise<void>;
+  complete(claim: RawClaim): Promise<void>;
 }
 
 interface Result {
@@ -60,7 +71,7 @@ interface Row {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { values } = parseArgs({ args, options: { scenario: { type: 'string' }, concurrency: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { scenario: { type: 'string' }, concurrency: { type: 'string' }, profile: { type: 'boolean', default: false } } });
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
   if (!(Number.isInteger(SEED_TASKS) && SEED_TASKS >= 512)) throw new Error(`BENCH_CLAIMS_TASKS must be an integer of at least 512 (got ${process.env.BENCH_CLAIMS_TASKS})`);
@@ -73,6 +84,7 @@ async function main(): Promise<void> {
   const token = generateToken();
   const runId = randomBytes(4).toString('hex');
   const date = new Date();
+  const profileDir = values.profile ? await mkdtemp(join(tmpdir(), 'baton-claims-profiles-')) : undefined;
 
   const cleanup = new Cleanup();
   cleanup.runOnSignals();
@@ -82,7 +94,7 @@ async function main(): Promise<void> {
       for (const concurrency of concurrencies) {
         const results = {} as Record<Target, Result>;
         for (const target of TARGETS) {
-          results[target] = await measure({ target, scenario, concurrency, seconds, token, name: `baton_bench_claims_${runId}_${target}_${scenario}_${concurrency}` }, cleanup);
+          results[target] = await measure({ target, scenario, concurrency, seconds, token, profileDir, name: `baton_bench_claims_${runId}_${target}_${scenario}_${concurrency}` }, cleanup);
         }
         log(`${scenario} ×${concurrency}: Baton/minimal ${(results.baton.tasksPerS / results.minimal.tasksPerS).toFixed(2)}×, Baton/raw ${(results.baton.tasksPerS / results.raw.tasksPerS).toFixed(2)}×`);
         rows.push({ scenario, concurrency, results });
@@ -93,7 +105,9 @@ async function main(): Promise<void> {
   }
   const table = claimsTable(rows);
   process.stdout.write(`\n${table}\n\n`);
-  if (values.scenario === undefined && values.concurrency === undefined) {
+  if (profileDir) {
+    process.stdout.write(`Profiles kept in ${profileDir}; bench/CLAIMS.md left unchanged (profiling perturbs the numbers).\n`);
+  } else if (values.scenario === undefined && values.concurrency === undefined) {
     await writeFile(RESULTS, report(table, machine, commandLine(args), seconds, date));
     process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
   } else {
@@ -108,6 +122,8 @@ interface RunPlan {
   seconds: number;
   token: string;
   name: string;
+  /** Where the servers' CPU profiles go, when profiling. */
+  profileDir: string | undefined;
 }
 
 /** One run on its own fresh database: start the target, seed, warm up, measure, stop, drop. */
@@ -116,6 +132,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
   const run = new Cleanup();
   cleanup.add(() => run.run());
   let output = () => '';
+  let profiled = 0;
   try {
     const database = await freshDatabase('postgres', plan.name, plan.token, run);
     await seedTodoTasks(database.url, SEED_TASKS);
@@ -124,23 +141,24 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     if (plan.target === 'raw') {
       const pool = openPool(database.url, DB_POOL_SIZE);
       run.add(() => pool.end());
-      driver = { claim: async (limit) => (await rawClaim(pool, limit)).map((c) => c.lease_id), release: (id) => rawRelease(pool, id) };
+      driver = { claim: (limit) => rawClaim(pool, limit), release: (c) => rawRelease(pool, c.lease_id), complete: (c) => rawComplete(pool, c) };
       pid = process.pid;
     } else {
       const [args, env] =
         plan.target === 'baton'
           ? [[BATON_MAIN], { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: plan.token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url }]
           : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`], {}];
-      const server = await startServer(args, env, run);
+      const profile = plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
+      const server = await startServer([...profile, ...args], env, run);
       output = () => server.output();
       driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, `${plan.name}`) : minimalDriver(server.url);
       pid = server.pid;
     }
-    const limit = SCENARIOS[plan.scenario];
-    await drive(driver, limit, plan.concurrency, Math.min(WARMUP_SECONDS, plan.seconds));
+    const scenario = SCENARIOS[plan.scenario];
+    await drive(driver, scenario, plan.concurrency, Math.min(WARMUP_SECONDS, plan.seconds));
     const processes = async () => [pid, ...(await backendPids(database))];
     const before = await cpuSeconds(await processes());
-    const load = await drive(driver, limit, plan.concurrency, plan.seconds);
+    const load = await drive(driver, scenario, plan.concurrency, plan.seconds);
     const after = await cpuSeconds(await processes());
     if (load.cycles === 0) throw new Error(`no cycle completed in ${plan.seconds} s`);
     const elapsed = load.elapsedMs / 1000;
@@ -154,6 +172,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
       cpuMs: before && after ? (cpuUsed(before, after) * 1000) / load.tasks : undefined,
     };
     const cpu = result.cpuMs === undefined ? '' : `, ${result.cpuMs.toFixed(2)} CPU ms per task`;
+    profiled = load.tasks;
     log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
     return result;
   } catch (error) {
@@ -161,6 +180,8 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     throw new Error(`${label}: ${(error as Error).message}${tail ? `\n--- last server output ---\n${tail}` : ''}`, { cause: error });
   } finally {
     await run.run();
+    // The server has stopped and written its profile; "ms/req" below is per claimed task.
+    if (plan.profileDir && plan.target !== 'raw' && profiled > 0) log(await summariseProfile(join(plan.profileDir, plan.name), plan.seconds, profiled));
   }
 }
 
@@ -173,26 +194,29 @@ interface Load {
 }
 
 /**
- * `concurrency` loops for `seconds`: claim up to `limit`, then release each lease in turn. A cycle
- * counts when it ends before time is up; one still running then is finished but not counted.
+ * `concurrency` loops for `seconds`: claim up to the scenario's limit, then release or complete
+ * each claimed task in turn. A cycle counts when it ends before time is up; one still running then
+ * is finished but not counted. Completed tasks leave the queue: an empty claim then means the seed
+ * was too small, and fails the run rather than measure an empty queue.
  */
-async function drive(driver: Driver, limit: number, concurrency: number, seconds: number): Promise<Load> {
+async function drive(driver: Driver, scenario: (typeof SCENARIOS)[Scenario], concurrency: number, seconds: number): Promise<Load> {
   const load: Load = { cycles: 0, tasks: 0, empty: 0, latencies: [], elapsedMs: seconds * 1000 };
   const start = performance.now();
   const end = start + seconds * 1000;
   const worker = async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const leases = await driver.claim(limit);
-      for (const lease of leases) await driver.release(lease);
+      const claims = await driver.claim(scenario.limit);
+      for (const claim of claims) await (scenario.finish === 'release' ? driver.release(claim) : driver.complete(claim));
       const t1 = performance.now();
+      if (claims.length === 0 && scenario.finish === 'complete') throw new Error(`the queue ran dry: raise BENCH_CLAIMS_TASKS above ${SEED_TASKS}`);
       if (t1 > end) break;
-      if (leases.length === 0) {
+      if (claims.length === 0) {
         load.empty++;
         continue;
       }
       load.cycles++;
-      load.tasks += leases.length;
+      load.tasks += claims.length;
       load.latencies.push(t1 - t0);
     }
   };
@@ -202,23 +226,26 @@ async function drive(driver: Driver, limit: number, concurrency: number, seconds
 
 function batonDriver(url: string, token: string, tag: string): Driver {
   let keys = 0;
-  const post = async (path: string, body: object): Promise<string> => {
+  const send = async (method: 'POST' | 'PATCH', path: string, body: object): Promise<string> => {
     const response = await fetch(`${url}/api/v1${path}`, {
-      method: 'POST',
+      method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `${tag}-${keys++}` },
       body: JSON.stringify(body),
     });
     const text = await response.text();
-    if (response.status !== 200) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+    if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
     return text;
   };
   return {
     claim: async (limit) => {
-      const body = JSON.parse(await post('/tasks/claim', limit === 1 ? {} : { limit })) as { claims: { lease: { id: string } }[] };
-      return body.claims.map((c) => c.lease.id);
+      const body = JSON.parse(await send('POST', '/tasks/claim', limit === 1 ? {} : { limit })) as { claims: { lease: { id: string; task_id: string; epoch: number } }[] };
+      return body.claims.map(({ lease }) => ({ task_id: lease.task_id, lease_id: lease.id, epoch: lease.epoch }));
     },
-    release: async (id) => {
-      await post(`/leases/${id}/release`, {});
+    release: async (claim) => {
+      await send('POST', `/leases/${claim.lease_id}/release`, {});
+    },
+    complete: async (claim) => {
+      await send('PATCH', `/tasks/${claim.task_id}`, { status: 'in_review', lease_epoch: claim.epoch });
     },
   };
 }
@@ -234,9 +261,12 @@ function minimalDriver(url: string): Driver {
     return text;
   };
   return {
-    claim: async (limit) => (JSON.parse(await post('/claim', { limit })) as { claims: { lease_id: string }[] }).claims.map((c) => c.lease_id),
-    release: async (id) => {
-      await post(`/release/${id}`, undefined);
+    claim: async (limit) => (JSON.parse(await post('/claim', { limit })) as { claims: RawClaim[] }).claims,
+    release: async (claim) => {
+      await post(`/release/${claim.lease_id}`, undefined);
+    },
+    complete: async (claim) => {
+      await post('/complete', claim);
     },
   };
 }
@@ -251,7 +281,7 @@ function claimsTable(rows: readonly Row[]): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const cells = (r: Result, scenario: Scenario) => {
-    const rate = scenario === 'single' ? `${r.cyclesPerS.toFixed(0)} cycles` : `${r.tasksPerS.toFixed(0)} tasks`;
+    const rate = SCENARIOS[scenario].limit === 1 ? `${r.cyclesPerS.toFixed(0)} cycles` : `${r.tasksPerS.toFixed(0)} tasks`;
     return `${rate} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} | ${r.cpuMs?.toFixed(2) ?? '–'}`;
   };
   for (const { scenario, concurrency, results } of rows) {
@@ -284,6 +314,11 @@ from the cycle here; see below).
   (lease released, in_progress → todo, events lease.released + task.status_changed). The released
   task goes back to the queue, so the queue never runs dry. Rate = completed cycles per second;
   p50/p99 = latency of the whole cycle (two requests).
+- **complete**: the same claim, then the holder finishes the work: \`PATCH /api/v1/tasks/{task_id}
+  {"status": "in_review", "lease_epoch": n}\` (lease ended, in_progress → in_review, events
+  lease.released + task.status_changed). This is the claim + transition cycle, and the one to set
+  beside a job queue's fetch + complete. The task leaves the queue, so each run is seeded with
+  enough tasks for it (BENCH_CLAIMS_TASKS). Rate = completed cycles per second.
 - **batch16**: \`POST /api/v1/tasks/claim {"limit": 16}\`, then the 16 releases one after another. Rate
   = tasks claimed (and released) per second; p50/p99 = latency of the whole cycle (17 requests).
   Releases dominate it: there is no batch release.
@@ -297,19 +332,22 @@ from the cycle here; see below).
   \`BATON_DB_POOL_SIZE=${DB_POOL_SIZE}\`, \`BATON_RATE_LIMIT=${RATE_LIMIT}\`, defaults otherwise (lease sweeper on),
   the bootstrap admin's token.
 - **minimal route** (\`bench/claims-server.ts\`): bare Fastify + pg pool (${DB_POOL_SIZE}) in a child process,
-  \`POST /claim {limit}\` and \`POST /release/:lease_id\`, running the raw transactions below. No auth,
+  \`POST /claim {limit}\`, \`POST /release/:lease_id\` and \`POST /complete\`, running the raw transactions below. No auth,
   no idempotency keys, no validation, no response shaping.
 - **raw SQL** (\`bench/claims-statements.ts\`): the same transactions called directly on a pg pool (${DB_POOL_SIZE})
   inside the benchmark process — no HTTP at all.
 - All three send their statements as named prepared statements (\`src/store/prepared-client.ts\`), as
   Baton does: the same SQL, sent the same way.
 - Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
-  UPDATE SKIP LOCKED\`; lease insert; task update (\`jsonb_to_recordset\`, ids also as an array so the
-  planner uses the primary key); event append under its advisory
-  lock; \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read;
-  lease update; task update; event append; \`commit\`. These are the statements Baton's claim-next and
-  release send for the work itself (src/store/leases.ts, tasks.ts, events.ts); Baton also sends, per
-  request, its token lookup + rate count, and per write the idempotency-key claim and stored response.
+  UPDATE SKIP LOCKED\`; one statement inserting the leases and updating the tasks (\`jsonb_to_recordset\`,
+  ids also as an array so the planner uses the primary key); event append under its advisory lock;
+  \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read; one
+  statement ending the lease and updating the task; event append; \`commit\`. Raw complete: \`begin\`;
+  task \`SELECT … FOR UPDATE\` (epoch check); the same lease-ending task update; event append;
+  \`commit\`. These are the statements Baton's claim-next, release and task update send for the work
+  itself (src/store/leases.ts, tasks.ts, events.ts). Baton also sends, per request, its token lookup +
+  rate count (its own transaction) and, per write, the idempotency-key claim; it stores the response
+  in the event append's statement.
 - Each (scenario, concurrency, target) run has its own fresh database (\`baton_bench_claims_*\`, dropped
   afterwards), migrated by Baton's start-up, seeded with ${SEED_TASKS} todo tasks by SQL.
 - CPU ms/task: user + system CPU over the measured window of the server process (for raw SQL: the

@@ -121,15 +121,16 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
 - Baseline (\`bench/baseline-server.ts\`): bare Fastify routes sending the SQL Baton sends for the
   request (\`bench/baseline-statements.ts\`), on a pg pool of the same size or on PGlite in process:
   the token's grant lookup that also counts the request in its rate window; for writes \`begin\`, the
-  idempotency-key claim, the task insert (or \`select … for update\` + update), the stored response,
-  the event append under its advisory lock, \`commit\`. It answers with the row as JSON; no validation
+  idempotency-key claim, the task insert (or \`select … for update\` + update), one statement that
+  stores the response and appends the event under its advisory lock, \`commit\`. It answers with the row as JSON; no validation
   or shaping. On PostgreSQL its pool uses Baton's own client (\`src/store/prepared-client.ts\`), so
   both send every statement as a named prepared statement: the same SQL, sent the same way, and
   the ratio shows only what Baton does in process. (Before 2026-11-23 neither prepared; a
   preparing Baton beside an unprepared baseline would flatter Baton, since planning is most of
   the database's work for these statements.)
-- Claims: \`npm run bench\` then runs \`bench/claims.ts\` (claim-next + release cycles, batch claims
-  of 16), whose tables go to [CLAIMS.md](CLAIMS.md).
+- Claims: \`npm run bench\` then runs \`bench/claims.ts\` (claim-next + release cycles, claim +
+  complete cycles, batch claims of 16), whose tables go to [CLAIMS.md](CLAIMS.md).
+- Partial runs (\`--engine\`, \`--scenario\`) and \`--profile\` runs print their table and leave this file alone.
 - The SQL check (\`bench/sql-check.ts\`) runs Baton in process before the runs, records the statements
   it sends for one request of each scenario and compares them with the baseline's.
 - Not in the baseline, by choice: Baton's per-request \`update tokens set last_used_at …\`

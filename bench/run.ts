@@ -3,7 +3,8 @@
  *
  * Measures Baton's create, get and patch (autocannon, 50 connections) on PGlite and PostgreSQL,
  * each run back to back with a bare Fastify route sending the same SQL (bench/baseline-server.ts),
- * prints the table and writes it to bench/RESULTS.md. BENCH_SECONDS sets the seconds per run
+ * prints the table and writes it to bench/RESULTS.md (full runs only: --engine or --scenario leave it
+ * alone). BENCH_SECONDS sets the seconds per run
  * (default 10); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
  * `--profile` runs both servers under `node --cpu-prof`, prints where their CPU time goes while
  * measured and keeps the profiles; profiling perturbs the numbers, so it leaves RESULTS.md alone.
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${resultsTable(rows)}\n\n`);
   if (plan.profileDir) {
     process.stdout.write(`Profiles kept in ${plan.profileDir}; RESULTS.md left unchanged (profiling perturbs the numbers).\n`);
+  } else if (values.engine !== undefined || values.scenario !== undefined) {
+    process.stdout.write('Partial run: RESULTS.md left unchanged.\n');
   } else {
     await writeResults(RESULTS, { rows, machine, command, sql, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, date });
     process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);

@@ -7,7 +7,7 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type CallableOperation, type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
-import { appendEvents, type NewEventRow } from '../store/events.ts';
+import type { NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
 import { toApproval } from '../operations/approvals/approval-schema.ts';
@@ -118,11 +118,8 @@ async function executeWrite(
       const output = await operation.run(tx, ctx, input);
       const result = success(operation, output, false);
       const stored = operation.redactForReplay ? JSON.stringify(operation.redactForReplay(output)) : result.body;
-      if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }))) throw new LostKeyRace();
-      await appendEvents(
-        tx,
-        events.map((e) => eventRow(deps, e, call.principal, key, now)),
-      );
+      const rows = events.map((e) => eventRow(deps, e, call.principal, key, now));
+      if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }, rows))) throw new LostKeyRace();
       return result;
     });
   } catch (error) {
@@ -183,14 +180,15 @@ async function requestApproval(
     created_by_kind: call.principal.kind,
   });
   const body = JSON.stringify(toApproval(row, k.now));
-  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }))) throw new LostKeyRace();
   const draft: EventDraft = {
     type: 'approval.requested',
     subject: row.id,
     data: { operation: operation.name, approval_class: operation.approval, target_id: row.target_id },
     approvalId: row.id,
   };
-  await appendEvents(tx, [eventRow(deps, draft, call.principal, k.key, k.now)]);
+  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }, [eventRow(deps, draft, call.principal, k.key, k.now)]))) {
+    throw new LostKeyRace();
+  }
   return { ok: true, status: 202, body, replayed: false, version: undefined };
 }
 

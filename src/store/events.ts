@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { type Kysely, type RawBuilder, sql, type Selectable, type Transaction } from 'kysely';
 import type { DB, EventsTable } from './schema.ts';
 
 export type EventRow = Selectable<EventsTable>;
@@ -28,15 +28,27 @@ export const EVENTS_CHANNEL = 'baton_events';
  */
 export async function appendEvents(tx: Transaction<DB>, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
+  await sql`WITH ${APPEND_LOCK} ${eventsInsert(events)}`.execute(tx);
+}
+
+/**
+ * The same append as common table expressions (`append_lock`, `wake`, `appended`), for a write's
+ * last statement to carry along, saving a round trip: `WITH ${appending(events)} INSERT …`.
+ */
+export function appending(events: readonly NewEventRow[]): RawBuilder<unknown> {
+  return sql`${APPEND_LOCK}, appended AS (${eventsInsert(events)})`;
+}
+
+const APPEND_LOCK = sql`append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify(${EVENTS_CHANNEL}, ''))`;
+
+function eventsInsert(events: readonly NewEventRow[]): RawBuilder<unknown> {
   const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
-  await sql`
-    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify(${EVENTS_CHANNEL}, ''))
+  return sql`
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
     FROM append_lock, wake, jsonb_to_recordset(${rows}::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)
-  `.execute(tx);
+      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)`;
 }
 
 /** The sequence number of an event id, or undefined if no such event exists. */

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { appending, type NewEventRow } from './events.ts';
 import type { DB } from './schema.ts';
 
 export interface StoredResponse {
@@ -38,10 +39,15 @@ export interface NewStoredResponse extends StoredResponse {
   expires_at: Date;
 }
 
-/** Stores a response under its key. Returns false if a live entry already holds the key. */
-export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse): Promise<boolean> {
+/**
+ * Stores a response under its key, and appends the write's events in the same statement (one
+ * round trip for a write's last two steps; see `appending`). Returns false, having stored nothing
+ * the caller may keep, if a live entry already holds the key: the caller then rolls back.
+ */
+export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse, events: readonly NewEventRow[] = []): Promise<boolean> {
   // An expired entry may be replaced; a live one never is.
   const { rows } = await sql<{ key: string }>`
+    ${events.length > 0 ? sql`WITH ${appending(events)}` : sql``}
     INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
     VALUES (${row.principal_id}, ${row.key}, ${row.fingerprint}, ${row.operation}, ${row.status_code}, ${row.response_body}, ${row.created_at}, ${row.expires_at})
     ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,

@@ -49,10 +49,10 @@ export interface Grant {
 }
 
 /**
- * Grants leases on locked tasks: ends any lease each task still had (as expired), inserts the new
- * leases and moves the tasks to in_progress with a higher fencing epoch. Three statements for
- * any number of grants. The update repeats the task ids as an array: joined only to the JSON rows
- * (estimated at 100), the planner read the whole tasks table on every claim.
+ * Grants leases on locked tasks: ends any lease each task still had (as expired), then, in one
+ * statement for any number of grants, inserts the new leases and moves the tasks to in_progress
+ * with a higher fencing epoch. The update repeats the task ids as an array: joined only to the
+ * JSON rows (estimated at 100), the planner read the whole tasks table on every claim.
  */
 export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
   if (grants.length === 0) return { tasks: [], leases: [] };
@@ -60,31 +60,34 @@ export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[],
   if (superseded.length > 0) {
     await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', superseded).where('state', '=', 'active').execute();
   }
-  const leases = await tx
-    .insertInto('leases')
-    .values(
-      grants.map((g) => ({
-        ...g.lease,
-        task_id: g.task.id,
-        epoch: g.task.lease_epoch + 1,
-        state: 'active' as const,
-        acquired_at: now,
-        renewed_at: now,
-        created_at: now,
-        created_by_id: g.lease.holder_id,
-        created_by_kind: g.lease.holder_kind,
-      })),
-    )
-    .returningAll()
-    .execute();
-  const rows = JSON.stringify(
-    grants.map((g) => ({ task_id: g.task.id, lease_id: g.lease.id, holder_id: g.lease.holder_id, holder_kind: g.lease.holder_kind, expires_at: g.lease.expires_at })),
-  );
+  // The lease rows are wholly known here, so the insert need not send them back.
+  const leases: LeaseRow[] = grants.map((g) => ({
+    ...g.lease,
+    task_id: g.task.id,
+    epoch: g.task.lease_epoch + 1,
+    state: 'active',
+    acquired_at: now,
+    renewed_at: now,
+    warned_at: null,
+    ended_at: null,
+    created_at: now,
+    created_by_id: g.lease.holder_id,
+    created_by_kind: g.lease.holder_kind,
+  }));
+  const rows = JSON.stringify(leases);
   const { rows: tasks } = await sql<TaskRow>`
-    UPDATE tasks SET status = 'in_progress', lease_id = g.lease_id, lease_holder_id = g.holder_id,
+    WITH granted AS (
+      INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
+        created_at, created_by_id, created_by_kind)
+      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', ${now}, ${now}, l.expires_at,
+        ${now}, l.holder_id, l.holder_kind
+      FROM jsonb_to_recordset(${rows}::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text, machine text,
+        epoch int, ttl_s int, expires_at timestamptz)
+    )
+    UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
       version = tasks.version + 1, updated_at = ${now}, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
-    FROM jsonb_to_recordset(${rows}::jsonb) AS g(task_id text, lease_id text, holder_id text, holder_kind text, expires_at timestamptz)
+    FROM jsonb_to_recordset(${rows}::jsonb) AS g(id text, task_id text, holder_id text, holder_kind text, expires_at timestamptz)
     WHERE tasks.id = g.task_id AND tasks.id = ANY (${grants.map((g) => g.task.id)}::text[])
     RETURNING ${taskReturning}`.execute(tx);
   return { tasks, leases };
@@ -97,7 +100,8 @@ export async function insertLease(tx: Transaction<DB>, row: NewLeaseRow): Promis
 }
 
 export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | undefined> {
-  return db.selectFrom('leases').selectAll().where('id', '=', id).executeTakeFirst();
+  const { rows } = await sql<LeaseRow>`SELECT * FROM leases WHERE id = ${id}`.execute(db);
+  return rows[0];
 }
 
 /** The most recent lease a task had, for handing reviewed work back to its holder. */
@@ -113,11 +117,6 @@ export async function renewLease(tx: Transaction<DB>, id: string, ttlS: number, 
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-/** Ends a task's current lease and clears it from the task; the caller sets the task's new status. */
-export async function endLease(tx: Transaction<DB>, leaseId: string, state: 'released' | 'expired' | 'ended', now: Date): Promise<LeaseRow> {
-  return tx.updateTable('leases').set({ state, ended_at: now }).where('id', '=', leaseId).returningAll().executeTakeFirstOrThrow();
 }
 
 export interface LeaseListQuery {

@@ -95,18 +95,41 @@ export interface TaskChanges {
 /** The changes that clear a task's hold; the lease row itself is ended by the caller. */
 export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null } as const satisfies TaskChanges;
 
-/** Applies changes to a locked task and bumps its version. */
+/** The columns `updateTask` may set, each with its compiled `"column" = ` prefix. */
+const SETTERS = new Map(
+  ['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at',
+    'lease_epoch', 'deleted_at', 'updated_at', 'updated_by_id', 'updated_by_kind'].map((c) => [c, sql.raw(`"${c}" = `)]),
+);
+
+/** A lease `updateTask` ends in the same statement: how it ended. Its end time is the update's `updated_at`. */
+export interface LeaseEnding {
+  id: string;
+  state: 'released' | 'expired' | 'ended';
+}
+
+/**
+ * Applies changes to a locked task and bumps its version; undefined changes are left out. With
+ * `ending`, the same statement also ends that lease (the caller clears it from the task with
+ * `NO_LEASE`): one round trip for the two rows every release, hand-in and delete changes.
+ */
 export async function updateTask(
   tx: Transaction<DB>,
   id: string,
   changes: TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string },
+  ending?: LeaseEnding,
 ): Promise<TaskRow> {
-  return tx
-    .updateTable('tasks')
-    .set({ ...changes, version: sql<number>`version + 1` })
-    .where('id', '=', id)
-    .returning(taskColumns)
-    .executeTakeFirstOrThrow();
+  const sets = [];
+  for (const [column, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    const setter = SETTERS.get(column);
+    if (!setter) throw new Error(`updateTask cannot set column ${column}`);
+    sets.push(sql`${setter}${value}`);
+  }
+  const endLease = ending ? sql`WITH ended AS (UPDATE leases SET state = ${ending.state}, ended_at = ${changes.updated_at} WHERE id = ${ending.id}) ` : sql``;
+  const { rows } = await sql<TaskRow>`${endLease}UPDATE tasks SET ${sql.join(sets)}, version = version + 1 WHERE id = ${id} RETURNING ${taskReturning}`.execute(tx);
+  const task = rows[0];
+  if (!task) throw new Error(`update of task ${id} returned no row`);
+  return task;
 }
 
 export interface TaskListQuery {

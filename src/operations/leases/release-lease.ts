@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { endLease } from '../../store/leases.ts';
 import { NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from '../tasks/task-view.ts';
@@ -21,14 +20,13 @@ export const releaseLease = defineOperation({
   output: z.object({ task: taskOutput, lease: leaseOutput }),
   async run(tx, ctx, input) {
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, true);
-    const ended = await endLease(tx, lease.id, 'released', ctx.now);
-    const updated = await updateTask(tx, task.id, {
-      status: 'todo',
-      ...NO_LEASE,
-      updated_at: ctx.now,
-      updated_by_id: ctx.actor.id,
-      updated_by_kind: ctx.actor.kind,
-    });
+    const updated = await updateTask(
+      tx,
+      task.id,
+      { status: 'todo', ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      { id: lease.id, state: 'released' },
+    );
+    const ended = { ...lease, state: 'released' as const, ended_at: ctx.now };
     ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(input.note ? { note: input.note } : {}) } });
     ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
     return { task: shapeTask(updated, ctx.actor, { view: 'compact' }), lease: toLease(ended, ctx.now) };

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { endLease } from '../../store/leases.ts';
 import { findTask, lockTask, NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
@@ -27,17 +26,13 @@ export const deleteTask = defineOperation({
     const task = await lockTask(tx, input.id);
     if (!task) throw taskNotFound(input.id);
     assertVersion(`Task ${task.id}`, task.version, ctx.expectedVersion);
-    if (task.lease_id) {
-      await endLease(tx, task.lease_id, 'ended', ctx.now);
-      ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: task.lease_id, reason: 'task_deleted' } });
-    }
-    const deleted = await updateTask(tx, task.id, {
-      deleted_at: ctx.now,
-      ...NO_LEASE,
-      updated_at: ctx.now,
-      updated_by_id: ctx.actor.id,
-      updated_by_kind: ctx.actor.kind,
-    });
+    if (task.lease_id) ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: task.lease_id, reason: 'task_deleted' } });
+    const deleted = await updateTask(
+      tx,
+      task.id,
+      { deleted_at: ctx.now, ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      task.lease_id ? { id: task.lease_id, state: 'ended' } : undefined,
+    );
     ctx.emit({ type: 'task.deleted', subject: task.id, data: { title: task.title, status: task.status } });
     return shapeTask(deleted, ctx.actor, { view: 'full' });
   },

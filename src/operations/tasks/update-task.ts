@@ -11,9 +11,9 @@ import {
 } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
-import { endLease, insertLease, latestLease } from '../../store/leases.ts';
+import { insertLease, latestLease } from '../../store/leases.ts';
 import type { DB } from '../../store/schema.ts';
-import { existingTaskIds, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
+import { existingTaskIds, type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
@@ -58,8 +58,13 @@ export const updateTask = defineOperation({
     // Nothing differs: no write, no event, no new version.
     if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
-    const leaseChanges = changes.status === undefined ? {} : await moveLease(tx, ctx, row, changes.status as TaskStatus);
-    const updated = await updateTaskRow(tx, row.id, { ...changes, ...leaseChanges, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    const lease = changes.status === undefined ? { changes: {} } : await moveLease(tx, ctx, row, changes.status as TaskStatus);
+    const updated = await updateTaskRow(
+      tx,
+      row.id,
+      { ...changes, ...lease.changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      lease.ending,
+    );
     emitEvents(ctx, row, changes);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
   },
@@ -126,16 +131,16 @@ async function checkBlockers(tx: Transaction<DB>, id: string, ids: readonly stri
 }
 
 /**
- * Leaving in_progress ends the lease; returning from in_review hands the work back to its last
- * holder under a fresh lease (higher epoch), so it can never sit in progress unleased.
+ * Leaving in_progress ends the lease (in the task's own update); returning from in_review hands
+ * the work back to its last holder under a fresh lease (higher epoch), so it can never sit in
+ * progress unleased.
  */
-async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<TaskChanges> {
+async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
   if (row.status === 'in_progress' && row.lease_id) {
-    await endLease(tx, row.lease_id, 'ended', ctx.now);
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
-    return NO_LEASE;
+    return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended' } };
   }
-  if (to !== 'in_progress') return {};
+  if (to !== 'in_progress') return { changes: {} };
   const previous = await latestLease(tx, row.id);
   if (!previous) {
     throw new BatonError('invalid_transition', `Task ${row.id} has never been claimed, so there is no holder to hand it back to.`, {
@@ -164,7 +169,7 @@ async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRo
     created_by_kind: ctx.actor.kind,
   });
   ctx.emit({ type: 'task.claimed', subject: row.id, data: { lease_id: lease.id, epoch, ttl_s: ttlS, expires_at: expiresAt.toISOString(), holder_id: previous.holder_id, reason: 'changes_requested' } });
-  return { lease_id: lease.id, lease_holder_id: previous.holder_id, lease_holder_kind: previous.holder_kind, lease_expires_at: expiresAt, lease_epoch: epoch };
+  return { changes: { lease_id: lease.id, lease_holder_id: previous.holder_id, lease_holder_kind: previous.holder_kind, lease_expires_at: expiresAt, lease_epoch: epoch } };
 }
 
 function diff(row: TaskRow, input: UpdateInput): TaskChanges {
