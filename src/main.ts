@@ -4,6 +4,12 @@ import { createServer } from './server.ts';
 
 /** `npm start`: serve Baton with the configuration in the environment. */
 export async function main(): Promise<void> {
+  // `node src/main.ts migrate` used to start a server: arguments belong to the command line.
+  const args = process.argv.slice(2);
+  if (args.length > 0) {
+    process.stderr.write(`src/main.ts (npm start) takes no arguments, got: ${args.join(' ')}\nFor commands use the command line: npx baton serve | migrate | token | mcp (npm run migrate migrates).\n`);
+    process.exit(2);
+  }
   let config;
   try {
     config = loadConfig(process.env);
