@@ -17,8 +17,11 @@ export interface Measurement extends LoadResult {
 export interface Row {
   engine: Engine;
   scenario: Scenario;
+  /** The round with the median ratio. */
   baton: Measurement;
   baseline: Measurement;
+  /** The lowest and highest ratio over all rounds. */
+  ratioRange: [number, number];
 }
 
 export interface Machine {
@@ -62,14 +65,15 @@ async function revision(): Promise<string> {
 /** The results as a Markdown table, one line per (engine, scenario). */
 export function resultsTable(rows: readonly Row[]): string {
   const lines = [
-    '| engine | scenario | Baton rps | p50 ms | p99 ms | CPU ms/req | baseline rps | p50 ms | p99 ms | CPU ms/req | ratio |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| engine | scenario | Baton rps | p50 ms | p99 ms | CPU ms/req | baseline rps | p50 ms | p99 ms | CPU ms/req | ratio | all rounds |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const cells = (m: Measurement) => [m.rps.toFixed(0), m.p50, m.p99, m.cpuMs?.toFixed(2) ?? '–'].join(' | ');
-  for (const { engine, scenario, baton, baseline } of rows) {
+  for (const { engine, scenario, baton, baseline, ratioRange: [low, high] } of rows) {
     const ratio = baton.rps / baseline.rps;
     const mark = ratio >= TARGET_RATIO ? '' : ' ✗';
-    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratio.toFixed(2)}×${mark} |`);
+    const range = low === high ? '–' : `${low.toFixed(2)}–${high.toFixed(2)}×`;
+    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratio.toFixed(2)}×${mark} | ${range} |`);
   }
   return lines.join('\n');
 }
@@ -82,6 +86,7 @@ export interface Report {
   sql: string;
   seconds: number;
   warmupSeconds: number;
+  rounds: number;
   date: Date;
 }
 
@@ -109,7 +114,11 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
 ## Method
 
 - autocannon, ${report.seconds} s per run after a ${report.warmupSeconds} s warm-up, ${CONNECTIONS} connections, on
-  the same machine as the servers. For each engine and scenario Baton runs first, then the baseline.
+  the same machine as the servers. For each engine and scenario, Baton and the baseline run as a
+  pair ${report.rounds} times (\`BENCH_ROUNDS\`), taking turns to go first; the table shows the pair with the
+  median ratio, and "all rounds" the lowest and highest ratio of the pairs. One pair's ratio moves
+  by about ±0.1 from run to run on these shared machines (PGlite create once gave 0.74× and 0.93×
+  for the same code, minutes apart), so a single pair says little.
 - Each run starts its server afresh in a child process, on a database made for the engine (a
   fresh PostgreSQL database, or a fresh PGlite data directory) by Baton's own start-up: migrated,
   with the bootstrap admin. get and patch first create ${ID_POOL_SIZE} tasks through the server's own create

@@ -4,7 +4,9 @@
  * Measures Baton's create, get and patch (autocannon, 50 connections) on PGlite and PostgreSQL,
  * each run back to back with a bare Fastify route sending the same SQL (bench/baseline-server.ts),
  * prints the table and writes it to bench/RESULTS.md (full runs only: --engine or --scenario leave it
- * alone). BENCH_SECONDS sets the seconds per run
+ * alone). Each pair runs BENCH_ROUNDS times (default 3, alternating which goes first) and the
+ * round with the median ratio is reported with the range of all rounds: on these shared 2-core
+ * machines one pair's ratio moves by ±0.1 from run to run. BENCH_SECONDS sets the seconds per run
  * (default 10); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
  * `--profile` runs both servers under `node --cpu-prof`, prints where their CPU time goes while
  * measured and keeps the profiles; profiling perturbs the numbers, so it leaves RESULTS.md alone.
@@ -40,6 +42,8 @@ interface Plan {
   scenarios: Scenario[];
   seconds: number;
   warmupSeconds: number;
+  /** Baton/baseline pairs per engine and scenario (1 when profiling). */
+  rounds: number;
   /** Where the servers' CPU profiles go, when profiling. */
   profileDir: string | undefined;
   token: string;
@@ -49,13 +53,16 @@ interface Plan {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const { values } = parseArgs({ args, options: { engine: { type: 'string' }, scenario: { type: 'string' }, profile: { type: 'boolean', default: false } } });
-  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-  if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number of seconds, e.g. BENCH_SECONDS=10 (got ${process.env.BENCH_SECONDS})`);
+  const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+  if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number of seconds, e.g. BENCH_SECONDS=8 (got ${process.env.BENCH_SECONDS})`);
+  const rounds = values.profile ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+  if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`BENCH_ROUNDS must be a positive integer (got ${process.env.BENCH_ROUNDS})`);
   const plan: Plan = {
     engines: pick(ENGINES, values.engine, '--engine'),
     scenarios: pick(SCENARIOS, values.scenario, '--scenario'),
     seconds,
     warmupSeconds: Math.min(WARMUP_SECONDS, seconds),
+    rounds,
     profileDir: values.profile ? await mkdtemp(join(tmpdir(), 'baton-bench-profiles-')) : undefined,
     token: generateToken(),
     runId: randomBytes(4).toString('hex'),
@@ -84,7 +91,7 @@ async function main(): Promise<void> {
   } else if (values.engine !== undefined || values.scenario !== undefined) {
     process.stdout.write('Partial run: RESULTS.md left unchanged.\n');
   } else {
-    await writeResults(RESULTS, { rows, machine, command, sql, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, date });
+    await writeResults(RESULTS, { rows, machine, command, sql, seconds: plan.seconds, warmupSeconds: plan.warmupSeconds, rounds: plan.rounds, date });
     process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
   }
 }
@@ -113,24 +120,46 @@ async function benchmark(plan: Plan, cleanup: Cleanup): Promise<Row[]> {
       baseline: await freshDatabase(engine, `baton_bench_${plan.runId}_${engine}_baseline`, plan.token, cleanup),
     };
     for (const scenario of plan.scenarios) {
-      const baton = await measure(plan, 'baton', databases.baton, scenario, cleanup);
-      const baseline = await measure(plan, 'baseline', databases.baseline, scenario, cleanup);
-      log(`${engine} ${scenario}: ratio ${(baton.rps / baseline.rps).toFixed(2)}×`);
-      rows.push({ engine, scenario, baton, baseline });
+      const pairs: Pair[] = [];
+      for (let round = 0; round < plan.rounds; round++) {
+        // Alternate who goes first, so neither always meets a warmer (or busier) machine.
+        const [first, second] = round % 2 === 0 ? (['baton', 'baseline'] as const) : (['baseline', 'baton'] as const);
+        const one = await measure(plan, first, databases[first], scenario, round, cleanup);
+        const other = await measure(plan, second, databases[second], scenario, round, cleanup);
+        const pair = first === 'baton' ? { baton: one, baseline: other } : { baton: other, baseline: one };
+        log(`${engine} ${scenario}: ratio ${(pair.baton.rps / pair.baseline.rps).toFixed(2)}×${plan.rounds > 1 ? ` (round ${round + 1} of ${plan.rounds})` : ''}`);
+        pairs.push(pair);
+      }
+      rows.push({ engine, scenario, ...medianPair(pairs) });
     }
   }
   return rows;
 }
 
+interface Pair {
+  baton: Measurement;
+  baseline: Measurement;
+}
+
+/** The pair with the median ratio, and the lowest and highest ratio of all pairs. */
+function medianPair(pairs: readonly Pair[]): Pair & { ratioRange: [number, number] } {
+  const ratio = (p: Pair) => p.baton.rps / p.baseline.rps;
+  const sorted = [...pairs].sort((a, b) => ratio(a) - ratio(b));
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (!median) throw new Error('no rounds were run');
+  return { ...median, ratioRange: [ratio(sorted[0] ?? median), ratio(sorted.at(-1) ?? median)] };
+}
+
 /** One run: start the server, seed its id pool if needed, warm up, measure, stop. */
-async function measure(plan: Plan, target: Target, database: DatabaseLocation, scenario: Scenario, cleanup: Cleanup): Promise<Measurement> {
+async function measure(plan: Plan, target: Target, database: DatabaseLocation, scenario: Scenario, round: number, cleanup: Cleanup): Promise<Measurement> {
   const label = `${database.engine} ${scenario} ${target}`;
   const profileDir = plan.profileDir && join(plan.profileDir, `${database.engine}-${scenario}-${target}`);
   const [args, env] = serverCommand(target, database, plan.token);
   const server = await startServer([...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...args], env, cleanup);
   let requests = 0;
   try {
-    const tag = `${plan.runId}-${target}-${scenario}`;
+    // Idempotency keys are made from the tag: each round's writes must be new ones, not replays.
+    const tag = `${plan.runId}-${target}-${scenario}-${round}`;
     const ids = needsPool(scenario) ? await seedTasks(server.url, plan.token, ID_POOL_SIZE, tag) : [];
     await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, `${tag}-warmup`), plan.warmupSeconds);
     const processes = async () => [server.pid, ...(await backendPids(database))];
