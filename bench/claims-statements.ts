@@ -41,14 +41,15 @@ const GRANT = `WITH granted AS (
         created_at, created_by_id, created_by_kind)
       SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $2, l.expires_at,
         $3, l.holder_id, l.holder_kind
-      FROM jsonb_to_recordset($4::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text, machine text,
-        epoch int, ttl_s int, expires_at timestamptz)
+      FROM jsonb_to_recordset($4::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
+        machine text, epoch int, ttl_s int, expires_at timestamptz)
+      RETURNING id, task_id, holder_id, holder_kind, expires_at
     )
     UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
       version = tasks.version + 1, updated_at = $5, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
-    FROM jsonb_to_recordset($6::jsonb) AS g(id text, task_id text, holder_id text, holder_kind text, expires_at timestamptz)
-    WHERE tasks.id = g.task_id AND tasks.id = ANY ($7::text[])
+    FROM granted g
+    WHERE tasks.id = g.task_id AND tasks.id = ANY ($6::text[])
     RETURNING ${TASK_COLUMNS}`;
 // appendEvents
 const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
@@ -114,7 +115,7 @@ export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
-    await client.query(GRANT, [now, now, now, leases, now, leases, grants.map((g) => g.task_id)]);
+    await client.query(GRANT, [now, now, now, leases, now, grants.map((g) => g.task_id)]);
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),

@@ -224,49 +224,43 @@ async function drive(driver: Driver, scenario: (typeof SCENARIOS)[Scenario], con
   return load;
 }
 
+/** Sends a JSON request and returns the body; anything but 200 fails the run. */
+async function send(method: 'POST' | 'PATCH', url: string, body: object | undefined, headers: Record<string, string> = {}): Promise<string> {
+  const response = await fetch(url, {
+    method,
+    ...(body ? { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) } : { headers }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${url} answered ${response.status}: ${text.slice(0, 500)}`);
+  return text;
+}
+
 function batonDriver(url: string, token: string, tag: string): Driver {
   let keys = 0;
-  const send = async (method: 'POST' | 'PATCH', path: string, body: object): Promise<string> => {
-    const response = await fetch(`${url}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `${tag}-${keys++}` },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-    return text;
-  };
+  const call = (method: 'POST' | 'PATCH', path: string, body: object) =>
+    send(method, `${url}/api/v1${path}`, body, { authorization: `Bearer ${token}`, 'idempotency-key': `${tag}-${keys++}` });
   return {
     claim: async (limit) => {
-      const body = JSON.parse(await send('POST', '/tasks/claim', limit === 1 ? {} : { limit })) as { claims: { lease: { id: string; task_id: string; epoch: number } }[] };
+      const body = JSON.parse(await call('POST', '/tasks/claim', limit === 1 ? {} : { limit })) as { claims: { lease: { id: string; task_id: string; epoch: number } }[] };
       return body.claims.map(({ lease }) => ({ task_id: lease.task_id, lease_id: lease.id, epoch: lease.epoch }));
     },
     release: async (claim) => {
-      await send('POST', `/leases/${claim.lease_id}/release`, {});
+      await call('POST', `/leases/${claim.lease_id}/release`, {});
     },
     complete: async (claim) => {
-      await send('PATCH', `/tasks/${claim.task_id}`, { status: 'in_review', lease_epoch: claim.epoch });
+      await call('PATCH', `/tasks/${claim.task_id}`, { status: 'in_review', lease_epoch: claim.epoch });
     },
   };
 }
 
 function minimalDriver(url: string): Driver {
-  const post = async (path: string, body: object | undefined): Promise<string> => {
-    const response = await fetch(`${url}${path}`, {
-      method: 'POST',
-      ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-    });
-    const text = await response.text();
-    if (response.status !== 200) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-    return text;
-  };
   return {
-    claim: async (limit) => (JSON.parse(await post('/claim', { limit })) as { claims: RawClaim[] }).claims,
+    claim: async (limit) => (JSON.parse(await send('POST', `${url}/claim`, { limit })) as { claims: RawClaim[] }).claims,
     release: async (claim) => {
-      await post(`/release/${claim.lease_id}`, undefined);
+      await send('POST', `${url}/release/${claim.lease_id}`, undefined);
     },
     complete: async (claim) => {
-      await post('/complete', claim);
+      await send('POST', `${url}/complete`, claim);
     },
   };
 }

@@ -74,20 +74,21 @@ export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[],
     created_by_id: g.lease.holder_id,
     created_by_kind: g.lease.holder_kind,
   }));
-  const rows = JSON.stringify(leases);
+  // The task update joins the inserted rows (RETURNING), so the JSON is sent and parsed once.
   const { rows: tasks } = await sql<TaskRow>`
     WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
         created_at, created_by_id, created_by_kind)
       SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', ${now}, ${now}, l.expires_at,
         ${now}, l.holder_id, l.holder_kind
-      FROM jsonb_to_recordset(${rows}::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text, machine text,
-        epoch int, ttl_s int, expires_at timestamptz)
+      FROM jsonb_to_recordset(${JSON.stringify(leases)}::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
+        machine text, epoch int, ttl_s int, expires_at timestamptz)
+      RETURNING id, task_id, holder_id, holder_kind, expires_at
     )
     UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
       version = tasks.version + 1, updated_at = ${now}, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
-    FROM jsonb_to_recordset(${rows}::jsonb) AS g(id text, task_id text, holder_id text, holder_kind text, expires_at timestamptz)
+    FROM granted g
     WHERE tasks.id = g.task_id AND tasks.id = ANY (${grants.map((g) => g.task.id)}::text[])
     RETURNING ${taskReturning}`.execute(tx);
   return { tasks, leases };

@@ -21,7 +21,8 @@ const ARTIFACT_REFS = `COALESCE((SELECT json_agg(json_build_object('id', a.id, '
 const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql.raw<ArtifactRefRow[]>(ARTIFACT_REFS);
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
-  'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by', 'deleted_at'];
+  'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
+  'deleted_at'] as const satisfies readonly (keyof TasksTable)[];
 
 /**
  * The same columns for a RETURNING clause of raw SQL, as one compiled string: a join of refs was
@@ -32,10 +33,7 @@ export const taskReturning: RawBuilder<unknown> = sql.raw(
 );
 
 /** Every column of a task row, for select and returning clauses. */
-export const taskColumns = ['tasks.id', 'tasks.title', 'tasks.description', 'tasks.status', 'tasks.priority', 'tasks.labels', 'tasks.version',
-  'tasks.created_at', 'tasks.created_by_id', 'tasks.created_by_kind', 'tasks.updated_at', 'tasks.updated_by_id', 'tasks.updated_by_kind',
-  'tasks.lease_id', 'tasks.lease_holder_id', 'tasks.lease_holder_kind', 'tasks.lease_expires_at', 'tasks.lease_epoch', 'tasks.blocked_by', 'tasks.deleted_at',
-  waitingOn.as('waiting_on'), artifactRefs.as('artifacts')] as const;
+export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts')];
 
 export interface NewTaskRow {
   id: string;
@@ -95,11 +93,12 @@ export interface TaskChanges {
 /** The changes that clear a task's hold; the lease row itself is ended by the caller. */
 export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null } as const satisfies TaskChanges;
 
-/** The columns `updateTask` may set, each with its compiled `"column" = ` prefix. */
-const SETTERS = new Map(
-  ['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at',
-    'lease_epoch', 'deleted_at', 'updated_at', 'updated_by_id', 'updated_by_kind'].map((c) => [c, sql.raw(`"${c}" = `)]),
-);
+/** The columns `updateTask` may set (every field of TaskChanges, and who and when), each with its compiled `"column" = ` prefix. */
+const SETTABLE = ['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'updated_at', 'updated_by_id', 'updated_by_kind'] as const satisfies readonly (keyof TaskUpdate)[];
+const SETTERS = new Map<string, RawBuilder<unknown>>(SETTABLE.map((c) => [c, sql.raw(`"${c}" = `)]));
+
+type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string };
 
 /** A lease `updateTask` ends in the same statement: how it ended. Its end time is the update's `updated_at`. */
 export interface LeaseEnding {
@@ -115,7 +114,7 @@ export interface LeaseEnding {
 export async function updateTask(
   tx: Transaction<DB>,
   id: string,
-  changes: TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string },
+  changes: TaskUpdate,
   ending?: LeaseEnding,
 ): Promise<TaskRow> {
   const sets = [];
