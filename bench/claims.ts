@@ -148,7 +148,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
         plan.target === 'baton'
           ? [[BATON_MAIN], { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: plan.token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url }]
           : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`], {}];
-      const profile = plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
+      const profile = process.env.PERFX && plan.target === 'baton' ? ['--perf-basic-prof'] : plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
       const server = await startServer([...profile, ...args], env, run);
       output = () => server.output();
       driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, `${plan.name}`) : minimalDriver(server.url);
@@ -171,7 +171,9 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
       cycles: load.cycles,
       cpuMs: before && after ? (cpuUsed(before, after) * 1000) / load.tasks : undefined,
     };
-    const cpu = result.cpuMs === undefined ? '' : `, ${result.cpuMs.toFixed(2)} CPU ms per task`;
+    const ownMs = before && after ? (((after.get(pid) ?? 0) - (before.get(pid) ?? 0)) * 1000) / load.tasks : undefined;
+    const split = ownMs !== undefined && result.cpuMs !== undefined ? ` (${plan.target === 'raw' ? 'this process' : 'server'} ${ownMs.toFixed(2)}, database ${(result.cpuMs - ownMs).toFixed(2)})` : '';
+    const cpu = result.cpuMs === undefined ? '' : `, ${result.cpuMs.toFixed(2)} CPU ms per task${split}`;
     profiled = load.tasks;
     log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
     return result;

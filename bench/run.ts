@@ -170,7 +170,9 @@ async function measure(plan: Plan, target: Target, database: DatabaseLocation, s
     requests = load.requests;
     const cpuMs = cpuBefore && cpuAfter ? (cpuUsed(cpuBefore, cpuAfter) * 1000) / load.requests : undefined;
     const result = { ...load, cpuMs };
-    const cpu = cpuMs === undefined ? '' : `, ${cpuMs.toFixed(2)} CPU ms per request`;
+    const serverMs = cpuBefore && cpuAfter ? (((cpuAfter.get(server.pid) ?? 0) - (cpuBefore.get(server.pid) ?? 0)) * 1000) / load.requests : undefined;
+    const split = serverMs !== undefined && cpuMs !== undefined && database.engine === 'postgres' ? ` (server ${serverMs.toFixed(2)}, database ${(cpuMs - serverMs).toFixed(2)})` : '';
+    const cpu = cpuMs === undefined ? '' : `, ${cpuMs.toFixed(2)} CPU ms per request${split}`;
     log(`${label}: ${load.rps.toFixed(0)} rps, p50 ${load.p50} ms, p99 ${load.p99} ms${cpu} (${load.requests} requests, all 2xx, no errors)`);
     return result;
   } catch (error) {
