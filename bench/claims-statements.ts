@@ -21,22 +21,22 @@ const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, ta
   tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
   tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
 
-// pickClaimable, with no label filter and min_priority low (0).
+// pickClaimable, with no label filter and min_priority low (0); the limit and the floor are literals, as Baton writes them.
 const PICK_FILTERS = `priority >= 0 AND deleted_at IS NULL
     AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
-const PICK = `
+const pick = (limit: number) => `
     WITH queued AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     ), lapsed AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT $2 FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT $2`;
-// grantLeases: the lease insert and the task update, one statement.
-const GRANT = `WITH granted AS (
+    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
+// grantLeases: the lease insert and the task update, one statement; one grant names its task as a scalar.
+const grant = (count: number) => `WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
         created_at, created_by_id, created_by_kind)
       SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $2, l.expires_at,
@@ -49,7 +49,7 @@ const GRANT = `WITH granted AS (
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
       version = tasks.version + 1, updated_at = $5, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
-    WHERE tasks.id = g.task_id AND tasks.id = ANY ($6::text[])
+    WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $6' : 'tasks.id = ANY ($6::text[])'}
     RETURNING ${TASK_COLUMNS}`;
 // appendEvents
 const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
@@ -109,13 +109,14 @@ async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Pro
 export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const tasks = (await client.query<TaskRow>(PICK, [now, limit])).rows;
+    const tasks = (await client.query<TaskRow>(pick(limit), [now])).rows;
     if (tasks.length === 0) return [];
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
-    await client.query(GRANT, [now, now, now, leases, now, grants.map((g) => g.task_id)]);
+    const taskIds = grants.map((g) => g.task_id);
+    await client.query(grant(grants.length), [now, now, now, leases, now, grants.length === 1 ? taskIds[0] : taskIds]);
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),

@@ -17,22 +17,34 @@ export interface ClaimQuery {
  * without waiting for the sweeper). SKIP LOCKED: concurrent claimers never wait on or take the same row.
  * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
  * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
+ *
+ * The limit and the priority floor go into the text as literals (validated integers: 100 and 4
+ * variants at most). As parameters, the generic plan guessed `LIMIT $n` at a tenth of the queue and
+ * `priority >= $n` at a third, costed itself above the custom plans, and PostgreSQL re-planned the
+ * statement on every claim; as literals the generic plan equals the custom one and is kept.
  */
 export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise<TaskRow[]> {
-  const filters = sql`priority >= ${q.minPriority} AND deleted_at IS NULL
+  const limit = literalInteger(q.limit);
+  const filters = sql`priority >= ${literalInteger(q.minPriority)} AND deleted_at IS NULL
     ${q.labels.length > 0 ? sql`AND labels @> ${q.labels}::text[]` : sql``}
     AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
   const { rows } = await sql<TaskRow>`
     WITH queued AS (
       SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     ), lapsed AS (
       SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= ${q.now} AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT ${q.limit}`.execute(tx);
+    ORDER BY claim_priority DESC, id LIMIT ${limit}`.execute(tx);
   return rows;
+}
+
+/** An integer written into the SQL text; anything else is a bug upstream (inputs are validated). */
+function literalInteger(value: number) {
+  if (!Number.isSafeInteger(value)) throw new Error(`expected an integer for the SQL text, got ${value}`);
+  return sql.lit(value);
 }
 
 export interface Grant {
@@ -51,8 +63,10 @@ export interface Grant {
 /**
  * Grants leases on locked tasks: ends any lease each task still had (as expired), then, in one
  * statement for any number of grants, inserts the new leases and moves the tasks to in_progress
- * with a higher fencing epoch. The update repeats the task ids as an array: joined only to the
- * JSON rows (estimated at 100), the planner read the whole tasks table on every claim.
+ * with a higher fencing epoch. The update repeats the task ids: joined only to the JSON rows
+ * (estimated at 100), the planner read the whole tasks table on every claim. One grant names its
+ * task as a scalar: an array parameter's generic plan assumes ten elements, costs itself above the
+ * custom plan, and PostgreSQL then re-plans the statement on every single claim.
  */
 export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
   if (grants.length === 0) return { tasks: [], leases: [] };
@@ -89,7 +103,7 @@ export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[],
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
       version = tasks.version + 1, updated_at = ${now}, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
-    WHERE tasks.id = g.task_id AND tasks.id = ANY (${grants.map((g) => g.task.id)}::text[])
+    WHERE tasks.id = g.task_id AND ${grants.length === 1 ? sql`tasks.id = ${grants[0]?.task.id}` : sql`tasks.id = ANY (${grants.map((g) => g.task.id)}::text[])`}
     RETURNING ${taskReturning}`.execute(tx);
   return { tasks, leases };
 }
