@@ -1,7 +1,7 @@
 /**
  * The claim, release and complete transactions as plain SQL on a pg pool: the statements Baton's
  * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents),
- * release (src/operations/leases/held-lease.ts lockLiveLease, endLease, updateTask) and a holder's
+ * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease) and a holder's
  * move to in_review (src/operations/tasks/update-task.ts) send for the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
  * idempotency-key claim and stored response, input validation and response shaping — that is the
  * service's overhead the claims benchmark shows.

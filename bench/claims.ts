@@ -25,6 +25,7 @@ import { openPool } from '../src/store/database.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { summariseProfile } from './profile.ts';
+import { checkClaimsSql } from './sql-check.ts';
 import { describeMachine, type Machine } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -89,7 +90,9 @@ async function main(): Promise<void> {
   const cleanup = new Cleanup();
   cleanup.runOnSignals();
   const rows: Row[] = [];
+  let sqlCheck: string;
   try {
+    sqlCheck = await checkSql(runId, token, cleanup);
     for (const scenario of scenarios) {
       for (const concurrency of concurrencies) {
         const results = {} as Record<Target, Result>;
@@ -108,11 +111,19 @@ async function main(): Promise<void> {
   if (profileDir) {
     process.stdout.write(`Profiles kept in ${profileDir}; bench/CLAIMS.md left unchanged (profiling perturbs the numbers).\n`);
   } else if (values.scenario === undefined && values.concurrency === undefined) {
-    await writeFile(RESULTS, report(table, machine, commandLine(args), seconds, date));
+    await writeFile(RESULTS, report(table, machine, commandLine(args), seconds, date, sqlCheck));
     process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
   } else {
     process.stdout.write('Partial run: bench/CLAIMS.md left unchanged.\n');
   }
+}
+
+/** Compares the raw SQL's claim statements with Baton's on a scratch database; returns the verdict to record. */
+async function checkSql(runId: string, token: string, cleanup: Cleanup): Promise<string> {
+  const database = await freshDatabase('postgres', `baton_bench_claims_${runId}_sql_check`, token, cleanup);
+  const check = await checkClaimsSql(database.url, token);
+  log(check.matches ? `SQL check: ${check.report}` : `\nWARNING: ${check.report}\n`);
+  return check.report;
 }
 
 interface RunPlan {
@@ -289,12 +300,14 @@ function claimsTable(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
-function report(table: string, m: Machine, command: string, seconds: number, date: Date): string {
+function report(table: string, m: Machine, command: string, seconds: number, date: Date, sqlCheck: string): string {
   return `# Claims benchmark
 
 ${date.toISOString()} — \`${command}\` — Baton ${m.revision}
 
 ${table}
+
+SQL check: ${sqlCheck}.
 
 Machine: ${m.cores} cores (\`nproc\`; ${m.cpu}), ${m.memoryGiB} GiB memory, load average ${m.load} before the run;
 Node ${m.node}; PostgreSQL ${m.postgres}.
@@ -335,8 +348,10 @@ from the cycle here; see below).
 - All three send their statements as named prepared statements (\`src/store/prepared-client.ts\`), as
   Baton does: the same SQL, sent the same way.
 - Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
-  UPDATE SKIP LOCKED\`; one statement inserting the leases and updating the tasks (\`jsonb_to_recordset\`,
-  ids also as an array so the planner uses the primary key); event append under its advisory lock;
+  UPDATE SKIP LOCKED\` (limit and priority floor written as literals, so PostgreSQL keeps one generic
+  plan instead of re-planning every claim); one statement inserting the leases and updating the tasks
+  (\`jsonb_to_recordset\`, the task id also as a scalar, or an array for a batch, so the planner uses the
+  primary key); event append under its advisory lock;
   \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read; one
   statement ending the lease and updating the task; event append; \`commit\`. Raw complete: \`begin\`;
   task \`SELECT … FOR UPDATE\` (epoch check); the same lease-ending task update; event append;
@@ -344,6 +359,10 @@ from the cycle here; see below).
   itself (src/store/leases.ts, tasks.ts, events.ts). Baton also sends, per request, its token lookup +
   rate count (its own transaction) and, per write, the idempotency-key claim; it stores the response
   in the event append's statement.
+- SQL check (\`bench/sql-check.ts\`): before the runs, one claim, complete and release go through Baton
+  in process and through the raw SQL, recording the statements each sends; apart from Baton's
+  overhead above, the two lists must match (identifier quotes aside), since the raw SQL is a copy.
+  The verdict is printed and recorded above the method.
 - Each (scenario, concurrency, target) run has its own fresh database (\`baton_bench_claims_*\`, dropped
   afterwards), migrated by Baton's start-up, seeded with ${SEED_TASKS} todo tasks by SQL.
 - CPU ms/task: user + system CPU over the measured window of the server process (for raw SQL: the

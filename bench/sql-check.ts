@@ -3,6 +3,8 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
 import { BASELINE_STATEMENTS } from './baseline-statements.ts';
+import { openPool } from '../src/store/database.ts';
+import { rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
 import { RATE_LIMIT } from './databases.ts';
 import type { Scenario } from './load.ts';
 
@@ -38,38 +40,129 @@ export async function checkBaselineSql(url: string, token: string, scenarios: re
 
 /** The statements of one request per scenario, after a first request that warms any cache up. */
 async function captureBatonSql(url: string, token: string): Promise<Record<Scenario, string[]>> {
-  const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = client.query;
-  let recorded: string[] = [];
-  client.query = function (this: unknown, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-    if (text !== undefined) recorded.push(normalise(text));
-    return query.apply(this, args);
-  };
-  // No lease sweeps: their statements would land among the request's.
-  const server = await createServer(
-    loadConfig({ DATABASE_URL: url, BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: '2', BATON_RATE_LIMIT: RATE_LIMIT, BATON_SWEEP_INTERVAL_MS: '0', BATON_WEBHOOK_INTERVAL_MS: '0' }),
-  );
-  try {
-    let keys = 0;
-    const call = async (method: 'GET' | 'POST' | 'PATCH', path: string, body?: object): Promise<{ id: string; statements: string[] }> => {
-      recorded = [];
-      const headers = { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json', 'idempotency-key': `sql-check-${keys++}` } : {}) };
-      const response = await server.app.inject({ method, url: path, headers, ...(body ? { payload: JSON.stringify(body) } : {}) });
-      if (response.statusCode >= 300) throw new Error(`SQL check: ${method} ${path} answered ${response.statusCode}: ${response.body.slice(0, 500)}`);
-      // The token touch is not awaited by the request; let it reach the wire.
-      await sleep(50);
-      return { id: (response.json<{ id: string }>()).id, statements: recorded };
-    };
+  return withBaton(url, token, async (call) => {
     // Anything cached across requests (a token's grant, say) is cached during the measured runs too.
     await call('POST', '/api/v1/tasks', { title: 'SQL check, first', labels: ['bench'] });
     const created = await call('POST', '/api/v1/tasks', { title: 'SQL check', labels: ['bench'] });
-    const read = await call('GET', `/api/v1/tasks/${created.id}`);
-    const patched = await call('PATCH', `/api/v1/tasks/${created.id}`, { title: 'SQL check, renamed' });
+    const read = await call('GET', `/api/v1/tasks/${String(created.body.id)}`);
+    const patched = await call('PATCH', `/api/v1/tasks/${String(created.body.id)}`, { title: 'SQL check, renamed' });
     return { create: created.statements, get: read.statements, patch: patched.statements };
+  });
+}
+
+const CLAIM_CYCLES = ['claim', 'complete', 'release'] as const;
+type ClaimStep = (typeof CLAIM_CYCLES)[number];
+
+/**
+ * Baton's statements that the claims benchmark's minimal route and raw SQL leave out on purpose,
+ * as the service overhead the benchmark shows: the token lookup with its rate count, the token
+ * touch, the idempotency-key claim, and the stored response (which also carries Baton's event
+ * append; the raw SQL appends the same events in a statement of its own, left out of its side).
+ */
+const BATON_OVERHEAD = [/^WITH g AS \( SELECT t\.id AS token_id/, TOKEN_TOUCH, /^SELECT pg_try_advisory_xact_lock/, /INSERT INTO idempotency_keys/];
+const RAW_EVENT_APPEND = /^WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
+
+/**
+ * Runs a claim, a holder's complete (PATCH to in_review with the epoch) and a release through Baton
+ * in this process, and the same steps through bench/claims-statements.ts, on the PostgreSQL
+ * database at `url` (migrated, holding `token`'s admin), and compares the statements of the work
+ * itself: those SQL texts are copied by hand into the raw SQL, so a change to Baton's claim, grant
+ * or lease ending must show here. Identifier quotes are ignored (Kysely quotes, the copy does not).
+ */
+export async function checkClaimsSql(url: string, token: string): Promise<SqlCheck> {
+  const baton = await withBaton(url, token, async (call) => {
+    for (let i = 0; i < 5; i++) await call('POST', '/api/v1/tasks', { title: `Claims SQL check ${i}` });
+    await call('POST', '/api/v1/tasks/claim', {});
+    const first = await call('POST', '/api/v1/tasks/claim', {});
+    const held = (first.body as unknown as { claims: { lease: { id: string; task_id: string; epoch: number } }[] }).claims[0]?.lease;
+    if (!held) throw new Error('SQL check: Baton claimed nothing');
+    const completed = await call('PATCH', `/api/v1/tasks/${held.task_id}`, { status: 'in_review', lease_epoch: held.epoch });
+    const second = await call('POST', '/api/v1/tasks/claim', {});
+    const lease = (second.body as unknown as { claims: { lease: { id: string } }[] }).claims[0]?.lease;
+    if (!lease) throw new Error('SQL check: Baton claimed nothing the second time');
+    const released = await call('POST', `/api/v1/leases/${lease.id}/release`, {});
+    return { claim: first.statements, complete: completed.statements, release: released.statements };
+  });
+  const raw = await recording(async (recorded) => {
+    const pool = openPool(url, 1);
+    try {
+      const steps = {} as Record<ClaimStep, string[]>;
+      const [held] = await recorded(() => rawClaim(pool, 1), (statements) => (steps.claim = statements));
+      if (!held) throw new Error('SQL check: the raw SQL claimed nothing');
+      await recorded(() => rawComplete(pool, held), (statements) => (steps.complete = statements));
+      const [again] = await rawClaim(pool, 1);
+      if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
+      await recorded(() => rawRelease(pool, again.lease_id), (statements) => (steps.release = statements));
+      return steps;
+    } finally {
+      await pool.end();
+    }
+  });
+  const differences = CLAIM_CYCLES.flatMap((step) => {
+    const ours = baton[step].filter((text) => !BATON_OVERHEAD.some((pattern) => pattern.test(text))).map(unquoted);
+    const theirs = raw[step].filter((text) => !RAW_EVENT_APPEND.test(text)).map(unquoted);
+    return ours.join('\n') === theirs.join('\n') ? [] : [`  ${step}:`, ...diffLines(ours, theirs)];
+  });
+  if (differences.length === 0) return { matches: true, report: `the raw SQL and the minimal route send the claim, complete and release statements Baton sends, besides its overhead` };
+  return {
+    matches: false,
+    report: `the raw SQL's claim statements differ from Baton's — update bench/claims-statements.ts:\n${differences.join('\n')}`,
+  };
+}
+
+type Call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: object) => Promise<{ body: Record<string, unknown>; statements: string[] }>;
+
+/** Runs `use` against Baton in this process, each call answering with the statements it sent. */
+async function withBaton<T>(url: string, token: string, use: (call: Call) => Promise<T>): Promise<T> {
+  return recording(async (recorded) => {
+    // No lease sweeps: their statements would land among the request's.
+    const server = await createServer(
+      loadConfig({ DATABASE_URL: url, BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: '2', BATON_RATE_LIMIT: RATE_LIMIT, BATON_SWEEP_INTERVAL_MS: '0', BATON_WEBHOOK_INTERVAL_MS: '0' }),
+    );
+    try {
+      let keys = 0;
+      return await use(async (method, path, body) => {
+        const headers = { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json', 'idempotency-key': `sql-check-${keys++}` } : {}) };
+        let statements: string[] = [];
+        const response = await recorded(
+          async () => {
+            const answer = await server.app.inject({ method, url: path, headers, ...(body ? { payload: JSON.stringify(body) } : {}) });
+            // The token touch is not awaited by the request; let it reach the wire.
+            await sleep(50);
+            return answer;
+          },
+          (sent) => (statements = sent),
+        );
+        if (response.statusCode >= 300) throw new Error(`SQL check: ${method} ${path} answered ${response.statusCode}: ${response.body.slice(0, 500)}`);
+        return { body: response.json<Record<string, unknown>>(), statements };
+      });
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+type Recorder = <T>(run: () => Promise<T>, statements: (sent: string[]) => void) => Promise<T>;
+
+/** Records the SQL text every pg client sends (by wrapping `Client#query`) while `use` runs; `recorded` hands one step's statements over. */
+async function recording<T>(use: (recorded: Recorder) => Promise<T>): Promise<T> {
+  const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = client.query;
+  let sent: string[] = [];
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    if (text !== undefined) sent.push(normalise(text));
+    return query.apply(this, args);
+  };
+  try {
+    return await use(async (run, statements) => {
+      sent = [];
+      const result = await run();
+      statements([...sent]);
+      return result;
+    });
   } finally {
     client.query = query;
-    await server.close();
   }
 }
 
@@ -106,4 +199,8 @@ function diffLines(baton: readonly string[], baseline: readonly string[]): strin
 
 function normalise(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
+}
+
+function unquoted(text: string): string {
+  return text.replaceAll('"', '');
 }
