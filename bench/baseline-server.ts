@@ -17,7 +17,7 @@ import Fastify from 'fastify';
 import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
 import { AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE_WITH_EVENTS, UPDATE_TITLE } from './baseline-statements.ts';
-import { openPool } from '../src/store/database.ts';
+import { openCounterPool, openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
 interface Query {
@@ -25,6 +25,8 @@ interface Query {
 }
 
 interface Store extends Query {
+  /** Where the grant lookup and rate count go: Baton's `Database.counters`. */
+  counters: Query;
   transaction<T>(run: (tx: Query) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -32,8 +34,10 @@ interface Store extends Query {
 /** A pg pool used the way Kysely's PostgresDialect uses it: `begin`/`commit` on one checked-out client. */
 function postgresStore(url: string, poolSize: number): Store {
   const pool = openPool(url, poolSize);
+  const counterPool = openCounterPool(url, poolSize);
   return {
     query: async <R>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as R[],
+    counters: { query: async <R>(text: string, params: unknown[]) => (await counterPool.query(text, params)).rows as R[] },
     async transaction(run) {
       const client = await pool.connect();
       try {
@@ -48,15 +52,19 @@ function postgresStore(url: string, poolSize: number): Store {
         client.release();
       }
     },
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([pool.end(), counterPool.end()]);
+    },
   };
 }
 
 /** PGlite in process, as Kysely's PGliteDialect uses it: `pglite.transaction` for writes. */
 async function pgliteStore(dataDir: string): Promise<Store> {
   const db = await PGlite.create(dataDir);
+  const query = async <R>(text: string, params: unknown[]) => (await db.query<R>(text, params)).rows;
   return {
-    query: async <R>(text: string, params: unknown[]) => (await db.query<R>(text, params)).rows,
+    query,
+    counters: { query },
     transaction: (run) => db.transaction((tx) => run({ query: async <R>(text: string, params: unknown[]) => (await tx.query<R>(text, params)).rows })),
     close: () => db.close(),
   };
@@ -111,7 +119,7 @@ function createBaseline(store: Store, rate: RateLimit) {
     const hash = createHash('sha256').update(authorization?.slice('Bearer '.length) ?? '').digest();
     const now = new Date();
     const windowStart = Math.floor(now.getTime() / (rate.windowS * 1000)) * rate.windowS;
-    const [grant] = await store.query<Grant>(AUTHENTICATE, [hash, windowStart, now]);
+    const [grant] = await store.counters.query<Grant>(AUTHENTICATE, [hash, windowStart, now]);
     if (!grant || grant.used === null || grant.used > (grant.rate_limit ?? rate.limit)) return undefined;
     return { id: grant.agent_id, kind: grant.agent_kind, tokenId: grant.token_id, machine: grant.machine };
   }

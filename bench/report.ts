@@ -129,7 +129,8 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
   requests carry the admin's token.
 - Baseline (\`bench/baseline-server.ts\`): bare Fastify routes sending the SQL Baton sends for the
   request (\`bench/baseline-statements.ts\`), on a pg pool of the same size or on PGlite in process:
-  the token's grant lookup that also counts the request in its rate window; for writes \`begin\`, the
+  the token's grant lookup that also counts the request in its rate window (on a second pool whose
+  sessions run \`synchronous_commit = off\`, as Baton's \`Database.counters\`); for writes \`begin\`, the
   idempotency-key claim, the task insert (or \`select … for update\` + update), one statement that
   stores the response and appends the event under its advisory lock, \`commit\`. It answers with the row as JSON; no validation
   or shaping. On PostgreSQL its pool uses Baton's own client (\`src/store/prepared-client.ts\`), so

@@ -61,7 +61,7 @@ export function createService(deps: ServiceDeps): Service {
     operations,
     config,
     baseUrl,
-    authenticate: (authorization) => authenticate(database.db, authorization, clock.now(), config.rateLimit),
+    authenticate: (authorization) => authenticate(database.counters, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
     subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),

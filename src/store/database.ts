@@ -10,6 +10,13 @@ export type Engine = 'pglite' | 'postgres';
 /** An open database: the query builder plus what migrations and health checks need. */
 export interface Database {
   readonly db: Kysely<DB>;
+  /**
+   * For statements whose commit need not wait for the disk: the per-request rate count and token
+   * touch. On PostgreSQL a second, smaller pool whose sessions run `synchronous_commit = off` (a
+   * crash of the database may forget the last fraction of a second of counts; what it commits is
+   * seen by every instance at once, as before); on PGlite the same handle as `db`.
+   */
+  readonly counters: Kysely<DB>;
   readonly engine: Engine;
   /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
   runScript(sql: string): Promise<Record<string, unknown>[]>;
@@ -42,16 +49,26 @@ function logTo(onQuery: QueryListener | undefined) {
  * connection must not crash the process (the pool replaces it). The benchmark baselines use it too,
  * so they send the same SQL the same way.
  */
-export function openPool(url: string, poolSize: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
+export function openPool(url: string, poolSize: number, options?: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient, ...(options ? { options } : {}) });
   pool.on('error', () => undefined);
   return pool;
 }
 
+/**
+ * The pool behind `Database.counters`: a write that only counts (the rate window) is committed
+ * without waiting for its WAL flush, which every request, reads included, used to wait for.
+ */
+export function openCounterPool(url: string, poolSize: number): pg.Pool {
+  return openPool(url, Math.max(2, Math.ceil(poolSize / 2)), '-c synchronous_commit=off');
+}
+
 export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
   const pool = openPool(url, poolSize);
+  const counterPool = openCounterPool(url, poolSize);
   return {
     db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...logTo(onQuery) }),
+    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: counterPool }), ...logTo(onQuery) }),
     engine: 'postgres',
     async runScript(sql) {
       const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -59,7 +76,9 @@ export function openPostgres(url: string, poolSize: number, onQuery?: QueryListe
       return (last?.rows ?? []) as Record<string, unknown>[];
     },
     listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
-    close: () => pool.end(),
+    async close() {
+      await Promise.all([pool.end(), counterPool.end()]);
+    },
   };
 }
 
@@ -113,8 +132,10 @@ export interface PgliteDatabase extends Database {
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...logTo(options.onQuery) });
   return {
-    db: new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...logTo(options.onQuery) }),
+    db,
+    counters: db,
     engine: 'pglite',
     async runScript(sql) {
       const results = await pglite.exec(sql);

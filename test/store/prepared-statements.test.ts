@@ -22,6 +22,12 @@ describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no co
     expect(ours[0]?.name).toMatch(/^b_[0-9a-f]{20}$/);
   });
 
+  it('commits rate counts without waiting for the disk, and everything else with it', async () => {
+    const setting = async (db: typeof database.db) => (await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(db)).rows[0]?.synchronous_commit;
+    expect(await setting(database.counters)).toBe('off');
+    expect(await setting(database.db)).toBe('on');
+  });
+
   it('leaves statements without parameters unprepared, so scripts of several statements still run', async () => {
     const rows = await database.runScript('SELECT 1 AS one; SELECT 2 AS two');
     expect(rows).toEqual([{ two: 2 }]);
