@@ -43,6 +43,12 @@ export async function listDeliveries(db: Kysely<DB>, webhookId: string, q: { bef
 }
 
 /** Enabled webhooks no other instance is fanning out right now. */
+/** True when some webhook is enabled and not deleted (the `webhooks_live` index answers it). */
+export async function anyLiveWebhook(db: Kysely<DB>): Promise<boolean> {
+  const { rows } = await sql<{ live: boolean }>`SELECT EXISTS (SELECT 1 FROM webhooks WHERE enabled AND deleted_at IS NULL) AS live`.execute(db);
+  return rows[0]?.live === true;
+}
+
 export async function lockLiveWebhooks(tx: Transaction<DB>, limit: number): Promise<WebhookRow[]> {
   return tx
     .selectFrom('webhooks')
