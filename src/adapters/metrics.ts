@@ -25,10 +25,11 @@ export function registerMetrics(app: FastifyInstance, service: Service): void {
   const leases = new Gauge({ name: 'baton_leases_active', help: 'Unexpired active leases.', registers: [registry] });
   const approvals = new Gauge({ name: 'baton_approvals_pending', help: 'Approvals waiting for a decision.', registers: [registry] });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const operation = request.operationName ?? request.routeOptions.url ?? 'unmatched';
     requests.inc({ operation, method: request.method, status: String(reply.statusCode) });
     duration.observe({ operation, method: request.method }, reply.elapsedTime / 1000);
+    done();
   });
   app.get('/metrics', async (_request, reply) => {
     const stats = await service.stats();

@@ -37,11 +37,14 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  app.addHook('onSend', async (request, reply) => {
+  // Set before anything answers, so every response carries it, problems and 404s included.
+  // Callback-style hooks: an async one costs a promise per request on every route.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   // One line per request, with who made it; the token itself never reaches the log.
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -54,6 +57,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
       },
       'request',
     );
+    done();
   });
 
   app.setErrorHandler((error: FastifyError | BatonError, request, reply) => {
