@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
 import { type RawClaim, rawClaim, rawComplete, rawRelease, seedTodoTasks } from './claims-statements.ts';
-import { cpuSeconds, cpuUsed } from './cpu.ts';
+import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
 import { openPool } from '../src/store/database.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
@@ -159,7 +159,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
         plan.target === 'baton'
           ? [[BATON_MAIN], { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: plan.token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url }]
           : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`], {}];
-      const profile = process.env.PERFX && plan.target === 'baton' ? ['--perf-basic-prof'] : plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
+      const profile = plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
       const server = await startServer([...profile, ...args], env, run);
       output = () => server.output();
       driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, `${plan.name}`) : minimalDriver(server.url);
@@ -173,6 +173,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     const after = await cpuSeconds(await processes());
     if (load.cycles === 0) throw new Error(`no cycle completed in ${plan.seconds} s`);
     const elapsed = load.elapsedMs / 1000;
+    const used = cpuPerUnit(before, after, pid, load.tasks);
     const sorted = load.latencies.sort((a, b) => a - b);
     const result: Result = {
       cyclesPerS: load.cycles / elapsed,
@@ -180,11 +181,9 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
       cycles: load.cycles,
-      cpuMs: before && after ? (cpuUsed(before, after) * 1000) / load.tasks : undefined,
+      cpuMs: used?.totalMs,
     };
-    const ownMs = before && after ? (((after.get(pid) ?? 0) - (before.get(pid) ?? 0)) * 1000) / load.tasks : undefined;
-    const split = ownMs !== undefined && result.cpuMs !== undefined ? ` (${plan.target === 'raw' ? 'this process' : 'server'} ${ownMs.toFixed(2)}, database ${(result.cpuMs - ownMs).toFixed(2)})` : '';
-    const cpu = result.cpuMs === undefined ? '' : `, ${result.cpuMs.toFixed(2)} CPU ms per task${split}`;
+    const cpu = cpuNote(used, 'task', plan.target === 'raw' ? 'this process' : 'server');
     profiled = load.tasks;
     log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
     return result;

@@ -22,3 +22,21 @@ export function cpuUsed(before: Map<number, number>, after: Map<number, number>)
   for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
   return used;
 }
+
+/** CPU per unit of work between two readings: every process read, and `own` (the server, or the benchmark process itself) alone. */
+export interface CpuPerUnit {
+  totalMs: number;
+  ownMs: number;
+}
+
+export function cpuPerUnit(before: Map<number, number> | undefined, after: Map<number, number> | undefined, own: number, units: number): CpuPerUnit | undefined {
+  if (!before || !after) return undefined;
+  return { totalMs: (cpuUsed(before, after) * 1000) / units, ownMs: (((after.get(own) ?? 0) - (before.get(own) ?? 0)) * 1000) / units };
+}
+
+/** `, 1.23 CPU ms per request (server 0.60, database 0.63)` for a log line; the split only with `ownLabel`; '' without readings. */
+export function cpuNote(cpu: CpuPerUnit | undefined, unit: string, ownLabel: string | undefined): string {
+  if (!cpu) return '';
+  const split = ownLabel ? ` (${ownLabel} ${cpu.ownMs.toFixed(2)}, database ${(cpu.totalMs - cpu.ownMs).toFixed(2)})` : '';
+  return `, ${cpu.totalMs.toFixed(2)} CPU ms per ${unit}${split}`;
+}

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
-import { cpuSeconds, cpuUsed } from './cpu.ts';
+import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, type DatabaseLocation, type Engine, ENGINES, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { needsPool, ID_POOL_SIZE, runLoad, type Scenario, SCENARIOS, scenarioRequests, seedTasks } from './load.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
@@ -168,11 +168,10 @@ async function measure(plan: Plan, target: Target, database: DatabaseLocation, s
     const cpuAfter = await cpuSeconds(await processes());
     if (load.requests === 0) throw new Error(`no request completed in ${plan.seconds} s`);
     requests = load.requests;
-    const cpuMs = cpuBefore && cpuAfter ? (cpuUsed(cpuBefore, cpuAfter) * 1000) / load.requests : undefined;
-    const result = { ...load, cpuMs };
-    const serverMs = cpuBefore && cpuAfter ? (((cpuAfter.get(server.pid) ?? 0) - (cpuBefore.get(server.pid) ?? 0)) * 1000) / load.requests : undefined;
-    const split = serverMs !== undefined && cpuMs !== undefined && database.engine === 'postgres' ? ` (server ${serverMs.toFixed(2)}, database ${(cpuMs - serverMs).toFixed(2)})` : '';
-    const cpu = cpuMs === undefined ? '' : `, ${cpuMs.toFixed(2)} CPU ms per request${split}`;
+    const used = cpuPerUnit(cpuBefore, cpuAfter, server.pid, load.requests);
+    const result = { ...load, cpuMs: used?.totalMs };
+    // PGlite runs inside the server process: there is no database process to split off.
+    const cpu = cpuNote(used, 'request', database.engine === 'postgres' ? 'server' : undefined);
     log(`${label}: ${load.rps.toFixed(0)} rps, p50 ${load.p50} ms, p99 ${load.p99} ms${cpu} (${load.requests} requests, all 2xx, no errors)`);
     return result;
   } catch (error) {

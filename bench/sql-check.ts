@@ -86,14 +86,14 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
   const raw = await recording(async (recorded) => {
     const pool = openPool(url, 1);
     try {
-      const steps = {} as Record<ClaimStep, string[]>;
-      const [held] = await recorded(() => rawClaim(pool, 1), (statements) => (steps.claim = statements));
+      const claim = await recorded(() => rawClaim(pool, 1));
+      const [held] = claim.value;
       if (!held) throw new Error('SQL check: the raw SQL claimed nothing');
-      await recorded(() => rawComplete(pool, held), (statements) => (steps.complete = statements));
+      const complete = await recorded(() => rawComplete(pool, held));
       const [again] = await rawClaim(pool, 1);
       if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
-      await recorded(() => rawRelease(pool, again.lease_id), (statements) => (steps.release = statements));
-      return steps;
+      const release = await recorded(() => rawRelease(pool, again.lease_id));
+      return { claim: claim.statements, complete: complete.statements, release: release.statements } satisfies Record<ClaimStep, string[]>;
     } finally {
       await pool.end();
     }
@@ -123,16 +123,12 @@ async function withBaton<T>(url: string, token: string, use: (call: Call) => Pro
       let keys = 0;
       return await use(async (method, path, body) => {
         const headers = { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json', 'idempotency-key': `sql-check-${keys++}` } : {}) };
-        let statements: string[] = [];
-        const response = await recorded(
-          async () => {
-            const answer = await server.app.inject({ method, url: path, headers, ...(body ? { payload: JSON.stringify(body) } : {}) });
-            // The token touch is not awaited by the request; let it reach the wire.
-            await sleep(50);
-            return answer;
-          },
-          (sent) => (statements = sent),
-        );
+        const { value: response, statements } = await recorded(async () => {
+          const answer = await server.app.inject({ method, url: path, headers, ...(body ? { payload: JSON.stringify(body) } : {}) });
+          // The token touch is not awaited by the request; let it reach the wire.
+          await sleep(50);
+          return answer;
+        });
         if (response.statusCode >= 300) throw new Error(`SQL check: ${method} ${path} answered ${response.statusCode}: ${response.body.slice(0, 500)}`);
         return { body: response.json<Record<string, unknown>>(), statements };
       });
@@ -142,9 +138,9 @@ async function withBaton<T>(url: string, token: string, use: (call: Call) => Pro
   });
 }
 
-type Recorder = <T>(run: () => Promise<T>, statements: (sent: string[]) => void) => Promise<T>;
+type Recorder = <T>(run: () => Promise<T>) => Promise<{ value: T; statements: string[] }>;
 
-/** Records the SQL text every pg client sends (by wrapping `Client#query`) while `use` runs; `recorded` hands one step's statements over. */
+/** Records the SQL text every pg client sends (by wrapping `Client#query`) while `use` runs; `recorded` answers one step with its statements. */
 async function recording<T>(use: (recorded: Recorder) => Promise<T>): Promise<T> {
   const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const query = client.query;
@@ -155,11 +151,10 @@ async function recording<T>(use: (recorded: Recorder) => Promise<T>): Promise<T>
     return query.apply(this, args);
   };
   try {
-    return await use(async (run, statements) => {
+    return await use(async (run) => {
       sent = [];
-      const result = await run();
-      statements([...sent]);
-      return result;
+      const value = await run();
+      return { value, statements: [...sent] };
     });
   } finally {
     client.query = query;

@@ -42,13 +42,13 @@ export async function listDeliveries(db: Kysely<DB>, webhookId: string, q: { bef
   return query.orderBy('event_seq', 'desc').limit(q.limit + 1).execute();
 }
 
-/** Enabled webhooks no other instance is fanning out right now. */
 /** True when some webhook is enabled and not deleted (the `webhooks_live` index answers it). */
 export async function anyLiveWebhook(db: Kysely<DB>): Promise<boolean> {
   const { rows } = await sql<{ live: boolean }>`SELECT EXISTS (SELECT 1 FROM webhooks WHERE enabled AND deleted_at IS NULL) AS live`.execute(db);
   return rows[0]?.live === true;
 }
 
+/** Enabled webhooks no other instance is fanning out right now. */
 export async function lockLiveWebhooks(tx: Transaction<DB>, limit: number): Promise<WebhookRow[]> {
   return tx
     .selectFrom('webhooks')
