@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { appending, type NewEventRow } from './events.ts';
+import { THEN_COMMIT } from './prepared-client.ts';
 import type { DB } from './schema.ts';
 
 export interface StoredResponse {
@@ -41,22 +42,35 @@ export interface NewStoredResponse extends StoredResponse {
 
 /**
  * Stores a response under its key, and appends the write's events in the same statement (one
- * round trip for a write's last two steps; see `appending`). Returns false, having stored nothing
- * the caller may keep, if a live entry already holds the key: the caller then rolls back.
+ * round trip for a write's last two steps; see `appending`). It is the write's last statement and
+ * commits with it (`THEN_COMMIT`). If a live entry already holds the key, the statement fails
+ * instead (`baton_key_taken`, SQLSTATE BK001), so nothing commits; this returns false and the
+ * caller rolls back.
  */
 export async function storeResponse(tx: Transaction<DB>, row: NewStoredResponse, events: readonly NewEventRow[] = []): Promise<boolean> {
   // An expired entry may be replaced; a live one never is.
-  const { rows } = await sql<{ key: string }>`
-    ${events.length > 0 ? sql`WITH ${appending(events)}` : sql``}
-    INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
-    VALUES (${row.principal_id}, ${row.key}, ${row.fingerprint}, ${row.operation}, ${row.status_code}, ${row.response_body}, ${row.created_at}, ${row.expires_at})
-    ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,
-      status_code = excluded.status_code, response_body = excluded.response_body, created_at = excluded.created_at,
-      expires_at = excluded.expires_at
-    WHERE idempotency_keys.expires_at <= ${row.created_at}
-    RETURNING key`.execute(tx);
-  return rows.length > 0;
+  const statement = sql<{ key: string }>`${sql.raw(THEN_COMMIT)}
+    WITH ${events.length > 0 ? sql`${appending(events)},` : sql``} stored AS (
+      INSERT INTO idempotency_keys (principal_id, key, fingerprint, operation, status_code, response_body, created_at, expires_at)
+      VALUES (${row.principal_id}, ${row.key}, ${row.fingerprint}, ${row.operation}, ${row.status_code}, ${row.response_body}, ${row.created_at}, ${row.expires_at})
+      ON CONFLICT (principal_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, operation = excluded.operation,
+        status_code = excluded.status_code, response_body = excluded.response_body, created_at = excluded.created_at,
+        expires_at = excluded.expires_at
+      WHERE idempotency_keys.expires_at <= ${row.created_at}
+      RETURNING key)
+    SELECT key FROM stored
+    UNION ALL SELECT baton_key_taken() WHERE NOT EXISTS (SELECT FROM stored)`;
+  try {
+    await statement.execute(tx);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === KEY_TAKEN) return false;
+    throw error;
+  }
 }
+
+/** SQLSTATE of `baton_key_taken()` (migrations/0006_key_taken.sql). */
+const KEY_TAKEN = 'BK001';
 
 /** Deletes up to `limit` expired keys; returns how many went. */
 export async function pruneKeys(db: Kysely<DB>, now: Date, limit: number): Promise<number> {
