@@ -4,11 +4,17 @@
  * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease) and a holder's
  * move to in_review (src/operations/tasks/update-task.ts) send for the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
  * idempotency-key claim and stored response, input validation and response shaping — that is the
- * service's overhead the claims benchmark shows.
+ * service's overhead the claims benchmark shows. Given an `Overhead`, each transaction also sends
+ * Baton's per-request statements (bench/baseline-statements.ts), so the same-SQL route sends
+ * exactly what Baton sends and the ratio to it shows only what Baton does in process.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
+import { THEN_COMMIT } from '../src/store/prepared-client.ts';
+import { hashToken } from '../src/tokens.ts';
+import { AUTHENTICATE, CLAIM_KEY, STORE_RESPONSE_WITH_EVENTS } from './baseline-statements.ts';
 
 const ids = createIds();
 
@@ -51,8 +57,8 @@ const grant = (count: number) => `WITH granted AS (
     FROM granted g
     WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $6' : 'tasks.id = ANY ($6::text[])'}
     RETURNING ${TASK_COLUMNS}`;
-// appendEvents
-const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
+// appendEvents, as each transaction's last statement: it commits with it (THEN_COMMIT), as Baton's stored response does.
+const APPEND_EVENTS = `${THEN_COMMIT} WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
   INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
   SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
   FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
@@ -90,13 +96,44 @@ function event(type: string, subject: string, data: object, now: Date): object {
     idempotency_key: null, approval_id: null, data, created_at: now.toISOString() };
 }
 
-async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Baton's per-request statements around the work: the token's grant lookup with its rate count
+ * (on `counters`, a pool like Baton's `Database.counters`), the idempotency-key claim as the
+ * transaction's first statement, and the stored response, carrying the events, as its last.
+ */
+export interface Overhead {
+  counters: pg.Pool;
+  /** The bearer token, and this request's Idempotency-Key. */
+  token: string;
+  key: string;
+  /** The request's operation, for the stored response (Baton stores it with the key). */
+  operation: string;
+}
+
+/** Baton's BATON_RATE_LIMIT window in the benchmarks (bench/databases.ts RATE_LIMIT), and its key TTL. */
+const RATE_WINDOW_S = 60;
+const KEY_TTL_MS = 24 * 3600 * 1000;
+
+/** What a transaction's work answers: its result, and the events its last statement appends. */
+type Work<T> = { value: T; events: object[] };
+
+async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Promise<Work<T>>, overhead?: Overhead): Promise<T> {
+  const principal = overhead ? await authenticate(overhead) : undefined;
   const client = await pool.connect();
   try {
     await client.query('begin');
-    const result = await run(client);
+    const now = new Date();
+    if (overhead && principal) await client.query(CLAIM_KEY, [principal, overhead.key, principal, overhead.key, now]);
+    const { value, events } = await run(client);
+    if (overhead && principal) {
+      const body = JSON.stringify(value ?? {});
+      const print = createHash('sha256').update(`${overhead.operation}\n${body}`).digest();
+      await client.query(STORE_RESPONSE_WITH_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events), principal, overhead.key, print, overhead.operation, 200, body, now, new Date(now.getTime() + KEY_TTL_MS), now]);
+    } else if (events.length > 0) {
+      await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
+    }
     await client.query('commit');
-    return result;
+    return value;
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw error;
@@ -105,12 +142,21 @@ async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Pro
   }
 }
 
+/** The grant lookup that counts the request, as Baton's authenticate; answers the principal id. */
+async function authenticate(overhead: Overhead): Promise<string> {
+  const now = new Date();
+  const windowStart = Math.floor(now.getTime() / (RATE_WINDOW_S * 1000)) * RATE_WINDOW_S;
+  const [grant] = (await overhead.counters.query<{ agent_id: string; used: number | null }>(AUTHENTICATE, [hashToken(overhead.token), windowStart, now])).rows;
+  if (!grant || grant.used === null) throw new Error('the token was refused');
+  return grant.agent_id;
+}
+
 /** Claims up to `limit` todo tasks, one lease each, with two events per task. Commits even when none was free. */
-export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
+export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Promise<RawClaim[]> {
   return transaction(pool, async (client) => {
     const now = new Date();
     const tasks = (await client.query<TaskRow>(pick(limit), [now])).rows;
-    if (tasks.length === 0) return [];
+    if (tasks.length === 0) return { value: [], events: [] };
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
@@ -121,13 +167,12 @@ export function rawClaim(pool: pg.Pool, limit: number): Promise<RawClaim[]> {
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
     ]);
-    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
-    return grants;
-  });
+    return { value: grants, events };
+  }, overhead);
 }
 
 /** Releases a live lease: the task goes back to todo. Throws if the lease is not active. */
-export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
+export function rawRelease(pool: pg.Pool, leaseId: string, overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
     const now = new Date();
     const [found] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
@@ -140,8 +185,8 @@ export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
       event('lease.released', found.task_id, { lease_id: leaseId }, now),
       event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
     ];
-    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
-  });
+    return { value: undefined, events };
+  }, overhead);
 }
 
 /**
@@ -149,7 +194,7 @@ export function rawRelease(pool: pg.Pool, leaseId: string): Promise<void> {
  * (src/operations/tasks/update-task.ts): lock the task, check the epoch, end the lease, move the
  * task to in_review. Throws if the task is no longer held at that epoch.
  */
-export function rawComplete(pool: pg.Pool, claim: RawClaim): Promise<void> {
+export function rawComplete(pool: pg.Pool, claim: RawClaim, overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
     const now = new Date();
     const [task] = (await client.query<TaskRow & { status: string; lease_id: string | null }>(LOCK_TASK, [claim.task_id])).rows;
@@ -159,8 +204,8 @@ export function rawComplete(pool: pg.Pool, claim: RawClaim): Promise<void> {
       event('lease.released', claim.task_id, { lease_id: task.lease_id, reason: 'status_changed', to: 'in_review' }, now),
       event('task.status_changed', claim.task_id, { from: 'in_progress', to: 'in_review' }, now),
     ];
-    await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
-  });
+    return { value: undefined, events };
+  }, overhead);
 }
 
 /** Inserts `count` todo tasks at normal priority straight into a migrated database. */

@@ -43,7 +43,7 @@ const SCENARIOS = {
 } as const;
 type Scenario = keyof typeof SCENARIOS;
 const CONCURRENCIES = [1, 8, 32];
-const TARGETS = ['baton', 'minimal', 'raw'] as const;
+const TARGETS = ['baton', 'same', 'minimal', 'raw'] as const;
 type Target = (typeof TARGETS)[number];
 
 
@@ -99,7 +99,8 @@ async function main(): Promise<void> {
         for (const target of TARGETS) {
           results[target] = await measure({ target, scenario, concurrency, seconds, token, profileDir, name: `baton_bench_claims_${runId}_${target}_${scenario}_${concurrency}` }, cleanup);
         }
-        log(`${scenario} ×${concurrency}: Baton/minimal ${(results.baton.tasksPerS / results.minimal.tasksPerS).toFixed(2)}×, Baton/raw ${(results.baton.tasksPerS / results.raw.tasksPerS).toFixed(2)}×`);
+        const ratio = (other: Target) => (results.baton.tasksPerS / results[other].tasksPerS).toFixed(2);
+        log(`${scenario} ×${concurrency}: Baton/same-SQL ${ratio('same')}×, Baton/minimal ${ratio('minimal')}×, Baton/raw ${ratio('raw')}×`);
         rows.push({ scenario, concurrency, results });
       }
     }
@@ -158,11 +159,11 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
       const [args, env] =
         plan.target === 'baton'
           ? [[BATON_MAIN], { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: plan.token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url }]
-          : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`], {}];
+          : [[MINIMAL_MAIN, `--database-url=${database.url}`, `--pool-size=${DB_POOL_SIZE}`, ...(plan.target === 'same' ? ['--same-sql'] : [])], {}];
       const profile = plan.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${join(plan.profileDir, plan.name)}`] : [];
       const server = await startServer([...profile, ...args], env, run);
       output = () => server.output();
-      driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, `${plan.name}`) : minimalDriver(server.url);
+      driver = plan.target === 'baton' ? batonDriver(server.url, plan.token, plan.name) : minimalDriver(server.url, plan.target === 'same' ? { token: plan.token, tag: plan.name } : undefined);
       pid = server.pid;
     }
     const scenario = SCENARIOS[plan.scenario];
@@ -265,14 +266,17 @@ function batonDriver(url: string, token: string, tag: string): Driver {
   };
 }
 
-function minimalDriver(url: string): Driver {
+/** The minimal route's requests; on the same-SQL route each carries the token and a fresh Idempotency-Key, as Baton's do. */
+function minimalDriver(url: string, sameSql?: { token: string; tag: string }): Driver {
+  let keys = 0;
+  const headers = (): Record<string, string> => (sameSql ? { authorization: `Bearer ${sameSql.token}`, 'idempotency-key': `${sameSql.tag}-${keys++}` } : {});
   return {
-    claim: async (limit) => (JSON.parse(await send('POST', `${url}/claim`, { limit })) as { claims: RawClaim[] }).claims,
+    claim: async (limit) => (JSON.parse(await send('POST', `${url}/claim`, { limit }, headers())) as { claims: RawClaim[] }).claims,
     release: async (claim) => {
-      await send('POST', `${url}/release/${claim.lease_id}`, undefined);
+      await send('POST', `${url}/release/${claim.lease_id}`, undefined, headers());
     },
     complete: async (claim) => {
-      await send('POST', `${url}/complete`, claim);
+      await send('POST', `${url}/complete`, claim, headers());
     },
   };
 }
@@ -283,17 +287,18 @@ function percentile(sorted: readonly number[], q: number): number {
 
 function claimsTable(rows: readonly Row[]): string {
   const lines = [
-    '| scenario | concurrency | Baton /s | p50 / p99 ms | CPU ms/task | minimal route /s | p50 / p99 ms | CPU ms/task | raw SQL /s | p50 / p99 ms | CPU ms/task | Baton ÷ minimal | Baton ÷ raw |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | concurrency | Baton /s | p50 / p99 ms | CPU ms/task | same-SQL route /s | p50 / p99 ms | CPU ms/task | minimal route /s | p50 / p99 ms | CPU ms/task | raw SQL /s | p50 / p99 ms | CPU ms/task | Baton ÷ same-SQL | Baton ÷ minimal | Baton ÷ raw |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const cells = (r: Result, scenario: Scenario) => {
     const rate = SCENARIOS[scenario].limit === 1 ? `${r.cyclesPerS.toFixed(0)} cycles` : `${r.tasksPerS.toFixed(0)} tasks`;
     return `${rate} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} | ${r.cpuMs?.toFixed(2) ?? '–'}`;
   };
   for (const { scenario, concurrency, results } of rows) {
-    const { baton, minimal, raw } = results;
+    const { baton, same, minimal, raw } = results;
+    const ratio = (other: Result) => `${(baton.tasksPerS / other.tasksPerS).toFixed(2)}×`;
     lines.push(
-      `| ${scenario} | ${concurrency} | ${cells(baton, scenario)} | ${cells(minimal, scenario)} | ${cells(raw, scenario)} | ${(baton.tasksPerS / minimal.tasksPerS).toFixed(2)}× | ${(baton.tasksPerS / raw.tasksPerS).toFixed(2)}× |`,
+      `| ${scenario} | ${concurrency} | ${cells(baton, scenario)} | ${cells(same, scenario)} | ${cells(minimal, scenario)} | ${cells(raw, scenario)} | ${ratio(same)} | ${ratio(minimal)} | ${ratio(raw)} |`,
     );
   }
   return lines.join('\n');

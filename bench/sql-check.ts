@@ -3,8 +3,8 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
 import { BASELINE_STATEMENTS } from './baseline-statements.ts';
-import { openPool } from '../src/store/database.ts';
-import { rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
+import { openCounterPool, openPool } from '../src/store/database.ts';
+import { type Overhead, rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
 import { RATE_LIMIT } from './databases.ts';
 import type { Scenario } from './load.ts';
 
@@ -60,7 +60,7 @@ type ClaimStep = (typeof CLAIM_CYCLES)[number];
  * append; the raw SQL appends the same events in a statement of its own, left out of its side).
  */
 const BATON_OVERHEAD = [/^WITH g AS \( SELECT t\.id AS token_id/, TOKEN_TOUCH, /^SELECT pg_try_advisory_xact_lock/, /INSERT INTO idempotency_keys/];
-const RAW_EVENT_APPEND = /^WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
+const RAW_EVENT_APPEND = /^(\/\* then commit \*\/ )?WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
 
 /**
  * Runs a claim, a holder's complete (PATCH to in_review with the epoch) and a release through Baton
@@ -83,31 +83,50 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
     const released = await call('POST', `/api/v1/leases/${lease.id}/release`, {});
     return { claim: first.statements, complete: completed.statements, release: released.statements };
   });
-  const raw = await recording(async (recorded) => {
-    const pool = openPool(url, 1);
-    try {
-      const claim = await recorded(() => rawClaim(pool, 1));
-      const [held] = claim.value;
-      if (!held) throw new Error('SQL check: the raw SQL claimed nothing');
-      const complete = await recorded(() => rawComplete(pool, held));
-      const [again] = await rawClaim(pool, 1);
-      if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
-      const release = await recorded(() => rawRelease(pool, again.lease_id));
-      return { claim: claim.statements, complete: complete.statements, release: release.statements } satisfies Record<ClaimStep, string[]>;
-    } finally {
-      await pool.end();
-    }
-  });
+  const raw = await recordRaw(url);
+  const same = await recordRaw(url, token);
   const differences = CLAIM_CYCLES.flatMap((step) => {
     const ours = baton[step].filter((text) => !BATON_OVERHEAD.some((pattern) => pattern.test(text))).map(unquoted);
     const theirs = raw[step].filter((text) => !RAW_EVENT_APPEND.test(text)).map(unquoted);
-    return ours.join('\n') === theirs.join('\n') ? [] : [`  ${step}:`, ...diffLines(ours, theirs)];
+    const all = baton[step].filter((text) => !TOKEN_TOUCH.test(text)).map(unquoted);
+    const sameSql = same[step].map(unquoted);
+    return [
+      ...(ours.join('\n') === theirs.join('\n') ? [] : [`  ${step} (raw SQL and minimal route):`, ...diffLines(ours, theirs)]),
+      ...(all.join('\n') === sameSql.join('\n') ? [] : [`  ${step} (same-SQL route):`, ...diffLines(all, sameSql)]),
+    ];
   });
-  if (differences.length === 0) return { matches: true, report: `the raw SQL and the minimal route send the claim, complete and release statements Baton sends, besides its overhead` };
+  if (differences.length === 0) {
+    return {
+      matches: true,
+      report: 'the raw SQL and the minimal route send the claim, complete and release statements Baton sends, besides its overhead; the same-SQL route sends all of them',
+    };
+  }
   return {
     matches: false,
-    report: `the raw SQL's claim statements differ from Baton's — update bench/claims-statements.ts:\n${differences.join('\n')}`,
+    report: `the claims benchmark's statements differ from Baton's — update bench/claims-statements.ts:\n${differences.join('\n')}`,
   };
+}
+
+/** The raw claim, complete and release transactions' statements; with `token`, as the same-SQL route sends them (Baton's overhead included). */
+async function recordRaw(url: string, token?: string): Promise<Record<ClaimStep, string[]>> {
+  return recording(async (recorded) => {
+    const pool = openPool(url, 1);
+    const counters = openCounterPool(url, 1);
+    let keys = 0;
+    const overhead = (operation: string): Overhead | undefined => (token ? { counters, token, key: `sql-check-same-${keys++}`, operation } : undefined);
+    try {
+      const claim = await recorded(() => rawClaim(pool, 1, overhead('tasks.claim_next')));
+      const [held] = claim.value;
+      if (!held) throw new Error('SQL check: the raw SQL claimed nothing');
+      const complete = await recorded(() => rawComplete(pool, held, overhead('tasks.update')));
+      const [again] = await rawClaim(pool, 1);
+      if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
+      const release = await recorded(() => rawRelease(pool, again.lease_id, overhead('leases.release')));
+      return { claim: claim.statements, complete: complete.statements, release: release.statements };
+    } finally {
+      await Promise.all([pool.end(), counters.end()]);
+    }
+  });
 }
 
 type Call = (method: 'GET' | 'POST' | 'PATCH', path: string, body?: object) => Promise<{ body: Record<string, unknown>; statements: string[] }>;
