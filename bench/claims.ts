@@ -1,9 +1,10 @@
 /**
  * `node bench/claims.ts [--scenario=single|complete|batch16] [--concurrency=1,8,32] [--profile]`
  *
- * Claims per second on PostgreSQL: Baton (`node src/main.ts`) beside a minimal Fastify + pg route
- * (bench/claims-server.ts) and the same transactions as raw SQL on a pg pool in this process
- * (bench/claims-statements.ts), at concurrency 1, 8 and 32. single: claim (todo → in_progress, a new
+ * Claims per second on PostgreSQL: Baton (`node src/main.ts`) beside a same-SQL route (Fastify + pg
+ * sending all of Baton's statements, `bench/claims-server.ts --same-sql`), a minimal Fastify + pg route
+ * (the claim work alone, bench/claims-server.ts) and the same transactions as raw SQL on a pg pool in
+ * this process (bench/claims-statements.ts), at concurrency 1, 8 and 32. single: claim (todo → in_progress, a new
  * lease) then release of that lease (in_progress → todo); complete: claim then the holder's move to
  * in_review (the lease ends; the task leaves the queue); batch16 claims up to 16 tasks in one
  * request, then releases each one by one. Every run gets a fresh database holding SEED_TASKS todo
@@ -339,18 +340,27 @@ from the cycle here; see below).
   number of workers. Every Baton write carries a fresh Idempotency-Key. A cycle counts if it ends
   within the ${seconds} s measured window (after a ${WARMUP_SECONDS} s warm-up); any non-2xx answer fails the run.
 
-## The three targets
+## The four targets
 
 - **Baton**: \`node src/main.ts\` in a child process with \`BATON_LOG_LEVEL=warn\`,
   \`BATON_DB_POOL_SIZE=${DB_POOL_SIZE}\`, \`BATON_RATE_LIMIT=${RATE_LIMIT}\`, defaults otherwise (lease sweeper on),
   the bootstrap admin's token.
+- **same-SQL route** (\`bench/claims-server.ts --same-sql\`): the minimal route below, but each request
+  also sends Baton's per-request statements: the token's grant lookup with its rate count (on a second
+  pool whose sessions run \`synchronous_commit = off\`, as Baton's \`Database.counters\`), the
+  idempotency-key claim first in the transaction, and the stored response, carrying the events, last.
+  Requests carry the admin's token and a fresh Idempotency-Key. It sends exactly Baton's statements, so
+  **Baton ÷ same-SQL** shows only what Baton does in process (validation, shaping, \`next_actions\`,
+  errors, hooks), as \`bench/run.ts\`'s baseline does for create, get and patch.
 - **minimal route** (\`bench/claims-server.ts\`): bare Fastify + pg pool (${DB_POOL_SIZE}) in a child process,
   \`POST /claim {limit}\`, \`POST /release/:lease_id\` and \`POST /complete\`, running the raw transactions below. No auth,
-  no idempotency keys, no validation, no response shaping.
-- **raw SQL** (\`bench/claims-statements.ts\`): the same transactions called directly on a pg pool (${DB_POOL_SIZE})
+  no idempotency keys, no validation, no response shaping. **Baton ÷ minimal** adds the cost of
+  authentication, rate counting and idempotency to what Baton ÷ same-SQL shows.
+- **raw SQL** (\`bench/claims-statements.ts\`): the minimal route's transactions called directly on a pg pool (${DB_POOL_SIZE})
   inside the benchmark process — no HTTP at all.
-- All three send their statements as named prepared statements (\`src/store/prepared-client.ts\`), as
-  Baton does: the same SQL, sent the same way.
+- All four send their statements as named prepared statements through Baton's client
+  (\`src/store/prepared-client.ts\`): the same SQL, sent the same way, \`begin\` going out with a
+  transaction's first statement and \`commit\` with its last.
 - Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
   UPDATE SKIP LOCKED\` (limit and priority floor written as literals, so PostgreSQL keeps one generic
   plan instead of re-planning every claim); one statement inserting the leases and updating the tasks
@@ -365,13 +375,14 @@ from the cycle here; see below).
   in the event append's statement.
 - SQL check (\`bench/sql-check.ts\`): before the runs, one claim, complete and release go through Baton
   in process and through the raw SQL, recording the statements each sends; apart from Baton's
-  overhead above, the two lists must match (identifier quotes aside), since the raw SQL is a copy.
+  overhead above, the two lists must match (identifier quotes aside), since the raw SQL is a copy;
+  the same-SQL route's lists must match Baton's whole.
   The verdict is printed and recorded above the method.
 - Each (scenario, concurrency, target) run has its own fresh database (\`baton_bench_claims_*\`, dropped
   afterwards), migrated by Baton's start-up, seeded with ${SEED_TASKS} todo tasks by SQL.
 - CPU ms/task: user + system CPU over the measured window of the server process (for raw SQL: the
   benchmark process itself, workers included) plus the PostgreSQL backends of its database, per task
-  claimed. The HTTP client's CPU (this process) is not counted for Baton and the minimal route, but it
+  claimed. The HTTP client's CPU (this process) is not counted for Baton and the two routes, but it
   shares the ${m.cores} cores with them.
 `;
 }
