@@ -22,14 +22,14 @@ const ids = createIds();
 const ACTOR = { id: 'agt_bench_raw', kind: 'agent', token_id: null, machine: 'bench' } as const;
 const TTL_S = 300;
 
-const WAITING_ON = `ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id) AS waiting_on`;
+const WAITING_ON = `CASE WHEN cardinality(tasks.blocked_by) = 0 THEN '{}'::text[] ELSE ARRAY(SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id) ORDER BY u.id) END AS waiting_on`;
 const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, tasks.priority, tasks.labels, tasks.version, tasks.created_at,
   tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
   tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
 
 // pickClaimable, with no label filter and min_priority low (0); the limit and the floor are literals, as Baton writes them.
 const PICK_FILTERS = `priority >= 0 AND deleted_at IS NULL
-    AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
+    AND (cardinality(tasks.blocked_by) = 0 OR NOT EXISTS (SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id)))`;
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
 const pick = (limit: number) => `
     WITH queued AS (

@@ -1,8 +1,10 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { DB, LeasesTable } from './schema.ts';
-import { type TaskRow, taskReturning } from './tasks.ts';
+import { NO_OPEN_BLOCKERS, type TaskRow, taskReturning } from './tasks.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
+
+const noOpenBlockers = sql.raw(NO_OPEN_BLOCKERS);
 
 export interface ClaimQuery {
   now: Date;
@@ -27,7 +29,7 @@ export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise
   const limit = literalInteger(q.limit);
   const filters = sql`priority >= ${literalInteger(q.minPriority)} AND deleted_at IS NULL
     ${q.labels.length > 0 ? sql`AND labels @> ${q.labels}::text[]` : sql``}
-    AND NOT EXISTS (SELECT 1 FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL)`;
+    AND ${noOpenBlockers}`;
   const { rows } = await sql<TaskRow>`
     WITH queued AS (
       SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}

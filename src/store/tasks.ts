@@ -12,8 +12,18 @@ export interface ArtifactRefRow {
   sha256: string;
 }
 
+/**
+ * The blockers of the outer `tasks` row that are not done yet: one primary-key lookup per blocker.
+ * `b.id = ANY (tasks.blocked_by)` let the planner read the whole table instead while it was small
+ * (and which plan a connection kept depended on when it first ran the statement).
+ */
+const OPEN_BLOCKERS = `SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id)`;
+
+/** True when the outer `tasks` row waits on nothing; most tasks have no blockers and skip the subquery. */
+export const NO_OPEN_BLOCKERS = `(cardinality(tasks.blocked_by) = 0 OR NOT EXISTS (${OPEN_BLOCKERS}))`;
+
 /** `waiting_on`, computed where the row is read so it is never stale. Queries must not alias `tasks`. */
-const WAITING_ON = `ARRAY(SELECT b.id FROM tasks b WHERE b.id = ANY (tasks.blocked_by) AND b.status <> 'done' AND b.deleted_at IS NULL ORDER BY b.id)`;
+const WAITING_ON = `CASE WHEN cardinality(tasks.blocked_by) = 0 THEN '{}'::text[] ELSE ARRAY(${OPEN_BLOCKERS} ORDER BY u.id) END`;
 const waitingOn: RawBuilder<string[]> = sql.raw<string[]>(WAITING_ON);
 
 /** The task's artifact references, read with the row (an index lookup on artifacts.task_id). */
