@@ -45,17 +45,17 @@ const pick = (limit: number) => `
 const grant = (count: number) => `WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
         created_at, created_by_id, created_by_kind)
-      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $2, l.expires_at,
-        $3, l.holder_id, l.holder_kind
-      FROM jsonb_to_recordset($4::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
+      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $1, l.expires_at,
+        $1, l.holder_id, l.holder_kind
+      FROM jsonb_to_recordset($2::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
         machine text, epoch int, ttl_s int, expires_at timestamptz)
       RETURNING id, task_id, holder_id, holder_kind, expires_at
     )
     UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
-      version = tasks.version + 1, updated_at = $5, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
+      version = tasks.version + 1, updated_at = $1, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
-    WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $6' : 'tasks.id = ANY ($6::text[])'}
+    WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $3' : 'tasks.id = ANY ($3::text[])'}
     RETURNING ${TASK_COLUMNS}`;
 // appendEvents, as each transaction's last statement: it commits with it (THEN_COMMIT), as Baton's stored response does.
 const APPEND_EVENTS = `${THEN_COMMIT} WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
@@ -162,7 +162,7 @@ export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Pro
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
     const taskIds = grants.map((g) => g.task_id);
-    await client.query(grant(grants.length), [now, now, now, leases, now, grants.length === 1 ? taskIds[0] : taskIds]);
+    await client.query(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]);
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),

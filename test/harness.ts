@@ -12,6 +12,7 @@ import { type Database, openPglite, openPostgres, type QueryListener } from '../
 import { insertToken } from '../src/store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
 import { databaseUrl } from './postgres-url.ts';
+import { transaction } from '../src/store/connection.ts';
 
 export type Engine = 'pglite' | 'postgres';
 export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
@@ -117,7 +118,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
       const scopes = [...(options.scopes ?? SCOPES)];
       const now = new Date();
       const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
-      await database.db.transaction().execute(async (tx) => {
+      await transaction(database.db, async (tx) => {
         await insertAgent(tx, { id, name: options.name ?? `test-${id.slice(-6)}`, kind: options.kind ?? 'agent', scopes, tool_allowlist: options.allowlist ?? null, ...by });
         await insertToken(tx, { id: ids.make('tok'), agent_id: id, machine: 'test-machine', token_hash: hashToken(token), token_prefix: tokenPrefix(token), scopes, expires_at: null, ...by });
       });

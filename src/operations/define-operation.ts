@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -10,6 +10,7 @@ import type { RateBudget } from '../service/authenticate.ts';
 import type { Principal } from '../service/principal.ts';
 import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
+import type { Tx } from '../store/connection.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -101,7 +102,7 @@ export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> exten
 export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
   readonly kind: 'write';
   /** Runs inside the request's one transaction; throwing rolls back every write and event. */
-  run(tx: Transaction<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+  run(tx: Tx, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
 }
 
 /** Follows the timeline: each batch holds the next events strictly after the last one, in commit order. */

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -16,6 +16,7 @@ import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
 import type { RateBudget } from './authenticate.ts';
 import type { Principal } from './principal.ts';
+import { type Tx, transaction } from '../store/connection.ts';
 
 export interface ExecuteDeps {
   readonly db: Kysely<DB>;
@@ -92,7 +93,7 @@ async function executeWrite(
   const keyRow = { principal_id: call.principal.id, key, fingerprint: print, operation: operation.name, created_at: now, expires_at: expiresAt };
   let started = false;
   try {
-    return await deps.db.transaction().execute(async (tx) => {
+    return await transaction(deps.db, async (tx) => {
       const claim = await claimKey(tx, call.principal.id, key, now);
       if (claim.state === 'in_flight') {
         throw new BatonError('idempotency_in_progress', `A request with Idempotency-Key "${key}" is still running.`, {
@@ -129,9 +130,7 @@ async function executeWrite(
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
       const body = JSON.stringify(toProblem(failure, deps.baseUrl));
-      await deps.db
-        .transaction()
-        .execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
+      await transaction(deps.db, (tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
         .catch(() => undefined);
     }
     throw failure;
@@ -151,7 +150,7 @@ const APPROVAL_TTL_MS = 24 * 3600 * 1000;
  */
 async function requestApproval(
   deps: ExecuteDeps,
-  tx: Transaction<DB>,
+  tx: Tx,
   operation: Operation & { kind: 'write' },
   input: z.output<z.ZodObject>,
   call: Call,

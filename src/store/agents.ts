@@ -1,5 +1,6 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AgentsTable, DB } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type AgentRow = Selectable<AgentsTable>;
 
@@ -17,7 +18,7 @@ export interface NewAgentRow {
   created_by_kind: string;
 }
 
-export async function insertAgent(tx: Transaction<DB>, row: NewAgentRow): Promise<AgentRow> {
+export async function insertAgent(tx: Tx, row: NewAgentRow): Promise<AgentRow> {
   return tx
     .insertInto('agents')
     .values({ ...row, updated_at: row.created_at, updated_by_id: row.created_by_id, updated_by_kind: row.created_by_kind })
@@ -34,7 +35,7 @@ export async function findAgent(db: Kysely<DB>, id: string): Promise<AgentRow | 
   return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function lockAgent(tx: Transaction<DB>, id: string): Promise<AgentRow | undefined> {
+export async function lockAgent(tx: Tx, id: string): Promise<AgentRow | undefined> {
   return tx.selectFrom('agents').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
@@ -60,7 +61,7 @@ export interface AgentChanges {
 }
 
 export async function updateAgent(
-  tx: Transaction<DB>,
+  tx: Tx,
   id: string,
   changes: AgentChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string },
 ): Promise<AgentRow> {
@@ -73,6 +74,6 @@ export async function updateAgent(
 }
 
 /** The human the auth provider knows by this user id, locked for the caller's transaction. */
-export async function lockAgentByExternalId(tx: Transaction<DB>, externalId: string): Promise<AgentRow | undefined> {
+export async function lockAgentByExternalId(tx: Tx, externalId: string): Promise<AgentRow | undefined> {
   return tx.selectFrom('agents').selectAll().where('external_id', '=', externalId).forUpdate().executeTakeFirst();
 }

@@ -1,10 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { ApprovalsTable, DB } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type ApprovalRow = Selectable<ApprovalsTable>;
 export type NewApprovalRow = Omit<ApprovalRow, 'decided_by_id' | 'decided_by_kind' | 'decided_at' | 'reason' | 'result_status' | 'result_body'>;
 
-export async function insertApproval(tx: Transaction<DB>, row: NewApprovalRow): Promise<ApprovalRow> {
+export async function insertApproval(tx: Tx, row: NewApprovalRow): Promise<ApprovalRow> {
   return tx
     .insertInto('approvals')
     .values({ ...row, input: JSON.stringify(row.input) })
@@ -17,7 +18,7 @@ export async function findApproval(db: Kysely<DB>, id: string): Promise<Approval
 }
 
 /** Locks the approval: two concurrent decisions serialize here, so the operation runs once. */
-export async function lockApproval(tx: Transaction<DB>, id: string): Promise<ApprovalRow | undefined> {
+export async function lockApproval(tx: Tx, id: string): Promise<ApprovalRow | undefined> {
   return tx.selectFrom('approvals').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
@@ -31,7 +32,7 @@ export interface Decision {
   result_body: string | null;
 }
 
-export async function decideApproval(tx: Transaction<DB>, id: string, decision: Decision): Promise<ApprovalRow> {
+export async function decideApproval(tx: Tx, id: string, decision: Decision): Promise<ApprovalRow> {
   return tx.updateTable('approvals').set(decision).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 

@@ -1,11 +1,12 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { ArtifactsTable, DB } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type NewArtifactRow = ArtifactRow;
 
 /** Records an artifact's facts (the bytes go to the ArtifactStore in the same transaction). */
-export async function insertArtifact(tx: Transaction<DB>, row: NewArtifactRow): Promise<ArtifactRow> {
+export async function insertArtifact(tx: Tx, row: NewArtifactRow): Promise<ArtifactRow> {
   return tx.insertInto('artifacts').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -19,7 +20,7 @@ export async function findArtifact(db: Kysely<DB>, id: string): Promise<Artifact
  * two calls (writing the object before the transaction commits, keyed by the artifact id).
  */
 export interface ArtifactStore {
-  write(tx: Transaction<DB>, id: string, bytes: Uint8Array): Promise<void>;
+  write(tx: Tx, id: string, bytes: Uint8Array): Promise<void>;
   /** The bytes, or undefined when the artifact has none stored. */
   read(db: Kysely<DB>, id: string): Promise<Uint8Array | undefined>;
 }

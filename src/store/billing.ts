@@ -1,6 +1,7 @@
-import type { Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
-import type { BillingAccountsTable, DB } from './schema.ts';
+import type { BillingAccountsTable } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type BillingAccountRow = Selectable<BillingAccountsTable>;
 
@@ -9,7 +10,7 @@ export type BillingChanges = Partial<
 >;
 
 /** Creates the customer's billing record or applies changes to it (bumping its version); by the system actor. */
-export async function upsertBillingAccount(tx: Transaction<DB>, customerId: string, changes: BillingChanges, now: Date): Promise<BillingAccountRow> {
+export async function upsertBillingAccount(tx: Tx, customerId: string, changes: BillingChanges, now: Date): Promise<BillingAccountRow> {
   const by = { updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' };
   return tx
     .insertInto('billing_accounts')

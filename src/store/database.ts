@@ -1,9 +1,12 @@
 import { mkdir } from 'node:fs/promises';
-import { PGlite } from '@electric-sql/pglite';
-import { Kysely, type LogEvent, PGliteDialect, PostgresDialect } from 'kysely';
+import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { type QueryListener, queryLog, registerDirect, reporting, type Send, withTransactionHandle } from './connection.ts';
 import { PreparingClient } from './prepared-client.ts';
 import type { DB } from './schema.ts';
+
+export type { QueryListener } from './connection.ts';
 
 export type Engine = 'pglite' | 'postgres';
 
@@ -32,17 +35,6 @@ export interface Database {
 // int8 as a JS string keeps full precision; the API never exposes it as a number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
-/** Hears each SQL statement the query builder sends (tests count queries with it). */
-export type QueryListener = (sql: string) => void;
-
-function logTo(onQuery: QueryListener | undefined) {
-  if (!onQuery) return {};
-  return {
-    log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql);
-    },
-  };
-}
 
 /**
  * Baton's PostgreSQL pool: statements go out prepared (PreparingClient), and a dropped idle
@@ -67,8 +59,8 @@ export function openPostgres(url: string, poolSize: number, onQuery?: QueryListe
   const pool = openPool(url, poolSize);
   const counterPool = openCounterPool(url, poolSize);
   return {
-    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...logTo(onQuery) }),
-    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: counterPool }), ...logTo(onQuery) }),
+    db: postgresHandle(pool, onQuery),
+    counters: postgresHandle(counterPool, onQuery),
     engine: 'postgres',
     async runScript(sql) {
       const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -79,6 +71,48 @@ export function openPostgres(url: string, poolSize: number, onQuery?: QueryListe
     async close() {
       await Promise.all([pool.end(), counterPool.end()]);
     },
+  };
+}
+
+/** The query builder over `pool`, plus its direct path (`sendStatement`) and its transactions. */
+function postgresHandle(pool: pg.Pool, onQuery: QueryListener | undefined): Kysely<DB> {
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...queryLog(onQuery) });
+  registerDirect(db, {
+    send: reporting(pgSend(pool), onQuery),
+    async transaction(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await sendVerb(client, 'begin');
+        const result = await withTransactionHandle(reporting(pgSend(client), onQuery), work);
+        // A transaction a failed statement aborted answers its commit with ROLLBACK: nothing was kept.
+        if ((await sendVerb(client, 'commit')).command === 'ROLLBACK') throw new Error('the transaction was aborted by an earlier error, so it rolled back');
+        return result;
+      } catch (error) {
+        await sendVerb(client, 'rollback').catch((failure: unknown) => {
+          broken = failure instanceof Error ? failure : new Error(String(failure));
+        });
+        throw error;
+      } finally {
+        // A connection that could not roll back is closed, not reused.
+        client.release(broken);
+      }
+    },
+  });
+  return db;
+}
+
+/** `begin`, `commit` or `rollback`: PreparingClient sends the first two along with the transaction's first and last statements. */
+function sendVerb(client: pg.PoolClient, verb: 'begin' | 'commit' | 'rollback'): Promise<pg.QueryResult> {
+  return client.query(verb);
+}
+
+const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+function pgSend(target: pg.Pool | pg.PoolClient): Send {
+  return async <R>(text: string, parameters: readonly unknown[]) => {
+    const result = await target.query(text, parameters as unknown[]);
+    return { rows: result.rows as R[], affected: AFFECTING.has(result.command) ? (result.rowCount ?? 0) : undefined };
   };
 }
 
@@ -132,7 +166,13 @@ export interface PgliteDatabase extends Database {
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...logTo(options.onQuery) });
+  const { onQuery } = options;
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(onQuery) });
+  registerDirect(db, {
+    send: reporting(pgliteSend(pglite), onQuery),
+    // PGlite's own transaction holds the instance for its duration, as Kysely's PGlite dialect does.
+    transaction: (work) => pglite.transaction((t) => withTransactionHandle(reporting(pgliteSend(t), onQuery), work)),
+  });
   return {
     db,
     counters: db,
@@ -147,5 +187,12 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     },
     close: () => pglite.close(),
     dump: () => pglite.dumpDataDir('none'),
+  };
+}
+
+function pgliteSend(target: PGlite | PGliteTransaction): Send {
+  return async <R>(text: string, parameters: readonly unknown[]) => {
+    const { rows, affectedRows } = await target.query<R>(text, parameters as unknown[]);
+    return { rows, affected: affectedRows };
   };
 }

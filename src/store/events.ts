@@ -1,5 +1,6 @@
-import { type Kysely, type RawBuilder, sql, type Selectable, type Transaction } from 'kysely';
+import { type Kysely, sql, type Selectable } from 'kysely';
 import type { DB, EventsTable } from './schema.ts';
+import { sendStatement, type Tx } from './connection.ts';
 
 export type EventRow = Selectable<EventsTable>;
 
@@ -26,29 +27,27 @@ export const EVENTS_CHANNEL = 'baton_events';
  * what makes `since` cursors and the stream gap-free. Call it as the last statement of a write.
  * It also queues a NOTIFY on `EVENTS_CHANNEL`, delivered at commit (nothing if the write rolls back).
  */
-export async function appendEvents(tx: Transaction<DB>, events: readonly NewEventRow[]): Promise<void> {
+export async function appendEvents(tx: Tx, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
-  await sql`WITH ${APPEND_LOCK} ${eventsInsert(events)}`.execute(tx);
+  await sendStatement(tx, `WITH ${APPENDING} SELECT 1`, appendParameters(events));
 }
 
 /**
  * The same append as common table expressions (`append_lock`, `wake`, `appended`), for a write's
- * last statement to carry along, saving a round trip: `WITH ${appending(events)} INSERT …`.
+ * last statement to carry along, saving a round trip: `WITH ${APPENDING}, … `. It takes the
+ * statement's first two parameters, `appendParameters(events)`.
  */
-export function appending(events: readonly NewEventRow[]): RawBuilder<unknown> {
-  return sql`${APPEND_LOCK}, appended AS (${eventsInsert(events)})`;
-}
-
-const APPEND_LOCK = sql`append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify(${EVENTS_CHANNEL}, ''))`;
-
-function eventsInsert(events: readonly NewEventRow[]): RawBuilder<unknown> {
-  const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
-  return sql`
+export const APPENDING = `append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, '')), appended AS (
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-    FROM append_lock, wake, jsonb_to_recordset(${rows}::jsonb) AS e(
+    FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)`;
+      idempotency_key text, approval_id text, data jsonb, created_at timestamptz))`;
+
+/** `APPENDING`'s parameters: the channel to wake, and the rows as one JSON array. */
+export function appendParameters(events: readonly NewEventRow[]): [string, string] {
+  const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
+  return [EVENTS_CHANNEL, rows];
 }
 
 /** The sequence number of an event id, or undefined if no such event exists. */

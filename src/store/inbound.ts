@@ -1,5 +1,5 @@
-import type { Transaction } from 'kysely';
-import type { DB, InboundDeliveriesTable } from './schema.ts';
+import type { InboundDeliveriesTable } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type InboundProvider = InboundDeliveriesTable['provider'];
 
@@ -16,7 +16,7 @@ export interface NewDelivery {
  * the FIRST delivery and whether this one is that first one. A concurrent duplicate waits on the
  * primary key until the first commits, then sees it.
  */
-export async function recordDelivery(tx: Transaction<DB>, row: NewDelivery): Promise<{ first: boolean; eventId: string }> {
+export async function recordDelivery(tx: Tx, row: NewDelivery): Promise<{ first: boolean; eventId: string }> {
   const inserted = await tx.insertInto('inbound_deliveries').values(row).onConflict((oc) => oc.doNothing()).returning('event_id').executeTakeFirst();
   if (inserted) return { first: true, eventId: inserted.event_id };
   const existing = await tx

@@ -1,5 +1,5 @@
-import { sql, type Transaction } from 'kysely';
-import type { DB } from './schema.ts';
+import { sql } from 'kysely';
+import type { Tx } from './connection.ts';
 
 export interface Lapsed {
   task_id: string;
@@ -12,7 +12,7 @@ export interface Lapsed {
  * Locks up to `limit` in-progress tasks whose lease has run out. SKIP LOCKED: several instances
  * sweep at once without taking the same task, and a task being claimed right now is left to the claim.
  */
-export async function lockLapsed(tx: Transaction<DB>, now: Date, limit: number): Promise<Lapsed[]> {
+export async function lockLapsed(tx: Tx, now: Date, limit: number): Promise<Lapsed[]> {
   const rows = await tx
     .selectFrom('tasks')
     .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at'])
@@ -27,7 +27,7 @@ export async function lockLapsed(tx: Transaction<DB>, now: Date, limit: number):
 }
 
 /** Returns locked, lapsed tasks to the queue and marks their leases expired. */
-export async function expireLapsed(tx: Transaction<DB>, lapsed: readonly Lapsed[], now: Date): Promise<void> {
+export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], now: Date): Promise<void> {
   if (lapsed.length === 0) return;
   await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', lapsed.map((l) => l.lease_id)).execute();
   await tx
@@ -58,7 +58,7 @@ export interface Expiring {
  * Marks live leases past 80 % of their term as warned, once per term, and returns them. Locks the
  * task rows first (the lease lock order), skipping any another transaction holds.
  */
-export async function warnExpiring(tx: Transaction<DB>, now: Date, limit: number): Promise<Expiring[]> {
+export async function warnExpiring(tx: Tx, now: Date, limit: number): Promise<Expiring[]> {
   const { rows } = await sql<Expiring>`
     WITH due AS (
       SELECT t.id AS task_id, l.id AS lease_id

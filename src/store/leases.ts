@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DB, LeasesTable } from './schema.ts';
-import { NO_OPEN_BLOCKERS, type TaskRow, taskReturning } from './tasks.ts';
+import { NO_OPEN_BLOCKERS, TASK_COLUMNS, type TaskRow } from './tasks.ts';
+import { sendStatement, type Tx } from './connection.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
-
-const noOpenBlockers = sql.raw(NO_OPEN_BLOCKERS);
 
 export interface ClaimQuery {
   now: Date;
@@ -25,28 +24,39 @@ export interface ClaimQuery {
  * `priority >= $n` at a third, costed itself above the custom plans, and PostgreSQL re-planned the
  * statement on every claim; as literals the generic plan equals the custom one and is kept.
  */
-export async function pickClaimable(tx: Transaction<DB>, q: ClaimQuery): Promise<TaskRow[]> {
-  const limit = literalInteger(q.limit);
-  const filters = sql`priority >= ${literalInteger(q.minPriority)} AND deleted_at IS NULL
-    ${q.labels.length > 0 ? sql`AND labels @> ${q.labels}::text[]` : sql``}
-    AND ${noOpenBlockers}`;
-  const { rows } = await sql<TaskRow>`
-    WITH queued AS (
-      SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    ), lapsed AS (
-      SELECT ${taskReturning}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= ${q.now} AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
-    )
-    SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT ${limit}`.execute(tx);
+export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<TaskRow[]> {
+  const labels = q.labels.length > 0;
+  const { rows } = await sendStatement<TaskRow>(tx, pickText(literalInteger(q.limit), literalInteger(q.minPriority), labels), labels ? [q.now, q.labels] : [q.now]);
   return rows;
 }
 
+/** The pick's text for this limit, priority floor and label filter, made once per combination (a few hundred at most). */
+const pickTexts = new Map<string, string>();
+
+function pickText(limit: number, minPriority: number, labels: boolean): string {
+  const shape = `${limit}/${minPriority}/${labels}`;
+  let text = pickTexts.get(shape);
+  if (text === undefined) {
+    const filters = `priority >= ${minPriority} AND deleted_at IS NULL ${labels ? 'AND labels @> $2::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+    text = `
+    WITH queued AS (
+      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ), lapsed AS (
+      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${filters}
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    )
+    SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
+    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
+    pickTexts.set(shape, text);
+  }
+  return text;
+}
+
 /** An integer written into the SQL text; anything else is a bug upstream (inputs are validated). */
-function literalInteger(value: number) {
+function literalInteger(value: number): number {
   if (!Number.isSafeInteger(value)) throw new Error(`expected an integer for the SQL text, got ${value}`);
-  return sql.lit(value);
+  return value;
 }
 
 export interface Grant {
@@ -70,7 +80,7 @@ export interface Grant {
  * task as a scalar: an array parameter's generic plan assumes ten elements, costs itself above the
  * custom plan, and PostgreSQL then re-plans the statement on every single claim.
  */
-export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
+export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
   if (grants.length === 0) return { tasks: [], leases: [] };
   const superseded = grants.map((g) => g.task.lease_id).filter((id): id is string => id !== null);
   if (superseded.length > 0) {
@@ -91,33 +101,40 @@ export async function grantLeases(tx: Transaction<DB>, grants: readonly Grant[],
     created_by_kind: g.lease.holder_kind,
   }));
   // The task update joins the inserted rows (RETURNING), so the JSON is sent and parsed once.
-  const { rows: tasks } = await sql<TaskRow>`
+  const single = grants.length === 1;
+  const ids = single ? grants[0]?.task.id : grants.map((g) => g.task.id);
+  const { rows: tasks } = await sendStatement<TaskRow>(tx, single ? GRANT_ONE : GRANT_MANY, [now, JSON.stringify(leases), ids]);
+  return { tasks, leases };
+}
+
+/** Parameters: now, the lease rows as one JSON array, the task id (one grant) or ids (several). */
+const grantText = (tasks: string) => `
     WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
         created_at, created_by_id, created_by_kind)
-      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', ${now}, ${now}, l.expires_at,
-        ${now}, l.holder_id, l.holder_kind
-      FROM jsonb_to_recordset(${JSON.stringify(leases)}::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
+      SELECT l.id, l.task_id, l.holder_id, l.holder_kind, l.token_id, l.machine, l.epoch, l.ttl_s, 'active', $1, $1, l.expires_at,
+        $1, l.holder_id, l.holder_kind
+      FROM jsonb_to_recordset($2::jsonb) AS l(id text, task_id text, holder_id text, holder_kind text, token_id text,
         machine text, epoch int, ttl_s int, expires_at timestamptz)
       RETURNING id, task_id, holder_id, holder_kind, expires_at
     )
     UPDATE tasks SET status = 'in_progress', lease_id = g.id, lease_holder_id = g.holder_id,
       lease_holder_kind = g.holder_kind, lease_expires_at = g.expires_at, lease_epoch = tasks.lease_epoch + 1,
-      version = tasks.version + 1, updated_at = ${now}, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
+      version = tasks.version + 1, updated_at = $1, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
-    WHERE tasks.id = g.task_id AND ${grants.length === 1 ? sql`tasks.id = ${grants[0]?.task.id}` : sql`tasks.id = ANY (${grants.map((g) => g.task.id)}::text[])`}
-    RETURNING ${taskReturning}`.execute(tx);
-  return { tasks, leases };
-}
+    WHERE tasks.id = g.task_id AND ${tasks}
+    RETURNING ${TASK_COLUMNS}`;
+const GRANT_ONE = grantText('tasks.id = $3');
+const GRANT_MANY = grantText('tasks.id = ANY ($3::text[])');
 
 export type NewLeaseRow = Omit<LeaseRow, 'warned_at' | 'ended_at'>;
 
-export async function insertLease(tx: Transaction<DB>, row: NewLeaseRow): Promise<LeaseRow> {
+export async function insertLease(tx: Tx, row: NewLeaseRow): Promise<LeaseRow> {
   return tx.insertInto('leases').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | undefined> {
-  const { rows } = await sql<LeaseRow>`SELECT * FROM leases WHERE id = ${id}`.execute(db);
+  const { rows } = await sendStatement<LeaseRow>(db, 'SELECT * FROM leases WHERE id = $1', [id]);
   return rows[0];
 }
 
@@ -126,7 +143,7 @@ export async function latestLease(db: Kysely<DB>, taskId: string): Promise<Lease
   return db.selectFrom('leases').selectAll().where('task_id', '=', taskId).orderBy('acquired_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
-export async function renewLease(tx: Transaction<DB>, id: string, ttlS: number, expiresAt: Date, now: Date): Promise<LeaseRow> {
+export async function renewLease(tx: Tx, id: string, ttlS: number, expiresAt: Date, now: Date): Promise<LeaseRow> {
   await tx.updateTable('tasks').set({ lease_expires_at: expiresAt }).where('lease_id', '=', id).execute();
   return tx
     .updateTable('leases')

@@ -1,4 +1,5 @@
-import { type RawBuilder, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { type RawBuilder, sql, type Kysely, type Selectable } from 'kysely';
+import { sendStatement, type Tx } from './connection.ts';
 import type { DB, TasksTable } from './schema.ts';
 
 /** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
@@ -34,15 +35,10 @@ const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', '
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
   'deleted_at'] as const satisfies readonly (keyof TasksTable)[];
 
-/**
- * The same columns for a RETURNING clause of raw SQL, as one compiled string: a join of refs was
- * re-compiled node by node on every request. The subselects take no parameters, so it is fixed text.
- */
-export const taskReturning: RawBuilder<unknown> = sql.raw(
-  [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`].join(', '),
-);
+/** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
+export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`].join(', ');
 
-/** Every column of a task row, for select and returning clauses. */
+/** Every column of a task row, for the query builder's select clauses. */
 export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts')];
 
 export interface NewTaskRow {
@@ -58,29 +54,38 @@ export interface NewTaskRow {
   created_by_kind: string;
 }
 
-// The hottest statements are plain `sql` templates: building them with the query builder on
-// every request cost more CPU than the rest of the request's SQL work (bench/RESULTS.md).
+// The hottest statements are fixed SQL texts sent without the query builder (`sendStatement`):
+// building them on every request cost more CPU than the rest of the request's SQL work (bench/RESULTS.md).
 
-export async function insertTask(tx: Transaction<DB>, row: NewTaskRow): Promise<TaskRow> {
-  const { rows } = await sql<TaskRow>`
+const INSERT_TASK = `
     INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
       updated_at, updated_by_id, updated_by_kind)
-    VALUES (${row.id}, ${row.title}, ${row.description}, ${row.status}, ${row.priority}, ${row.labels}::text[], ${row.blocked_by}::text[],
-      ${row.created_at}, ${row.created_by_id}, ${row.created_by_kind}, ${row.created_at}, ${row.created_by_id}, ${row.created_by_kind})
-    RETURNING ${taskReturning}`.execute(tx);
+    VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[],
+      $8, $9, $10, $11, $12, $13)
+    RETURNING ${TASK_COLUMNS}`;
+
+export async function insertTask(tx: Tx, row: NewTaskRow): Promise<TaskRow> {
+  const { rows } = await sendStatement<TaskRow>(tx, INSERT_TASK, [
+    row.id, row.title, row.description, row.status, row.priority, row.labels, row.blocked_by,
+    row.created_at, row.created_by_id, row.created_by_kind, row.created_at, row.created_by_id, row.created_by_kind,
+  ]);
   const task = rows[0];
   if (!task) throw new Error(`insert of task ${row.id} returned no row`);
   return task;
 }
 
+const FIND_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL`;
+
 export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | undefined> {
-  const { rows } = await sql<TaskRow>`SELECT ${taskReturning} FROM tasks WHERE id = ${id} AND deleted_at IS NULL`.execute(db);
+  const { rows } = await sendStatement<TaskRow>(db, FIND_TASK, [id]);
   return rows[0];
 }
 
+const LOCK_TASK = `${FIND_TASK} FOR UPDATE`;
+
 /** Reads a task and locks its row until the transaction ends. */
-export async function lockTask(tx: Transaction<DB>, id: string): Promise<TaskRow | undefined> {
-  const { rows } = await sql<TaskRow>`SELECT ${taskReturning} FROM tasks WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`.execute(tx);
+export async function lockTask(tx: Tx, id: string): Promise<TaskRow | undefined> {
+  const { rows } = await sendStatement<TaskRow>(tx, LOCK_TASK, [id]);
   return rows[0];
 }
 
@@ -103,10 +108,9 @@ export interface TaskChanges {
 /** The changes that clear a task's hold; the lease row itself is ended by the caller. */
 export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_kind: null, lease_expires_at: null } as const satisfies TaskChanges;
 
-/** The columns `updateTask` may set (every field of TaskChanges, and who and when), each with its compiled `"column" = ` prefix. */
-const SETTABLE = ['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'updated_at', 'updated_by_id', 'updated_by_kind'] as const satisfies readonly (keyof TaskUpdate)[];
-const SETTERS = new Map<string, RawBuilder<unknown>>(SETTABLE.map((c) => [c, sql.raw(`"${c}" = `)]));
+/** The columns `updateTask` may set: every field of TaskChanges, and who and when. */
+const SETTABLE = new Set<string>(['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
 
 type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string };
 
@@ -122,23 +126,41 @@ export interface LeaseEnding {
  * `NO_LEASE`): one round trip for the two rows every release, hand-in and delete changes.
  */
 export async function updateTask(
-  tx: Transaction<DB>,
+  tx: Tx,
   id: string,
   changes: TaskUpdate,
   ending?: LeaseEnding,
 ): Promise<TaskRow> {
-  const sets = [];
+  // A lease ending goes first in the text (a CTE), so its parameters come first too.
+  const parameters: unknown[] = ending ? [ending.state, changes.updated_at, ending.id] : [];
+  const columns: string[] = [];
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
-    const setter = SETTERS.get(column);
-    if (!setter) throw new Error(`updateTask cannot set column ${column}`);
-    sets.push(sql`${setter}${value}`);
+    if (!SETTABLE.has(column)) throw new Error(`updateTask cannot set column ${column}`);
+    columns.push(column);
+    parameters.push(value);
   }
-  const endLease = ending ? sql`WITH ended AS (UPDATE leases SET state = ${ending.state}, ended_at = ${changes.updated_at} WHERE id = ${ending.id}) ` : sql``;
-  const { rows } = await sql<TaskRow>`${endLease}UPDATE tasks SET ${sql.join(sets)}, version = version + 1 WHERE id = ${id} RETURNING ${taskReturning}`.execute(tx);
+  parameters.push(id);
+  const { rows } = await sendStatement<TaskRow>(tx, updateText(columns, ending !== undefined), parameters);
   const task = rows[0];
   if (!task) throw new Error(`update of task ${id} returned no row`);
   return task;
+}
+
+/** The update's text for this list of columns, made once per list: a task is changed in few distinct ways. */
+const updateTexts = new Map<string, string>();
+
+function updateText(columns: readonly string[], endsLease: boolean): string {
+  const shape = `${endsLease ? 'lease+' : ''}${columns.join(',')}`;
+  let text = updateTexts.get(shape);
+  if (text === undefined) {
+    const first = endsLease ? 4 : 1;
+    const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) ' : '';
+    const sets = columns.map((column, i) => `"${column}" = $${first + i}`).join(', ');
+    text = `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
+    updateTexts.set(shape, text);
+  }
+  return text;
 }
 
 export interface TaskListQuery {

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { sendStatement, type Tx } from './connection.ts';
 import type { DB, TokensTable } from './schema.ts';
 
 export type TokenRow = Selectable<TokensTable>;
@@ -16,7 +17,7 @@ export interface NewTokenRow {
   created_by_kind: string;
 }
 
-export async function insertToken(tx: Transaction<DB>, row: NewTokenRow): Promise<TokenRow> {
+export async function insertToken(tx: Tx, row: NewTokenRow): Promise<TokenRow> {
   return tx.insertInto('tokens').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -44,23 +45,26 @@ export interface TokenGrant {
  * instance reads the same rows, so a revocation applies everywhere at once.
  */
 export async function findGrantAndCount(db: Kysely<DB>, hash: Uint8Array, windowStart: number, now: Date): Promise<TokenGrant | undefined> {
-  const { rows } = await sql<TokenGrant>`
+  const { rows } = await sendStatement<TokenGrant>(db, FIND_GRANT_AND_COUNT, [hash, windowStart, now]);
+  return rows[0];
+}
+
+// Parameters: the token's hash, the rate window's start (epoch seconds), now.
+const FIND_GRANT_AND_COUNT = `
     WITH g AS (
       SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at,
         a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
         a.tool_allowlist, a.disabled, a.rate_limit
       FROM tokens t JOIN agents a ON a.id = t.agent_id
-      WHERE t.token_hash = ${hash}
+      WHERE t.token_hash = $1
     ), counted AS (
       INSERT INTO rate_counters (token_id, window_start, count)
-      SELECT token_id, ${windowStart}, 1 FROM g
-      WHERE revoked_at IS NULL AND NOT disabled AND (expires_at IS NULL OR expires_at > ${now})
+      SELECT token_id, $2, 1 FROM g
+      WHERE revoked_at IS NULL AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
       ON CONFLICT (token_id, window_start) DO UPDATE SET count = rate_counters.count + 1
       RETURNING count
     )
-    SELECT g.*, (SELECT count FROM counted) AS used FROM g`.execute(db);
-  return rows[0];
-}
+    SELECT g.*, (SELECT count FROM counted) AS used FROM g`;
 
 /** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
 export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {
@@ -88,7 +92,7 @@ export async function findToken(db: Kysely<DB>, id: string): Promise<TokenRow | 
   return db.selectFrom('tokens').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function lockToken(tx: Transaction<DB>, id: string): Promise<TokenRow | undefined> {
+export async function lockToken(tx: Tx, id: string): Promise<TokenRow | undefined> {
   return tx.selectFrom('tokens').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
@@ -110,12 +114,12 @@ export async function machineTaken(db: Kysely<DB>, agentId: string, machine: str
   return row !== undefined;
 }
 
-export async function revokeToken(tx: Transaction<DB>, id: string, now: Date): Promise<TokenRow> {
+export async function revokeToken(tx: Tx, id: string, now: Date): Promise<TokenRow> {
   return tx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Revokes every live token of an agent (used when a principal is deleted upstream). */
-export async function revokeAgentTokens(tx: Transaction<DB>, agentId: string, now: Date): Promise<string[]> {
+export async function revokeAgentTokens(tx: Tx, agentId: string, now: Date): Promise<string[]> {
   const rows = await tx.updateTable('tokens').set({ revoked_at: now }).where('agent_id', '=', agentId).where('revoked_at', 'is', null).returning('id').execute();
   return rows.map((r) => r.id);
 }

@@ -1,11 +1,12 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { type EventRow, selectEvents } from './events.ts';
 import type { DB, WebhookAttempt, WebhookDeliveriesTable, WebhooksTable } from './schema.ts';
+import type { Tx } from './connection.ts';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
-export async function insertWebhook(tx: Transaction<DB>, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
+export async function insertWebhook(tx: Tx, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
   return tx.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -14,12 +15,12 @@ export async function findWebhook(db: Kysely<DB>, id: string): Promise<WebhookRo
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
 }
 
-export async function lockWebhook(tx: Transaction<DB>, id: string): Promise<WebhookRow | undefined> {
+export async function lockWebhook(tx: Tx, id: string): Promise<WebhookRow | undefined> {
   return tx.selectFrom('webhooks').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
 }
 
 /** Applies changes and bumps the version. */
-export async function updateWebhook(tx: Transaction<DB>, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow> {
+export async function updateWebhook(tx: Tx, id: string, changes: Updateable<WebhooksTable>): Promise<WebhookRow> {
   return tx
     .updateTable('webhooks')
     .set({ ...changes, version: sql`version + 1` })
@@ -49,7 +50,7 @@ export async function anyLiveWebhook(db: Kysely<DB>): Promise<boolean> {
 }
 
 /** Enabled webhooks no other instance is fanning out right now. */
-export async function lockLiveWebhooks(tx: Transaction<DB>, limit: number): Promise<WebhookRow[]> {
+export async function lockLiveWebhooks(tx: Tx, limit: number): Promise<WebhookRow[]> {
   return tx
     .selectFrom('webhooks')
     .selectAll()
@@ -82,7 +83,7 @@ export interface NewDelivery {
  * `retryFailed` (a replay) and it failed: then it is due again with a fresh round of attempts.
  * Answers how many were queued.
  */
-export async function queueDeliveries(tx: Transaction<DB>, rows: readonly NewDelivery[], retryFailed: boolean): Promise<number> {
+export async function queueDeliveries(tx: Tx, rows: readonly NewDelivery[], retryFailed: boolean): Promise<number> {
   if (rows.length === 0) return 0;
   const values = rows.map((r) => ({
     id: r.id,
@@ -109,7 +110,7 @@ export async function queueDeliveries(tx: Transaction<DB>, rows: readonly NewDel
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
-export async function advanceCursor(tx: Transaction<DB>, id: string, seq: string): Promise<void> {
+export async function advanceCursor(tx: Tx, id: string, seq: string): Promise<void> {
   await tx.updateTable('webhooks').set({ cursor_seq: seq }).where('id', '=', id).execute();
 }
 
@@ -157,7 +158,7 @@ export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limi
 
 /** Records one attempt and the delivery's new state. */
 export async function recordAttempt(
-  tx: Transaction<DB>,
+  tx: Tx,
   id: string,
   outcome: { state: DeliveryRow['state']; attempt: WebhookAttempt; nextAttemptAt: Date; now: Date },
 ): Promise<void> {

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/store/database.ts';
+import { type Database, openPostgres } from '../../src/store/database.ts';
 import { grantLeases, pickClaimable } from '../../src/store/leases.ts';
 import { engine, freshDatabase } from '../harness.ts';
+import { transaction } from '../../src/store/connection.ts';
 
 describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no connection pool to prepare on)', () => {
   let database: Database;
@@ -36,8 +37,12 @@ describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no co
 
 describe.skipIf(engine === 'pglite')('claim statements keep their generic plan (PostgreSQL re-planned them on every claim)', () => {
   let database: Database;
+  /** The same database through a pool of one connection, so every claim runs where the plans are counted. */
+  let single: Database;
   beforeAll(async () => {
-    ({ database } = await freshDatabase());
+    const fresh = await freshDatabase();
+    database = fresh.database;
+    single = openPostgres(fresh.url ?? '', 1);
     // A queue large enough for the planner's guesses to matter, with statistics, as in bench/claims.ts.
     await database.runScript(`
       INSERT INTO tasks (id, title, status, priority, labels, created_at, created_by_id, created_by_kind, updated_at, updated_by_id, updated_by_kind)
@@ -45,25 +50,24 @@ describe.skipIf(engine === 'pglite')('claim statements keep their generic plan (
       FROM generate_series(1, 20000) AS g;
       ANALYZE tasks;`);
   });
-  afterAll(() => database.close());
+  afterAll(() => Promise.all([single.close(), database.close()]));
 
   it('plans the pick and the grant once, not on every claim', async () => {
-    const plans = await database.db.connection().execute(async (db) => {
-      // PostgreSQL tries custom plans for a statement's first five runs, then keeps the generic plan unless it looks dearer.
-      for (let i = 0; i < 8; i++) {
-        await db.transaction().execute(async (tx) => {
-          const now = new Date();
-          const [task] = await pickClaimable(tx, { now, minPriority: 0, labels: [], limit: 1 });
-          if (!task) throw new Error('the queue ran dry');
-          const lease = { id: `lea_${i}`, holder_id: 'agt_test', holder_kind: 'agent' as const, token_id: null, machine: null, ttl_s: 300, expires_at: new Date(now.getTime() + 300_000) };
-          await grantLeases(tx, [{ task, lease }], now);
-        });
-      }
-      const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
-        SELECT statement, generic_plans::text, custom_plans::text FROM pg_prepared_statements
-        WHERE statement LIKE '%WITH queued AS%' OR statement LIKE '%WITH granted AS%'`.execute(db);
-      return rows.map((row) => ({ statement: row.statement.includes('WITH queued AS') ? 'pick' : 'grant', generic: Number(row.generic_plans), custom: Number(row.custom_plans) }));
-    });
+    const { db } = single;
+    // PostgreSQL tries custom plans for a statement's first five runs, then keeps the generic plan unless it looks dearer.
+    for (let i = 0; i < 8; i++) {
+      await transaction(db, async (tx) => {
+        const now = new Date();
+        const [task] = await pickClaimable(tx, { now, minPriority: 0, labels: [], limit: 1 });
+        if (!task) throw new Error('the queue ran dry');
+        const lease = { id: `lea_${i}`, holder_id: 'agt_test', holder_kind: 'agent' as const, token_id: null, machine: null, ttl_s: 300, expires_at: new Date(now.getTime() + 300_000) };
+        await grantLeases(tx, [{ task, lease }], now);
+      });
+    }
+    const { rows } = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
+      SELECT statement, generic_plans::text, custom_plans::text FROM pg_prepared_statements
+      WHERE statement LIKE '%WITH queued AS%' OR statement LIKE '%WITH granted AS%'`.execute(db);
+    const plans = rows.map((row) => ({ statement: row.statement.includes('WITH queued AS') ? 'pick' : 'grant', generic: Number(row.generic_plans), custom: Number(row.custom_plans) }));
     expect(plans.map((p) => p.statement).sort()).toEqual(['grant', 'pick']);
     for (const plan of plans) expect(plan, `${plan.statement}: ${plan.custom} custom plans, ${plan.generic} generic`).toMatchObject({ custom: 5, generic: 3 });
   });

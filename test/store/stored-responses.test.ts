@@ -4,6 +4,7 @@ import type { Database } from '../../src/store/database.ts';
 import type { NewEventRow } from '../../src/store/events.ts';
 import { type NewStoredResponse, storeResponse } from '../../src/store/idempotency.ts';
 import { freshDatabase } from '../harness.ts';
+import { transaction } from '../../src/store/connection.ts';
 
 /**
  * A write's last statement stores its response and appends its events, and on PostgreSQL commits
@@ -46,9 +47,7 @@ describe('storing a write response as its last statement', () => {
 
   /** One write transaction ending in storeResponse, rolled back (as the executor does) when it answers false. */
   const write = (row: NewStoredResponse, eventId: string) =>
-    database.db
-      .transaction()
-      .execute(async (tx) => {
+    transaction(database.db, async (tx) => {
         const ok = await storeResponse(tx, row, [event(eventId)]);
         if (!ok) throw new Error('key taken');
         return ok;

@@ -1,9 +1,8 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { type ApprovalRow, decideApproval } from '../../store/approvals.ts';
-import type { DB } from '../../store/schema.ts';
 import { findGrantById } from '../../store/tokens.ts';
 import { mayCall } from '../authorization.ts';
 import { principalFromGrant } from '../shared/grants.ts';
@@ -11,6 +10,7 @@ import { defineOperation, type EventDraft, type Operation, type OperationContext
 import { operations } from '../index.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
+import type { Tx } from '../../store/connection.ts';
 
 export const approveApproval = defineOperation({
   name: 'approvals.approve',
@@ -68,7 +68,7 @@ export const approveApproval = defineOperation({
  * The requester as they stand now: the operation runs only if their token is still good and
  * still allows it (a revoked token, disabled agent or narrowed scope fails the approval).
  */
-async function currentRequester(tx: Transaction<DB>, ctx: OperationContext, row: ApprovalRow, operation: Operation): Promise<Principal> {
+async function currentRequester(tx: Tx, ctx: OperationContext, row: ApprovalRow, operation: Operation): Promise<Principal> {
   const requester = principalFromGrant(await findGrantById(tx, row.requested_token_id), ctx.now);
   if (!mayCall(requester, operation.name, operation.scope)) {
     throw new BatonError('forbidden_scope', `${requester.id} may no longer call ${operation.name}; the approval cannot run it.`, {

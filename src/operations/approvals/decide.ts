@@ -1,12 +1,11 @@
-import type { Transaction } from 'kysely';
 import { BatonError } from '../../errors.ts';
 import { type ApprovalRow, lockApproval } from '../../store/approvals.ts';
-import type { DB } from '../../store/schema.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { approvalNotFound } from './get-approval.ts';
+import type { Tx } from '../../store/connection.ts';
 
 /** Locks a pending, unexpired approval for a human decision; agents never decide, not even their own. */
-export async function lockPending(tx: Transaction<DB>, ctx: OperationContext, id: string): Promise<ApprovalRow> {
+export async function lockPending(tx: Tx, ctx: OperationContext, id: string): Promise<ApprovalRow> {
   if (ctx.actor.kind !== 'human') {
     throw new BatonError('human_required', `Only a human may decide approval ${id}; agents never approve, not even their own requests.`);
   }

@@ -1,13 +1,12 @@
-import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { grantLeases } from '../../store/leases.ts';
-import type { DB } from '../../store/schema.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
 import { type Lease, toLease } from './lease-schema.ts';
+import type { Tx } from '../../store/connection.ts';
 
 export const ttlParam = z
   .int()
@@ -37,7 +36,7 @@ export interface Claimed {
  * Grants `actor` a lease on each locked task and records it: a task whose old lease had run out
  * first gets that lease's expiry and return to the queue, by the system actor; then the claim.
  */
-export async function claimTasks(tx: Transaction<DB>, ctx: OperationContext, tasks: readonly TaskRow[], ttlS: number): Promise<Claimed[]> {
+export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly TaskRow[], ttlS: number): Promise<Claimed[]> {
   const actor: Principal = ctx.actor;
   const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
   const grants = tasks.map((task) => ({

@@ -1,9 +1,8 @@
-import type { Transaction } from 'kysely';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { findLease, type LeaseRow } from '../../store/leases.ts';
-import type { DB } from '../../store/schema.ts';
 import { lockTask, type TaskRow } from '../../store/tasks.ts';
+import type { Tx } from '../../store/connection.ts';
 
 export function leaseNotFound(id: string): BatonError {
   return new BatonError('not_found', `No lease ${id}.`, { hint: 'GET /api/v1/leases?holder=me&state=active lists the leases you hold.' });
@@ -14,7 +13,7 @@ export function leaseNotFound(id: string): BatonError {
  * lease is live and the caller may act on it: its holder, or any human when `humanMayAct`.
  */
 export async function lockLiveLease(
-  tx: Transaction<DB>,
+  tx: Tx,
   id: string,
   actor: Principal,
   now: Date,

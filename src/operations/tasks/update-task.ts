@@ -1,4 +1,3 @@
-import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import { priorityFromRank, priorityRank } from '../../domain/task-priority.ts';
 import {
@@ -12,13 +11,13 @@ import {
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
 import { insertLease, latestLease } from '../../store/leases.ts';
-import type { DB } from '../../store/schema.ts';
 import { existingTaskIds, type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
 import { blockedBy, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle } from './task-schema.ts';
+import type { Tx } from '../../store/connection.ts';
 
 const updateInput = z
   .strictObject({
@@ -121,7 +120,7 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
   }
 }
 
-async function checkBlockers(tx: Transaction<DB>, id: string, ids: readonly string[]): Promise<void> {
+async function checkBlockers(tx: Tx, id: string, ids: readonly string[]): Promise<void> {
   const existing = await existingTaskIds(tx, ids);
   const bad = ids.filter((b) => b === id || !existing.has(b));
   if (bad.length === 0) return;
@@ -135,7 +134,7 @@ async function checkBlockers(tx: Transaction<DB>, id: string, ids: readonly stri
  * the work back to its last holder under a fresh lease (higher epoch), so it can never sit in
  * progress unleased.
  */
-async function moveLease(tx: Transaction<DB>, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
+async function moveLease(tx: Tx, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
   if (row.status === 'in_progress' && row.lease_id) {
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
     return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended' } };

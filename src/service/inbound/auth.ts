@@ -1,10 +1,9 @@
-import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Scope } from '../../domain/scopes.ts';
 import { insertAgent, lockAgentByExternalId, updateAgent } from '../../store/agents.ts';
-import type { DB } from '../../store/schema.ts';
 import { revokeAgentTokens } from '../../store/tokens.ts';
 import { type Handled, type HandlerContext, type InboundEvent, readObject } from './receive.ts';
+import type { Tx } from '../../store/connection.ts';
 
 /**
  * What a human announced by the auth provider may do: work on tasks and review them. Deciding
@@ -31,7 +30,7 @@ const SYSTEM = { updated_by_id: 'system', updated_by_kind: 'system' } as const;
  * `user.created|updated` create or update the human principal for the provider's user id;
  * `user.deleted` disables it and revokes its tokens; `session.*` and unknown types are recorded only.
  */
-export async function handleAuthEvent(tx: Transaction<DB>, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
+export async function handleAuthEvent(tx: Tx, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
   if (event.type === 'user.created' || event.type === 'user.updated') return upsertHuman(tx, event, ctx);
   if (event.type === 'user.deleted') {
     const { id } = readObject(z.looseObject({ id: z.string().min(1) }), event);
@@ -53,7 +52,7 @@ export async function handleAuthEvent(tx: Transaction<DB>, event: InboundEvent, 
   return { type: 'auth.received', subject: event.id, data: { handled: false } };
 }
 
-async function upsertHuman(tx: Transaction<DB>, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
+async function upsertHuman(tx: Tx, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
   const user = readObject(providerUser, event);
   const name = displayName(user);
   const email = primaryEmail(user);

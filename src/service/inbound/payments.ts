@@ -1,9 +1,8 @@
-import type { Transaction } from 'kysely';
 import { z } from 'zod';
 import type { EventType } from '../../domain/event-types.ts';
 import { type BillingChanges, upsertBillingAccount } from '../../store/billing.ts';
-import type { DB } from '../../store/schema.ts';
 import { type Handled, type HandlerContext, type InboundEvent, readObject } from './receive.ts';
+import type { Tx } from '../../store/connection.ts';
 
 /** Stripe's expandable references: an id, or the expanded object carrying it. */
 const ref = z.union([z.string(), z.looseObject({ id: z.string() }).transform((o) => o.id)]).nullish();
@@ -49,7 +48,7 @@ const RULES: Readonly<Record<string, PaymentRule>> = {
  * record is keyed by the Stripe customer id). Unknown types, and events without a customer, are
  * recorded as `payment.received` and change nothing.
  */
-export async function handlePaymentEvent(tx: Transaction<DB>, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
+export async function handlePaymentEvent(tx: Tx, event: InboundEvent, ctx: HandlerContext): Promise<Handled> {
   const rule = RULES[event.type];
   const object = rule ? readObject(stripeObject, event) : undefined;
   const customer = object?.customer;

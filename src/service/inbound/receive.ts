@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { EventType } from '../../domain/event-types.ts';
@@ -10,6 +10,7 @@ import { type InboundProvider, recordDelivery } from '../../store/inbound.ts';
 import type { DB } from '../../store/schema.ts';
 import { handleAuthEvent } from './auth.ts';
 import { handlePaymentEvent } from './payments.ts';
+import { type Tx, transaction } from '../../store/connection.ts';
 
 /** A provider's event whose signature the inbound adapter has verified. */
 export interface InboundEvent {
@@ -42,7 +43,7 @@ export interface HandlerContext {
   readonly ids: Ids;
 }
 
-export type InboundHandler = (tx: Transaction<DB>, event: InboundEvent, ctx: HandlerContext) => Promise<Handled>;
+export type InboundHandler = (tx: Tx, event: InboundEvent, ctx: HandlerContext) => Promise<Handled>;
 
 const HANDLERS: Record<InboundProvider, InboundHandler> = { payments: handlePaymentEvent, auth: handleAuthEvent };
 
@@ -53,7 +54,7 @@ const HANDLERS: Record<InboundProvider, InboundHandler> = { payments: handlePaym
  * the first delivery's event id.
  */
 export async function receiveInbound(deps: { db: Kysely<DB>; clock: Clock; ids: Ids }, event: InboundEvent): Promise<InboundReceipt> {
-  return deps.db.transaction().execute(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const now = deps.clock.now();
     const delivery = await recordDelivery(tx, {
       provider: event.provider,

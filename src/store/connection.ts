@@ -1,0 +1,139 @@
+import {
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  Kysely,
+  type LogEvent,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type QueryResult,
+} from 'kysely';
+import type { DB } from './schema.ts';
+
+/** What a statement answers: its rows, and the count of rows an INSERT, UPDATE or DELETE touched. */
+export interface Answer<R> {
+  readonly rows: R[];
+  readonly affected: number | undefined;
+}
+
+/** Sends one statement with its parameters on a connection (or a pool) and answers with its rows. */
+export type Send = <R>(text: string, parameters: readonly unknown[]) => Promise<Answer<R>>;
+
+/** Hears each SQL statement sent (tests count queries with it). */
+export type QueryListener = (sql: string) => void;
+
+declare const inTransaction: unique symbol;
+
+/**
+ * A handle whose every statement runs on one connection inside one open transaction. Store
+ * functions that lock or write take a `Tx`, so they cannot be called outside one.
+ */
+export type Tx = Kysely<DB> & { readonly [inTransaction]: true };
+
+/** How a handle sends a statement without the query builder, and opens a transaction. */
+interface Direct {
+  send: Send;
+  /** Absent on a `Tx`: transactions do not nest. */
+  transaction?: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+}
+
+/** The direct path behind each handle `database.ts` made: a pool's, a counter pool's, a transaction's. */
+const direct = new WeakMap<Kysely<DB>, Direct>();
+
+/** Makes `db` answer `sendStatement` and `transaction` through `how`. */
+export function registerDirect(db: Kysely<DB>, how: Direct): void {
+  direct.set(db, how);
+}
+
+function directOf(db: Kysely<DB>): Direct {
+  const how = direct.get(db);
+  if (!how) throw new Error('this Kysely handle was not made by store/database.ts, so it has no direct path');
+  return how;
+}
+
+/**
+ * Sends a statement whose SQL text is fixed (written with `$1`…`$n`), bypassing the query
+ * builder: on the hot paths, building the text and running it through Kysely's executor cost more
+ * CPU than pg's own work for the statement (bench/RESULTS.md). Runs inside the transaction when
+ * `db` is a `Tx`.
+ */
+export function sendStatement<R>(db: Kysely<DB>, text: string, parameters: readonly unknown[]): Promise<Answer<R>> {
+  return directOf(db).send<R>(text, parameters);
+}
+
+/**
+ * Runs `work` in one transaction: commits when it returns, rolls back when it throws (the error is
+ * passed on). The `Tx` it gets serves the query builder and `sendStatement` alike, on the same connection.
+ */
+export function transaction<T>(db: Kysely<DB>, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const open = directOf(db).transaction;
+  if (!open) throw new Error('a transaction cannot open inside another');
+  return open(work);
+}
+
+/**
+ * Runs `work` with a Kysely instance whose queries all go through `send` (one connection the
+ * caller has begun a transaction on), registered so that `sendStatement` uses the same connection.
+ * The handle refuses any statement once `work` has settled, so a reference kept past the
+ * transaction cannot run on whatever the connection does next.
+ */
+export async function withTransactionHandle<T>(send: Send, work: (tx: Tx) => Promise<T>): Promise<T> {
+  let open = true;
+  const guarded: Send = (text, parameters) => (open ? send(text, parameters) : Promise.reject(new Error('a statement was sent on a transaction that has ended')));
+  const tx = new Kysely<DB>({ dialect: connectionDialect(guarded) }) as Tx;
+  registerDirect(tx, { send: guarded });
+  try {
+    return await work(tx);
+  } finally {
+    open = false;
+  }
+}
+
+/** `send`, reporting each statement to `onQuery` first. */
+export function reporting(send: Send, onQuery: QueryListener | undefined): Send {
+  if (!onQuery) return send;
+  return (text, parameters) => {
+    onQuery(text);
+    return send(text, parameters);
+  };
+}
+
+/** Kysely's `log` option reporting each statement to `onQuery`; nothing without one. */
+export function queryLog(onQuery: QueryListener | undefined): { log?: (event: LogEvent) => void } {
+  if (!onQuery) return {};
+  return {
+    log: (event: LogEvent) => {
+      if (event.level === 'query') onQuery(event.query.sql);
+    },
+  };
+}
+
+/** PostgreSQL's SQL dialect over one connection that the caller owns (it begins and ends the transaction). */
+function connectionDialect(send: Send): Dialect {
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(compiled: { sql: string; parameters: readonly unknown[] }): Promise<QueryResult<R>> {
+      const { rows, affected } = await send<R>(compiled.sql, compiled.parameters);
+      return { rows, ...(affected === undefined ? {} : { numAffectedRows: BigInt(affected) }) };
+    },
+    streamQuery() {
+      throw new Error('streaming is not supported inside a Baton transaction');
+    },
+  };
+  const refuse = () => Promise.reject(new Error('transactions are opened with store/connection.ts transaction(), never nested'));
+  const driver: Driver = {
+    init: () => Promise.resolve(),
+    acquireConnection: () => Promise.resolve(connection),
+    releaseConnection: () => Promise.resolve(),
+    beginTransaction: refuse,
+    commitTransaction: refuse,
+    rollbackTransaction: refuse,
+    destroy: () => Promise.resolve(),
+  };
+  return {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => driver,
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  };
+}
