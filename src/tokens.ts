@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -25,7 +25,7 @@ export function isWellFormedToken(token: string): boolean {
 
 /** The stored form of a token. SHA-256 suffices: tokens carry 178 bits of entropy, so no stretching is needed. */
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+  return hash('sha256', token, 'buffer');
 }
 
 /** The part of a token safe to show in lists (`bat_AbC1…`). */

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** SHA-256 of an operation name and its input in canonical JSON (keys sorted at every depth). */
 export function fingerprint(operation: string, input: unknown): Buffer {
-  return createHash('sha256').update(operation).update('\n').update(canonicalJson(input)).digest();
+  return hash('sha256', `${operation}\n${canonicalJson(input)}`, 'buffer');
 }
 
 export function canonicalJson(value: unknown): string {

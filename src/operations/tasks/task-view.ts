@@ -51,8 +51,11 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
   if (projection.fields) return project(task, projection.fields);
   if (projection.view === 'full') return task;
   // Compact views name a tombstone as such; a live task does not carry the null.
-  return project(task, [...(list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS), ...(task.deleted_at ? (['deleted_at'] as const) : [])]);
+  return project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS);
 }
+
+const COMPACT_TOMBSTONE = [...COMPACT_FIELDS, 'deleted_at'] as const;
+const LIST_COMPACT_TOMBSTONE = [...LIST_COMPACT_FIELDS, 'deleted_at'] as const;
 
 const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
   'todo>blocked': 'It waits on something outside Baton.',
