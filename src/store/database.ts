@@ -35,7 +35,6 @@ export interface Database {
 // int8 as a JS string keeps full precision; the API never exposes it as a number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
-
 /**
  * Baton's PostgreSQL pool: statements go out prepared (PreparingClient), and a dropped idle
  * connection must not crash the process (the pool replaces it). The benchmark baselines use it too,

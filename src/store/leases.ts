@@ -30,7 +30,7 @@ export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<TaskRow[]> {
   return rows;
 }
 
-/** The pick's text for this limit, priority floor and label filter, made once per combination (a few hundred at most). */
+/** The pick's text for this limit, priority floor and label filter, made once per combination (800 at most). */
 const pickTexts = new Map<string, string>();
 
 function pickText(limit: number, minPriority: number, labels: boolean): string {
