@@ -29,7 +29,7 @@ export const EVENTS_CHANNEL = 'baton_events';
  */
 export async function appendEvents(tx: Tx, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
-  await sendStatement(tx, `WITH ${APPENDING} SELECT 1`, appendParameters(events));
+  await sendStatement(tx, APPEND_EVENTS, appendParameters(events));
 }
 
 /**
@@ -43,6 +43,8 @@ export const APPENDING = `append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), w
     FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
       idempotency_key text, approval_id text, data jsonb, created_at timestamptz))`;
+
+const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
 
 /** `APPENDING`'s parameters: the channel to wake, and the rows as one JSON array. */
 export function appendParameters(events: readonly NewEventRow[]): [string, string] {
