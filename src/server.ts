@@ -12,12 +12,10 @@ import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
-import { deliverWebhooks } from './workers/deliver-webhooks.ts';
+import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 
-/** How long a webhook wake-up waits for more appends to join it: delivery latency traded for one pass per burst. */
-const WAKE_COALESCE_MS = 50;
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
 
@@ -74,20 +72,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {
-    const deps = { clock, ids, config };
-    const delivery = startLoop(config.webhookIntervalMs, () => deliverWebhooks(database.db, deps), (err) => log.error({ err }, 'webhook delivery failed'));
-    // New events anywhere wake the worker; the interval covers retries and lost wake-ups. Wake-ups
-    // are coalesced, so a burst of writes costs one delivery pass, not one pass per write.
-    let wakeQueued = false;
-    tail.onAppend(() => {
-      if (wakeQueued) return;
-      wakeQueued = true;
-      setTimeout(() => {
-        wakeQueued = false;
-        delivery.wake();
-      }, WAKE_COALESCE_MS).unref();
-    });
-    workers.push(delivery);
+    workers.push(await startWebhookDelivery(database, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') }));
   }
   return {
     app,

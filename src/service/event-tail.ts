@@ -1,6 +1,6 @@
 import type { EventTail } from '../operations/define-operation.ts';
 import type { Database } from '../store/database.ts';
-import { EVENTS_CHANNEL, type EventRow, latestSeq, listEvents } from '../store/events.ts';
+import { EVENTS_CHANNEL, type EventRow, listEvents } from '../store/events.ts';
 
 /** Rows per read, when catching up and when the tail reads what was appended. */
 const PAGE = 500;
@@ -10,8 +10,12 @@ const QUEUE_LIMIT = 2000;
 const POLL_MS = 2000;
 
 export interface RunningTail extends EventTail {
-  /** Calls `listener` on every NOTIFY of an append, from any instance (the webhook worker's wake-up). */
-  onAppend(listener: () => void): void;
+  /**
+   * Calls `listener` on every NOTIFY of an append, from any instance, while the returned switch is
+   * on (the webhook worker's wake-up, on while a live webhook exists), and once each time the
+   * LISTEN starts, since appends before it notified nobody here.
+   */
+  onAppend(listener: () => void): (wanted: boolean) => void;
   close(): Promise<void>;
 }
 
@@ -36,8 +40,10 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   const live = new Set<Follower>();
   const listeners: (() => void)[] = [];
   let head = 0n;
-  let started: Promise<void> | undefined;
-  let stopListening: (() => Promise<void>) | undefined;
+  // Held while anyone needs wake-ups (a follower, or onAppend's wanted): every write anywhere
+  // notifies a LISTENing instance, so an instance nobody follows does not LISTEN.
+  let demand = 0;
+  let listening: Promise<() => Promise<void>> | undefined;
   let poll: NodeJS.Timeout | undefined;
   let reading = false;
   let again = false;
@@ -76,19 +82,53 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
         }
       });
   };
-  const start = () =>
-    (started ??= (async () => {
-      head = BigInt(await latestSeq(db));
-      stopListening = await database.listen(EVENTS_CHANNEL, () => {
-        for (const listener of listeners) listener();
-        wake();
+  const notified = () => {
+    for (const listener of listeners) listener();
+    wake();
+  };
+  /** Counts one more need for wake-ups; resolves, with its release, once NOTIFYs arrive. */
+  const acquire = async (): Promise<() => void> => {
+    demand++;
+    if (!listening) {
+      const started = database.listen(EVENTS_CHANNEL, notified);
+      listening = started;
+      // Appends committed before the LISTEN took effect notified nobody here.
+      started.then(notified, () => {
+        if (listening === started) listening = undefined;
       });
-      poll = setInterval(wake, POLL_MS);
-    })());
+      poll ??= setInterval(wake, POLL_MS);
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--demand > 0) return;
+      clearInterval(poll);
+      poll = undefined;
+      const stopping = listening;
+      listening = undefined;
+      stopping?.then((stop) => stop()).catch(() => undefined);
+    };
+    try {
+      await listening;
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  };
 
   async function* follow(afterSeq: string, signal: AbortSignal): AsyncIterable<readonly EventRow[]> {
-    await start();
-    let position = BigInt(afterSeq);
+    const release = await acquire();
+    try {
+      yield* followFrom(BigInt(afterSeq), signal);
+    } finally {
+      release();
+    }
+  }
+
+  async function* followFrom(from: bigint, signal: AbortSignal): AsyncIterable<readonly EventRow[]> {
+    let position = from;
     while (!signal.aborted && !closed) {
       const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(position), beforeSeq: undefined, order: 'asc', limit: PAGE });
       const batch = rows.slice(0, PAGE);
@@ -127,14 +167,41 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     follow,
     onAppend(listener) {
       listeners.push(listener);
-      start().catch(onError);
+      let wanted = false;
+      let held: (() => void) | undefined;
+      let acquiring = false;
+      const settle = () => {
+        if (wanted && !held && !acquiring && !closed) {
+          acquiring = true;
+          // A failure is reported, not retried here: the next want(true) tries again.
+          acquire().then(
+            (release) => {
+              acquiring = false;
+              held = release;
+              settle();
+            },
+            (error: unknown) => {
+              acquiring = false;
+              onError(error);
+            },
+          );
+        } else if (!wanted && held) {
+          held();
+          held = undefined;
+        }
+      };
+      return (next) => {
+        wanted = next;
+        settle();
+      };
     },
     async close() {
       closed = true;
       clearInterval(poll);
       for (const follower of live) follower.wake?.();
-      await started?.catch(() => undefined);
-      await stopListening?.();
+      const stopping = listening;
+      listening = undefined;
+      await stopping?.then((stop) => stop()).catch(() => undefined);
     },
   };
 }

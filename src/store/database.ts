@@ -24,9 +24,11 @@ export interface Database {
   /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
   runScript(sql: string): Promise<Record<string, unknown>[]>;
   /**
-   * Calls `onNotify` for every NOTIFY on `channel`, from any instance (PostgreSQL: one dedicated
-   * connection, re-opened after a drop, with `onNotify` called once after each reconnect since
-   * notifies may have been missed). A wake-up only: payloads carry nothing. Returns the stop function.
+   * Calls `onNotify` for every NOTIFY on `channel`, from any instance, once the returned promise
+   * has resolved and until its stop function is called; the channel is LISTENed only meanwhile.
+   * PostgreSQL: one connection for all channels, re-opened after a drop, with `onNotify` called
+   * once after each reconnect since notifies may have been missed. A wake-up only: payloads carry
+   * nothing.
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -57,6 +59,7 @@ export function openCounterPool(url: string, poolSize: number): pg.Pool {
 export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
   const pool = openPool(url, poolSize);
   const counterPool = openCounterPool(url, poolSize);
+  const notifications = postgresNotifications(url);
   return {
     db: postgresHandle(pool, onQuery),
     counters: postgresHandle(counterPool, onQuery),
@@ -66,8 +69,9 @@ export function openPostgres(url: string, poolSize: number, onQuery?: QueryListe
       const last = Array.isArray(result) ? result.at(-1) : result;
       return (last?.rows ?? []) as Record<string, unknown>[];
     },
-    listen: (channel, onNotify) => listenPostgres(url, channel, onNotify),
+    listen: notifications.listen,
     async close() {
+      await notifications.close();
       await Promise.all([pool.end(), counterPool.end()]);
     },
   };
@@ -117,35 +121,98 @@ function pgSend(target: pg.Pool | pg.PoolClient): Send {
 
 const RELISTEN_DELAY_MS = 1000;
 
-async function listenPostgres(url: string, channel: string, onNotify: () => void): Promise<() => Promise<void>> {
-  let stopped = false;
+interface Channel {
+  readonly listeners: Set<() => void>;
+  /** Settles once the channel is LISTENed on the current connection (or that failed). */
+  ready: Promise<void>;
+}
+
+/**
+ * One LISTEN connection for every channel of a database, opened on the first `listen` and kept
+ * until `close`. A channel is LISTENed while it has a listener and UNLISTENed when its last one
+ * stops, so writes notify an instance only while it needs the wake-ups. After a drop the
+ * connection is re-opened, its channels LISTENed again, and their listeners called once, since
+ * notifies may have been missed meanwhile.
+ */
+function postgresNotifications(url: string): Pick<Database, 'listen' | 'close'> {
+  const channels = new Map<string, Channel>();
   let client: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
   let retry: NodeJS.Timeout | undefined;
-  // Until stopped, a dropped or failed connection is replaced; notifies may have been missed meanwhile.
+  let closed = false;
+
+  const send = (target: pg.Client, verb: 'LISTEN' | 'UNLISTEN', channel: string) => target.query(`${verb} ${pg.escapeIdentifier(channel)}`).then(() => undefined);
   const reconnect = () => {
-    if (!stopped) retry = setTimeout(() => void connect().then(onNotify, reconnect), RELISTEN_DELAY_MS);
+    if (closed || retry || channels.size === 0) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      connect().then(() => {
+        for (const { listeners } of channels.values()) for (const listener of listeners) listener();
+      }, reconnect);
+    }, RELISTEN_DELAY_MS);
   };
-  const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url });
-    next.on('notification', () => onNotify());
-    const dropped = () => {
-      if (stopped || client !== next) return;
+  const connect = () =>
+    (connecting ??= (async () => {
+      const next = new pg.Client({ connectionString: url });
+      next.on('notification', (message) => {
+        for (const listener of channels.get(message.channel)?.listeners ?? []) listener();
+      });
+      const dropped = () => {
+        if (client !== next) return;
+        client = undefined;
+        next.end().catch(() => undefined);
+        reconnect();
+      };
+      next.on('error', dropped);
+      next.on('end', dropped);
+      try {
+        await next.connect();
+        if (closed) throw new Error('the database is closed');
+      } catch (error) {
+        await next.end().catch(() => undefined);
+        throw error;
+      } finally {
+        connecting = undefined;
+      }
+      client = next;
+      // Channels added from now on LISTEN themselves; these were waiting for the connection.
+      for (const [name, channel] of channels) channel.ready = send(next, 'LISTEN', name);
+      await Promise.all([...channels.values()].map((c) => c.ready));
+    })());
+
+  return {
+    async listen(name, onNotify) {
+      if (closed) throw new Error('the database is closed');
+      const listener = () => onNotify();
+      let channel = channels.get(name);
+      if (!channel) {
+        channel = { listeners: new Set(), ready: client ? send(client, 'LISTEN', name) : connect() };
+        channels.set(name, channel);
+      }
+      const own = channel;
+      own.listeners.add(listener);
+      const stop = async () => {
+        if (!own.listeners.delete(listener) || own.listeners.size > 0 || channels.get(name) !== own) return;
+        channels.delete(name);
+        if (client) await send(client, 'UNLISTEN', name).catch(() => undefined);
+      };
+      try {
+        await own.ready;
+      } catch (error) {
+        await stop();
+        throw error;
+      }
+      return stop;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      channels.clear();
+      await connecting?.catch(() => undefined);
+      const last = client;
       client = undefined;
-      next.end().catch(() => undefined);
-      reconnect();
-    };
-    next.on('error', dropped);
-    next.on('end', dropped);
-    await next.connect();
-    await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    if (stopped) return void (await next.end());
-    client = next;
-  };
-  await connect();
-  return async () => {
-    stopped = true;
-    clearTimeout(retry);
-    await client?.end();
+      await last?.end();
+    },
   };
 }
 

@@ -8,11 +8,16 @@ import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
-import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
+import { advanceCursor, anyLiveWebhook, WEBHOOKS_CHANNEL, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import { transaction } from '../store/connection.ts';
+import type { Database } from '../store/database.ts';
+import type { RunningTail } from '../service/event-tail.ts';
+import { type Loop, startLoop } from './loop.ts';
 
+/** How long a wake-up waits for more appends to join it: delivery latency traded for one pass per burst. */
+const WAKE_COALESCE_MS = 50;
 /** DESIGN §6: a receiver gets 15 s to answer. */
 const TIMEOUT_MS = 15_000;
 /** A claimed delivery comes back to the queue this long after its claim if its instance died mid-attempt. */
@@ -41,9 +46,50 @@ export interface DeliveryDeps {
  * the webhook with a `webhook.disabled` event. Every attempt is recorded.
  */
 export async function deliverWebhooks(db: Kysely<DB>, deps: DeliveryDeps): Promise<DeliveryReport> {
+  return (await deliveryPass(db, deps)).report;
+}
+
+/**
+ * The delivery loop of one instance: a pass at start, every `webhookIntervalMs` (retries, lost
+ * wake-ups), and at once (coalesced) when a webhook goes live or, while one is live, an event is
+ * appended, on any instance. Appends are LISTENed to only while the last pass found a live
+ * webhook: every write notifies each LISTENing instance, and with no webhook nobody need hear it.
+ */
+export async function startWebhookDelivery(database: Database, tail: RunningTail, deps: DeliveryDeps & { onError: (error: unknown) => void }): Promise<Loop> {
+  let wakeQueued = false;
+  const wake = () => {
+    if (wakeQueued) return;
+    wakeQueued = true;
+    setTimeout(() => {
+      wakeQueued = false;
+      delivery.wake();
+    }, WAKE_COALESCE_MS).unref();
+  };
+  const wantAppends = tail.onAppend(wake);
+  const delivery = startLoop(
+    deps.config.webhookIntervalMs,
+    async () => {
+      const { live } = await deliveryPass(database.db, deps);
+      wantAppends(live);
+    },
+    deps.onError,
+  );
+  const stopListening = await database.listen(WEBHOOKS_CHANNEL, wake);
+  delivery.wake();
+  return {
+    wake: () => delivery.wake(),
+    async stop() {
+      await stopListening();
+      await delivery.stop();
+      wantAppends(false);
+    },
+  };
+}
+
+async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live: boolean; report: DeliveryReport }> {
   // Every burst of writes wakes this pass; with no live webhook there is nothing to fan out or
   // attempt (a delivery is only attempted for a live webhook), and one statement says so.
-  if (!(await anyLiveWebhook(db))) return { attempted: 0, delivered: 0, failed: 0 };
+  if (!(await anyLiveWebhook(db))) return { live: false, report: { attempted: 0, delivered: 0, failed: 0 } };
   await fanOut(db, deps);
   const now = deps.clock.now();
   const due = await claimDue(db, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS);
@@ -56,7 +102,7 @@ export async function deliverWebhooks(db: Kysely<DB>, deps: DeliveryDeps): Promi
     if (state === 'delivered') report.delivered++;
     if (state === 'failed') report.failed++;
   }
-  return report;
+  return { live: true, report };
 }
 
 async function fanOut(db: Kysely<DB>, deps: DeliveryDeps): Promise<void> {
