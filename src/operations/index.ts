@@ -18,6 +18,7 @@ import { getLease } from './leases/get-lease.ts';
 import { heartbeatLease } from './leases/heartbeat-lease.ts';
 import { listLeases } from './leases/list-leases.ts';
 import { releaseLease } from './leases/release-lease.ts';
+import { releaseLeases } from './leases/release-leases.ts';
 import { whoami } from './meta/whoami.ts';
 import { claimNextTask } from './tasks/claim-next-task.ts';
 import { claimTask } from './tasks/claim-task.ts';
@@ -51,6 +52,7 @@ export const operations: readonly Operation[] = [
   getLease,
   heartbeatLease,
   releaseLease,
+  releaseLeases,
   listEvents,
   streamEvents,
   listApprovals,

@@ -138,6 +138,18 @@ export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | 
   return rows[0];
 }
 
+/**
+ * The leases by id, each looked up by primary key. `id = ANY ($1)` would let a plan made while the
+ * table was small (a generic plan is kept until the next ANALYZE) scan every lease, and the table
+ * gains a row per claim.
+ */
+const FIND_LEASES = 'SELECT l.* FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS l';
+
+export async function findLeases(db: Kysely<DB>, ids: readonly string[]): Promise<LeaseRow[]> {
+  const { rows } = await sendStatement<LeaseRow>(db, FIND_LEASES, [ids]);
+  return rows;
+}
+
 /** The most recent lease a task had, for handing reviewed work back to its holder. */
 export async function latestLease(db: Kysely<DB>, taskId: string): Promise<LeaseRow | undefined> {
   return db.selectFrom('leases').selectAll().where('task_id', '=', taskId).orderBy('acquired_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();

@@ -89,6 +89,40 @@ export async function lockTask(tx: Tx, id: string): Promise<TaskRow | undefined>
   return rows[0];
 }
 
+const LOCK_TASKS = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+
+/**
+ * Reads and locks several tasks, in id order (the rows are locked as sorted), so two callers
+ * locking overlapping sets cannot deadlock. Missing or deleted tasks are left out.
+ */
+export async function lockTasks(tx: Tx, ids: readonly string[]): Promise<TaskRow[]> {
+  const { rows } = await sendStatement<TaskRow>(tx, LOCK_TASKS, [ids]);
+  return rows;
+}
+
+// Parameters: the leases, now, the actor's id and kind, the tasks. Each lease is found by primary
+// key and updated by its row id (see store/leases.ts findLeases for why not `id = ANY`); the
+// leases cannot move meanwhile, since every lease change locks its task first.
+const REQUEUE_TASKS = `
+    WITH ended AS (
+      UPDATE leases SET state = 'released', ended_at = $2
+      FROM (SELECT l.ctid AS row_id FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT ctid FROM leases WHERE leases.id = u.id OFFSET 0) AS l) AS held
+      WHERE leases.ctid = held.row_id)
+    UPDATE tasks SET status = 'todo', lease_id = NULL, lease_holder_id = NULL, lease_holder_kind = NULL, lease_expires_at = NULL,
+      updated_at = $2, updated_by_id = $3, updated_by_kind = $4, version = version + 1
+    WHERE id = ANY ($5::text[])
+    RETURNING ${TASK_COLUMNS}`;
+
+/**
+ * Releases leases and returns their locked tasks to todo, in one statement: what `updateTask` with
+ * `NO_LEASE` and a `released` ending does to one task, for many. Answers the tasks in no set order.
+ */
+export async function requeueTasks(tx: Tx, held: { leaseIds: readonly string[]; taskIds: readonly string[] }, by: { now: Date; id: string; kind: string }): Promise<TaskRow[]> {
+  const { rows } = await sendStatement<TaskRow>(tx, REQUEUE_TASKS, [held.leaseIds, by.now, by.id, by.kind, held.taskIds]);
+  if (rows.length !== held.taskIds.length) throw new Error(`requeue of ${held.taskIds.length} tasks updated ${rows.length}`);
+  return rows;
+}
+
 export interface TaskChanges {
   title?: string;
   description?: string;

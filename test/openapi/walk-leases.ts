@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { type TaskRef, UNKNOWN, type Walker } from './walk.ts';
 
 interface Claim {
@@ -56,4 +57,13 @@ export async function walkLeases(w: Walker, task: TaskRef): Promise<void> {
   await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: {}, token: agent }, 409);
   await call('POST', `/api/v1/leases/${UNKNOWN.lease}/release`, { body: {}, token: agent }, 404);
   await call('POST', `/api/v1/leases/${releasable.id}/release`, { body: { id: releasable.id } }, 400);
+
+  const batch = (await call('POST', '/api/v1/tasks/claim', { body: { labels: ['bulk'], limit: 2 }, token: agent }, 200)).json<{ claims: Claim[] }>().claims.map((c) => c.lease.id);
+  expect(batch).toHaveLength(2);
+  await call('POST', '/api/v1/leases/release', { body: { ids: batch }, token: other }, 403);
+  await call('POST', '/api/v1/leases/release', { body: { ids: [...batch, UNKNOWN.lease] }, token: agent }, 404);
+  await call('POST', '/api/v1/leases/release', { body: { ids: [batch[0], batch[0]] }, token: agent }, 400);
+  await call('POST', '/api/v1/leases/release', { body: { ids: [] }, token: agent }, 400);
+  await call('POST', '/api/v1/leases/release', { body: { ids: batch, note: 'shutting down' }, token: agent }, 200);
+  await call('POST', '/api/v1/leases/release', { body: { ids: batch }, token: agent }, 409);
 }

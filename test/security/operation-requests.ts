@@ -46,6 +46,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'leases.get': (fx) => ({ params: { id: fx.lease } }),
   'leases.heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
   'leases.release': (fx) => ({ params: { id: fx.lease }, body: {} }),
+  'leases.release_many': (fx) => ({ body: { ids: [fx.lease], note: 'handing the batch back' } }),
   'events.list': () => ({ query: 'limit=5' }),
   'events.stream': () => ({ query: 'types=task.created' }),
   'approvals.list': () => ({ query: 'status=pending' }),

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openPostgres } from '../../src/store/database.ts';
-import { grantLeases, pickClaimable } from '../../src/store/leases.ts';
+import { findLeases, grantLeases, pickClaimable } from '../../src/store/leases.ts';
+import { requeueTasks } from '../../src/store/tasks.ts';
 import { engine, freshDatabase } from '../harness.ts';
 import { transaction } from '../../src/store/connection.ts';
 
@@ -72,3 +74,57 @@ describe.skipIf(engine === 'pglite')('claim statements keep their generic plan (
     for (const plan of plans) expect(plan, `${plan.statement}: ${plan.custom} custom plans, ${plan.generic} generic`).toMatchObject({ custom: 5, generic: 3 });
   });
 });
+
+describe.skipIf(engine === 'pglite')('batch lease statements', () => {
+  let database: Database;
+  let url: string;
+  beforeAll(async () => {
+    const fresh = await freshDatabase();
+    database = fresh.database;
+    url = fresh.url ?? '';
+  });
+  afterAll(() => database.close());
+
+  // A generic plan is kept until the next ANALYZE; one made while `leases` was empty must still
+  // look each lease up by primary key once the table holds a row per claim ever made.
+  it('find and end each lease by primary key, even in a generic plan made while the table is empty', async () => {
+    const sent: string[] = [];
+    const recorded = openPostgres(url, 1, (text) => sent.push(text));
+    try {
+      await findLeases(recorded.db, ['lea_none']);
+      await transaction(recorded.db, (tx) => requeueTasks(tx, { leaseIds: ['lea_none'], taskIds: [] }, { now: new Date(), id: 'agt_test', kind: 'agent' }));
+    } finally {
+      await recorded.close();
+    }
+    const statements = sent.filter((text) => /\bleases\b/.test(text));
+    expect(statements).toHaveLength(2);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      const types = ['text[]', 'timestamptz', 'text', 'text', 'text[]'];
+      for (const [i, text] of statements.entries()) {
+        const count = Math.max(...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+        await client.query(`PREPARE batch_${i}(${types.slice(0, count).join(', ')}) AS ${text}`);
+        const args = ["'{lea_none}'", 'now()', "'agt_test'", "'agent'", "'{}'"].slice(0, count);
+        const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) EXECUTE batch_${i}(${args.join(', ')})`);
+        const scans = planNodes((rows[0]?.['QUERY PLAN'] as { Plan: PlanNode }[])[0]?.Plan).filter((node) => node['Relation Name'] === 'leases');
+        expect(scans.map((node) => node['Node Type']), text).not.toContain('Seq Scan');
+        expect(scans.map((node) => node['Index Name']), text).toContain('leases_pkey');
+      }
+    } finally {
+      await client.end();
+    }
+  });
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function planNodes(node: PlanNode | undefined): PlanNode[] {
+  return node ? [node, ...(node.Plans ?? []).flatMap(planNodes)] : [];
+}

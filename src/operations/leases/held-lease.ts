@@ -24,6 +24,13 @@ export async function lockLiveLease(
   const task = await lockTask(tx, found.task_id);
   const lease = await findLease(tx, id);
   if (!task || !lease) throw leaseNotFound(id);
+  assertActionable(lease, actor, now, humanMayAct);
+  return { lease, task };
+}
+
+/** Refuses a lease the caller may not act on (not its holder, nor a human when `humanMayAct`), or one no longer live. */
+export function assertActionable(lease: LeaseRow, actor: Principal, now: Date, humanMayAct: boolean): void {
+  const { id } = lease;
   if (lease.holder_id !== actor.id && !(humanMayAct && actor.kind === 'human')) {
     throw new BatonError('not_lease_holder', `Lease ${id} is held by ${lease.holder_kind} ${lease.holder_id}, not you.`, {
       extra: { holder: { id: lease.holder_id, kind: lease.holder_kind } },
@@ -37,5 +44,4 @@ export async function lockLiveLease(
   if (lease.state !== 'active') {
     throw new BatonError('lease_inactive', `Lease ${id} on task ${lease.task_id} is ${lease.state}.`, { extra: { task_id: lease.task_id, state: lease.state } });
   }
-  return { lease, task };
 }
