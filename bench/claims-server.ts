@@ -12,6 +12,7 @@
  *
  *   POST /claim {limit}        → {claims: [{task_id, lease_id, epoch}]}
  *   POST /release/:lease_id    → {}
+ *   POST /release {ids}        → {}   (several leases at once)
  *   POST /complete {task_id, lease_id, epoch} → {}   (the holder's move to in_review)
  *
  * Prints `claims baseline listening at http://…` once ready. Exits on SIGTERM, SIGINT or when
@@ -19,7 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { type Overhead, type RawClaim, rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
+import { type Overhead, type RawClaim, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
 import { openCounterPool, openPool } from '../src/store/database.ts';
 import { serveUntilStopped } from './processes.ts';
 
@@ -46,6 +47,10 @@ async function main(): Promise<void> {
   });
   app.post<{ Params: { id: string } }>('/release/:id', async (request) => {
     await rawRelease(pool, request.params.id, overhead(request, 'leases.release'));
+    return {};
+  });
+  app.post('/release', async (request) => {
+    await rawReleaseMany(pool, (request.body as { ids: string[] }).ids, overhead(request, 'leases.release_many'));
     return {};
   });
   app.post('/complete', async (request) => {

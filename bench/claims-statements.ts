@@ -1,7 +1,8 @@
 /**
  * The claim, release and complete transactions as plain SQL on a pg pool: the statements Baton's
  * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents),
- * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease) and a holder's
+ * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease), batch release
+ * (src/operations/leases/release-leases.ts) and a holder's
  * move to in_review (src/operations/tasks/update-task.ts) send for the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
  * idempotency-key claim and stored response, input validation and response shaping — that is the
  * service's overhead the claims benchmark shows. Given an `Overhead`, each transaction also sends
@@ -71,6 +72,19 @@ const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_a
 const END_LEASE_MOVE_TASK = `WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) UPDATE tasks SET "status" = $4, "lease_id" = $5,
   "lease_holder_id" = $6, "lease_holder_kind" = $7, "lease_expires_at" = $8, "updated_at" = $9, "updated_by_id" = $10, "updated_by_kind" = $11,
   version = version + 1 WHERE id = $12 RETURNING ${TASK_COLUMNS}`;
+
+// leases.release_many (src/operations/leases/release-leases.ts): find the leases, lock their tasks in id
+// order, read the leases again, then one statement ends them all and requeues their tasks.
+const FIND_LEASES = `SELECT l.* FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS l`;
+const LOCK_TASKS = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+const REQUEUE_TASKS = `WITH ended AS (
+      UPDATE leases SET state = 'released', ended_at = $2
+      FROM (SELECT l.ctid AS row_id FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT ctid FROM leases WHERE leases.id = u.id OFFSET 0) AS l) AS held
+      WHERE leases.ctid = held.row_id)
+    UPDATE tasks SET status = 'todo', lease_id = NULL, lease_holder_id = NULL, lease_holder_kind = NULL, lease_expires_at = NULL,
+      updated_at = $2, updated_by_id = $3, updated_by_kind = $4, version = version + 1
+    WHERE id = ANY ($5::text[])
+    RETURNING ${TASK_COLUMNS}`;
 
 export interface RawClaim {
   task_id: string;
@@ -185,6 +199,28 @@ export function rawRelease(pool: pg.Pool, leaseId: string, overhead?: Overhead):
       event('lease.released', found.task_id, { lease_id: leaseId }, now),
       event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
     ];
+    return { value: undefined, events };
+  }, overhead);
+}
+
+/** Releases several live leases in one transaction, all or none: their tasks go back to todo. */
+export function rawReleaseMany(pool: pg.Pool, leaseIds: readonly string[], overhead?: Overhead): Promise<void> {
+  return transaction(pool, async (client) => {
+    const now = new Date();
+    const found = (await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows;
+    if (found.length !== leaseIds.length) throw new Error(`not every lease of ${leaseIds.join(', ')} exists`);
+    await client.query(LOCK_TASKS, [[...new Set(found.map((l) => l.task_id))]]);
+    const leases = new Map((await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows.map((l) => [l.id, l]));
+    const held = leaseIds.map((id) => {
+      const lease = leases.get(id);
+      if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${id} is not live`);
+      return lease;
+    });
+    await client.query(REQUEUE_TASKS, [leaseIds, now, ACTOR.id, ACTOR.kind, held.map((l) => l.task_id)]);
+    const events = held.flatMap((lease) => [
+      event('lease.released', lease.task_id, { lease_id: lease.id }, now),
+      event('task.status_changed', lease.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
+    ]);
     return { value: undefined, events };
   }, overhead);
 }

@@ -7,7 +7,7 @@
  * this process (bench/claims-statements.ts), at concurrency 1, 8 and 32. single: claim (todo → in_progress, a new
  * lease) then release of that lease (in_progress → todo); complete: claim then the holder's move to
  * in_review (the lease ends; the task leaves the queue); batch16 claims up to 16 tasks in one
- * request, then releases each one by one. Every run gets a fresh database holding SEED_TASKS todo
+ * request, then releases them all in one (leases.release_many). Every run gets a fresh database holding SEED_TASKS todo
  * tasks (BENCH_CLAIMS_TASKS, default 20000). BENCH_SECONDS sets the measured seconds per run (default 8); BENCH_DATABASE_URL the
  * PostgreSQL server. Prints the table and writes it to bench/CLAIMS.md (full runs only). `--profile`
  * runs the two servers under `node --cpu-prof` and prints where their CPU time goes per task. Child
@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
-import { type RawClaim, rawClaim, rawComplete, rawRelease, seedTodoTasks } from './claims-statements.ts';
+import { type RawClaim, rawClaim, rawComplete, rawRelease, rawReleaseMany, seedTodoTasks } from './claims-statements.ts';
 import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
 import { openPool } from '../src/store/database.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
@@ -41,7 +41,7 @@ const WARMUP_SECONDS = 8;
 const SCENARIOS = {
   single: { limit: 1, finish: 'release' },
   complete: { limit: 1, finish: 'complete' },
-  batch16: { limit: 16, finish: 'release' },
+  batch16: { limit: 16, finish: 'release_many' },
 } as const;
 type Scenario = keyof typeof SCENARIOS;
 const CONCURRENCIES = [1, 8, 32];
@@ -53,6 +53,7 @@ type Target = (typeof TARGETS)[number];
 interface Driver {
   claim(limit: number): Promise<RawClaim[]>;
   release(claim: RawClaim): Promise<void>;
+  releaseMany(claims: readonly RawClaim[]): Promise<void>;
   complete(claim: RawClaim): Promise<void>;
 }
 
@@ -155,7 +156,12 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     if (plan.target === 'raw') {
       const pool = openPool(database.url, DB_POOL_SIZE);
       run.add(() => pool.end());
-      driver = { claim: (limit) => rawClaim(pool, limit), release: (c) => rawRelease(pool, c.lease_id), complete: (c) => rawComplete(pool, c) };
+      driver = {
+        claim: (limit) => rawClaim(pool, limit),
+        release: (c) => rawRelease(pool, c.lease_id),
+        releaseMany: (claims) => rawReleaseMany(pool, claims.map((c) => c.lease_id)),
+        complete: (c) => rawComplete(pool, c),
+      };
       pid = process.pid;
     } else {
       const [args, env] =
@@ -222,7 +228,11 @@ async function drive(driver: Driver, scenario: (typeof SCENARIOS)[Scenario], con
     while (performance.now() < end) {
       const t0 = performance.now();
       const claims = await driver.claim(scenario.limit);
-      for (const claim of claims) await (scenario.finish === 'release' ? driver.release(claim) : driver.complete(claim));
+      if (scenario.finish === 'release_many') {
+        if (claims.length > 0) await driver.releaseMany(claims);
+      } else {
+        for (const claim of claims) await (scenario.finish === 'release' ? driver.release(claim) : driver.complete(claim));
+      }
       const t1 = performance.now();
       if (claims.length === 0 && scenario.finish === 'complete') throw new Error(`the queue ran dry: raise BENCH_CLAIMS_TASKS above ${SEED_TASKS}`);
       if (t1 > end) break;
@@ -262,6 +272,9 @@ function batonDriver(url: string, token: string, tag: string): Driver {
     release: async (claim) => {
       await call('POST', `/leases/${claim.lease_id}/release`, {});
     },
+    releaseMany: async (claims) => {
+      await call('POST', '/leases/release', { ids: claims.map((c) => c.lease_id) });
+    },
     complete: async (claim) => {
       await call('PATCH', `/tasks/${claim.task_id}`, { status: 'in_review', lease_epoch: claim.epoch });
     },
@@ -276,6 +289,9 @@ function minimalDriver(url: string, sameSql?: { token: string; tag: string }): D
     claim: async (limit) => (JSON.parse(await send('POST', `${url}/claim`, { limit }, headers())) as { claims: RawClaim[] }).claims,
     release: async (claim) => {
       await send('POST', `${url}/release/${claim.lease_id}`, undefined, headers());
+    },
+    releaseMany: async (claims) => {
+      await send('POST', `${url}/release`, { ids: claims.map((c) => c.lease_id) }, headers());
     },
     complete: async (claim) => {
       await send('POST', `${url}/complete`, claim, headers());
@@ -334,9 +350,10 @@ from the cycle here; see below).
   lease.released + task.status_changed). This is the claim + transition cycle, and the one to set
   beside a job queue's fetch + complete. The task leaves the queue, so each run is seeded with
   enough tasks for it (BENCH_CLAIMS_TASKS). Rate = completed cycles per second.
-- **batch16**: \`POST /api/v1/tasks/claim {"limit": 16}\`, then the 16 releases one after another. Rate
-  = tasks claimed (and released) per second; p50/p99 = latency of the whole cycle (17 requests).
-  Releases dominate it: there is no batch release.
+- **batch16**: \`POST /api/v1/tasks/claim {"limit": 16}\`, then \`POST /api/v1/leases/release
+  {"ids": [the 16 leases]}\` (\`leases.release_many\`, since 2026-11-24: before, the 16 releases went
+  one by one). Rate = tasks claimed (and released) per second; p50/p99 = latency of the whole cycle
+  (two requests).
 - Each worker is an async loop in the benchmark process with keep-alive \`fetch\`; \`concurrency\` =
   number of workers. Every Baton write carries a fresh Idempotency-Key. A cycle counts if it ends
   within the ${seconds} s measured window (after a ${Math.min(WARMUP_SECONDS, 2 * seconds)} s warm-up); any non-2xx answer fails the run.
@@ -354,7 +371,7 @@ from the cycle here; see below).
   **Baton ÷ same-SQL** shows only what Baton does in process (validation, shaping, \`next_actions\`,
   errors, hooks), as \`bench/run.ts\`'s baseline does for create, get and patch.
 - **minimal route** (\`bench/claims-server.ts\`): bare Fastify + pg pool (${DB_POOL_SIZE}) in a child process,
-  \`POST /claim {limit}\`, \`POST /release/:lease_id\` and \`POST /complete\`, running the raw transactions below. No auth,
+  \`POST /claim {limit}\`, \`POST /release/:lease_id\`, \`POST /release {ids}\` and \`POST /complete\`, running the raw transactions below. No auth,
   no idempotency keys, no validation, no response shaping. **Baton ÷ minimal** adds the cost of
   authentication, rate counting and idempotency to what Baton ÷ same-SQL shows.
 - **raw SQL** (\`bench/claims-statements.ts\`): the minimal route's transactions called directly on a pg pool (${DB_POOL_SIZE})
@@ -368,13 +385,15 @@ from the cycle here; see below).
   (\`jsonb_to_recordset\`, the task id also as a scalar, or an array for a batch, so the planner uses the
   primary key); event append under its advisory lock;
   \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read; one
-  statement ending the lease and updating the task; event append; \`commit\`. Raw complete: \`begin\`;
+  statement ending the lease and updating the task; event append; \`commit\`. Raw batch release:
+  \`begin\`; the leases' lookup; their tasks \`SELECT … ORDER BY id FOR UPDATE\`; the leases re-read; one
+  statement ending every lease and requeueing every task; event append; \`commit\`. Raw complete: \`begin\`;
   task \`SELECT … FOR UPDATE\` (epoch check); the same lease-ending task update; event append;
-  \`commit\`. These are the statements Baton's claim-next, release and task update send for the work
+  \`commit\`. These are the statements Baton's claim-next, release, batch release and task update send for the work
   itself (src/store/leases.ts, tasks.ts, events.ts). Baton also sends, per request, its token lookup +
   rate count (its own transaction) and, per write, the idempotency-key claim; it stores the response
   in the event append's statement.
-- SQL check (\`bench/sql-check.ts\`): before the runs, one claim, complete and release go through Baton
+- SQL check (\`bench/sql-check.ts\`): before the runs, one claim, complete, release and batch release go through Baton
   in process and through the raw SQL, recording the statements each sends; apart from Baton's
   overhead above, the two lists must match (identifier quotes aside), since the raw SQL is a copy;
   the same-SQL route's lists must match Baton's whole.

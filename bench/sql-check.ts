@@ -4,7 +4,7 @@ import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
 import { BASELINE_STATEMENTS } from './baseline-statements.ts';
 import { openCounterPool, openPool } from '../src/store/database.ts';
-import { type Overhead, rawClaim, rawComplete, rawRelease } from './claims-statements.ts';
+import { type Overhead, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
 import { RATE_LIMIT } from './databases.ts';
 import type { Scenario } from './load.ts';
 
@@ -50,7 +50,7 @@ async function captureBatonSql(url: string, token: string): Promise<Record<Scena
   });
 }
 
-const CLAIM_CYCLES = ['claim', 'complete', 'release'] as const;
+const CLAIM_CYCLES = ['claim', 'complete', 'release', 'releaseMany'] as const;
 type ClaimStep = (typeof CLAIM_CYCLES)[number];
 
 /**
@@ -71,7 +71,7 @@ const RAW_EVENT_APPEND = /^(\/\* then commit \*\/ )?WITH append_lock AS \(SELECT
  */
 export async function checkClaimsSql(url: string, token: string): Promise<SqlCheck> {
   const baton = await withBaton(url, token, async (call) => {
-    for (let i = 0; i < 5; i++) await call('POST', '/api/v1/tasks', { title: `Claims SQL check ${i}` });
+    for (let i = 0; i < 8; i++) await call('POST', '/api/v1/tasks', { title: `Claims SQL check ${i}` });
     await call('POST', '/api/v1/tasks/claim', {});
     const first = await call('POST', '/api/v1/tasks/claim', {});
     const held = (first.body as unknown as { claims: { lease: { id: string; task_id: string; epoch: number } }[] }).claims[0]?.lease;
@@ -81,7 +81,11 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
     const lease = (second.body as unknown as { claims: { lease: { id: string } }[] }).claims[0]?.lease;
     if (!lease) throw new Error('SQL check: Baton claimed nothing the second time');
     const released = await call('POST', `/api/v1/leases/${lease.id}/release`, {});
-    return { claim: first.statements, complete: completed.statements, release: released.statements };
+    const batch = await call('POST', '/api/v1/tasks/claim', { limit: 2 });
+    const leases = (batch.body as unknown as { claims: { lease: { id: string } }[] }).claims.map((c) => c.lease.id);
+    if (leases.length !== 2) throw new Error('SQL check: Baton did not claim a batch of two');
+    const releasedMany = await call('POST', '/api/v1/leases/release', { ids: leases });
+    return { claim: first.statements, complete: completed.statements, release: released.statements, releaseMany: releasedMany.statements };
   });
   const raw = await recordRaw(url);
   const same = await recordRaw(url, token);
@@ -98,7 +102,7 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
   if (differences.length === 0) {
     return {
       matches: true,
-      report: 'the raw SQL and the minimal route send the claim, complete and release statements Baton sends, besides its overhead; the same-SQL route sends all of them',
+      report: 'the raw SQL and the minimal route send the claim, complete, release and batch release statements Baton sends, besides its overhead; the same-SQL route sends all of them',
     };
   }
   return {
@@ -122,7 +126,10 @@ async function recordRaw(url: string, token?: string): Promise<Record<ClaimStep,
       const [again] = await rawClaim(pool, 1);
       if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
       const release = await recorded(() => rawRelease(pool, again.lease_id, overhead('leases.release')));
-      return { claim: claim.statements, complete: complete.statements, release: release.statements };
+      const batch = await rawClaim(pool, 2);
+      if (batch.length !== 2) throw new Error('SQL check: the raw SQL did not claim a batch of two');
+      const releaseMany = await recorded(() => rawReleaseMany(pool, batch.map((c) => c.lease_id), overhead('leases.release_many')));
+      return { claim: claim.statements, complete: complete.statements, release: release.statements, releaseMany: releaseMany.statements };
     } finally {
       await Promise.all([pool.end(), counters.end()]);
     }
