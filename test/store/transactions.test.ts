@@ -52,7 +52,7 @@ describe('store transactions: the query builder and fixed statements on one conn
 
   it('does not nest transactions', async () => {
     await expect(transaction(database.db, (tx) => transaction(tx, () => Promise.resolve()))).rejects.toThrow('a transaction cannot open inside another');
-    await expect(transaction(database.db, (tx) => tx.transaction().execute(() => Promise.resolve()))).rejects.toThrow();
+    await expect(transaction(database.db, (tx) => tx.transaction().execute(() => Promise.resolve()))).rejects.toThrow('never nested');
   });
 
   it('sends a fixed statement outside any transaction on the pool (PostgreSQL) or the one connection (PGlite)', async () => {

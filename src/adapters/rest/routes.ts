@@ -33,13 +33,14 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       registerStreamRoute(app, service, operation, routeUrl(operation));
       continue;
     }
+    const inPath = pathParameters(operation.http.path);
     app.route({
       method: operation.http.method,
       url: routeUrl(operation),
       ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes) } : {}),
       handler: async (request, reply) => {
         const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
-        const outcome = await service.execute(operation, restInput(operation, request), {
+        const outcome = await service.execute(operation, restInput(operation, inPath, request), {
           principal,
           idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,
           expectedVersion: operation.kind === 'write' ? parseIfMatch(header(request, 'if-match')) : undefined,
@@ -83,8 +84,8 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** Path parameters plus the query (reads, deletes) or the JSON body (other writes). */
-function restInput(operation: Operation, request: FastifyRequest): Record<string, unknown> {
+/** Path parameters (named in `inPath`) plus the query (reads, deletes) or the JSON body (other writes). */
+function restInput(operation: Operation, inPath: readonly string[], request: FastifyRequest): Record<string, unknown> {
   const params = request.params as Record<string, string>;
   if (operation.http.method === 'GET' || operation.http.method === 'DELETE') {
     return { ...(request.query as Record<string, unknown>), ...params };
@@ -95,7 +96,7 @@ function restInput(operation: Operation, request: FastifyRequest): Record<string
       extra: { errors: [{ pointer: '', detail: 'expected a JSON object', location: 'body' }] },
     });
   }
-  const misplaced = pathParameters(operation.http.path).filter((key) => key in body);
+  const misplaced = inPath.filter((key) => key in body);
   if (misplaced.length > 0) {
     throw new BatonError('validation_failed', `${misplaced.join(', ')} belongs in the URL path, not the body.`, {
       extra: { errors: misplaced.map((key) => ({ pointer: `/${key}`, detail: 'path parameter; remove it from the body', location: 'body' })) },
