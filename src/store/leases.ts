@@ -103,7 +103,11 @@ export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): 
   // The task update joins the inserted rows (RETURNING), so the JSON is sent and parsed once.
   const single = grants.length === 1;
   const ids = single ? grants[0]?.task.id : grants.map((g) => g.task.id);
-  const { rows: tasks } = await sendStatement<TaskRow>(tx, single ? GRANT_ONE : GRANT_MANY, [now, JSON.stringify(leases), ids]);
+  // Only the columns the statement reads from the JSON; the rest it sets from `now` and the holder.
+  const granted = JSON.stringify(
+    leases.map((l) => ({ id: l.id, task_id: l.task_id, holder_id: l.holder_id, holder_kind: l.holder_kind, token_id: l.token_id, machine: l.machine, epoch: l.epoch, ttl_s: l.ttl_s, expires_at: l.expires_at })),
+  );
+  const { rows: tasks } = await sendStatement<TaskRow>(tx, single ? GRANT_ONE : GRANT_MANY, [now, granted, ids]);
   return { tasks, leases };
 }
 
