@@ -63,7 +63,9 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined };
   const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
-  const service = createService({ database, config, clock, ids, log, tail });
+  // Set once the webhook worker runs; the service tells it what each write committed.
+  let committed: (events: readonly { type: string }[]) => void = () => undefined;
+  const service = createService({ database, config, clock, ids, log, tail, onCommit: (events) => committed(events) });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];
@@ -72,7 +74,9 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {
-    workers.push(await startWebhookDelivery(database, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') }));
+    const delivery = startWebhookDelivery(database, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') });
+    committed = (events) => delivery.committed(events);
+    workers.push(delivery);
   }
   return {
     app,

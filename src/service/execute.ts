@@ -27,6 +27,8 @@ export interface ExecuteDeps {
   readonly baseUrl: string;
   /** Where unexpected failures are reported before they become an `internal` problem. */
   readonly log: { error(details: object, message: string): void };
+  /** Told, once a write has committed on this instance, the events it appended. */
+  readonly onCommit?: (events: readonly NewEventRow[]) => void;
 }
 
 /** How one interface presents a call: who, and the write-safety headers or arguments. */
@@ -92,8 +94,9 @@ async function executeWrite(
   const expiresAt = new Date(now.getTime() + deps.config.idempotencyTtlS * 1000);
   const keyRow = { principal_id: call.principal.id, key, fingerprint: print, operation: operation.name, created_at: now, expires_at: expiresAt };
   let started = false;
+  let appended: NewEventRow[] = [];
   try {
-    return await transaction(deps.db, async (tx) => {
+    const outcome = await transaction(deps.db, async (tx) => {
       const claim = await claimKey(tx, call.principal.id, key, now);
       if (claim.state === 'in_flight') {
         throw new BatonError('idempotency_in_progress', `A request with Idempotency-Key "${key}" is still running.`, {
@@ -121,8 +124,11 @@ async function executeWrite(
       const stored = operation.redactForReplay ? JSON.stringify(operation.redactForReplay(output)) : result.body;
       const rows = events.map((e) => eventRow(deps, e, call.principal, key, now));
       if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }, rows))) throw new LostKeyRace();
+      appended = rows;
       return result;
     });
+    if (appended.length > 0) deps.onCommit?.(appended);
+    return outcome;
   } catch (error) {
     if (error instanceof LostKeyRace) throw error;
     const failure = reported(deps, operation, error, call.requestId);

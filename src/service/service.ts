@@ -6,6 +6,7 @@ import type { Ids } from '../ids.ts';
 import type { CallableOperation, EventTail, Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
 import type { Database } from '../store/database.ts';
+import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
 import { type Authenticated, authenticate } from './authenticate.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
@@ -51,12 +52,14 @@ export interface ServiceDeps {
   readonly log: Logger;
   /** The instance's one follower of the timeline, shared by every stream. */
   readonly tail: EventTail;
+  /** Told, once a write through this instance's operations has committed, the events it appended. */
+  readonly onCommit?: (events: readonly NewEventRow[]) => void;
 }
 
 export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
   const baseUrl = config.publicUrl;
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, baseUrl, log: deps.log };
+  const executeDeps = { db: database.db, clock, ids: deps.ids, config, baseUrl, log: deps.log, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,

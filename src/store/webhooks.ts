@@ -1,21 +1,10 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { type EventRow, selectEvents } from './events.ts';
 import type { DB, WebhookAttempt, WebhookDeliveriesTable, WebhooksTable } from './schema.ts';
-import { sendStatement, type Tx } from './connection.ts';
+import type { Tx } from './connection.ts';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-
-/**
- * Notified when a webhook goes live (created enabled, or re-enabled). Every instance's delivery
- * worker listens to it always, and to the events channel only while a live webhook exists.
- */
-export const WEBHOOKS_CHANNEL = 'baton_webhooks';
-
-/** Wakes every instance's delivery worker when the transaction commits. */
-export async function announceLiveWebhook(tx: Tx): Promise<void> {
-  await sendStatement(tx, "SELECT pg_notify($1, '')", [WEBHOOKS_CHANNEL]);
-}
 
 export async function insertWebhook(tx: Tx, row: Insertable<WebhooksTable>): Promise<WebhookRow> {
   return tx.insertInto('webhooks').values(row).returningAll().executeTakeFirstOrThrow();

@@ -8,7 +8,7 @@ import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
-import { advanceCursor, anyLiveWebhook, WEBHOOKS_CHANNEL, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
+import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import { transaction } from '../store/connection.ts';
@@ -49,13 +49,23 @@ export async function deliverWebhooks(db: Kysely<DB>, deps: DeliveryDeps): Promi
   return (await deliveryPass(db, deps)).report;
 }
 
+/** Events that may make a webhook live: the instance that committed one runs a delivery pass at once. */
+const LIVENESS_EVENTS = new Set(['webhook.created', 'webhook.updated']);
+
+export interface WebhookDelivery extends Loop {
+  /** Told of each write this instance committed: a webhook made live here starts its deliveries at once. */
+  committed(events: readonly { type: string }[]): void;
+}
+
 /**
  * The delivery loop of one instance: a pass at start, every `webhookIntervalMs` (retries, lost
- * wake-ups), and at once (coalesced) when a webhook goes live or, while one is live, an event is
- * appended, on any instance. Appends are LISTENed to only while the last pass found a live
- * webhook: every write notifies each LISTENing instance, and with no webhook nobody need hear it.
+ * wake-ups, and webhooks made live on other instances), at once when a webhook is made live
+ * through this instance, and (coalesced) on every append anywhere while a live webhook exists.
+ * Appends are LISTENed to only while the last pass found a live webhook: PostgreSQL wakes every
+ * LISTENing connection of the database on every write, so an instance with nothing to deliver
+ * LISTENs to nothing.
  */
-export async function startWebhookDelivery(database: Database, tail: RunningTail, deps: DeliveryDeps & { onError: (error: unknown) => void }): Promise<Loop> {
+export function startWebhookDelivery(database: Database, tail: RunningTail, deps: DeliveryDeps & { onError: (error: unknown) => void }): WebhookDelivery {
   let wakeQueued = false;
   const wake = () => {
     if (wakeQueued) return;
@@ -74,12 +84,13 @@ export async function startWebhookDelivery(database: Database, tail: RunningTail
     },
     deps.onError,
   );
-  const stopListening = await database.listen(WEBHOOKS_CHANNEL, wake);
   delivery.wake();
   return {
     wake: () => delivery.wake(),
+    committed(events) {
+      if (events.some((e) => LIVENESS_EVENTS.has(e.type))) delivery.wake();
+    },
     async stop() {
-      await stopListening();
       await delivery.stop();
       wantAppends(false);
     },

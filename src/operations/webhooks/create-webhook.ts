@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { latestSeq } from '../../store/events.ts';
-import { announceLiveWebhook, insertWebhook } from '../../store/webhooks.ts';
+import { insertWebhook } from '../../store/webhooks.ts';
 import { resolveDestination } from '../../webhook-destination.ts';
 import { DERIVED_V1, webhookSecret } from '../../webhook-secret.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -42,7 +42,6 @@ export const createWebhook = defineOperation({
       updated_by_id: by.id,
       updated_by_kind: by.kind,
     });
-    if (row.enabled) await announceLiveWebhook(tx);
     ctx.emit({ type: 'webhook.created', subject: row.id, data: { url: row.url, event_types: row.event_types, enabled: row.enabled } });
     return { ...toWebhook(row), secret };
   },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Updateable } from 'kysely';
 import { latestSeq } from '../../store/events.ts';
 import type { WebhooksTable } from '../../store/schema.ts';
-import { announceLiveWebhook, findWebhook, lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webhooks.ts';
+import { findWebhook, lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webhooks.ts';
 import { resolveDestination } from '../../webhook-destination.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
@@ -42,7 +42,6 @@ export const updateWebhook = defineOperation({
     const changed = Object.keys(changes).filter((k) => k !== 'disabled_reason' && k !== 'cursor_seq');
     if (changed.length === 0) return toWebhook(row);
     const updated = await updateWebhookRow(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
-    if (changes.enabled === true) await announceLiveWebhook(tx);
     ctx.emit({ type: 'webhook.updated', subject: row.id, data: { changes: Object.fromEntries(changed.map((k) => [k, { from: row[k as keyof typeof row], to: updated[k as keyof typeof updated] }])) } });
     return toWebhook(updated);
   },
