@@ -76,7 +76,7 @@ const END_LEASE_MOVE_TASK = `WITH ended AS (UPDATE leases SET state = $1, ended_
 // leases.release_many (src/operations/leases/release-leases.ts): find the leases, lock their tasks in id
 // order, read the leases again, then one statement ends them all and requeues their tasks.
 const FIND_LEASES = `SELECT l.* FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS l`;
-const LOCK_TASKS = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+const LOCK_TASK_IDS = `SELECT id FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
 const REQUEUE_TASKS = `WITH ended AS (
       UPDATE leases SET state = 'released', ended_at = $2
       FROM (SELECT l.ctid AS row_id FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT ctid FROM leases WHERE leases.id = u.id OFFSET 0) AS l) AS held
@@ -209,7 +209,7 @@ export function rawReleaseMany(pool: pg.Pool, leaseIds: readonly string[], overh
     const now = new Date();
     const found = (await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows;
     if (found.length !== leaseIds.length) throw new Error(`not every lease of ${leaseIds.join(', ')} exists`);
-    await client.query(LOCK_TASKS, [[...new Set(found.map((l) => l.task_id))]]);
+    await client.query(LOCK_TASK_IDS, [[...new Set(found.map((l) => l.task_id))]]);
     const leases = new Map((await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows.map((l) => [l.id, l]));
     const held = leaseIds.map((id) => {
       const lease = leases.get(id);

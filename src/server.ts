@@ -74,7 +74,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {
-    const delivery = startWebhookDelivery(database, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') });
+    const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') });
     committed = (events) => delivery.committed(events);
     workers.push(delivery);
   }

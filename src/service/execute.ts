@@ -115,7 +115,9 @@ async function executeWrite(
       }
       started = true;
       if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal)) {
-        return await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
+        const requested = await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
+        appended = requested.events;
+        return requested.outcome;
       }
       const events: EventDraft[] = [];
       const ctx = context(deps, call, now, (event) => events.push(event));
@@ -152,7 +154,8 @@ const APPROVAL_TTL_MS = 24 * 3600 * 1000;
 
 /**
  * The approval gate: instead of running, records the exact request (bound to the target's current
- * version) as a pending approval, with its event, and answers 202. A human runs it by approving.
+ * version) as a pending approval, with its event, and answers 202 (with the event appended). A
+ * human runs it by approving.
  */
 async function requestApproval(
   deps: ExecuteDeps,
@@ -161,7 +164,7 @@ async function requestApproval(
   input: z.output<z.ZodObject>,
   call: Call,
   k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
-): Promise<Outcome> {
+): Promise<{ outcome: Outcome; events: NewEventRow[] }> {
   const target = operation.approvalTarget ? await operation.approvalTarget(tx, input) : undefined;
   // If-Match binds now: an approval must not be made for a version the caller has not seen.
   if (target) assertVersion(target.id, target.version, call.expectedVersion);
@@ -191,10 +194,11 @@ async function requestApproval(
     data: { operation: operation.name, approval_class: operation.approval, target_id: row.target_id },
     approvalId: row.id,
   };
-  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }, [eventRow(deps, draft, call.principal, k.key, k.now)]))) {
+  const events = [eventRow(deps, draft, call.principal, k.key, k.now)];
+  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }, events))) {
     throw new LostKeyRace();
   }
-  return { ok: true, status: 202, body, replayed: false, version: undefined };
+  return { outcome: { ok: true, status: 202, body, replayed: false, version: undefined }, events };
 }
 
 function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: string, now: Date): NewEventRow {

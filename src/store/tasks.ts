@@ -89,15 +89,15 @@ export async function lockTask(tx: Tx, id: string): Promise<TaskRow | undefined>
   return rows[0];
 }
 
-const LOCK_TASKS = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+const LOCK_TASK_IDS = `SELECT id FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
 
 /**
- * Reads and locks several tasks, in id order (the rows are locked as sorted), so two callers
- * locking overlapping sets cannot deadlock. Missing or deleted tasks are left out.
+ * Locks several tasks, in id order (the rows are locked as sorted), so two callers locking
+ * overlapping sets cannot deadlock. Answers the ids locked: missing or deleted tasks are left out.
  */
-export async function lockTasks(tx: Tx, ids: readonly string[]): Promise<TaskRow[]> {
-  const { rows } = await sendStatement<TaskRow>(tx, LOCK_TASKS, [ids]);
-  return rows;
+export async function lockTaskIds(tx: Tx, ids: readonly string[]): Promise<Set<string>> {
+  const { rows } = await sendStatement<{ id: string }>(tx, LOCK_TASK_IDS, [ids]);
+  return new Set(rows.map((row) => row.id));
 }
 
 // Parameters: the leases, now, the actor's id and kind, the tasks. Each lease is found by primary

@@ -12,7 +12,6 @@ import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter,
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import { transaction } from '../store/connection.ts';
-import type { Database } from '../store/database.ts';
 import type { RunningTail } from '../service/event-tail.ts';
 import { type Loop, startLoop } from './loop.ts';
 
@@ -65,7 +64,7 @@ export interface WebhookDelivery extends Loop {
  * LISTENing connection of the database on every write, so an instance with nothing to deliver
  * LISTENs to nothing.
  */
-export function startWebhookDelivery(database: Database, tail: RunningTail, deps: DeliveryDeps & { onError: (error: unknown) => void }): WebhookDelivery {
+export function startWebhookDelivery(db: Kysely<DB>, tail: RunningTail, deps: DeliveryDeps & { onError: (error: unknown) => void }): WebhookDelivery {
   let wakeQueued = false;
   const wake = () => {
     if (wakeQueued) return;
@@ -79,7 +78,7 @@ export function startWebhookDelivery(database: Database, tail: RunningTail, deps
   const delivery = startLoop(
     deps.config.webhookIntervalMs,
     async () => {
-      const { live } = await deliveryPass(database.db, deps);
+      const { live } = await deliveryPass(db, deps);
       wantAppends(live);
     },
     deps.onError,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findLeases } from '../../store/leases.ts';
-import { lockTasks, requeueTasks } from '../../store/tasks.ts';
+import { lockTaskIds, requeueTasks } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from '../tasks/task-view.ts';
 import { taskOutput } from '../tasks/task-schema.ts';
@@ -37,7 +37,7 @@ export const releaseLeases = defineOperation({
     const missing = input.ids.find((id) => !found.has(id));
     if (missing) throw leaseNotFound(missing);
     // Tasks first, as every lease change: then the leases again, as they are now that no one else can change them.
-    const tasks = new Set((await lockTasks(tx, [...new Set([...found.values()].map((l) => l.task_id))])).map((t) => t.id));
+    const tasks = await lockTaskIds(tx, [...new Set([...found.values()].map((l) => l.task_id))]);
     const leases = new Map((await findLeases(tx, input.ids)).map((lease) => [lease.id, lease]));
     const held = input.ids.map((id) => {
       const lease = leases.get(id);
