@@ -336,7 +336,8 @@ Node ${m.node}; PostgreSQL ${m.postgres}.
 
 For context, the issue's reference numbers on these machines: pg-boss's fetch + complete did about
 1,400 jobs/s, graphile-worker's batched mode about 11,700 jobs/s (each a different unit of work
-from the cycle here; see below).
+from the cycle here; see below). \`npm run bench\` now measures both peers on the machine it runs
+on, after this benchmark: [PEERS.md](PEERS.md).
 
 ## What one cycle is
 

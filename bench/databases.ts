@@ -37,6 +37,11 @@ export async function freshDatabase<E extends Engine>(engine: E, name: string, t
   return location as Extract<DatabaseLocation, { engine: E }>;
 }
 
+/** An empty PostgreSQL database named `name` (for the peer queues, which migrate their own); dropped by `cleanup`. */
+export async function emptyDatabase(name: string, cleanup: Cleanup): Promise<Extract<DatabaseLocation, { engine: 'postgres' }>> {
+  return (await createDatabase(name, cleanup)) as Extract<DatabaseLocation, { engine: 'postgres' }>;
+}
+
 async function createDatabase(name: string, cleanup: Cleanup): Promise<DatabaseLocation> {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;

@@ -63,6 +63,12 @@ async function revision(): Promise<string> {
 }
 
 /** The results as a Markdown table, one line per (engine, scenario). */
+/** Two decimals, or three where two would round a ratio under the target up to it (0.896 is not 0.90). */
+function ratioText(ratio: number): string {
+  const text = ratio.toFixed(2);
+  return ratio < TARGET_RATIO && Number(text) >= TARGET_RATIO ? ratio.toFixed(3) : text;
+}
+
 export function resultsTable(rows: readonly Row[]): string {
   const lines = [
     '| engine | scenario | Baton rps | p50 ms | p99 ms | CPU ms/req | baseline rps | p50 ms | p99 ms | CPU ms/req | ratio | all rounds |',
@@ -73,7 +79,7 @@ export function resultsTable(rows: readonly Row[]): string {
     const ratio = baton.rps / baseline.rps;
     const mark = ratio >= TARGET_RATIO ? '' : ' ✗';
     const range = low === high ? '–' : `${low.toFixed(2)}–${high.toFixed(2)}×`;
-    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratio.toFixed(2)}×${mark} | ${range} |`);
+    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratioText(ratio)}×${mark} | ${range} |`);
   }
   return lines.join('\n');
 }
@@ -140,7 +146,8 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
   preparing Baton beside an unprepared baseline would flatter Baton, since planning is most of
   the database's work for these statements.)
 - Claims: \`npm run bench\` then runs \`bench/claims.ts\` (claim-next + release cycles, claim +
-  complete cycles, batch claims of 16), whose tables go to [CLAIMS.md](CLAIMS.md).
+  complete cycles, batch claims of 16), whose tables go to [CLAIMS.md](CLAIMS.md), and last
+  \`bench/peers.ts\` (pg-boss and graphile-worker on the same machine, [PEERS.md](PEERS.md)).
 - Partial runs (\`--engine\`, \`--scenario\`) and \`--profile\` runs print their table and leave this file alone.
 - The SQL check (\`bench/sql-check.ts\`) runs Baton in process before the runs, records the statements
   it sends for one request of each scenario and compares them with the baseline's.

@@ -1,0 +1,241 @@
+/**
+ * `node bench/peers.ts [--concurrency=8]`
+ *
+ * The peer queues the claims issue measures Baton against, run here, on the same machine and
+ * PostgreSQL, so bench/CLAIMS.md compares with numbers from this machine rather than from another:
+ *
+ * - pg-boss: `fetch` + `complete` loops (batch 1, and batch 16 completed in one call), each loop
+ *   waiting for its own answers, at `--concurrency` loops (default 8), on a pool of DB_POOL_SIZE.
+ * - graphile-worker: a runner with the "batched mode" of its performance page (24 concurrent jobs,
+ *   a local queue of 500, completions batched), and one with its defaults at the same concurrency.
+ *
+ * Both are libraries called in this process: no HTTP, no events, no idempotency, no auth. Each
+ * run gets a fresh database that the peer migrates itself, filled with more jobs than it finishes (`JOBS`); jobs/s
+ * counts the jobs completed in the measured seconds, after a warm-up. CPU ms per job is this
+ * process plus the database's backends. Writes bench/PEERS.md on a full run.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger, makeWorkerUtils, run } from 'graphile-worker';
+import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+import { cpuPerUnit, cpuSeconds, type CpuPerUnit } from './cpu.ts';
+import { backendPids, DB_POOL_SIZE, emptyDatabase, postgresVersion } from './databases.ts';
+import { Cleanup } from './processes.ts';
+import { describeMachine, type Machine } from './report.ts';
+
+const RESULTS = new URL('PEERS.md', import.meta.url);
+const WARMUP_SECONDS = 8;
+/** Jobs queued before each run: more than each peer finishes in the warm-up and the measured seconds (a run that drains its queue fails). */
+const JOBS = { 'pg-boss': 200_000, 'graphile-worker': 1_000_000 } as const;
+const QUEUE = 'bench';
+
+interface Result {
+  name: string;
+  mode: string;
+  jobsPerS: number;
+  jobs: number;
+  cpu: CpuPerUnit | undefined;
+}
+
+/** Counts completed jobs; `measure` reads the count and the CPU over the measured window. */
+interface Running {
+  completed(): number;
+  /** The queue ran dry: the measured seconds did not all do work. */
+  drained(): boolean;
+  stop(): Promise<void>;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { concurrency: { type: 'string' }, peer: { type: 'string' } } });
+  const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
+  if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new Error('--concurrency must be a positive integer');
+  const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+  if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
+  const machine = await describeMachine(await postgresVersion());
+  const runId = randomBytes(4).toString('hex');
+  const date = new Date();
+  const cleanup = new Cleanup();
+  cleanup.runOnSignals();
+  const results: Result[] = [];
+  const plans: { name: keyof typeof JOBS; mode: string; start: (url: string) => Promise<Running> }[] = [
+    { name: 'pg-boss', mode: `fetch 1 + complete, ${concurrency} loops`, start: (url) => pgBoss(url, concurrency, 1) },
+    { name: 'pg-boss', mode: `fetch 16 + complete 16, ${concurrency} loops`, start: (url) => pgBoss(url, concurrency, 16) },
+    { name: 'graphile-worker', mode: 'batched: 24 jobs at once, local queue 500, completions batched', start: (url) => graphile(url, 24, true) },
+    { name: 'graphile-worker', mode: `defaults, ${concurrency} jobs at once`, start: (url) => graphile(url, concurrency, false) },
+  ];
+  try {
+    for (const [index, plan] of plans.entries()) {
+      if (values.peer !== undefined && plan.name !== values.peer) continue;
+      const database = await emptyDatabase(`baton_bench_peers_${runId}_${index}`, cleanup);
+      const running = await plan.start(database.url);
+      try {
+        await sleep(WARMUP_SECONDS * 1000);
+        const pids = [process.pid, ...(await backendPids(database))];
+        const before = await cpuSeconds(pids);
+        const done = running.completed();
+        const started = performance.now();
+        await sleep(seconds * 1000);
+        const jobs = running.completed() - done;
+        if (running.drained()) throw new Error(`${plan.name} (${plan.mode}) ran out of queued jobs: raise JOBS in bench/peers.ts`);
+        const elapsed = (performance.now() - started) / 1000;
+        const after = await cpuSeconds(pids);
+        if (jobs === 0) throw new Error(`${plan.name} (${plan.mode}) completed no job in ${seconds} s`);
+        const result = { name: plan.name, mode: plan.mode, jobsPerS: jobs / elapsed, jobs, cpu: cpuPerUnit(before, after, process.pid, jobs) };
+        log(`${result.name}, ${result.mode}: ${Math.round(result.jobsPerS)} jobs/s${result.cpu ? `, ${result.cpu.totalMs.toFixed(2)} CPU ms per job (this process ${result.cpu.ownMs.toFixed(2)}, database ${(result.cpu.totalMs - result.cpu.ownMs).toFixed(2)})` : ''}`);
+        results.push(result);
+      } finally {
+        await running.stop();
+      }
+    }
+  } finally {
+    await cleanup.run();
+  }
+  const table = peersTable(results);
+  process.stdout.write(`\n${table}\n\n`);
+  if (values.concurrency === undefined && values.peer === undefined) {
+    await writeFile(RESULTS, report(table, machine, seconds, date));
+    process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
+  } else {
+    process.stdout.write('Partial run: bench/PEERS.md left unchanged.\n');
+  }
+}
+
+/** `loops` loops, each fetching up to `batch` jobs and completing them in one call, until stopped. */
+async function pgBoss(url: string, loops: number, batch: number): Promise<Running> {
+  const boss = new PgBoss({ connectionString: url, max: DB_POOL_SIZE, schedule: false, supervise: false });
+  boss.on('error', (error: unknown) => log(`pg-boss error: ${String(error)}`));
+  await boss.start();
+  await boss.createQueue(QUEUE);
+  const total = JOBS['pg-boss'];
+  for (let queued = 0; queued < total; queued += 10_000) {
+    await boss.insert(QUEUE, Array.from({ length: Math.min(10_000, total - queued) }, (_, i) => ({ data: { n: queued + i } })));
+  }
+  let completed = 0;
+  let stopping = false;
+  let drained = false;
+  const loop = async () => {
+    while (!stopping) {
+      const jobs = await boss.fetch(QUEUE, { batchSize: batch });
+      if (jobs.length === 0) {
+        drained = true;
+        return;
+      }
+      await boss.complete(QUEUE, jobs.map((job) => job.id));
+      completed += jobs.length;
+    }
+  };
+  const running = Promise.all(Array.from({ length: loops }, loop));
+  running.catch(() => undefined);
+  return {
+    completed: () => completed,
+    drained: () => drained,
+    stop: async () => {
+      stopping = true;
+      try {
+        await running;
+      } finally {
+        await boss.stop({ graceful: false, close: true });
+      }
+    },
+  };
+}
+
+/** A graphile-worker runner with a no-op task over its queued jobs. */
+async function graphile(url: string, concurrency: number, batched: boolean): Promise<Running> {
+  const logger = new Logger(() => () => undefined);
+  const total = JOBS['graphile-worker'];
+  // Our own pool, so that its connections end with the run (and a dropped database cannot crash us).
+  const pool = new pg.Pool({ connectionString: url, max: Math.max(DB_POOL_SIZE, concurrency + 1) });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const utils = await makeWorkerUtils({ pgPool: pool, logger });
+  try {
+    await utils.migrate();
+    for (let queued = 0; queued < total; queued += 10_000) {
+      await utils.addJobs(Array.from({ length: Math.min(10_000, total - queued) }, (_, i) => ({ identifier: QUEUE, payload: { n: queued + i } })));
+    }
+  } finally {
+    await utils.release();
+  }
+  let completed = 0;
+  const runner = await run({
+    pgPool: pool,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger,
+    taskList: { [QUEUE]: async () => undefined },
+    preset: batched ? { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } : {},
+  });
+  runner.events.on('job:success', () => {
+    completed += 1;
+  });
+  return {
+    completed: () => completed,
+    drained: () => completed >= total,
+    stop: async () => {
+      await runner.stop();
+      await runner.promise.catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
+
+function peersTable(results: readonly Result[]): string {
+  const lines = [
+    '| peer | mode | jobs /s | CPU ms/job | of which this process | jobs measured |',
+    '|---|---|---:|---:|---:|---:|',
+    ...results.map((r) => `| ${r.name} | ${r.mode} | ${Math.round(r.jobsPerS).toLocaleString('en-US')} | ${r.cpu?.totalMs.toFixed(2) ?? '–'} | ${r.cpu?.ownMs.toFixed(2) ?? '–'} | ${r.jobs.toLocaleString('en-US')} |`),
+  ];
+  return lines.join('\n');
+}
+
+function report(table: string, machine: Machine, seconds: number, date: Date): string {
+  return `# Peer queues on this machine
+
+${date.toISOString()} — \`npm run bench:peers\` (also the last step of \`npm run bench\`)
+
+${table}
+
+Machine: ${machine.cores} cores (\`nproc\`; ${machine.cpu}), ${machine.memoryGiB} GiB memory, load average ${machine.load} before the run;
+Node ${machine.node}; PostgreSQL ${machine.postgres}.
+
+## Method
+
+- The claims issue sets Baton beside two peer queues, with numbers measured "on these 2-core
+  machines": pg-boss's fetch + complete about 1,400 jobs/s, graphile-worker's batched mode about
+  11,700 jobs/s. This file measures both here, in the same \`npm run bench\` as
+  [CLAIMS.md](CLAIMS.md), so the comparison is between numbers from one machine.
+- Each run: a fresh PostgreSQL database, migrated by the peer itself, holding ${JOBS['pg-boss'].toLocaleString('en-US')} (pg-boss) or ${JOBS['graphile-worker'].toLocaleString('en-US')}
+  (graphile-worker) queued jobs, more than it finishes in a run; ${WARMUP_SECONDS} s of warm-up, then ${seconds} s measured (\`BENCH_SECONDS\`). jobs/s is the jobs
+  completed in the measured seconds. CPU ms/job is the user + system CPU of this process (where
+  the peer runs) and of the database's backends, over the measured seconds, per job.
+- pg-boss (${pgBossVersion}): \`fetch(queue, {batchSize})\` then \`complete(queue, ids)\` in a loop, several loops at
+  once, on a pool of ${DB_POOL_SIZE} connections; \`schedule\` and \`supervise\` off.
+- graphile-worker (${graphileVersion}): \`run()\` with a task that does nothing. "Batched" is the configuration of
+  its performance page (24 concurrent jobs, \`localQueue.size\` 500, \`completeJobBatchDelay\` 0):
+  it locks 500 jobs a fetch and completes many in one statement.
+- What the peers do not do, and a Baton claim does: HTTP, a bearer token checked and counted per
+  request, an idempotency key claimed and its response stored, two events per state change
+  (appended in commit order), a lease row per claim, and an answer carrying the whole task with
+  its next actions. A pg-boss job or a graphile-worker job is one row changed twice.
+`;
+}
+
+const pgBossVersion = await packageVersion('pg-boss');
+const graphileVersion = await packageVersion('graphile-worker');
+
+async function packageVersion(name: string): Promise<string> {
+  const path = fileURLToPath(new URL(`../node_modules/${name}/package.json`, import.meta.url));
+  return (JSON.parse(await readFile(path, 'utf8')) as { version: string }).version;
+}
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+await main();
