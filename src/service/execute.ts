@@ -50,6 +50,8 @@ export interface Outcome {
   readonly replayed: boolean;
   /** The resource version, served as the ETag. */
   readonly version: number | undefined;
+  /** The answer's top-level `id` (the created member, or the pending approval), for a Location header. */
+  readonly id: string | undefined;
 }
 
 const MAX_KEY_LENGTH = 255;
@@ -198,7 +200,7 @@ async function requestApproval(
   if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }, events))) {
     throw new LostKeyRace();
   }
-  return { outcome: { ok: true, status: 202, body, replayed: false, version: undefined }, events };
+  return { outcome: { ok: true, status: 202, body, replayed: false, version: undefined, id: row.id }, events };
 }
 
 function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: string, now: Date): NewEventRow {
@@ -229,12 +231,19 @@ export function success(operation: Operation, output: unknown, replayed: boolean
     body: JSON.stringify(output),
     replayed,
     version: operation.version?.(output),
+    id: idOf(output),
   };
 }
 
 function replay(operation: Operation, status: number, body: string): Outcome {
-  const ok = status < 400;
-  return { ok, status, body, replayed: true, version: ok ? operation.version?.(JSON.parse(body) as never) : undefined };
+  if (status >= 400) return { ok: false, status, body, replayed: true, version: undefined, id: undefined };
+  const output = JSON.parse(body) as unknown;
+  return { ok: true, status, body, replayed: true, version: operation.version?.(output), id: idOf(output) };
+}
+
+function idOf(output: unknown): string | undefined {
+  const id = typeof output === 'object' && output !== null ? (output as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** Scope, then toolAllowlist: throws `forbidden_scope` or `tool_not_allowed`. */

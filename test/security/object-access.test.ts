@@ -135,6 +135,7 @@ describe('approvals are seen by their requester and decided by humans with appro
     const res = await t.request('DELETE', `/api/v1/tasks/${taskId}`, { token: alice.token });
     expect(res.status, res.body).toBe(202);
     approvalId = res.json<{ id: string }>().id;
+    expect(res.headers.location).toBe(`/api/v1/approvals/${approvalId}`);
   });
 
   const expectStillPending = async () => {

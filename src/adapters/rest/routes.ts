@@ -3,6 +3,7 @@ import { BatonError } from '../../errors.ts';
 import { type Operation, pathParameters } from '../../operations/define-operation.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
+import type { Outcome } from '../../service/execute.ts';
 import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 import { registerStreamRoute } from './stream-route.ts';
 
@@ -73,10 +74,9 @@ function base64BodyLimit(maxBytes: number): number {
 }
 
 /** The id for a Location header: the created member's (201, when readable) or the pending approval's (202). */
-function locationOf(outcome: { ok: boolean; status: number; body: string }, readable: boolean): string | undefined {
+function locationOf(outcome: Outcome, readable: boolean): string | undefined {
   if (!outcome.ok || (outcome.status !== 201 && outcome.status !== 202) || (outcome.status === 201 && !readable)) return undefined;
-  const id = (JSON.parse(outcome.body) as { id?: unknown }).id;
-  return typeof id === 'string' ? id : undefined;
+  return outcome.id;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
