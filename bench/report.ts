@@ -62,24 +62,25 @@ async function revision(): Promise<string> {
   }
 }
 
-/** The results as a Markdown table, one line per (engine, scenario). */
 /** Two decimals, or three where two would round a ratio under the target up to it (0.896 is not 0.90). */
 function ratioText(ratio: number): string {
   const text = ratio.toFixed(2);
   return ratio < TARGET_RATIO && Number(text) >= TARGET_RATIO ? ratio.toFixed(3) : text;
 }
 
+/** The results as a Markdown table, one line per (engine, scenario). */
 export function resultsTable(rows: readonly Row[]): string {
   const lines = [
-    '| engine | scenario | Baton rps | p50 ms | p99 ms | CPU ms/req | baseline rps | p50 ms | p99 ms | CPU ms/req | ratio | all rounds |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| engine | scenario | Baton rps | p50 ms | p99 ms | CPU ms/req | baseline rps | p50 ms | p99 ms | CPU ms/req | ratio | all rounds | CPU ratio |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const cells = (m: Measurement) => [m.rps.toFixed(0), m.p50, m.p99, m.cpuMs?.toFixed(2) ?? '–'].join(' | ');
   for (const { engine, scenario, baton, baseline, ratioRange: [low, high] } of rows) {
     const ratio = baton.rps / baseline.rps;
     const mark = ratio >= TARGET_RATIO ? '' : ' ✗';
     const range = low === high ? '–' : `${low.toFixed(2)}–${high.toFixed(2)}×`;
-    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratioText(ratio)}×${mark} | ${range} |`);
+    const cpuRatio = baton.cpuMs && baseline.cpuMs ? `${(baseline.cpuMs / baton.cpuMs).toFixed(2)}×` : '–';
+    lines.push(`| ${engine} | ${scenario} | ${cells(baton)} | ${cells(baseline)} | ${ratioText(ratio)}×${mark} | ${range} | ${cpuRatio} |`);
   }
   return lines.join('\n');
 }
@@ -104,7 +105,9 @@ ${report.date.toISOString()} — \`${report.command}\` — Baton ${m.revision}
 
 ${resultsTable(report.rows)}
 
-Ratio = Baton rps ÷ baseline rps; ✗ marks a ratio under the ${TARGET_RATIO}× target. rps is autocannon's
+Ratio = Baton rps ÷ baseline rps; ✗ marks a ratio under the ${TARGET_RATIO}× target. CPU ratio = the
+baseline's CPU ms/req ÷ Baton's, for the same pair: the rate ratio a CPU-bound machine would give
+(here it tracks the rps ratio within a few hundredths, round by round). rps is autocannon's
 mean of per-second samples, p50/p99 its latency percentiles. CPU ms/req is the user + system CPU
 time over the run, divided by its requests, of the server process and, on PostgreSQL, of the
 backends serving its database (PGlite runs inside the server process); it is the figure least
