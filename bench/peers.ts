@@ -1,5 +1,5 @@
 /**
- * `node bench/peers.ts [--concurrency=8]`
+ * `node bench/peers.ts [--concurrency=8] [--peer=pg-boss|graphile-worker]`
  *
  * The peer queues the claims issue measures Baton against, run here, on the same machine and
  * PostgreSQL, so bench/CLAIMS.md compares with numbers from this machine rather than from another:
@@ -10,9 +10,9 @@
  *   a local queue of 500, completions batched), and one with its defaults at the same concurrency.
  *
  * Both are libraries called in this process: no HTTP, no events, no idempotency, no auth. Each
- * run gets a fresh database that the peer migrates itself, filled with more jobs than it finishes (`JOBS`); jobs/s
- * counts the jobs completed in the measured seconds, after a warm-up. CPU ms per job is this
- * process plus the database's backends. Writes bench/PEERS.md on a full run.
+ * run gets a fresh database that the peer migrates itself, filled with more jobs than it finishes
+ * (`JOBS`); jobs/s counts the jobs completed in the measured seconds, after a warm-up. CPU ms per job is this
+ * process plus the database's backends. Writes bench/PEERS.md on a full run (no option given).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: { concurrency: { type: 'string' }, peer: { type: 'string' } } });
   const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
   if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new Error('--concurrency must be a positive integer');
+  if (values.peer !== undefined && !Object.hasOwn(JOBS, values.peer)) throw new Error(`--peer=${values.peer} is not one of ${Object.keys(JOBS).join(', ')}`);
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
   const machine = await describeMachine(await postgresVersion());
