@@ -27,6 +27,8 @@ declare module 'autocannon' {
     /** Seconds before a request counts as a timeout (and an error). */
     timeout?: number;
     requests?: Request[];
+    /** Requests per second over all connections (0: as fast as answers come). */
+    overallRate?: number;
   }
 
   export interface Result {

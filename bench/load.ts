@@ -83,12 +83,13 @@ export async function seedTasks(url: string, token: string, count: number, tag: 
 }
 
 /**
- * Runs autocannon with `CONNECTIONS` connections for `seconds`. Throws when any request failed or
- * answered other than 2xx: a benchmark of error answers measures nothing. Requests still in flight
- * when time is up are not counted.
+ * Runs autocannon with `CONNECTIONS` connections for `seconds`, as fast as the server answers or,
+ * given `rate`, at that many requests a second. Throws when any request failed or answered other
+ * than 2xx: a benchmark of error answers measures nothing. Requests still in flight when time is
+ * up are not counted.
  */
-export async function runLoad(url: string, requests: Request[], seconds: number): Promise<LoadResult> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests });
+export async function runLoad(url: string, requests: Request[], seconds: number, rate?: number): Promise<LoadResult> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests, ...(rate ? { overallRate: rate } : {}) });
   const total = result.requests.total;
   if (result.non2xx > 0 || result.errors > 0) {
     const statuses = Object.entries(result.statusCodeStats)

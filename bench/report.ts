@@ -85,6 +85,20 @@ export function resultsTable(rows: readonly Row[]): string {
   return lines.join('\n');
 }
 
+/** A `--rate` run: CPU per request at one fixed rate, and the baseline's over Baton's (median pair, all rounds). */
+export function fixedRateTable(rows: readonly Row[], rate: number): string {
+  const lines = [
+    '| engine | scenario | rate /s | Baton rps | CPU ms/req | baseline rps | CPU ms/req | CPU ratio | all rounds |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { engine, scenario, baton, baseline, ratioRange: [low, high] } of rows) {
+    const ratio = baton.cpuMs && baseline.cpuMs ? baseline.cpuMs / baton.cpuMs : Number.NaN;
+    const range = low === high ? '–' : `${low.toFixed(2)}–${high.toFixed(2)}×`;
+    lines.push(`| ${engine} | ${scenario} | ${rate} | ${baton.rps.toFixed(0)} | ${baton.cpuMs?.toFixed(3) ?? '–'} | ${baseline.rps.toFixed(0)} | ${baseline.cpuMs?.toFixed(3) ?? '–'} | ${ratioText(ratio)}× | ${range} |`);
+  }
+  return lines.join('\n');
+}
+
 export interface Report {
   rows: readonly Row[];
   machine: Machine;
@@ -151,7 +165,8 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
 - Claims: \`npm run bench\` then runs \`bench/claims.ts\` (claim-next + release cycles, claim +
   complete cycles, batch claims of 16), whose tables go to [CLAIMS.md](CLAIMS.md), and last
   \`bench/peers.ts\` (pg-boss and graphile-worker on the same machine, [PEERS.md](PEERS.md)).
-- Partial runs (\`--engine\`, \`--scenario\`) and \`--profile\` runs print their table and leave this file alone.
+- Partial runs (\`--engine\`, \`--scenario\`), \`--profile\` runs and fixed-rate runs (\`--rate=N\`: N requests a
+  second, comparing CPU per request) print their table and leave this file alone.
 - The SQL check (\`bench/sql-check.ts\`) runs Baton in process before the runs, records the statements
   it sends for one request of each scenario and compares them with the baseline's.
 - Not in the baseline, by choice: Baton's per-request \`update tokens set last_used_at …\`

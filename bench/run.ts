@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --engine=pglite|postgres] [--scenario=create|get|patch] [--profile]`
+ * `npm run bench [-- --engine=pglite|postgres] [--scenario=create|get|patch] [--profile] [--rate=N]`
  *
  * Measures Baton's create, get and patch (autocannon, 50 connections) on PGlite and PostgreSQL,
  * each run back to back with a bare Fastify route sending the same SQL (bench/baseline-server.ts),
@@ -10,6 +10,9 @@
  * (default 10); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
  * `--profile` runs both servers under `node --cpu-prof`, prints where their CPU time goes while
  * measured and keeps the profiles; profiling perturbs the numbers, so it leaves RESULTS.md alone.
+ * `--rate=N` measures at a fixed N requests a second instead of at saturation (the warm-up stays at
+ * full speed) and compares CPU per request, Baton's against the baseline's: the work each does per
+ * request, without the scheduling noise of a saturated 2-core machine. It leaves RESULTS.md alone.
  * Everything it starts or creates (processes, databases, data directories) is removed on exit,
  * on error and on Ctrl-C.
  */
@@ -26,7 +29,7 @@ import { needsPool, ID_POOL_SIZE, runLoad, type Scenario, SCENARIOS, scenarioReq
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { summariseProfile } from './profile.ts';
 import { checkBaselineSql } from './sql-check.ts';
-import { describeMachine, type Measurement, type Row, resultsTable, writeResults } from './report.ts';
+import { describeMachine, fixedRateTable, type Measurement, type Row, resultsTable, writeResults } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const BASELINE_MAIN = fileURLToPath(new URL('baseline-server.ts', import.meta.url));
@@ -52,17 +55,21 @@ interface Plan {
   rounds: number;
   /** Where the servers' CPU profiles go, when profiling. */
   profileDir: string | undefined;
+  /** Requests a second of the measured runs, or undefined for as fast as answers come. */
+  rate: number | undefined;
   token: string;
   runId: string;
 }
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const { values } = parseArgs({ args, options: { engine: { type: 'string' }, scenario: { type: 'string' }, profile: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ args, options: { engine: { type: 'string' }, scenario: { type: 'string' }, profile: { type: 'boolean', default: false }, rate: { type: 'string' } } });
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number of seconds, e.g. BENCH_SECONDS=8 (got ${process.env.BENCH_SECONDS})`);
   const rounds = values.profile ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
   if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`BENCH_ROUNDS must be a positive integer (got ${process.env.BENCH_ROUNDS})`);
+  const rate = values.rate === undefined ? undefined : Number(values.rate);
+  if (rate !== undefined && !(Number.isInteger(rate) && rate > 0)) throw new Error(`--rate must be a positive integer of requests a second, e.g. --rate=600 (got ${values.rate})`);
   const plan: Plan = {
     engines: pick(ENGINES, values.engine, '--engine'),
     scenarios: pick(SCENARIOS, values.scenario, '--scenario'),
@@ -70,6 +77,7 @@ async function main(): Promise<void> {
     warmupSeconds: Math.min(WARMUP_SECONDS, 2 * seconds),
     rounds,
     profileDir: values.profile ? await mkdtemp(join(tmpdir(), 'baton-bench-profiles-')) : undefined,
+    rate,
     token: generateToken(),
     runId: randomBytes(4).toString('hex'),
   };
@@ -91,8 +99,10 @@ async function main(): Promise<void> {
     await cleanup.run();
   }
 
-  process.stdout.write(`\n${resultsTable(rows)}\n\n`);
-  if (plan.profileDir) {
+  process.stdout.write(`\n${plan.rate ? fixedRateTable(rows, plan.rate) : resultsTable(rows)}\n\n`);
+  if (plan.rate) {
+    process.stdout.write('Fixed-rate run: RESULTS.md left unchanged.\n');
+  } else if (plan.profileDir) {
     process.stdout.write(`Profiles kept in ${plan.profileDir}; RESULTS.md left unchanged (profiling perturbs the numbers).\n`);
   } else if (values.engine !== undefined || values.scenario !== undefined) {
     process.stdout.write('Partial run: RESULTS.md left unchanged.\n');
@@ -133,10 +143,10 @@ async function benchmark(plan: Plan, cleanup: Cleanup): Promise<Row[]> {
         const one = await measure(plan, first, databases[first], scenario, round, cleanup);
         const other = await measure(plan, second, databases[second], scenario, round, cleanup);
         const pair = first === 'baton' ? { baton: one, baseline: other } : { baton: other, baseline: one };
-        log(`${engine} ${scenario}: ratio ${(pair.baton.rps / pair.baseline.rps).toFixed(2)}×${plan.rounds > 1 ? ` (round ${round + 1} of ${plan.rounds})` : ''}`);
+        log(`${engine} ${scenario}: ${plan.rate ? 'CPU ratio' : 'ratio'} ${pairRatio(pair, plan).toFixed(2)}×${plan.rounds > 1 ? ` (round ${round + 1} of ${plan.rounds})` : ''}`);
         pairs.push(pair);
       }
-      rows.push({ engine, scenario, ...medianPair(pairs) });
+      rows.push({ engine, scenario, ...medianPair(pairs, (p) => pairRatio(p, plan)) });
     }
   }
   return rows;
@@ -147,9 +157,15 @@ interface Pair {
   baseline: Measurement;
 }
 
+/** Baton's rate over the baseline's; at a fixed rate, the baseline's CPU per request over Baton's. */
+function pairRatio(pair: Pair, plan: Plan): number {
+  if (!plan.rate) return pair.baton.rps / pair.baseline.rps;
+  if (!pair.baton.cpuMs || !pair.baseline.cpuMs) throw new Error('--rate compares CPU per request, which needs /proc (Linux)');
+  return pair.baseline.cpuMs / pair.baton.cpuMs;
+}
+
 /** The pair with the median ratio, and the lowest and highest ratio of all pairs. */
-function medianPair(pairs: readonly Pair[]): Pair & { ratioRange: [number, number] } {
-  const ratio = (p: Pair) => p.baton.rps / p.baseline.rps;
+function medianPair(pairs: readonly Pair[], ratio: (pair: Pair) => number): Pair & { ratioRange: [number, number] } {
   const sorted = [...pairs].sort((a, b) => ratio(a) - ratio(b));
   const median = sorted[Math.floor((sorted.length - 1) / 2)];
   if (!median) throw new Error('no rounds were run');
@@ -170,7 +186,7 @@ async function measure(plan: Plan, target: Target, database: DatabaseLocation, s
     await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, `${tag}-warmup`), plan.warmupSeconds);
     const processes = async () => [server.pid, ...(await backendPids(database))];
     const cpuBefore = await cpuSeconds(await processes());
-    const load = await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, tag), plan.seconds);
+    const load = await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, tag), plan.seconds, plan.rate);
     const cpuAfter = await cpuSeconds(await processes());
     if (load.requests === 0) throw new Error(`no request completed in ${plan.seconds} s`);
     requests = load.requests;
