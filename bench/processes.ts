@@ -73,12 +73,14 @@ const OUTPUT_KEPT = 4096;
 const START_TIMEOUT_MS = 60_000;
 
 /**
- * Spawns `node <args>` with exactly `env` (plus PATH), waits for the first `http://…` address it
+ * Spawns `node <args>` with exactly `env` (plus PATH, and NODE_OPTIONS from BENCH_NODE_OPTIONS, e.g.
+ * `--perf-basic-prof-only-functions` to read JS frames in `perf record`), waits for the first `http://…` address it
  * prints on stdout, then for `GET /readyz` to answer 200. The stop step is registered on `cleanup`
  * before anything can fail, so the child never outlives the run.
  */
 export async function startServer(args: readonly string[], env: Record<string, string>, cleanup: Cleanup): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', ...nodeOptions, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-OUTPUT_KEPT);

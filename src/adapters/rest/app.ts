@@ -43,22 +43,25 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     reply.header('x-request-id', request.id);
     done();
   });
-  // One line per request, with who made it; the token itself never reaches the log.
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-        operation: request.operationName,
-        principal: request.principalId,
-        principal_kind: request.principalKind,
-      },
-      'request',
-    );
-    done();
-  });
+  // One line per request, with who made it; the token itself never reaches the log. Below level
+  // info the line would be dropped, so the hook is not added (it would build the line for nothing).
+  if (options.logger && ['trace', 'debug', 'info'].includes(options.logger.level)) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+          operation: request.operationName,
+          principal: request.principalId,
+          principal_kind: request.principalKind,
+        },
+        'request',
+      );
+      done();
+    });
+  }
 
   app.setErrorHandler((error: FastifyError | BatonError, request, reply) => {
     const failure = fromFastifyError(error);

@@ -103,6 +103,7 @@ function restInput(operation: Operation, inPath: readonly string[], request: Fas
     });
   }
   const query = request.query as Record<string, unknown>;
-  const fromQuery = Object.fromEntries((operation.http.query ?? []).filter((key) => key in query).map((key) => [key, query[key]]));
-  return { ...(body as Record<string, unknown>), ...fromQuery, ...params };
+  const input: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const key of operation.http.query ?? []) if (key in query) input[key] = query[key];
+  return Object.assign(input, params);
 }

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { type Scope, SCOPES } from '../../domain/scopes.ts';
+import { TASK_STATUSES } from '../../domain/task-status.ts';
+import type { Principal } from '../../service/principal.ts';
+import type { TaskRow } from '../../store/tasks.ts';
+import { project } from '../shared/lists.ts';
+import { COMPACT_FIELDS } from './task-schema.ts';
+import { shapeTask, toTask } from './task-view.ts';
+
+const at = new Date('2026-11-24T12:00:00.000Z');
+
+function principal(kind: 'human' | 'agent', scopes: readonly Scope[], toolAllowlist: string[] | null = null): Principal {
+  return { id: `agt_${kind}`, kind, name: kind, scopes: new Set(scopes), toolAllowlist: toolAllowlist && new Set(toolAllowlist), tokenId: 'tok_1', machine: 'm' };
+}
+
+function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
+  return {
+    id: 'tsk_01M877M07JHA1E0RG030VDB881',
+    title: 'Ship it',
+    description: 'All of it.',
+    status,
+    priority: 2,
+    labels: ['a', 'b'],
+    version: 7,
+    created_at: at,
+    created_by_id: 'agt_human',
+    created_by_kind: 'human',
+    updated_at: new Date(at.getTime() + 1000),
+    updated_by_id: 'agt_agent',
+    updated_by_kind: 'agent',
+    lease_id: null,
+    lease_holder_id: null,
+    lease_holder_kind: null,
+    lease_expires_at: null,
+    lease_epoch: 3,
+    blocked_by: [],
+    deleted_at: null,
+    waiting_on: [],
+    artifacts: [],
+    ...over,
+  };
+}
+
+const leased = { lease_id: 'lse_1', lease_holder_id: 'agt_agent', lease_holder_kind: 'agent' as const, lease_expires_at: new Date(at.getTime() + 60_000) };
+const rows = TASK_STATUSES.flatMap((status) => [
+  row(status),
+  row(status, leased),
+  row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
+  row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),
+]);
+const callers = [
+  principal('human', SCOPES),
+  principal('agent', SCOPES),
+  principal('agent', ['tasks:read', 'tasks:write', 'tasks:claim']),
+  principal('agent', ['tasks:read', 'tasks:write', 'tasks:claim'], ['tasks.update']),
+  principal('agent', ['tasks:read']),
+];
+
+describe('shapeTask compact views', () => {
+  // The default views are built directly, not projected from the full object: they must say exactly what the projection says, in its key order.
+  it('equals the full task projected to COMPACT_FIELDS, for every status, lease, blocker and caller', () => {
+    for (const r of rows) {
+      for (const caller of callers) {
+        expect(JSON.stringify(shapeTask(r, caller, { view: 'compact' }))).toBe(JSON.stringify(project(toTask(r, caller), COMPACT_FIELDS)));
+      }
+    }
+  });
+
+  it('names a tombstone as such', () => {
+    const deleted = row('cancelled', { deleted_at: at });
+    expect(shapeTask(deleted, callers[0] as Principal, { view: 'compact' })).toMatchObject({ deleted_at: at.toISOString(), legal_transitions: [], next_actions: [] });
+  });
+});
