@@ -4,10 +4,10 @@
  * Measures Baton's create, get and patch (autocannon, 50 connections) on PGlite and PostgreSQL,
  * each run back to back with a bare Fastify route sending the same SQL (bench/baseline-server.ts),
  * prints the table and writes it to bench/RESULTS.md (full runs only: --engine or --scenario leave it
- * alone). Each pair runs BENCH_ROUNDS times (default 3, alternating which goes first) and the
+ * alone). Each pair runs BENCH_ROUNDS times (default 5, alternating which goes first) and the
  * round with the median ratio is reported with the range of all rounds: on these shared 2-core
  * machines one pair's ratio moves by ±0.1 from run to run. BENCH_SECONDS sets the seconds per run
- * (default 10); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
+ * (default 8); BENCH_DATABASE_URL the PostgreSQL server (default postgres@127.0.0.1:5432).
  * `--profile` runs both servers under `node --cpu-prof`, prints where their CPU time goes while
  * measured and keeps the profiles; profiling perturbs the numbers, so it leaves RESULTS.md alone.
  * `--rate=N` measures at a fixed N requests a second instead of at saturation (the warm-up stays at
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ args, options: { engine: { type: 'string' }, scenario: { type: 'string' }, profile: { type: 'boolean', default: false }, rate: { type: 'string' } } });
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number of seconds, e.g. BENCH_SECONDS=8 (got ${process.env.BENCH_SECONDS})`);
-  const rounds = values.profile ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+  const rounds = values.profile ? 1 : Number(process.env.BENCH_ROUNDS ?? 5);
   if (!(Number.isInteger(rounds) && rounds >= 1)) throw new Error(`BENCH_ROUNDS must be a positive integer (got ${process.env.BENCH_ROUNDS})`);
   const rate = values.rate === undefined ? undefined : Number(values.rate);
   if (rate !== undefined && !(Number.isInteger(rate) && rate > 0)) throw new Error(`--rate must be a positive integer of requests a second, e.g. --rate=600 (got ${values.rate})`);
