@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
@@ -19,15 +20,17 @@ import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
 
 export interface AppOptions {
   /** The process logger; omitted means no request log (tests). */
-  readonly logger?: FastifyBaseLogger;
+  readonly logger?: FastifyBaseLogger & Pick<Logger, 'isLevelEnabled'>;
   /** One pass of every maintenance loop, for /cron/keepalive. */
   readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
 
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
+  // Fastify types its instance by the logger it is given; it needs only the base logger.
+  const loggerInstance: FastifyBaseLogger | undefined = options.logger;
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(loggerInstance ? { loggerInstance } : { logger: false }),
     bodyLimit: service.config.bodyLimitBytes,
     // Our onResponse hook writes the one request line, with the principal.
     logController: new LogController({ disableRequestLogging: true }),
@@ -45,7 +48,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   });
   // One line per request, with who made it; the token itself never reaches the log. Below level
   // info the line would be dropped, so the hook is not added (it would build the line for nothing).
-  if (options.logger && ['trace', 'debug', 'info'].includes(options.logger.level)) {
+  if (options.logger?.isLevelEnabled('info')) {
     app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {

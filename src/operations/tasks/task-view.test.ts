@@ -57,7 +57,7 @@ const callers = [
 ];
 
 describe('shapeTask compact views', () => {
-  // The default views are built directly, not projected from the full object: they must say exactly what the projection says, in its key order.
+  // A single task's default view is built directly, not projected from the full object: it must say exactly what the projection says, in its key order.
   it('equals the full task projected to COMPACT_FIELDS, for every status, lease, blocker and caller', () => {
     for (const r of rows) {
       for (const caller of callers) {
