@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,11 +7,15 @@ import { findLeases, grantLeases, pickClaimable } from '../../src/store/leases.t
 import { requeueTasks } from '../../src/store/tasks.ts';
 import { engine, freshDatabase } from '../harness.ts';
 import { transaction } from '../../src/store/connection.ts';
+import { PreparingClient } from '../../src/store/prepared-client.ts';
 
 describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no connection pool to prepare on)', () => {
   let database: Database;
+  let url: string;
   beforeAll(async () => {
-    ({ database } = await freshDatabase());
+    const fresh = await freshDatabase();
+    database = fresh.database;
+    url = fresh.url ?? '';
   });
   afterAll(() => database.close());
 
@@ -23,6 +28,32 @@ describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no co
     const ours = names.filter((row) => row.statement === 'SELECT count(*) FROM tasks WHERE id = $1');
     expect(ours).toHaveLength(1);
     expect(ours[0]?.name).toMatch(/^b_[0-9a-f]{20}$/);
+  });
+
+  it('asks for a prepared statement\'s columns on its first run on a connection only, and parses every run alike', async () => {
+    const client = new PreparingClient(url);
+    await client.connect();
+    try {
+      let described = 0;
+      (client as unknown as { connection: EventEmitter }).connection.on('rowDescription', () => described++);
+      const text = `SELECT $1::int AS n, $2::timestamptz AS at, ARRAY[$3::text, 'b'] AS labels, NULL::text AS nothing, 'x' AS n`;
+      const at = new Date('2026-11-24T12:00:00.000Z');
+      const runs: pg.QueryResult<Record<string, unknown>>[] = [];
+      for (let i = 0; i < 3; i++) runs.push(await client.query<Record<string, unknown>>(text, [i, at, `a${i}`]));
+      expect(described).toBe(1);
+      expect(runs.map((run) => run.rows)).toEqual([0, 1, 2].map((i) => [{ n: 'x', at, labels: [`a${i}`, 'b'], nothing: null }]));
+      expect(runs.map((run) => run.fields.map((field) => field.name))).toEqual(Array(3).fill(['n', 'at', 'labels', 'nothing', 'n']));
+      // Another statement is described once too; one with no columns (NoData) is described each time, as before.
+      await client.query('SELECT $1::text AS other', ['o']);
+      await client.query('SELECT $1::text AS other', ['o']);
+      expect(described).toBe(2);
+      await client.query('begin');
+      const update = await client.query('UPDATE tasks SET title = $1 WHERE id = $2', ['t', 'tsk_none']);
+      await client.query('commit');
+      expect(update.rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('commits rate counts without waiting for the disk, and everything else with it', async () => {
