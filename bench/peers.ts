@@ -30,7 +30,7 @@ import { describeMachine, type Machine } from './report.ts';
 const RESULTS = new URL('PEERS.md', import.meta.url);
 const WARMUP_SECONDS = 8;
 /** Jobs queued before each run: more than each peer finishes in the warm-up and the measured seconds (a run that drains its queue fails). */
-const JOBS = { 'pg-boss': 200_000, 'graphile-worker': 1_000_000 } as const;
+const JOBS = { 'pg-boss': 300_000, 'graphile-worker': 1_000_000 } as const;
 const QUEUE = 'bench';
 
 interface Result {
