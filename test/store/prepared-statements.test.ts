@@ -43,6 +43,13 @@ describe.skipIf(engine === 'pglite')('statements on PostgreSQL (PGlite has no co
       expect(described).toBe(1);
       expect(runs.map((run) => run.rows)).toEqual([0, 1, 2].map((i) => [{ n: 'x', at, labels: [`a${i}`, 'b'], nothing: null }]));
       expect(runs.map((run) => run.fields.map((field) => field.name))).toEqual(Array(3).fill(['n', 'at', 'labels', 'nothing', 'n']));
+      // Rows as stock pg makes them, key order included.
+      const stock = new pg.Client({ connectionString: url });
+      await stock.connect();
+      const expected = (await stock.query<Record<string, unknown>>(text, [2, at, 'a2']).finally(() => stock.end())).rows;
+      expect(runs[2]?.rows).toEqual(expected);
+      expect(Object.keys(runs[2]?.rows[0] ?? {})).toEqual(Object.keys(expected[0] ?? {}));
+      expect(Object.keys(expected[0] ?? {})).toEqual(['n', 'at', 'labels', 'nothing']);
       // Another statement is described once too; one with no columns (NoData) is described each time, as before.
       await client.query('SELECT $1::text AS other', ['o']);
       await client.query('SELECT $1::text AS other', ['o']);
