@@ -82,16 +82,17 @@ const hashes = new Map<string, Buffer>();
  * of the database on every request, so a revocation still applies at once.
  */
 function bearerHash(authorization: string | undefined): Buffer {
-  const known = authorization === undefined ? undefined : hashes.get(authorization);
+  if (!authorization) throw new BatonError('unauthenticated', 'No Authorization header was sent.');
+  const known = hashes.get(authorization);
   if (known) return known;
   const tokenHash = hashToken(bearer(authorization));
   if (hashes.size >= HASHES_KEPT) hashes.clear();
-  hashes.set(authorization ?? '', tokenHash);
+  hashes.set(authorization, tokenHash);
   return tokenHash;
 }
 
-function bearer(authorization: string | undefined): string {
-  if (!authorization) throw new BatonError('unauthenticated', 'No Authorization header was sent.');
+/** The token of a `Bearer <token>` header, refused without a lookup unless it has Baton's shape and checksum. */
+function bearer(authorization: string): string {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw new BatonError('unauthenticated', 'The Authorization header is not of the form `Bearer <token>`.');
   if (!isWellFormedToken(match[1])) {
