@@ -205,11 +205,20 @@ async function requestApproval(
 
 function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: string, now: Date): NewEventRow {
   const by = e.by ?? caller;
-  const actor =
-    by === 'system'
-      ? { actor_id: SYSTEM_ACTOR.id, actor_kind: SYSTEM_ACTOR.kind, token_id: null, machine: null }
-      : { actor_id: by.id, actor_kind: by.kind, token_id: by.tokenId, machine: by.machine };
-  return { id: deps.ids.make('evt'), type: e.type, subject: e.subject, ...actor, idempotency_key: key, approval_id: e.approvalId ?? null, data: e.data, created_at: now };
+  const system = by === 'system';
+  return {
+    id: deps.ids.make('evt'),
+    type: e.type,
+    subject: e.subject,
+    actor_id: system ? SYSTEM_ACTOR.id : by.id,
+    actor_kind: system ? SYSTEM_ACTOR.kind : by.kind,
+    token_id: system ? null : by.tokenId,
+    machine: system ? null : by.machine,
+    idempotency_key: key,
+    approval_id: e.approvalId ?? null,
+    data: e.data,
+    created_at: now,
+  };
 }
 
 /** The context of a read: no events may be emitted. */

@@ -39,16 +39,23 @@ interface Direct {
   transaction?: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 }
 
-/** The direct path behind each handle `database.ts` made: a pool's, a counter pool's, a transaction's. */
-const direct = new WeakMap<Kysely<DB>, Direct>();
+/**
+ * The direct path behind each handle `database.ts` made: a pool's, a counter pool's, a
+ * transaction's. It is a symbol property of the handle rather than a WeakMap entry: every
+ * transaction makes a handle, and each WeakMap key is an ephemeron the garbage collector must
+ * trace.
+ */
+const DIRECT = Symbol('baton.direct');
+
+type WithDirect = Kysely<DB> & { [DIRECT]?: Direct };
 
 /** Makes `db` answer `sendStatement` and `transaction` through `how`. */
 export function registerDirect(db: Kysely<DB>, how: Direct): void {
-  direct.set(db, how);
+  (db as WithDirect)[DIRECT] = how;
 }
 
 function directOf(db: Kysely<DB>): Direct {
-  const how = direct.get(db);
+  const how = (db as WithDirect)[DIRECT];
   if (!how) throw new Error('this Kysely handle was not made by store/database.ts, so it has no direct path');
   return how;
 }

@@ -48,8 +48,20 @@ const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
 
 /** `APPENDING`'s parameters: the channel to wake, and the rows as one JSON array. */
 export function appendParameters(events: readonly NewEventRow[]): [string, string] {
-  const rows = JSON.stringify(events.map((e) => ({ ...e, approval_id: e.approval_id ?? null, created_at: e.created_at.toISOString() })));
-  return [EVENTS_CHANNEL, rows];
+  const rows = events.map((e) => ({
+    id: e.id,
+    type: e.type,
+    subject: e.subject,
+    actor_id: e.actor_id,
+    actor_kind: e.actor_kind,
+    token_id: e.token_id,
+    machine: e.machine,
+    idempotency_key: e.idempotency_key,
+    approval_id: e.approval_id ?? null,
+    data: e.data,
+    created_at: e.created_at.toISOString(),
+  }));
+  return [EVENTS_CHANNEL, JSON.stringify(rows)];
 }
 
 /** The sequence number of an event id, or undefined if no such event exists. */
