@@ -28,9 +28,9 @@ export interface AppOptions {
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   // Fastify types its instance by the logger it is given; it needs only the base logger.
-  const loggerInstance: FastifyBaseLogger | undefined = options.logger;
+  const loggerInstance: FastifyBaseLogger | undefined = options.logger && withLazyChildren(options.logger);
   const app = Fastify({
-    ...(loggerInstance ? { loggerInstance, childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options) } : { logger: false }),
+    ...(loggerInstance ? { loggerInstance } : { logger: false }),
     bodyLimit: service.config.bodyLimitBytes,
     // Our onResponse hook writes the one request line, with the principal.
     logController: new LogController({ disableRequestLogging: true }),
@@ -115,6 +115,18 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);
   return app;
+}
+
+/**
+ * The process logger as Fastify gets it: the same pino logger (a child by prototype, as pino makes
+ * its own), except that `child` answers a `LazyChildLogger`. Fastify makes `request.log` through
+ * `child`, and with its default child-logger factory it skips the shape check it runs on each
+ * request's logger when a custom factory made it.
+ */
+function withLazyChildren(logger: FastifyBaseLogger): FastifyBaseLogger {
+  const root = Object.create(logger) as FastifyBaseLogger;
+  root.child = (bindings, options) => new LazyChildLogger(logger, bindings, options ?? {});
+  return root;
 }
 
 /**
