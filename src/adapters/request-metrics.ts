@@ -11,7 +11,6 @@ interface Series {
   /** Durations counted per bucket (not cumulative), the last one past the largest bound. */
   readonly buckets: Float64Array;
   sum: number;
-  count: number;
 }
 
 /**
@@ -48,12 +47,13 @@ export class RequestMetrics {
   #durations() {
     const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
     for (const byMethod of this.#series.values()) {
-      for (const { labels, buckets, sum, count } of byMethod.values()) {
+      for (const { labels, buckets, sum } of byMethod.values()) {
         let cumulative = 0;
         DURATION_BUCKETS.forEach((le, i) => {
           cumulative += buckets[i] ?? 0;
           values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${DURATIONS}_bucket` });
         });
+        const count = cumulative + (buckets[DURATION_BUCKETS.length] ?? 0);
         values.push({ labels: { le: '+Inf', ...labels }, value: count, metricName: `${DURATIONS}_bucket` });
         values.push({ labels, value: sum, metricName: `${DURATIONS}_sum` }, { labels, value: count, metricName: `${DURATIONS}_count` });
       }
@@ -70,7 +70,7 @@ export class RequestMetrics {
     }
     let series = byMethod.get(method);
     if (!series) {
-      series = { labels: { operation, method }, unscraped: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0, count: 0 };
+      series = { labels: { operation, method }, unscraped: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), sum: 0 };
       byMethod.set(method, series);
     }
     series.unscraped.set(status, (series.unscraped.get(status) ?? 0) + 1);
@@ -78,7 +78,6 @@ export class RequestMetrics {
     while (bucket < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[bucket] ?? 0)) bucket++;
     series.buckets[bucket] = (series.buckets[bucket] ?? 0) + 1;
     series.sum += seconds;
-    series.count += 1;
   }
 }
 
