@@ -17,7 +17,7 @@ import Fastify from 'fastify';
 import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
 import { AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE_WITH_EVENTS, UPDATE_TITLE } from './baseline-statements.ts';
-import { openCounterPool, openPool } from '../src/store/database.ts';
+import { prepared, stockPool } from './pg-pools.ts';
 import { serveUntilStopped } from './processes.ts';
 
 interface Query {
@@ -33,16 +33,16 @@ interface Store extends Query {
 
 /** A pg pool used the way Kysely's PostgresDialect uses it: `begin`/`commit` on one checked-out client. */
 function postgresStore(url: string, poolSize: number): Store {
-  const pool = openPool(url, poolSize);
-  const counterPool = openCounterPool(url, poolSize);
+  const pool = stockPool(url, poolSize);
+  const counterPool = stockPool(url, Math.max(2, Math.ceil(poolSize / 2)), { synchronousCommitOff: true });
   return {
-    query: async <R>(text: string, params: unknown[]) => (await pool.query(text, params)).rows as R[],
-    counters: { query: async <R>(text: string, params: unknown[]) => (await counterPool.query(text, params)).rows as R[] },
+    query: async <R>(text: string, params: unknown[]) => (await pool.query(prepared(text, params))).rows as R[],
+    counters: { query: async <R>(text: string, params: unknown[]) => (await counterPool.query(prepared(text, params))).rows as R[] },
     async transaction(run) {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await run({ query: async <R>(text: string, params: unknown[]) => (await client.query(text, params)).rows as R[] });
+        const result = await run({ query: async <R>(text: string, params: unknown[]) => (await client.query(prepared(text, params))).rows as R[] });
         await client.query('commit');
         return result;
       } catch (error) {

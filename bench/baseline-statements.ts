@@ -3,7 +3,6 @@
  * these with Baton's statements before every benchmark and warns loudly when they drift apart;
  * its report shows the statements to copy here.
  */
-import { THEN_COMMIT } from '../src/store/prepared-client.ts';
 import type { Scenario } from './load.ts';
 
 // src/store/tokens.ts findGrantAndCount: the token's grant, counting this request in its rate window.
@@ -43,9 +42,8 @@ export const FIND_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND de
 export const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
 export const UPDATE_TITLE = `UPDATE tasks SET "title" = $1, "updated_at" = $2, "updated_by_id" = $3, "updated_by_kind" = $4, version = version + 1 WHERE id = $5 RETURNING ${TASK_COLUMNS}`;
 // src/store/idempotency.ts storeResponse, carrying src/store/events.ts appending: the response stored and the events appended in
-// one statement, which fails (baton_key_taken) rather than store nothing, and which the client commits with (THEN_COMMIT).
-export const STORE_RESPONSE_WITH_EVENTS = `${THEN_COMMIT}
-    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, '')), appended AS (
+// one statement, which fails (baton_key_taken) rather than store nothing.
+export const STORE_RESPONSE_WITH_EVENTS = `    WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, '')), appended AS (
     INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
     SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
     FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
@@ -61,13 +59,9 @@ export const STORE_RESPONSE_WITH_EVENTS = `${THEN_COMMIT}
     SELECT key FROM stored
     UNION ALL SELECT baton_key_taken() WHERE NOT EXISTS (SELECT FROM stored)`;
 
-/**
- * Per scenario, every statement the baseline sends for one request, in order. A write's `begin`
- * and `commit` are asked for too, but go out with its first and last statement (Baton's client,
- * src/store/prepared-client.ts, does that for both), so they are not statements of their own.
- */
+/** Per scenario, every statement the baseline sends for one request, in order, as Baton sends them. */
 export const BASELINE_STATEMENTS: Record<Scenario, readonly string[]> = {
-  create: [AUTHENTICATE, CLAIM_KEY, INSERT_TASK, STORE_RESPONSE_WITH_EVENTS],
+  create: [AUTHENTICATE, 'begin', CLAIM_KEY, INSERT_TASK, STORE_RESPONSE_WITH_EVENTS, 'commit'],
   get: [AUTHENTICATE, FIND_TASK],
-  patch: [AUTHENTICATE, CLAIM_KEY, LOCK_TASK, UPDATE_TITLE, STORE_RESPONSE_WITH_EVENTS],
+  patch: [AUTHENTICATE, 'begin', CLAIM_KEY, LOCK_TASK, UPDATE_TITLE, STORE_RESPONSE_WITH_EVENTS, 'commit'],
 };

@@ -21,7 +21,7 @@
 import { parseArgs } from 'node:util';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { type Overhead, type RawClaim, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
-import { openCounterPool, openPool } from '../src/store/database.ts';
+import { stockPool } from './pg-pools.ts';
 import { serveUntilStopped } from './processes.ts';
 
 async function main(): Promise<void> {
@@ -29,8 +29,8 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options });
   const url = values['database-url'];
   if (!url || !values['pool-size']) throw new Error('usage: --database-url=… --pool-size=10 [--same-sql]');
-  const pool = openPool(url, Number(values['pool-size']));
-  const counters = values['same-sql'] ? openCounterPool(url, Number(values['pool-size'])) : undefined;
+  const pool = stockPool(url, Number(values['pool-size']));
+  const counters = values['same-sql'] ? stockPool(url, Math.max(2, Math.ceil(Number(values['pool-size']) / 2)), { synchronousCommitOff: true }) : undefined;
   const app = Fastify({ logger: false });
   /** Baton's per-request statements for this request, on the same-SQL route. */
   const overhead = (request: FastifyRequest, operation: string): Overhead | undefined => {

@@ -11,9 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { prepared } from './pg-pools.ts';
 import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
-import { THEN_COMMIT } from '../src/store/prepared-client.ts';
 import { hashToken } from '../src/tokens.ts';
 import { AUTHENTICATE, CLAIM_KEY, STORE_RESPONSE_WITH_EVENTS } from './baseline-statements.ts';
 
@@ -28,20 +28,20 @@ const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, ta
   tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
   tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
 
-// pickClaimable, with no label filter and min_priority low (0); the limit and the floor are literals, as Baton writes them.
-const PICK_FILTERS = `priority >= 0 AND deleted_at IS NULL
+// pickClaimable, with no label filter; the floor ($2) and the limit ($3) are parameters, as Baton sends them.
+const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL
     AND (cardinality(tasks.blocked_by) = 0 OR NOT EXISTS (SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id)))`;
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
-const pick = (limit: number) => `
+const PICK = `
     WITH queued AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
     ), lapsed AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
+    ORDER BY claim_priority DESC, id LIMIT $3`;
 // grantLeases: the lease insert and the task update, one statement; one grant names its task as a scalar.
 const grant = (count: number) => `WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
@@ -58,8 +58,8 @@ const grant = (count: number) => `WITH granted AS (
     FROM granted g
     WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $3' : 'tasks.id = ANY ($3::text[])'}
     RETURNING ${TASK_COLUMNS}`;
-// appendEvents, as each transaction's last statement: it commits with it (THEN_COMMIT), as Baton's stored response does.
-const APPEND_EVENTS = `${THEN_COMMIT} WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
+// appendEvents, as each transaction's last statement, as Baton's stored response does.
+const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
   INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
   SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
   FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
@@ -137,14 +137,14 @@ async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Pro
   try {
     await client.query('begin');
     const now = new Date();
-    if (overhead && principal) await client.query(CLAIM_KEY, [principal, overhead.key, principal, overhead.key, now]);
+    if (overhead && principal) await client.query(prepared(CLAIM_KEY, [principal, overhead.key, principal, overhead.key, now]));
     const { value, events } = await run(client);
     if (overhead && principal) {
       const body = JSON.stringify(value ?? {});
       const print = createHash('sha256').update(`${overhead.operation}\n${body}`).digest();
-      await client.query(STORE_RESPONSE_WITH_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events), principal, overhead.key, print, overhead.operation, 200, body, now, new Date(now.getTime() + KEY_TTL_MS), now]);
+      await client.query(prepared(STORE_RESPONSE_WITH_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events), principal, overhead.key, print, overhead.operation, 200, body, now, new Date(now.getTime() + KEY_TTL_MS), now]));
     } else if (events.length > 0) {
-      await client.query(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]);
+      await client.query(prepared(APPEND_EVENTS, [EVENTS_CHANNEL, JSON.stringify(events)]));
     }
     await client.query('commit');
     return value;
@@ -160,7 +160,7 @@ async function transaction<T>(pool: pg.Pool, run: (client: pg.PoolClient) => Pro
 async function authenticate(overhead: Overhead): Promise<string> {
   const now = new Date();
   const windowStart = Math.floor(now.getTime() / (RATE_WINDOW_S * 1000)) * RATE_WINDOW_S;
-  const [grant] = (await overhead.counters.query<{ agent_id: string; used: number | null }>(AUTHENTICATE, [hashToken(overhead.token), windowStart, now])).rows;
+  const [grant] = (await overhead.counters.query<{ agent_id: string; used: number | null }>(prepared(AUTHENTICATE, [hashToken(overhead.token), windowStart, now]))).rows;
   if (!grant || grant.used === null) throw new Error('the token was refused');
   return grant.agent_id;
 }
@@ -169,14 +169,14 @@ async function authenticate(overhead: Overhead): Promise<string> {
 export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Promise<RawClaim[]> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const tasks = (await client.query<TaskRow>(pick(limit), [now])).rows;
+    const tasks = (await client.query<TaskRow>(prepared(PICK, [now, 0, limit]))).rows;
     if (tasks.length === 0) return { value: [], events: [] };
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
     const taskIds = grants.map((g) => g.task_id);
-    await client.query(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]);
+    await client.query(prepared(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]));
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
@@ -189,12 +189,12 @@ export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Pro
 export function rawRelease(pool: pg.Pool, leaseId: string, overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const [found] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
+    const [found] = (await client.query<LeaseRow>(prepared(FIND_LEASE, [leaseId]))).rows;
     if (!found) throw new Error(`no lease ${leaseId}`);
-    await client.query(LOCK_TASK, [found.task_id]);
-    const [lease] = (await client.query<LeaseRow>(FIND_LEASE, [leaseId])).rows;
+    await client.query(prepared(LOCK_TASK, [found.task_id]));
+    const [lease] = (await client.query<LeaseRow>(prepared(FIND_LEASE, [leaseId]))).rows;
     if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${leaseId} is not live`);
-    await client.query(END_LEASE_MOVE_TASK, ['released', now, leaseId, 'todo', null, null, null, null, now, ACTOR.id, ACTOR.kind, found.task_id]);
+    await client.query(prepared(END_LEASE_MOVE_TASK, ['released', now, leaseId, 'todo', null, null, null, null, now, ACTOR.id, ACTOR.kind, found.task_id]));
     const events = [
       event('lease.released', found.task_id, { lease_id: leaseId }, now),
       event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
@@ -207,16 +207,16 @@ export function rawRelease(pool: pg.Pool, leaseId: string, overhead?: Overhead):
 export function rawReleaseMany(pool: pg.Pool, leaseIds: readonly string[], overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const found = (await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows;
+    const found = (await client.query<LeaseRow>(prepared(FIND_LEASES, [leaseIds]))).rows;
     if (found.length !== leaseIds.length) throw new Error(`not every lease of ${leaseIds.join(', ')} exists`);
-    await client.query(LOCK_TASK_IDS, [[...new Set(found.map((l) => l.task_id))]]);
-    const leases = new Map((await client.query<LeaseRow>(FIND_LEASES, [leaseIds])).rows.map((l) => [l.id, l]));
+    await client.query(prepared(LOCK_TASK_IDS, [[...new Set(found.map((l) => l.task_id))]]));
+    const leases = new Map((await client.query<LeaseRow>(prepared(FIND_LEASES, [leaseIds]))).rows.map((l) => [l.id, l]));
     const held = leaseIds.map((id) => {
       const lease = leases.get(id);
       if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${id} is not live`);
       return lease;
     });
-    await client.query(REQUEUE_TASKS, [leaseIds, now, ACTOR.id, ACTOR.kind, held.map((l) => l.task_id)]);
+    await client.query(prepared(REQUEUE_TASKS, [leaseIds, now, ACTOR.id, ACTOR.kind, held.map((l) => l.task_id)]));
     const events = held.flatMap((lease) => [
       event('lease.released', lease.task_id, { lease_id: lease.id }, now),
       event('task.status_changed', lease.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
@@ -233,9 +233,9 @@ export function rawReleaseMany(pool: pg.Pool, leaseIds: readonly string[], overh
 export function rawComplete(pool: pg.Pool, claim: RawClaim, overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const [task] = (await client.query<TaskRow & { status: string; lease_id: string | null }>(LOCK_TASK, [claim.task_id])).rows;
+    const [task] = (await client.query<TaskRow & { status: string; lease_id: string | null }>(prepared(LOCK_TASK, [claim.task_id]))).rows;
     if (task?.status !== 'in_progress' || task.lease_epoch !== claim.epoch || !task.lease_id) throw new Error(`task ${claim.task_id} is not held at epoch ${claim.epoch}`);
-    await client.query(END_LEASE_MOVE_TASK, ['ended', now, task.lease_id, 'in_review', null, null, null, null, now, ACTOR.id, ACTOR.kind, claim.task_id]);
+    await client.query(prepared(END_LEASE_MOVE_TASK, ['ended', now, task.lease_id, 'in_review', null, null, null, null, now, ACTOR.id, ACTOR.kind, claim.task_id]));
     const events = [
       event('lease.released', claim.task_id, { lease_id: task.lease_id, reason: 'status_changed', to: 'in_review' }, now),
       event('task.status_changed', claim.task_id, { from: 'in_progress', to: 'in_review' }, now),
@@ -249,12 +249,12 @@ export async function seedTodoTasks(url: string, count: number): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(
+    await client.query(prepared(
       `INSERT INTO tasks (id, title, status, priority, labels, created_at, created_by_id, created_by_kind, updated_at, updated_by_id, updated_by_kind)
        SELECT 'tsk_' || lpad(g::text, 26, '0'), 'Bench task ' || g, 'todo', 1, '{bench}', now(), 'agt_bench_seed', 'system', now(), 'agt_bench_seed', 'system'
        FROM generate_series(1, $1) AS g`,
       [count],
-    );
+    ));
     await client.query('ANALYZE tasks');
   } finally {
     await client.end();

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
 import { type RawClaim, rawClaim, rawComplete, rawRelease, rawReleaseMany, seedTodoTasks } from './claims-statements.ts';
 import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
-import { openPool } from '../src/store/database.ts';
+import { stockPool } from './pg-pools.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
 import { summariseProfile } from './profile.ts';
@@ -154,7 +154,7 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     let driver: Driver;
     let pid: number;
     if (plan.target === 'raw') {
-      const pool = openPool(database.url, DB_POOL_SIZE);
+      const pool = stockPool(database.url, DB_POOL_SIZE);
       run.add(() => pool.end());
       driver = {
         claim: (limit) => rawClaim(pool, limit),
@@ -377,12 +377,12 @@ on, after this benchmark: [PEERS.md](PEERS.md).
   authentication, rate counting and idempotency to what Baton ÷ same-SQL shows.
 - **raw SQL** (\`bench/claims-statements.ts\`): the minimal route's transactions called directly on a pg pool (${DB_POOL_SIZE})
   inside the benchmark process — no HTTP at all.
-- All four send their statements as named prepared statements through Baton's client
-  (\`src/store/prepared-client.ts\`): the same SQL, sent the same way, \`begin\` going out with a
-  transaction's first statement and \`commit\` with its last.
+- All four send their statements as named prepared statements through pg's public
+  \`{ name, text, values }\` (the raw SQL on stock pg, \`bench/pg-pools.ts\`): the same SQL, sent the same way,
+  with \`begin\` and \`commit\` as statements of their own.
 - Raw claim transaction: \`begin\`; pickClaimable's \`SELECT … ORDER BY priority DESC, id LIMIT n FOR
-  UPDATE SKIP LOCKED\` (limit and priority floor written as literals, so PostgreSQL keeps one generic
-  plan instead of re-planning every claim); one statement inserting the leases and updating the tasks
+  UPDATE SKIP LOCKED\` (limit and priority floor as parameters: the
+  statement's text is fixed by the code); one statement inserting the leases and updating the tasks
   (\`jsonb_to_recordset\`, the task id also as a scalar, or an array for a batch, so the planner uses the
   primary key); event append under its advisory lock;
   \`commit\`. Raw release: \`begin\`; lease lookup; task \`SELECT … FOR UPDATE\`; lease re-read; one

@@ -156,10 +156,8 @@ Node ${m.node}; PostgreSQL ${m.postgres}; PGlite ${m.pglite}.
   sessions run \`synchronous_commit = off\`, as Baton's \`Database.counters\`); for writes \`begin\`, the
   idempotency-key claim, the task insert (or \`select … for update\` + update), one statement that
   stores the response and appends the event under its advisory lock, \`commit\`. It answers with the row as JSON; no validation
-  or shaping. On PostgreSQL its pool uses Baton's own client (\`src/store/prepared-client.ts\`), so
-  both send every statement as a named prepared statement, described (its columns asked for) on its
-  first run on a connection only, a write's \`begin\` going out with its first statement and its
-  \`commit\` with its last: the same SQL, sent the same way, and the ratio shows only what Baton
+  or shaping. On PostgreSQL it runs on stock pg (\`bench/pg-pools.ts\`, no Baton code), sending every statement
+  as a named prepared statement through pg's public \`{ name, text, values }\`, as Baton does: the same SQL, sent the same way, and the ratio shows only what Baton
   does in process. (Before 2026-11-23 neither prepared; a
   preparing Baton beside an unprepared baseline would flatter Baton, since planning is most of
   the database's work for these statements.)

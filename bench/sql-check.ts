@@ -3,7 +3,7 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
 import { BASELINE_STATEMENTS } from './baseline-statements.ts';
-import { openCounterPool, openPool } from '../src/store/database.ts';
+import { stockPool } from './pg-pools.ts';
 import { type Overhead, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
 import { RATE_LIMIT } from './databases.ts';
 import type { Scenario } from './load.ts';
@@ -60,7 +60,7 @@ type ClaimStep = (typeof CLAIM_CYCLES)[number];
  * append; the raw SQL appends the same events in a statement of its own, left out of its side).
  */
 const BATON_OVERHEAD = [/^WITH g AS \( SELECT t\.id AS token_id/, TOKEN_TOUCH, /^SELECT pg_try_advisory_xact_lock/, /INSERT INTO idempotency_keys/];
-const RAW_EVENT_APPEND = /^(\/\* then commit \*\/ )?WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
+const RAW_EVENT_APPEND = /^WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
 
 /**
  * Runs a claim, a holder's complete (PATCH to in_review with the epoch) and a release through Baton
@@ -114,8 +114,8 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
 /** The raw claim, complete and release transactions' statements; with `token`, as the same-SQL route sends them (Baton's overhead included). */
 async function recordRaw(url: string, token?: string): Promise<Record<ClaimStep, string[]>> {
   return recording(async (recorded) => {
-    const pool = openPool(url, 1);
-    const counters = openCounterPool(url, 1);
+    const pool = stockPool(url, 1);
+    const counters = stockPool(url, 2, { synchronousCommitOff: true });
     let keys = 0;
     const overhead = (operation: string): Overhead | undefined => (token ? { counters, token, key: `sql-check-same-${keys++}`, operation } : undefined);
     try {

@@ -16,6 +16,11 @@ const schema = z.object({
     .optional(),
   BATON_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BATON_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  BATON_DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  BATON_DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  BATON_DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  BATON_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(60_000),
+  BATON_DB_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
   BATON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   BATON_IDEMPOTENCY_TTL_S: seconds.default(24 * 3600),
   BATON_RATE_LIMIT: z
@@ -55,6 +60,10 @@ export interface Config {
   readonly bootstrapToken: string | undefined;
   readonly logLevel: Env['BATON_LOG_LEVEL'];
   readonly dbPoolSize: number;
+  /** PostgreSQL only: how long to wait for a connection, a statement, a lock, and an idle transaction before giving up. */
+  readonly dbTimeouts: { readonly connectMs: number; readonly statementMs: number; readonly lockMs: number; readonly idleInTransactionMs: number };
+  /** PostgreSQL only: named prepared statements (off behind PgBouncer in transaction mode). */
+  readonly dbPreparedStatements: boolean;
   readonly bodyLimitBytes: number;
   readonly idempotencyTtlS: number;
   /** Requests per token per window, unless the agent has its own limit; windows are fixed and shared by all instances. */
@@ -90,6 +99,11 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_BOOTSTRAP_TOKEN: 'the output of `npx baton token`',
   BATON_LOG_LEVEL: 'info',
   BATON_DB_POOL_SIZE: '10',
+  BATON_DB_CONNECT_TIMEOUT_MS: '5000',
+  BATON_DB_STATEMENT_TIMEOUT_MS: '15000',
+  BATON_DB_LOCK_TIMEOUT_MS: '5000',
+  BATON_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000',
+  BATON_DB_PREPARED_STATEMENTS: 'off',
   BATON_BODY_LIMIT_BYTES: '1048576',
   BATON_IDEMPOTENCY_TTL_S: '86400',
   BATON_RATE_LIMIT: '600/60s',
@@ -136,6 +150,13 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     bootstrapToken: e.BATON_BOOTSTRAP_TOKEN,
     logLevel: e.BATON_LOG_LEVEL,
     dbPoolSize: e.BATON_DB_POOL_SIZE,
+    dbTimeouts: Object.freeze({
+      connectMs: e.BATON_DB_CONNECT_TIMEOUT_MS,
+      statementMs: e.BATON_DB_STATEMENT_TIMEOUT_MS,
+      lockMs: e.BATON_DB_LOCK_TIMEOUT_MS,
+      idleInTransactionMs: e.BATON_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    }),
+    dbPreparedStatements: e.BATON_DB_PREPARED_STATEMENTS === 'on',
     bodyLimitBytes: e.BATON_BODY_LIMIT_BYTES,
     idempotencyTtlS: e.BATON_IDEMPOTENCY_TTL_S,
     rateLimit: Object.freeze(parseRate(e.BATON_RATE_LIMIT)),

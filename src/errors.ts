@@ -339,11 +339,37 @@ export class BatonError extends Error {
   }
 }
 
-/** Turns anything thrown into a `BatonError`; unknown failures become `internal` and never leak a stack. */
+/**
+ * Turns anything thrown into a `BatonError`: a database that did not answer becomes `unavailable`
+ * (retryable, 503); other unknown failures become `internal` and never leak a stack.
+ */
 export function toBatonError(error: unknown): BatonError {
   if (error instanceof BatonError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new BatonError('unavailable', 'The database did not answer in time, or the connection to it was lost.', { headers: { 'retry-after': '1' } });
+  }
   return new BatonError('internal', 'The server failed while handling this request; nothing was written.');
 }
+
+/**
+ * The failure is the database's or the connection's, not the request's: the server ended the
+ * session or refused new ones (SQLSTATE classes 08 and 53, 57P01–57P03), a statement or lock
+ * wait ran out of time (57014, 55P03), a prepared statement went stale under a migration (0A000
+ * "cached plan…", 26000), the network failed, or the client stopped waiting. Retrying can succeed.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (/^(08|53|57P)/.test(code) || UNAVAILABLE_SQLSTATES.has(code) || NETWORK_ERRNOS.has(code)) return true;
+    if (code === '0A000' && error.message.includes('cached plan must not change result type')) return true;
+  }
+  return CONNECTION_MESSAGES.test(error.message);
+}
+
+const UNAVAILABLE_SQLSTATES = new Set(['57014', '55P03', '26000']);
+const NETWORK_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+const CONNECTION_MESSAGES = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Client was closed and is not queryable/;
 
 /** An RFC 9457 problem document as every interface returns it. */
 export interface Problem {

@@ -38,8 +38,13 @@ export interface ServerOptions {
   readonly database?: Database;
 }
 
-function openDatabase(config: Config): Promise<Database> | Database {
-  return config.databaseUrl ? openPostgres(config.databaseUrl, config.dbPoolSize) : openPglite({ dataDir: config.dataDir });
+function openDatabase(config: Config, log?: Pick<Logger, 'warn'>): Promise<Database> | Database {
+  if (!config.databaseUrl) return openPglite({ dataDir: config.dataDir });
+  return openPostgres(config.databaseUrl, config.dbPoolSize, {
+    timeouts: config.dbTimeouts,
+    preparedStatements: config.dbPreparedStatements,
+    onConnectionError: (err) => log?.warn({ err }, 'a database connection failed; the pool replaces it'),
+  });
 }
 
 /** Applies pending migrations to the configured database and closes it. */
@@ -54,7 +59,7 @@ export async function migrateDatabase(config: Config): Promise<string[]> {
 
 /** Composes config → database (migrated) → service → HTTP app. Does not listen. */
 export async function createServer(given: Config, options: ServerOptions = {}): Promise<Server> {
-  const database = options.database ?? (await openDatabase(given));
+  const database = options.database ?? (await openDatabase(given, options.logger));
   // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
   const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);

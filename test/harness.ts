@@ -12,7 +12,6 @@ import { type Database, openPglite, openPostgres, type QueryListener } from '../
 import { insertToken } from '../src/store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
 import { databaseUrl } from './postgres-url.ts';
-import { transaction } from '../src/store/connection.ts';
 
 export type Engine = 'pglite' | 'postgres';
 export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
@@ -33,7 +32,7 @@ export async function freshDatabase(onQuery?: QueryListener): Promise<{ database
     await admin.end();
   }
   const url = databaseUrl(serverUrl, name);
-  return { database: openPostgres(url, 10, onQuery), url };
+  return { database: openPostgres(url, 10, onQuery ? { onQuery } : {}), url };
 }
 
 /** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting; private webhook URLs allowed. */
@@ -87,8 +86,8 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener } = {}): Promise<TestServer> {
-  const { database } = await freshDatabase(options.onQuery);
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database } = {}): Promise<TestServer> {
+  const database = options.database ?? (await freshDatabase(options.onQuery)).database;
   const server = await createServer(testConfig(overrides), { database });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
@@ -118,7 +117,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
       const scopes = [...(options.scopes ?? SCOPES)];
       const now = new Date();
       const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
-      await transaction(database.db, async (tx) => {
+      await database.db.transaction().execute(async (tx) => {
         await insertAgent(tx, { id, name: options.name ?? `test-${id.slice(-6)}`, kind: options.kind ?? 'agent', scopes, tool_allowlist: options.allowlist ?? null, ...by });
         await insertToken(tx, { id: ids.make('tok'), agent_id: id, machine: 'test-machine', token_hash: hashToken(token), token_prefix: tokenPrefix(token), scopes, expires_at: null, ...by });
       });

@@ -7,7 +7,6 @@ import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import { insertToken } from '../store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../tokens.ts';
-import { transaction } from '../store/connection.ts';
 
 /**
  * On an empty database, creates the first human admin (every scope) and a token for it, by the
@@ -15,7 +14,7 @@ import { transaction } from '../store/connection.ts';
  * exist. Instances starting together serialize on an advisory lock, so only one admin is made.
  */
 export async function bootstrapAdmin(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; token: string | undefined }): Promise<string | undefined> {
-  return transaction(db, async (tx) => {
+  return db.transaction().execute(async (tx) => {
     await sql`SELECT pg_advisory_xact_lock(3, 1)`.execute(tx);
     if ((await countAgents(tx)) > 0) return undefined;
     const now = deps.clock.now();

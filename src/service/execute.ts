@@ -16,7 +16,7 @@ import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
 import type { RateBudget } from './authenticate.ts';
 import type { Principal } from './principal.ts';
-import { type Tx, transaction } from '../store/connection.ts';
+import type { Tx } from '../store/connection.ts';
 
 export interface ExecuteDeps {
   readonly db: Kysely<DB>;
@@ -98,7 +98,7 @@ async function executeWrite(
   let started = false;
   let appended: NewEventRow[] = [];
   try {
-    const outcome = await transaction(deps.db, async (tx) => {
+    const outcome = await deps.db.transaction().execute(async (tx) => {
       const claim = await claimKey(tx, call.principal.id, key, now);
       if (claim.state === 'in_flight') {
         throw new BatonError('idempotency_in_progress', `A request with Idempotency-Key "${key}" is still running.`, {
@@ -135,16 +135,32 @@ async function executeWrite(
     return outcome;
   } catch (error) {
     if (error instanceof LostKeyRace) throw error;
-    const failure = reported(deps, operation, error, call.requestId);
+    const failure = uncertainIfUnavailable(reported(deps, operation, error, call.requestId), key);
     // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
       const body = JSON.stringify(toProblem(failure, deps.baseUrl));
-      await transaction(deps.db, (tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
+      await deps.db.transaction().execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
         .catch(() => undefined);
     }
     throw failure;
   }
+}
+
+/**
+ * A write the database stopped answering during may have committed (the commit's answer is what
+ * got lost) or not; the problem says so, and how to find out safely.
+ */
+function uncertainIfUnavailable(failure: BatonError, key: string): BatonError {
+  if (failure.code !== 'unavailable') return failure;
+  return new BatonError(
+    'unavailable',
+    `${failure.detail} This write may or may not have been applied.`,
+    {
+      hint: `Retry with the same Idempotency-Key ("${key}"): if the write was applied, the retry answers with its stored outcome; if not, it is applied once.`,
+      headers: failure.headers,
+    },
+  );
 }
 
 /** A human who may decide approvals needs none for their own requests: their call is the decision. */

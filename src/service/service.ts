@@ -44,6 +44,9 @@ export interface Service {
   receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
 }
 
+/** How long `/readyz` waits for the database. */
+const READY_TIMEOUT_MS = 1_500;
+
 export interface ServiceDeps {
   readonly database: Database;
   readonly config: Config;
@@ -70,11 +73,13 @@ export function createService(deps: ServiceDeps): Service {
     subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),
     executeBatch: (operation, input, ids, call) => executeBatch(executeDeps, operation, input, ids, call),
     async checkReady() {
-      try {
-        await sql`SELECT 1`.execute(database.db);
-      } catch {
-        throw new BatonError('unavailable', `The ${database.engine} database did not answer.`, { headers: { 'retry-after': '5' } });
-      }
+      // A load balancer asks often and must hear "no" quickly: a database that does not answer within
+      // READY_TIMEOUT_MS counts as down, whatever the statement timeout is.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS)));
+      const answered = sql`SELECT 1`.execute(database.db).then(() => true, () => false);
+      const ready = await Promise.race([answered, late]).finally(() => clearTimeout(timer));
+      if (!ready) throw new BatonError('unavailable', `The ${database.engine} database did not answer within ${READY_TIMEOUT_MS / 1000} s.`, { headers: { 'retry-after': '5' } });
     },
     stats: () => readStats(database.db, clock.now()),
   };

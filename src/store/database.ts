@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { PGlite, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
-import { Kysely, PGliteDialect, PostgresDialect } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, type LogEvent, PGliteDialect, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { type QueryListener, queryLog, registerDirect, reporting, type Send, withTransactionHandle } from './connection.ts';
-import { PreparingClient } from './prepared-client.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
+import type { QueryListener } from './connection.ts';
 import type { DB } from './schema.ts';
 
 export type { QueryListener } from './connection.ts';
@@ -37,14 +38,52 @@ export interface Database {
 // int8 as a JS string keeps full precision; the API never exposes it as a number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => value);
 
+/** Limits on how long one PostgreSQL call may take; each is a row of the README's configuration table. */
+export interface PostgresTimeouts {
+  /** Opening a connection, or waiting for a free one in the pool. */
+  readonly connectMs: number;
+  /** One statement on the server (`statement_timeout`); the client gives up a little after it, for a server that stopped answering. */
+  readonly statementMs: number;
+  /** Waiting for a row or table lock (`lock_timeout`). */
+  readonly lockMs: number;
+  /** A transaction left idle, e.g. by a stalled process (`idle_in_transaction_session_timeout`). */
+  readonly idleInTransactionMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, statementMs: 15_000, lockMs: 5_000, idleInTransactionMs: 60_000 };
+
+export interface PostgresOptions {
+  readonly timeouts?: PostgresTimeouts;
+  /**
+   * Send parameterised statements as named prepared statements, planned once per connection
+   * (default). Off for a pooler that does not keep sessions, such as PgBouncer in transaction mode.
+   */
+  readonly preparedStatements?: boolean;
+  readonly onQuery?: QueryListener;
+  /** Told when a pooled connection fails (terminated backend, reset network); the pool replaces it. */
+  readonly onConnectionError?: (error: Error) => void;
+}
+
 /**
- * Baton's PostgreSQL pool: statements go out prepared (PreparingClient), and a dropped idle
- * connection must not crash the process (the pool replaces it). The benchmark baselines use it too,
- * so they send the same SQL the same way.
+ * Baton's PostgreSQL pool, as pg makes it, with the timeouts set on every connection. A
+ * connection that fails, idle or in use, must not crash the process: pg emits `error` on the
+ * client, which is heard here; the request using it gets the error, and the pool drops it.
  */
-export function openPool(url: string, poolSize: number, options?: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient, ...(options ? { options } : {}) });
-  pool.on('error', () => undefined);
+export function openPool(url: string, poolSize: number, options: PostgresOptions & { sessionOptions?: string } = {}): pg.Pool {
+  const t = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: t.connectMs,
+    statement_timeout: t.statementMs,
+    lock_timeout: t.lockMs,
+    idle_in_transaction_session_timeout: t.idleInTransactionMs,
+    query_timeout: t.statementMs + 2_000,
+    ...(options.sessionOptions ? { options: options.sessionOptions } : {}),
+  });
+  const heard = (error: Error) => options.onConnectionError?.(error);
+  pool.on('error', heard);
+  pool.on('connect', (client) => client.on('error', heard));
   return pool;
 }
 
@@ -52,17 +91,18 @@ export function openPool(url: string, poolSize: number, options?: string): pg.Po
  * The pool behind `Database.counters`: a write that only counts (the rate window) is committed
  * without waiting for its WAL flush, which every request, reads included, used to wait for.
  */
-export function openCounterPool(url: string, poolSize: number): pg.Pool {
-  return openPool(url, Math.max(2, Math.ceil(poolSize / 2)), '-c synchronous_commit=off');
+export function openCounterPool(url: string, poolSize: number, options: PostgresOptions = {}): pg.Pool {
+  return openPool(url, Math.max(2, Math.ceil(poolSize / 2)), { ...options, sessionOptions: '-c synchronous_commit=off' });
 }
 
-export function openPostgres(url: string, poolSize: number, onQuery?: QueryListener): Database {
-  const pool = openPool(url, poolSize);
-  const counterPool = openCounterPool(url, poolSize);
-  const notifications = postgresNotifications(url);
+export function openPostgres(url: string, poolSize: number, options: PostgresOptions = {}): Database {
+  const pool = openPool(url, poolSize, options);
+  const counterPool = openCounterPool(url, poolSize, options);
+  const notifications = postgresNotifications(url, options.timeouts ?? DEFAULT_TIMEOUTS);
+  const statements = preparedStatements(options.preparedStatements ?? true);
   return {
-    db: postgresHandle(pool, onQuery),
-    counters: postgresHandle(counterPool, onQuery),
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements) }), ...queryLog(options.onQuery) }),
+    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements) }), ...queryLog(options.onQuery) }),
     engine: 'postgres',
     async runScript(sql) {
       const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -77,45 +117,93 @@ export function openPostgres(url: string, poolSize: number, onQuery?: QueryListe
   };
 }
 
-/** The query builder over `pool`, plus its direct path (`sendStatement`) and its transactions. */
-function postgresHandle(pool: pg.Pool, onQuery: QueryListener | undefined): Kysely<DB> {
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), ...queryLog(onQuery) });
-  registerDirect(db, {
-    send: reporting(pgSend(pool), onQuery),
-    async transaction(work) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await sendVerb(client, 'begin');
-        const result = await withTransactionHandle(reporting(pgSend(client), onQuery), work);
-        // A transaction a failed statement aborted answers its commit with ROLLBACK: nothing was kept.
-        if ((await sendVerb(client, 'commit')).command === 'ROLLBACK') throw new Error('the transaction was aborted by an earlier error, so it rolled back');
-        return result;
-      } catch (error) {
-        await sendVerb(client, 'rollback').catch((failure: unknown) => {
-          broken = failure instanceof Error ? failure : new Error(String(failure));
-        });
-        throw error;
-      } finally {
-        // A connection that could not roll back is closed, not reused.
-        client.release(broken);
-      }
+/** Kysely's `log` option reporting each statement to `onQuery`; nothing without one. */
+function queryLog(onQuery: QueryListener | undefined): { log?: (event: LogEvent) => void } {
+  if (!onQuery) return {};
+  return {
+    log: (event: LogEvent) => {
+      if (event.level === 'query') onQuery(event.query.sql);
     },
-  });
-  return db;
+  };
 }
 
-/** `begin`, `commit` or `rollback`: PreparingClient sends the first two along with the transaction's first and last statements. */
-function sendVerb(client: pg.PoolClient, verb: 'begin' | 'commit' | 'rollback'): Promise<pg.QueryResult> {
-  return client.query(verb);
+/** Distinct statements one connection prepares at most; past it, further texts run unnamed (planned each time). */
+const MAX_PREPARED_PER_CONNECTION = 500;
+
+/**
+ * Names for prepared statements, through pg's public `{ name, text, values }`: PostgreSQL parses
+ * and plans each text once per connection instead of on every call (planning Baton's task
+ * statements costs about as much as running them). The name is a hash of the text, so pg sends
+ * Parse only the first time a connection sees it.
+ *
+ * A migration run by another instance or an operator can change what a prepared statement
+ * answers; PostgreSQL then refuses it (`0A000`, "cached plan must not change result type"), on
+ * every connection that prepared it. The first such failure starts a new generation of names, so
+ * every later call prepares afresh and succeeds: one request fails (with a retryable problem), not
+ * every request until a restart.
+ */
+interface PreparedStatements {
+  /** The statement to send for `text` on `client`: named while the connection may still prepare, else unnamed. */
+  statement(client: pg.PoolClient, text: string, values: unknown[]): pg.QueryConfig;
+  /** Hears a failed statement; a stale prepared statement starts a new generation of names. */
+  failed(error: unknown): void;
 }
 
-const AFFECTING = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+function preparedStatements(enabled: boolean): PreparedStatements {
+  let generation = 0;
+  const namesByClient = new WeakMap<pg.PoolClient, Set<string>>();
+  return {
+    statement(client, text, values) {
+      if (!enabled || values.length === 0) return { text, values };
+      const name = `baton_${generation}_${createHash('sha1').update(text).digest('base64url')}`;
+      let names = namesByClient.get(client);
+      if (!names) namesByClient.set(client, (names = new Set()));
+      if (!names.has(name)) {
+        if (names.size >= MAX_PREPARED_PER_CONNECTION) return { text, values };
+        names.add(name);
+      }
+      return { name, text, values };
+    },
+    failed(error) {
+      if (isStalePlan(error)) generation++;
+    },
+  };
+}
 
-function pgSend(target: pg.Pool | pg.PoolClient): Send {
-  return async <R>(text: string, parameters: readonly unknown[]) => {
-    const result = await target.query(text, parameters as unknown[]);
-    return { rows: result.rows as R[], affected: AFFECTING.has(result.command) ? (result.rowCount ?? 0) : undefined };
+/** PostgreSQL refused a prepared statement that DDL made stale, or one the connection no longer has. */
+function isStalePlan(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '26000' || (code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message)));
+}
+
+/**
+ * `pool` as Kysely's PostgreSQL dialect asks for one (its public `PostgresPool` interface): each
+ * statement goes out named or not as `statements` says, and a connection on which a statement
+ * failed for the connection's sake (lost, timed out, holding a stale plan) is closed on release
+ * rather than reused.
+ */
+function kyselyPool(pool: pg.Pool, statements: PreparedStatements): PostgresPool {
+  return {
+    options: pool.options,
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken = false;
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        try {
+          return await client.query(statements.statement(client, text, [...parameters]));
+        } catch (error) {
+          statements.failed(error);
+          if (isDatabaseUnavailable(error)) broken = true;
+          throw error;
+        }
+      };
+      return {
+        // Kysely's other overload, a cursor, serves only streamed queries, which Baton does not make.
+        query: query as unknown as PostgresPoolClient['query'],
+        release: (destroy?: boolean) => client.release(destroy === true || broken),
+      };
+    },
+    end: () => pool.end(),
   };
 }
 
@@ -134,7 +222,7 @@ interface Channel {
  * connection is re-opened, its channels LISTENed again, and their listeners called once, since
  * notifies may have been missed meanwhile.
  */
-function postgresNotifications(url: string): Pick<Database, 'listen' | 'close'> {
+function postgresNotifications(url: string, timeouts: PostgresTimeouts): Pick<Database, 'listen' | 'close'> {
   const channels = new Map<string, Channel>();
   let client: pg.Client | undefined;
   let connecting: Promise<void> | undefined;
@@ -153,7 +241,7 @@ function postgresNotifications(url: string): Pick<Database, 'listen' | 'close'> 
   };
   const connect = () =>
     (connecting ??= (async () => {
-      const next = new pg.Client({ connectionString: url });
+      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeouts.connectMs });
       next.on('notification', (message) => {
         for (const listener of channels.get(message.channel)?.listeners ?? []) listener();
       });
@@ -232,13 +320,7 @@ export interface PgliteDatabase extends Database {
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
-  const { onQuery } = options;
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(onQuery) });
-  registerDirect(db, {
-    send: reporting(pgliteSend(pglite), onQuery),
-    // PGlite's own transaction holds the instance for its duration, as Kysely's PGlite dialect does.
-    transaction: (work) => pglite.transaction((t) => withTransactionHandle(reporting(pgliteSend(t), onQuery), work)),
-  });
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(options.onQuery) });
   return {
     db,
     counters: db,
@@ -253,12 +335,5 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     },
     close: () => pglite.close(),
     dump: () => pglite.dumpDataDir('none'),
-  };
-}
-
-function pgliteSend(target: PGlite | PGliteTransaction): Send {
-  return async <R>(text: string, parameters: readonly unknown[]) => {
-    const { rows, affectedRows } = await target.query<R>(text, parameters as unknown[]);
-    return { rows, affected: affectedRows };
   };
 }

@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
 import { APPENDING, appendParameters, type NewEventRow } from './events.ts';
-import { THEN_COMMIT } from './prepared-client.ts';
 import type { DB } from './schema.ts';
 import { sendStatement, type Tx } from './connection.ts';
 
@@ -46,8 +45,7 @@ export interface NewStoredResponse extends StoredResponse {
 
 /**
  * Stores a response under its key, and appends the write's events in the same statement (one
- * round trip for a write's last two steps; see `appending`). It is the write's last statement and
- * commits with it (`THEN_COMMIT`). If a live entry already holds the key, the statement fails
+ * round trip for a write's last two steps; see `appending`). If a live entry already holds the key, the statement fails
  * instead (`baton_key_taken`, SQLSTATE BK001), so nothing commits; this returns false and the
  * caller rolls back.
  */
@@ -78,9 +76,9 @@ function storing(first: number): string {
     UNION ALL SELECT baton_key_taken() WHERE NOT EXISTS (SELECT FROM stored)`;
 }
 
-const STORE = `${THEN_COMMIT}
+const STORE = `
     WITH ${storing(1)}`;
-const STORE_WITH_EVENTS = `${THEN_COMMIT}
+const STORE_WITH_EVENTS = `
     WITH ${APPENDING}, ${storing(3)}`;
 
 /** SQLSTATE of `baton_key_taken()` (migrations/0006_key_taken.sql). */

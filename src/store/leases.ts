@@ -19,45 +19,31 @@ export interface ClaimQuery {
  * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
  * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
  *
- * The limit and the priority floor go into the text as literals (validated integers: 100 and 4
- * variants at most). As parameters, the generic plan guessed `LIMIT $n` at a tenth of the queue and
- * `priority >= $n` at a third, costed itself above the custom plans, and PostgreSQL re-planned the
- * statement on every claim; as literals the generic plan equals the custom one and is kept.
+ * The limit, the priority floor and the labels are parameters: the statement's two texts (with and
+ * without a label filter) are fixed by the code, so no caller can make the database prepare more.
  */
 export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<TaskRow[]> {
   const labels = q.labels.length > 0;
-  const { rows } = await sendStatement<TaskRow>(tx, pickText(literalInteger(q.limit), literalInteger(q.minPriority), labels), labels ? [q.now, q.labels] : [q.now]);
+  const { rows } = await sendStatement<TaskRow>(tx, labels ? PICK_WITH_LABELS : PICK, labels ? [q.now, q.minPriority, q.limit, q.labels] : [q.now, q.minPriority, q.limit]);
   return rows;
 }
 
-/** The pick's text for this limit, priority floor and label filter, made once per combination (800 at most). */
-const pickTexts = new Map<string, string>();
-
-function pickText(limit: number, minPriority: number, labels: boolean): string {
-  const shape = `${limit}/${minPriority}/${labels}`;
-  let text = pickTexts.get(shape);
-  if (text === undefined) {
-    const filters = `priority >= ${minPriority} AND deleted_at IS NULL ${labels ? 'AND labels @> $2::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
-    text = `
+/** Parameters: now, the priority floor, the limit, and (with a label filter) the labels every task must carry. */
+const pickText = (labels: boolean) => {
+  const filters = `priority >= $2 AND deleted_at IS NULL ${labels ? 'AND labels @> $4::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+  return `
     WITH queued AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
     ), lapsed AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${filters}
-      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
-    pickTexts.set(shape, text);
-  }
-  return text;
-}
-
-/** An integer written into the SQL text; anything else is a bug upstream (inputs are validated). */
-function literalInteger(value: number): number {
-  if (!Number.isSafeInteger(value)) throw new Error(`expected an integer for the SQL text, got ${value}`);
-  return value;
-}
+    ORDER BY claim_priority DESC, id LIMIT $3`;
+};
+const PICK = pickText(false);
+const PICK_WITH_LABELS = pickText(true);
 
 export interface Grant {
   task: TaskRow;

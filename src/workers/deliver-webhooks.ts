@@ -11,7 +11,6 @@ import type { DB, WebhookAttempt } from '../store/schema.ts';
 import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
-import { transaction } from '../store/connection.ts';
 import type { RunningTail } from '../service/event-tail.ts';
 import { type Loop, startLoop } from './loop.ts';
 
@@ -116,7 +115,7 @@ async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live:
 }
 
 async function fanOut(db: Kysely<DB>, deps: DeliveryDeps): Promise<void> {
-  await transaction(db, async (tx) => {
+  await db.transaction().execute(async (tx) => {
     const now = deps.clock.now();
     for (const webhook of await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS)) {
       const events = await eventsAfter(tx, webhook.cursor_seq, null, EVENTS_PER_WEBHOOK);
@@ -170,7 +169,7 @@ async function settle(db: Kysely<DB>, deps: DeliveryDeps, d: DueDelivery, result
   const delay = schedule[made];
   const state = result.ok ? 'delivered' : result.gone || delay === undefined ? 'failed' : 'pending';
   const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
-  await transaction(db, async (tx) => {
+  await db.transaction().execute(async (tx) => {
     await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
     if (state !== 'failed') return;
     const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${made} attempts`;

@@ -5,7 +5,6 @@ import type { Ids } from '../ids.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
 import { expireLapsed, lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
 import type { DB } from '../store/schema.ts';
-import { transaction } from '../store/connection.ts';
 
 const BATCH = 100;
 
@@ -22,7 +21,7 @@ export interface SweepReport {
 export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<SweepReport> {
   const report: SweepReport = { expired: 0, warned: 0 };
   for (;;) {
-    const done = await transaction(db, async (tx) => {
+    const done = await db.transaction().execute(async (tx) => {
       const now = deps.clock.now();
       const warned = await warnExpiring(tx, now, BATCH);
       const lapsed = await lockLapsed(tx, now, BATCH);

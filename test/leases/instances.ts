@@ -10,7 +10,6 @@ import { insertToken } from '../../src/store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../../src/tokens.ts';
 import { engine, freshDatabase, type Principal, type RequestOptions, type Response, testConfig } from '../harness.ts';
 import type { TaskBody } from '../rest/fixtures.ts';
-import { transaction } from '../../src/store/connection.ts';
 
 /** Instances sharing one database: two on PostgreSQL; one on PGlite, which is single-process. */
 export const INSTANCES = engine === 'pglite' ? 1 : 2;
@@ -79,7 +78,7 @@ export async function startInstances(count: number, overrides: Partial<Config> =
       const id = ids.make('agt');
       const scopes = [...(options.scopes ?? SCOPES)];
       const by = { created_at: new Date(), created_by_id: 'system', created_by_kind: 'system' };
-      await transaction(database.db, async (tx) => {
+      await database.db.transaction().execute(async (tx) => {
         await insertAgent(tx, { id, name: `test-${id.slice(-6)}`, kind: options.kind ?? 'agent', scopes, tool_allowlist: null, ...by });
         await insertToken(tx, { id: ids.make('tok'), agent_id: id, machine: 'test-machine', token_hash: hashToken(token), token_prefix: tokenPrefix(token), scopes, expires_at: null, ...by });
       });

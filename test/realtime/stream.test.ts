@@ -3,7 +3,6 @@ import { createIds } from '../../src/ids.ts';
 import { appendEvents, type NewEventRow } from '../../src/store/events.ts';
 import { type Cluster, type EventBody, INSTANCES, pages, startInstances } from '../leases/instances.ts';
 import { subscribe } from './sse-client.ts';
-import { transaction } from '../../src/store/connection.ts';
 
 let cluster: Cluster;
 const ids = createIds();
@@ -31,7 +30,7 @@ async function appendSynthetic(subject: string, count: number, batch: number): P
       data: { n: start + i },
       created_at: new Date(),
     }));
-    await transaction(cluster.database.db, (tx) => appendEvents(tx, rows));
+    await cluster.database.db.transaction().execute((tx) => appendEvents(tx, rows));
     written.push(...rows.map((r) => r.id));
   }
   return written;

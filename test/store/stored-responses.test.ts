@@ -4,11 +4,11 @@ import type { Database } from '../../src/store/database.ts';
 import type { NewEventRow } from '../../src/store/events.ts';
 import { type NewStoredResponse, storeResponse } from '../../src/store/idempotency.ts';
 import { freshDatabase } from '../harness.ts';
-import { transaction } from '../../src/store/connection.ts';
 
 /**
- * A write's last statement stores its response and appends its events, and on PostgreSQL commits
- * with them. When a concurrent request has stored the key meanwhile, it must fail rather than store
+ * A write's last statement stores its response and appends its events. It commits only when the
+ * write's whole transaction returns: a throw after it (shaping the answer, a later check) undoes it.
+ * When a concurrent request has stored the key meanwhile, it must fail rather than store
  * nothing: otherwise the write it ends would commit without its stored response.
  */
 describe('storing a write response as its last statement', () => {
@@ -47,7 +47,7 @@ describe('storing a write response as its last statement', () => {
 
   /** One write transaction ending in storeResponse, rolled back (as the executor does) when it answers false. */
   const write = (row: NewStoredResponse, eventId: string) =>
-    transaction(database.db, async (tx) => {
+    database.db.transaction().execute(async (tx) => {
         const ok = await storeResponse(tx, row, [event(eventId)]);
         if (!ok) throw new Error('key taken');
         return ok;
@@ -64,6 +64,17 @@ describe('storing a write response as its last statement', () => {
     expect(await write(response('k-fresh', new Date(now.getTime() + 60_000), 'second'), 'evt_store_2')).toBe('key taken');
     expect(await stored('k-fresh')).toEqual(['first']);
     expect(await events('evt_store_2')).toBe(0);
+  });
+
+  it('commits nothing when the code after the last statement throws', async () => {
+    const failure = new Error('shaping the answer failed');
+    const written = database.db.transaction().execute(async (tx) => {
+      expect(await storeResponse(tx, response('k-thrown', new Date(now.getTime() + 60_000), 'thrown'), [event('evt_store_thrown')])).toBe(true);
+      throw failure;
+    });
+    await expect(written).rejects.toBe(failure);
+    expect(await stored('k-thrown')).toEqual([]);
+    expect(await events('evt_store_thrown')).toBe(0);
   });
 
   it('replaces a response whose key has expired', async () => {

@@ -10,7 +10,7 @@ import { type InboundProvider, recordDelivery } from '../../store/inbound.ts';
 import type { DB } from '../../store/schema.ts';
 import { handleAuthEvent } from './auth.ts';
 import { handlePaymentEvent } from './payments.ts';
-import { type Tx, transaction } from '../../store/connection.ts';
+import type { Tx } from '../../store/connection.ts';
 
 /** A provider's event whose signature the inbound adapter has verified. */
 export interface InboundEvent {
@@ -54,7 +54,7 @@ const HANDLERS: Record<InboundProvider, InboundHandler> = { payments: handlePaym
  * the first delivery's event id.
  */
 export async function receiveInbound(deps: { db: Kysely<DB>; clock: Clock; ids: Ids }, event: InboundEvent): Promise<InboundReceipt> {
-  return transaction(deps.db, async (tx) => {
+  return deps.db.transaction().execute(async (tx) => {
     const now = deps.clock.now();
     const delivery = await recordDelivery(tx, {
       provider: event.provider,
