@@ -297,7 +297,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 503,
     title: 'Service unavailable',
     retryable: true,
-    hint: 'The database is unreachable; retry after `Retry-After` seconds.',
+    hint: 'The database did not answer; retry after `Retry-After` seconds, a write with the same Idempotency-Key.',
     docs: '/spec/errors.md',
   },
   not_configured: {

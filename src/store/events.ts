@@ -103,7 +103,7 @@ export interface EventListQuery {
 export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
   let query = selectEvents(db);
   if (q.subject) query = query.where('subject', '=', q.subject);
-  if (q.types) query = query.where('type', 'in', q.types);
+  if (q.types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(q.types)));
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
   if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
   return query.orderBy('events.seq', q.order).limit(q.limit + 1).execute();

@@ -29,7 +29,7 @@ export async function lockLapsed(tx: Tx, now: Date, limit: number): Promise<Laps
 /** Returns locked, lapsed tasks to the queue and marks their leases expired. */
 export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], now: Date): Promise<void> {
   if (lapsed.length === 0) return;
-  await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', lapsed.map((l) => l.lease_id)).execute();
+  await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.lease_id)))).execute();
   await tx
     .updateTable('tasks')
     .set({
@@ -43,7 +43,7 @@ export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], now: Date)
       updated_by_id: 'system',
       updated_by_kind: 'system',
     })
-    .where('id', 'in', lapsed.map((l) => l.task_id))
+    .where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.task_id))))
     .execute();
 }
 

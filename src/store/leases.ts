@@ -70,7 +70,7 @@ export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): 
   if (grants.length === 0) return { tasks: [], leases: [] };
   const superseded = grants.map((g) => g.task.lease_id).filter((id): id is string => id !== null);
   if (superseded.length > 0) {
-    await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', 'in', superseded).where('state', '=', 'active').execute();
+    await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', '=', (eb) => eb.fn.any(eb.val(superseded))).where('state', '=', 'active').execute();
   }
   // The lease rows are wholly known here, so the insert need not send them back.
   const leases: LeaseRow[] = grants.map((g) => ({

@@ -212,7 +212,7 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
   let query = db.selectFrom('tasks').select(taskColumns);
   // A delta (since) includes tombstones, so a client learns of deletions; a plain list does not.
   if (q.changedAfterSeq === undefined) query = query.where('deleted_at', 'is', null);
-  if (q.statuses) query = query.where('status', 'in', q.statuses);
+  if (q.statuses) query = query.where('status', '=', (eb) => eb.fn.any(eb.val(q.statuses)));
   if (q.labels) query = query.where('labels', '@>', sql<string[]>`${q.labels}::text[]`);
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
   if (q.changedAfterSeq !== undefined) {
@@ -233,13 +233,13 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
 /** How many of these ids name existing tasks (to validate `blocked_by`). */
 export async function existingTaskIds(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).where('deleted_at', 'is', null).execute();
+  const rows = await db.selectFrom('tasks').select('id').where('id', '=', (eb) => eb.fn.any(eb.val(ids))).where('deleted_at', 'is', null).execute();
   return new Set(rows.map((r) => r.id));
 }
 
 /** Which of these ids name a task that was ever created, deleted ones included (their history stays readable). */
 export async function tasksEverExisted(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('tasks').select('id').where('id', 'in', ids).execute();
+  const rows = await db.selectFrom('tasks').select('id').where('id', '=', (eb) => eb.fn.any(eb.val(ids))).execute();
   return new Set(rows.map((r) => r.id));
 }

@@ -66,7 +66,7 @@ export async function lockLiveWebhooks(tx: Tx, limit: number): Promise<WebhookRo
 /** Events strictly after `afterSeq`, optionally of some types only, in commit order. */
 export async function eventsAfter(db: Kysely<DB>, afterSeq: string, types: string[] | null, limit: number): Promise<EventRow[]> {
   let query = selectEvents(db).where('seq', '>', afterSeq);
-  if (types) query = query.where('type', 'in', types);
+  if (types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(types)));
   return query.orderBy('seq').limit(limit).execute();
 }
 
@@ -145,9 +145,9 @@ export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limi
     .returningAll()
     .execute();
   if (claimed.length === 0) return [];
-  const webhooks = await db.selectFrom('webhooks').selectAll().where('id', 'in', [...new Set(claimed.map((d) => d.webhook_id))]).execute();
+  const webhooks = await db.selectFrom('webhooks').selectAll().where('id', '=', (eb) => eb.fn.any(eb.val([...new Set(claimed.map((d) => d.webhook_id))]))).execute();
   const events = await selectEvents(db)
-    .where('id', 'in', claimed.map((d) => d.event_id))
+    .where('id', '=', (eb) => eb.fn.any(eb.val(claimed.map((d) => d.event_id))))
     .execute();
   return claimed.flatMap((delivery) => {
     const webhook = webhooks.find((w) => w.id === delivery.webhook_id);
