@@ -22,6 +22,8 @@ export interface InboundEvent {
   readonly type: string;
   /** The object the event is about (Stripe's `data.object`, the auth provider's `data`). */
   readonly object: Record<string, unknown>;
+  /** When the provider signed the delivery (its verified timestamp). */
+  readonly sentAt: Date;
 }
 
 export interface InboundReceipt {
