@@ -6,7 +6,8 @@ import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import { type CallableOperation, type EventDraft, type Operation, type OperationContext, parameterLocation } from '../operations/define-operation.ts';
+import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
+import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
@@ -288,20 +289,39 @@ export function authorize(operation: Operation, principal: Principal): void {
 
 /** Parses the input with the operation's schema; throws `invalid_parameter` or `validation_failed` naming each field. */
 export function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
+  const unsafe = textIssues(rawInput);
+  if (unsafe.length > 0) throw invalidInput(operation, unsafe.map((issue) => fieldError(operation, issue.path, issue.detail)));
   const parsed = operation.input.safeParse(rawInput ?? {});
   if (parsed.success) return parsed.data;
   const errors = parsed.error.issues.flatMap((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
-    return keys.map((path) => ({
-      pointer: path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join(''),
-      detail: issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message,
-      location: parameterLocation(operation, String(path[0] ?? '')),
-    }));
+    return keys.map((path) =>
+      fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message),
+    );
   });
+  throw invalidInput(operation, errors);
+}
+
+interface FieldError {
+  readonly pointer: string;
+  readonly detail: string;
+  readonly location: ParameterLocation;
+}
+
+function fieldError(operation: Operation, path: readonly PropertyKey[], detail: string): FieldError {
+  return {
+    pointer: path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join(''),
+    detail,
+    location: parameterLocation(operation, String(path[0] ?? '')),
+  };
+}
+
+/** `invalid_parameter` when every error is in the path or query, else `validation_failed`. */
+function invalidInput(operation: Operation, errors: readonly FieldError[]): BatonError {
   const onlyParameters = errors.every((e) => e.location !== 'body');
   const code = onlyParameters ? 'invalid_parameter' : 'validation_failed';
   const summary = errors.map((e) => `${e.pointer}: ${e.detail}`).join('; ');
-  throw new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
+  return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
 }
 
 function requireKey(key: string | undefined): string {
@@ -311,6 +331,8 @@ function requireKey(key: string | undefined): string {
   if (key.length > MAX_KEY_LENGTH) {
     throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);
   }
+  const unsafe = unsafeText(key);
+  if (unsafe) throw new BatonError('idempotency_key_required', `The Idempotency-Key ${unsafe}.`);
   return key;
 }
 

@@ -12,6 +12,8 @@ export interface NewAgentRow {
   tool_allowlist: string[] | null;
   rate_limit?: number | null;
   external_id?: string | null;
+  external_updated_at?: Date | null;
+  disabled?: boolean;
   email?: string | null;
   created_at: Date;
   created_by_id: string;
@@ -58,6 +60,7 @@ export interface AgentChanges {
   disabled?: boolean;
   rate_limit?: number | null;
   email?: string | null;
+  external_updated_at?: Date | null;
 }
 
 export async function updateAgent(
@@ -71,6 +74,19 @@ export async function updateAgent(
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Inserts the human the auth provider knows by `row.external_id` unless one exists; then answers
+ * undefined. A concurrent insert for the same user waits for the first to commit and inserts nothing.
+ */
+export async function insertExternalHuman(tx: Tx, row: NewAgentRow & { external_id: string }): Promise<AgentRow | undefined> {
+  return tx
+    .insertInto('agents')
+    .values({ ...row, updated_at: row.created_at, updated_by_id: row.created_by_id, updated_by_kind: row.created_by_kind })
+    .onConflict((oc) => oc.column('external_id').doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** The human the auth provider knows by this user id, locked for the caller's transaction. */

@@ -12,6 +12,8 @@ export interface AgentsTable {
   disabled: Generated<boolean>;
   rate_limit: number | null;
   external_id: Generated<string | null>;
+  /** When the auth provider last changed this human; older deliveries are not applied. */
+  external_updated_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   email: Generated<string | null>;
   version: Generated<number>;
   created_at: Timestamp;

@@ -17,8 +17,18 @@ export interface NewTokenRow {
   created_by_kind: string;
 }
 
-export async function insertToken(tx: Tx, row: NewTokenRow): Promise<TokenRow> {
-  return tx.insertInto('tokens').values(row).returningAll().executeTakeFirstOrThrow();
+/**
+ * Inserts a token unless its principal already has a live (unrevoked) one for the machine label;
+ * then answers undefined. The partial unique index decides, so this holds under any concurrency: a
+ * racing insert waits for the first to commit and then inserts nothing.
+ */
+export async function insertToken(tx: Tx, row: NewTokenRow): Promise<TokenRow | undefined> {
+  return tx
+    .insertInto('tokens')
+    .values(row)
+    .onConflict((oc) => oc.columns(['agent_id', 'machine']).where('revoked_at', 'is', null).doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** What authentication needs of a token and its agent, plus this window's request count. */
@@ -109,11 +119,6 @@ export async function listTokens(db: Kysely<DB>, agentId: string, beforeId: stri
 }
 
 /** True when a live token for this agent already carries this machine label. */
-export async function machineTaken(db: Kysely<DB>, agentId: string, machine: string): Promise<boolean> {
-  const row = await db.selectFrom('tokens').select('id').where('agent_id', '=', agentId).where('machine', '=', machine).where('revoked_at', 'is', null).executeTakeFirst();
-  return row !== undefined;
-}
-
 export async function revokeToken(tx: Tx, id: string, now: Date): Promise<TokenRow> {
   return tx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

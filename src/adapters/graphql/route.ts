@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { BatonError, type ErrorCode } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
+import { sendProblem } from '../rest/problem.ts';
 import type { Service } from '../../service/service.ts';
 import { toGraphQLError } from './errors.ts';
 import { queryLimits } from './limits.ts';
@@ -9,6 +11,15 @@ import type { GraphqlContext } from './resolvers.ts';
 import { buildGraphqlSchema } from './schema.ts';
 
 export const GRAPHQL_PATH = '/graphql';
+
+const HTTP_REFUSALS: Record<number, { code: ErrorCode; detail: string }> & { 400: { code: ErrorCode; detail: string } } = {
+  400: { code: 'malformed_request', detail: 'The GraphQL request is not one this endpoint can read.' },
+  405: { code: 'method_not_allowed', detail: 'This GraphQL operation cannot be sent with this HTTP method (mutations need POST).' },
+  406: {
+    code: 'not_acceptable',
+    detail: 'A subscription answers as a stream of server-sent events: send `Accept: text/event-stream`.',
+  },
+};
 
 interface ServerContext {
   req: FastifyRequest;
@@ -41,6 +52,13 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+      // Yoga's own HTTP refusals (406 for a subscription the Accept header cannot carry) have no
+      // body; like every other failure they are a problem document.
+      if (response.status >= 400 && response.body === null) {
+        const refusal = HTTP_REFUSALS[response.status] ?? HTTP_REFUSALS[400];
+        if (response.headers.has('allow')) reply.header('allow', response.headers.get('allow'));
+        return sendProblem(reply, new BatonError(refusal.code, refusal.detail), service.baseUrl, req.id);
+      }
       for (const [name, value] of response.headers) reply.header(name, value);
       return reply.code(response.status).send(response.body);
     },

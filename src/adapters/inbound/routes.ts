@@ -67,7 +67,7 @@ function verifyStripe(raw: Buffer, headers: IncomingHttpHeaders, secret: string)
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw new BatonError('invalid_signature', `Stripe-Signature rejected: ${error.message}`);
     throw new BatonError('malformed_json', 'The signed body is not a JSON event.');
   }
-  return { id: event.id, type: event.type, object: event.data.object as unknown as Record<string, unknown> };
+  return { id: event.id, type: event.type, object: event.data.object as unknown as Record<string, unknown>, sentAt: new Date(event.created * 1000) };
 }
 
 const svixEnvelope = z.looseObject({ type: z.string().min(1), data: z.record(z.string(), z.unknown()) });
@@ -89,5 +89,6 @@ function verifySvix(raw: Buffer, headers: IncomingHttpHeaders, secret: string): 
   }
   const envelope = svixEnvelope.safeParse(body);
   if (!envelope.success) throw new BatonError('validation_failed', `The auth event has no type or data: ${z.prettifyError(envelope.error)}`);
-  return { id: signed['svix-id'] ?? signed['webhook-id'] ?? '', type: envelope.data.type, object: envelope.data.data };
+  const timestamp = Number(signed['svix-timestamp'] ?? signed['webhook-timestamp']);
+  return { id: signed['svix-id'] ?? signed['webhook-id'] ?? '', type: envelope.data.type, object: envelope.data.data, sentAt: new Date(timestamp * 1000) };
 }

@@ -15,6 +15,7 @@ import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
 import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
+import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { sendProblem } from './problem.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
 
@@ -24,6 +25,11 @@ export interface AppOptions {
   /** One pass of every maintenance loop, for /cron/keepalive. */
   readonly runMaintenance: () => Promise<MaintenanceReport>;
 }
+
+/** The longest path parameter (ids are 30 characters); past it: 414 uri_too_long. */
+const MAX_PARAM_LENGTH = 100;
+/** The request line plus headers (Node's default); past it: 431 headers_too_large. */
+const MAX_HEADER_BYTES = 16 * 1024;
 
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
@@ -37,7 +43,11 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrors(service.baseUrl),
+    clientErrorHandler: clientErrorHandler(service.baseUrl),
+    // Node's default, stated: the request line and headers together (past it: 431 headers_too_large).
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
   });
 
   // Declared up front, so setting them does not change each request object's shape.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { findAgent } from '../../store/agents.ts';
-import { insertToken, machineTaken } from '../../store/tokens.ts';
+import { insertToken } from '../../store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../../tokens.ts';
 import { defineOperation } from '../define-operation.ts';
 import { agentNotFound, assertAgentAccess, assertGrantable } from './agent-access.ts';
@@ -37,11 +37,6 @@ export const createToken = defineOperation({
         extra: { errors: [{ pointer: '/scopes', detail: `not held by the agent: ${extra.join(', ')}`, location: 'body' }] },
       });
     }
-    if (await machineTaken(tx, agent.id, input.machine)) {
-      throw new BatonError('conflict_state', `Agent ${agent.id} already has a live token for machine "${input.machine}".`, {
-        hint: 'One token per agent and machine: revoke the old one (DELETE /api/v1/tokens/{id}) or use another machine label.',
-      });
-    }
     const token = generateToken();
     const row = await insertToken(tx, {
       id: ctx.ids.make('tok'),
@@ -55,6 +50,11 @@ export const createToken = defineOperation({
       created_by_id: ctx.actor.id,
       created_by_kind: ctx.actor.kind,
     });
+    if (!row) {
+      throw new BatonError('conflict_state', `Agent ${agent.id} already has a live token for machine "${input.machine}".`, {
+        hint: 'One token per agent and machine: revoke the old one (DELETE /api/v1/tokens/{id}) or use another machine label.',
+      });
+    }
     ctx.emit({ type: 'token.created', subject: row.id, data: { agent_id: agent.id, machine: row.machine, scopes, expires_at: row.expires_at?.toISOString() ?? null } });
     return { ...toToken(row), token };
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commaList, cursorParam, limitParam, sinceParam, viewParam } from '../shared/lists.ts';
+import { commaList, commaSeparated, cursorParam, limitParam, sinceParam, viewParam } from '../shared/lists.ts';
 import { EVENT_FIELDS } from './event-schema.ts';
 
 /** Query parameters both event lists share. */
@@ -8,9 +8,7 @@ export const eventListParams = {
   cursor: cursorParam,
   limit: limitParam,
   order: z.enum(['asc', 'desc']).default('asc').describe('`asc` (default) reads forward from `since`; `desc` gives the newest first.'),
-  types: z
-    .string()
-    .transform((s) => s.split(',').map((t) => t.trim()).filter(Boolean))
+  types: commaSeparated
     .pipe(z.array(z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'event types look like task.created')).max(20))
     .optional()
     .describe('Comma-separated event types to keep, e.g. `task.created,task.status_changed`.'),

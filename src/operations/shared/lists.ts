@@ -20,12 +20,24 @@ export const sinceParam = z
 
 export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
 
+/**
+ * A comma-separated query value as its items, trimmed. One rule for every list filter: a value with
+ * no items (`?status=`, `?status=,,,`) is refused with a 400 naming the parameter, never read as
+ * "no filter" nor as "match nothing"; to not filter, omit the parameter.
+ */
+export const commaSeparated = z.string().transform((value, ctx) => {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) {
+    ctx.addIssue({ code: 'custom', message: 'empty list: give at least one comma-separated value, or omit the parameter to not filter' });
+    return z.NEVER;
+  }
+  return items;
+});
+
 /** A comma-separated list of the given names, as a query parameter. */
 export function commaList<const T extends readonly [string, ...string[]]>(names: T, what: string) {
-  return z
-    .string()
-    .transform((value, ctx) => {
-      const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  return commaSeparated
+    .transform((items, ctx) => {
       const unknown = items.filter((item) => !names.includes(item));
       if (unknown.length > 0) {
         ctx.addIssue({ code: 'custom', message: `unknown ${what}: ${unknown.join(', ')}; allowed: ${names.join(', ')}` });

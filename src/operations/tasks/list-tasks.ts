@@ -3,7 +3,7 @@ import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { eventSeq, latestEventId } from '../../store/events.ts';
 import { listTasks as listTaskRows } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { commaList, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent, viewParam } from '../shared/lists.ts';
+import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent, viewParam } from '../shared/lists.ts';
 import { shapeTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
 
@@ -16,9 +16,7 @@ export const listTasks = defineOperation({
   http: { method: 'GET', path: '/tasks' },
   input: z.strictObject({
     status: commaList(TASK_STATUSES, 'statuses'),
-    labels: z
-      .string()
-      .transform((s) => s.split(',').map((l) => l.trim()).filter(Boolean))
+    labels: commaSeparated
       .pipe(taskLabels)
       .optional()
       .describe('Comma-separated labels; a task must carry all of them.'),

@@ -5,6 +5,7 @@ import type { EventType } from '../../domain/event-types.ts';
 import { SYSTEM_ACTOR } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import type { Ids } from '../../ids.ts';
+import { textIssues } from '../../operations/shared/text.ts';
 import { appendEvents } from '../../store/events.ts';
 import { type InboundProvider, recordDelivery } from '../../store/inbound.ts';
 import type { DB } from '../../store/schema.ts';
@@ -21,6 +22,8 @@ export interface InboundEvent {
   readonly type: string;
   /** The object the event is about (Stripe's `data.object`, the auth provider's `data`). */
   readonly object: Record<string, unknown>;
+  /** When the provider signed the delivery (its verified timestamp). */
+  readonly sentAt: Date;
 }
 
 export interface InboundReceipt {
@@ -54,6 +57,11 @@ const HANDLERS: Record<InboundProvider, InboundHandler> = { payments: handlePaym
  * the first delivery's event id.
  */
 export async function receiveInbound(deps: { db: Kysely<DB>; clock: Clock; ids: Ids }, event: InboundEvent): Promise<InboundReceipt> {
+  const unsafe = textIssues({ id: event.id, type: event.type, object: event.object });
+  if (unsafe.length > 0) {
+    const where = unsafe.map((issue) => `/${issue.path.join('/')}: ${issue.detail}`).join('; ');
+    throw new BatonError('validation_failed', `${event.provider} event ${JSON.stringify(event.id)} cannot be recorded: ${where}`);
+  }
   return deps.db.transaction().execute(async (tx) => {
     const now = deps.clock.now();
     const delivery = await recordDelivery(tx, {
