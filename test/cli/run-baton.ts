@@ -16,9 +16,16 @@ export function childEnv(env: Record<string, string>): Record<string, string> {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env };
 }
 
-/** Starts `baton …args` without waiting for it, collecting what it prints. */
-export function startBaton(args: readonly string[], env: Record<string, string>): { child: ChildProcess; outcome: Promise<Outcome>; output: () => string } {
-  const child = spawn(process.execPath, [BATON, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export interface Started {
+  readonly child: ChildProcess;
+  readonly outcome: Promise<Outcome>;
+  /** What it has printed on stdout so far. */
+  output(): string;
+}
+
+/** Starts `node …args` without waiting for it, collecting what it prints. */
+export function startNode(args: readonly string[], env: Record<string, string>): Started {
+  const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -27,7 +34,17 @@ export function startBaton(args: readonly string[], env: Record<string, string>)
   return { child, outcome, output: () => stdout };
 }
 
+/** Starts `baton …args` without waiting for it. */
+export function startBaton(args: readonly string[], env: Record<string, string>): Started {
+  return startNode([BATON, ...args], env);
+}
+
+/** Runs `node …args` to its exit. */
+export function runNode(args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
+  return startNode(args, env).outcome;
+}
+
 /** Runs `baton …args` to its exit. */
 export function runBaton(args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
-  return startBaton(args, env).outcome;
+  return runNode([BATON, ...args], env);
 }
