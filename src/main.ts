@@ -1,15 +1,10 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { createServer } from './server.ts';
+import { createServer, type Server } from './server.ts';
+import { embeddedCreationNotice, explainStartupError } from './startup.ts';
 
-/** `npm start`: serve Baton with the configuration in the environment. */
+/** `npm start` and `baton serve`: serve Baton with the configuration in the environment. */
 export async function main(): Promise<void> {
-  // `node src/main.ts migrate` used to start a server: arguments belong to the command line.
-  const args = process.argv.slice(2);
-  if (args.length > 0) {
-    process.stderr.write(`src/main.ts (npm start) takes no arguments, got: ${args.join(' ')}\nFor commands use the command line: npx baton serve | migrate | token | mcp (npm run migrate migrates).\n`);
-    process.exit(2);
-  }
   let config;
   try {
     config = loadConfig(process.env);
@@ -21,8 +16,19 @@ export async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
-  const server = await createServer(config, { logger });
-  const address = await server.app.listen({ port: config.port, host: config.host });
+  const notice = embeddedCreationNotice(config);
+  if (notice) process.stdout.write(`${notice}\n`);
+  let server: Server | undefined;
+  let address: string;
+  try {
+    server = await createServer(config, { logger });
+    address = await server.app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // One line saying what to change, never a stack trace (docs/operations.md lists them).
+    process.stderr.write(`${explainStartupError(error, config)}\n`);
+    await server?.close().catch(() => undefined);
+    process.exit(1);
+  }
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(`\nBaton is serving at ${address} (web app ${server.service.baseUrl}/, API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
   if (server.bootstrapToken) {
@@ -45,4 +51,12 @@ export async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) {
+  // `node src/main.ts migrate` used to start a server: arguments belong to the command line.
+  const args = process.argv.slice(2);
+  if (args.length > 0) {
+    process.stderr.write(`src/main.ts (npm start) takes no arguments, got: ${args.join(' ')}\nFor commands use the command line: npx baton serve | migrate | token | mcp (npm run migrate migrates).\n`);
+    process.exit(2);
+  }
+  await main();
+}

@@ -1,0 +1,186 @@
+/**
+ * `baton/client`: a typed client of Baton's REST API, shared by the CLI, the web app and the tests.
+ *
+ * Every input and output type is derived from the operation registry's own Zod schemas (type-only
+ * imports: nothing of the server is loaded at run time), so a change to an operation changes the
+ * client's types with it. Each method is one REST route; test/cli/client.test.ts checks every
+ * route here against the registry's HTTP bindings.
+ */
+import type { z } from 'zod';
+import type { createAgent } from '../operations/agents/create-agent.ts';
+import type { createToken } from '../operations/agents/create-token.ts';
+import type { getAgent } from '../operations/agents/get-agent.ts';
+import type { listAgents } from '../operations/agents/list-agents.ts';
+import type { listTokens } from '../operations/agents/list-tokens.ts';
+import type { revokeToken } from '../operations/agents/revoke-token.ts';
+import type { updateAgent } from '../operations/agents/update-agent.ts';
+import type { approveApproval } from '../operations/approvals/approve-approval.ts';
+import type { denyApproval } from '../operations/approvals/deny-approval.ts';
+import type { getApproval } from '../operations/approvals/get-approval.ts';
+import type { listApprovals } from '../operations/approvals/list-approvals.ts';
+import type { listEvents } from '../operations/events/list-events.ts';
+import type { streamEvents } from '../operations/events/stream-events.ts';
+import type { getLease } from '../operations/leases/get-lease.ts';
+import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
+import type { listLeases } from '../operations/leases/list-leases.ts';
+import type { releaseLease } from '../operations/leases/release-lease.ts';
+import type { whoami } from '../operations/meta/whoami.ts';
+import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
+import type { claimTask } from '../operations/tasks/claim-task.ts';
+import type { createTask } from '../operations/tasks/create-task.ts';
+import type { deleteTask } from '../operations/tasks/delete-task.ts';
+import type { getTask } from '../operations/tasks/get-task.ts';
+import type { listTaskEvents } from '../operations/tasks/list-task-events.ts';
+import type { listTasks } from '../operations/tasks/list-tasks.ts';
+import type { updateTask } from '../operations/tasks/update-task.ts';
+import { problemOf } from './problem.ts';
+import { followStream, type StreamOptions } from './stream.ts';
+
+export { BatonProblem } from './problem.ts';
+
+/** What a registry entry contributes to the client: its input and output schemas. */
+interface Schemas {
+  readonly input: z.ZodType;
+  readonly output: z.ZodType;
+}
+/** What a call sends: the operation's input as a caller writes it (before defaults and coercion). */
+export type InputOf<O extends Schemas> = z.input<O['input']>;
+/** What a call answers: the operation's output. */
+export type OutputOf<O extends Schemas> = z.output<O['output']>;
+
+export type Task = OutputOf<typeof getTask>;
+export type TaskEvent = OutputOf<typeof streamEvents>;
+export type { Problem } from './problem.ts';
+
+export interface ClientOptions {
+  /** The server, e.g. `https://baton.example.com` (without /api/v1). */
+  readonly baseUrl: string;
+  /** A bearer token, `bat_…`. */
+  readonly token: string;
+  /** Defaults to the global fetch. */
+  readonly fetch?: typeof fetch;
+  /** Makes the Idempotency-Key of a write that was given none; defaults to a random UUID. */
+  readonly idempotencyKey?: () => string;
+}
+
+export interface CallOptions {
+  /** Sent as Idempotency-Key on a write: the same key replays the first answer instead of writing twice. */
+  readonly idempotencyKey?: string;
+  /** Sent as If-Match: the write is refused (`version_conflict`) unless the resource is still at this version. */
+  readonly ifMatch?: number;
+  readonly signal?: AbortSignal;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** The transport every route shares: one request, its problem turned into a `BatonProblem`. */
+export interface Transport {
+  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions): Promise<Response>;
+  readonly options: ClientOptions;
+}
+
+function transport(options: ClientOptions): Transport {
+  const doFetch = options.fetch ?? fetch;
+  const api = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
+  const newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
+  return {
+    options,
+    async send(method, path, input, call = {}) {
+      const rest: Record<string, unknown> = { ...input };
+      // `{id}` path parameters come out of the input, as the REST adapter puts them back.
+      const url = new URL(
+        api +
+          path.replace(/\{(\w+)\}/g, (_, name: string) => {
+            const value = rest[name];
+            delete rest[name];
+            return encodeURIComponent(text(value));
+          }),
+      );
+      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
+      let body: string | undefined;
+      if (method === 'GET' || method === 'DELETE') {
+        for (const [key, value] of Object.entries(rest)) {
+          if (value !== undefined) url.searchParams.set(key, Array.isArray(value) ? value.map(text).join(',') : text(value));
+        }
+      } else {
+        body = JSON.stringify(rest);
+        headers['content-type'] = 'application/json';
+      }
+      if (method !== 'GET') headers['idempotency-key'] = call.idempotencyKey ?? newKey();
+      if (call.ifMatch !== undefined) headers['if-match'] = `"${call.ifMatch}"`;
+      const response = await doFetch(url, { method, headers, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) });
+      if (!response.ok) throw await problemOf(response);
+      return response;
+    },
+  };
+}
+
+/** A query or path value as text: strings as they are, numbers and booleans as JSON writes them. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** One REST route as a typed function; `method` and `path` say which (the parity test reads them). */
+function route<O extends Schemas>(t: Transport, method: Method, path: string) {
+  const call = async (input: InputOf<O>, options?: CallOptions): Promise<OutputOf<O>> => {
+    const response = await t.send(method, path, input as Record<string, unknown>, options);
+    return (await response.json()) as OutputOf<O>;
+  };
+  return Object.assign(call, { method, path });
+}
+
+/** A Baton client: one method per REST route, grouped by resource. */
+export function createClient(options: ClientOptions) {
+  const t = transport(options);
+  return {
+    whoami: route<typeof whoami>(t, 'GET', '/whoami'),
+    tasks: {
+      list: route<typeof listTasks>(t, 'GET', '/tasks'),
+      get: route<typeof getTask>(t, 'GET', '/tasks/{id}'),
+      create: route<typeof createTask>(t, 'POST', '/tasks'),
+      update: route<typeof updateTask>(t, 'PATCH', '/tasks/{id}'),
+      delete: route<typeof deleteTask>(t, 'DELETE', '/tasks/{id}'),
+      claim: route<typeof claimTask>(t, 'POST', '/tasks/{id}/claim'),
+      claimNext: route<typeof claimNextTask>(t, 'POST', '/tasks/claim'),
+      events: route<typeof listTaskEvents>(t, 'GET', '/tasks/{id}/events'),
+    },
+    leases: {
+      list: route<typeof listLeases>(t, 'GET', '/leases'),
+      get: route<typeof getLease>(t, 'GET', '/leases/{id}'),
+      heartbeat: route<typeof heartbeatLease>(t, 'POST', '/leases/{id}/heartbeat'),
+      release: route<typeof releaseLease>(t, 'POST', '/leases/{id}/release'),
+    },
+    events: {
+      list: route<typeof listEvents>(t, 'GET', '/events'),
+      /**
+       * Follows the timeline (Server-Sent Events) until `signal` aborts, reconnecting after a
+       * dropped connection from the last event seen (Last-Event-ID), so nothing is missed or repeated.
+       */
+      follow: Object.assign(
+        (input: InputOf<typeof streamEvents>, stream: StreamOptions = {}): AsyncIterable<TaskEvent> =>
+          followStream<TaskEvent>(t, '/events/stream', input as Record<string, unknown>, stream),
+        { method: 'GET' as const, path: '/events/stream' },
+      ),
+    },
+    agents: {
+      list: route<typeof listAgents>(t, 'GET', '/agents'),
+      get: route<typeof getAgent>(t, 'GET', '/agents/{id}'),
+      create: route<typeof createAgent>(t, 'POST', '/agents'),
+      update: route<typeof updateAgent>(t, 'PATCH', '/agents/{id}'),
+    },
+    tokens: {
+      list: route<typeof listTokens>(t, 'GET', '/agents/{id}/tokens'),
+      create: route<typeof createToken>(t, 'POST', '/agents/{id}/tokens'),
+      revoke: route<typeof revokeToken>(t, 'DELETE', '/tokens/{id}'),
+    },
+    approvals: {
+      list: route<typeof listApprovals>(t, 'GET', '/approvals'),
+      get: route<typeof getApproval>(t, 'GET', '/approvals/{id}'),
+      approve: route<typeof approveApproval>(t, 'POST', '/approvals/{id}/approve'),
+      deny: route<typeof denyApproval>(t, 'POST', '/approvals/{id}/deny'),
+    },
+  };
+}
+
+export type BatonClient = ReturnType<typeof createClient>;
+export type { StreamOptions } from './stream.ts';

@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from './config.ts';
+
+/**
+ * The one line a first start prints while PGlite creates its data directory (initdb and the
+ * migrations take about 20 s), so a silent terminal does not look like a hang. Undefined when the
+ * database is PostgreSQL or the data directory already holds a database.
+ */
+export function embeddedCreationNotice(config: Config): string | undefined {
+  if (config.databaseUrl || existsSync(join(config.dataDir, 'PG_VERSION'))) return undefined;
+  return `Creating the embedded database in ${resolve(config.dataDir)} (BATON_DATA_DIR), about 20 s the first time...`;
+}
+
+interface SystemError {
+  readonly code?: unknown;
+  readonly syscall?: unknown;
+  readonly path?: unknown;
+  readonly address?: unknown;
+  readonly port?: unknown;
+  readonly message?: unknown;
+}
+
+/** PostgreSQL error codes (SQLSTATE) a start can meet, each with what to change. */
+const POSTGRES_CODES: Record<string, (where: PostgresTarget) => string> = {
+  // invalid_catalog_name
+  '3D000': (t) =>
+    `PostgreSQL at ${t.hostPort} has no database "${t.database}". Create it: createdb -h ${t.host} -p ${t.port}${t.user ? ` -U ${t.user}` : ''} ${t.database} (or point DATABASE_URL at an existing database).`,
+  // invalid_password
+  '28P01': (t) => `PostgreSQL at ${t.hostPort} refused the password for user "${t.user}". Fix the user or password in DATABASE_URL (now ${t.redacted}).`,
+  // invalid_authorization_specification: no such role, or pg_hba.conf rejects the connection
+  '28000': (t) => `PostgreSQL at ${t.hostPort} refused user "${t.user}": ${t.message}. Fix the user in DATABASE_URL (now ${t.redacted}) or PostgreSQL's pg_hba.conf.`,
+  // insufficient_privilege: the migrations create tables
+  '42501': (t) => `PostgreSQL user "${t.user}" may not create Baton's tables in "${t.database}": ${t.message}. Grant it (GRANT CREATE ON SCHEMA public TO ${t.user}) or use another user in DATABASE_URL.`,
+  // too_many_connections
+  '53300': (t) => `PostgreSQL at ${t.hostPort} has no connection left for Baton: ${t.message}. Lower BATON_DB_POOL_SIZE or raise max_connections (docs/operations.md, connection budget).`,
+  // cannot_connect_now: the server is starting up or shutting down
+  '57P03': (t) => `PostgreSQL at ${t.hostPort} is not accepting connections yet: ${t.message}. Start Baton again once it is up.`,
+};
+
+interface PostgresTarget {
+  readonly host: string;
+  readonly port: string;
+  readonly hostPort: string;
+  /** Empty when DATABASE_URL names none (the client then uses the OS user). */
+  readonly user: string;
+  readonly database: string;
+  readonly redacted: string;
+  readonly message: string;
+}
+
+function postgresTarget(databaseUrl: string, message: string): PostgresTarget {
+  const url = new URL(databaseUrl);
+  const host = decodeURIComponent(url.hostname) || 'localhost';
+  const port = url.port || '5432';
+  if (url.password) url.password = '***';
+  return {
+    host,
+    port,
+    hostPort: `${host}:${port}`,
+    user: decodeURIComponent(url.username),
+    database: decodeURIComponent(url.pathname.replace(/^\//, '')) || 'postgres',
+    redacted: url.toString(),
+    message,
+  };
+}
+
+/**
+ * Turns a failure to start (open the database, migrate, listen) into one line saying what to
+ * change: the variable or file, with the command when there is one. A failure it does not know
+ * still gets one line, its message; never a stack trace.
+ */
+export function explainStartupError(error: unknown, config: Config): string {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SystemError;
+  const message = typeof e.message === 'string' ? e.message : String(error);
+  const code = typeof e.code === 'string' ? e.code : undefined;
+
+  if (e.syscall === 'listen' || e.syscall === 'bind') {
+    if (code === 'EADDRINUSE') return `Port ${config.port} on ${config.host} is already in use (another Baton?). Set PORT to a free port (example: PORT=${config.port + 1}) or stop the other process.`;
+    if (code === 'EACCES') return `Not allowed to listen on port ${config.port}: ports below 1024 need privileges. Set PORT to 1024 or above (example: PORT=3000) and put a reverse proxy in front.`;
+    if (code === 'EADDRNOTAVAIL') return `This machine has no address ${config.host} to listen on. Set HOST to one of its addresses (example: HOST=127.0.0.1 or HOST=0.0.0.0).`;
+    return `Cannot listen on ${config.host}:${config.port}: ${message}. Check HOST and PORT.`;
+  }
+
+  if (config.databaseUrl) {
+    const target = postgresTarget(config.databaseUrl, message);
+    if (code === 'ECONNREFUSED') return `Cannot connect to PostgreSQL at ${target.hostPort}: connection refused. Start PostgreSQL there, or set DATABASE_URL to where it runs (now ${target.redacted}).`;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `Cannot connect to PostgreSQL: host "${target.host}" not found. Fix the host in DATABASE_URL (now ${target.redacted}).`;
+    if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `Cannot reach PostgreSQL at ${target.hostPort} (${code}). Check the network or DATABASE_URL (now ${target.redacted}).`;
+    const postgres = code ? POSTGRES_CODES[code] : undefined;
+    if (postgres) return postgres(target);
+    return `PostgreSQL at ${target.hostPort} (DATABASE_URL) failed: ${message}`;
+  }
+
+  const dir = resolve(config.dataDir);
+  if (typeof e.path === 'string' || code === 'ENOTDIR' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'EEXIST') {
+    const why = code === 'ENOTDIR' || code === 'EEXIST' ? 'a file is in the way of the directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'read-only file system' : message;
+    return `Cannot use the embedded database directory ${dir}: ${why}. Set BATON_DATA_DIR to a directory this user can write (example: BATON_DATA_DIR=.baton/data).`;
+  }
+  if (/PGlite/i.test(message) || /Aborted/i.test(message)) {
+    return `The embedded database in ${dir} (BATON_DATA_DIR) cannot be opened: it is not a Baton data directory, or it is damaged (${message}). Set BATON_DATA_DIR to a new directory, or restore a backup into it (baton restore, docs/operations.md).`;
+  }
+  return `Baton could not start: ${message}`;
+}

@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.ts';
+import { operations } from '../../src/operations/index.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { listen } from '../mcp/clients.ts';
+import { runNode } from './run-baton.ts';
+
+const EXAMPLE = fileURLToPath(new URL('../../docs/examples/agent-loop.ts', import.meta.url));
+
+let t: TestServer;
+let baseUrl: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  baseUrl = await listen(t);
+});
+afterAll(() => t.close());
+
+/** Every `{ method, path }` route function in the client, by its dotted place in the client object. */
+function routesOf(node: object, prefix = ''): { at: string; method: string; path: string }[] {
+  return Object.entries(node).flatMap(([key, value]: [string, unknown]) => {
+    const at = prefix ? `${prefix}.${key}` : key;
+    if (typeof value === 'function' && 'path' in value && 'method' in value) return [{ at, method: String(value.method), path: String(value.path) }];
+    return typeof value === 'object' && value !== null ? routesOf(value, at) : [];
+  });
+}
+
+it('calls only routes the registry serves, with the method it binds', () => {
+  const bindings = new Set(operations.map((op) => `${op.http.method} ${op.http.path}`));
+  const routes = routesOf(createClient({ baseUrl: 'http://unused.test', token: 'unused' }));
+  expect(routes.length).toBeGreaterThan(20);
+  expect(routes.filter((r) => !bindings.has(`${r.method} ${r.path}`))).toEqual([]);
+});
+
+it('runs the documented agent loop as written: it claims, heartbeats and hands every docs task to review', async () => {
+  const ids: string[] = [];
+  for (const title of ['write the guide', 'check the guide']) {
+    ids.push((await t.request('POST', '/api/v1/tasks', { body: { title, labels: ['docs'] } })).json<{ id: string }>().id);
+  }
+  const { code, stdout, stderr } = await runNode([EXAMPLE], { BATON_URL: baseUrl, BATON_TOKEN: t.adminToken });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  expect(stdout).toContain('working as admin');
+  for (const id of ids) {
+    expect(stdout).toContain(`ready for review: ${id}`);
+    expect((await t.request('GET', `/api/v1/tasks/${id}`)).json()).toMatchObject({ status: 'in_review' });
+  }
+});
+
+it('is documented in docs/client.md exactly as the file the test runs, in under 20 lines', async () => {
+  const example = await readFile(EXAMPLE, 'utf8');
+  expect(example.trimEnd().split('\n').length).toBeLessThan(20);
+  expect(await readFile(new URL('../../docs/client.md', import.meta.url), 'utf8')).toContain('```ts\n' + example + '```');
+});
+
+it('turns a problem into a BatonProblem with its code, hint and retryable flag', async () => {
+  const client = createClient({ baseUrl, token: t.adminToken });
+  const failure = await client.tasks.get({ id: 'tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV' }).catch((error: unknown) => error);
+  expect(failure).toMatchObject({ name: 'BatonProblem', status: 404, code: 'not_found', retryable: false });
+  expect((failure as { hint: string }).hint).toBeTruthy();
+});

@@ -1,0 +1,50 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+/** The real `baton` binary (package.json "bin"), run by this Node. */
+export const BATON = fileURLToPath(new URL('../../src/cli/baton.ts', import.meta.url));
+
+export interface Outcome {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The environment a child gets: this one's PATH and nothing of Baton's, plus `env`. */
+export function childEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env };
+}
+
+export interface Started {
+  readonly child: ChildProcess;
+  readonly outcome: Promise<Outcome>;
+  /** What it has printed on stdout so far. */
+  output(): string;
+}
+
+/** Starts `node …args` without waiting for it, collecting what it prints. */
+export function startNode(args: readonly string[], env: Record<string, string>): Started {
+  const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const outcome = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+  return { child, outcome, output: () => stdout };
+}
+
+/** Starts `baton …args` without waiting for it. */
+export function startBaton(args: readonly string[], env: Record<string, string>): Started {
+  return startNode([BATON, ...args], env);
+}
+
+/** Runs `node …args` to its exit. */
+export function runNode(args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
+  return startNode(args, env).outcome;
+}
+
+/** Runs `baton …args` to its exit. */
+export function runBaton(args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
+  return runNode([BATON, ...args], env);
+}

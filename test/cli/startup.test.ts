@@ -1,0 +1,100 @@
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engine, freshDatabase } from '../harness.ts';
+import { databaseUrl } from '../postgres-url.ts';
+import { runBaton } from './run-baton.ts';
+
+/**
+ * A first run that explains itself: each failure to start is one line naming what to change, a
+ * non-zero exit, and no stack trace. The real process, as a new user starts it.
+ */
+
+let scratch: string;
+let busy: NetServer;
+let busyPort: number;
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'baton-startup-'));
+  busy = createNetServer();
+  busy.listen(0, '127.0.0.1');
+  await once(busy, 'listening');
+  busyPort = (busy.address() as { port: number }).port;
+});
+afterAll(async () => {
+  busy.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+function expectOneLine(stderr: string) {
+  expect(stderr.trim().split('\n')).toHaveLength(1);
+  expect(stderr).not.toMatch(/\n\s+at /);
+}
+
+describe.skipIf(engine !== 'pglite')('embedded database', () => {
+  it('says once that it is creating the database, then names PORT when the port is taken', { timeout: 120_000 }, async () => {
+    const dataDir = join(scratch, 'first-run');
+    const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
+    expect(stdout).toBe(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`);
+    expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
+    expect(code).toBe(1);
+    // The second start finds the database: no creation line.
+    const again = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
+    expect(again.stdout).toBe('');
+    expect(again.code).toBe(1);
+  });
+
+  it('names BATON_DATA_DIR when a file stands where the data directory should be', async () => {
+    const file = join(scratch, 'a-file');
+    await writeFile(file, 'not a directory');
+    const { code, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: join(file, 'data'), PORT: '0' });
+    expect(stderr).toBe(
+      `Cannot use the embedded database directory ${join(file, 'data')}: a file is in the way of the directory. Set BATON_DATA_DIR to a directory this user can write (example: BATON_DATA_DIR=.baton/data).\n`,
+    );
+    expect(code).toBe(1);
+  });
+
+  it('names BATON_DATA_DIR when the directory holds no database it can open', async () => {
+    const dataDir = join(scratch, 'damaged');
+    await mkdir(dataDir);
+    await writeFile(join(dataDir, 'PG_VERSION'), 'garbage\n');
+    const { code, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: '0' });
+    expectOneLine(stderr);
+    expect(stderr).toContain(`The embedded database in ${dataDir} (BATON_DATA_DIR) cannot be opened: it is not a Baton data directory, or it is damaged`);
+    expect(stderr).toContain('restore a backup into it (baton restore, docs/operations.md)');
+    expect(code).toBe(1);
+  });
+});
+
+describe.skipIf(engine !== 'postgres')('PostgreSQL', () => {
+  const serverUrl = process.env.BATON_TEST_DATABASE_URL ?? '';
+
+  it('names DATABASE_URL when the connection is refused', async () => {
+    const { code, stdout, stderr } = await runBaton(['serve'], { DATABASE_URL: 'postgres://baton:secret@127.0.0.1:1/baton', PORT: '0' });
+    expect(stderr).toBe(
+      'Cannot connect to PostgreSQL at 127.0.0.1:1: connection refused. Start PostgreSQL there, or set DATABASE_URL to where it runs (now postgres://baton:***@127.0.0.1:1/baton).\n',
+    );
+    expect(stdout).toBe('');
+    expect(code).toBe(1);
+  });
+
+  it('gives the createdb line when the database does not exist', async () => {
+    const url = new URL(databaseUrl(serverUrl, 'baton_no_such_database'));
+    const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url.toString(), PORT: '0' });
+    const user = url.username ? ` -U ${url.username}` : '';
+    expect(stderr).toBe(
+      `PostgreSQL at ${url.hostname}:${url.port || '5432'} has no database "baton_no_such_database". Create it: createdb -h ${url.hostname} -p ${url.port || '5432'}${user} baton_no_such_database (or point DATABASE_URL at an existing database).\n`,
+    );
+    expect(code).toBe(1);
+  });
+
+  it('names PORT when the port is taken, and leaves the database closed', async () => {
+    const { database, url } = await freshDatabase();
+    await database.close();
+    const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url ?? '', PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
+    expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
+    expect(code).toBe(1);
+  });
+});
