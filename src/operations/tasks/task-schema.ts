@@ -39,7 +39,7 @@ export const nextAction = z.object({
   operation: z.string().describe('The operation (also the MCP tool name).'),
   method: z.enum(['GET', 'POST', 'PATCH', 'DELETE']),
   href: z.string(),
-  headers: z.record(z.string(), z.string()).optional().describe('Headers to send; `<unique>` means a fresh Idempotency-Key.'),
+  headers: z.record(z.string(), z.string()).optional().describe('Headers to send as given: the Idempotency-Key is a fresh one made for this one action (resend it only to retry the action).'),
   body: z.record(z.string(), z.unknown()).optional(),
   why: z.string(),
 });

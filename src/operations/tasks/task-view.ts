@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { priorityFromRank } from '../../domain/task-priority.ts';
 import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
@@ -96,7 +97,14 @@ const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
   'cancelled>todo': 'Reopen it: the work is wanted after all.',
 };
 
-const WRITE_HEADERS = { 'Idempotency-Key': '<unique>' };
+/**
+ * The headers of a write offered in `next_actions`: a fresh Idempotency-Key made for that one action,
+ * so an agent that sends the action as written gets a real key (and a retry of it is safe), never a
+ * placeholder to copy. 96 random bits, base64url.
+ */
+export function writeHeaders(): Record<string, string> {
+  return { 'Idempotency-Key': randomBytes(12).toString('base64url') };
+}
 
 /** What this caller may do next, as ready-to-send requests: claim, keep or give back the lease, or move the task. */
 export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
@@ -105,15 +113,15 @@ export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
   const actions: NextAction[] = [];
   if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks.claim', 'tasks:claim')) {
-    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: WRITE_HEADERS, body: {}, why: 'Take this task: you get a lease and it moves to in_progress.' });
+    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders(), body: {}, why: 'Take this task: you get a lease and it moves to in_progress.' });
   }
   if (from === 'in_progress' && holds && row.lease_id) {
     const lease = `/api/v1/leases/${row.lease_id}`;
     if (mayCall(actor, 'leases.heartbeat', 'tasks:claim')) {
-      actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `${lease}/heartbeat`, headers: WRITE_HEADERS, body: { note: '<short progress note>' }, why: 'Keep your lease alive while you work (every heartbeat_interval_s).' });
+      actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `${lease}/heartbeat`, headers: writeHeaders(), body: { note: '<short progress note>' }, why: 'Keep your lease alive while you work (every heartbeat_interval_s).' });
     }
     if (mayCall(actor, 'leases.release', 'tasks:claim')) {
-      actions.push({ operation: 'leases.release', method: 'POST', href: `${lease}/release`, headers: WRITE_HEADERS, body: {}, why: 'Give the task back to the queue unfinished.' });
+      actions.push({ operation: 'leases.release', method: 'POST', href: `${lease}/release`, headers: writeHeaders(), body: {}, why: 'Give the task back to the queue unfinished.' });
     }
   }
   // A task in progress is the holder's to move; a human may override.
@@ -127,7 +135,7 @@ export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
       operation: 'tasks.update',
       method: 'PATCH',
       href,
-      headers: { ...WRITE_HEADERS, 'If-Match': `"${row.version}"` },
+      headers: { ...writeHeaders(), 'If-Match': `"${row.version}"` },
       body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to },
       why: WHY[`${from}>${to}`] ?? `Move the task to ${to}.`,
     });
