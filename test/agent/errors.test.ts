@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/tokens.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { asMcpClient, connectV1, connectV2, listen, type McpClient, problemOf } from '../mcp/clients.ts';
+import { connectV2, listen, problemOf } from '../mcp/clients.ts';
+import { mcpClient } from './follow.ts';
 import { countRows, createTask, expectProblem } from '../rest/fixtures.ts';
 
 let t: TestServer;
@@ -64,11 +65,7 @@ describe('a placeholder Idempotency-Key is refused', () => {
   });
 
   it('MCP: the same refusal as a tool error, through the 1.x and the v2 client', async () => {
-    const v1 = await connectV1(baseUrl, t.adminToken);
-    const clients: McpClient[] = [
-      { callTool: (name, args) => v1.callTool({ name, arguments: args }), close: () => v1.close() },
-      asMcpClient(await connectV2(baseUrl, t.adminToken, 'modern')),
-    ];
+    const clients = [await mcpClient(baseUrl, t.adminToken, '1.x'), await mcpClient(baseUrl, t.adminToken, 'v2')];
     for (const client of clients) {
       for (const key of ['<unique>', '']) {
         const result = await client.callTool('tasks.create', { title: 'copied a template', idempotency_key: key });
