@@ -12,7 +12,12 @@ export interface ErrorSpec {
   readonly hint: string;
   /** The spec page (under /spec) that explains the rule behind the error. */
   readonly docs: string;
+  /** Response headers every error of this code carries (the 401 challenge). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
+
+/** RFC 6750 §3: the challenge of a 401; `error="invalid_token"` only when a token was sent and refused. */
+const BEARER_CHALLENGE = 'Bearer realm="baton"';
 
 export const ERROR_CODES = [
   'unauthenticated',
@@ -66,6 +71,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'Send `Authorization: Bearer <token>`; ask a Baton admin for a token (the first one is printed when the server first starts).',
     docs: '/spec/api.md#authentication',
+    headers: { 'www-authenticate': BEARER_CHALLENGE },
   },
   invalid_token: {
     status: 401,
@@ -73,6 +79,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'The token is malformed, unknown, expired or revoked; ask an admin for a new one. Do not retry with the same token.',
     docs: '/spec/api.md#authentication',
+    headers: { 'www-authenticate': `${BEARER_CHALLENGE}, error="invalid_token"` },
   },
   forbidden_scope: {
     status: 403,
@@ -367,7 +374,7 @@ export class BatonError extends Error {
     this.detail = detail;
     this.hint = options.hint ?? ERRORS[code].hint;
     this.extra = options.extra ?? {};
-    this.headers = options.headers ?? {};
+    this.headers = { ...ERRORS[code].headers, ...options.headers };
   }
 
   get status(): number {

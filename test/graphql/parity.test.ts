@@ -52,6 +52,7 @@ function normalize(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) return value.map((v) => normalize(v));
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, k)]));
   if (key === 'next_cursor' && typeof value === 'string') return 'CURSOR';
+  if (key === 'Idempotency-Key' && typeof value === 'string') return 'KEY';
   if (key === 'remaining' || key === 'reset_s') return 0;
   if (typeof value !== 'string') return value;
   return value

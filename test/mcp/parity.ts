@@ -63,5 +63,6 @@ export function normalized(answer: Answer): string {
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
     .replace(/"machine":"m-[0-9a-f]{8}"/g, '"machine":"m-*"')
     .replace(/"(remaining|reset_s)":\d+/g, '"$1":0')
-    .replace(/"(next_cursor|sync_cursor)":"[^"]*"/g, '"$1":"*"');
+    .replace(/"(next_cursor|sync_cursor)":"[^"]*"/g, '"$1":"*"')
+    .replace(/"Idempotency-Key":"[^"]*"/g, '"Idempotency-Key":"*"');
 }

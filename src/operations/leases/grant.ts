@@ -4,6 +4,7 @@ import type { Principal } from '../../service/principal.ts';
 import { grantLeases } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
+import { CLAIM_FIELDS } from '../tasks/task-schema.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
 import { type Lease, toLease } from './lease-schema.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -55,6 +56,6 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
     const row = byTask.get(task.id);
     const leaseRow = granted.leases.find((l) => l.id === lease.id);
     if (!row || !leaseRow) throw new Error(`grant of ${task.id} returned no row`);
-    return { task: shapeTask(row, actor, { view: 'compact' }), lease: toLease(leaseRow, ctx.now) };
+    return { task: shapeTask(row, actor, { view: 'compact', fields: CLAIM_FIELDS }), lease: toLease(leaseRow, ctx.now) };
   });
 }

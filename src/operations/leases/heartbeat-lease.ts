@@ -4,6 +4,8 @@ import { defineOperation } from '../define-operation.ts';
 import { resolveTtl, ttlParam } from './grant.ts';
 import { lockLiveLease } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
+import { nextAction } from '../tasks/task-schema.ts';
+import { nextActions } from '../tasks/task-view.ts';
 
 export const heartbeatLease = defineOperation({
   name: 'leases.heartbeat',
@@ -18,9 +20,9 @@ export const heartbeatLease = defineOperation({
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Progress, as one line a human can read in the timeline.'),
     ttl_s: ttlParam,
   }),
-  output: leaseOutput,
+  output: leaseOutput.extend({ next_actions: z.array(nextAction).describe('What to do next: heartbeat again, hand the work in for review.') }),
   async run(tx, ctx, input) {
-    const { lease } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, false);
+    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, false);
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
@@ -29,6 +31,6 @@ export const heartbeatLease = defineOperation({
       subject: lease.task_id,
       data: { lease_id: lease.id, expires_at: expiresAt.toISOString(), ...(input.note ? { note: input.note } : {}) },
     });
-    return toLease(renewed, ctx.now);
+    return { ...toLease(renewed, ctx.now), next_actions: nextActions(task, ctx.actor) };
   },
 });

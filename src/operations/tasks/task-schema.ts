@@ -34,14 +34,17 @@ export const taskLeaseSummary = z
   .describe('The current lease while the task is in progress; null otherwise.');
 export const blockedBy = z.array(taskId).max(20, 'at most 20 blockers').refine((ids) => new Set(ids).size === ids.length, 'blockers must not repeat');
 
-/** A request the caller may send next, ready to use: no prior knowledge of the API needed. */
+/**
+ * A request the caller may send next, ready to use: no prior knowledge of the API needed. Over MCP it
+ * is the call of the tool named `operation`, with `id` from `href`, `body` as the other arguments,
+ * the Idempotency-Key as `idempotency_key` and If-Match's number as `expected_version`.
+ */
 export const nextAction = z.object({
-  operation: z.string().describe('The operation (also the MCP tool name).'),
+  operation: z.string().describe('The operation, also the MCP tool name; spec/agent-guide.md explains each.'),
   method: z.enum(['GET', 'POST', 'PATCH', 'DELETE']),
   href: z.string(),
-  headers: z.record(z.string(), z.string()).optional().describe('Headers to send; `<unique>` means a fresh Idempotency-Key.'),
-  body: z.record(z.string(), z.unknown()).optional(),
-  why: z.string(),
+  headers: z.record(z.string(), z.string()).optional().describe('Headers to send as given: the Idempotency-Key is a fresh one made for this one action (resend it only to retry the action).'),
+  body: z.record(z.string(), z.unknown()).optional().describe('The JSON body; absent: send none (or `{}`).'),
 });
 export type NextAction = z.infer<typeof nextAction>;
 
@@ -70,6 +73,8 @@ export type Task = z.infer<typeof fullTask>;
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
 export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
+/** A claimed task, in a claim's answer: the compact fields plus the work itself, its `description`. */
+export const CLAIM_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'description', ...COMPACT_FIELDS.slice(2)];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
 export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions'];
 

@@ -56,12 +56,17 @@ const callers = [
   principal('agent', ['tasks:read']),
 ];
 
+/** The JSON of a task with each offered action's fresh Idempotency-Key blanked (they differ on every render). */
+function withoutKeys(task: object): string {
+  return JSON.stringify(task).replace(/"Idempotency-Key":"[^"]*"/g, '"Idempotency-Key":""');
+}
+
 describe('shapeTask compact views', () => {
   // A single task's default view is built directly, not projected from the full object: it must say exactly what the projection says, in its key order.
   it('equals the full task projected to COMPACT_FIELDS, for every status, lease, blocker and caller', () => {
     for (const r of rows) {
       for (const caller of callers) {
-        expect(JSON.stringify(shapeTask(r, caller, { view: 'compact' }))).toBe(JSON.stringify(project(toTask(r, caller), COMPACT_FIELDS)));
+        expect(withoutKeys(shapeTask(r, caller, { view: 'compact' }))).toBe(withoutKeys(project(toTask(r, caller), COMPACT_FIELDS)));
       }
     }
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { priorityFromRank } from '../../domain/task-priority.ts';
 import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
@@ -81,56 +82,66 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
 const COMPACT_TOMBSTONE = [...COMPACT_FIELDS, 'deleted_at'] as const;
 const LIST_COMPACT_TOMBSTONE = [...LIST_COMPACT_FIELDS, 'deleted_at'] as const;
 
-const WHY: Partial<Record<`${TaskStatus}>${TaskStatus}`, string>> = {
-  'todo>blocked': 'It waits on something outside Baton.',
-  'todo>cancelled': 'It will not be done.',
-  'in_progress>in_review': 'The work is finished: open a pull request, then hand it to a human for review.',
-  'in_progress>blocked': 'You cannot continue until something outside your control changes.',
-  'in_progress>cancelled': 'The work should stop for good.',
-  'in_review>done': 'The review passed: mark the work done.',
-  'in_review>in_progress': 'The review asks for changes: send it back to its last lease holder.',
-  'in_review>cancelled': 'The work should stop for good.',
-  'blocked>todo': 'The blocker is gone: put it back in the queue.',
-  'blocked>cancelled': 'It will not be done.',
-  'done>todo': 'Reopen it: the work needs doing again.',
-  'cancelled>todo': 'Reopen it: the work is wanted after all.',
+/**
+ * The one status move `next_actions` offers from each status: the step forward in the work. Every
+ * other legal move is in `legal_transitions`, made with `tasks.update` the same way; listing them
+ * all would triple the size of every task an agent reads (spec/api.md, "next_actions").
+ */
+const FORWARD: Record<TaskStatus, TaskStatus | null> = {
+  todo: 'in_progress',
+  in_progress: 'in_review',
+  in_review: 'done',
+  blocked: 'todo',
+  done: null,
+  cancelled: null,
 };
 
-const WRITE_HEADERS = { 'Idempotency-Key': '<unique>' };
+/**
+ * The headers of a write offered in `next_actions`: a fresh Idempotency-Key made for that one action,
+ * so an agent that sends the action as written gets a real key (and a retry of it is safe), never a
+ * placeholder to copy. 96 random bits, base64url.
+ */
+export function writeHeaders(): Record<string, string> {
+  return { 'Idempotency-Key': randomBytes(12).toString('base64url') };
+}
 
-/** What this caller may do next, as ready-to-send requests: claim, keep or give back the lease, or move the task. */
+/**
+ * What this caller may do next, as ready-to-send requests: claim the task; keep the lease and hand
+ * the work in; the forward status move; and, for an agent with nothing to do on this task, claim
+ * more work. Explanations live in the docs, keyed by operation, to keep every task small.
+ */
 export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
   const from = row.status as TaskStatus;
   const href = `/api/v1/tasks/${row.id}`;
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
   const actions: NextAction[] = [];
   if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks.claim', 'tasks:claim')) {
-    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: WRITE_HEADERS, body: {}, why: 'Take this task: you get a lease and it moves to in_progress.' });
+    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
   }
-  if (from === 'in_progress' && holds && row.lease_id) {
-    const lease = `/api/v1/leases/${row.lease_id}`;
-    if (mayCall(actor, 'leases.heartbeat', 'tasks:claim')) {
-      actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `${lease}/heartbeat`, headers: WRITE_HEADERS, body: { note: '<short progress note>' }, why: 'Keep your lease alive while you work (every heartbeat_interval_s).' });
-    }
-    if (mayCall(actor, 'leases.release', 'tasks:claim')) {
-      actions.push({ operation: 'leases.release', method: 'POST', href: `${lease}/release`, headers: WRITE_HEADERS, body: {}, why: 'Give the task back to the queue unfinished.' });
-    }
+  if (from === 'in_progress' && holds && mayCall(actor, 'leases.heartbeat', 'tasks:claim')) {
+    actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `/api/v1/leases/${row.lease_id}/heartbeat`, headers: writeHeaders() });
   }
+  const to = FORWARD[from];
   // A task in progress is the holder's to move; a human may override.
-  if (from === 'in_progress' && !holds && actor.kind !== 'human') return actions;
-  for (const to of TRANSITIONS[from]) {
-    if (transitionVia(from, to) !== 'tasks.update' || !mayCall(actor, 'tasks.update', 'tasks:write')) continue;
-    const guard = transitionGuard(from, to);
-    if (guard === 'human' && actor.kind !== 'human') continue;
-    if (guard === 'human_or_reviewer' && actor.kind !== 'human' && !actor.scopes.has('tasks:review')) continue;
+  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human');
+  if (to && mayMove && transitionVia(from, to) === 'tasks.update' && mayCall(actor, 'tasks.update', 'tasks:write') && passesGuard(from, to, actor)) {
     actions.push({
       operation: 'tasks.update',
       method: 'PATCH',
       href,
-      headers: { ...WRITE_HEADERS, 'If-Match': `"${row.version}"` },
+      headers: { ...writeHeaders(), 'If-Match': `"${row.version}"` },
       body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to },
-      why: WHY[`${from}>${to}`] ?? `Move the task to ${to}.`,
     });
   }
+  if (from !== 'todo' && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks.claim_next', 'tasks:claim')) {
+    actions.push({ operation: 'tasks.claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });
+  }
   return actions;
+}
+
+function passesGuard(from: TaskStatus, to: TaskStatus, actor: Principal): boolean {
+  const guard = transitionGuard(from, to);
+  if (guard === 'human') return actor.kind === 'human';
+  if (guard === 'human_or_reviewer') return actor.kind === 'human' || actor.scopes.has('tasks:review');
+  return true;
 }
