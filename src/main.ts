@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServer } from './server.ts';
+import { StartupError } from './startup-error.ts';
 
 /** `npm start`: serve Baton with the configuration in the environment. */
 export async function main(): Promise<void> {
@@ -21,7 +22,11 @@ export async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
-  const server = await createServer(config, { logger });
+  const server = await createServer(config, { logger }).catch((error: unknown) => {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
   const address = await server.app.listen({ port: config.port, host: config.host });
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(`\nBaton is serving at ${address} (web app ${server.service.baseUrl}/, API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
