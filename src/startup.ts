@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from './config.ts';
+import { StartupError } from './startup-error.ts';
 
 /**
  * The one line a first start prints while PGlite creates its data directory (initdb and the
@@ -71,6 +72,8 @@ function postgresTarget(databaseUrl: string, message: string): PostgresTarget {
  * still gets one line, its message; never a stack trace.
  */
 export function explainStartupError(error: unknown, config: Config): string {
+  // Already one line for an operator (a held data directory, a database migrated by another version).
+  if (error instanceof StartupError) return error.message;
   const e = (typeof error === 'object' && error !== null ? error : {}) as SystemError;
   const message = typeof e.message === 'string' ? e.message : String(error);
   const code = typeof e.code === 'string' ? e.code : undefined;

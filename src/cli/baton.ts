@@ -4,6 +4,7 @@ import { serveStdioProxy } from '../adapters/mcp/stdio-proxy.ts';
 import { ConfigError, loadConfig, loadStdioConfig } from '../config.ts';
 import { main } from '../main.ts';
 import { migrateDatabase } from '../server.ts';
+import { StartupError } from '../startup-error.ts';
 import { generateToken } from '../tokens.ts';
 
 const USAGE = `Usage: baton <command>
@@ -50,6 +51,6 @@ try {
   const code = await run(process.argv.slice(2));
   if (code >= 0) process.exitCode = code;
 } catch (error) {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+  process.stderr.write(`${error instanceof ConfigError || error instanceof StartupError ? error.message : String(error)}\n`);
   process.exitCode = error instanceof ConfigError ? 2 : 1;
 }

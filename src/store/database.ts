@@ -5,6 +5,7 @@ import { Kysely, type LogEvent, PGliteDialect, PostgresDialect, type PostgresPoo
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../errors.ts';
 import type { QueryListener } from './connection.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import type { DB } from './schema.ts';
 
 export type { QueryListener } from './connection.ts';
@@ -319,6 +320,7 @@ export interface PgliteDatabase extends Database {
 
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
   const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(options.onQuery) });
   return {
@@ -333,7 +335,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
       const stop = await pglite.listen(channel, () => onNotify());
       return () => stop();
     },
-    close: () => pglite.close(),
+    close: () => pglite.close().finally(() => lock?.release()),
     dump: () => pglite.dumpDataDir('none'),
   };
 }

@@ -1,0 +1,9 @@
+/**
+ * A reason the process must not start (the data directory is held by another process, the
+ * database was migrated by a different version of Baton). Its message is one line for an
+ * operator, naming what is wrong and what to do; the entry points print it without a stack and
+ * exit non-zero.
+ */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
