@@ -4,6 +4,7 @@ import { buildApp } from './adapters/rest/app.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createIds } from './ids.ts';
+import { mintAdminToken, type MintedAdminToken } from './service/admin-token.ts';
 import { bootstrapAdmin } from './service/bootstrap.ts';
 import { startEventTail } from './service/event-tail.ts';
 import { embeddedSecretKey } from './service/secret-key.ts';
@@ -50,6 +51,37 @@ function openDatabase(config: Config, log?: Pick<Logger, 'warn'>): Promise<Datab
 /** Applies pending migrations to the configured database and closes it. */
 export async function migrateDatabase(config: Config): Promise<string[]> {
   const database = await openDatabase(config);
+  try {
+    return await migrate(database);
+  } finally {
+    await database.close();
+  }
+}
+
+/** `baton admin-token`: migrates if needed, then mints a new admin token straight in the configured database. */
+export async function mintAdminTokenDirectly(config: Config): Promise<MintedAdminToken> {
+  const database = await openDatabase(config);
+  try {
+    await migrate(database);
+    return await mintAdminToken(database.db, { clock: systemClock, ids: createIds() });
+  } finally {
+    await database.close();
+  }
+}
+
+/** `baton backup`: the embedded database as one tar file (PGlite's own dump of its data directory). */
+export async function backupEmbedded(config: Config): Promise<Uint8Array> {
+  const database = await openPglite({ dataDir: config.dataDir });
+  try {
+    return new Uint8Array(await (await database.dump()).arrayBuffer());
+  } finally {
+    await database.close();
+  }
+}
+
+/** `baton restore`: loads a `baton backup` file into the (new, empty) data directory and migrates it to this version. */
+export async function restoreEmbedded(config: Config, backup: Uint8Array): Promise<string[]> {
+  const database = await openPglite({ dataDir: config.dataDir, loadDataDir: new Blob([backup as Uint8Array<ArrayBuffer>]) });
   try {
     return await migrate(database);
   } finally {

@@ -1,56 +1,73 @@
 #!/usr/bin/env node
-import { parseArgs } from 'node:util';
-import { serveStdioProxy } from '../adapters/mcp/stdio-proxy.ts';
-import { ConfigError, loadConfig, loadStdioConfig } from '../config.ts';
-import { main } from '../main.ts';
-import { migrateDatabase } from '../server.ts';
+import { Command, CommanderError } from 'commander';
+import { BatonProblem } from '../client/index.ts';
+import { ConfigError } from '../config.ts';
 import { StartupError } from '../startup-error.ts';
-import { generateToken } from '../tokens.ts';
+import { adminCommands } from './admin.ts';
+import { type Context, CliError, createContext } from './context.ts';
+import { connectionReason, EXIT, exitCodeOf, isConnectionError } from './exit-codes.ts';
+import { loginCommands } from './login.ts';
+import { serverCommands } from './server-commands.ts';
+import { tasksCommand } from './tasks.ts';
 
-const USAGE = `Usage: baton <command>
+/**
+ * `baton`: the command line for people and agents (the REST API through baton/client) and for
+ * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
+ * included, and a documented exit code (exit-codes.ts).
+ */
+function program(env: Record<string, string | undefined>): Command {
+  const root = new Command('baton')
+    .description('Baton: task coordination for humans and software agents')
+    .option('--json', 'print JSON instead of tables and messages (on every command)')
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ showGlobalOptions: true })
+    .exitOverride();
 
-Commands:
-  serve     Serve Baton (the same as npm start); configuration from the environment
-  migrate   Apply pending database migrations and exit (DATABASE_URL, or the PGlite data dir)
-  token     Print a new well-formed token, e.g. for BATON_BOOTSTRAP_TOKEN
-  mcp       Serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp
-            (BATON_URL, default http://127.0.0.1:3000; BATON_TOKEN, the agent's token)
-`;
+  /** Wraps an action: builds its context, and turns what it throws into one line and an exit code. */
+  const run =
+    (action: (ctx: Context, ...args: never[]) => Promise<void>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args.at(-1) as Command;
+      const ctx = createContext(command, env);
+      try {
+        await action(ctx, ...(args.slice(0, -1) as never[]));
+      } catch (error) {
+        process.stderr.write(`${describe(error, ctx)}\n`);
+        process.exitCode = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? EXIT.usage : exitCodeOf(error);
+      }
+    };
 
-/** `baton`: the operator's command line. */
-async function run(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
-  const [command] = positionals;
-  if (values.help || command === undefined) {
-    process.stdout.write(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
-  }
-  switch (command) {
-    case 'serve':
-      await main();
-      return -1;
-    case 'migrate': {
-      const applied = await migrateDatabase(loadConfig(process.env));
-      process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'Database is up to date.\n');
-      return 0;
-    }
-    case 'mcp':
-      await serveStdioProxy(loadStdioConfig(process.env));
-      return -1;
-    case 'token':
-      process.stdout.write(`${generateToken()}\n`);
-      return 0;
-    default:
-      process.stderr.write(`Unknown command "${command}".\n\n${USAGE}`);
-      return 2;
-  }
+  for (const command of [...loginCommands(run), tasksCommand(run), ...adminCommands(run), ...serverCommands(run)]) root.addCommand(command);
+  // Every subcommand reports usage errors like the root: a message, a hint, exit 2.
+  const configure = (command: Command) => {
+    command.exitOverride().showHelpAfterError('(add --help for usage)').configureHelp({ showGlobalOptions: true });
+    command.commands.forEach(configure);
+  };
+  root.commands.forEach(configure);
+  return root;
 }
 
-// exitCode, not exit(): a pending write to a piped stdout would be cut off.
+/** One line: what went wrong, then what to do (the problem's hint). */
+function describe(error: unknown, ctx: Context): string {
+  if (error instanceof BatonProblem) {
+    const hint = error.hint ? ` Hint: ${error.hint}` : '';
+    return `error: ${error.message.replace(/\.$/, '')} (${error.code}, HTTP ${error.status}).${hint}`;
+  }
+  if (isConnectionError(error)) {
+    const where = ctx.env.BATON_URL ? 'BATON_URL' : 'the URL given to baton login';
+    return `error: cannot reach the Baton server: ${connectionReason(error)}. Is it running? Check ${where}.`;
+  }
+  if (error instanceof ConfigError || error instanceof StartupError) return error.message;
+  return `error: ${error instanceof Error ? error.message : String(error)}`;
+}
+
 try {
-  const code = await run(process.argv.slice(2));
-  if (code >= 0) process.exitCode = code;
+  await program(process.env).parseAsync(process.argv);
 } catch (error) {
-  process.stderr.write(`${error instanceof ConfigError || error instanceof StartupError ? error.message : String(error)}\n`);
-  process.exitCode = error instanceof ConfigError ? 2 : 1;
+  // Commander already printed its message (unknown command, missing argument) or the help.
+  if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  else {
+    process.stderr.write(`${error instanceof ConfigError || error instanceof StartupError ? error.message : `error: ${error instanceof Error ? error.message : String(error)}`}\n`);
+    process.exitCode = error instanceof ConfigError ? EXIT.usage : EXIT.failed;
+  }
 }

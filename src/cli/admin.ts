@@ -1,0 +1,107 @@
+import { Command, Option } from 'commander';
+import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
+import { APPROVAL_STATUSES } from '../operations/approvals/approval-schema.ts';
+import { collect, type Context, integer } from './context.ts';
+
+type Action = (ctx: Context, ...args: never[]) => Promise<void>;
+type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
+
+/** `baton agents …`, `baton tokens …`, `baton approvals …`: administration through the REST API. */
+export function adminCommands(run: Run): Command[] {
+  const agents = new Command('agents').description('the principals (people and agents) that hold tokens');
+  agents
+    .command('list')
+    .description('list principals')
+    .addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))
+    .action(
+      run(async (ctx, o: { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
+        const { client } = await ctx.connect();
+        const page = await client.agents.list({ limit: 100, ...(o.kind ? { kind: o.kind } : {}) });
+        if (ctx.out.json) return ctx.out.data(page.data);
+        ctx.out.table(['ID', 'NAME', 'KIND', 'SCOPES', 'DISABLED'], page.data.map((a) => [a.id, a.name, a.kind, a.scopes.join(','), a.disabled ? 'yes' : '']));
+      }),
+    );
+  agents
+    .command('create')
+    .description('create a principal (then give it a token with `baton tokens create`)')
+    .argument('<name>', 'a name people recognise')
+    .requiredOption('--scope <scope>', `a scope it may use (repeatable): ${SCOPES.join(', ')}`, collect)
+    .addOption(new Option('--kind <kind>', 'agent or human').choices(PRINCIPAL_KINDS).default('agent'))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, name: string, o: { scope: string[]; kind: (typeof PRINCIPAL_KINDS)[number]; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const agent = await client.agents.create({ name, kind: o.kind, scopes: o.scope as (typeof SCOPES)[number][] }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(agent);
+        ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name}) with ${agent.scopes.join(', ')}`);
+      }),
+    );
+
+  const tokens = new Command('tokens').description('bearer tokens of a principal');
+  tokens
+    .command('create')
+    .description('issue a token for a principal; it is printed once')
+    .argument('<agent-id>', 'the principal (agt_…)')
+    .requiredOption('--machine <label>', 'where the token will live, e.g. ci-runner-1 (unique per principal)')
+    .option('--scope <scope>', 'narrow it to these scopes (repeatable; default: all of the principal’s)', collect)
+    .option('--expires-in <seconds>', 'lifetime; default: no expiry', integer('--expires-in'))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, agentId: string, o: { machine: string; scope?: string[]; expiresIn?: number; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const token = await client.tokens.create(
+          { id: agentId, machine: o.machine, ...(o.scope ? { scopes: o.scope as (typeof SCOPES)[number][] } : {}), ...(o.expiresIn === undefined ? {} : { expires_in_s: o.expiresIn }) },
+          ctx.write(o),
+        );
+        if (ctx.out.json) return ctx.out.data(token);
+        ctx.out.note(`token ${token.id} for ${token.agent_id} on ${token.machine} (shown once; store it now):`);
+        ctx.out.line(token.token ?? '(not shown: this answer is a replay of an earlier request with the same idempotency key)');
+      }),
+    );
+  tokens
+    .command('revoke')
+    .description('revoke a token at once')
+    .argument('<token-id>', 'the token (tok_…)')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const token = await client.tokens.revoke({ id }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(token);
+        ctx.out.line(`revoked ${token.id} (${token.machine})`);
+      }),
+    );
+
+  const approvals = new Command('approvals').description('gated operations waiting for a human');
+  approvals
+    .command('list')
+    .description('list approvals')
+    .addOption(new Option('--status <status>', 'only this status').choices(APPROVAL_STATUSES))
+    .action(
+      run(async (ctx, o: { status?: (typeof APPROVAL_STATUSES)[number] }) => {
+        const { client } = await ctx.connect();
+        const page = await client.approvals.list({ limit: 100, ...(o.status ? { status: o.status } : {}) });
+        if (ctx.out.json) return ctx.out.data(page.data);
+        ctx.out.table(['ID', 'STATUS', 'OPERATION', 'TARGET', 'REQUESTED BY', 'EXPIRES'], page.data.map((a) => [a.id, a.status, a.operation, a.target?.id ?? '', a.requested_by.id, a.expires_at]));
+      }),
+    );
+  for (const verdict of ['approve', 'deny'] as const) {
+    const command = approvals
+      .command(verdict)
+      .description(verdict === 'approve' ? 'approve: the operation runs now, as its requester' : 'deny: the operation never runs')
+      .argument('<id>', 'the approval (apr_…)')
+      .addOption(idempotency());
+    if (verdict === 'deny') command.option('--reason <text>', 'why, for the requester');
+    command.action(
+      run(async (ctx, id: string, o: { reason?: string; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const approval = verdict === 'approve' ? await client.approvals.approve({ id }, ctx.write(o)) : await client.approvals.deny({ id, ...(o.reason ? { reason: o.reason } : {}) }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(approval);
+        ctx.out.line(`${approval.id} is ${approval.status}${approval.result ? ` (the operation answered ${approval.result.status})` : ''}`);
+      }),
+    );
+  }
+  return [agents, tokens, approvals];
+}

@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { type BatonClient, type CallOptions, createClient } from '../client/index.ts';
+import { EXIT } from './exit-codes.ts';
+import { createOutput, type Output } from './output.ts';
+import { configPath, effectiveLogin, readLogin } from './session.ts';
+
+/** A failure the CLI itself reports: its message is the one line printed, `code` the exit code. */
+export class CliError extends Error {
+  override name = 'CliError';
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** What every command's action gets: where to write, and the client of the logged-in server. */
+export interface Context {
+  readonly env: Record<string, string | undefined>;
+  readonly out: Output;
+  /** The server's URL and a client with the token (BATON_URL/BATON_TOKEN, else the login). */
+  connect(): Promise<{ url: string; client: BatonClient }>;
+  /** Call options of a write: the key given with --idempotency-key, else a fresh one per invocation. */
+  write(options: { idempotencyKey?: string }, extra?: CallOptions): CallOptions;
+}
+
+export function createContext(command: Command, env: Record<string, string | undefined>): Context {
+  const { json } = command.optsWithGlobals<{ json?: boolean }>();
+  const out = createOutput({ json: json === true, env });
+  // One key per invocation: a script that retries the same command line passes --idempotency-key.
+  const key = crypto.randomUUID();
+  return {
+    env,
+    out,
+    async connect() {
+      const login = effectiveLogin(env, await readLogin(configPath(env)));
+      if (!login.url || !login.token) {
+        throw new CliError('Not logged in: run `baton login --url <server> --token <token>`, or set BATON_URL and BATON_TOKEN.', EXIT.auth);
+      }
+      return { url: login.url, client: createClient({ baseUrl: login.url, token: login.token }) };
+    },
+    write: (options, extra = {}) => ({ ...extra, idempotencyKey: options.idempotencyKey ?? key }),
+  };
+}
+
+/** Collects a repeatable option, splitting commas: `--label a --label b,c` is [a, b, c]. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter(Boolean)];
+}
+
+/** Parses a positive integer option or fails with a usage error naming it. */
+export function integer(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} must be a whole number, got "${value}"`, EXIT.usage);
+    return n;
+  };
+}

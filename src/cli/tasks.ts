@@ -1,0 +1,240 @@
+import { Command, Option } from 'commander';
+import type { BatonClient, Task, TaskEvent } from '../client/index.ts';
+import { TASK_PRIORITIES } from '../domain/task-priority.ts';
+import { TASK_STATUSES } from '../domain/task-status.ts';
+import { CliError, collect, type Context, integer } from './context.ts';
+import { EXIT } from './exit-codes.ts';
+import { statusText } from './output.ts';
+
+type Action = (ctx: Context, ...args: never[]) => Promise<void>;
+type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
+
+/** `baton tasks …`: the task commands, on the REST API through the typed client. */
+export function tasksCommand(run: Run): Command {
+  const tasks = new Command('tasks').description('list, create, claim and follow tasks');
+
+  tasks
+    .command('list')
+    .description('list tasks, newest first')
+    .addOption(new Option('--status <status>', 'only these statuses (repeatable, or comma-separated)').argParser(collect))
+    .option('--label <label>', 'only tasks carrying all these labels (repeatable)', collect)
+    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
+    .action(
+      run(async (ctx, options: { status?: string[]; label?: string[]; limit: number }) => {
+        const { client } = await ctx.connect();
+        const page = await ctx.out.progress(
+          'listing tasks',
+          client.tasks.list({ limit: options.limit, ...(options.status ? { status: options.status.join(',') } : {}), ...(options.label ? { labels: options.label.join(',') } : {}) }),
+        );
+        if (ctx.out.json) return ctx.out.data(page.data);
+        printTaskTable(ctx, page.data);
+        if (page.has_more) ctx.out.note(`(more: raise --limit, or use --json and the API's cursor)`);
+      }),
+    );
+
+  tasks
+    .command('show')
+    .description('show one task')
+    .argument('<id>', 'task id (tsk_…)')
+    .action(
+      run(async (ctx, id: string) => {
+        const { client } = await ctx.connect();
+        printTask(ctx, await client.tasks.get({ id, view: 'full' }));
+      }),
+    );
+
+  tasks
+    .command('create')
+    .description('create a task (status todo)')
+    .argument('<title>', 'what needs doing')
+    .option('-d, --description <text>', 'details')
+    .addOption(new Option('-p, --priority <priority>', 'priority').choices(TASK_PRIORITIES))
+    .option('--label <label>', 'a label (repeatable)', collect)
+    .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect)
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const task = await client.tasks.create(
+          { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}) },
+          ctx.write(o),
+        );
+        printTask(ctx, task, `created ${task.id}`);
+      }),
+    );
+
+  tasks
+    .command('update')
+    .description('change a task; refused if someone changed it since it was read (If-Match)')
+    .argument('<id>', 'task id')
+    .option('--title <title>', 'new title')
+    .option('-d, --description <text>', 'new description')
+    .addOption(new Option('-p, --priority <priority>', 'new priority').choices(TASK_PRIORITIES))
+    .option('--label <label>', 'replace the labels (repeatable)', collect)
+    .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const changes = { ...(o.title ? { title: o.title } : {}), ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.status ? { status: o.status } : {}) };
+        const task = await updateCurrent(ctx, client, id, changes, o);
+        printTask(ctx, task, `updated ${task.id} (version ${task.version})`);
+      }),
+    );
+
+  tasks
+    .command('move')
+    .description('move a task to another status (the state machine decides which are legal)')
+    .argument('<id>', 'task id')
+    .addArgument(new Command().createArgument('<status>', 'the new status').choices(TASK_STATUSES))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, status: (typeof TASK_STATUSES)[number], o: { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const task = await updateCurrent(ctx, client, id, { status }, o);
+        printTask(ctx, task, `${task.id} is now ${task.status}`);
+      }),
+    );
+
+  tasks
+    .command('claim')
+    .description('claim a task: the one given, or the next claimable one (highest priority first)')
+    .argument('[id]', 'task id; omitted: the next claimable task')
+    .option('--label <label>', 'with no id: only tasks carrying these labels (repeatable)', collect)
+    .option('--ttl <seconds>', 'lease length', integer('--ttl'))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string | undefined, o: { label?: string[]; ttl?: number; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const ttl = o.ttl === undefined ? {} : { ttl_s: o.ttl };
+        const claims = id ? [await client.tasks.claim({ id, ...ttl }, ctx.write(o))] : (await client.tasks.claimNext({ ...(o.label ? { labels: o.label } : {}), ...ttl }, ctx.write(o))).claims;
+        if (ctx.out.json) return ctx.out.data(claims);
+        if (claims.length === 0) return ctx.out.note('nothing to claim');
+        for (const { task, lease } of claims) ctx.out.line(`claimed ${task.id} ${task.title ?? ''}\nlease ${lease.id} epoch ${lease.epoch} expires ${lease.expires_at}`);
+      }),
+    );
+
+  tasks
+    .command('heartbeat')
+    .description('extend the lease on a task you hold')
+    .argument('<id>', 'task id or lease id')
+    .option('--note <text>', 'progress, one line for the timeline')
+    .option('--ttl <seconds>', 'new lease length', integer('--ttl'))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { note?: string; ttl?: number; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const lease = await client.leases.heartbeat({ id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}), ...(o.ttl === undefined ? {} : { ttl_s: o.ttl }) }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(lease);
+        ctx.out.line(`lease ${lease.id} expires ${lease.expires_at}`);
+      }),
+    );
+
+  tasks
+    .command('release')
+    .description('give a task back (it returns to todo for the next claimer)')
+    .argument('<id>', 'task id or lease id')
+    .option('--note <text>', 'why, for the next claimer')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { note?: string; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const { task } = await client.leases.release({ id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}) }, ctx.write(o));
+        printTask(ctx, task, `released ${task.id}`);
+      }),
+    );
+
+  tasks
+    .command('events')
+    .description("a task's timeline, oldest first")
+    .argument('<id>', 'task id')
+    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
+    .action(
+      run(async (ctx, id: string, o: { limit: number }) => {
+        const { client } = await ctx.connect();
+        const page = await client.tasks.events({ id, limit: o.limit });
+        if (ctx.out.json) return ctx.out.data(page.data);
+        ctx.out.table(['TIME', 'TYPE', 'BY', 'DATA'], page.data.map(eventRow));
+      }),
+    );
+
+  tasks
+    .command('watch')
+    .description('print events as they happen (follows the live stream; reconnects after a drop, missing nothing)')
+    .option('--type <type>', 'only these event types, e.g. task.created (repeatable)', collect)
+    .option('--subject <id>', 'only events about this task (or other resource)')
+    .option('--since <event-id>', 'start after this event instead of now')
+    .action(
+      run(async (ctx, o: { type?: string[]; subject?: string; since?: string }) => {
+        const { client } = await ctx.connect();
+        const stop = new AbortController();
+        process.once('SIGINT', () => stop.abort());
+        process.once('SIGTERM', () => stop.abort());
+        const events = client.events.follow(
+          { ...(o.type ? { types: o.type.join(',') } : {}), ...(o.subject ? { subject: o.subject } : {}), ...(o.since ? { since: o.since } : {}) },
+          { signal: stop.signal, onReconnect: (error, ms) => ctx.out.note(`connection lost (${reason(error)}); reconnecting in ${(ms / 1000).toFixed(1)} s`) },
+        );
+        if (!ctx.out.json) ctx.out.note('watching; Ctrl-C stops');
+        for await (const event of events) {
+          // One JSON document per line with --json (NDJSON), so `jq` can follow along.
+          if (ctx.out.json) ctx.out.line(JSON.stringify(event));
+          else ctx.out.line(eventRow(event).join('  '));
+        }
+      }),
+    );
+
+  return tasks;
+}
+
+/** PATCHes with If-Match at the version just read, and the lease epoch when the caller holds the task. */
+async function updateCurrent(ctx: Context, client: BatonClient, id: string, changes: Record<string, unknown>, o: { idempotencyKey?: string }): Promise<Task> {
+  const [current, me] = await Promise.all([client.tasks.get({ id, view: 'full' }), client.whoami({})]);
+  const epoch = current.lease && current.lease.holder.id === me.principal.id ? { lease_epoch: current.lease.epoch } : {};
+  return client.tasks.update({ id, ...changes, ...epoch }, ctx.write(o, { ifMatch: current.version ?? 0 }));
+}
+
+/** A lease id as given, or the current lease of the task given. */
+async function leaseId(client: BatonClient, id: string): Promise<string> {
+  if (!id.startsWith('tsk_')) return id;
+  const task = await client.tasks.get({ id });
+  if (!task.lease) throw new CliError(`Task ${id} has no lease: it is ${task.status}. Claim it first (baton tasks claim ${id}).`, EXIT.conflict);
+  return task.lease.id;
+}
+
+function printTaskTable(ctx: Context, tasks: readonly Task[]): void {
+  const c = ctx.out.colors;
+  ctx.out.table(
+    ['ID', 'STATUS', 'PRIORITY', 'TITLE', 'LABELS', 'HOLDER'],
+    tasks.map((t) => [t.id, statusText(c, t.status ?? ''), t.priority ?? '', t.title ?? '', (t.labels ?? []).join(','), t.lease?.holder.id ?? '']),
+  );
+}
+
+function printTask(ctx: Context, task: Task, headline?: string): void {
+  if (ctx.out.json) return ctx.out.data(task);
+  if (headline) ctx.out.note(headline);
+  const c = ctx.out.colors;
+  const rows: [string, string][] = [
+    ['id', task.id],
+    ['title', task.title ?? ''],
+    ['status', statusText(c, task.status ?? '')],
+    ['priority', task.priority ?? ''],
+    ['labels', (task.labels ?? []).join(', ')],
+    ['version', String(task.version ?? '')],
+    ['lease', task.lease ? `${task.lease.id} held by ${task.lease.holder.id}, epoch ${task.lease.epoch}, expires ${task.lease.expires_at}` : ''],
+    ['waiting on', (task.waiting_on ?? []).join(', ')],
+    ['next', (task.legal_transitions ?? []).join(', ')],
+  ];
+  if (task.description) rows.push(['description', task.description]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [key, value] of rows) if (value) ctx.out.line(`${c.dim(key.padEnd(width))}  ${value}`);
+}
+
+function eventRow(event: TaskEvent): string[] {
+  return [event.created_at ?? '', event.type ?? '', event.actor ? `${event.actor.kind}:${event.actor.id}` : '', `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
