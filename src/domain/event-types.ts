@@ -17,6 +17,14 @@ export const EVENT_TYPES = [
   'token.created',
   'token.revoked',
   'artifact.created',
+  // Comments have their task as subject (they are in its timeline); a mention has the mentioned principal as subject, to route on.
+  'comment.created',
+  'comment.updated',
+  'comment.deleted',
+  'comment.mentioned',
+  'task.assigned',
+  'task.handed_in',
+  'task.changes_requested',
   // Inbound webhooks: one event per accepted delivery, by the system actor.
   'payment.checkout_completed',
   'payment.subscription_updated',

@@ -5,6 +5,11 @@ import { listAgents } from './agents/list-agents.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
 import { updateAgent } from './agents/update-agent.ts';
+import { createComment } from './comments/create-comment.ts';
+import { deleteComment } from './comments/delete-comment.ts';
+import { getComment } from './comments/get-comment.ts';
+import { listComments } from './comments/list-comments.ts';
+import { updateComment } from './comments/update-comment.ts';
 import { createArtifact } from './artifacts/create-artifact.ts';
 import { getArtifact } from './artifacts/get-artifact.ts';
 import { approveApproval } from './approvals/approve-approval.ts';
@@ -20,6 +25,9 @@ import { listLeases } from './leases/list-leases.ts';
 import { releaseLease } from './leases/release-lease.ts';
 import { releaseLeases } from './leases/release-leases.ts';
 import { whoami } from './meta/whoami.ts';
+import { assignTask } from './tasks/assign-task.ts';
+import { handInTask } from './tasks/hand-in-task.ts';
+import { reviewTask } from './tasks/review-task.ts';
 import { claimNextTask } from './tasks/claim-next-task.ts';
 import { claimTask } from './tasks/claim-task.ts';
 import { createTask } from './tasks/create-task.ts';
@@ -48,6 +56,14 @@ export const operations: readonly Operation[] = [
   claimNextTask,
   claimTask,
   listTaskEvents,
+  assignTask,
+  handInTask,
+  reviewTask,
+  listComments,
+  createComment,
+  getComment,
+  updateComment,
+  deleteComment,
   listLeases,
   getLease,
   heartbeatLease,

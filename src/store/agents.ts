@@ -93,3 +93,20 @@ export async function insertExternalHuman(tx: Tx, row: NewAgentRow & { external_
 export async function lockAgentByExternalId(tx: Tx, externalId: string): Promise<AgentRow | undefined> {
   return tx.selectFrom('agents').selectAll().where('external_id', '=', externalId).forUpdate().executeTakeFirst();
 }
+
+/** The principals whose id is one of `ids` or whose name (case-insensitive) is one of `names`, to resolve mentions and assignees. */
+export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]; names: readonly string[] }): Promise<Pick<AgentRow, 'id' | 'name' | 'kind' | 'disabled'>[]> {
+  if (q.ids.length === 0 && q.names.length === 0) return [];
+  const lowered = q.names.map((n) => n.toLowerCase());
+  return db
+    .selectFrom('agents')
+    .select(['id', 'name', 'kind', 'disabled'])
+    .where((eb) =>
+      eb.or([
+        ...(q.ids.length > 0 ? [eb('id', 'in', [...q.ids])] : []),
+        ...(lowered.length > 0 ? [eb(eb.fn('lower', ['name']), 'in', lowered)] : []),
+      ]),
+    )
+    .orderBy('id')
+    .execute();
+}

@@ -41,3 +41,10 @@ export const databaseArtifactStore: ArtifactStore = {
     return row ? Buffer.from(row.base64, 'base64') : undefined;
   },
 };
+
+/** Which of these ids name a stored artifact (to validate references). */
+export async function existingArtifactIds(db: Kysely<DB>, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('artifacts').select('id').where('id', 'in', [...ids]).execute();
+  return new Set(rows.map((r) => r.id));
+}

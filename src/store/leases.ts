@@ -7,6 +7,8 @@ export type LeaseRow = Selectable<LeasesTable>;
 
 export interface ClaimQuery {
   now: Date;
+  /** The claimer: a task assigned to someone else is never picked. */
+  claimerId: string;
   minPriority: number;
   labels: string[];
   limit: number;
@@ -24,13 +26,14 @@ export interface ClaimQuery {
  */
 export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<TaskRow[]> {
   const labels = q.labels.length > 0;
-  const { rows } = await sendStatement<TaskRow>(tx, labels ? PICK_WITH_LABELS : PICK, labels ? [q.now, q.minPriority, q.limit, q.labels] : [q.now, q.minPriority, q.limit]);
+  const parameters = [q.now, q.minPriority, q.limit, q.claimerId];
+  const { rows } = await sendStatement<TaskRow>(tx, labels ? PICK_WITH_LABELS : PICK, labels ? [...parameters, q.labels] : parameters);
   return rows;
 }
 
-/** Parameters: now, the priority floor, the limit, and (with a label filter) the labels every task must carry. */
+/** Parameters: now, the priority floor, the limit, the claimer, and (with a label filter) the labels every task must carry. */
 const pickText = (labels: boolean) => {
-  const filters = `priority >= $2 AND deleted_at IS NULL ${labels ? 'AND labels @> $4::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) ${labels ? 'AND labels @> $5::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
   return `
     WITH queued AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}

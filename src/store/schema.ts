@@ -60,6 +60,33 @@ export interface TasksTable {
   lease_epoch: Generated<number>;
   blocked_by: Generated<string[]>;
   deleted_at: Timestamp | null;
+  assignee_id: Generated<string | null>;
+  assignee_kind: Generated<'human' | 'agent' | null>;
+  handoff: Generated<Handoff | null>;
+  changes_requested_id: Generated<string | null>;
+}
+
+/** The last hand-in for review, as `tasks.handoff` stores it. */
+export interface Handoff {
+  summary: string;
+  artifacts: string[];
+  by: { id: string; kind: 'human' | 'agent' };
+  at: string;
+}
+
+export interface CommentsTable {
+  id: string;
+  task_id: string;
+  body: string;
+  artifacts: Generated<string[]>;
+  mentions: Generated<string[]>;
+  author_id: string;
+  author_kind: 'human' | 'agent';
+  version: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Timestamp | null;
+  deleted_by_id: string | null;
 }
 
 export interface LeasesTable {
@@ -235,5 +262,6 @@ export interface DB {
   inbound_deliveries: InboundDeliveriesTable;
   billing_accounts: BillingAccountsTable;
   artifacts: ArtifactsTable;
+  comments: CommentsTable;
   artifact_contents: ArtifactContentsTable;
 }

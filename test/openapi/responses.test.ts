@@ -129,6 +129,12 @@ describe('every response body of every route validates against the OpenAPI docum
       'conflict_state',
       'approval_not_pending',
       'approval_stale',
+      'assigned_to_other',
+      'assignee_lease_held',
+      'unknown_principal',
+      'task_deleted',
+      'not_comment_author',
+      'comment_deleted',
     ];
     expect(expected.filter((code) => !codes.has(code))).toEqual([]);
     const replays = exchanges.filter((e) => e.headers['idempotency-replayed'] === 'true');

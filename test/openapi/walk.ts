@@ -1,6 +1,7 @@
 import type { RequestOptions, Response, TestServer } from '../harness.ts';
 import { walkAgents } from './walk-agents.ts';
 import { walkArtifacts } from './walk-artifacts.ts';
+import { walkCollaboration } from './walk-collaboration.ts';
 import { walkApprovals } from './walk-approvals.ts';
 import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
@@ -105,5 +106,6 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkLists(w, tasks);
   await walkArtifacts(w);
   await walkWebhooks(w);
+  await walkCollaboration(w);
   return { exchanges, surprises };
 }

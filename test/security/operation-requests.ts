@@ -19,6 +19,12 @@ export interface Fixtures {
   /** A disabled webhook (nothing is delivered), and an event id to replay from. */
   readonly webhook: string;
   readonly event: string;
+  /** The task `lease` holds (in progress, held by the admin). */
+  readonly heldTask: string;
+  /** A task handed in for review (in_review), last held by the admin. */
+  readonly reviewTask: string;
+  /** A comment on `task` by the admin. */
+  readonly comment: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -42,6 +48,14 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tasks.claim_next': () => ({ body: {} }),
   'tasks.claim': (fx) => ({ params: { id: fx.task }, body: {} }),
   'tasks.events': (fx) => ({ params: { id: fx.task } }),
+  'tasks.assign': (fx) => ({ params: { id: fx.task }, body: { assignee: fx.agent, comment: 'Yours now.' } }),
+  'tasks.hand_in': (fx) => ({ params: { id: fx.heldTask }, body: { summary: 'Done by the matrix.', artifacts: [fx.artifact] } }),
+  'tasks.review': (fx) => ({ params: { id: fx.reviewTask }, body: { decision: 'request_changes', comment: 'One more test, please.' } }),
+  'comments.list': (fx) => ({ params: { id: fx.task }, query: 'limit=5' }),
+  'comments.create': (fx) => ({ params: { id: fx.task }, body: { body: 'A word from the matrix.' } }),
+  'comments.get': (fx) => ({ params: { id: fx.comment } }),
+  'comments.update': (fx) => ({ params: { id: fx.comment }, body: { body: 'Edited by the matrix.' } }),
+  'comments.delete': (fx) => ({ params: { id: fx.comment } }),
   'leases.list': () => ({ query: 'holder=me' }),
   'leases.get': (fx) => ({ params: { id: fx.lease } }),
   'leases.heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
@@ -89,9 +103,13 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const token = await ok(t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { body: { machine: 'fixture-machine' } }), 201);
   const artifact = await ok(t.request('POST', '/api/v1/artifacts', { body: { content: 'fixture notes', task_id: task.id } }), 201);
   const webhook = await ok(t.request('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/fixture', enabled: false } }), 201);
+  const reviewTask = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture task in review' } }), 201);
+  await ok(t.request('POST', `/api/v1/tasks/${reviewTask.id}/claim`, { body: {} }), 200);
+  await ok(t.request('POST', `/api/v1/tasks/${reviewTask.id}/hand_in`, { body: { summary: 'fixture hand-in' } }), 200);
+  const comment = await ok(t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'fixture comment' } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event };
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

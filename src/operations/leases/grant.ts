@@ -4,9 +4,10 @@ import type { Principal } from '../../service/principal.ts';
 import { grantLeases } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
-import { CLAIM_FIELDS } from '../tasks/task-schema.ts';
+import { CLAIM_FIELDS, taskOutput } from '../tasks/task-schema.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
-import { type Lease, toLease } from './lease-schema.ts';
+import { type Lease, leaseOutput, toLease } from './lease-schema.ts';
+import { type Discussion, discussionOutput, discussions } from '../comments/discussion.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export const ttlParam = z
@@ -31,7 +32,11 @@ export function resolveTtl(ctx: OperationContext, requested: number | undefined)
 export interface Claimed {
   task: TaskShape;
   lease: Lease;
+  discussion: Discussion;
 }
+
+/** One claim in a claim answer: the task, your lease, and what humans said about it. */
+export const claimOutput = z.object({ task: taskOutput, lease: leaseOutput, discussion: discussionOutput });
 
 /**
  * Grants `actor` a lease on each locked task and records it: a task whose old lease had run out
@@ -46,6 +51,7 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
   }));
   const granted = await grantLeases(tx, grants, ctx.now);
   const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
+  const said = await discussions(tx, granted.tasks);
   return grants.map(({ task, lease }) => {
     if (task.status === 'in_progress' && task.lease_id) {
       ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, by: 'system' });
@@ -56,6 +62,7 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
     const row = byTask.get(task.id);
     const leaseRow = granted.leases.find((l) => l.id === lease.id);
     if (!row || !leaseRow) throw new Error(`grant of ${task.id} returned no row`);
-    return { task: shapeTask(row, actor, { view: 'compact', fields: CLAIM_FIELDS }), lease: toLease(leaseRow, ctx.now) };
+    const discussion = said.get(task.id) ?? { changes_requested: null, human_comments: [] };
+    return { task: shapeTask(row, actor, { view: 'compact', fields: CLAIM_FIELDS }), lease: toLease(leaseRow, ctx.now), discussion };
   });
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { PRINCIPAL_KINDS, SCOPES } from '../../domain/scopes.ts';
+import { TASK_STATUSES, type TaskStatus } from '../../domain/task-status.ts';
 import { countActiveLeases } from '../../store/leases.ts';
+import { countAssigned } from '../../store/tasks.ts';
 import { mayCall } from '../authorization.ts';
 import { defineOperation } from '../define-operation.ts';
 import { operations } from '../index.ts';
@@ -19,6 +21,9 @@ export const whoami = defineOperation({
       scopes: z.array(z.enum(SCOPES)),
       tool_allowlist: z.array(z.string()).nullable().describe('null: every operation your scopes allow.'),
       open_leases: z.int().describe('Leases you hold right now: list them with GET /api/v1/leases?holder=me&state=active.'),
+      assigned: z
+        .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<TaskStatus, z.ZodInt>)
+        .describe('How many tasks are assigned to you, by status: list them with GET /api/v1/tasks?assignee=me.'),
       can: z.array(z.string()).describe('Operations this token may call now (scopes and allowlist).'),
       needs_approval: z.array(z.string()).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
       rate_limit: z
@@ -29,6 +34,8 @@ export const whoami = defineOperation({
   async run(db, ctx) {
     const actor = ctx.actor;
     const openLeases = await countActiveLeases(db, actor.id, ctx.now);
+    const counts = await countAssigned(db, actor.id);
+    const assigned = Object.fromEntries(TASK_STATUSES.map((status) => [status, counts[status] ?? 0])) as Record<TaskStatus, number>;
     const allowed = operations.filter((op) => mayCall(actor, op.name, op.scope));
     return {
       principal: { id: actor.id, kind: actor.kind, name: actor.name },
@@ -36,6 +43,7 @@ export const whoami = defineOperation({
       scopes: SCOPES.filter((s) => actor.scopes.has(s)),
       tool_allowlist: actor.toolAllowlist ? [...actor.toolAllowlist].sort() : null,
       open_leases: openLeases,
+      assigned,
       can: allowed.map((op) => op.name),
       needs_approval: allowed.filter((op) => op.approval !== 'none' && !(actor.kind === 'human' && actor.scopes.has('approvals:decide'))).map((op) => op.name),
       rate_limit: ctx.rateBudget

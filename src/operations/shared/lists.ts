@@ -63,7 +63,7 @@ export function pageSchema<T extends z.ZodType>(item: T) {
 }
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments';
 
 /** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
 const POSITION: Record<CursorKind, RegExp> = {
@@ -75,6 +75,7 @@ const POSITION: Record<CursorKind, RegExp> = {
   tokens: /^tok_[0-9A-HJKMNP-TV-Z]{26}$/,
   webhooks: /^whk_[0-9A-HJKMNP-TV-Z]{26}$/,
   deliveries: /^[1-9][0-9]{0,18}$/,
+  comments: /^cmt_[0-9A-HJKMNP-TV-Z]{26}$/,
 };
 
 export function encodeCursor(kind: CursorKind, position: string): string {

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
 import { pickClaimable } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
-import { claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
-import { leaseOutput } from '../leases/lease-schema.ts';
-import { taskLabels, taskOutput, taskPriority } from './task-schema.ts';
+import { claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { taskLabels, taskPriority } from './task-schema.ts';
 
 /** How long an agent that found no work should wait before asking again. */
 const EMPTY_QUEUE_RETRY_S = 10;
@@ -13,7 +12,7 @@ export const claimNextTask = defineOperation({
   name: 'tasks.claim_next',
   summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
   description:
-    'Atomic: concurrent claimers never receive the same task. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
+    'Atomic: concurrent claimers never receive the same task. Tasks assigned to you and unassigned tasks are candidates; tasks assigned to others never are. Each claim carries the `discussion` (the open change request first, then the latest human comments). An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -25,12 +24,12 @@ export const claimNextTask = defineOperation({
     ttl_s: ttlParam,
   }),
   output: z.object({
-    claims: z.array(z.object({ task: taskOutput, lease: leaseOutput })).max(100),
+    claims: z.array(claimOutput).max(100),
     retry_after_s: z.int().nullable().describe('Set when nothing was claimable: wait this long before asking again.'),
   }),
   async run(tx, ctx, input) {
     const ttlS = resolveTtl(ctx, input.ttl_s);
-    const tasks = await pickClaimable(tx, { now: ctx.now, minPriority: priorityRank(input.min_priority), labels: input.labels, limit: input.limit });
+    const tasks = await pickClaimable(tx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(input.min_priority), labels: input.labels, limit: input.limit });
     const claims = await claimTasks(tx, ctx, tasks, ttlS);
     return { claims, retry_after_s: claims.length === 0 ? EMPTY_QUEUE_RETRY_S : null };
   },

@@ -3,22 +3,22 @@ import { type TaskStatus, TRANSITIONS } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import { lockTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
-import { leaseOutput } from '../leases/lease-schema.ts';
+import { claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
-import { taskId, taskOutput } from './task-schema.ts';
+import { taskId } from './task-schema.ts';
 
 export const claimTask = defineOperation({
   name: 'tasks.claim',
   summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
-  description: 'A task whose lease has run out is claimable at once. A task held by someone else is 409 already_claimed; one waiting on unfinished blockers is 409 dependencies_pending.',
+  description:
+    'A task whose lease has run out is claimable at once. A task held by someone else is 409 already_claimed; one assigned to someone else is 409 assigned_to_other; one waiting on unfinished blockers is 409 dependencies_pending. The answer carries the `discussion`: the open change request and the latest human comments.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
   http: { method: 'POST', path: '/tasks/{id}/claim' },
   input: z.strictObject({ id: taskId, ttl_s: ttlParam }),
-  output: z.object({ task: taskOutput, lease: leaseOutput }),
+  output: claimOutput,
   version: (claimed) => claimed.task.version ?? 0,
   async run(tx, ctx, input) {
     const ttlS = resolveTtl(ctx, input.ttl_s);
@@ -38,6 +38,11 @@ export const claimTask = defineOperation({
           extra: { holder: { id: task.lease_holder_id, kind: task.lease_holder_kind }, lease_id: yours ? task.lease_id : undefined, lease_expires_at: task.lease_expires_at?.toISOString() },
         },
       );
+    }
+    if (task.assignee_id !== null && task.assignee_id !== ctx.actor.id) {
+      throw new BatonError('assigned_to_other', `Task ${task.id} is assigned to ${task.assignee_kind} ${task.assignee_id}, not you.`, {
+        extra: { assignee: { id: task.assignee_id, kind: task.assignee_kind } },
+      });
     }
     if (task.status !== 'todo' && task.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; only todo tasks can be claimed.`, {

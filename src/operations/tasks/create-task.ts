@@ -3,7 +3,8 @@ import { priorityRank } from '../../domain/task-priority.ts';
 import { insertTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
-import { blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+import { resolveAssignee } from '../shared/principals.ts';
+import { assigneeParam, blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
 import { BatonError } from '../../errors.ts';
 import { existingTaskIds } from '../../store/tasks.ts';
 
@@ -21,6 +22,7 @@ export const createTask = defineOperation({
     priority: taskPriority.default('normal'),
     labels: taskLabels.default([]),
     blocked_by: blockedBy.default([]).describe('Tasks that must be done before this one can be claimed.'),
+    assignee: assigneeParam.optional(),
   }),
   output: taskOutput,
   version: (task) => task.version ?? 1,
@@ -32,6 +34,7 @@ export const createTask = defineOperation({
         extra: { errors: unknown.map((id) => ({ pointer: `/blocked_by/${input.blocked_by.indexOf(id)}`, detail: 'no such task', location: 'body' })) },
       });
     }
+    const assignee = input.assignee === undefined ? undefined : await resolveAssignee(tx, input.assignee);
     const row = await insertTask(tx, {
       id: ctx.ids.make('tsk'),
       title: input.title,
@@ -43,12 +46,15 @@ export const createTask = defineOperation({
       created_at: ctx.now,
       created_by_id: ctx.actor.id,
       created_by_kind: ctx.actor.kind,
+      assignee_id: assignee?.id ?? null,
+      assignee_kind: assignee?.kind ?? null,
     });
     ctx.emit({
       type: 'task.created',
       subject: row.id,
-      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by },
+      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
     });
+    if (assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: { id: assignee.id, kind: assignee.kind } } });
     return shapeTask(row, ctx.actor, { view: 'compact' });
   },
 });

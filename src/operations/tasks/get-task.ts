@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { findTask } from '../../store/tasks.ts';
+import { discussions } from '../comments/discussion.ts';
 import { defineOperation } from '../define-operation.ts';
 import { commaList, viewParam } from '../shared/lists.ts';
 import { shapeTask } from './task-view.ts';
@@ -19,7 +20,10 @@ export const getTask = defineOperation({
   async run(db, ctx, input) {
     const row = await findTask(db, input.id);
     if (!row) throw taskNotFound(input.id);
-    return shapeTask(row, ctx.actor, input);
+    const task = shapeTask(row, ctx.actor, input);
+    // The resume step reads the task: the full view carries what humans said, as a claim does.
+    if (input.fields ? input.fields.includes('discussion') : input.view === 'full') task.discussion = (await discussions(db, [row])).get(row.id);
+    return task;
   },
 });
 

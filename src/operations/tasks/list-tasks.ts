@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idPattern } from '../../ids.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { eventSeq, latestEventId } from '../../store/events.ts';
 import { listTasks as listTaskRows } from '../../store/tasks.ts';
@@ -9,7 +10,7 @@ import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
 
 export const listTasks = defineOperation({
   name: 'tasks.list',
-  summary: 'List tasks, newest first, in bounded pages; filter by status and labels, or get only what changed since an event.',
+  summary: 'List tasks, newest first, in bounded pages; filter by status, labels and assignee, or get only what changed since an event.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
@@ -20,6 +21,11 @@ export const listTasks = defineOperation({
       .pipe(taskLabels)
       .optional()
       .describe('Comma-separated labels; a task must carry all of them.'),
+    assignee: z
+      .string()
+      .regex(new RegExp(`^(me|none|${idPattern('agt').replace(/^\^|\$$/g, '')})$`), 'assignee is me, none, or a principal id (agt_…)')
+      .optional()
+      .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     cursor: cursorParam,
     limit: limitParam,
     view: viewParam,
@@ -38,6 +44,7 @@ export const listTasks = defineOperation({
     const rows = await listTaskRows(db, {
       statuses: input.status,
       labels: input.labels,
+      assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
       changedAfterSeq,
       beforeId: decodeCursor('tasks', input.cursor),
       limit: input.limit,

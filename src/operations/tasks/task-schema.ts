@@ -4,6 +4,7 @@ import { TASK_PRIORITIES } from '../../domain/task-priority.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { idPattern } from '../../ids.ts';
 import { artifactRef } from '../artifacts/artifact-schema.ts';
+import { discussionOutput } from '../comments/discussion.ts';
 
 export const TITLE_MAX = 200;
 export const DESCRIPTION_MAX = 4000;
@@ -21,6 +22,11 @@ export const taskLabels = z
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
   .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
 
+export const assigneeParam = z
+  .string()
+  .regex(new RegExp(idPattern('agt')), 'must be a principal id: agt_ followed by a 26-character ULID')
+  .describe('The agent or human the task is for, by id (`agt_…`): only they can claim it.');
+
 export const actorRef = z.object({ id: z.string(), kind: z.enum(ACTOR_KINDS) });
 export const holderRef = z.object({ id: z.string(), kind: z.enum(PRINCIPAL_KINDS) });
 
@@ -33,6 +39,14 @@ export const taskLeaseSummary = z
   })
   .describe('The current lease while the task is in progress; null otherwise.');
 export const blockedBy = z.array(taskId).max(20, 'at most 20 blockers').refine((ids) => new Set(ids).size === ids.length, 'blockers must not repeat');
+
+export const HANDOFF_SUMMARY_MAX = 2000;
+export const handoff = z.object({
+  summary: z.string().describe(`What was done, in up to ${HANDOFF_SUMMARY_MAX} characters of Markdown.`),
+  artifacts: z.array(z.string()).describe('Ids of the artifacts handed in with it (a diff, a report); GET /api/v1/artifacts/{id}.'),
+  by: holderRef,
+  at: z.iso.datetime(),
+});
 
 /**
  * A request the caller may send next, ready to use: no prior knowledge of the API needed. Over MCP it
@@ -67,6 +81,9 @@ const fullTask = z.object({
   created_by: actorRef,
   updated_by: actorRef,
   deleted_at: z.iso.datetime().nullable().describe('Set on a deleted task (seen only in `since` deltas and delete responses).'),
+  assignee: holderRef.nullable().describe('Who the task is for: only they can claim it. null: anyone whose filters match.'),
+  handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
+  discussion: discussionOutput.optional().describe('On tasks.get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),
 });
 export type Task = z.infer<typeof fullTask>;
 

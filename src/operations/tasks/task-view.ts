@@ -33,6 +33,8 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
     updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
     deleted_at: row.deleted_at?.toISOString() ?? null,
+    assignee: row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : null,
+    handoff: row.handoff,
   };
 }
 

@@ -70,7 +70,7 @@ export const updateTask = defineOperation({
 });
 
 /** A task in progress is its holder's: agents other than the holder are refused; a stale epoch or lapsed lease is 409. */
-function checkLease(row: TaskRow, epoch: number | undefined, ctx: OperationContext): void {
+export function checkLease(row: TaskRow, epoch: number | undefined, ctx: OperationContext): void {
   if (epoch !== undefined && (row.status !== 'in_progress' || epoch !== row.lease_epoch)) {
     throw new BatonError('lease_expired', `lease_epoch ${epoch} is stale: task ${row.id} is ${row.status} at lease epoch ${row.lease_epoch}.`, {
       extra: { task_id: row.id, current_epoch: row.lease_epoch },
@@ -134,13 +134,21 @@ async function checkBlockers(tx: Tx, id: string, ids: readonly string[]): Promis
  * the work back to its last holder under a fresh lease (higher epoch), so it can never sit in
  * progress unleased.
  */
-async function moveLease(tx: Tx, ctx: OperationContext, row: TaskRow, to: TaskStatus): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
+export async function moveLease(
+  tx: Tx,
+  ctx: OperationContext,
+  row: TaskRow,
+  to: TaskStatus,
+  holder?: { id: string; kind: 'human' | 'agent' },
+): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
   if (row.status === 'in_progress' && row.lease_id) {
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
     return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended' } };
   }
   if (to !== 'in_progress') return { changes: {} };
-  const previous = await latestLease(tx, row.id);
+  const last = await latestLease(tx, row.id);
+  // A named holder (the assignee) gets the work back; else its last holder, on the machine it used.
+  const previous = holder && holder.id !== last?.holder_id ? { holder_id: holder.id, holder_kind: holder.kind, token_id: null, machine: null } : last;
   if (!previous) {
     throw new BatonError('invalid_transition', `Task ${row.id} has never been claimed, so there is no holder to hand it back to.`, {
       hint: 'Move it to cancelled, or reopen it as todo and let an agent claim it.',

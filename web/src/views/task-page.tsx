@@ -9,6 +9,7 @@ import { MoveNotice } from './move-notice.tsx';
 import { MoveSelect } from './task-card.tsx';
 import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
+import { AssigneePanel, Comments, ReviewPanel } from './collaboration.tsx';
 
 function artifactsOf(task: Task): ArtifactRef[] {
   return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
@@ -79,8 +80,11 @@ export function TaskPage({ id }: { id: string }) {
             <h2>Timeline</h2>
             <Timeline events={events} now={now} />
           </section>
+          <Comments taskId={task.id} />
         </div>
         <aside class="task-side">
+          <ReviewPanel task={task} onChanged={setTask} />
+          <AssigneePanel task={task} onChanged={setTask} />
           <section class="card">
             <h2>Lease</h2>
             {task.lease ? (

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { defineOperation } from '../define-operation.ts';
+import { taskId } from '../tasks/task-schema.ts';
+import { lockLiveTask, postComment } from './comment-access.ts';
+import { commentArtifacts, commentBody, commentOutput, toComment } from './comment-schema.ts';
+
+export const createComment = defineOperation({
+  name: 'comments.create',
+  summary: 'Comment on a task (Markdown); `@name` mentions notify that principal.',
+  description:
+    "The comment joins the task's thread and timeline (`comment.created`); each mentioned principal gets a `comment.mentioned` event with itself as subject. A mention that names no principal is 422 unknown_principal naming it; a deleted task is 410 task_deleted. Retrying with the same Idempotency-Key posts the comment once.",
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/{id}/comments', successStatus: 201 },
+  input: z.strictObject({ id: taskId, body: commentBody, artifacts: commentArtifacts.default([]) }),
+  output: commentOutput,
+  async run(tx, ctx, input) {
+    const task = await lockLiveTask(tx, input.id);
+    return toComment(await postComment(tx, ctx, task, { body: input.body, artifacts: input.artifacts, pointer: '/body' }));
+  },
+});

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { updateComment } from '../../store/comments.ts';
+import { defineOperation } from '../define-operation.ts';
+import { lockOwnComment } from './comment-access.ts';
+import { commentId, commentOutput, toComment } from './comment-schema.ts';
+
+export const deleteComment = defineOperation({
+  name: 'comments.delete',
+  summary: 'Delete your own comment (a human with agents:admin may delete any); a tombstone keeps its place.',
+  description:
+    'The thread keeps a tombstone (`body` null, `deleted_at` set) and the timeline a `comment.deleted` event, so nothing disappears silently. The text stays in the append-only audit timeline (the `comment.created` event), readable with events:read.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  http: { method: 'DELETE', path: '/comments/{id}' },
+  input: z.strictObject({ id: commentId }),
+  output: commentOutput,
+  version: (comment) => comment.version,
+  async run(tx, ctx, input) {
+    const moderator = ctx.actor.kind === 'human' && ctx.actor.scopes.has('agents:admin');
+    const { comment } = await lockOwnComment(tx, input.id, ctx, moderator);
+    const row = await updateComment(tx, comment.id, { body: '', updated_at: ctx.now, deleted_at: ctx.now, deleted_by_id: ctx.actor.id });
+    ctx.emit({ type: 'comment.deleted', subject: row.task_id, data: { comment_id: row.id, author: { id: comment.author_id, kind: comment.author_kind } } });
+    return toComment(row);
+  },
+});

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import { NO_LEASE, type TaskChanges, updateTask } from '../../store/tasks.ts';
+import { lockLiveTask, postComment } from '../comments/comment-access.ts';
+import { commentBody } from '../comments/comment-schema.ts';
+import { defineOperation } from '../define-operation.ts';
+import { type PrincipalRef, resolveAssignee } from '../shared/principals.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { shapeTask } from './task-view.ts';
+import { assigneeParam, taskId, taskOutput } from './task-schema.ts';
+import type { LeaseEnding } from '../../store/tasks.ts';
+
+export const assignTask = defineOperation({
+  name: 'tasks.assign',
+  summary: 'Set or clear who a task is for; optionally with a comment to them.',
+  description:
+    'Only the assignee can claim an assigned task. While someone other than the new assignee holds the task under a live lease, the change is 409 assignee_lease_held unless you send `release_lease: true`: that lease then ends in the same request and the task returns to todo. Answers the task in the full view.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/{id}/assign' },
+  input: z.strictObject({
+    id: taskId,
+    assignee: assigneeParam.nullable().describe('The principal the task is for (`agt_…`), or null to unassign.'),
+    release_lease: z.boolean().default(false).describe('End a lease someone else holds on the task, returning it to todo, so the new assignee can claim it.'),
+    comment: commentBody.optional().describe('A comment posted with the assignment (mentions work as in comments.create).'),
+  }),
+  output: taskOutput,
+  version: (task) => task.version ?? 0,
+  async run(tx, ctx, input) {
+    const row = await lockLiveTask(tx, input.id);
+    assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
+    const to: PrincipalRef | null = input.assignee === null ? null : await resolveAssignee(tx, input.assignee);
+    if (input.comment !== undefined) await postComment(tx, ctx, row, { body: input.comment, artifacts: [], pointer: '/comment' });
+    if ((to?.id ?? null) === row.assignee_id) return shapeTask(row, ctx.actor, { view: 'full' });
+
+    const held = row.status === 'in_progress' && row.lease_id !== null && row.lease_expires_at !== null && row.lease_expires_at > ctx.now;
+    let changes: TaskChanges = { assignee_id: to?.id ?? null, assignee_kind: to?.kind ?? null };
+    let ending: LeaseEnding | undefined;
+    if (held && to !== null && row.lease_holder_id !== to.id) {
+      if (!input.release_lease) {
+        throw new BatonError('assignee_lease_held', `Task ${row.id} is held by ${row.lease_holder_kind} ${row.lease_holder_id} until ${row.lease_expires_at?.toISOString()}.`, {
+          extra: { holder: { id: row.lease_holder_id, kind: row.lease_holder_kind }, lease_id: row.lease_id },
+        });
+      }
+      changes = { ...changes, status: 'todo', ...NO_LEASE };
+      ending = { id: row.lease_id ?? '', state: 'released' };
+      ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, holder_id: row.lease_holder_id, reason: 'reassigned' } });
+      ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: 'todo', reason: 'reassigned' } });
+    }
+    const updated = await updateTask(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind }, ending);
+    ctx.emit({
+      type: 'task.assigned',
+      subject: row.id,
+      data: { from: row.assignee_id ? { id: row.assignee_id, kind: row.assignee_kind } : null, to: to ? { id: to.id, kind: to.kind } : null },
+    });
+    return shapeTask(updated, ctx.actor, { view: 'full' });
+  },
+});

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
+import { BatonError } from '../../errors.ts';
+import { NO_LEASE, updateTask } from '../../store/tasks.ts';
+import { artifactId } from '../artifacts/artifact-schema.ts';
+import { checkArtifacts, lockLiveTask } from '../comments/comment-access.ts';
+import { defineOperation } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { shapeTask } from './task-view.ts';
+import { HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
+import { checkLease } from './update-task.ts';
+
+export const handInTask = defineOperation({
+  name: 'tasks.hand_in',
+  summary: 'Hand finished work in for review, with a summary and artifact references: in_progress → in_review.',
+  description:
+    'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered. Equivalent to a status update to in_review that also records what was done.',
+  kind: 'write',
+  scope: 'tasks:claim',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/{id}/hand_in' },
+  input: z.strictObject({
+    id: taskId,
+    summary: z
+      .string()
+      .trim()
+      .min(1, 'summary must not be empty')
+      .max(HANDOFF_SUMMARY_MAX, `summary is limited to ${HANDOFF_SUMMARY_MAX} characters; put the long form in an artifact and list it in artifacts`)
+      .describe(`What you did and how to check it, Markdown, up to ${HANDOFF_SUMMARY_MAX} characters.`),
+    artifacts: z
+      .array(artifactId)
+      .max(20, 'at most 20 artifacts')
+      .refine((ids) => new Set(ids).size === ids.length, 'artifacts must not repeat')
+      .default([])
+      .describe('Artifacts for the reviewer (a diff, a report), by id.'),
+    lease_epoch: z.int().min(1).optional().describe("Your lease's fencing epoch: a stale one is refused with lease_expired."),
+  }),
+  output: taskOutput,
+  version: (task) => task.version ?? 0,
+  async run(tx, ctx, input) {
+    const row = await lockLiveTask(tx, input.id);
+    assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
+    if (row.status !== 'in_progress') {
+      throw new BatonError('invalid_transition', `Task ${row.id} is ${row.status}; only work in progress can be handed in.`, {
+        hint: 'Claim the task first (POST /api/v1/tasks/{id}/claim), do the work, then hand it in.',
+        extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
+      });
+    }
+    checkLease(row, input.lease_epoch, ctx);
+    await checkArtifacts(tx, input.artifacts, '/artifacts');
+    const handoff = { summary: input.summary, artifacts: input.artifacts, by: { id: ctx.actor.id, kind: ctx.actor.kind }, at: ctx.now.toISOString() };
+    const updated = await updateTask(
+      tx,
+      row.id,
+      { status: 'in_review', ...NO_LEASE, handoff, changes_requested_id: null, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      row.lease_id ? { id: row.lease_id, state: 'ended' } : undefined,
+    );
+    ctx.emit({ type: 'task.handed_in', subject: row.id, data: { summary: input.summary, artifacts: input.artifacts, answers: row.changes_requested_id } });
+    if (row.lease_id) ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to: 'in_review' } });
+    ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: 'in_review' } });
+    return shapeTask(updated, ctx.actor, { view: 'full' });
+  },
+});

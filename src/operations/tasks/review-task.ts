@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
+import { BatonError } from '../../errors.ts';
+import { type TaskChanges, updateTask } from '../../store/tasks.ts';
+import { lockLiveTask, postComment } from '../comments/comment-access.ts';
+import { commentBody } from '../comments/comment-schema.ts';
+import { defineOperation } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { shapeTask } from './task-view.ts';
+import { taskId, taskOutput } from './task-schema.ts';
+import { moveLease } from './update-task.ts';
+
+export const reviewTask = defineOperation({
+  name: 'tasks.review',
+  summary: 'Decide on work in review: `approve` (→ done) or `request_changes` with a comment (→ in_progress, back to the same agent).',
+  description:
+    'request_changes needs `comment`: it is posted to the thread, and the task returns to in_progress under a fresh lease for its assignee (or, if it had none, its last lease holder, who becomes the assignee). That agent sees the comment first: `discussion.changes_requested` on tasks.get (view=full) and on any later claim. If the lease lapses the task returns to todo, still assigned, so only that agent can claim it.',
+  kind: 'write',
+  scope: 'tasks:review',
+  approval: 'none',
+  http: { method: 'POST', path: '/tasks/{id}/review' },
+  input: z.strictObject({
+    id: taskId,
+    decision: z.enum(['approve', 'request_changes']),
+    comment: commentBody.optional().describe('Required with request_changes: what to change. Optional with approve.'),
+  }),
+  output: taskOutput,
+  version: (task) => task.version ?? 0,
+  async run(tx, ctx, input) {
+    if (input.decision === 'request_changes' && input.comment === undefined) {
+      throw new BatonError('validation_failed', 'request_changes needs a comment saying what to change.', {
+        extra: { errors: [{ pointer: '/comment', detail: 'required with decision request_changes', location: 'body' }] },
+      });
+    }
+    const row = await lockLiveTask(tx, input.id);
+    assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
+    if (row.status !== 'in_review') {
+      throw new BatonError('invalid_transition', `Task ${row.id} is ${row.status}; only work in review can be reviewed.`, {
+        extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
+      });
+    }
+    const comment = input.comment === undefined ? undefined : await postComment(tx, ctx, row, { body: input.comment, artifacts: [], pointer: '/comment' });
+    let changes: TaskChanges;
+    if (input.decision === 'approve') {
+      changes = { status: 'done', changes_requested_id: null };
+      ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved' } });
+    } else {
+      const assignee = row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : undefined;
+      const lease = await moveLease(tx, ctx, row, 'in_progress', assignee);
+      const holder = { id: lease.changes.lease_holder_id ?? '', kind: lease.changes.lease_holder_kind ?? 'agent' };
+      // The work goes back to one principal, who becomes its assignee if it had none, so a lapsed lease cannot hand it to another.
+      changes = { status: 'in_progress', ...lease.changes, changes_requested_id: comment?.id ?? null, assignee_id: holder.id, assignee_kind: holder.kind };
+      ctx.emit({ type: 'task.changes_requested', subject: row.id, data: { comment_id: comment?.id, to: holder } });
+      if (!assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: holder, reason: 'changes_requested' } });
+      ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'in_progress', reason: 'changes_requested' } });
+    }
+    const updated = await updateTask(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
+    return shapeTask(updated, ctx.actor, { view: 'full' });
+  },
+});

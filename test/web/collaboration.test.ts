@@ -1,0 +1,69 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../harness.ts';
+import { type BrowserHarness, startBrowser } from './browser.ts';
+
+const WAIT = { timeout: 15_000 };
+
+describe('working together in the web app', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  let agent: Principal;
+  let taskId: string;
+
+  const asAgent = async (method: string, url: string, body?: unknown) => {
+    const res = await h.t.request(method, url, { token: agent.token, ...(body === undefined ? {} : { body }) });
+    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.body}`);
+    return res.json<Record<string, unknown>>();
+  };
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    agent = await h.t.addPrincipal({ name: 'review-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] });
+    taskId = (await asAgent('POST', '/api/v1/tasks', { title: 'Document the claim loop' })).id as string;
+    page = await h.context.newPage();
+    await page.goto(h.base);
+    await page.fill('#token', h.t.adminToken);
+    await page.click('button[type=submit]');
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await page.goto(`${h.base}/tasks/${taskId}`);
+    await page.getByRole('heading', { name: 'Document the claim loop' }).waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('posts a comment from the box, and it joins the thread', async () => {
+    await page.getByLabel('Add a comment').fill('@review-bot please start with the examples.');
+    await page.getByRole('button', { name: 'Post comment' }).click();
+    await page.locator('.comment .comment-body', { hasText: 'please start with the examples' }).waitFor(WAIT);
+    expect(await page.getByLabel('Add a comment').inputValue()).toBe('');
+    const thread = (await h.t.request('GET', `/api/v1/tasks/${taskId}/comments`)).json<{ data: { body: string; mentions: string[] }[] }>();
+    expect(thread.data).toEqual([expect.objectContaining({ body: '@review-bot please start with the examples.', mentions: [agent.id] })]);
+  });
+
+  it('assigns the task with the assignee control', async () => {
+    await page.getByLabel('Assign to').selectOption({ label: 'review-bot' });
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    await page.locator('.assignee-now .actor-agent', { hasText: 'review-bot' }).waitFor(WAIT);
+    const task = (await h.t.request('GET', `/api/v1/tasks/${taskId}?view=full`)).json<{ assignee: { id: string } | null }>();
+    expect(task.assignee?.id).toBe(agent.id);
+  });
+
+  it('shows the hand-in and requests changes with feedback, sending the work back to the agent', async () => {
+    const claim = await asAgent('POST', `/api/v1/tasks/${taskId}/claim`, {});
+    await asAgent('POST', `/api/v1/tasks/${taskId}/hand_in`, { summary: 'Wrote the guide section.', lease_epoch: (claim.lease as { epoch: number }).epoch });
+    await page.locator('.handoff-summary', { hasText: 'Wrote the guide section.' }).waitFor(WAIT);
+    expect(await page.getByRole('button', { name: 'Request changes' }).isDisabled()).toBe(true);
+    await page.getByLabel('Feedback (required to request changes)').fill('Add a failing-claim example.');
+    await page.getByRole('button', { name: 'Request changes' }).click();
+    await page.locator('.task-head .status-in_progress').waitFor(WAIT);
+    const resumed = (await h.t.request('GET', `/api/v1/tasks/${taskId}?view=full`, { token: agent.token })).json<{
+      status: string;
+      lease: { holder: { id: string } };
+      discussion: { changes_requested: { body: string } };
+    }>();
+    expect(resumed).toMatchObject({ status: 'in_progress', lease: { holder: { id: agent.id } }, discussion: { changes_requested: { body: 'Add a failing-claim example.' } } });
+    await page.locator('.comment .comment-body', { hasText: 'Add a failing-claim example.' }).waitFor(WAIT);
+  });
+});

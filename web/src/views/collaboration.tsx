@@ -1,0 +1,210 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiProblem, getAll, newKey, type Problem, write } from '../api.ts';
+import { ActorChip, ProblemNotice } from '../components.tsx';
+import { exact } from '../format.ts';
+import { useEvents, useSession } from '../session.ts';
+import type { Actor, Task } from '../types.ts';
+
+/** What issue 25 adds to a task in the full view. */
+export type CollabTask = Task & {
+  assignee?: { id: string; kind: 'human' | 'agent' } | null;
+  handoff?: { summary: string; artifacts: string[]; by: Actor; at: string } | null;
+};
+
+interface Comment {
+  id: string;
+  body: string | null;
+  author: Actor;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+const problemOf = (error: unknown): Problem =>
+  error instanceof ApiProblem ? error.problem : { code: 'unknown', title: 'Something went wrong', status: 0 };
+
+/**
+ * A user action's Idempotency-Key: made on the first attempt and kept until it succeeds, so
+ * pressing the button again after a lost answer cannot post twice.
+ */
+function useActionKey(): { key: () => string; done: () => void } {
+  const [current, setCurrent] = useState<string | null>(null);
+  return {
+    key: () => {
+      if (current) return current;
+      const made = newKey();
+      setCurrent(made);
+      return made;
+    },
+    done: () => setCurrent(null),
+  };
+}
+
+/** The task's thread, live, with a box to post a comment. */
+export function Comments({ taskId }: { taskId: string }) {
+  const [comments, setComments] = useState<Comment[]>([]);
+  const [draft, setDraft] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const action = useActionKey();
+  const load = () => getAll<Comment>(`/tasks/${taskId}/comments`).then((page) => setComments(page.data), () => undefined);
+  useEffect(() => void load(), [taskId]);
+  useEvents((event) => {
+    if (event.subject === taskId && event.type.startsWith('comment.')) void load();
+  });
+
+  const post = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(null);
+    try {
+      await write('POST', `/tasks/${taskId}/comments`, { key: action.key(), body: { body: draft } });
+      action.done();
+      setDraft('');
+      await load();
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="comments-title">
+      <h2 id="comments-title">Comments</h2>
+      {comments.length === 0 ? (
+        <p class="muted">No comments yet.</p>
+      ) : (
+        <ol class="comments">
+          {comments.map((c) => (
+            <li key={c.id} class="comment" data-comment={c.id}>
+              <div class="comment-head">
+                <ActorChip actor={c.author} /> <span class="muted small">{exact(c.created_at)}</span>
+              </div>
+              {c.deleted_at ? <p class="muted comment-body">Comment deleted.</p> : <p class="comment-body">{c.body}</p>}
+            </li>
+          ))}
+        </ol>
+      )}
+      <form class="comment-form" onSubmit={(e) => void post(e)}>
+        <label for="comment-draft">Add a comment</label>
+        <textarea id="comment-draft" rows={3} maxLength={4000} value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="Markdown; @name mentions someone" />
+        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+        <button type="submit" class="button-primary" disabled={busy || draft.trim() === ''}>
+          Post comment
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** Who the task is for, with a control to set it (and to take the task back from a lease holder when needed). */
+export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
+  const { names } = useSession();
+  const [choice, setChoice] = useState(task.assignee?.id ?? '');
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const action = useActionKey();
+  useEffect(() => setChoice(task.assignee?.id ?? ''), [task.assignee?.id]);
+
+  const assign = async (releaseLease: boolean) => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
+      // A retry with release_lease is a new request: it needs its own key.
+      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/assign`, { key: releaseLease ? newKey() : action.key(), body });
+      action.done();
+      onChanged(updated);
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="assignee-title">
+      <h2 id="assignee-title">Assignee</h2>
+      <p class="assignee-now">{task.assignee ? <ActorChip actor={task.assignee} /> : <span class="muted">Anyone may claim it.</span>}</p>
+      <label for="assignee-choice">Assign to</label>
+      <div class="assignee-row">
+        <select id="assignee-choice" value={choice} onChange={(e) => setChoice(e.currentTarget.value)}>
+          <option value="">Nobody (anyone may claim)</option>
+          {[...names].map(([id, name]) => (
+            <option key={id} value={id}>
+              {name}
+            </option>
+          ))}
+        </select>
+        <button type="button" disabled={busy || choice === (task.assignee?.id ?? '')} onClick={() => void assign(false)}>
+          Assign
+        </button>
+      </div>
+      {problem && (
+        <ProblemNotice problem={problem} onDismiss={() => setProblem(null)}>
+          {problem.code === 'assignee_lease_held' && (
+            <button type="button" onClick={() => void assign(true)} disabled={busy}>
+              End the lease and assign
+            </button>
+          )}
+        </ProblemNotice>
+      )}
+    </section>
+  );
+}
+
+/** The hand-in for review and, while in review, approve or request changes (a comment is required for changes). */
+export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
+  const [feedback, setFeedback] = useState('');
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const action = useActionKey();
+  if (!task.handoff && task.status !== 'in_review') return null;
+
+  const decide = async (decision: 'approve' | 'request_changes') => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
+      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/review`, { key: action.key(), body });
+      action.done();
+      setFeedback('');
+      onChanged(updated);
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="review-title">
+      <h2 id="review-title">Review</h2>
+      {task.handoff && (
+        <div class="handoff">
+          <p class="small muted">
+            Handed in by <ActorChip actor={task.handoff.by} /> {exact(task.handoff.at)}
+          </p>
+          <p class="handoff-summary">{task.handoff.summary}</p>
+          {task.handoff.artifacts.length > 0 && <p class="small">Artifacts: {task.handoff.artifacts.map((a) => <code key={a}>{a} </code>)}</p>}
+        </div>
+      )}
+      {task.status === 'in_review' && (
+        <div class="review-form">
+          <label for="review-feedback">Feedback (required to request changes)</label>
+          <textarea id="review-feedback" rows={3} maxLength={4000} value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
+          {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+          <div class="review-actions">
+            <button type="button" class="button-primary" disabled={busy} onClick={() => void decide('approve')}>
+              Approve
+            </button>
+            <button type="button" disabled={busy || feedback.trim() === ''} onClick={() => void decide('request_changes')}>
+              Request changes
+            </button>
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}
