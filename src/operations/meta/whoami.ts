@@ -3,7 +3,6 @@ import { PRINCIPAL_KINDS, SCOPES } from '../../domain/scopes.ts';
 import { countActiveLeases } from '../../store/leases.ts';
 import { mayCall } from '../authorization.ts';
 import { defineOperation } from '../define-operation.ts';
-import { operations } from '../index.ts';
 
 export const whoami = defineOperation({
   name: 'whoami',
@@ -29,7 +28,7 @@ export const whoami = defineOperation({
   async run(db, ctx) {
     const actor = ctx.actor;
     const openLeases = await countActiveLeases(db, actor.id, ctx.now);
-    const allowed = operations.filter((op) => mayCall(actor, op.name, op.scope));
+    const allowed = ctx.operations.filter((op) => mayCall(actor, op.name, op.scope));
     return {
       principal: { id: actor.id, kind: actor.kind, name: actor.name },
       token: { id: actor.tokenId, machine: actor.machine },
