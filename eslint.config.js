@@ -18,16 +18,17 @@ export default tseslint.config(
       'no-restricted-imports': 'off',
     },
   },
-  {
-    // Layering (STYLE.md): adapters and cli never reach the store; the domain imports nothing of ours.
-    files: ['src/adapters/**', 'src/cli/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/store/*', '**/store/**'], message: 'Adapters never touch the database: go through src/service.' }] },
-      ],
-    },
-  },
+  // Layering, top to bottom (README, Architecture): main.ts, server.ts and cli/ compose; adapters/
+  // and workers/ serve; service/ runs operations in transactions; operations/ is the registry;
+  // store/ holds the queries; domain/ and the leaf modules in src/*.ts are pure. Each layer
+  // imports only below itself (workers may use the service's event tail), type imports included.
+  ...layer(['src/adapters/**'], ['store', 'workers', 'cli', 'entry'], 'Adapters never touch the database nor run workers: go through src/service.'),
+  ...layer(['src/cli/**'], ['store'], 'The command line goes through the server or the service, never the store.'),
+  ...layer(['src/workers/**'], ['adapters', 'cli', 'entry'], 'Workers sit beside the adapters: import service/, operations/, store/ and below.'),
+  ...layer(['src/service/**'], ['workers', 'adapters', 'cli', 'entry'], 'service/ imports only operations/, store/, domain/ and leaf modules.'),
+  ...layer(['src/operations/**'], ['service', 'workers', 'adapters', 'cli', 'entry', 'registry'], 'operations/ imports only store/, domain/ and leaf modules; the operation list comes through ctx.operations.'),
+  ...layer(['src/store/**'], ['operations', 'service', 'workers', 'adapters', 'cli', 'entry'], 'store/ holds queries only: it imports domain/ and leaf modules.'),
+  ...layer(['src/*.ts'], ['store', 'operations', 'service', 'workers', 'adapters', 'cli', 'entry'], 'Leaf modules in src/*.ts import only each other and domain/.', ['src/main.ts', 'src/server.ts']),
   {
     files: ['src/domain/**'],
     rules: {
@@ -39,3 +40,34 @@ export default tseslint.config(
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
 );
+
+/**
+ * Import patterns of each layer, as written from a file in a folder below src/ (`fromRoot`: from
+ * src/*.ts itself). `entry` is the composition root, src/main.ts and src/server.ts (adapters/mcp
+ * has a server.ts of its own); `registry` is operations/index.ts.
+ */
+function importsOf(name, fromRoot) {
+  const ups = fromRoot ? ['./'] : ['../', '../../', '../../../'];
+  switch (name) {
+    case 'entry':
+      return ups.flatMap((up) => [`${up}main.ts`, `${up}server.ts`]);
+    case 'registry':
+      return ['**/operations/index.ts', '../index.ts', './index.ts'];
+    default:
+      return [`**/${name}/*`, `**/${name}/**`, `./${name}/*`, `./${name}/**`];
+  }
+}
+
+/** A lint block refusing, in `files`, imports of the `forbidden` layers. */
+function layer(files, forbidden, message, ignores = []) {
+  const fromRoot = files.every((f) => f.startsWith('src/*'));
+  return [
+    {
+      files,
+      ignores,
+      rules: {
+        '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: forbidden.flatMap((name) => importsOf(name, fromRoot)), message }] }],
+      },
+    },
+  ];
+}

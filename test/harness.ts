@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../src/clock.ts';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -86,9 +87,9 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock } = {}): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase(options.onQuery)).database;
-  const server = await createServer(testConfig(overrides), { database });
+  const server = await createServer(testConfig(overrides), { database, ...(options.clock ? { clock: options.clock } : {}) });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
   const ids = createIds();

@@ -2,7 +2,7 @@ import { SCOPES } from '../domain/scopes.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
 import { mayCall } from '../operations/authorization.ts';
 import { isCallable, type Operation } from '../operations/define-operation.ts';
-import type { Principal } from '../service/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
 import { API_PREFIX } from './rest/routes.ts';

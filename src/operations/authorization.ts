@@ -1,5 +1,5 @@
 import type { Scope } from '../domain/scopes.ts';
-import type { Principal } from '../service/principal.ts';
+import type { Principal } from '../domain/principal.ts';
 
 /** True when the caller's token scopes and agent allowlist both admit the operation. */
 export function mayCall(actor: Principal, operation: string, scope: Scope | null): boolean {

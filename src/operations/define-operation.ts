@@ -4,10 +4,10 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { BatonError } from '../errors.ts';
 import type { EventType } from '../domain/event-types.ts';
+import type { Principal } from '../domain/principal.ts';
+import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Scope } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
-import type { RateBudget } from '../service/authenticate.ts';
-import type { Principal } from '../service/principal.ts';
 import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
@@ -63,6 +63,8 @@ export interface OperationContext {
   emit(event: EventDraft): void;
   /** The caller's rate budget after this request, when the interface counted one. */
   readonly rateBudget?: RateBudget | undefined;
+  /** Every operation this service serves (whoami lists them, an approval runs one, an allowlist names them). */
+  readonly operations: readonly Operation[];
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {

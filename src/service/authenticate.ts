@@ -4,15 +4,14 @@ import type { DB } from '../store/schema.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
 import { findGrantAndCount, touchToken } from '../store/tokens.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
+import type { RateBudget } from '../domain/rate-budget.ts';
 
-/** The caller's rate budget after this request, for the RateLimit response fields. */
-export interface RateBudget {
-  readonly limit: number;
-  readonly remaining: number;
-  readonly windowS: number;
-  /** Seconds until the window resets. */
-  readonly resetS: number;
+export interface AuthenticateDeps {
+  readonly db: Kysely<DB>;
+  readonly rate: { readonly limit: number; readonly windowS: number };
+  /** When this instance last wrote each token's `last_used_at` (epoch ms); owned by the service instance. */
+  readonly lastTouched: Map<string, number>;
 }
 
 export interface Authenticated {
@@ -25,12 +24,8 @@ export interface Authenticated {
  * rate window, in one query. A malformed token (bad shape or checksum) costs no query. Throws 401
  * `unauthenticated` / `invalid_token`, or 429 `rate_limited` past the budget.
  */
-export async function authenticate(
-  db: Kysely<DB>,
-  authorization: string | undefined,
-  now: Date,
-  rate: { limit: number; windowS: number },
-): Promise<Authenticated> {
+export async function authenticate(deps: AuthenticateDeps, authorization: string | undefined, now: Date): Promise<Authenticated> {
+  const { db, rate } = deps;
   const tokenHash = bearerHash(authorization);
   const windowMs = rate.windowS * 1000;
   const windowStart = Math.floor(now.getTime() / windowMs) * rate.windowS;
@@ -45,18 +40,17 @@ export async function authenticate(
       headers: { 'retry-after': String(resetS), ...rateLimitHeaders(budget) },
     });
   }
-  if (touchDue(principal.tokenId, now)) touchToken(db, principal.tokenId, now).catch(() => undefined);
+  if (touchDue(deps.lastTouched, principal.tokenId, now)) touchToken(db, principal.tokenId, now).catch(() => undefined);
   return { principal, budget };
 }
 
 const TOUCH_EVERY_MS = 60_000;
-const lastTouched = new Map<string, number>();
 
 /**
  * `last_used_at` is kept to the minute, so each instance writes it at most once a minute per
  * token instead of sending a no-op UPDATE on every request.
  */
-function touchDue(tokenId: string, now: Date): boolean {
+function touchDue(lastTouched: Map<string, number>, tokenId: string, now: Date): boolean {
   const last = lastTouched.get(tokenId);
   if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return false;
   if (lastTouched.size > 10_000) lastTouched.clear();
@@ -72,23 +66,10 @@ export function rateLimitHeaders(budget: RateBudget): Record<string, string> {
   };
 }
 
-const HASHES_KEPT = 10_000;
-const hashes = new Map<string, Buffer>();
-
-/**
- * The SHA-256 of the bearer token in `authorization`, remembered per header value, so a caller's
- * later requests skip the parse, the checksum and the hash (a few microseconds a request). Only
- * well-formed tokens are remembered; whether the token is known, live and within budget is asked
- * of the database on every request, so a revocation still applies at once.
- */
+/** The SHA-256 of the bearer token in `authorization`; 401 without one. */
 function bearerHash(authorization: string | undefined): Buffer {
   if (!authorization) throw new BatonError('unauthenticated', 'No Authorization header was sent.');
-  const known = hashes.get(authorization);
-  if (known) return known;
-  const tokenHash = hashToken(bearer(authorization));
-  if (hashes.size >= HASHES_KEPT) hashes.clear();
-  hashes.set(authorization, tokenHash);
-  return tokenHash;
+  return hashToken(bearer(authorization));
 }
 
 /** The token of a `Bearer <token>` header, refused without a lookup unless it has Baton's shape and checksum. */

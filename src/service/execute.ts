@@ -15,8 +15,8 @@ import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
-import type { RateBudget } from './authenticate.ts';
-import type { Principal } from './principal.ts';
+import type { RateBudget } from '../domain/rate-budget.ts';
+import type { Principal } from '../domain/principal.ts';
 import type { Tx } from '../store/connection.ts';
 
 export interface ExecuteDeps {
@@ -24,6 +24,8 @@ export interface ExecuteDeps {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly config: Config;
+  /** The operations the service serves, handed to each operation's context. */
+  readonly operations: readonly Operation[];
   /** Absolute base for problem `type` and `docs_url`. */
   readonly baseUrl: string;
   /** Where unexpected failures are reported before they become an `internal` problem. */
@@ -246,7 +248,7 @@ export function readContext(deps: ExecuteDeps, operation: Operation, call: Call)
 }
 
 function context(deps: ExecuteDeps, call: Call, now: Date, emit: (event: EventDraft) => void): OperationContext {
-  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit, rateBudget: call.budget };
+  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit, rateBudget: call.budget, operations: deps.operations };
 }
 
 /** The outcome of a run that returned `output`. */

@@ -62,12 +62,13 @@ export interface ServiceDeps {
 export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
   const baseUrl = config.publicUrl;
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, baseUrl, log: deps.log, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>() };
+  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, baseUrl, log: deps.log, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,
     baseUrl,
-    authenticate: (authorization) => authenticate(database.counters, authorization, clock.now(), config.rateLimit),
+    authenticate: (authorization) => authenticate(authenticateDeps, authorization, clock.now()),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
     subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),

@@ -7,7 +7,7 @@ import { principalFromGrant } from '../operations/shared/grants.ts';
 import type { DB } from '../store/schema.ts';
 import { findGrantById } from '../store/tokens.ts';
 import { authorize, validate } from './execute.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../domain/principal.ts';
 
 /** How often an open stream re-checks its token: a revoked token, disabled agent or lost scope ends it. */
 const RECHECK_MS = 5000;

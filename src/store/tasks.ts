@@ -189,20 +189,12 @@ export async function updateTask(
   return task;
 }
 
-/** The update's text for this list of columns, made once per list: a task is changed in few distinct ways. */
-const updateTexts = new Map<string, string>();
-
+/** The update's text for this list of columns (one of the SETTABLE ones each; values go in parameters). */
 function updateText(columns: readonly string[], endsLease: boolean): string {
-  const shape = `${endsLease ? 'lease+' : ''}${columns.join(',')}`;
-  let text = updateTexts.get(shape);
-  if (text === undefined) {
-    const first = endsLease ? 4 : 1;
-    const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) ' : '';
-    const sets = columns.map((column, i) => `"${column}" = $${first + i}`).join(', ');
-    text = `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
-    updateTexts.set(shape, text);
-  }
-  return text;
+  const first = endsLease ? 4 : 1;
+  const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) ' : '';
+  const sets = columns.map((column, i) => `"${column}" = $${first + i}`).join(', ');
+  return `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
 }
 
 export interface TaskListQuery {

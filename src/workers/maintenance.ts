@@ -6,6 +6,7 @@ import type { DB } from '../store/schema.ts';
 import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
+import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 
 export interface MaintenanceDeps {
   readonly db: Kysely<DB>;
@@ -27,18 +28,6 @@ const PASSES: Readonly<Record<string, Pass>> = {
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };
-
-/** A pass's own report plus `ok`; a failed pass is only `{ ok: false }` (the error goes to the log). */
-export type PassResult = { readonly ok: boolean } & Readonly<Record<string, unknown>>;
-
-export interface MaintenanceReport {
-  /** True when the database answered and every pass finished. */
-  ok: boolean;
-  database: 'ok' | 'unreachable';
-  passes: Record<string, PassResult>;
-  started_at: string;
-  finished_at: string;
-}
 
 /**
  * Touches the database, then runs one pass of every maintenance loop in turn. A failing pass is

@@ -1,50 +1,59 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal, Response } from '../harness.ts';
+import type { Principal } from '../harness.ts';
 import { expectProblem, type TaskBody } from '../rest/fixtures.ts';
 import {
   type Claim,
   claimTask,
   type Cluster,
+  CRON_SECRET,
   createTask,
   getTask,
   INSTANCES,
   type LeaseBody,
   leaseEvents,
-  pollUntil,
-  sleep,
-  sleepPast,
   startInstances,
+  sweep,
   taskEvents,
+  testClock,
   WORKER_SCOPES,
 } from './instances.ts';
 
+/*
+ * Lease time is the servers' injected clock, moved by the test; sweeps run when the test asks
+ * (`/cron/keepalive`, one pass of the same sweeper the loop runs). No test waits in real time.
+ */
+
 const TTL = { defaultS: 2, minS: 1, maxS: 3600 };
 
-describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database every 200 ms (PGlite is single-process: one)`, () => {
+describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database (PGlite is single-process: one)`, () => {
+  const clock = testClock();
   let c: Cluster;
   let agent: Principal;
   beforeAll(async () => {
-    c = await startInstances(INSTANCES, { leaseTtl: TTL, sweepIntervalMs: 200 });
+    c = await startInstances(INSTANCES, { leaseTtl: TTL, sweepIntervalMs: 0, webhookIntervalMs: 0, cronSecret: CRON_SECRET }, clock);
     agent = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
   });
   afterAll(() => c.close());
 
-  /** Polls the task until the sweeper has put it back in todo. */
-  const backInTodo = (id: string, boundMs: number) =>
-    pollUntil(async () => {
-      const task = await getTask(c, id);
-      return task.status === 'todo' ? task : undefined;
-    }, boundMs, `task ${id} back in todo`);
+  /** Sweeps on every instance at once. */
+  const sweepAll = () => Promise.all(Array.from({ length: INSTANCES }, (_, via) => sweep(c, via)));
 
-  it('a 2 s lease lapses, the task is todo again within 3 s, with one lease.expired by the system', async () => {
+  it('a 2 s lease lapses, a sweep puts the task back in todo, with one lease.expired by the system', async () => {
     const task = await createTask(c);
     const { lease } = await claimTask(c, task.id, agent.token);
     expect(lease).toMatchObject({ ttl_s: 2, epoch: 1, state: 'active' });
 
-    const back = await backInTodo(task.id, 3_000);
+    clock.setPast(lease.expires_at, -1);
+    await sweepAll();
+    expect((await getTask(c, task.id)).status).toBe('in_progress');
+    clock.setPast(lease.expires_at);
+    await sweepAll();
+    const back = await getTask(c, task.id);
+    expect(back.status).toBe('todo');
     expect(back.lease).toBeNull();
-    // Give every sweeper a few more passes: none may expire the lease a second time.
-    await sleep(1_000);
+    // More passes on every instance: none may expire the lease a second time.
+    await sweepAll();
+    await sweepAll();
     const events = await taskEvents(c, task.id);
     const expired = leaseEvents(events, 'lease.expired', lease.id);
     expect(expired).toHaveLength(1);
@@ -62,30 +71,32 @@ describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database every
     expect(again.lease.epoch).toBe(2);
   });
 
-  it('20 leases lapsing together are each expired exactly once, however many instances sweep', { timeout: 90_000 }, async () => {
+  it('20 leases lapsing together are each expired exactly once, however many instances sweep at once', { timeout: 90_000 }, async () => {
     const tasks = await Promise.all(Array.from({ length: 20 }, () => createTask(c)));
     const claims = await Promise.all(tasks.map((task, i) => c.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: { ttl_s: 1 }, via: i % INSTANCES })));
     const leases = claims.map((res) => {
       expect(res.status, res.body).toBe(200);
       return res.json<Claim>().lease;
     });
-    for (const task of tasks) await backInTodo(task.id, 10_000);
-    await sleep(1_000);
+    clock.setPast(leases.map((l) => l.expires_at).sort().at(-1) ?? '');
+    await Promise.all([sweepAll(), sweepAll()]);
+    await sweepAll();
     for (const lease of leases) {
+      expect((await getTask(c, lease.task_id)).status).toBe('todo');
       const events = await taskEvents(c, lease.task_id);
       expect(leaseEvents(events, 'lease.expired', lease.id), lease.task_id).toHaveLength(1);
       expect(events.filter((e) => e.type === 'task.status_changed' && e.data.reason === 'lease_expired'), lease.task_id).toHaveLength(1);
     }
   });
 
-  it('heartbeats every ~500 ms keep a 2 s lease alive for ~5 s', async () => {
+  it('heartbeats every 500 ms keep a 2 s lease alive for 5 s of sweeps', async () => {
     const task = await createTask(c);
     const { lease } = await claimTask(c, task.id, agent.token);
     let beats = 0;
-    const until = Date.now() + 5_000;
-    while (Date.now() < until) {
-      // Read the task while waiting, so the heartbeat cadence stays near 500 ms.
-      const [, now] = await Promise.all([sleep(500), getTask(c, task.id)]);
+    for (let elapsed = 0; elapsed < 5_000; elapsed += 500) {
+      clock.advance(500);
+      await sweepAll();
+      const now = await getTask(c, task.id);
       expect(now.status).toBe('in_progress');
       expect(now.lease).toMatchObject({ id: lease.id, epoch: 1 });
       const res = await c.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: agent.token, body: { note: `beat ${beats}` }, via: beats % INSTANCES });
@@ -93,9 +104,6 @@ describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database every
       expect(res.json<LeaseBody>()).toMatchObject({ id: lease.id, state: 'active', epoch: 1, ttl_s: 2 });
       beats++;
     }
-    const now = await getTask(c, task.id);
-    expect(now.status).toBe('in_progress');
-    expect(now.lease).toMatchObject({ id: lease.id, epoch: 1 });
     const events = await taskEvents(c, task.id);
     expect(leaseEvents(events, 'lease.renewed', lease.id)).toHaveLength(beats);
     expect(leaseEvents(events, 'lease.expired', lease.id)).toHaveLength(0);
@@ -106,74 +114,74 @@ describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database every
   it('a heartbeat after expiry is 409 lease_expired, before and after the sweeper catches up', async () => {
     const task = await createTask(c);
     const { lease } = await claimTask(c, task.id, agent.token, { ttl_s: 1 });
-    await sleepPast(lease.expires_at);
+    clock.setPast(lease.expires_at);
     expectProblem(await c.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: agent.token, body: {} }), 409, 'lease_expired');
-    await backInTodo(task.id, 10_000);
+    await sweepAll();
+    expect((await getTask(c, task.id)).status).toBe('todo');
     expectProblem(await c.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: agent.token, body: {} }), 409, 'lease_expired');
     const events = await taskEvents(c, task.id);
     expect(leaseEvents(events, 'lease.renewed', lease.id)).toHaveLength(0);
     expect(leaseEvents(events, 'lease.expired', lease.id)).toHaveLength(1);
   });
 
-  it('lease.expiring is emitted once per term: once before a heartbeat, once after', { timeout: 90_000 }, async () => {
-    // A 10 s term warns at 8 s (80 %), leaving two seconds to answer the warning with a heartbeat;
-    // the heartbeat starts a 5 s term, warned at 4 s, which then runs out.
+  it('lease.expiring is emitted once per term: once before a heartbeat, once after', async () => {
+    // A 10 s term warns at 8 s (80 %); the heartbeat starts a 5 s term, warned at 4 s, which then runs out.
     const task = await createTask(c);
     const { lease } = await claimTask(c, task.id, agent.token, { ttl_s: 10 });
     const expiring = async () => leaseEvents(await taskEvents(c, task.id), 'lease.expiring', lease.id);
 
-    const first = await pollUntil(async () => {
-      const found = await expiring();
-      return found.length > 0 ? found : undefined;
-    }, 20_000, 'the first lease.expiring');
+    clock.advance(7_900);
+    await sweepAll();
+    expect(await expiring()).toHaveLength(0);
+    clock.advance(200);
+    await sweepAll();
+    await sweepAll();
+    const first = await expiring();
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ actor: { id: 'system', kind: 'system' }, data: { lease_id: lease.id, expires_at: lease.expires_at } });
     const beat = await c.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: agent.token, body: { note: 'still here', ttl_s: 5 } });
     expect(beat.status, beat.body).toBe(200);
     const renewed = beat.json<LeaseBody>();
-    expect(first).toHaveLength(1);
-    expect(first[0]).toMatchObject({ actor: { id: 'system', kind: 'system' }, data: { lease_id: lease.id, expires_at: lease.expires_at } });
 
-    await backInTodo(task.id, 20_000);
-    await sleep(1_000);
+    clock.setPast(renewed.expires_at, -900);
+    await sweepAll();
+    await sweepAll();
+    clock.setPast(renewed.expires_at);
+    await sweepAll();
+    expect((await getTask(c, task.id)).status).toBe('todo');
     const warnings = await expiring();
     expect(warnings.map((e) => e.data.expires_at)).toEqual([lease.expires_at, renewed.expires_at]);
     const events = await taskEvents(c, task.id);
     expect(leaseEvents(events, 'lease.expired', lease.id)).toHaveLength(1);
   });
 
-  it('release racing expiry (1 s leases, 20 times) always leaves one outcome: todo, released XOR expired, one event', { timeout: 120_000 }, async () => {
-    // Releases from 500 ms before to 450 ms after the expiry, in 50 ms steps, five at a time:
-    // a loaded machine delays requests, so the window is wide enough to land on both sides.
-    const outcomes: { task: TaskBody; lease: LeaseBody; res: Response }[] = [];
-    for (let round = 0; round < 4; round++) {
-      outcomes.push(
-        ...(await Promise.all(
-          Array.from({ length: 5 }, async (_, n) => {
-            const i = round * 5 + n;
-            const task = await createTask(c);
-            const { lease } = await claimTask(c, task.id, agent.token, { ttl_s: 1 });
-            await sleepPast(lease.expires_at, -500 + i * 50);
-            const res = await c.request('POST', `/api/v1/leases/${lease.id}/release`, { token: agent.token, body: {}, via: i % INSTANCES });
-            return { task, lease, res };
-          }),
-        )),
+  it('release racing a sweep leaves one outcome: released before the expiry, expired after it, one event either way', { timeout: 120_000 }, async () => {
+    const outcomes: { task: TaskBody; lease: LeaseBody; expired: boolean; status: number }[] = [];
+    for (const offset of [-1, 0, 1, 500]) {
+      const claimed = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const task = await createTask(c);
+          return { task, lease: (await claimTask(c, task.id, agent.token, { ttl_s: 1 })).lease };
+        }),
       );
+      clock.setPast(claimed.map((x) => x.lease.expires_at).sort()[0] ?? '', offset);
+      const now = clock.now().getTime();
+      // Each release goes out together with a sweep on every instance.
+      const [released] = await Promise.all([
+        Promise.all(claimed.map(({ lease }, i) => c.request('POST', `/api/v1/leases/${lease.id}/release`, { token: agent.token, body: {}, via: i % INSTANCES }))),
+        sweepAll(),
+      ]);
+      claimed.forEach(({ task, lease }, i) => outcomes.push({ task, lease, expired: Date.parse(lease.expires_at) <= now, status: released[i]?.status ?? 0 }));
     }
-    for (const { task } of outcomes) await backInTodo(task.id, 10_000);
-    await sleep(1_000);
-    for (const { task, lease, res } of outcomes) {
+    await sweepAll();
+    for (const { task, lease, expired, status } of outcomes) {
       const read = await c.request('GET', `/api/v1/leases/${lease.id}`, { token: agent.token });
-      const state = read.json<LeaseBody>().state;
       const events = await taskEvents(c, task.id);
       const released = leaseEvents(events, 'lease.released', lease.id);
-      const expired = leaseEvents(events, 'lease.expired', lease.id);
-      if (res.status === 200) {
-        expect(state, task.id).toBe('released');
-        expect([released.length, expired.length], task.id).toEqual([1, 0]);
-      } else {
-        expectProblem(res, 409, 'lease_expired');
-        expect(state, task.id).toBe('expired');
-        expect([released.length, expired.length], task.id).toEqual([0, 1]);
-      }
+      const expiredEvents = leaseEvents(events, 'lease.expired', lease.id);
+      expect(status, task.id).toBe(expired ? 409 : 200);
+      expect(read.json<LeaseBody>().state, task.id).toBe(expired ? 'expired' : 'released');
+      expect([released.length, expiredEvents.length], task.id).toEqual(expired ? [0, 1] : [1, 0]);
       expect((await getTask(c, task.id)).status).toBe('todo');
       expect(events.filter((e) => e.type === 'task.status_changed' && e.data.to === 'todo'), task.id).toHaveLength(1);
     }
@@ -181,11 +189,12 @@ describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database every
 });
 
 describe('claims never wait for the sweeper (sweepIntervalMs: 0)', () => {
+  const clock = testClock();
   let c: Cluster;
   let first: Principal;
   let second: Principal;
   beforeAll(async () => {
-    c = await startInstances(1, { leaseTtl: TTL, sweepIntervalMs: 0 });
+    c = await startInstances(1, { leaseTtl: TTL, sweepIntervalMs: 0 }, clock);
     first = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
     second = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
   });
@@ -195,7 +204,7 @@ describe('claims never wait for the sweeper (sweepIntervalMs: 0)', () => {
   async function lapsedClaim(body: Record<string, unknown> = {}): Promise<Claim> {
     const task = await createTask(c, body);
     const claim = await claimTask(c, task.id, first.token, { ttl_s: 1 });
-    await sleepPast(claim.lease.expires_at);
+    clock.setPast(claim.lease.expires_at);
     expect((await getTask(c, task.id)).status).toBe('in_progress');
     const read = await c.request('GET', `/api/v1/leases/${claim.lease.id}`, { token: first.token });
     expect(read.json<LeaseBody>().state).toBe('expired');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { expectProblem } from '../rest/fixtures.ts';
-import { type Claim, claimTask, createTask, getTask, type LeaseBody, leaseEvents, sleepPast, taskEvents, WORKER_SCOPES } from './instances.ts';
+import { type Claim, claimTask, createTask, getTask, type LeaseBody, leaseEvents, taskEvents, testClock, WORKER_SCOPES } from './instances.ts';
 
 interface NextAction {
   operation: string;
@@ -11,12 +11,13 @@ interface NextAction {
   body?: Record<string, unknown>;
 }
 
+const clock = testClock();
 let t: TestServer;
 let a: Principal;
 let b: Principal;
 // No sweeper: a lapsed lease stays on its task until someone claims it, which makes the fencing deterministic.
 beforeAll(async () => {
-  t = await startTestServer({ leaseTtl: { defaultS: 300, minS: 1, maxS: 3600 }, sweepIntervalMs: 0 });
+  t = await startTestServer({ leaseTtl: { defaultS: 300, minS: 1, maxS: 3600 }, sweepIntervalMs: 0 }, { clock });
   a = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
   b = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
 });
@@ -31,7 +32,7 @@ async function takenOver(): Promise<{ id: string; old: Claim; fresh: Claim }> {
   const old = await claimTask(t, task.id, a.token, { ttl_s: 1 });
   expect(old.lease.epoch).toBe(1);
   expect(old.task.lease).toMatchObject({ id: old.lease.id, epoch: 1 });
-  await sleepPast(old.lease.expires_at);
+  clock.setPast(old.lease.expires_at);
   const fresh = await claimTask(t, task.id, b.token);
   expect(fresh.lease).toMatchObject({ epoch: 2, holder: { id: b.id, kind: 'agent' } });
   return { id: task.id, old, fresh };
@@ -82,7 +83,7 @@ describe('fencing: a lease that lapsed and was re-granted', () => {
   it('refuses the holder itself once its lease lapsed, with or without the current epoch', async () => {
     const task = await createTask(t);
     const { lease } = await claimTask(t, task.id, b.token, { ttl_s: 1 });
-    await sleepPast(lease.expires_at);
+    clock.setPast(lease.expires_at);
     expectProblem(await patch(task.id, { status: 'in_review', lease_epoch: lease.epoch }, b.token), 409, 'lease_expired');
     expectProblem(await patch(task.id, { status: 'in_review' }, b.token), 409, 'lease_expired');
     expect((await getTask(t, task.id)).status).toBe('in_progress');

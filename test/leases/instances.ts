@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import { SCOPES, type PrincipalKind, type Scope } from '../../src/domain/scopes.ts';
 import { createIds } from '../../src/ids.ts';
@@ -43,7 +44,7 @@ export interface Cluster extends Requester {
  * Starts `count` Baton instances on ONE fresh database, each with its own pool and sweeper,
  * listening on 127.0.0.1 port 0. PGlite lives in one process, so it allows one instance.
  */
-export async function startInstances(count: number, overrides: Partial<Config> = {}): Promise<Cluster> {
+export async function startInstances(count: number, overrides: Partial<Config> = {}, clock?: Clock): Promise<Cluster> {
   if (engine === 'pglite' && count !== 1) throw new Error('PGlite is single-process: start one instance');
   const { database, url } = await freshDatabase();
   const instances: Instance[] = [];
@@ -51,7 +52,7 @@ export async function startInstances(count: number, overrides: Partial<Config> =
   try {
     for (let i = 0; i < count; i++) {
       const own = url === undefined ? database : openPostgres(url, 10);
-      const server = await createServer(testConfig(overrides), { database: own });
+      const server = await createServer(testConfig(overrides), { database: own, ...(clock ? { clock } : {}) });
       adminToken ??= server.bootstrapToken;
       const baseUrl = await server.app.listen({ port: 0, host: '127.0.0.1' });
       instances.push({ server, baseUrl });
@@ -175,10 +176,36 @@ export function leaseEvents(events: readonly EventBody[], type: string, leaseId:
   return events.filter((event) => event.type === type && event.data.lease_id === leaseId);
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
-/** Sleeps until `ms` past an ISO instant (the server runs on this machine's clock). */
-export const sleepPast = (iso: string, ms = 150) => sleep(Date.parse(iso) + ms - Date.now());
+/** The server's clock, moved by the test: lease time passes only when the test says so, however slow the machine. */
+export interface TestClock extends Clock {
+  advance(ms: number): void;
+  /** Sets the time to `ms` after an ISO instant (before it, for a negative `ms`). */
+  setPast(iso: string, ms?: number): void;
+}
+
+export function testClock(): TestClock {
+  let time = Date.now();
+  return {
+    now: () => new Date(time),
+    advance(ms) {
+      time += ms;
+    },
+    setPast(iso, ms = 1) {
+      time = Date.parse(iso) + ms;
+    },
+  };
+}
+
+/** The cron secret the lease tests configure, to run one sweep on demand through `/cron/keepalive`. */
+export const CRON_SECRET = 'lease-tests-cron-secret-0123456789';
+
+/** One pass of every maintenance loop (the lease sweeper among them) on instance `via`, through `POST /cron/keepalive`. */
+export async function sweep(c: Cluster, via = 0): Promise<void> {
+  const res = await c.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null, via });
+  expect(res.status, res.body).toBe(200);
+}
 
 /** Polls `probe` every ~100 ms until it returns a value, for at most `boundMs`; the bound is the only timing claim. */
 export async function pollUntil<T>(probe: () => Promise<T | undefined>, boundMs: number, what: string): Promise<T> {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
-import type { Bindings, ChildLoggerOptions, LogFn, Logger } from 'pino';
+import type { Logger } from 'pino';
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
-import type { MaintenanceReport } from '../../workers/maintenance.ts';
+import type { MaintenanceReport } from '../../domain/maintenance-report.ts';
 import { registerInboundRoutes } from '../inbound/routes.ts';
 import { loadSpecPages, registerDocs } from '../docs.ts';
 import { registerMcpRoute } from '../mcp/http.ts';
@@ -34,7 +34,7 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   // Fastify types its instance by the logger it is given; it needs only the base logger.
-  const loggerInstance: FastifyBaseLogger | undefined = options.logger && withLazyChildren(options.logger);
+  const loggerInstance: FastifyBaseLogger | undefined = options.logger;
   const app = Fastify({
     ...(loggerInstance ? { loggerInstance } : { logger: false }),
     bodyLimit: service.config.bodyLimitBytes,
@@ -125,79 +125,6 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);
   return app;
-}
-
-/**
- * The process logger as Fastify gets it: the same pino logger (a child by prototype, as pino makes
- * its own), except that `child` answers a `LazyChildLogger`. Fastify makes `request.log` through
- * `child`, and with its default child-logger factory it skips the shape check it runs on each
- * request's logger when a custom factory made it.
- */
-function withLazyChildren(logger: FastifyBaseLogger): FastifyBaseLogger {
-  const root = Object.create(logger) as FastifyBaseLogger;
-  root.child = (bindings, options) => new LazyChildLogger(logger, bindings, options ?? {});
-  return root;
-}
-
-/**
- * `request.log`: the pino child carrying the request id, made when something first logs through
- * it. Most requests log nothing, and making a child costs about 1.5 µs (pino serialises its
- * bindings at once).
- */
-class LazyChildLogger implements FastifyBaseLogger {
-  #child: FastifyBaseLogger | undefined;
-  readonly #parent: FastifyBaseLogger;
-  readonly #bindings: Bindings;
-  readonly #options: ChildLoggerOptions;
-
-  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
-    this.#parent = parent;
-    this.#bindings = bindings;
-    this.#options = options;
-  }
-
-  get #log(): FastifyBaseLogger {
-    this.#child ??= this.#parent.child(this.#bindings, this.#options);
-    return this.#child;
-  }
-
-  get level(): string {
-    return this.#child?.level ?? this.#options.level ?? this.#parent.level;
-  }
-
-  set level(level: string) {
-    this.#log.level = level;
-  }
-
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.#log.child(bindings, options);
-  }
-
-  fatal(...args: unknown[]): void {
-    this.#log.fatal(...(args as Parameters<LogFn>));
-  }
-
-  error(...args: unknown[]): void {
-    this.#log.error(...(args as Parameters<LogFn>));
-  }
-
-  warn(...args: unknown[]): void {
-    this.#log.warn(...(args as Parameters<LogFn>));
-  }
-
-  info(...args: unknown[]): void {
-    this.#log.info(...(args as Parameters<LogFn>));
-  }
-
-  debug(...args: unknown[]): void {
-    this.#log.debug(...(args as Parameters<LogFn>));
-  }
-
-  trace(...args: unknown[]): void {
-    this.#log.trace(...(args as Parameters<LogFn>));
-  }
-
-  silent(): void {}
 }
 
 /** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */

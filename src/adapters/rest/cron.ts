@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
-import type { MaintenanceReport } from '../../workers/maintenance.ts';
+import type { MaintenanceReport } from '../../domain/maintenance-report.ts';
 
 /**
  * `GET|POST /cron/keepalive`: for hosts that freeze idle processes, a scheduler calls it with

@@ -1,6 +1,6 @@
 import { BatonError } from '../../errors.ts';
 import type { Scope } from '../../domain/scopes.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 
 export function agentNotFound(id: string): BatonError {
   return new BatonError('not_found', `No agent ${id}.`, { hint: 'GET /api/v1/agents lists principals.' });

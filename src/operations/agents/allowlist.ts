@@ -1,8 +1,8 @@
 import { BatonError } from '../../errors.ts';
-import { operations } from '../index.ts';
+import type { Operation } from '../define-operation.ts';
 
 /** Refuses allowlist entries that name no operation: a typo would otherwise lock an agent out silently. */
-export function checkAllowlist(names: readonly string[] | null | undefined): void {
+export function checkAllowlist(names: readonly string[] | null | undefined, operations: readonly Operation[]): void {
   if (!names) return;
   const known = new Set(operations.map((op) => op.name));
   const unknown = names.filter((n) => !known.has(n));

@@ -26,7 +26,7 @@ export const createAgent = defineOperation({
   version: (agent) => agent.version,
   async run(tx, ctx, input) {
     if (ctx.actor.kind !== 'human') throw new BatonError('human_required', 'Only a human may create principals.');
-    checkAllowlist(input.tool_allowlist);
+    checkAllowlist(input.tool_allowlist, ctx.operations);
     assertGrantable(ctx.actor, input.scopes);
     const row = await insertAgent(tx, {
       id: ctx.ids.make('agt'),

@@ -32,7 +32,7 @@ export const updateAgent = defineOperation({
     const row = await lockAgent(tx, input.id);
     if (!row) throw agentNotFound(input.id);
     assertVersion(`Agent ${row.id}`, row.version, ctx.expectedVersion);
-    checkAllowlist(input.tool_allowlist);
+    checkAllowlist(input.tool_allowlist, ctx.operations);
     if (input.scopes) assertGrantable(ctx.actor, input.scopes.filter((s) => !row.scopes.includes(s)));
     const { id: _id, ...fields } = input;
     const changes: AgentChanges = {};

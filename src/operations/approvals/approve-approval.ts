@@ -1,13 +1,12 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { type ApprovalRow, decideApproval } from '../../store/approvals.ts';
 import { findGrantById } from '../../store/tokens.ts';
 import { mayCall } from '../authorization.ts';
 import { principalFromGrant } from '../shared/grants.ts';
 import { defineOperation, type EventDraft, type Operation, type OperationContext } from '../define-operation.ts';
-import { operations } from '../index.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -24,7 +23,7 @@ export const approveApproval = defineOperation({
   output: approvalOutput,
   async run(tx, ctx, input) {
     const row = await lockPending(tx, ctx, input.id);
-    const operation = operations.find((op) => op.name === row.operation);
+    const operation = ctx.operations.find((op) => op.name === row.operation);
     if (!operation || operation.kind !== 'write') throw new Error(`approval ${row.id} names unknown operation ${row.operation}`);
     if (operation.approvalTarget && row.target_id !== null) {
       const current = await operation.approvalTarget(tx, row.input as never).catch(() => undefined);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { grantLeases } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';

@@ -1,5 +1,5 @@
 import { BatonError } from '../../errors.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { findLease, type LeaseRow } from '../../store/leases.ts';
 import { lockTask, type TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';

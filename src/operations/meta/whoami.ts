@@ -5,7 +5,6 @@ import { countActiveLeases } from '../../store/leases.ts';
 import { countAssigned } from '../../store/tasks.ts';
 import { mayCall } from '../authorization.ts';
 import { defineOperation } from '../define-operation.ts';
-import { operations } from '../index.ts';
 
 export const whoami = defineOperation({
   name: 'whoami',
@@ -36,7 +35,7 @@ export const whoami = defineOperation({
     const openLeases = await countActiveLeases(db, actor.id, ctx.now);
     const counts = await countAssigned(db, actor.id);
     const assigned = Object.fromEntries(TASK_STATUSES.map((status) => [status, counts[status] ?? 0])) as Record<TaskStatus, number>;
-    const allowed = operations.filter((op) => mayCall(actor, op.name, op.scope));
+    const allowed = ctx.operations.filter((op) => mayCall(actor, op.name, op.scope));
     return {
       principal: { id: actor.id, kind: actor.kind, name: actor.name },
       token: { id: actor.tokenId, machine: actor.machine },

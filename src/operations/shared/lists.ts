@@ -114,22 +114,10 @@ export function paginate<T>(
 
 /** Keeps only the chosen fields (and always `id`), in the object's own order. */
 export function project<T extends { id: string }>(full: T, fields: readonly string[]): Partial<T> & { id: string } {
-  const keep = keepSet(fields);
+  const keep = new Set(['id', ...fields]);
   const kept: Record<string, unknown> = {};
   for (const key in full) if (keep.has(key)) kept[key] = full[key];
   return kept as Partial<T> & { id: string };
-}
-
-/** The fields a projection keeps, made once per list: views use a few fixed lists on every read. */
-const keepSets = new WeakMap<readonly string[], ReadonlySet<string>>();
-
-function keepSet(fields: readonly string[]): ReadonlySet<string> {
-  let keep = keepSets.get(fields);
-  if (!keep) {
-    keep = new Set(['id', ...fields]);
-    keepSets.set(fields, keep);
-  }
-  return keep;
 }
 
 export function unknownEvent(since: string): BatonError {

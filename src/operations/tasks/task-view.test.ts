@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Scope, SCOPES } from '../../domain/scopes.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import { project } from '../shared/lists.ts';
 import { COMPACT_FIELDS } from './task-schema.ts';

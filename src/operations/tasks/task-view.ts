@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { priorityFromRank } from '../../domain/task-priority.ts';
 import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';

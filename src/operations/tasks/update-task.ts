@@ -9,7 +9,7 @@ import {
   transitionVia,
 } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
-import type { Principal } from '../../service/principal.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { insertLease, latestLease } from '../../store/leases.ts';
 import { existingTaskIds, type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';

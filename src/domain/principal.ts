@@ -1,4 +1,4 @@
-import type { PrincipalKind, Scope } from '../domain/scopes.ts';
+import type { PrincipalKind, Scope } from './scopes.ts';
 
 /** The authenticated caller of one request: an agent or human, through one token. */
 export interface Principal {

@@ -1,0 +1,307 @@
+-- The schema after every migration, read from the catalogue. Generated; do not edit.
+-- Regenerate with: node test/store/schema-dump.ts
+
+CREATE TABLE agents (
+  id text NOT NULL,
+  name text NOT NULL,
+  kind text NOT NULL,
+  scopes text[] NOT NULL,
+  tool_allowlist text[],
+  disabled boolean NOT NULL DEFAULT false,
+  version integer NOT NULL DEFAULT 1,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL,
+  rate_limit integer,
+  external_id text,
+  email text
+);
+
+CREATE TABLE approvals (
+  id text NOT NULL,
+  operation text NOT NULL,
+  input jsonb NOT NULL,
+  fingerprint bytea NOT NULL,
+  target_id text,
+  target_version integer,
+  status text NOT NULL,
+  requested_by_id text NOT NULL,
+  requested_by_kind text NOT NULL,
+  requested_token_id text NOT NULL,
+  requested_machine text NOT NULL,
+  requested_scopes text[] NOT NULL,
+  idempotency_key text NOT NULL,
+  decided_by_id text,
+  decided_by_kind text,
+  decided_at timestamp with time zone,
+  reason text,
+  result_status smallint,
+  result_body text,
+  expires_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL
+);
+
+CREATE TABLE artifact_contents (
+  artifact_id text NOT NULL,
+  content bytea NOT NULL
+);
+
+CREATE TABLE artifacts (
+  id text NOT NULL,
+  task_id text,
+  name text,
+  content_type text NOT NULL,
+  size_bytes integer NOT NULL,
+  sha256 text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL
+);
+
+CREATE TABLE baton_migrations (
+  name text NOT NULL,
+  applied_at timestamp with time zone NOT NULL DEFAULT now(),
+  checksum text
+);
+
+CREATE TABLE billing_accounts (
+  customer_id text NOT NULL,
+  email text,
+  checkout_session_id text,
+  subscription_id text,
+  subscription_status text,
+  price_id text,
+  last_invoice_id text,
+  last_invoice_status text,
+  version integer NOT NULL DEFAULT 1,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL
+);
+
+CREATE TABLE events (
+  seq bigint NOT NULL,
+  id text NOT NULL,
+  type text NOT NULL,
+  subject text NOT NULL,
+  actor_id text NOT NULL,
+  actor_kind text NOT NULL,
+  token_id text,
+  machine text,
+  idempotency_key text,
+  data jsonb NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  approval_id text
+);
+
+CREATE TABLE idempotency_keys (
+  principal_id text NOT NULL,
+  key text NOT NULL,
+  fingerprint bytea NOT NULL,
+  operation text NOT NULL,
+  status_code smallint NOT NULL,
+  response_body text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE inbound_deliveries (
+  provider text NOT NULL,
+  provider_event_id text NOT NULL,
+  provider_type text NOT NULL,
+  event_id text NOT NULL,
+  received_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE leases (
+  id text NOT NULL,
+  task_id text NOT NULL,
+  holder_id text NOT NULL,
+  holder_kind text NOT NULL,
+  token_id text,
+  machine text,
+  epoch integer NOT NULL,
+  ttl_s integer NOT NULL,
+  state text NOT NULL,
+  acquired_at timestamp with time zone NOT NULL,
+  renewed_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  warned_at timestamp with time zone,
+  ended_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL
+);
+
+CREATE TABLE rate_counters (
+  token_id text NOT NULL,
+  window_start bigint NOT NULL,
+  count integer NOT NULL
+);
+
+CREATE TABLE tasks (
+  id text NOT NULL,
+  title text NOT NULL,
+  description text NOT NULL DEFAULT ''::text,
+  status text NOT NULL,
+  priority smallint NOT NULL,
+  labels text[] NOT NULL DEFAULT '{}'::text[],
+  version integer NOT NULL DEFAULT 1,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL,
+  lease_id text,
+  lease_holder_id text,
+  lease_holder_kind text,
+  lease_expires_at timestamp with time zone,
+  lease_epoch integer NOT NULL DEFAULT 0,
+  blocked_by text[] NOT NULL DEFAULT '{}'::text[],
+  deleted_at timestamp with time zone
+);
+
+CREATE TABLE tokens (
+  id text NOT NULL,
+  agent_id text NOT NULL,
+  machine text NOT NULL,
+  token_hash bytea NOT NULL,
+  token_prefix text NOT NULL,
+  scopes text[] NOT NULL,
+  expires_at timestamp with time zone,
+  last_used_at timestamp with time zone,
+  revoked_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL
+);
+
+CREATE TABLE webhook_deliveries (
+  id text NOT NULL,
+  webhook_id text NOT NULL,
+  event_id text NOT NULL,
+  event_seq bigint NOT NULL,
+  state text NOT NULL,
+  attempt_count integer NOT NULL DEFAULT 0,
+  attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
+  next_attempt_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE webhooks (
+  id text NOT NULL,
+  url text NOT NULL,
+  event_types text[],
+  enabled boolean NOT NULL,
+  secret_ref text NOT NULL,
+  cursor_seq bigint NOT NULL,
+  disabled_reason text,
+  version integer NOT NULL DEFAULT 1,
+  deleted_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL
+);
+
+ALTER TABLE agents ADD CONSTRAINT agents_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE agents ADD CONSTRAINT agents_external_id_key UNIQUE (external_id);
+ALTER TABLE agents ADD CONSTRAINT agents_kind_check CHECK ((kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE agents ADD CONSTRAINT agents_pkey PRIMARY KEY (id);
+ALTER TABLE agents ADD CONSTRAINT agents_rate_limit_check CHECK ((rate_limit > 0));
+ALTER TABLE agents ADD CONSTRAINT agents_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE approvals ADD CONSTRAINT approvals_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE approvals ADD CONSTRAINT approvals_decided_by_kind_check CHECK ((decided_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE approvals ADD CONSTRAINT approvals_pkey PRIMARY KEY (id);
+ALTER TABLE approvals ADD CONSTRAINT approvals_requested_by_kind_check CHECK ((requested_by_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE approvals ADD CONSTRAINT approvals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'denied'::text, 'failed'::text])));
+ALTER TABLE artifact_contents ADD CONSTRAINT artifact_contents_artifact_id_fkey FOREIGN KEY (artifact_id) REFERENCES artifacts(id);
+ALTER TABLE artifact_contents ADD CONSTRAINT artifact_contents_pkey PRIMARY KEY (artifact_id);
+ALTER TABLE artifacts ADD CONSTRAINT artifacts_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE artifacts ADD CONSTRAINT artifacts_pkey PRIMARY KEY (id);
+ALTER TABLE artifacts ADD CONSTRAINT artifacts_size_bytes_check CHECK ((size_bytes >= 0));
+ALTER TABLE artifacts ADD CONSTRAINT artifacts_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE baton_migrations ADD CONSTRAINT baton_migrations_pkey PRIMARY KEY (name);
+ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status_check CHECK ((last_invoice_status = ANY (ARRAY['paid'::text, 'payment_failed'::text])));
+ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_pkey PRIMARY KEY (customer_id);
+ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE events ADD CONSTRAINT events_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id);
+ALTER TABLE events ADD CONSTRAINT events_seq_key UNIQUE (seq);
+ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal_id, key);
+ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_pkey PRIMARY KEY (provider, provider_event_id);
+ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_provider_check CHECK ((provider = ANY (ARRAY['payments'::text, 'auth'::text])));
+ALTER TABLE leases ADD CONSTRAINT leases_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
+ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
+ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start);
+ALTER TABLE tasks ADD CONSTRAINT tasks_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE tasks ADD CONSTRAINT tasks_lease_holder_kind_check CHECK ((lease_holder_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE tasks ADD CONSTRAINT tasks_lease_id_fkey FOREIGN KEY (lease_id) REFERENCES leases(id);
+ALTER TABLE tasks ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
+ALTER TABLE tasks ADD CONSTRAINT tasks_priority_check CHECK (((priority >= 0) AND (priority <= 3)));
+ALTER TABLE tasks ADD CONSTRAINT tasks_status_check CHECK ((status = ANY (ARRAY['todo'::text, 'in_progress'::text, 'in_review'::text, 'blocked'::text, 'done'::text, 'cancelled'::text])));
+ALTER TABLE tasks ADD CONSTRAINT tasks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE tokens ADD CONSTRAINT tokens_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
+ALTER TABLE tokens ADD CONSTRAINT tokens_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE tokens ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);
+ALTER TABLE tokens ADD CONSTRAINT tokens_token_hash_key UNIQUE (token_hash);
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])));
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_webhook_id_event_id_key UNIQUE (webhook_id, event_id);
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhooks(id);
+ALTER TABLE webhooks ADD CONSTRAINT webhooks_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE webhooks ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
+ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+
+CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
+CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
+CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
+CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
+CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
+CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
+CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
+CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
+CREATE INDEX tasks_queue ON public.tasks USING btree (priority DESC, id) WHERE (status = 'todo'::text);
+CREATE INDEX tasks_status_id ON public.tasks USING btree (status, id);
+CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
+CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+CREATE INDEX webhook_deliveries_webhook ON public.webhook_deliveries USING btree (webhook_id, event_seq);
+CREATE INDEX webhooks_live ON public.webhooks USING btree (id) WHERE (enabled AND (deleted_at IS NULL));
+
+CREATE OR REPLACE FUNCTION public.baton_events_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'events are append-only (% refused)', TG_OP USING ERRCODE = 'insufficient_privilege';
+END
+$function$
+;
+CREATE OR REPLACE FUNCTION public.baton_key_taken()
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION 'idempotency key already stored by a concurrent request' USING ERRCODE = 'BK001';
+END $function$
+;
+
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION baton_events_append_only();
+CREATE TRIGGER events_no_update_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION baton_events_append_only();
