@@ -60,6 +60,8 @@ export function selectedFields(info: GraphQLResolveInfo, projection: Projection)
     }
   };
   for (const node of info.fieldNodes) walk(node.selectionSet, 0);
+  // Relations (a task's comments, say) are resolved from the object's id, and an empty `fields` is refused.
+  if (projection.names.has('id')) names.add('id');
   return [...names].join(',');
 }
 
