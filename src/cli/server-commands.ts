@@ -2,10 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { serveStdioProxy } from '../adapters/mcp/stdio-proxy.ts';
 import { type Config, loadConfig, loadStdioConfig } from '../config.ts';
-import { main } from '../main.ts';
-import { backupEmbedded, migrateDatabase, mintAdminTokenDirectly, restoreEmbedded } from '../server.ts';
 import { embeddedCreationNotice, explainStartupError } from '../startup.ts';
 import { generateToken } from '../tokens.ts';
 import { CliError, type Context } from './context.ts';
@@ -14,18 +11,22 @@ import { EXIT } from './exit-codes.ts';
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
+// The server, the database drivers and the MCP SDK load only for the commands that use them, so
+// the API commands start quickly.
+const server = () => import('../server.ts');
+
 /**
  * The commands that run beside the database rather than through the API: serving, migrating,
  * recovery, backups. They read the server's own configuration (DATABASE_URL or BATON_DATA_DIR).
  */
 export function serverCommands(run: Run): Command[] {
-  const serve = new Command('serve').description('serve Baton (the same as npm start); configuration from the environment').action(() => main());
+  const serve = new Command('serve').description('serve Baton (the same as npm start); configuration from the environment').action(async () => (await import('../main.ts')).main());
 
   const migrate = new Command('migrate')
     .description('apply pending database migrations and exit (DATABASE_URL, or the PGlite data dir)')
     .action(
       run(async (ctx) => {
-        const applied = await direct(ctx, (config) => migrateDatabase(config));
+        const applied = await direct(ctx, async (config) => (await server()).migrateDatabase(config));
         ctx.out.line(applied.length > 0 ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
       }),
     );
@@ -36,13 +37,13 @@ export function serverCommands(run: Run): Command[] {
 
   const mcp = new Command('mcp')
     .description("serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp (BATON_URL, BATON_TOKEN)")
-    .action(() => serveStdioProxy(loadStdioConfig(process.env)));
+    .action(async () => (await import('../adapters/mcp/stdio-proxy.ts')).serveStdioProxy(loadStdioConfig(process.env)));
 
   const adminToken = new Command('admin-token')
     .description('mint a new admin token straight in the database (for a lost bootstrap token); needs the server’s DATABASE_URL or data dir')
     .action(
       run(async (ctx) => {
-        const minted = await direct(ctx, (config) => mintAdminTokenDirectly(config));
+        const minted = await direct(ctx, async (config) => (await server()).mintAdminTokenDirectly(config));
         if (ctx.out.json) return ctx.out.data({ token: minted.token, token_id: minted.tokenId, agent_id: minted.agentId });
         ctx.out.note(`New admin token ${minted.tokenId} for ${minted.agentName} (${minted.agentId}); a token.created event by the system records it. Shown once:`);
         ctx.out.line(minted.token);
@@ -56,7 +57,7 @@ export function serverCommands(run: Run): Command[] {
       run(async (ctx, file: string) => {
         const config = embeddedOnly(ctx, 'backup', 'pg_dump --format=custom --file=baton.dump "$DATABASE_URL"');
         if (!existsSync(join(config.dataDir, 'PG_VERSION'))) throw new CliError(`No embedded database in ${resolve(config.dataDir)} (BATON_DATA_DIR) to back up.`, EXIT.usage);
-        const bytes = await ctx.out.progress('backing up', direct(ctx, () => backupEmbedded(config)));
+        const bytes = await ctx.out.progress('backing up', direct(ctx, async () => (await server()).backupEmbedded(config)));
         await writeFile(file, bytes, { mode: 0o600 });
         ctx.out.line(`Backed up ${resolve(config.dataDir)} to ${resolve(file)} (${bytes.length} bytes).`);
       }),
@@ -72,7 +73,7 @@ export function serverCommands(run: Run): Command[] {
           throw new CliError(`${resolve(config.dataDir)} (BATON_DATA_DIR) already holds a database: move it aside or point BATON_DATA_DIR at a new directory.`, EXIT.usage);
         }
         const bytes = await readFile(file);
-        const applied = await ctx.out.progress('restoring', direct(ctx, () => restoreEmbedded(config, bytes)));
+        const applied = await ctx.out.progress('restoring', direct(ctx, async () => (await server()).restoreEmbedded(config, bytes)));
         ctx.out.line(`Restored ${resolve(file)} into ${resolve(config.dataDir)}${applied.length > 0 ? `; applied ${applied.join(', ')}` : ''}.`);
       }),
     );

@@ -33,7 +33,7 @@ it('calls only routes the registry serves, with the method it binds', () => {
   expect(routes.filter((r) => !bindings.has(`${r.method} ${r.path}`))).toEqual([]);
 });
 
-it('runs the documented agent loop as written: it claims, heartbeats and hands every docs task to review', async () => {
+it('runs the documented agent loop as written: it claims, heartbeats and hands every docs task to review', { timeout: 120_000 }, async () => {
   const ids: string[] = [];
   for (const title of ['write the guide', 'check the guide']) {
     ids.push((await t.request('POST', '/api/v1/tasks', { body: { title, labels: ['docs'] } })).json<{ id: string }>().id);

@@ -21,6 +21,8 @@ export interface Started {
   readonly outcome: Promise<Outcome>;
   /** What it has printed on stdout so far. */
   output(): string;
+  /** Resolves with stdout once it matches `pattern` (rejects if the process ends first). */
+  printed(pattern: RegExp): Promise<RegExpMatchArray>;
 }
 
 /** Starts `node …args` without waiting for it, collecting what it prints. */
@@ -31,7 +33,20 @@ export function startNode(args: readonly string[], env: Record<string, string>):
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const outcome = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
-  return { child, outcome, output: () => stdout };
+  const printed = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const match = stdout.match(pattern);
+        if (!match) return false;
+        child.stdout?.off('data', check);
+        resolve(match);
+        return true;
+      };
+      if (check()) return;
+      child.stdout?.on('data', check);
+      void outcome.then((o) => reject(new Error(`exited ${o.code} before printing ${pattern}:\n${o.stdout}\n${o.stderr}`)));
+    });
+  return { child, outcome, output: () => stdout, printed };
 }
 
 /** Starts `baton …args` without waiting for it. */

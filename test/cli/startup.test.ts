@@ -33,7 +33,7 @@ function expectOneLine(stderr: string) {
   expect(stderr).not.toMatch(/\n\s+at /);
 }
 
-describe.skipIf(engine !== 'pglite')('embedded database', () => {
+describe.skipIf(engine !== 'pglite')('embedded database', { timeout: 120_000 }, () => {
   it('says once that it is creating the database, then names PORT when the port is taken', { timeout: 120_000 }, async () => {
     const dataDir = join(scratch, 'first-run');
     const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
@@ -44,6 +44,10 @@ describe.skipIf(engine !== 'pglite')('embedded database', () => {
     const again = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(again.stdout).toBe('');
     expect(again.code).toBe(1);
+    // baton restore never overwrites a database.
+    const restore = await runBaton(['restore', join(scratch, 'any.tar')], { BATON_DATA_DIR: dataDir });
+    expect(restore.stderr).toBe(`error: ${dataDir} (BATON_DATA_DIR) already holds a database: move it aside or point BATON_DATA_DIR at a new directory.\n`);
+    expect(restore.code).toBe(2);
   });
 
   it('names BATON_DATA_DIR when a file stands where the data directory should be', async () => {
@@ -68,7 +72,7 @@ describe.skipIf(engine !== 'pglite')('embedded database', () => {
   });
 });
 
-describe.skipIf(engine !== 'postgres')('PostgreSQL', () => {
+describe.skipIf(engine !== 'postgres')('PostgreSQL', { timeout: 120_000 }, () => {
   const serverUrl = process.env.BATON_TEST_DATABASE_URL ?? '';
 
   it('names DATABASE_URL when the connection is refused', async () => {
@@ -88,6 +92,23 @@ describe.skipIf(engine !== 'postgres')('PostgreSQL', () => {
       `PostgreSQL at ${url.hostname}:${url.port || '5432'} has no database "baton_no_such_database". Create it: createdb -h ${url.hostname} -p ${url.port || '5432'}${user} baton_no_such_database (or point DATABASE_URL at an existing database).\n`,
     );
     expect(code).toBe(1);
+  });
+
+  it('names the user in DATABASE_URL when PostgreSQL refuses it', async () => {
+    const url = new URL(serverUrl);
+    url.username = 'baton_no_such_role';
+    url.password = '';
+    const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url.toString(), PORT: '0' });
+    expectOneLine(stderr);
+    expect(stderr).toMatch(/^PostgreSQL at \S+ refused (user|the password for user) "baton_no_such_role"/);
+    expect(stderr).toContain('DATABASE_URL');
+    expect(code).toBe(1);
+  });
+
+  it('points baton backup at pg_dump on PostgreSQL', async () => {
+    const { code, stderr } = await runBaton(['backup', 'x.tar'], { DATABASE_URL: serverUrl });
+    expect(stderr).toBe('error: baton backup is for the embedded database; with DATABASE_URL use PostgreSQL\'s own tools: pg_dump --format=custom --file=baton.dump "$DATABASE_URL"\n');
+    expect(code).toBe(2);
   });
 
   it('names PORT when the port is taken, and leaves the database closed', async () => {

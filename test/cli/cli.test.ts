@@ -1,0 +1,213 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { engine, freshDatabase } from '../harness.ts';
+import { runBaton, type Started, startBaton } from './run-baton.ts';
+
+/**
+ * The real `baton` binary against a real `baton serve` process, on this project's engine: every
+ * command a person or an agent uses, `watch` across a server restart, and `admin-token` after the
+ * bootstrap token is lost.
+ */
+
+let scratch: string;
+let serverEnv: Record<string, string>;
+let server: Started | undefined;
+let url: string;
+let adminToken: string;
+/** The CLI's environment: its own config directory, nothing else of Baton's. */
+let cliEnv: Record<string, string>;
+
+async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
+/** Starts `baton serve`; on the first start, answers the bootstrap token it prints. */
+async function startServer(first = false): Promise<string> {
+  server = startBaton(['serve'], serverEnv);
+  if (!first) return (await server.printed(/Baton is serving at/))[0];
+  return (await server.printed(/Bootstrap admin token[^\n]*\n\n\s+(bat_\w+)/))[1] ?? '';
+}
+
+async function stopServer(): Promise<void> {
+  if (!server) return;
+  server.child.kill('SIGTERM');
+  await server.outcome;
+  server = undefined;
+}
+
+/** `baton …args` as the logged-in user; fails the test with its output unless it exits `expected`. */
+async function baton(args: string[], expected = 0, env: Record<string, string> = {}) {
+  const result = await runBaton(args, { ...cliEnv, ...env });
+  if (result.code !== expected) throw new Error(`baton ${args.join(' ')} exited ${result.code}, expected ${expected}:\n${result.stdout}\n${result.stderr}`);
+  return result;
+}
+
+async function json<T>(args: string[]): Promise<T> {
+  return JSON.parse((await baton([...args, '--json'])).stdout) as T;
+}
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'baton-cli-'));
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn' };
+  if (engine === 'pglite') {
+    // `baton restore` of the migrated template: the data directory every server start here uses.
+    serverEnv.BATON_DATA_DIR = join(scratch, 'data');
+    const restored = await runBaton(['restore', inject('pgliteDump')], serverEnv);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toContain(`into ${serverEnv.BATON_DATA_DIR}`);
+  } else {
+    const { database, url: databaseUrl } = await freshDatabase();
+    await database.close();
+    serverEnv.DATABASE_URL = databaseUrl ?? '';
+  }
+  cliEnv = { XDG_CONFIG_HOME: join(scratch, 'config') };
+  adminToken = await startServer(true);
+  expect(adminToken).toMatch(/^bat_/);
+}, 180_000);
+
+afterAll(async () => {
+  await stopServer();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('baton login and whoami', () => {
+  it('refuses a token whoami refuses, saving nothing; then saves a good one readable only by its owner', { timeout: 60_000 }, async () => {
+    const refused = await baton(['login', '--url', url, '--token', 'bat_000000000000000000000000000000000000'], 3);
+    expect(refused.stderr).toMatch(/^error: .*\(invalid_token, HTTP 401\)\. Hint: .+\n$/);
+    await expect(stat(join(scratch, 'config/baton/config.json'))).rejects.toThrow();
+
+    const { stdout } = await baton(['login', '--url', url, '--token', adminToken]);
+    expect(stdout).toContain(`Logged in to ${url} as admin (human agt_`);
+    expect((await stat(join(scratch, 'config/baton/config.json'))).mode & 0o777).toBe(0o600);
+    expect((await baton(['whoami'])).stdout).toContain('admin (human agt_');
+  });
+
+  it('lets BATON_URL and BATON_TOKEN override the saved login, and says so when there is none', { timeout: 60_000 }, async () => {
+    const none = await baton(['whoami'], 3, { XDG_CONFIG_HOME: join(scratch, 'nobody') });
+    expect(none.stderr).toBe('error: Not logged in: run `baton login --url <server> --token <token>`, or set BATON_URL and BATON_TOKEN.\n');
+    const env = { XDG_CONFIG_HOME: join(scratch, 'nobody'), BATON_URL: url, BATON_TOKEN: adminToken };
+    expect((await baton(['whoami'], 0, env)).stdout).toContain('token from BATON_TOKEN');
+    const unreachable = await baton(['whoami'], 7, { ...env, BATON_URL: `http://127.0.0.1:${await freePort()}` });
+    expect(unreachable.stderr).toBe('error: cannot reach the Baton server: connection refused. Is it running? Check BATON_URL.\n');
+  });
+});
+
+describe('baton tasks', () => {
+  it('creates, lists, shows, updates, claims, heartbeats, releases and moves, with one-line problems', { timeout: 180_000 }, async () => {
+    const created = await json<{ id: string; version: number }>(['tasks', 'create', 'Write the guide', '--label', 'cli', '-p', 'high']);
+    // The same --idempotency-key replays the first answer instead of creating again.
+    const once1 = await json<{ id: string }>(['tasks', 'create', 'Once only', '--idempotency-key', 'cli-test-once']);
+    const once2 = await json<{ id: string }>(['tasks', 'create', 'Once only', '--idempotency-key', 'cli-test-once']);
+    expect(once2.id).toBe(once1.id);
+
+    const table = (await baton(['tasks', 'list', '--label', 'cli'])).stdout;
+    expect(table).toMatch(/^ID\s+STATUS\s+PRIORITY\s+TITLE\s+LABELS\s+HOLDER\n/);
+    expect(table).toMatch(new RegExp(`${created.id}  todo\\s+high\\s+Write the guide  cli\\n`));
+    expect(table).not.toContain('\u001b['); // no colour off a terminal
+    expect((await json<{ id: string }[]>(['tasks', 'list', '--status', 'todo'])).map((t) => t.id)).toContain(once1.id);
+
+    // update sends If-Match at the version it just read.
+    const updated = await json<{ title: string; version: number }>(['tasks', 'update', created.id, '--title', 'Write the operations guide']);
+    expect(updated).toMatchObject({ title: 'Write the operations guide', version: created.version + 1 });
+
+    const [claim] = await json<{ task: { id: string }; lease: { id: string; epoch: number } }[]>(['tasks', 'claim', '--label', 'cli']);
+    expect(claim?.task.id).toBe(created.id);
+    expect((await baton(['tasks', 'heartbeat', created.id, '--note', 'half way'])).stdout).toContain(`lease ${claim?.lease.id} expires`);
+    expect((await baton(['tasks', 'show', created.id])).stdout).toMatch(/status\s+in_progress/);
+
+    const illegal = await baton(['tasks', 'move', created.id, 'done'], 5);
+    expect(illegal.stderr.split('\n')).toHaveLength(2); // one line, then the final newline
+    expect(illegal.stderr).toMatch(/^error: .* \(invalid_transition, HTTP 422\)\. Hint: .+/);
+
+    const released = await baton(['tasks', 'release', created.id, '--note', 'over to you']);
+    expect(released.stderr).toBe(`released ${created.id}\n`);
+    await baton(['tasks', 'claim', created.id]);
+    expect((await baton(['tasks', 'move', created.id, 'in_review'])).stderr).toBe(`${created.id} is now in_review\n`);
+
+    const events = (await baton(['tasks', 'events', created.id])).stdout;
+    for (const type of ['task.created', 'task.updated', 'task.claimed', 'lease.renewed', 'lease.released', 'task.status_changed']) expect(events).toContain(type);
+
+    const missing = await baton(['tasks', 'show', 'tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV'], 4);
+    expect(missing.stderr).toMatch(/^error: No task tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV \(not_found, HTTP 404\)\. Hint: .+\n$/);
+    const usage = await baton(['tasks', 'move', created.id], 2);
+    expect(usage.stderr).toContain("error: missing required argument 'status'");
+  });
+});
+
+describe('baton agents, tokens and approvals', () => {
+  it('creates an agent and its token, revokes it, and decides the approvals its gated calls ask for', { timeout: 120_000 }, async () => {
+    const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
+    expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${agent.id}\\s+cli-bot\\s+agent\\s+tasks:read,tasks:write`));
+    const token = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'cli-test']);
+    const asBot = { BATON_URL: url, BATON_TOKEN: token.token };
+    expect((await baton(['whoami'], 0, asBot)).stdout).toContain(`cli-bot (agent ${agent.id})`);
+
+    // An agent's delete waits for a human: two of them, one approved and one denied.
+    const pending: string[] = [];
+    for (const title of ['delete me', 'keep me']) {
+      const task = await json<{ id: string }>(['tasks', 'create', title]);
+      const res = await fetch(`${url}/api/v1/tasks/${task.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${token.token}`, 'idempotency-key': crypto.randomUUID() } });
+      expect(res.status).toBe(202);
+      pending.push(((await res.json()) as { id: string }).id);
+    }
+    const listed = (await baton(['approvals', 'list', '--status', 'pending'])).stdout;
+    for (const id of pending) expect(listed).toMatch(new RegExp(`${id}\\s+pending\\s+tasks[._]delete`));
+    expect((await baton(['approvals', 'approve', pending[0] ?? ''])).stdout).toBe(`${pending[0]} is approved (the operation answered 200)\n`);
+    expect((await baton(['approvals', 'deny', pending[1] ?? '', '--reason', 'still needed'])).stdout).toBe(`${pending[1]} is denied\n`);
+
+    expect((await baton(['tokens', 'revoke', token.id])).stdout).toBe(`revoked ${token.id} (cli-test)\n`);
+    const refused = await baton(['whoami'], 3, asBot);
+    expect(refused.stderr).toMatch(/\(invalid_token, HTTP 401\)/);
+  });
+});
+
+describe('baton tasks watch and baton admin-token', () => {
+  it('follows events across a server restart, missing nothing, while admin-token mints a token with the server down', { timeout: 240_000 }, async () => {
+    // From the newest event on, so what the test does next is after the watch's starting point.
+    const newest = (await (await fetch(`${url}/api/v1/events?order=desc&limit=1`, { headers: { authorization: `Bearer ${adminToken}` } })).json()) as { data: { id: string }[] };
+    const watch = startBaton(['tasks', 'watch', '--json', '--since', newest.data[0]?.id ?? ''], cliEnv);
+    try {
+      const before = await json<{ id: string }>(['tasks', 'create', 'seen before the restart']);
+      await watch.printed(new RegExp(`"subject":"${before.id}"`));
+
+      await stopServer();
+      // The bootstrap token is lost: mint another straight in the database (the server is down, as PGlite needs).
+      const minted = await runBaton(['admin-token'], serverEnv);
+      expect(minted.code, minted.stderr).toBe(0);
+      const newToken = minted.stdout.trim();
+      expect(newToken).toMatch(/^bat_\w+$/);
+      expect(minted.stderr).toMatch(/^New admin token tok_\w+ for admin \(agt_\w+\); a token\.created event by the system records it\. Shown once:\n$/);
+
+      await startServer();
+      const after = await json<{ id: string }>(['tasks', 'create', 'seen after the restart']);
+      // The token minted while the watch was disconnected arrives too: it resumed from its last event.
+      const recovery = await watch.printed(/\{[^\n]*"type":"token\.created"[^\n]*"recovery":true[^\n]*\}/);
+      const event = JSON.parse(recovery[0]) as { actor: { kind: string }; data: { machine: string; via: string } };
+      expect(event.actor.kind).toBe('system');
+      expect(event.data.via).toBe('baton admin-token');
+      expect(event.data.machine).toMatch(/^admin-token-/);
+      await watch.printed(new RegExp(`"subject":"${after.id}"`));
+      const lines = watch.output().trim().split('\n');
+      expect(lines.filter((l) => l.includes(`"subject":"${before.id}"`) && l.includes('task.created'))).toHaveLength(1);
+
+      // The new token works: log in with it.
+      expect((await baton(['login', '--url', url, '--token', newToken])).stdout).toContain('as admin (human');
+    } finally {
+      watch.child.kill('SIGINT');
+      await watch.outcome;
+    }
+    expect((await watch.outcome).stderr).toMatch(/connection lost \(.+\); reconnecting in \d+\.\d s/);
+  });
+});
