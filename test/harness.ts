@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { inject } from 'vitest';
+import type { Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { SCOPES, type PrincipalKind, type Scope } from '../src/domain/scopes.ts';
 import { createIds } from '../src/ids.ts';
@@ -45,6 +46,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       // Webhook receivers in tests listen on 127.0.0.1.
       webhookAllowPrivate: true,
       secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef',
+      // Suites about leases expire the same task again and again: no back-off, no dead-letter,
+      // unless a suite (test/collaboration/attempts.test.ts) sets them to test them.
+      maxAttempts: 100,
+      retryBackoffS: [0],
       ...overrides,
     },
   );
@@ -86,9 +91,9 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock } = {}): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase(options.onQuery)).database;
-  const server = await createServer(testConfig(overrides), { database });
+  const server = await createServer(testConfig(overrides), { database, ...(options.clock ? { clock: options.clock } : {}) });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
   const ids = createIds();
