@@ -45,6 +45,11 @@ const schema = z.object({
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds, the first attempt first')
     .default('0,5,300,1800,7200,18000,36000,36000'),
   BATON_WEBHOOK_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  BATON_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  BATON_RETRY_BACKOFF_S: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds: the wait after the first failed attempt, the second, …')
+    .default('30,300,1800'),
 });
 
 type Env = z.infer<typeof schema>;
@@ -87,6 +92,10 @@ export interface Config {
   readonly webhookRetryScheduleMs: readonly number[];
   /** How often each instance looks for due deliveries (new events also wake it); 0 turns delivery off here. */
   readonly webhookIntervalMs: number;
+  /** Attempts a task gets before it leaves the queue (a task's own max_attempts wins). */
+  readonly maxAttempts: number;
+  /** Seconds a task waits after its 1st, 2nd, … failed attempt; the last entry repeats. */
+  readonly retryBackoffS: readonly number[];
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -119,6 +128,8 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_WEBHOOK_ALLOW_PRIVATE: '0',
   BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
   BATON_WEBHOOK_INTERVAL_MS: '1000',
+  BATON_MAX_ATTEMPTS: '3',
+  BATON_RETRY_BACKOFF_S: '30,300,1800',
 };
 
 export class ConfigError extends Error {
@@ -170,6 +181,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookRetryScheduleMs: Object.freeze(e.BATON_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s) * 1000)),
     webhookIntervalMs: e.BATON_WEBHOOK_INTERVAL_MS,
+    maxAttempts: e.BATON_MAX_ATTEMPTS,
+    retryBackoffS: Object.freeze(e.BATON_RETRY_BACKOFF_S.split(',').map(Number)),
     ...overrides,
   });
 }

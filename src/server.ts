@@ -107,7 +107,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
-    workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids }), (err) => log.error({ err }, 'lease sweep failed')));
+    workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {

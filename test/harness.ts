@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../src/clock.ts';
 import pg from 'pg';
 import { inject } from 'vitest';
+import type { Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { SCOPES, type PrincipalKind, type Scope } from '../src/domain/scopes.ts';
 import { createIds } from '../src/ids.ts';
@@ -46,6 +46,10 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       // Webhook receivers in tests listen on 127.0.0.1.
       webhookAllowPrivate: true,
       secretKey: 'test-secret-key-0123456789abcdef0123456789abcdef',
+      // Suites about leases expire the same task again and again: no back-off, no dead-letter,
+      // unless a suite (test/collaboration/attempts.test.ts) sets them to test them.
+      maxAttempts: 100,
+      retryBackoffS: [0],
       ...overrides,
     },
   );

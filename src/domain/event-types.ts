@@ -25,6 +25,9 @@ export const EVENT_TYPES = [
   'task.assigned',
   'task.handed_in',
   'task.changes_requested',
+  'task.attempt_failed',
+  'task.dead_lettered',
+  'task.requeued',
   // Inbound webhooks: one event per accepted delivery, by the system actor.
   'payment.checkout_completed',
   'payment.subscription_updated',

@@ -27,6 +27,7 @@ import { releaseLeases } from './leases/release-leases.ts';
 import { whoami } from './meta/whoami.ts';
 import { assignTask } from './tasks/assign-task.ts';
 import { handInTask } from './tasks/hand-in-task.ts';
+import { requeueTask } from './tasks/requeue-task.ts';
 import { reviewTask } from './tasks/review-task.ts';
 import { claimNextTask } from './tasks/claim-next-task.ts';
 import { claimTask } from './tasks/claim-task.ts';
@@ -59,6 +60,7 @@ export const operations: readonly Operation[] = [
   assignTask,
   handInTask,
   reviewTask,
+  requeueTask,
   listComments,
   createComment,
   getComment,

@@ -1,11 +1,25 @@
 import { sql } from 'kysely';
 import type { Tx } from './connection.ts';
+import type { AttemptFailure } from './schema.ts';
 
 export interface Lapsed {
   task_id: string;
   lease_id: string;
   holder_id: string;
   expires_at: Date;
+  attempts: number;
+  max_attempts: number | null;
+  failures: AttemptFailure[];
+}
+
+/** Where a lapsed task goes: back to the queue after a back-off, or out of it (blocked) with its attempts exhausted. */
+export interface LapsedOutcome {
+  task_id: string;
+  status: string;
+  attempts: number;
+  not_before: Date | null;
+  blocked_reason: 'attempts_exhausted' | null;
+  failures: AttemptFailure[];
 }
 
 /**
@@ -15,7 +29,7 @@ export interface Lapsed {
 export async function lockLapsed(tx: Tx, now: Date, limit: number): Promise<Lapsed[]> {
   const rows = await tx
     .selectFrom('tasks')
-    .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at'])
+    .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at', 'attempts', 'max_attempts', 'failures'])
     .where('status', '=', 'in_progress')
     .where('lease_expires_at', '<=', now)
     .orderBy('lease_expires_at')
@@ -26,25 +40,32 @@ export async function lockLapsed(tx: Tx, now: Date, limit: number): Promise<Laps
   return rows.filter((r): r is Lapsed => r.lease_id !== null && r.holder_id !== null && r.expires_at !== null);
 }
 
-/** Returns locked, lapsed tasks to the queue and marks their leases expired. */
-export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], now: Date): Promise<void> {
+/** Ends the leases of locked, lapsed tasks (expired) and moves each task as its outcome says, each attempt counted. */
+export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], outcomes: readonly LapsedOutcome[], now: Date): Promise<void> {
   if (lapsed.length === 0) return;
   await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.lease_id)))).execute();
-  await tx
-    .updateTable('tasks')
-    .set({
-      status: 'todo',
-      lease_id: null,
-      lease_holder_id: null,
-      lease_holder_kind: null,
-      lease_expires_at: null,
-      version: sql`version + 1`,
-      updated_at: now,
-      updated_by_id: 'system',
-      updated_by_kind: 'system',
-    })
-    .where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.task_id))))
-    .execute();
+  // One statement per task (a sweep batch is at most 100): each has its own attempt count and back-off.
+  for (const outcome of outcomes) {
+    await tx
+      .updateTable('tasks')
+      .set({
+        status: outcome.status,
+        attempts: outcome.attempts,
+        not_before: outcome.not_before,
+        blocked_reason: outcome.blocked_reason,
+        failures: JSON.stringify(outcome.failures) as unknown as AttemptFailure[],
+        lease_id: null,
+        lease_holder_id: null,
+        lease_holder_kind: null,
+        lease_expires_at: null,
+        version: sql`version + 1`,
+        updated_at: now,
+        updated_by_id: 'system',
+        updated_by_kind: 'system',
+      })
+      .where('id', '=', outcome.task_id)
+      .execute();
+  }
 }
 
 export interface Expiring {

@@ -33,7 +33,7 @@ export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<TaskRow[]> {
 
 /** Parameters: now, the priority floor, the limit, the claimer, and (with a label filter) the labels every task must carry. */
 const pickText = (labels: boolean) => {
-  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) ${labels ? 'AND labels @> $5::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) AND (not_before IS NULL OR not_before <= $1) ${labels ? 'AND labels @> $5::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
   return `
     WITH queued AS (
       SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
@@ -192,4 +192,17 @@ export async function countActiveLeases(db: Kysely<DB>, holderId: string, now: D
     .where('expires_at', '>', now)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** When the earliest task waiting out a back-off becomes claimable for this claimer, if any does. */
+export async function nextClaimableAt(db: Kysely<DB>, claimerId: string, now: Date): Promise<Date | null> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.min('not_before').as('at'))
+    .where('status', '=', 'todo')
+    .where('deleted_at', 'is', null)
+    .where('not_before', '>', now)
+    .where((eb) => eb.or([eb('assignee_id', 'is', null), eb('assignee_id', '=', claimerId)]))
+    .executeTakeFirst();
+  return row?.at ? new Date(row.at) : null;
 }

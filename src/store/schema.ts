@@ -64,6 +64,20 @@ export interface TasksTable {
   assignee_kind: Generated<'human' | 'agent' | null>;
   handoff: Generated<Handoff | null>;
   changes_requested_id: Generated<string | null>;
+  attempts: Generated<number>;
+  max_attempts: Generated<number | null>;
+  not_before: Generated<Date | null>;
+  blocked_reason: Generated<'attempts_exhausted' | null>;
+  failures: Generated<AttemptFailure[]>;
+}
+
+/** One failed attempt, as `tasks.failures` keeps it. */
+export interface AttemptFailure {
+  at: string;
+  kind: 'expired' | 'failed';
+  reason: string | null;
+  lease_id: string;
+  holder_id: string;
 }
 
 /** The last hand-in for review, as `tasks.handoff` stores it. */

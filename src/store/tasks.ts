@@ -1,6 +1,6 @@
 import { type RawBuilder, sql, type Kysely, type Selectable } from 'kysely';
 import { sendStatement, type Tx } from './connection.ts';
-import type { DB, Handoff, TasksTable } from './schema.ts';
+import type { AttemptFailure, DB, Handoff, TasksTable } from './schema.ts';
 
 /** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
 export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[] };
@@ -33,7 +33,8 @@ const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql.raw<ArtifactRefRow[]>(ART
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
-  'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id'] as const satisfies readonly (keyof TasksTable)[];
+  'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts',
+  'not_before', 'blocked_reason', 'failures'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
 export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`].join(', ');
@@ -54,6 +55,7 @@ export interface NewTaskRow {
   created_by_kind: string;
   assignee_id: string | null;
   assignee_kind: 'human' | 'agent' | null;
+  max_attempts: number | null;
 }
 
 // The hottest statements are fixed SQL texts sent without the query builder (`sendStatement`):
@@ -61,16 +63,16 @@ export interface NewTaskRow {
 
 const INSERT_TASK = `
     INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
-      updated_at, updated_by_id, updated_by_kind, assignee_id, assignee_kind)
+      updated_at, updated_by_id, updated_by_kind, assignee_id, assignee_kind, max_attempts)
     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[],
-      $8, $9, $10, $11, $12, $13, $14, $15)
+      $8, $9, $10, $11, $12, $13, $14, $15, $16)
     RETURNING ${TASK_COLUMNS}`;
 
 export async function insertTask(tx: Tx, row: NewTaskRow): Promise<TaskRow> {
   const { rows } = await sendStatement<TaskRow>(tx, INSERT_TASK, [
     row.id, row.title, row.description, row.status, row.priority, row.labels, row.blocked_by,
     row.created_at, row.created_by_id, row.created_by_kind, row.created_at, row.created_by_id, row.created_by_kind,
-    row.assignee_id, row.assignee_kind,
+    row.assignee_id, row.assignee_kind, row.max_attempts,
   ]);
   const task = rows[0];
   if (!task) throw new Error(`insert of task ${row.id} returned no row`);
@@ -144,6 +146,10 @@ export interface TaskChanges {
   assignee_kind?: 'human' | 'agent' | null;
   handoff?: Handoff | null;
   changes_requested_id?: string | null;
+  attempts?: number;
+  not_before?: Date | null;
+  blocked_reason?: 'attempts_exhausted' | null;
+  failures?: AttemptFailure[];
 }
 
 /** The changes that clear a task's hold; the lease row itself is ended by the caller. */
@@ -151,7 +157,7 @@ export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_ki
 
 /** The columns `updateTask` may set: every field of TaskChanges, and who and when. */
 const SETTABLE = new Set<string>(['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'not_before', 'blocked_reason', 'failures', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
 
 type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string };
 
@@ -180,7 +186,7 @@ export async function updateTask(
     if (!SETTABLE.has(column)) throw new Error(`updateTask cannot set column ${column}`);
     columns.push(column);
     // jsonb goes as text on both drivers.
-    parameters.push(column === 'handoff' && value !== null ? JSON.stringify(value) : value);
+    parameters.push((column === 'handoff' || column === 'failures') && value !== null ? JSON.stringify(value) : value);
   }
   parameters.push(id);
   const { rows } = await sendStatement<TaskRow>(tx, updateText(columns, ending !== undefined), parameters);
@@ -202,6 +208,8 @@ export interface TaskListQuery {
   labels: string[] | undefined;
   /** A principal id: only tasks assigned to it; null: only unassigned tasks. */
   assignee?: string | null | undefined;
+  /** Only tasks the server took out of the queue for this reason (the dead-letter view). */
+  blockedReason?: 'attempts_exhausted' | undefined;
   /** Only tasks with an event after this sequence number (the `since` delta). */
   changedAfterSeq: string | undefined;
   /** Keyset position: ids strictly below this one (newest first). */
@@ -219,6 +227,7 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
   if (q.assignee === null) query = query.where('assignee_id', 'is', null);
   else if (q.assignee !== undefined) query = query.where('assignee_id', '=', q.assignee);
+  if (q.blockedReason !== undefined) query = query.where('blocked_reason', '=', q.blockedReason);
   if (q.changedAfterSeq !== undefined) {
     const seq = q.changedAfterSeq;
     query = query.where((eb) =>

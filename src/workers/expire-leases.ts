@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { failedAttempt } from '../operations/tasks/attempts.ts';
 import type { Ids } from '../ids.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
 import { expireLapsed, lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
@@ -18,14 +20,18 @@ export interface SweepReport {
  * whose lease ran out to the queue (`lease.expired` + `task.status_changed`), all by the system
  * actor, each batch in one transaction with its events. Safe on any number of instances at once.
  */
-export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<SweepReport> {
+export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Config }): Promise<SweepReport> {
   const report: SweepReport = { expired: 0, warned: 0 };
   for (;;) {
     const done = await db.transaction().execute(async (tx) => {
       const now = deps.clock.now();
       const warned = await warnExpiring(tx, now, BATCH);
       const lapsed = await lockLapsed(tx, now, BATCH);
-      await expireLapsed(tx, lapsed, now);
+      const failed = lapsed.map((l) => ({
+        lapsed: l,
+        ...failedAttempt({ id: l.task_id, attempts: l.attempts, max_attempts: l.max_attempts, failures: l.failures }, { kind: 'expired', reason: null, lease_id: l.lease_id, holder_id: l.holder_id }, { config: deps.config, now, by: 'system' }),
+      }));
+      await expireLapsed(tx, lapsed, failed.map((f) => ({ task_id: f.lapsed.task_id, ...f.changes })), now);
       const event = (type: NewEventRow['type'], subject: string, data: Record<string, unknown>): NewEventRow => ({
         id: deps.ids.make('evt'),
         type,
@@ -40,9 +46,9 @@ export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
       });
       await appendEvents(tx, [
         ...warned.map((w) => event('lease.expiring', w.task_id, { lease_id: w.lease_id, holder_id: w.holder_id, expires_at: w.expires_at.toISOString() })),
-        ...lapsed.flatMap((l) => [
+        ...failed.flatMap(({ lapsed: l, events }) => [
           event('lease.expired', l.task_id, { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }),
-          event('task.status_changed', l.task_id, { from: 'in_progress', to: 'todo', reason: 'lease_expired' }),
+          ...events.map((e) => event(e.type, e.subject, e.data)),
         ]),
       ]);
       report.warned += warned.length;

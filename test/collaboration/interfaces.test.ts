@@ -68,6 +68,25 @@ describe('over GraphQL', () => {
   });
 });
 
+describe('attempts and the dead-letter', () => {
+  it('an MCP agent reports a failed attempt; a human requeues the dead-lettered task over GraphQL', async () => {
+    const task = await createTask(t, { max_attempts: 1, assignee: agent.id });
+    const claimed = outputOf<{ lease: { id: string } }>(await call('tasks.claim', { id: task.id }));
+    expect(problemOf(await call('leases.release', { id: claimed.lease.id, outcome: 'failed' }))).toMatchObject({ code: 'validation_failed' });
+    outputOf(await call('leases.release', { id: claimed.lease.id, outcome: 'failed', reason: 'The build server is down.' }));
+    const dead = await graphql<{ tasks: { data: { id: string; blocked_reason: string; failures: { reason: string }[] }[] } }>(
+      t,
+      'query { tasks(blocked_reason: attempts_exhausted) { data { id blocked_reason failures { reason } } } }',
+    );
+    expect(dead.errors).toBeUndefined();
+    expect(dead.data?.tasks.data.find((x) => x.id === task.id)).toEqual({ id: task.id, blocked_reason: 'attempts_exhausted', failures: [{ reason: 'The build server is down.' }] });
+    const requeued = await graphql<{ requeueTask: { status: string; attempts: number } }>(t, 'mutation ($id: ID!) { requeueTask(id: $id) { status attempts } }', { variables: { id: task.id } });
+    expect(requeued.data?.requeueTask).toEqual({ status: 'todo', attempts: 0 });
+    const refused = await graphql(t, 'mutation ($id: ID!) { requeueTask(id: $id) { status } }', { variables: { id: task.id }, token: agent.token });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'human_required' });
+  });
+});
+
 describe('on the event stream', () => {
   it('a principal following its own subject hears comment.mentioned', async () => {
     const stream = await subscribe(`${baseUrl}/api/v1/events/stream?types=comment.mentioned&subject=${agent.id}`, agent.token, ['comment.mentioned']);

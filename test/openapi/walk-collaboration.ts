@@ -56,6 +56,22 @@ export async function walkCollaboration(w: Walker): Promise<void> {
   await call('POST', `/api/v1/tasks/${task.id}/hand_in`, { body: { summary: 'Example added.' }, token: agent }, 200);
   await call('POST', `/api/v1/tasks/${task.id}/review`, { body: { decision: 'approve', comment: 'Thanks!' } }, 200);
 
+  const flaky = (await call('POST', '/api/v1/tasks', { body: { title: 'Fails twice', max_attempts: 2 } }, 201)).json<{ id: string }>();
+  await call('POST', '/api/v1/tasks', { body: { title: 'x', max_attempts: 0 } }, 400);
+  const firstTry = (await call('POST', `/api/v1/tasks/${flaky.id}/claim`, { body: {}, token: agent }, 200)).json<Claim>();
+  await call('POST', `/api/v1/leases/${firstTry.lease.id}/release`, { body: { outcome: 'failed' }, token: agent }, 400);
+  await call('POST', `/api/v1/leases/${firstTry.lease.id}/release`, { body: { outcome: 'failed', reason: 'Flaky network' }, token: agent }, 200);
+  await call('POST', `/api/v1/tasks/${flaky.id}/claim`, { body: {}, token: agent }, 409);
+  await call('POST', `/api/v1/tasks/${flaky.id}/requeue`, {}, 409);
+  await call('PATCH', `/api/v1/tasks/${flaky.id}`, { body: { status: 'blocked' } }, 200);
+  await call('GET', '/api/v1/tasks?blocked_reason=attempts_exhausted', {}, 200);
+  await call('GET', '/api/v1/tasks?blocked_reason=tired', {}, 400);
+  await call('POST', `/api/v1/tasks/${flaky.id}/requeue`, { token: agent }, 403);
+  const once = (await call('POST', '/api/v1/tasks', { body: { title: 'Fails once', max_attempts: 1 } }, 201)).json<{ id: string }>();
+  const onlyTry = (await call('POST', `/api/v1/tasks/${once.id}/claim`, { body: {}, token: agent }, 200)).json<Claim>();
+  await call('POST', `/api/v1/leases/${onlyTry.lease.id}/release`, { body: { outcome: 'failed', reason: 'Disk full' }, token: agent }, 200);
+  await call('POST', `/api/v1/tasks/${once.id}/requeue`, {}, 200);
+
   const other = (await call('POST', '/api/v1/tasks', { body: { title: 'Reassigned' } }, 201)).json<{ id: string }>();
   await call('POST', `/api/v1/tasks/${other.id}/claim`, { body: {}, token: agent }, 200);
   await call('POST', `/api/v1/tasks/${other.id}/assign`, { body: { assignee: who.reviewer.id, release_lease: true, comment: '@' + who.reviewer.id + ' over to you' } }, 200);

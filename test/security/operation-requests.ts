@@ -25,6 +25,8 @@ export interface Fixtures {
   readonly reviewTask: string;
   /** A comment on `task` by the admin. */
   readonly comment: string;
+  /** A task whose only attempt failed: in the dead-letter. */
+  readonly deadTask: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -50,6 +52,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tasks.events': (fx) => ({ params: { id: fx.task } }),
   'tasks.assign': (fx) => ({ params: { id: fx.task }, body: { assignee: fx.agent, comment: 'Yours now.' } }),
   'tasks.hand_in': (fx) => ({ params: { id: fx.heldTask }, body: { summary: 'Done by the matrix.', artifacts: [fx.artifact] } }),
+  'tasks.requeue': (fx) => ({ params: { id: fx.deadTask } }),
   'tasks.review': (fx) => ({ params: { id: fx.reviewTask }, body: { decision: 'request_changes', comment: 'One more test, please.' } }),
   'comments.list': (fx) => ({ params: { id: fx.task }, query: 'limit=5' }),
   'comments.create': (fx) => ({ params: { id: fx.task }, body: { body: 'A word from the matrix.' } }),
@@ -106,10 +109,13 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const reviewTask = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture task in review' } }), 201);
   await ok(t.request('POST', `/api/v1/tasks/${reviewTask.id}/claim`, { body: {} }), 200);
   await ok(t.request('POST', `/api/v1/tasks/${reviewTask.id}/hand_in`, { body: { summary: 'fixture hand-in' } }), 200);
+  const deadTask = await ok(t.request('POST', '/api/v1/tasks', { body: { title: 'fixture dead-lettered task', max_attempts: 1 } }), 201);
+  const doomedClaim = await ok(t.request('POST', `/api/v1/tasks/${deadTask.id}/claim`, { body: {} }), 200);
+  await ok(t.request('POST', `/api/v1/leases/${doomedClaim.lease.id}/release`, { body: { outcome: 'failed', reason: 'fixture failure' } }), 200);
   const comment = await ok(t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'fixture comment' } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id };
+  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -66,4 +66,17 @@ describe('working together in the web app', () => {
     expect(resumed).toMatchObject({ status: 'in_progress', lease: { holder: { id: agent.id } }, discussion: { changes_requested: { body: 'Add a failing-claim example.' } } });
     await page.locator('.comment .comment-body', { hasText: 'Add a failing-claim example.' }).waitFor(WAIT);
   });
+
+  it('shows a dead-lettered task and requeues it with one action', async () => {
+    const dead = (await asAgent('POST', '/api/v1/tasks', { title: 'Flaky deploy', max_attempts: 1 })).id as string;
+    const claim = await asAgent('POST', `/api/v1/tasks/${dead}/claim`, {});
+    await asAgent('POST', `/api/v1/leases/${(claim.lease as { id: string }).id}/release`, { outcome: 'failed', reason: 'The registry timed out.' });
+    await page.goto(`${h.base}/tasks/${dead}`);
+    await page.locator('.dead-letter').waitFor(WAIT);
+    expect(await page.locator('.failures').textContent()).toContain('The registry timed out.');
+    await page.getByRole('button', { name: 'Requeue' }).click();
+    await page.locator('.task-head .status-todo').waitFor(WAIT);
+    const task = (await h.t.request('GET', `/api/v1/tasks/${dead}?view=full`)).json<{ status: string; attempts: number; blocked_reason: string | null }>();
+    expect(task).toMatchObject({ status: 'todo', attempts: 0, blocked_reason: null });
+  });
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
 import { NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
+import { failedAttempt } from '../tasks/attempts.ts';
 import { shapeTask } from '../tasks/task-view.ts';
 import { taskOutput } from '../tasks/task-schema.ts';
 import { lockLiveLease } from './held-lease.ts';
@@ -9,6 +11,8 @@ import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 export const releaseLease = defineOperation({
   name: 'leases.release',
   summary: 'Give a task back unfinished: the lease ends and the task returns to todo for anyone to claim.',
+  description:
+    'With `outcome: "failed"` and a `reason`, the release counts a failed attempt: the task waits out its back-off (`not_before`) before it is claimable again, and when its attempts are exhausted it leaves the queue (blocked, `blocked_reason: "attempts_exhausted"`).',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -16,19 +20,29 @@ export const releaseLease = defineOperation({
   input: z.strictObject({
     id: leaseId,
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Why, for the next claimer.'),
+    outcome: z.enum(['released', 'failed']).default('released').describe('`failed`: the attempt failed (counted; needs `reason`). `released`: handed back, not counted.'),
+    reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional().describe('Required with outcome failed: what went wrong.'),
   }),
   output: z.object({ task: taskOutput, lease: leaseOutput }),
   async run(tx, ctx, input) {
+    if (input.outcome === 'failed' && input.reason === undefined) {
+      throw new BatonError('validation_failed', 'A release with outcome failed needs a reason.', {
+        extra: { errors: [{ pointer: '/reason', detail: 'required with outcome failed', location: 'body' }] },
+      });
+    }
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, true);
+    const failed =
+      input.outcome === 'failed' ? failedAttempt(task, { kind: 'failed', reason: input.reason ?? null, lease_id: lease.id, holder_id: lease.holder_id }, ctx) : undefined;
     const updated = await updateTask(
       tx,
       task.id,
-      { status: 'todo', ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      { status: 'todo', ...failed?.changes, ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
       { id: lease.id, state: 'released' },
     );
     const ended = { ...lease, state: 'released' as const, ended_at: ctx.now };
-    ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(input.note ? { note: input.note } : {}) } });
-    ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
+    ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(input.note ? { note: input.note } : {}), ...(failed ? { outcome: 'failed' } : {}) } });
+    if (failed) for (const event of failed.events) ctx.emit(event);
+    else ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
     return { task: shapeTask(updated, ctx.actor, { view: 'compact' }), lease: toLease(ended, ctx.now) };
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
-import { pickClaimable } from '../../store/leases.ts';
+import { nextClaimableAt, pickClaimable } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
 import { claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
 import { taskLabels, taskPriority } from './task-schema.ts';
@@ -26,11 +26,18 @@ export const claimNextTask = defineOperation({
   output: z.object({
     claims: z.array(claimOutput).max(100),
     retry_after_s: z.int().nullable().describe('Set when nothing was claimable: wait this long before asking again.'),
+    next_claimable_at: z.iso
+      .datetime()
+      .nullable()
+      .describe('Set when nothing was claimable and a task is waiting out a back-off: when the first of them becomes claimable.'),
   }),
   async run(tx, ctx, input) {
     const ttlS = resolveTtl(ctx, input.ttl_s);
     const tasks = await pickClaimable(tx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(input.min_priority), labels: input.labels, limit: input.limit });
     const claims = await claimTasks(tx, ctx, tasks, ttlS);
-    return { claims, retry_after_s: claims.length === 0 ? EMPTY_QUEUE_RETRY_S : null };
+    if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
+    const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
+    const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
+    return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
   },
 });

@@ -50,6 +50,13 @@ export const claimTask = defineOperation({
         hint: 'Claim a todo task instead: POST /api/v1/tasks/claim takes the next one.',
       });
     }
+    if (task.not_before !== null && task.not_before > ctx.now) {
+      const waitS = Math.ceil((task.not_before.getTime() - ctx.now.getTime()) / 1000);
+      throw new BatonError('backoff_pending', `Task ${task.id} failed its last attempt and is not claimable before ${task.not_before.toISOString()}.`, {
+        extra: { not_before: task.not_before.toISOString(), attempts: task.attempts },
+        headers: { 'retry-after': String(waitS) },
+      });
+    }
     if (task.waiting_on.length > 0) {
       throw new BatonError('dependencies_pending', `Task ${task.id} waits on ${task.waiting_on.join(', ')}.`, { extra: { waiting_on: task.waiting_on } });
     }

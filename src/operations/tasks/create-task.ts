@@ -4,7 +4,7 @@ import { insertTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
 import { resolveAssignee } from '../shared/principals.ts';
-import { assigneeParam, blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+import { assigneeParam, maxAttemptsParam, blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
 import { BatonError } from '../../errors.ts';
 import { existingTaskIds } from '../../store/tasks.ts';
 
@@ -23,6 +23,7 @@ export const createTask = defineOperation({
     labels: taskLabels.default([]),
     blocked_by: blockedBy.default([]).describe('Tasks that must be done before this one can be claimed.'),
     assignee: assigneeParam.optional(),
+    max_attempts: maxAttemptsParam.optional(),
   }),
   output: taskOutput,
   version: (task) => task.version ?? 1,
@@ -48,6 +49,7 @@ export const createTask = defineOperation({
       created_by_kind: ctx.actor.kind,
       assignee_id: assignee?.id ?? null,
       assignee_kind: assignee?.kind ?? null,
+      max_attempts: input.max_attempts ?? null,
     });
     ctx.emit({
       type: 'task.created',

@@ -26,6 +26,7 @@ export const listTasks = defineOperation({
       .regex(new RegExp(`^(me|none|${idPattern('agt').replace(/^\^|\$$/g, '')})$`), 'assignee is me, none, or a principal id (agt_…)')
       .optional()
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
+    blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     cursor: cursorParam,
     limit: limitParam,
     view: viewParam,
@@ -45,6 +46,7 @@ export const listTasks = defineOperation({
       statuses: input.status,
       labels: input.labels,
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
+      blockedReason: input.blocked_reason,
       changedAfterSeq,
       beforeId: decodeCursor('tasks', input.cursor),
       limit: input.limit,

@@ -22,6 +22,8 @@ export const taskLabels = z
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
   .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
 
+export const maxAttemptsParam = z.int().min(1).max(100).describe("Attempts this task gets before it leaves the queue (1–100); default: the server's BATON_MAX_ATTEMPTS.");
+
 export const assigneeParam = z
   .string()
   .regex(new RegExp(idPattern('agt')), 'must be a principal id: agt_ followed by a 26-character ULID')
@@ -83,6 +85,14 @@ const fullTask = z.object({
   deleted_at: z.iso.datetime().nullable().describe('Set on a deleted task (seen only in `since` deltas and delete responses).'),
   assignee: holderRef.nullable().describe('Who the task is for: only they can claim it. null: anyone whose filters match.'),
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
+  attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
+  max_attempts: z.int().nullable().describe("The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS)."),
+  not_before: z.iso.datetime().nullable().describe('Not claimable before this time (back-off after a failed attempt).'),
+  blocked_reason: z.enum(['attempts_exhausted']).nullable().describe('Set when the server took the task out of the queue: it is in the dead-letter.'),
+  failures: z
+    .array(z.object({ at: z.iso.datetime(), kind: z.enum(['expired', 'failed']), reason: z.string().nullable(), lease_id: z.string(), holder_id: z.string() }))
+    .max(5)
+    .describe('The last failed attempts (at most 5), oldest first.'),
   discussion: discussionOutput.optional().describe('On tasks.get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),
 });
 export type Task = z.infer<typeof fullTask>;

@@ -35,6 +35,11 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     deleted_at: row.deleted_at?.toISOString() ?? null,
     assignee: row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : null,
     handoff: row.handoff,
+    attempts: row.attempts,
+    max_attempts: row.max_attempts,
+    not_before: row.not_before?.toISOString() ?? null,
+    blocked_reason: row.blocked_reason,
+    failures: row.failures,
   };
 }
 

@@ -61,7 +61,8 @@ export const updateTask = defineOperation({
     const updated = await updateTaskRow(
       tx,
       row.id,
-      { ...changes, ...lease.changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+      // A status change by hand takes a dead-lettered task out of the dead-letter view.
+      { ...changes, ...lease.changes, ...(changes.status !== undefined && row.blocked_reason ? { blocked_reason: null } : {}), updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
       lease.ending,
     );
     emitEvents(ctx, row, changes);

@@ -9,6 +9,11 @@ import type { Actor, Task } from '../types.ts';
 export type CollabTask = Task & {
   assignee?: { id: string; kind: 'human' | 'agent' } | null;
   handoff?: { summary: string; artifacts: string[]; by: Actor; at: string } | null;
+  attempts?: number;
+  max_attempts?: number | null;
+  not_before?: string | null;
+  blocked_reason?: string | null;
+  failures?: { at: string; kind: string; reason: string | null }[];
 };
 
 interface Comment {
@@ -204,6 +209,54 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
             </button>
           </div>
         </div>
+      )}
+    </section>
+  );
+}
+
+/** Failed attempts, the back-off, and for a dead-lettered task the one action that puts it back in the queue. */
+export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const action = useActionKey();
+  if (!task.attempts && !task.blocked_reason) return null;
+
+  const requeue = async () => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      onChanged(await write<CollabTask>('POST', `/tasks/${task.id}/requeue`, { key: action.key() }));
+      action.done();
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="card" aria-labelledby="attempts-title">
+      <h2 id="attempts-title">Attempts</h2>
+      {task.blocked_reason === 'attempts_exhausted' && <p class="dead-letter">Dead letter: every attempt failed, so the task left the queue.</p>}
+      <p>
+        {task.attempts ?? 0} failed attempt{task.attempts === 1 ? '' : 's'}
+        {task.max_attempts ? ` of ${task.max_attempts}` : ''}
+        {task.not_before && Date.parse(task.not_before) > Date.now() ? `; claimable again ${exact(task.not_before)}` : ''}
+      </p>
+      {task.failures && task.failures.length > 0 && (
+        <ol class="failures small">
+          {task.failures.map((f) => (
+            <li key={f.at}>
+              {exact(f.at)}: {f.kind === 'expired' ? 'the lease ran out' : (f.reason ?? 'failed')}
+            </li>
+          ))}
+        </ol>
+      )}
+      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {task.blocked_reason === 'attempts_exhausted' && (
+        <button type="button" class="button-primary" disabled={busy} onClick={() => void requeue()}>
+          Requeue
+        </button>
       )}
     </section>
   );

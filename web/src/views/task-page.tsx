@@ -9,7 +9,7 @@ import { MoveNotice } from './move-notice.tsx';
 import { MoveSelect } from './task-card.tsx';
 import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
-import { AssigneePanel, Comments, ReviewPanel } from './collaboration.tsx';
+import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
 
 function artifactsOf(task: Task): ArtifactRef[] {
   return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
@@ -84,6 +84,7 @@ export function TaskPage({ id }: { id: string }) {
         </div>
         <aside class="task-side">
           <ReviewPanel task={task} onChanged={setTask} />
+          <AttemptsPanel task={task} onChanged={setTask} />
           <AssigneePanel task={task} onChanged={setTask} />
           <section class="card">
             <h2>Lease</h2>

@@ -1,0 +1,38 @@
+import { FAILURES_KEPT, failAttempt } from '../../domain/attempts.ts';
+import type { Config } from '../../config.ts';
+import type { AttemptFailure } from '../../store/schema.ts';
+import type { TaskChanges, TaskRow } from '../../store/tasks.ts';
+import type { EventDraft } from '../define-operation.ts';
+
+/** The task columns a failed attempt sets. */
+export type AttemptChanges = Required<Pick<TaskChanges, 'status' | 'attempts' | 'not_before' | 'blocked_reason' | 'failures'>>;
+
+/**
+ * What a failed attempt does to a task whose lease just ended without a hand-in: the changes
+ * (status todo with a back-off, or blocked with `attempts_exhausted`) and the events to write,
+ * `task.attempt_failed`, then `task.status_changed`, then `task.dead_lettered` when exhausted.
+ */
+export function failedAttempt(
+  row: Pick<TaskRow, 'id' | 'attempts' | 'max_attempts' | 'failures'>,
+  failure: Omit<AttemptFailure, 'at'>,
+  ctx: { config: Config; now: Date; by?: 'system' },
+): { changes: AttemptChanges; events: EventDraft[] } {
+  const outcome = failAttempt(row, { maxAttempts: ctx.config.maxAttempts, backoffS: ctx.config.retryBackoffS }, ctx.now);
+  const failures = [...row.failures, { at: ctx.now.toISOString(), ...failure }].slice(-FAILURES_KEPT);
+  const status = outcome.exhausted ? 'blocked' : 'todo';
+  const by = ctx.by ? { by: ctx.by } : {};
+  const events: EventDraft[] = [
+    {
+      type: 'task.attempt_failed',
+      subject: row.id,
+      data: { attempt: outcome.attempts, max_attempts: outcome.maxAttempts, kind: failure.kind, reason: failure.reason, lease_id: failure.lease_id, not_before: outcome.notBefore?.toISOString() ?? null },
+      ...by,
+    },
+    { type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: status, reason: outcome.exhausted ? 'attempts_exhausted' : failure.kind === 'expired' ? 'lease_expired' : 'failed' }, ...by },
+  ];
+  if (outcome.exhausted) events.push({ type: 'task.dead_lettered', subject: row.id, data: { attempts: outcome.attempts, failures }, ...by });
+  return {
+    changes: { status, attempts: outcome.attempts, not_before: outcome.notBefore, blocked_reason: outcome.exhausted ? 'attempts_exhausted' : null, failures },
+    events,
+  };
+}
