@@ -21,11 +21,24 @@ export interface NewEventRow {
 /** The NOTIFY channel that wakes streams and the webhook worker on every instance after an append commits. */
 export const EVENTS_CHANNEL = 'baton_events';
 
+/** Seqs per transaction: an event's seq is its transaction's id times this, plus its ordinal. */
+const PER_TRANSACTION = 1048576;
+
 /**
- * Appends events. Takes the event-append lock first and holds it to commit, so `seq` follows
- * commit order: a reader that has seen seq N will never later find a smaller one appear. That is
- * what makes `since` cursors and the stream gap-free. Call it as the last statement of a write.
- * It also queues a NOTIFY on `EVENTS_CHANNEL`, delivered at commit (nothing if the write rolls back).
+ * The first seq a transaction still in progress could write: every event below it is committed
+ * (or never will be). Cursor reads stay below it, so nothing can appear behind a cursor.
+ */
+const SETTLED = sql<string>`(pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ${sql.lit(PER_TRANSACTION)})`;
+
+/**
+ * Appends events, with no lock: an event's seq is its writing transaction's id (`xid8`) times
+ * 2^20 plus its ordinal within that transaction (migration 0030), so seq order is transaction-id
+ * order, and writers to different tasks commit concurrently. Commit order is recovered on reading:
+ * a reader that moves a cursor reads only below `SETTLED` (the oldest transaction still in
+ * progress, anywhere on the server), where every writer has ended, so a reader that has passed seq
+ * N will never later find a smaller one appear. That is what makes `since` cursors and the stream
+ * gap-free. It also queues a NOTIFY on `EVENTS_CHANNEL`, delivered at commit (nothing if the write
+ * rolls back). One transaction appends fewer than 2^20 events.
  */
 export async function appendEvents(tx: Tx, events: readonly NewEventRow[]): Promise<void> {
   if (events.length === 0) return;
@@ -37,12 +50,16 @@ export async function appendEvents(tx: Tx, events: readonly NewEventRow[]): Prom
  * last statement to carry along, saving a round trip: `WITH ${APPENDING}, … `. It takes the
  * statement's first two parameters, `appendParameters(events)`.
  */
-export const APPENDING = `append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, '')), appended AS (
-    INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
-    SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-    FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
+export const APPENDING = `wake AS (SELECT pg_notify($1, '')), mine AS (
+    -- This transaction's seq range starts at its id times 2^20; earlier appends of it sit at its bottom.
+    SELECT x.base + (SELECT count(*) FROM events WHERE seq >= x.base AND seq < x.base + ${PER_TRANSACTION}) AS next
+    FROM (SELECT pg_current_xact_id()::text::bigint * ${PER_TRANSACTION} AS base) AS x), appended AS (
+    INSERT INTO events (seq, id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
+    SELECT mine.next + e.ord - 1, e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
+    FROM wake, mine, ROWS FROM (jsonb_to_recordset($2::jsonb) AS (
       id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-      idempotency_key text, approval_id text, data jsonb, created_at timestamptz))`;
+      idempotency_key text, approval_id text, data jsonb, created_at timestamptz)) WITH ORDINALITY AS e(
+      id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at, ord))`;
 
 const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
 
@@ -70,15 +87,15 @@ export async function eventSeq(db: Kysely<DB>, id: string): Promise<string | und
   return row?.seq;
 }
 
-/** The newest event id at read time, or null on an empty timeline. */
+/** The newest settled event id at read time (a cursor: nothing can commit behind it), or null on an empty timeline. */
 export async function latestEventId(db: Kysely<DB>): Promise<string | null> {
-  const row = await db.selectFrom('events').select('id').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  const row = await db.selectFrom('events').select('id').where(sql<boolean>`seq < ${SETTLED}`).orderBy('seq', 'desc').limit(1).executeTakeFirst();
   return row?.id ?? null;
 }
 
-/** The newest sequence number, or '0' on an empty timeline. */
+/** The newest settled sequence number (a cursor: nothing can commit behind it), or '0' on an empty timeline. */
 export async function latestSeq(db: Kysely<DB>): Promise<string> {
-  const row = await db.selectFrom('events').select(sql<string>`coalesce(max(seq), 0)::text`.as('seq')).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('events').select(sql<string>`coalesce(max(seq), 0)::text`.as('seq')).where(sql<boolean>`seq < ${SETTLED}`).executeTakeFirstOrThrow();
   return row.seq;
 }
 
@@ -90,6 +107,11 @@ export function selectEvents(db: Kysely<DB>) {
     .select(sql<string>`seq::text`.as('seq'));
 }
 
+/** `selectEvents` below `SETTLED`: the events a cursor may pass, since none can commit behind them. */
+export function settledEvents(db: Kysely<DB>) {
+  return selectEvents(db).where(sql<boolean>`seq < ${SETTLED}`);
+}
+
 export interface EventListQuery {
   subject: string | undefined;
   types: string[] | undefined;
@@ -99,14 +121,37 @@ export interface EventListQuery {
   limit: number;
 }
 
-/** One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. */
+/** Re-reads of a page that came back short while settled-to-be events waited behind a transaction still running. */
+const HELD_RETRIES = 100;
+
+/**
+ * One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. A read that
+ * can hand out a cursor (the whole timeline, or any `afterSeq`) stays below `SETTLED`; when that
+ * hides events already committed, it re-reads a few milliseconds later (at most `HELD_RETRIES`
+ * times), so a writer sees its own event promptly unless a transaction stays open. Call it on
+ * the database, not inside a transaction that writes (its own id would hold the page back).
+ */
 export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<EventRow[]> {
+  const settled = q.subject === undefined || q.afterSeq !== undefined;
   let query = selectEvents(db);
   if (q.subject) query = query.where('subject', '=', q.subject);
   if (q.types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(q.types)));
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
   if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
-  return query.orderBy('events.seq', q.order).limit(q.limit + 1).execute();
+  if (settled) query = query.where(sql<boolean>`seq < ${SETTLED}`);
+  const page = query.orderBy('events.seq', q.order).limit(q.limit + 1);
+  for (let attempt = 0; ; attempt++) {
+    const rows = await page.execute();
+    if (!settled || rows.length > q.limit || attempt >= HELD_RETRIES || !(await heldBack(db, q.afterSeq))) return rows;
+    await sql`SELECT pg_sleep(0.002)`.execute(db);
+  }
+}
+
+/** Whether committed events after `afterSeq` wait above `SETTLED` for an older transaction to end. */
+async function heldBack(db: Kysely<DB>, afterSeq: string | undefined): Promise<boolean> {
+  let query = db.selectFrom('events').select('seq').where(sql<boolean>`seq >= ${SETTLED}`);
+  if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
+  return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
 
 /**
@@ -123,7 +168,7 @@ export async function listEventsForSubjects(db: Kysely<DB>, subjects: readonly s
       SELECT * FROM events
       WHERE events.subject = s.subject
         ${q.types ? sql`AND events.type = ANY(${q.types}::text[])` : sql``}
-        ${q.afterSeq !== undefined ? sql`AND events.seq > ${q.afterSeq}` : sql``}
+        ${q.afterSeq !== undefined ? sql`AND events.seq > ${q.afterSeq} AND events.seq < ${SETTLED}` : sql``}
         ${q.beforeSeq !== undefined ? sql`AND events.seq < ${q.beforeSeq}` : sql``}
       ORDER BY events.seq ${q.order === 'asc' ? sql`ASC` : sql`DESC`}
       LIMIT ${q.limit + 1}

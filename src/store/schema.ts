@@ -167,6 +167,7 @@ export interface ApprovalsTable {
 export interface RateCountersTable {
   token_id: string;
   window_start: string;
+  shard: number;
   count: number;
 }
 

@@ -51,7 +51,9 @@ export interface TokenGrant {
 
 /**
  * Looks a token up by hash and, if it is usable, counts this request in its rate window — one
- * statement, so authentication and the shared rate limit cost a single round trip. Every
+ * statement, so authentication and the shared rate limit cost a single round trip. `used` is exact
+ * but for requests of the same token in flight at the same moment on other connections, which it
+ * may not include yet (spec/api.md, Rate limits). Every
  * instance reads the same rows, so a revocation applies everywhere at once.
  */
 export async function findGrantAndCount(db: Kysely<DB>, hash: Uint8Array, windowStart: number, now: Date): Promise<TokenGrant | undefined> {
@@ -68,13 +70,18 @@ const FIND_GRANT_AND_COUNT = `
       FROM tokens t JOIN agents a ON a.id = t.agent_id
       WHERE t.token_hash = $1
     ), counted AS (
-      INSERT INTO rate_counters (token_id, window_start, count)
-      SELECT token_id, $2, 1 FROM g
+      -- One of 16 rows per token and window, by connection (migration 0031): requests on other
+      -- connections mostly bump other rows, so a busy token does not queue on one row lock.
+      INSERT INTO rate_counters (token_id, window_start, shard, count)
+      SELECT token_id, $2, pg_backend_pid() % 16, 1 FROM g
       WHERE revoked_at IS NULL AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
-      ON CONFLICT (token_id, window_start) DO UPDATE SET count = rate_counters.count + 1
-      RETURNING count
+      ON CONFLICT (token_id, window_start, shard) DO UPDATE SET count = rate_counters.count + 1
+      RETURNING shard, count
     )
-    SELECT g.*, (SELECT count FROM counted) AS used FROM g`;
+    -- This row's count after the bump, plus the other rows as of this statement's snapshot.
+    SELECT g.*, (SELECT c.count + coalesce((
+        SELECT sum(r.count) FROM rate_counters r WHERE r.token_id = g.token_id AND r.window_start = $2 AND r.shard <> c.shard), 0)::int
+      FROM counted c) AS used FROM g`;
 
 /** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
 export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {

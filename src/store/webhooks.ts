@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
-import { type EventRow, selectEvents } from './events.ts';
+import { type EventRow, selectEvents, settledEvents } from './events.ts';
 import type { DB, WebhookAttempt, WebhookDeliveriesTable, WebhooksTable } from './schema.ts';
 import type { Tx } from './connection.ts';
 
@@ -63,9 +63,9 @@ export async function lockLiveWebhooks(tx: Tx, limit: number): Promise<WebhookRo
     .execute();
 }
 
-/** Events strictly after `afterSeq`, optionally of some types only, in commit order. */
+/** Settled events strictly after `afterSeq` (see `settledEvents`), optionally of some types only, in commit order. */
 export async function eventsAfter(db: Kysely<DB>, afterSeq: string, types: string[] | null, limit: number): Promise<EventRow[]> {
-  let query = selectEvents(db).where('seq', '>', afterSeq);
+  let query = settledEvents(db).where('seq', '>', afterSeq);
   if (types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(types)));
   return query.orderBy('seq').limit(limit).execute();
 }

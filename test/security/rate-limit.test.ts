@@ -241,6 +241,19 @@ describe.skipIf(engine === 'pglite')('two instances on one database (PostgreSQL 
     expect(remaining).toEqual(Array.from({ length: LIMIT }, (_, i) => i));
   });
 
+  it('counts a burst of 32 concurrent requests of one token every one, overshooting by at most the requests in flight', async () => {
+    const token = (await agentWithTokens(app(0), admin, 1)).tokens[0] ?? '';
+    const burst = 32;
+    const replies = await Promise.all(Array.from({ length: burst }, (_, i) => call(app(i), token, 'GET', '/api/v1/whoami')));
+    const admitted = replies.filter((r) => r.status === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(LIMIT);
+    expect(admitted).toBeLessThanOrEqual(LIMIT + burst - 1);
+    for (const reply of replies.filter((r) => r.status === 429)) expectRateLimited(reply, LIMIT);
+    // Every request of the burst was counted once: the next one, on either instance, is refused.
+    expectRateLimited(await call(app(0), token, 'GET', '/api/v1/whoami'), LIMIT);
+    expectRateLimited(await call(app(1), token, 'GET', '/api/v1/whoami'), LIMIT);
+  });
+
   it('honours a revocation made on one instance at once on the other', async () => {
     const agent = await agentWithTokens(app(0), admin, 1);
     const token = agent.tokens[0] ?? '';
