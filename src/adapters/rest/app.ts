@@ -9,7 +9,7 @@ import { registerInboundRoutes } from '../inbound/routes.ts';
 import { loadSpecPages, registerDocs } from '../docs.ts';
 import { registerMcpRoute } from '../mcp/http.ts';
 import { registerGraphql } from '../graphql/route.ts';
-import { buildManifest } from '../manifest.ts';
+import { buildCompactManifest, buildManifest, manifestView } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
@@ -99,7 +99,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     const caller = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
     if (caller) reply.headers(rateLimitHeaders(caller.budget));
     const principal = caller?.principal;
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(buildManifest(service, principal)));
+    const view = manifestView((request.query as { view?: string }).view, principal);
+    const manifest = view === 'compact' && principal ? buildCompactManifest(service, principal) : buildManifest(service, principal);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(manifest));
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async () => {
