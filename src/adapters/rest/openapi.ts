@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { problemSchema } from '../../errors.ts';
-import { type Operation, parameterLocation, takesExpectedVersion } from '../../operations/define-operation.ts';
+import { type Operation, operationParts, parameterLocation, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { API_PREFIX } from './routes.ts';
@@ -98,7 +98,7 @@ function pathItem(op: Operation) {
     operationId: op.name,
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
-    tags: [op.name.split('.')[0]],
+    tags: [operationParts(op.name)[0]],
     ...(op.scope === null ? {} : { 'x-required-scope': op.scope }),
     'x-approval': op.approval,
     parameters,

@@ -1,3 +1,4 @@
+import { operationKey } from '../authorization.ts';
 import type { Scope } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../service/principal.ts';
@@ -43,7 +44,7 @@ function grantedSets(grant: TokenGrant): GrantedSets {
     agentScopes: grant.agent_scopes,
     allowlist: grant.tool_allowlist,
     scopes: new Set(grant.token_scopes.filter((s) => agentScopes.has(s)) as Scope[]),
-    toolAllowlist: grant.tool_allowlist ? new Set(grant.tool_allowlist) : null,
+    toolAllowlist: grant.tool_allowlist ? new Set(grant.tool_allowlist.map(operationKey)) : null,
   };
   if (setsByToken.size >= 10_000) setsByToken.clear();
   setsByToken.set(grant.token_id, sets);
