@@ -33,9 +33,13 @@ export function subscriptionFieldName(operation: Operation): string {
   return camel(operationParts(operation.name)[0]);
 }
 
-/** `tasks.create` → `createTask`, `tasks.claim_next` → `claimNextTask`, `leases.heartbeat` → `heartbeatLease`. */
+/**
+ * `tasks.create` → `createTask`, `tasks.claim_next` → `claimNextTask`, `leases.heartbeat` → `heartbeatLease`;
+ * a verb on many (`leases.release_many`) takes the plural: `releaseLeases`.
+ */
 export function mutationFieldName(operation: Operation): string {
   const [entity, verb = ''] = operationParts(operation.name);
+  if (verb.endsWith('_many')) return camel(`${verb.slice(0, -'_many'.length)}_${entity}`);
   return camel(`${verb}_${singular(entity)}`);
 }
 
