@@ -70,10 +70,16 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     });
   }
 
-  app.setErrorHandler((error: FastifyError | BatonError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | BatonError, request, reply) => {
     const failure = fromFastifyError(error);
     // A BatonError was already reported where it was made; anything else is a bug worth a log line.
     if (!(error instanceof BatonError) && failure.code === 'internal') request.log.error({ err: error }, 'unhandled error');
+    // Refused before the handler ran (the body: 400, 413, 415), so not yet counted: count it now and
+    // say the budget, as every /api/v1 response made with a token does. A bad token is not this problem.
+    if (!(error instanceof BatonError) && request.headers.authorization && request.url.startsWith(API_PREFIX)) {
+      const caller = await service.authenticate(request.headers.authorization).catch(() => undefined);
+      if (caller) reply.headers(rateLimitHeaders(caller.budget));
+    }
     return sendProblem(reply, failure, service.baseUrl, request.id);
   });
 
@@ -94,7 +100,11 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
-  app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  app.get(`${API_PREFIX}/openapi.json`, async (request, reply) => {
+    // Public, but a request made with a token is counted and told its budget, like the manifest.
+    if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
+    return reply.type('application/json; charset=utf-8').send(openapi);
+  });
   app.get(API_PREFIX, async (request, reply) => {
     const caller = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
     if (caller) reply.headers(rateLimitHeaders(caller.budget));
