@@ -1,4 +1,6 @@
 import { SCOPES } from '../domain/scopes.ts';
+import { BatonError } from '../errors.ts';
+import { writeHeaders } from '../operations/tasks/task-view.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
 import { mayCall } from '../operations/authorization.ts';
 import { isCallable, type Operation } from '../operations/define-operation.ts';
@@ -20,8 +22,55 @@ const INTERFACES: readonly { readonly name: string; serves(operation: Operation)
   { name: 'graphql', serves: () => true },
 ];
 
+export type ManifestView = 'compact' | 'full';
+
+/** The view a request gets: `?view=` when given, else compact for an agent's token and full otherwise (humans, discovery, the web app). */
+export function manifestView(query: string | undefined, principal: Principal | undefined): ManifestView {
+  if (query === 'compact' || query === 'full') return query;
+  if (query !== undefined) throw new BatonError('invalid_parameter', `view must be compact or full, not ${JSON.stringify(query)}.`, { extra: { errors: [{ pointer: '/view', detail: 'compact or full', location: 'query' }] } });
+  return principal?.kind === 'agent' ? 'compact' : 'full';
+}
+
 /**
- * The capability manifest at GET /api/v1: everything an agent needs to start, derived from the
+ * The compact manifest an agent gets by default (budget: 6 KB, held by test/agent/budgets.test.ts):
+ * who it is, how to start (a ready `next_actions` claim), the conventions in one line each, and the
+ * operations it may call as `METHOD path`. Everything else is one link away (`links.full`).
+ */
+export function buildCompactManifest(service: Service, principal: Principal) {
+  const allowed = service.operations.filter((op) => mayCall(principal, op.name, op.scope));
+  const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
+  return {
+    name: 'Baton',
+    version: 'v1',
+    base_url: `${service.baseUrl}${API_PREFIX}`,
+    you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) },
+    next_actions: allowed.some((op) => op.name === 'tasks.claim_next')
+      ? [{ operation: 'tasks.claim_next', method: 'POST', href: `${API_PREFIX}/tasks/claim`, headers: writeHeaders() }]
+      : [],
+    conventions: {
+      auth: 'Authorization: Bearer <token> on every request.',
+      next_actions: 'Answers carry next_actions: send method to href with headers and body as given (the Idempotency-Key in them is fresh, made for that action).',
+      idempotency: 'Every write needs an Idempotency-Key: a fresh unique value (a UUID) per write; resend it only to retry.',
+      concurrency: 'Send the ETag you read as If-Match; a mismatch is 409 conflict_version.',
+      leases: 'A claim gives a lease: heartbeat within heartbeat_interval_s; send lease_epoch on task writes.',
+      errors: 'application/problem+json: branch on code; hint says what to do; retryable says whether to retry.',
+    },
+    operations: Object.fromEntries(allowed.filter(isCallable).map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
+    needs_approval: decides ? [] : allowed.filter((op) => op.approval !== 'none').map((op) => op.name),
+    task_statuses: TASK_STATUSES,
+    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: 'agent (default for agents), admin; ?toolsets=agent,admin' },
+    links: {
+      full: `${API_PREFIX}?view=full`,
+      openapi: `${API_PREFIX}/openapi.json`,
+      agent_guide: '/spec/agent-guide.md',
+      errors: '/spec/errors.md',
+      compact: `${API_PREFIX}?view=compact`,
+    },
+  };
+}
+
+/**
+ * The capability manifest at GET /api/v1 (`?view=full`): everything an agent needs to start, derived from the
  * registry. With a token it also says what THAT token may call right now.
  */
 export function buildManifest(service: Service, principal: Principal | undefined) {
@@ -70,6 +119,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       url: `${service.baseUrl}${MCP_PATH}`,
       transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton mcp` with BATON_URL and BATON_TOKEN',
       tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
+      toolsets: 'agent (the default for agent tokens) and admin (the rest; the default for humans adds it): /mcp?toolsets=agent,admin or all',
       resources: 'the /spec/*.md pages',
       prompts: ['resume'],
     },
@@ -79,6 +129,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       docs: '/spec/index.md',
       agent_guide: '/spec/agent-guide.md',
       errors: '/spec/errors.md',
+      compact: `${API_PREFIX}?view=compact`,
     },
   };
 }

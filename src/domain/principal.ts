@@ -7,7 +7,7 @@ export interface Principal {
   readonly name: string;
   /** The token's scopes intersected with its agent's: what this token may do. */
   readonly scopes: ReadonlySet<Scope>;
-  /** Operation names this agent may call; null means any its scopes allow. */
+  /** The operations this agent may call, as `operationKey`s (so dotted aliases match); null means any its scopes allow. */
   readonly toolAllowlist: ReadonlySet<string> | null;
   readonly tokenId: string;
   readonly machine: string;

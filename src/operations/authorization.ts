@@ -1,8 +1,22 @@
 import type { Scope } from '../domain/scopes.ts';
 import type { Principal } from '../domain/principal.ts';
 
+/**
+ * The form an operation name is compared in, in a toolAllowlist: dots read as underscores. Names
+ * became portable in 0.2 (`tasks.create` is now `tasks_create`), and the dotted names stay
+ * accepted as aliases in allowlists until 0.3 (spec/api.md, "Operation names").
+ */
+export function operationKey(name: string): string {
+  return name.replaceAll('.', '_');
+}
+
+/** True when the allowlist (a set of `operationKey`s; null: no allowlist) admits the operation. */
+export function allowlistAdmits(allowlist: ReadonlySet<string> | null, operation: string): boolean {
+  return allowlist === null || allowlist.has(operationKey(operation));
+}
+
 /** True when the caller's token scopes and agent allowlist both admit the operation. */
 export function mayCall(actor: Principal, operation: string, scope: Scope | null): boolean {
   if (scope === null) return true;
-  return actor.scopes.has(scope) && (actor.toolAllowlist === null || actor.toolAllowlist.has(operation));
+  return actor.scopes.has(scope) && allowlistAdmits(actor.toolAllowlist, operation);
 }

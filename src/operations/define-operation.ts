@@ -68,7 +68,10 @@ export interface OperationContext {
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
-  /** `entity.verb`, also the MCP tool name and the toolAllowlist entry. */
+  /**
+   * `resource_verb` (a resource name has no `_`), or one word (`whoami`); also the MCP tool name and the
+   * toolAllowlist entry. Matches ^[a-zA-Z0-9_-]{1,64}$, the tool-name pattern every MCP host accepts.
+   */
   readonly name: string;
   /** One sentence, written once; feeds OpenAPI, the manifest, MCP and GraphQL. */
   readonly summary: string;
@@ -173,4 +176,13 @@ export function takesExpectedVersion(operation: Operation): boolean {
 
 export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
+}
+
+/**
+ * An operation name's resource and verb: `tasks_claim_next` → [`tasks`, `claim_next`], `whoami` →
+ * [`whoami`]. The first `_` (or `.`, the separator of the names before 0.2) ends the resource.
+ */
+export function operationParts(name: string): [resource: string, verb?: string] {
+  const at = name.search(/[._]/);
+  return at < 0 ? [name] : [name.slice(0, at), name.slice(at + 1)];
 }

@@ -1,3 +1,4 @@
+import { allowlistAdmits } from '../operations/authorization.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
@@ -282,7 +283,7 @@ export function authorize(operation: Operation, principal: Principal): void {
     });
   }
   // Operations open to every token (whoami) are outside the allowlist: an agent can always learn what it may do.
-  if (operation.scope !== null && principal.toolAllowlist && !principal.toolAllowlist.has(operation.name)) {
+  if (operation.scope !== null && !allowlistAdmits(principal.toolAllowlist, operation.name)) {
     throw new BatonError('tool_not_allowed', `${operation.name} is not in the toolAllowlist of agent ${principal.id}.`, {
       extra: { operation: operation.name },
     });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { listen, outputOf } from '../mcp/clients.ts';
 import { createTask } from '../rest/fixtures.ts';
-import { mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
+import { AGENT_SCOPES, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
 
 let t: TestServer;
 let baseUrl: string;
@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const AGENT_SCOPES = ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'artifacts:write'] as const;
 
 interface ClaimedTask {
   id: string;

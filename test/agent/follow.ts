@@ -1,6 +1,9 @@
 import type { TestServer } from '../harness.ts';
 import { asMcpClient, connectV1, connectV2, type McpClient } from '../mcp/clients.ts';
 
+/** The scopes an agent that works tasks holds (spec/agent-guide.md). */
+export const AGENT_SCOPES = ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'artifacts:write'] as const;
+
 /** A `next_actions` entry as served (spec/api.md, "next_actions"). */
 export interface NextAction {
   operation: string;

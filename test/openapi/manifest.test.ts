@@ -56,7 +56,7 @@ describe('GET /api/v1 (the capability manifest)', () => {
 
   it('says, for a restricted token, which operations it may call', async () => {
     const reader = await t.addPrincipal({ scopes: ['tasks:read'] });
-    const res = await t.request('GET', '/api/v1', { token: reader.token });
+    const res = await t.request('GET', '/api/v1?view=full', { token: reader.token });
     expect(res.status).toBe(200);
     const manifest = res.json<Manifest>();
     expect(manifest.you).toMatchObject({ id: reader.id, scopes: ['tasks:read'] });
@@ -67,7 +67,7 @@ describe('GET /api/v1 (the capability manifest)', () => {
 
   it('honours the toolAllowlist as well as scopes', async () => {
     const narrow = await t.addPrincipal({ allowlist: ['whoami', 'tasks.get'] });
-    const manifest = (await t.request('GET', '/api/v1', { token: narrow.token })).json<Manifest>();
+    const manifest = (await t.request('GET', '/api/v1?view=full', { token: narrow.token })).json<Manifest>();
     for (const op of manifest.operations) expect(op.allowed, op.name).toBe(op.name === 'whoami' || op.name === 'tasks.get');
   });
 

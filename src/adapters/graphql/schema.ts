@@ -13,7 +13,7 @@ import {
   getNullableType,
 } from 'graphql';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
-import { type Operation, pathParameters } from '../../operations/define-operation.ts';
+import { type Operation, operationParts, pathParameters } from '../../operations/define-operation.ts';
 import { type GraphqlContext, openStream, operationInput, pendingApprovals, type Projection, runNested, runRead, runWrite, selectedFields } from './resolvers.ts';
 import { type JsonSchema, jsonSchema, pascal, singular, TypeRegistry } from './types.ts';
 
@@ -21,7 +21,7 @@ type Field = GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>
 
 /** `tasks.list` → `tasks`, `tasks.get` → `task`, `tasks.events` → `taskEvents`, `whoami` → `whoami`. */
 export function queryFieldName(operation: Operation): string {
-  const [entity = '', verb] = operation.name.split('.');
+  const [entity, verb] = operationParts(operation.name);
   if (verb === undefined) return camel(entity);
   if (verb === 'list') return camel(entity);
   if (verb === 'get') return camel(singular(entity));
@@ -30,12 +30,16 @@ export function queryFieldName(operation: Operation): string {
 
 /** `events.stream` → `events`: a stream is a subscription to the entity it follows. */
 export function subscriptionFieldName(operation: Operation): string {
-  return camel(operation.name.split('.')[0] ?? operation.name);
+  return camel(operationParts(operation.name)[0]);
 }
 
-/** `tasks.create` → `createTask`, `tasks.claim_next` → `claimNextTask`, `leases.heartbeat` → `heartbeatLease`. */
+/**
+ * `tasks.create` → `createTask`, `tasks.claim_next` → `claimNextTask`, `leases.heartbeat` → `heartbeatLease`;
+ * a verb on many (`leases.release_many`) takes the plural: `releaseLeases`.
+ */
 export function mutationFieldName(operation: Operation): string {
-  const [entity = '', verb = ''] = operation.name.split('.');
+  const [entity, verb = ''] = operationParts(operation.name);
+  if (verb.endsWith('_many')) return camel(`${verb.slice(0, -'_many'.length)}_${entity}`);
   return camel(`${verb}_${singular(entity)}`);
 }
 

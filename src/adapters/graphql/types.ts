@@ -1,3 +1,4 @@
+import { ACTOR_KINDS, PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import {
   GraphQLBoolean,
   GraphQLEnumType,
@@ -57,9 +58,20 @@ export function pascal(name: string): string {
     .join('');
 }
 
-/** `tasks` → `task`: Baton's collections all end in a plain `s`. */
+/** `tasks` → `task`, `deliveries` → `delivery`. */
 export function singular(name: string): string {
+  if (name.endsWith('ies')) return `${name.slice(0, -3)}y`;
   return name.endsWith('s') ? name.slice(0, -1) : name;
+}
+
+/** Enums of the domain, named for what they are wherever they are first met (not `TaskLeaseHolderKind` on an Agent). */
+const DOMAIN_ENUMS = new Map<string, string>([
+  [enumKey(PRINCIPAL_KINDS), 'PrincipalKind'],
+  [enumKey(ACTOR_KINDS), 'ActorKind'],
+]);
+
+function enumKey(values: readonly string[]): string {
+  return [...values].sort().join('|');
 }
 
 /** Splits `anyOf [X, null]` and `type: [t, 'null']` into X and whether null is allowed. */
@@ -178,10 +190,10 @@ export class TypeRegistry {
   private scalarOrEnum(schema: JsonSchema, name: string): GraphQLScalarType | GraphQLEnumType | undefined {
     const values = schema.enum;
     if (values?.every((v): v is string => typeof v === 'string' && GRAPHQL_NAME.test(v))) {
-      const key = [...values].sort().join('|');
+      const key = enumKey(values);
       let type = this.enums.get(key);
       if (!type) {
-        type = new GraphQLEnumType({ name: this.unique(name), values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
+        type = new GraphQLEnumType({ name: this.unique(DOMAIN_ENUMS.get(key) ?? name), values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
         this.enums.set(key, type);
       }
       return type;

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { type McpCaller, mcpServerFactory } from './server.ts';
+import { selectToolsets } from './tools.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -25,7 +26,9 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
       const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');
-      const caller: McpCaller = { principal, budget, requestId: request.id };
+      const query = request.query as { toolsets?: string; output_schemas?: string };
+      const listing = { toolsets: selectToolsets(query.toolsets, principal), outputSchemas: query.output_schemas === '1' || query.output_schemas === 'true' };
+      const caller: McpCaller = { principal, budget, requestId: request.id, listing };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
       const response = await handler.fetch(webRequest(request, controller.signal), {

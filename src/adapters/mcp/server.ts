@@ -2,12 +2,12 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotoc
 import { z } from 'zod';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
-import { callTool, deriveTools, listToolsFor } from './tools.ts';
+import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
 
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
-export type McpCaller = Authenticated & { readonly requestId: string };
+export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
 
-const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. Start with the \`whoami\` tool, then read the resource spec/agent-guide.md (or the \`resume\` prompt after a restart). Every tool result is the same JSON the REST API returns; a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. Writes take an optional idempotency_key: pass the same key to retry a call safely.`;
+const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks.claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
 
 /**
  * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
@@ -21,12 +21,12 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
     // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
     mcp.server.registerCapabilities({ tools: { listChanged: false } });
-    mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller) }));
+    mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller, caller.listing) }));
     mcp.server.setRequestHandler('tools/call', async (request) => {
       const shape = tools.get(request.params.name);
       if (!shape) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
       const result = await callTool(service, shape, request.params.arguments ?? {}, caller);
-      return mcp.server.projectCallToolResult(result, shape.tool.outputSchema);
+      return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
     for (const [file, text] of pages) {
       const uri = `${service.baseUrl}/spec/${file}`;

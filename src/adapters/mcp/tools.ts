@@ -4,7 +4,9 @@ import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayCall } from '../../operations/authorization.ts';
 import { type CallableOperation, isCallable, type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
+import type { Scope } from '../../domain/scopes.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
+import type { Principal } from '../../domain/principal.ts';
 import type { Service } from '../../service/service.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 
@@ -23,6 +25,47 @@ const EXPECTED_VERSION = 'expected_version';
 interface ToolShape {
   readonly operation: CallableOperation;
   readonly tool: Tool;
+}
+
+/**
+ * Tool sets, chosen with `/mcp?toolsets=agent,admin` (as GitHub's MCP server does). `agent` holds
+ * what an agent works with: the operations of the task-work scopes that run without a human's
+ * approval. `admin` holds the rest (agents, tokens, webhooks, approvals, deletes). The rule reads
+ * the registry; no operation is listed by hand.
+ */
+export const TOOLSETS = ['agent', 'admin'] as const;
+export type Toolset = (typeof TOOLSETS)[number];
+const AGENT_WORK_SCOPES: readonly (Scope | null)[] = [null, 'tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'artifacts:write'];
+
+export function toolsetOf(operation: Operation): Toolset {
+  return AGENT_WORK_SCOPES.includes(operation.scope) && operation.approval === 'none' ? 'agent' : 'admin';
+}
+
+/** What a caller's tools/list holds: the tool sets, and whether output schemas are included. */
+export interface ToolListing {
+  readonly toolsets: ReadonlySet<Toolset>;
+  /**
+   * Output schemas are three quarters of a listing and hosts do not show them to the model, so they
+   * are listed only on request (`?output_schemas=1`); the OpenAPI document has them all.
+   */
+  readonly outputSchemas: boolean;
+}
+
+/**
+ * The tool sets a caller lists: those named in `?toolsets=` (`all` for every set), else the default
+ * for its kind: `agent` for agents, every set for humans. Unknown names are a 400.
+ */
+export function selectToolsets(query: string | undefined, principal: Principal): ReadonlySet<Toolset> {
+  if (query === undefined || query.trim() === '') return new Set(principal.kind === 'agent' ? ['agent'] : TOOLSETS);
+  const names = query.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => name !== 'all' && !(TOOLSETS as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new BatonError('invalid_parameter', `Unknown tool set ${unknown.join(', ')}.`, {
+      hint: `Name tool sets from ${[...TOOLSETS, 'all'].join(', ')}, comma-separated: /mcp?toolsets=agent,admin.`,
+      extra: { errors: [{ pointer: '/toolsets', detail: `one of ${[...TOOLSETS, 'all'].join(', ')}`, location: 'query' }] },
+    });
+  }
+  return new Set(names.includes('all') ? TOOLSETS : (names as Toolset[]));
 }
 
 /**
@@ -52,9 +95,9 @@ function toolOf(operation: Operation): Tool {
     };
   }
   const output = jsonSchema(operation.output, 'output');
+  // No `title`: it would repeat the summary the description opens with, in every listing.
   return {
     name: operation.name,
-    title: operation.summary,
     description: operation.description ? `${operation.summary} ${operation.description}` : operation.summary,
     inputSchema: { ...input, type: 'object', properties } as Tool['inputSchema'],
     // A gated operation answers with a pending approval instead of its output unless the caller decides approvals.
@@ -68,15 +111,19 @@ function toolOf(operation: Operation): Tool {
   };
 }
 
-/** The tools as this caller sees them: every tool, each saying whether the caller may call it (a disallowed tool is listed, not hidden). */
-export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Authenticated): Tool[] {
+/**
+ * The tools as this caller sees them: every tool of the selected sets, each saying whether the caller
+ * may call it (a disallowed tool is listed, not hidden).
+ */
+export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Authenticated, listing: ToolListing): Tool[] {
   const { principal } = caller;
   const decidesApprovals = principal.kind === 'human' && principal.scopes.has('approvals:decide');
-  return [...tools.values()].map(({ operation, tool }) => {
+  return [...tools.values()].filter(({ operation }) => listing.toolsets.has(toolsetOf(operation))).map(({ operation, tool: { outputSchema, ...tool } }) => {
     const allowed = mayCall(principal, operation.name, operation.scope);
     const refusal = allowed ? '' : ` You may not call this: it needs scope ${operation.scope ?? 'none'} and a place in your toolAllowlist.`;
     return {
       ...tool,
+      ...(listing.outputSchemas ? { outputSchema } : {}),
       description: `${tool.description ?? ''}${refusal}`,
       _meta: { [META.allowed]: allowed, [META.needsApproval]: allowed && operation.approval !== 'none' && !decidesApprovals },
     };
@@ -103,7 +150,7 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
     if (idempotencyKey !== undefined) meta[META.replayed] = outcome.replayed;
     if (!outcome.ok) return errorResult(outcome.body, meta);
     return {
-      content: [{ type: 'text', text: outcome.body }, ...keyNote(idempotencyKey)],
+      content: [{ type: 'text', text: resultLine(operation, outcome.body.length, idempotencyKey) }],
       structuredContent: JSON.parse(outcome.body) as Record<string, unknown>,
       _meta: meta,
     };
@@ -146,7 +193,12 @@ function errorResult(problemJson: string, meta: Record<string, unknown>): CallTo
   return { content: [{ type: 'text', text: problemJson }], isError: true, _meta: meta };
 }
 
-/** A short second text block, so a model that reads only text also learns the key to retry with. */
-function keyNote(key: string | undefined): CallToolResult['content'] {
-  return key === undefined ? [] : [{ type: 'text', text: `idempotency_key: ${key}` }];
+/**
+ * The one text line of a successful result: the JSON travels once, as `structuredContent` (MCP
+ * 2025-06-18 onwards; SEP-2200 makes `content` the short, model-facing rendering). It names the
+ * write's key, so a model that reads only text can still retry safely.
+ */
+function resultLine(operation: Operation, bytes: number, key: string | undefined): string {
+  const retry = key === undefined ? '' : ` idempotency_key: ${key}`;
+  return `${operation.name} succeeded: ${bytes} bytes of JSON in structuredContent.${retry}`;
 }

@@ -9,7 +9,7 @@ import { registerInboundRoutes } from '../inbound/routes.ts';
 import { loadSpecPages, registerDocs } from '../docs.ts';
 import { registerMcpRoute } from '../mcp/http.ts';
 import { registerGraphql } from '../graphql/route.ts';
-import { buildManifest } from '../manifest.ts';
+import { buildCompactManifest, buildManifest, manifestView } from '../manifest.ts';
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
@@ -80,10 +80,16 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     });
   }
 
-  app.setErrorHandler((error: FastifyError | BatonError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | BatonError, request, reply) => {
     const failure = fromFastifyError(error);
     // A BatonError was already reported where it was made; anything else is a bug worth a log line.
     if (!(error instanceof BatonError) && failure.code === 'internal') request.log.error({ err: error }, 'unhandled error');
+    // Refused before the handler ran (the body: 400, 413, 415), so not yet counted: count it now and
+    // say the budget, as every /api/v1 response made with a token does. A bad token is not this problem.
+    if (!(error instanceof BatonError) && request.headers.authorization && request.url.startsWith(API_PREFIX)) {
+      const caller = await service.authenticate(request.headers.authorization).catch(() => undefined);
+      if (caller) reply.headers(rateLimitHeaders(caller.budget));
+    }
     return sendProblem(reply, failure, service.baseUrl, request.id);
   });
 
@@ -104,12 +110,18 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
   const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
-  app.get(`${API_PREFIX}/openapi.json`, async (_request, reply) => reply.type('application/json; charset=utf-8').send(openapi));
+  app.get(`${API_PREFIX}/openapi.json`, async (request, reply) => {
+    // Public, but a request made with a token is counted and told its budget, like the manifest.
+    if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
+    return reply.type('application/json; charset=utf-8').send(openapi);
+  });
   app.get(API_PREFIX, async (request, reply) => {
     const caller = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
     if (caller) reply.headers(rateLimitHeaders(caller.budget));
     const principal = caller?.principal;
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(buildManifest(service, principal)));
+    const view = manifestView((request.query as { view?: string }).view, principal);
+    const manifest = view === 'compact' && principal ? buildCompactManifest(service, principal) : buildManifest(service, principal);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(manifest));
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async () => {

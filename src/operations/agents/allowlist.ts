@@ -1,11 +1,12 @@
 import { BatonError } from '../../errors.ts';
 import type { Operation } from '../define-operation.ts';
+import { operationKey } from '../authorization.ts';
 
 /** Refuses allowlist entries that name no operation: a typo would otherwise lock an agent out silently. */
 export function checkAllowlist(names: readonly string[] | null | undefined, operations: readonly Operation[]): void {
   if (!names) return;
-  const known = new Set(operations.map((op) => op.name));
-  const unknown = names.filter((n) => !known.has(n));
+  const known = new Set(operations.map((op) => operationKey(op.name)));
+  const unknown = names.filter((n) => !known.has(operationKey(n)));
   if (unknown.length === 0) return;
   throw new BatonError('validation_failed', `tool_allowlist names unknown operations: ${unknown.join(', ')}.`, {
     hint: 'Use operation names from GET /api/v1 (e.g. tasks.claim_next).',

@@ -1,3 +1,4 @@
+import { operationKey } from '../authorization.ts';
 import type { Scope } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
@@ -21,6 +22,6 @@ function grantedSets(grant: TokenGrant): { scopes: ReadonlySet<Scope>; toolAllow
   const agentScopes = new Set(grant.agent_scopes);
   return {
     scopes: new Set(grant.token_scopes.filter((s) => agentScopes.has(s)) as Scope[]),
-    toolAllowlist: grant.tool_allowlist ? new Set(grant.tool_allowlist) : null,
+    toolAllowlist: grant.tool_allowlist ? new Set(grant.tool_allowlist.map(operationKey)) : null,
   };
 }

@@ -1,0 +1,163 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isCallable } from '../../src/operations/define-operation.ts';
+import { operations } from '../../src/operations/index.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { connectV1, connectV2, listen, outputOf, type ToolResult } from '../mcp/clients.ts';
+import { createTask } from '../rest/fixtures.ts';
+import { AGENT_SCOPES, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
+
+/**
+ * The context an agent spends on Baton, in bytes of response bodies. Sizes are deterministic (fixed
+ * id, key and time lengths), so these are tests, not benchmarks; each prints what it measured.
+ */
+const BUDGET = { toolsList: 32 * 1024, manifest: 6 * 1024, inProgressTask: 900, loop: 8 * 1024, loopCalls: 5 } as const;
+
+let t: TestServer;
+let baseUrl: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  baseUrl = await listen(t);
+});
+afterAll(() => t.close());
+
+const bytes = (text: string) => Buffer.byteLength(text);
+const report = (what: string, size: number, budget: number) => console.log(`[budget] ${what}: ${size} bytes (budget ${budget})`);
+
+/** A realistic piece of work, alone in its label so a claim takes exactly it. */
+const work = (label: string) =>
+  createTask(t, { title: 'Fix the flaky test in the billing suite', description: 'test/billing.test.ts fails one run in ten: find why, fix it.', labels: [label] });
+
+describe('tools/list', () => {
+  it.each(['1.x', 'v2'] as const)('for an agent token is at most 32 KB by default, through the %s client; ?toolsets=agent,admin lists everything', async (sdk) => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const client = sdk === 'v2' ? await connectV2(baseUrl, agent.token, 'modern') : await connectV1(baseUrl, agent.token);
+    const listed = await client.listTools();
+    const size = bytes(JSON.stringify(listed));
+    report(`tools/list, agent token, default tool set (${sdk} client)`, size, BUDGET.toolsList);
+    expect(size).toBeLessThanOrEqual(BUDGET.toolsList);
+    expect(listed.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['whoami', 'tasks.claim_next', 'leases.heartbeat', 'tasks.update']));
+    expect(listed.tools.map((tool) => tool.name)).not.toContain('webhooks.create');
+    await client.close();
+  });
+});
+
+describe('tool sets', () => {
+  const list = async (token: string, query: string) => {
+    const client = new Client({ name: 'toolsets', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp?${query}`, baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    const { tools } = await client.listTools();
+    await client.close();
+    return tools;
+  };
+
+  it('?toolsets=agent,admin (or all) lists every tool, ?output_schemas=1 adds output schemas; humans get every set by default', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const every = operations.filter(isCallable).map((op) => op.name).sort();
+    expect((await list(agent.token, 'toolsets=agent,admin')).map((tool) => tool.name).sort()).toEqual(every);
+    expect((await list(agent.token, 'toolsets=all')).map((tool) => tool.name).sort()).toEqual(every);
+    expect((await list(t.adminToken, '')).map((tool) => tool.name).sort()).toEqual(every);
+    const admin = await list(agent.token, 'toolsets=admin');
+    expect(admin.map((tool) => tool.name)).toContain('webhooks.create');
+    expect(admin.map((tool) => tool.name)).not.toContain('tasks.claim_next');
+    const withSchemas = await list(agent.token, 'output_schemas=1');
+    for (const tool of withSchemas) expect(tool.outputSchema?.type, tool.name).toBe('object');
+    console.log(`[budget] tools/list, agent token, default tool set with output schemas: ${bytes(JSON.stringify({ tools: withSchemas }))} bytes (no budget)`);
+  });
+
+  it('refuses an unknown tool set with a 400 problem', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/mcp?toolsets=agent,everything', headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ code: 'invalid_parameter' });
+  });
+});
+
+describe('tool results', () => {
+  it.each(['1.x', 'v2'] as const)('carry the JSON once, as structuredContent, with one short text line (%s client)', async (sdk) => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const client = await mcpClient(baseUrl, agent.token, sdk);
+    // A write that leaves no todo task behind (the loops below claim the only one there is).
+    const result = await client.callTool('artifacts.create', { content: 'the JSON is carried once' });
+    const output = outputOf<{ id: string }>(result);
+    const texts = (result.content as { type: string; text: string }[]).map((block) => block.text);
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).not.toContain(output.id);
+    expect(texts[0]).toMatch(/^artifacts\.create succeeded: \d+ bytes of JSON in structuredContent\. idempotency_key: \S+$/);
+    await client.close();
+  });
+});
+
+describe('the manifest', () => {
+  it('for an agent token is at most 6 KB by default; the full catalogue is a link away', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const compact = await t.request('GET', '/api/v1', { token: agent.token });
+    report('GET /api/v1, agent token (compact)', bytes(compact.body), BUDGET.manifest);
+    expect(bytes(compact.body)).toBeLessThanOrEqual(BUDGET.manifest);
+    const manifest = compact.json<{ links: { full: string }; operations: Record<string, string> }>();
+    expect(manifest.operations['tasks.claim_next']).toBe('POST /api/v1/tasks/claim');
+    const full = await t.request('GET', manifest.links.full, { token: agent.token });
+    expect(full.status).toBe(200);
+    console.log(`[budget] GET /api/v1?view=full, agent token: ${bytes(full.body)} bytes (no budget)`);
+    expect(full.json<{ operations: { name: string; summary: string }[] }>().operations.find((op) => op.name === 'webhooks.create')?.summary).toBeTruthy();
+  });
+});
+
+describe('an in-progress task', () => {
+  it('is at most 900 bytes, next_actions included, in its compact view', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const task = await work('in-progress-size');
+    const claimed = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} });
+    expect(claimed.status, claimed.body).toBe(200);
+    const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token });
+    report('GET /api/v1/tasks/{id}, in progress, the holder (compact, next_actions included)', bytes(read.body), BUDGET.inProgressTask);
+    expect(bytes(read.body)).toBeLessThanOrEqual(BUDGET.inProgressTask);
+    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases.heartbeat', 'tasks.update']);
+  });
+});
+
+describe('the loop manifest → claim → heartbeat → hand in for review, following only what responses say', () => {
+  it('reads at most 8 KB in at most 5 calls over REST', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const task = await work('loop-rest');
+    const read: number[] = [];
+    const manifest = await t.request('GET', '/api/v1', { token: agent.token });
+    read.push(bytes(manifest.body));
+    const claim = await sendAction(t, agent.token, offered(manifest.json<{ next_actions: NextAction[] }>().next_actions, 'tasks.claim_next'));
+    read.push(bytes(claim.body));
+    const [claimed] = (JSON.parse(claim.body) as { claims: { task: { id: string; next_actions: NextAction[] } }[] }).claims;
+    expect(claimed?.task.id).toBe(task.id);
+    const beat = await sendAction(t, agent.token, offered(claimed?.task.next_actions, 'leases.heartbeat'));
+    read.push(bytes(beat.body));
+    const handIn = await sendAction(t, agent.token, offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks.update'));
+    read.push(bytes(handIn.body));
+    expect(JSON.parse(handIn.body)).toMatchObject({ id: task.id, status: 'in_review' });
+    const total = read.reduce((a, b) => a + b, 0);
+    report(`REST loop in ${read.length} calls (${read.join(' + ')})`, total, BUDGET.loop);
+    expect(read.length).toBeLessThanOrEqual(BUDGET.loopCalls);
+    expect(total).toBeLessThanOrEqual(BUDGET.loop);
+  });
+
+  it.each(['1.x', 'v2'] as const)('reads at most 8 KB in at most 5 tool calls over MCP (%s client; tools/list counted apart)', async (sdk) => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const task = await work(`loop-mcp-${sdk.replace('.', '')}`);
+    const client = await mcpClient(baseUrl, agent.token, sdk);
+    const read: number[] = [];
+    const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> => {
+      const result: ToolResult = await client.callTool(name, args);
+      read.push(bytes(JSON.stringify(result)));
+      return outputOf<T>(result);
+    };
+    const follow = <T>(action: NextAction) => call<T>(toolCall(action).name, toolCall(action).arguments);
+    // The server's instructions and the tool list name the start: claim the next task.
+    const { claims } = await call<{ claims: { task: { id: string; next_actions: NextAction[] } }[] }>('tasks.claim_next', {});
+    expect(claims[0]?.task.id).toBe(task.id);
+    const beat = await follow<{ next_actions: NextAction[] }>(offered(claims[0]?.task.next_actions, 'leases.heartbeat'));
+    const reviewed = await follow<{ id: string; status: string }>(offered(beat.next_actions, 'tasks.update'));
+    expect(reviewed).toMatchObject({ id: task.id, status: 'in_review' });
+    const total = read.reduce((a, b) => a + b, 0);
+    report(`MCP loop in ${read.length} tool calls, ${sdk} client (${read.join(' + ')})`, total, BUDGET.loop);
+    expect(read.length).toBeLessThanOrEqual(BUDGET.loopCalls);
+    expect(total).toBeLessThanOrEqual(BUDGET.loop);
+    await client.close();
+  });
+});
