@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 /** The current time, refreshed every `ms` (lease countdowns, relative times). */
 export function useNow(ms = 1000): number {
@@ -8,4 +8,30 @@ export function useNow(ms = 1000): number {
     return () => clearInterval(timer);
   }, [ms]);
   return now;
+}
+
+/** True when a key press belongs to a text field, a select or a dialog's own controls, not to the page. */
+export function isTyping(event: KeyboardEvent): boolean {
+  const target = event.target as HTMLElement | null;
+  if (!target) return false;
+  return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName) || target.closest('dialog[open]') !== null;
+}
+
+/**
+ * Single-key shortcuts (`c`, `/`, `j`, `k`…) while the component is mounted; ignored while the user
+ * types in a field or holds a modifier, so they never steal a character.
+ */
+export function useShortcuts(keys: Record<string, (event: KeyboardEvent) => void>): void {
+  const latest = useRef(keys);
+  latest.current = keys;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event)) return;
+      const handler = latest.current[event.key];
+      if (!handler) return;
+      handler(event);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
 }

@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem, get, getAll, getToken, handleUnauthorized, type Problem, setToken } from './api.ts';
 import { Feed } from './live.ts';
-import { SessionContext, type Session } from './session.ts';
+import { can, SessionContext, type Session } from './session.ts';
 import { Shell } from './shell.tsx';
 import { SignIn } from './sign-in.tsx';
 import type { Agent, Manifest, Whoami } from './types.ts';
@@ -13,7 +13,7 @@ async function openSession(token: string): Promise<Session> {
   setToken(token);
   const manifest = (await (await fetch('/api/v1')).json()) as Manifest;
   const names = new Map<string, string>([[whoami.principal.id, whoami.principal.name]]);
-  if (whoami.can.includes('agents.list')) {
+  if (can({ whoami }, 'agents.list')) {
     for (const agent of (await getAll<Agent>('/agents')).data) names.set(agent.id, agent.name);
   }
   const feed = new Feed();

@@ -27,3 +27,12 @@ export function useEvents(handler: (event: BatonEvent) => void): void {
   latest.current = handler;
   useEffect(() => feed.subscribe((event) => latest.current(event)), [feed]);
 }
+
+/**
+ * Whether this token may call an operation. Names are compared with `.` and `_` treated alike, so
+ * the app reads `tasks.create` and `tasks_create` style names the same.
+ */
+export function can(session: Pick<Session, 'whoami'>, operation: string): boolean {
+  const wanted = operation.replace(/\./g, '_');
+  return session.whoami.can.some((name) => name.replace(/\./g, '_') === wanted);
+}

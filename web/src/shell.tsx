@@ -7,8 +7,10 @@ import { Board } from './views/board.tsx';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { onLinkClick, type Route, useRoute } from './router.ts';
-import { useEvents, useSession } from './session.ts';
-import type { Approval } from './types.ts';
+import { can, useEvents, useSession } from './session.ts';
+import type { Approval, Task } from './types.ts';
+import { useShortcuts } from './hooks.ts';
+import { NewTaskDialog } from './views/new-task.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
@@ -17,7 +19,7 @@ function usePendingCount(): number | null {
   const { whoami } = useSession();
   const [count, setCount] = useState<number | null>(null);
   const refresh = () => {
-    if (!whoami.can.includes('approvals.list')) return;
+    if (!can({ whoami }, 'approvals.list')) return;
     void get<Page<Approval>>('/approvals?status=pending&limit=100').then((page) => setCount(page.data.length), () => undefined);
   };
   useEffect(refresh, []);
@@ -72,6 +74,16 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   const pending = usePendingCount();
   const mode = useFeedMode();
+  const canCreate = can({ whoami }, 'tasks.create');
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<Task | null>(null);
+  useShortcuts({
+    c: (event) => {
+      if (!canCreate) return;
+      event.preventDefault();
+      setCreating(true);
+    },
+  });
   useEffect(() => {
     document.addEventListener('click', onLinkClick);
     return () => document.removeEventListener('click', onLinkClick);
@@ -97,13 +109,18 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
               </span>
             )}
           </NavLink>
-          {whoami.can.includes('agents.list') && (
+          {can({ whoami }, 'agents.list') && (
             <NavLink href="/agents" current={route.page === 'agents' || route.page === 'agent'}>
               Agents
             </NavLink>
           )}
         </nav>
         <div class="topbar-end">
+          {canCreate && (
+            <button type="button" class="button-new" onClick={() => setCreating(true)} aria-keyshortcuts="c" title="New task (c)">
+              <span aria-hidden="true">+</span> New task
+            </button>
+          )}
           <span class={`live live-${mode}`} role="status" title="How this page receives changes">
             {MODE_TEXT[mode]}
           </span>
@@ -116,8 +133,26 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {created && (
+          <p class="notice notice-approved toast" role="status">
+            Created <a href={`/tasks/${created.id}`}>{created.title}</a>.{' '}
+            <button type="button" class="button-link" onClick={() => setCreated(null)}>
+              Dismiss
+            </button>
+          </p>
+        )}
         {page(route)}
       </main>
+      {canCreate && (
+        <NewTaskDialog
+          open={creating}
+          onClose={() => setCreating(false)}
+          onCreated={(task) => {
+            setCreating(false);
+            setCreated(task);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem, authHeaders, get, getAll, type Problem } from '../api.ts';
 import { ActorChip, Labels, Loading, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
 import { bytes, exact, timeLeft } from '../format.ts';
-import { useNow } from '../hooks.ts';
-import { useEvents } from '../session.ts';
+import { useNow, useShortcuts } from '../hooks.ts';
+import { Markdown } from '../markdown.tsx';
+import { can, useEvents, useSession } from '../session.ts';
+import { TaskEditor } from './task-editor.tsx';
 import type { ArtifactRef, BatonEvent, Task } from '../types.ts';
 import { MoveNotice } from './move-notice.tsx';
 import { MoveSelect } from './task-card.tsx';
@@ -33,6 +35,9 @@ export function TaskPage({ id }: { id: string }) {
   const [events, setEvents] = useState<BatonEvent[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
   const now = useNow();
+  const session = useSession();
+  const [editing, setEditing] = useState(false);
+  useShortcuts({ e: () => setEditing(can(session, 'tasks.update')) });
   const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
 
   const load = () =>
@@ -40,6 +45,7 @@ export function TaskPage({ id }: { id: string }) {
   useEffect(() => {
     setTask(null);
     setProblem(null);
+    setEditing(false);
     void load();
     getAll<BatonEvent>(`/tasks/${id}/events?view=full`).then(
       (res) => setEvents(res.data),
@@ -72,9 +78,29 @@ export function TaskPage({ id }: { id: string }) {
       <div class="task-grid">
         <div class="task-main">
           <section class="card">
-            <h2>Description</h2>
-            {task.description ? <p class="description">{task.description}</p> : <p class="muted">No description.</p>}
-            <Labels labels={task.labels} />
+            <div class="card-head">
+              <h2>{editing ? 'Edit task' : 'Description'}</h2>
+              {!editing && can(session, 'tasks.update') && (
+                <button type="button" class="button-quiet" onClick={() => setEditing(true)} aria-keyshortcuts="e">
+                  Edit
+                </button>
+              )}
+            </div>
+            {editing ? (
+              <TaskEditor
+                task={task}
+                onCancel={() => setEditing(false)}
+                onSaved={(saved) => {
+                  setTask((current) => ({ ...current, ...saved }));
+                  setEditing(false);
+                }}
+              />
+            ) : (
+              <>
+                {task.description ? <Markdown source={task.description} /> : <p class="muted">No description.</p>}
+                <Labels labels={task.labels} />
+              </>
+            )}
           </section>
           <section class="card">
             <h2>Timeline</h2>

@@ -1,0 +1,99 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../harness.ts';
+import { type BrowserHarness, startBrowser } from './browser.ts';
+
+const WAIT = { timeout: 15_000 };
+
+interface TaskJson {
+  id: string;
+  version: number;
+  title: string;
+  description: string;
+  labels: string[];
+  priority: string;
+  blocked_by: string[];
+  lease: { id: string; epoch: number } | null;
+}
+
+/** The team lead's cockpit: create and edit work, approvals in context, the fleet, activity, the keyboard. */
+describe('the web app as a cockpit, in Chromium', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  let agent: Principal;
+
+  const api = async <T = TaskJson>(method: string, url: string, body?: unknown, token?: string) => {
+    const res = await h.t.request(method, url, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
+    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.body}`);
+    return res.json<T>();
+  };
+  const card = (title: string) => page.locator('article.task-card', { hasText: title });
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    agent = await h.t.addPrincipal({ name: 'lint-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] });
+    page = await h.context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(h.base);
+    await page.fill('#token', h.t.adminToken);
+    await page.click('button[type=submit]');
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('creates a task from the `c` key with Markdown, labels, priority and a blocker found by title', async () => {
+    const blocker = await api('POST', '/api/v1/tasks', { title: 'Provision the staging database' });
+    await card('Provision the staging database').waitFor(WAIT);
+    await page.keyboard.press('c');
+    const dialog = page.getByRole('dialog', { name: 'New task' });
+    await dialog.waitFor(WAIT);
+    await dialog.getByLabel('Title').fill('Run the migration dry-run');
+    await dialog.getByLabel('Description', { exact: true }).fill('Steps:\n\n- **back up** first\n- see [the runbook](https://example.com/runbook)\n\n<img src=x onerror="alert(1)"><script>alert(2)</script>');
+    await dialog.getByRole('button', { name: 'Preview' }).click();
+    const preview = dialog.getByTestId('description-preview');
+    await preview.locator('strong', { hasText: 'back up' }).waitFor(WAIT);
+    // Raw HTML is shown as text, never parsed; links open safely.
+    expect(await preview.locator('img, script').count()).toBe(0);
+    expect(await preview.textContent()).toContain('<img src=x');
+    expect(await preview.getByRole('link', { name: 'the runbook' }).getAttribute('rel')).toBe('noopener noreferrer');
+    await dialog.getByRole('button', { name: 'Write' }).click();
+    await dialog.getByLabel('Priority').selectOption('high');
+    await dialog.getByLabel('Labels').fill('db, release');
+    await dialog.getByLabel('Blocked by').fill('staging data');
+    await dialog.getByRole('button', { name: /Provision the staging database/ }).click();
+    await dialog.getByRole('list', { name: 'Chosen blockers' }).getByText('Provision the staging database').waitFor(WAIT);
+    await dialog.getByRole('button', { name: 'Create task' }).click();
+    await page.getByRole('status').getByRole('link', { name: 'Run the migration dry-run' }).waitFor(WAIT);
+    await card('Run the migration dry-run').waitFor(WAIT);
+
+    const list = await api<{ data: TaskJson[] }>('GET', '/api/v1/tasks?labels=db&view=full');
+    const created = list.data.find((t) => t.title === 'Run the migration dry-run');
+    expect(created).toMatchObject({ priority: 'high', labels: ['db', 'release'], blocked_by: [blocker.id] });
+    expect(created?.description).toContain('- **back up** first');
+  });
+
+  it('edits a task inline; a conflicting change keeps my text, shows both versions, and saves on retry', async () => {
+    const task = await api('POST', '/api/v1/tasks', { title: 'Write the rollback plan', description: 'First draft.' });
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    await page.getByRole('heading', { name: 'Write the rollback plan' }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: 'Edit task' });
+    await form.getByLabel('Description', { exact: true }).fill('My careful plan:\n1. stop writes\n2. restore');
+    // Meanwhile an agent changes the description.
+    await api('PATCH', `/api/v1/tasks/${task.id}`, { description: 'The agent’s plan.' }, agent.token);
+    await form.getByRole('button', { name: 'Save' }).click();
+    const conflict = form.getByTestId('conflict');
+    await conflict.waitFor(WAIT);
+    expect(await form.getByRole('alert').textContent()).toContain('Someone else changed this task while you were editing');
+    expect(await conflict.locator('[data-side="theirs"]').textContent()).toBe('The agent’s plan.');
+    expect(await conflict.locator('[data-side="mine"]').textContent()).toContain('My careful plan');
+    expect(await form.getByLabel('Description', { exact: true }).inputValue()).toContain('My careful plan');
+    await form.getByRole('button', { name: 'Save mine over theirs' }).click();
+    await page.locator('.markdown ol li', { hasText: 'stop writes' }).waitFor(WAIT);
+    const saved = await api('GET', `/api/v1/tasks/${task.id}?view=full`);
+    expect(saved.description).toContain('My careful plan');
+    expect(saved.version).toBe(3);
+  });
+});

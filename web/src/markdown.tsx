@@ -1,0 +1,39 @@
+import DOMPurify from 'dompurify';
+import { Marked } from 'marked';
+import { useLayoutEffect, useRef } from 'preact/hooks';
+
+/** What a rendered description or comment may contain: text structure, code, links; no raw HTML, images, forms or styles. */
+const ALLOWED_TAGS = ['p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 'del', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input'];
+const ALLOWED_ATTR = ['href', 'title', 'type', 'checked', 'disabled', 'start', 'align'];
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/**
+ * Markdown (GitHub flavour) to a sanitised fragment. Raw HTML in the source is shown as text, not
+ * parsed; DOMPurify then keeps only ALLOWED_TAGS/ALLOWED_ATTR and safe URL schemes; every link opens
+ * in a new tab with `rel="noopener noreferrer"`.
+ */
+export function renderMarkdown(source: string): DocumentFragment {
+  const marked = new Marked({ gfm: true, breaks: true, async: false, renderer: { html: ({ text }) => escapeHtml(text) } });
+  const html = marked.parse(source, { async: false });
+  const fragment = DOMPurify.sanitize(html, { ALLOWED_TAGS, ALLOWED_ATTR, RETURN_DOM_FRAGMENT: true });
+  for (const link of fragment.querySelectorAll('a')) {
+    link.setAttribute('rel', 'noopener noreferrer');
+    link.setAttribute('target', '_blank');
+  }
+  // Task-list checkboxes are display only.
+  for (const box of fragment.querySelectorAll('input')) {
+    if (box.getAttribute('type') !== 'checkbox') box.remove();
+    else box.setAttribute('disabled', '');
+  }
+  return fragment;
+}
+
+/** Rendered Markdown; the sanitised nodes are placed with the DOM, never as an HTML string. */
+export function Markdown({ source }: { source: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    ref.current?.replaceChildren(renderMarkdown(source));
+  }, [source]);
+  return <div class="markdown" ref={ref} />;
+}

@@ -1,0 +1,141 @@
+import { useEffect, useState } from 'preact/hooks';
+import { getAll } from '../api.ts';
+import { StatusBadge } from '../components.tsx';
+import { Markdown } from '../markdown.tsx';
+import { PRIORITIES, type Priority, type Task } from '../types.ts';
+
+/** The editable fields of a task as the form holds them (labels as typed, split on save). */
+export interface TaskDraft {
+  title: string;
+  description: string;
+  priority: Priority;
+  labels: string;
+  blocked_by: string[];
+}
+
+export const EMPTY_DRAFT: TaskDraft = { title: '', description: '', priority: 'normal', labels: '', blocked_by: [] };
+
+export function draftOf(task: Task): TaskDraft {
+  return { title: task.title, description: task.description ?? '', priority: task.priority, labels: task.labels.join(', '), blocked_by: task.blocked_by ?? [] };
+}
+
+/** The request body for a draft: labels split on commas and spaces, lowercased. */
+export function bodyOf(draft: TaskDraft) {
+  const labels = [...new Set(draft.labels.split(/[\s,]+/).map((l) => l.trim().toLowerCase()).filter(Boolean))];
+  return { title: draft.title.trim(), description: draft.description, priority: draft.priority, labels, blocked_by: draft.blocked_by };
+}
+
+/** Markdown with Write / Preview tabs; the preview is rendered exactly as the task page shows it. */
+function DescriptionField({ id, value, onInput }: { id: string; value: string; onInput: (text: string) => void }) {
+  const [preview, setPreview] = useState(false);
+  return (
+    <div class="field">
+      <div class="field-head">
+        <label for={id}>Description</label>
+        <span class="muted small">Markdown</span>
+        <div class="tabs" role="group" aria-label="Description mode">
+          <button type="button" class="tab" aria-pressed={!preview} onClick={() => setPreview(false)}>
+            Write
+          </button>
+          <button type="button" class="tab" aria-pressed={preview} onClick={() => setPreview(true)}>
+            Preview
+          </button>
+        </div>
+      </div>
+      {preview ? (
+        <div class="preview" data-testid="description-preview">
+          {value.trim() ? <Markdown source={value} /> : <p class="muted">Nothing to preview.</p>}
+        </div>
+      ) : (
+        <textarea id={id} rows={7} value={value} onInput={(e) => onInput(e.currentTarget.value)} />
+      )}
+    </div>
+  );
+}
+
+/** Blockers chosen by searching tasks by title; each chosen one can be removed. */
+function DependencyPicker({ id, value, exclude, onChange }: { id: string; value: string[]; exclude?: string; onChange: (ids: string[]) => void }) {
+  const [tasks, setTasks] = useState<Task[] | null>(null);
+  const [query, setQuery] = useState('');
+  useEffect(() => {
+    getAll<Task>('/tasks', 20).then(
+      (res) => setTasks(res.data),
+      () => setTasks([]),
+    );
+  }, []);
+  const byId = new Map((tasks ?? []).map((t) => [t.id, t]));
+  const q = query.trim().toLowerCase();
+  const matches = q && tasks ? tasks.filter((t) => t.id !== exclude && !value.includes(t.id) && t.title.toLowerCase().includes(q)).slice(0, 8) : [];
+  return (
+    <div class="field">
+      <label for={id}>Blocked by</label>
+      {value.length > 0 && (
+        <ul class="chosen" aria-label="Chosen blockers">
+          {value.map((dep) => (
+            <li key={dep} class="chip">
+              <span>{byId.get(dep)?.title ?? dep}</span>
+              <button type="button" class="button-quiet chip-remove" aria-label={`Remove blocker ${byId.get(dep)?.title ?? dep}`} onClick={() => onChange(value.filter((d) => d !== dep))}>
+                ✕
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <input id={id} type="search" placeholder="Search tasks by title" autocomplete="off" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+      {q && (
+        <ul class="suggestions" aria-label="Matching tasks">
+          {tasks === null && <li class="muted">Loading tasks…</li>}
+          {tasks !== null && matches.length === 0 && <li class="muted">No task matches “{query}”.</li>}
+          {matches.map((t) => (
+            <li key={t.id}>
+              <button
+                type="button"
+                class="suggestion"
+                onClick={() => {
+                  onChange([...value, t.id]);
+                  setQuery('');
+                }}
+              >
+                <StatusBadge status={t.status} /> {t.title}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** Title, Markdown description, priority, labels and blockers: shared by "New task" and the task page's edit. */
+export function TaskFields({ prefix, draft, onChange, taskId }: { prefix: string; draft: TaskDraft; onChange: (draft: TaskDraft) => void; taskId?: string }) {
+  const set = <K extends keyof TaskDraft>(key: K, value: TaskDraft[K]) => onChange({ ...draft, [key]: value });
+  return (
+    <div class="task-fields">
+      <div class="field">
+        <label for={`${prefix}-title`}>Title</label>
+        <input id={`${prefix}-title`} type="text" required maxLength={200} value={draft.title} onInput={(e) => set('title', e.currentTarget.value)} />
+      </div>
+      <DescriptionField id={`${prefix}-description`} value={draft.description} onInput={(text) => set('description', text)} />
+      <div class="field-row">
+        <div class="field">
+          <label for={`${prefix}-priority`}>Priority</label>
+          <select id={`${prefix}-priority`} value={draft.priority} onChange={(e) => set('priority', e.currentTarget.value as Priority)}>
+            {PRIORITIES.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field field-grow">
+          <label for={`${prefix}-labels`}>Labels</label>
+          <input id={`${prefix}-labels`} type="text" placeholder="docs, release" aria-describedby={`${prefix}-labels-help`} value={draft.labels} onInput={(e) => set('labels', e.currentTarget.value)} />
+          <span id={`${prefix}-labels-help`} class="muted small">
+            Separated by commas or spaces.
+          </span>
+        </div>
+      </div>
+      <DependencyPicker id={`${prefix}-deps`} value={draft.blocked_by} {...(taskId ? { exclude: taskId } : {})} onChange={(ids) => set('blocked_by', ids)} />
+    </div>
+  );
+}
