@@ -149,7 +149,7 @@ function createBaseline(store: Store, rate: RateLimit) {
       return row ? { status: 200, body: JSON.stringify(row) } : { status: 404, body: '{}' };
     },
     create: (ctx: WriteContext, input: { title: string; labels?: string[] }): Promise<Reply> =>
-      write(ctx, 'tasks.create', input, async (tx) => {
+      write(ctx, 'tasks_create', input, async (tx) => {
         const { principal, now } = ctx;
         const labels = input.labels ?? [];
         const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind];
@@ -159,7 +159,7 @@ function createBaseline(store: Store, rate: RateLimit) {
         return { reply: { status: 201, body: JSON.stringify(task) }, event: { type: 'task.created', subject: task.id, data } };
       }),
     update: (ctx: WriteContext, id: string, input: { title: string }): Promise<Reply> =>
-      write(ctx, 'tasks.update', { ...input, id }, async (tx) => {
+      write(ctx, 'tasks_update', { ...input, id }, async (tx) => {
         const { principal, now } = ctx;
         const [before] = await tx.query<TaskRow>(LOCK_TASK, [id]);
         if (!before) return { reply: { status: 404, body: '{}' } };

@@ -43,18 +43,18 @@ async function main(): Promise<void> {
 
   app.post('/claim', async (request) => {
     const limit = (request.body as { limit?: number } | undefined)?.limit ?? 1;
-    return { claims: await rawClaim(pool, limit, overhead(request, 'tasks.claim_next')) };
+    return { claims: await rawClaim(pool, limit, overhead(request, 'tasks_claim_next')) };
   });
   app.post<{ Params: { id: string } }>('/release/:id', async (request) => {
-    await rawRelease(pool, request.params.id, overhead(request, 'leases.release'));
+    await rawRelease(pool, request.params.id, overhead(request, 'leases_release'));
     return {};
   });
   app.post('/release', async (request) => {
-    await rawReleaseMany(pool, (request.body as { ids: string[] }).ids, overhead(request, 'leases.release_many'));
+    await rawReleaseMany(pool, (request.body as { ids: string[] }).ids, overhead(request, 'leases_release_many'));
     return {};
   });
   app.post('/complete', async (request) => {
-    await rawComplete(pool, request.body as RawClaim, overhead(request, 'tasks.update'));
+    await rawComplete(pool, request.body as RawClaim, overhead(request, 'tasks_update'));
     return {};
   });
   app.get('/readyz', async () => {

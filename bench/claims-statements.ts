@@ -73,7 +73,7 @@ const END_LEASE_MOVE_TASK = `WITH ended AS (UPDATE leases SET state = $1, ended_
   "lease_holder_id" = $6, "lease_holder_kind" = $7, "lease_expires_at" = $8, "updated_at" = $9, "updated_by_id" = $10, "updated_by_kind" = $11,
   version = version + 1 WHERE id = $12 RETURNING ${TASK_COLUMNS}`;
 
-// leases.release_many (src/operations/leases/release-leases.ts): find the leases, lock their tasks in id
+// leases_release_many (src/operations/leases/release-leases.ts): find the leases, lock their tasks in id
 // order, read the leases again, then one statement ends them all and requeues their tasks.
 const FIND_LEASES = `SELECT l.* FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS l`;
 const LOCK_TASK_IDS = `SELECT id FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;

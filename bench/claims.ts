@@ -7,7 +7,7 @@
  * this process (bench/claims-statements.ts), at concurrency 1, 8 and 32. single: claim (todo → in_progress, a new
  * lease) then release of that lease (in_progress → todo); complete: claim then the holder's move to
  * in_review (the lease ends; the task leaves the queue); batch16 claims up to 16 tasks in one
- * request, then releases them all in one (leases.release_many). Every run gets a fresh database holding SEED_TASKS todo
+ * request, then releases them all in one (leases_release_many). Every run gets a fresh database holding SEED_TASKS todo
  * tasks (BENCH_CLAIMS_TASKS, default 20000). BENCH_SECONDS sets the measured seconds per run (default 8); BENCH_DATABASE_URL the
  * PostgreSQL server. Prints the table and writes it to bench/CLAIMS.md (full runs only). `--profile`
  * runs the two servers under `node --cpu-prof` and prints where their CPU time goes per task. Child
@@ -352,7 +352,7 @@ on, after this benchmark: [PEERS.md](PEERS.md).
   beside a job queue's fetch + complete. The task leaves the queue, so each run is seeded with
   enough tasks for it (BENCH_CLAIMS_TASKS). Rate = completed cycles per second.
 - **batch16**: \`POST /api/v1/tasks/claim {"limit": 16}\`, then \`POST /api/v1/leases/release
-  {"ids": [the 16 leases]}\` (\`leases.release_many\`, since 2026-11-24: before, the 16 releases went
+  {"ids": [the 16 leases]}\` (\`leases_release_many\`, since 2026-11-24: before, the 16 releases went
   one by one). Rate = tasks claimed (and released) per second; p50/p99 = latency of the whole cycle
   (two requests).
 - Each worker is an async loop in the benchmark process with keep-alive \`fetch\`; \`concurrency\` =

@@ -119,16 +119,16 @@ async function recordRaw(url: string, token?: string): Promise<Record<ClaimStep,
     let keys = 0;
     const overhead = (operation: string): Overhead | undefined => (token ? { counters, token, key: `sql-check-same-${keys++}`, operation } : undefined);
     try {
-      const claim = await recorded(() => rawClaim(pool, 1, overhead('tasks.claim_next')));
+      const claim = await recorded(() => rawClaim(pool, 1, overhead('tasks_claim_next')));
       const [held] = claim.value;
       if (!held) throw new Error('SQL check: the raw SQL claimed nothing');
-      const complete = await recorded(() => rawComplete(pool, held, overhead('tasks.update')));
+      const complete = await recorded(() => rawComplete(pool, held, overhead('tasks_update')));
       const [again] = await rawClaim(pool, 1);
       if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
-      const release = await recorded(() => rawRelease(pool, again.lease_id, overhead('leases.release')));
+      const release = await recorded(() => rawRelease(pool, again.lease_id, overhead('leases_release')));
       const batch = await rawClaim(pool, 2);
       if (batch.length !== 2) throw new Error('SQL check: the raw SQL did not claim a batch of two');
-      const releaseMany = await recorded(() => rawReleaseMany(pool, batch.map((c) => c.lease_id), overhead('leases.release_many')));
+      const releaseMany = await recorded(() => rawReleaseMany(pool, batch.map((c) => c.lease_id), overhead('leases_release_many')));
       return { claim: claim.statements, complete: complete.statements, release: release.statements, releaseMany: releaseMany.statements };
     } finally {
       await Promise.all([pool.end(), counters.end()]);

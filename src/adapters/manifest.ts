@@ -44,8 +44,8 @@ export function buildCompactManifest(service: Service, principal: Principal) {
     version: 'v1',
     base_url: `${service.baseUrl}${API_PREFIX}`,
     you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) },
-    next_actions: allowed.some((op) => op.name === 'tasks.claim_next')
-      ? [{ operation: 'tasks.claim_next', method: 'POST', href: `${API_PREFIX}/tasks/claim`, headers: writeHeaders() }]
+    next_actions: allowed.some((op) => op.name === 'tasks_claim_next')
+      ? [{ operation: 'tasks_claim_next', method: 'POST', href: `${API_PREFIX}/tasks/claim`, headers: writeHeaders() }]
       : [],
     conventions: {
       auth: 'Authorization: Bearer <token> on every request.',

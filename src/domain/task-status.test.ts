@@ -61,15 +61,15 @@ describe('the transition table', () => {
 
 describe('transitionVia', () => {
   it('routes todo→in_progress through a claim and in_progress→todo through a release', () => {
-    expect(transitionVia('todo', 'in_progress')).toBe('tasks.claim');
-    expect(transitionVia('in_progress', 'todo')).toBe('leases.release');
+    expect(transitionVia('todo', 'in_progress')).toBe('tasks_claim');
+    expect(transitionVia('in_progress', 'todo')).toBe('leases_release');
   });
 
-  it('routes every other legal move through tasks.update', () => {
+  it('routes every other legal move through tasks_update', () => {
     const special = new Set(['todo>in_progress', 'in_progress>todo']);
     for (const [from, to] of legalPairs) {
       if (special.has(`${from}>${to}`)) continue;
-      expect(transitionVia(from, to), `${from}>${to}`).toBe('tasks.update');
+      expect(transitionVia(from, to), `${from}>${to}`).toBe('tasks_update');
     }
   });
 });

@@ -16,12 +16,12 @@ export const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
 };
 
 /** Which operation performs a transition. Most are a status update; two have their own operation. */
-export type TransitionVia = 'tasks.update' | 'tasks.claim' | 'leases.release';
+export type TransitionVia = 'tasks_update' | 'tasks_claim' | 'leases_release';
 
 export function transitionVia(from: TaskStatus, to: TaskStatus): TransitionVia {
-  if (from === 'todo' && to === 'in_progress') return 'tasks.claim';
-  if (from === 'in_progress' && to === 'todo') return 'leases.release';
-  return 'tasks.update';
+  if (from === 'todo' && to === 'in_progress') return 'tasks_claim';
+  if (from === 'in_progress' && to === 'todo') return 'leases_release';
+  return 'tasks_update';
 }
 
 /** Who may perform a transition beyond the operation's own scope. */

@@ -3,7 +3,7 @@ import type { Principal } from '../domain/principal.ts';
 
 /**
  * The form an operation name is compared in, in a toolAllowlist: dots read as underscores. Names
- * became portable in 0.2 (`tasks.create` is now `tasks_create`), and the dotted names stay
+ * became portable in 0.2 (`tasks_create` is now `tasks_create`), and the dotted names stay
  * accepted as aliases in allowlists until 0.3 (spec/api.md, "Operation names").
  */
 export function operationKey(name: string): string {

@@ -36,15 +36,15 @@ describe('canonicalJson', () => {
 
 describe('fingerprint', () => {
   it('is a SHA-256 that ignores key order', () => {
-    const a = fingerprint('tasks.create', { title: 't', labels: ['x'] });
+    const a = fingerprint('tasks_create', { title: 't', labels: ['x'] });
     expect(a).toHaveLength(32);
-    expect(a.equals(fingerprint('tasks.create', { labels: ['x'], title: 't' }))).toBe(true);
+    expect(a.equals(fingerprint('tasks_create', { labels: ['x'], title: 't' }))).toBe(true);
   });
 
   it('differs when the operation or the input differs', () => {
-    const a = fingerprint('tasks.create', { title: 't' });
-    expect(a.equals(fingerprint('tasks.update', { title: 't' }))).toBe(false);
-    expect(a.equals(fingerprint('tasks.create', { title: 'u' }))).toBe(false);
+    const a = fingerprint('tasks_create', { title: 't' });
+    expect(a.equals(fingerprint('tasks_update', { title: 't' }))).toBe(false);
+    expect(a.equals(fingerprint('tasks_create', { title: 'u' }))).toBe(false);
     expect(fingerprint('x', { l: [1, 2] }).equals(fingerprint('x', { l: [2, 1] }))).toBe(false);
   });
 });

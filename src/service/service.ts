@@ -28,7 +28,7 @@ export interface Service {
   authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
   /**
-   * Opens a stream operation (`kind: 'stream'`, e.g. events.stream) for one caller. Authorization and
+   * Opens a stream operation (`kind: 'stream'`, e.g. events_stream) for one caller. Authorization and
    * input errors throw `BatonError` here, before any item; the items (each valid against the
    * operation's `output`) then arrive in order, with no gap and no repeat, until `call.signal`
    * aborts or the server closes. REST serves it as SSE; GraphQL can serve it as a subscription.

@@ -36,8 +36,8 @@ describe('tools/list', () => {
     const size = bytes(JSON.stringify(listed));
     report(`tools/list, agent token, default tool set (${sdk} client)`, size, BUDGET.toolsList);
     expect(size).toBeLessThanOrEqual(BUDGET.toolsList);
-    expect(listed.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['whoami', 'tasks.claim_next', 'leases.heartbeat', 'tasks.update']));
-    expect(listed.tools.map((tool) => tool.name)).not.toContain('webhooks.create');
+    expect(listed.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['whoami', 'tasks_claim_next', 'leases_heartbeat', 'tasks_update']));
+    expect(listed.tools.map((tool) => tool.name)).not.toContain('webhooks_create');
     await client.close();
   });
 });
@@ -58,8 +58,8 @@ describe('tool sets', () => {
     expect((await list(agent.token, 'toolsets=all')).map((tool) => tool.name).sort()).toEqual(every);
     expect((await list(t.adminToken, '')).map((tool) => tool.name).sort()).toEqual(every);
     const admin = await list(agent.token, 'toolsets=admin');
-    expect(admin.map((tool) => tool.name)).toContain('webhooks.create');
-    expect(admin.map((tool) => tool.name)).not.toContain('tasks.claim_next');
+    expect(admin.map((tool) => tool.name)).toContain('webhooks_create');
+    expect(admin.map((tool) => tool.name)).not.toContain('tasks_claim_next');
     const withSchemas = await list(agent.token, 'output_schemas=1');
     for (const tool of withSchemas) expect(tool.outputSchema?.type, tool.name).toBe('object');
     console.log(`[budget] tools/list, agent token, default tool set with output schemas: ${bytes(JSON.stringify({ tools: withSchemas }))} bytes (no budget)`);
@@ -77,12 +77,12 @@ describe('tool results', () => {
     const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
     const client = await mcpClient(baseUrl, agent.token, sdk);
     // A write that leaves no todo task behind (the loops below claim the only one there is).
-    const result = await client.callTool('artifacts.create', { content: 'the JSON is carried once' });
+    const result = await client.callTool('artifacts_create', { content: 'the JSON is carried once' });
     const output = outputOf<{ id: string }>(result);
     const texts = (result.content as { type: string; text: string }[]).map((block) => block.text);
     expect(texts).toHaveLength(1);
     expect(texts[0]).not.toContain(output.id);
-    expect(texts[0]).toMatch(/^artifacts\.create succeeded: \d+ bytes of JSON in structuredContent\. idempotency_key: \S+$/);
+    expect(texts[0]).toMatch(/^artifacts_create succeeded: \d+ bytes of JSON in structuredContent\. idempotency_key: \S+$/);
     await client.close();
   });
 });
@@ -94,11 +94,11 @@ describe('the manifest', () => {
     report('GET /api/v1, agent token (compact)', bytes(compact.body), BUDGET.manifest);
     expect(bytes(compact.body)).toBeLessThanOrEqual(BUDGET.manifest);
     const manifest = compact.json<{ links: { full: string }; operations: Record<string, string> }>();
-    expect(manifest.operations['tasks.claim_next']).toBe('POST /api/v1/tasks/claim');
+    expect(manifest.operations['tasks_claim_next']).toBe('POST /api/v1/tasks/claim');
     const full = await t.request('GET', manifest.links.full, { token: agent.token });
     expect(full.status).toBe(200);
     console.log(`[budget] GET /api/v1?view=full, agent token: ${bytes(full.body)} bytes (no budget)`);
-    expect(full.json<{ operations: { name: string; summary: string }[] }>().operations.find((op) => op.name === 'webhooks.create')?.summary).toBeTruthy();
+    expect(full.json<{ operations: { name: string; summary: string }[] }>().operations.find((op) => op.name === 'webhooks_create')?.summary).toBeTruthy();
   });
 });
 
@@ -111,7 +111,7 @@ describe('an in-progress task', () => {
     const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token });
     report('GET /api/v1/tasks/{id}, in progress, the holder (compact, next_actions included)', bytes(read.body), BUDGET.inProgressTask);
     expect(bytes(read.body)).toBeLessThanOrEqual(BUDGET.inProgressTask);
-    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases.heartbeat', 'tasks.update']);
+    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_update']);
   });
 });
 
@@ -122,13 +122,13 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     const read: number[] = [];
     const manifest = await t.request('GET', '/api/v1', { token: agent.token });
     read.push(bytes(manifest.body));
-    const claim = await sendAction(t, agent.token, offered(manifest.json<{ next_actions: NextAction[] }>().next_actions, 'tasks.claim_next'));
+    const claim = await sendAction(t, agent.token, offered(manifest.json<{ next_actions: NextAction[] }>().next_actions, 'tasks_claim_next'));
     read.push(bytes(claim.body));
     const [claimed] = (JSON.parse(claim.body) as { claims: { task: { id: string; next_actions: NextAction[] } }[] }).claims;
     expect(claimed?.task.id).toBe(task.id);
-    const beat = await sendAction(t, agent.token, offered(claimed?.task.next_actions, 'leases.heartbeat'));
+    const beat = await sendAction(t, agent.token, offered(claimed?.task.next_actions, 'leases_heartbeat'));
     read.push(bytes(beat.body));
-    const handIn = await sendAction(t, agent.token, offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks.update'));
+    const handIn = await sendAction(t, agent.token, offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks_update'));
     read.push(bytes(handIn.body));
     expect(JSON.parse(handIn.body)).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
@@ -149,10 +149,10 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     };
     const follow = <T>(action: NextAction) => call<T>(toolCall(action).name, toolCall(action).arguments);
     // The server's instructions and the tool list name the start: claim the next task.
-    const { claims } = await call<{ claims: { task: { id: string; next_actions: NextAction[] } }[] }>('tasks.claim_next', {});
+    const { claims } = await call<{ claims: { task: { id: string; next_actions: NextAction[] } }[] }>('tasks_claim_next', {});
     expect(claims[0]?.task.id).toBe(task.id);
-    const beat = await follow<{ next_actions: NextAction[] }>(offered(claims[0]?.task.next_actions, 'leases.heartbeat'));
-    const reviewed = await follow<{ id: string; status: string }>(offered(beat.next_actions, 'tasks.update'));
+    const beat = await follow<{ next_actions: NextAction[] }>(offered(claims[0]?.task.next_actions, 'leases_heartbeat'));
+    const reviewed = await follow<{ id: string; status: string }>(offered(beat.next_actions, 'tasks_update'));
     expect(reviewed).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
     report(`MCP loop in ${read.length} tool calls, ${sdk} client (${read.join(' + ')})`, total, BUDGET.loop);

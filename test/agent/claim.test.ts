@@ -48,17 +48,17 @@ describe('over REST', () => {
     expect(content.body).toContain('# Repro');
 
     // The heartbeat answer offers the next heartbeat and the hand-in.
-    const beat = await sendAction(t, agent.token, offered(claim?.task.next_actions, 'leases.heartbeat'));
+    const beat = await sendAction(t, agent.token, offered(claim?.task.next_actions, 'leases_heartbeat'));
     expect(beat.status, beat.body).toBe(200);
     const beatActions = (JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions;
-    expect(beatActions.map((a) => a.operation)).toEqual(['leases.heartbeat', 'tasks.update']);
+    expect(beatActions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_update']);
 
     // After the hand-in, the answer offers more work; following it claims the next task.
-    const handIn = await sendAction(t, agent.token, offered(beatActions, 'tasks.update'));
+    const handIn = await sendAction(t, agent.token, offered(beatActions, 'tasks_update'));
     expect(handIn.status, handIn.body).toBe(200);
     const reviewed = JSON.parse(handIn.body) as { status: string; next_actions: NextAction[] };
     expect(reviewed.status).toBe('in_review');
-    const more = offered(reviewed.next_actions, 'tasks.claim_next');
+    const more = offered(reviewed.next_actions, 'tasks_claim_next');
     const next = await sendAction(t, agent.token, more);
     expect(next.status, next.body).toBe(200);
     expect((JSON.parse(next.body) as ClaimAnswer).claims[0]?.task.id).toBe(second.id);
@@ -77,14 +77,14 @@ describe.each(['1.x', 'v2'] as const)('over MCP with the %s client', (sdk) => {
       return outputOf<T>(await client.callTool(name, args));
     };
 
-    const [claim] = outputOf<ClaimAnswer>(await client.callTool('tasks.claim_next', { labels: [label] })).claims;
+    const [claim] = outputOf<ClaimAnswer>(await client.callTool('tasks_claim_next', { labels: [label] })).claims;
     expect(claim?.task.id).toBe(work.id);
     expect(claim?.task.description).toContain('fails one run in ten');
     expect(claim?.task.artifacts[0]?.href).toBe(`/api/v1/artifacts/${work.artifact}/content`);
-    const beat = await call<{ next_actions: NextAction[] }>(offered(claim?.task.next_actions, 'leases.heartbeat'));
-    const reviewed = await call<{ status: string; next_actions: NextAction[] }>(offered(beat.next_actions, 'tasks.update'));
+    const beat = await call<{ next_actions: NextAction[] }>(offered(claim?.task.next_actions, 'leases_heartbeat'));
+    const reviewed = await call<{ status: string; next_actions: NextAction[] }>(offered(beat.next_actions, 'tasks_update'));
     expect(reviewed.status).toBe('in_review');
-    const next = await call<ClaimAnswer>(offered(reviewed.next_actions, 'tasks.claim_next'));
+    const next = await call<ClaimAnswer>(offered(reviewed.next_actions, 'tasks_claim_next'));
     // The offered claim_next has no labels: it takes the best todo task anywhere, and every earlier test claimed its own.
     expect(next.claims.map((c) => c.task.id)).toEqual([second.id]);
     await client.close();

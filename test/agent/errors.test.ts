@@ -68,7 +68,7 @@ describe('a placeholder Idempotency-Key is refused', () => {
     const clients = [await mcpClient(baseUrl, t.adminToken, '1.x'), await mcpClient(baseUrl, t.adminToken, 'v2')];
     for (const client of clients) {
       for (const key of ['<unique>', '']) {
-        const result = await client.callTool('tasks.create', { title: 'copied a template', idempotency_key: key });
+        const result = await client.callTool('tasks_create', { title: 'copied a template', idempotency_key: key });
         const problem = problemOf(result);
         expect(problem).toMatchObject({ code: 'idempotency_key_required', status: 400 });
         expect(String(problem.hint)).toMatch(/fresh unique value/);
@@ -85,11 +85,11 @@ describe('next_actions carry a key made for the action, not a placeholder', () =
     type Action = { operation: string; method: string; href: string; headers: Record<string, string>; body?: unknown };
     const read = async () => (await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token })).json<{ next_actions: Action[] }>().next_actions;
     const [first, second] = [await read(), await read()];
-    const claim = first.find((a) => a.operation === 'tasks.claim');
+    const claim = first.find((a) => a.operation === 'tasks_claim');
     if (!claim) throw new Error('a todo task offers its claim');
     const key = claim.headers['Idempotency-Key'] ?? '';
     expect(key).toMatch(/^[A-Za-z0-9_-]{16,}$/);
-    expect(second.find((a) => a.operation === 'tasks.claim')?.headers['Idempotency-Key']).not.toBe(key);
+    expect(second.find((a) => a.operation === 'tasks_claim')?.headers['Idempotency-Key']).not.toBe(key);
 
     // Sent exactly as offered, key included: it claims.
     const res = await t.app.inject({ method: claim.method as 'POST', url: claim.href, headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json', ...claim.headers }, payload: JSON.stringify(claim.body ?? {}) });

@@ -19,8 +19,8 @@ async function agentWith(toolAllowlist: string[]): Promise<string> {
 
 describe('toolAllowlist entries', () => {
   // The dotted form of an operation name: the alias kept for one minor version (spec/api.md).
-  const dotted = 'tasks.get'.replace('_', '.');
-  const portable = 'tasks.get'.replaceAll('.', '_');
+  const dotted = 'tasks_get'.replace('_', '.');
+  const portable = 'tasks_get'.replaceAll('.', '_');
 
   it.each([dotted, portable])('%s admits the operation, and nothing else', async (entry) => {
     const token = await agentWith([entry]);
@@ -28,7 +28,7 @@ describe('toolAllowlist entries', () => {
     expect((await t.request('GET', `/api/v1/tasks/${task.id}`, { token })).status).toBe(200);
     expectProblem(await t.request('GET', '/api/v1/tasks', { token }), 403, 'tool_not_allowed');
     const me = (await t.request('GET', '/api/v1/whoami', { token })).json<{ can: string[] }>();
-    expect(me.can).toContain('tasks.get');
+    expect(me.can).toContain('tasks_get');
   });
 
   it('names no operation when misspelt in either form', async () => {

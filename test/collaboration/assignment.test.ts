@@ -50,7 +50,7 @@ describe('claims respect the assignee', () => {
   });
 });
 
-describe('tasks.assign', () => {
+describe('tasks_assign', () => {
   it('assigns and unassigns, each change a task.assigned event, with an optional comment in the same request', async () => {
     const task = await createTask(t);
     const res = await assign(task.id, { assignee: bob.id, comment: '@bob this one is yours' });

@@ -37,7 +37,7 @@ function post(taskId: string, body: Record<string, unknown>, options: { token?: 
   return t.request('POST', `/api/v1/tasks/${taskId}/comments`, { body, ...options });
 }
 
-describe('comments.create', () => {
+describe('comments_create', () => {
   it('posts a Markdown comment into the thread and the timeline (201)', async () => {
     const task = await createTask(t);
     const res = await post(task.id, { body: 'Looks **good**' }, { token: agent.token });
@@ -104,7 +104,7 @@ describe('comments.create', () => {
   });
 });
 
-describe('comments.list', () => {
+describe('comments_list', () => {
   it('pages oldest first with a cursor, and `since` returns only what changed', async () => {
     const task = await createTask(t);
     const ids: string[] = [];
@@ -122,7 +122,7 @@ describe('comments.list', () => {
   });
 });
 
-describe('comments.update and comments.delete', () => {
+describe('comments_update and comments_delete', () => {
   it('lets the author edit (version and ETag move) and refuses anyone else with 403 not_comment_author', async () => {
     const task = await createTask(t);
     const comment = (await post(task.id, { body: 'draft' }, { token: agent.token })).json<Comment>();

@@ -27,21 +27,21 @@ describe('over MCP', () => {
   it('an agent comments (once per idempotency key), claims its assigned task with the discussion, and hands it in', async () => {
     const task = await createTask(t, { assignee: agent.id });
     await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'Start with the failing test.' } });
-    const first = outputOf<{ id: string }>(await call('comments.create', { id: task.id, body: 'On it.', idempotency_key: 'mcp-comment-1' }));
-    const again = outputOf<{ id: string }>(await call('comments.create', { id: task.id, body: 'On it.', idempotency_key: 'mcp-comment-1' }));
+    const first = outputOf<{ id: string }>(await call('comments_create', { id: task.id, body: 'On it.', idempotency_key: 'mcp-comment-1' }));
+    const again = outputOf<{ id: string }>(await call('comments_create', { id: task.id, body: 'On it.', idempotency_key: 'mcp-comment-1' }));
     expect(again.id).toBe(first.id);
-    const claimed = outputOf<{ claims: { lease: { epoch: number }; discussion: { human_comments: { body: string }[] } }[] }>(await call('tasks.claim_next', {}));
+    const claimed = outputOf<{ claims: { lease: { epoch: number }; discussion: { human_comments: { body: string }[] } }[] }>(await call('tasks_claim_next', {}));
     expect(claimed.claims[0]?.discussion.human_comments.map((c) => c.body)).toEqual(['Start with the failing test.']);
-    const handed = outputOf<{ status: string; handoff: { summary: string } }>(await call('tasks.hand_in', { id: task.id, summary: 'Fixed.', lease_epoch: claimed.claims[0]?.lease.epoch }));
+    const handed = outputOf<{ status: string; handoff: { summary: string } }>(await call('tasks_hand_in', { id: task.id, summary: 'Fixed.', lease_epoch: claimed.claims[0]?.lease.epoch }));
     expect(handed).toMatchObject({ status: 'in_review', handoff: { summary: 'Fixed.' } });
   });
 
   it('refusals are problem documents with their own codes', async () => {
     const other = await t.addPrincipal({ kind: 'agent', name: 'someone-else' });
     const task = await createTask(t, { assignee: other.id });
-    expect(problemOf(await call('tasks.claim', { id: task.id }))).toMatchObject({ code: 'assigned_to_other', assignee: { id: other.id } });
-    expect(problemOf(await call('comments.create', { id: task.id, body: 'cc @ghost' }))).toMatchObject({ code: 'unknown_principal', status: 422 });
-    expect(problemOf(await call('tasks.review', { id: task.id, decision: 'approve' }))).toMatchObject({ code: 'forbidden_scope' });
+    expect(problemOf(await call('tasks_claim', { id: task.id }))).toMatchObject({ code: 'assigned_to_other', assignee: { id: other.id } });
+    expect(problemOf(await call('comments_create', { id: task.id, body: 'cc @ghost' }))).toMatchObject({ code: 'unknown_principal', status: 422 });
+    expect(problemOf(await call('tasks_review', { id: task.id, decision: 'approve' }))).toMatchObject({ code: 'forbidden_scope' });
   });
 });
 
@@ -71,9 +71,9 @@ describe('over GraphQL', () => {
 describe('attempts and the dead-letter', () => {
   it('an MCP agent reports a failed attempt; a human requeues the dead-lettered task over GraphQL', async () => {
     const task = await createTask(t, { max_attempts: 1, assignee: agent.id });
-    const claimed = outputOf<{ lease: { id: string } }>(await call('tasks.claim', { id: task.id }));
-    expect(problemOf(await call('leases.release', { id: claimed.lease.id, outcome: 'failed' }))).toMatchObject({ code: 'validation_failed' });
-    outputOf(await call('leases.release', { id: claimed.lease.id, outcome: 'failed', reason: 'The build server is down.' }));
+    const claimed = outputOf<{ lease: { id: string } }>(await call('tasks_claim', { id: task.id }));
+    expect(problemOf(await call('leases_release', { id: claimed.lease.id, outcome: 'failed' }))).toMatchObject({ code: 'validation_failed' });
+    outputOf(await call('leases_release', { id: claimed.lease.id, outcome: 'failed', reason: 'The build server is down.' }));
     const dead = await graphql<{ tasks: { data: { id: string; blocked_reason: string; failures: { reason: string }[] }[] } }>(
       t,
       'query { tasks(blocked_reason: attempts_exhausted) { data { id blocked_reason failures { reason } } } }',

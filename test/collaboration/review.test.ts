@@ -41,7 +41,7 @@ async function handedIn(): Promise<{ id: string; artifact: string; epoch: number
   return { id: task.id, artifact: artifact.id, epoch: claim.lease.epoch };
 }
 
-describe('tasks.hand_in', () => {
+describe('tasks_hand_in', () => {
   it('moves in_progress to in_review, ends the lease, and shows the reviewer the summary and artifacts', async () => {
     const { id, artifact } = await handedIn();
     const task = await full(id, reviewer.token);
@@ -63,7 +63,7 @@ describe('tasks.hand_in', () => {
   });
 });
 
-describe('tasks.review', () => {
+describe('tasks_review', () => {
   it('approve moves in_review to done', async () => {
     const { id } = await handedIn();
     const res = await review(id, { decision: 'approve', comment: 'Lovely.' });

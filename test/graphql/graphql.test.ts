@@ -96,7 +96,7 @@ describe('GraphQL errors', () => {
       { token: agent.token },
     );
     expect(res.errors).toBeUndefined();
-    expect(res.data?.deleteTask).toEqual({ __typename: 'Approval', status: 'pending', operation: 'tasks.delete' });
+    expect(res.data?.deleteTask).toEqual({ __typename: 'Approval', status: 'pending', operation: 'tasks_delete' });
   });
 
   it('refuses an invalid document as invalid_query', async () => {

@@ -91,13 +91,13 @@ describe('REST and GraphQL agree on every operation in the registry', () => {
       const restFixtures = await makeFixtures(t);
       const gqlFixtures = op.kind === 'write' ? await makeFixtures(t) : restFixtures;
       // Claiming the next task takes the oldest in the whole queue: give each side one of its own to find.
-      const queued = op.name === 'tasks.claim_next';
+      const queued = op.name === 'tasks_claim_next';
       const claimable = async () => expect((await t.request('POST', '/api/v1/tasks', { body: { title: 'parity', labels: ['parity'] } })).status).toBe(201);
       const sample = (fx: typeof restFixtures) => (queued ? { body: { labels: ['parity'] } } : requestFor(fx));
       if (queued) await claimable();
       // A replay queues what came after `since`: each side replays from the newest event at its call.
       const latest = async (fx: typeof restFixtures) =>
-        op.name === 'webhooks.replay' ? { ...fx, event: (await t.request('GET', '/api/v1/events?order=desc&limit=1')).json<{ data: { id: string }[] }>().data[0]?.id ?? '' } : fx;
+        op.name === 'webhooks_replay' ? { ...fx, event: (await t.request('GET', '/api/v1/events?order=desc&limit=1')).json<{ data: { id: string }[] }>().data[0]?.id ?? '' } : fx;
       const rest = await sendOperation(t, op, fullView(op, sample(await latest(restFixtures))), t.adminToken);
       if (queued) await claimable();
       const { query, variables } = graphqlRequest(op, sample(await latest(gqlFixtures)));

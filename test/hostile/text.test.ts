@@ -79,7 +79,7 @@ describe('NUL characters and lone surrogates are refused at validation, naming t
     const client = await connectV2(baseUrl, t.adminToken, 'modern');
     try {
       const { tools } = await client.listTools();
-      const create = tools.find((tool) => /^tasks[._]create$/.test(tool.name))?.name ?? 'tasks.create';
+      const create = tools.find((tool) => /^tasks[._]create$/.test(tool.name))?.name ?? 'tasks_create';
       const problem = problemOf((await client.callTool({ name: create, arguments: { title: 'ok', description: text } })));
       expect(problem).toMatchObject({ code: 'validation_failed', status: 400, retryable: false });
       expect(problem.errors as FieldError[]).toContainEqual(expect.objectContaining({ pointer: '/description' }));

@@ -12,7 +12,7 @@ const liveTokens = async (agentId: string, machine: string) =>
   (await t.database.db.selectFrom('tokens').select('id').where('agent_id', '=', agentId).where('machine', '=', machine).where('revoked_at', 'is', null).execute()).length;
 
 describe('one live token per principal and machine, under any concurrency', () => {
-  it('20 concurrent tokens.create for one machine: one 201, nineteen 409 conflict_state, one live token', async () => {
+  it('20 concurrent tokens_create for one machine: one 201, nineteen 409 conflict_state, one live token', async () => {
     const made = await t.request('POST', '/api/v1/agents', { body: { name: 'racer', kind: 'agent', scopes: ['tasks:read'] } });
     expect(made.status, made.body).toBe(201);
     const agent = made.json<{ id: string }>();

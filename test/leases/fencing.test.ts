@@ -165,7 +165,7 @@ describe('next_actions', () => {
   it('offer a todo task’s claim, the holder its heartbeat and hand-in with the epoch, and a non-holder agent only other work', async () => {
     const created = await createTask(t);
     const todo = await getTask(t, created.id, a.token);
-    const claim = (todo.next_actions as NextAction[]).find((x) => x.operation === 'tasks.claim');
+    const claim = (todo.next_actions as NextAction[]).find((x) => x.operation === 'tasks_claim');
     expect(claim).toMatchObject({ method: 'POST', href: `/api/v1/tasks/${created.id}/claim` });
 
     // Follow the offered claim as A.
@@ -174,13 +174,13 @@ describe('next_actions', () => {
     const { lease } = claimed.json<Claim>();
 
     const held = (await getTask(t, created.id, a.token)).next_actions as NextAction[];
-    expect(ops(held)).toEqual(['leases.heartbeat', 'tasks.update']);
-    expect(held.find((x) => x.operation === 'leases.heartbeat')?.href).toBe(`/api/v1/leases/${lease.id}/heartbeat`);
-    const updates = held.filter((x) => x.operation === 'tasks.update');
+    expect(ops(held)).toEqual(['leases_heartbeat', 'tasks_update']);
+    expect(held.find((x) => x.operation === 'leases_heartbeat')?.href).toBe(`/api/v1/leases/${lease.id}/heartbeat`);
+    const updates = held.filter((x) => x.operation === 'tasks_update');
     expect(updates).toHaveLength(1);
     for (const update of updates) expect(update).toMatchObject({ method: 'PATCH', href: `/api/v1/tasks/${created.id}`, body: { lease_epoch: 1 } });
 
-    expect(ops((await getTask(t, created.id, b.token)).next_actions as NextAction[])).toEqual(['tasks.claim_next']);
+    expect(ops((await getTask(t, created.id, b.token)).next_actions as NextAction[])).toEqual(['tasks_claim_next']);
 
     // The holder follows the offered move to review, epoch and If-Match included.
     const toReview = updates.find((x) => x.body?.status === 'in_review');

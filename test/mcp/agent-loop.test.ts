@@ -13,27 +13,27 @@ afterAll(() => t.close());
 describe('an agent works a task over MCP alone', () => {
   it('whoami, claim, heartbeat, move to in_review, read the events: no REST call', async () => {
     const human = await connectV2(baseUrl, t.adminToken, 'modern');
-    const created = outputOf<{ id: string }>(await human.callTool({ name: 'tasks.create', arguments: { title: 'Fix the flaky test' } }));
+    const created = outputOf<{ id: string }>(await human.callTool({ name: 'tasks_create', arguments: { title: 'Fix the flaky test' } }));
     const agentToken = (await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] })).token;
     const agent = await connectV2(baseUrl, agentToken, 'modern');
 
     const me = outputOf<{ principal: { id: string; kind: string }; can: string[] }>(await agent.callTool({ name: 'whoami', arguments: {} }));
     expect(me.principal.kind).toBe('agent');
-    expect(me.can).toEqual(expect.arrayContaining(['tasks.claim_next', 'leases.heartbeat', 'tasks.update', 'events.list']));
-    const before = outputOf<{ sync_cursor: string }>(await agent.callTool({ name: 'events.list', arguments: { limit: 1 } }));
+    expect(me.can).toEqual(expect.arrayContaining(['tasks_claim_next', 'leases_heartbeat', 'tasks_update', 'events_list']));
+    const before = outputOf<{ sync_cursor: string }>(await agent.callTool({ name: 'events_list', arguments: { limit: 1 } }));
 
     type Claim = { task: { id: string; status: string; version: number }; lease: { id: string } };
-    const [claim] = outputOf<{ claims: Claim[] }>(await agent.callTool({ name: 'tasks.claim_next', arguments: {} })).claims;
+    const [claim] = outputOf<{ claims: Claim[] }>(await agent.callTool({ name: 'tasks_claim_next', arguments: {} })).claims;
     if (!claim) throw new Error('the queue had a task to claim');
     expect(claim.task).toMatchObject({ id: created.id, status: 'in_progress' });
-    const beat = outputOf<{ id: string }>(await agent.callTool({ name: 'leases.heartbeat', arguments: { id: claim.lease.id, note: 'reproduced it' } }));
+    const beat = outputOf<{ id: string }>(await agent.callTool({ name: 'leases_heartbeat', arguments: { id: claim.lease.id, note: 'reproduced it' } }));
     expect(beat.id).toBe(claim.lease.id);
     const review = outputOf<{ status: string }>(
-      await agent.callTool({ name: 'tasks.update', arguments: { id: created.id, status: 'in_review', expected_version: claim.task.version } }),
+      await agent.callTool({ name: 'tasks_update', arguments: { id: created.id, status: 'in_review', expected_version: claim.task.version } }),
     );
     expect(review.status).toBe('in_review');
 
-    const events = outputOf<{ data: { type: string; actor: { id: string } }[] }>(await agent.callTool({ name: 'events.list', arguments: { since: before.sync_cursor } }));
+    const events = outputOf<{ data: { type: string; actor: { id: string } }[] }>(await agent.callTool({ name: 'events_list', arguments: { since: before.sync_cursor } }));
     expect(events.data.map((e) => e.type)).toEqual(expect.arrayContaining(['task.claimed', 'lease.renewed', 'task.status_changed']));
     expect(events.data.every((e) => e.actor.id === me.principal.id)).toBe(true);
     await agent.close();

@@ -26,17 +26,17 @@ describe('REST and MCP over Streamable HTTP agree', () => {
 describe('a refusal looks the same on REST and MCP', () => {
   it('for a missing scope and for an operation outside the allowlist', async () => {
     const reader = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read'] });
-    const allowlisted = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks.get'] });
+    const allowlisted = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks_get'] });
     for (const [who, name, method, path, body] of [
-      [reader, 'tasks.create', 'POST', '/api/v1/tasks', { title: 'not allowed' }],
-      [allowlisted, 'tasks.list', 'GET', '/api/v1/tasks', undefined],
+      [reader, 'tasks_create', 'POST', '/api/v1/tasks', { title: 'not allowed' }],
+      [allowlisted, 'tasks_list', 'GET', '/api/v1/tasks', undefined],
     ] as const) {
       const rest = await t.request(method, path, { token: who.token, ...(body ? { body } : {}) });
       const mcp = await connectV2(baseUrl, who.token, 'modern');
       const result = await mcp.callTool({ name, arguments: body ?? {} });
       await mcp.close();
       expect(mcpAnswer(result)).toEqual({ ok: false, body: rest.json() });
-      expect(rest.json<{ code: string }>().code).toBe(name === 'tasks.create' ? 'forbidden_scope' : 'tool_not_allowed');
+      expect(rest.json<{ code: string }>().code).toBe(name === 'tasks_create' ? 'forbidden_scope' : 'tool_not_allowed');
     }
   });
 });

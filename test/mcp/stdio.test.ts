@@ -57,7 +57,7 @@ describe('baton mcp (stdio)', () => {
     try {
       await client.listTools();
       expect(outputOf<{ principal: { id: string } }>(await client.callTool({ name: 'whoami', arguments: {} })).principal.id).toBe(agent.id);
-      expect(problemOf(await client.callTool({ name: 'tasks.create', arguments: { title: 'no scope' } }))).toMatchObject({ code: 'forbidden_scope', retryable: false });
+      expect(problemOf(await client.callTool({ name: 'tasks_create', arguments: { title: 'no scope' } }))).toMatchObject({ code: 'forbidden_scope', retryable: false });
       const { resources } = await client.listResources();
       expect(resources.length).toBeGreaterThan(0);
     } finally {

@@ -25,12 +25,12 @@ describe('tools/list', () => {
     const { tools } = await modern.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(operations.filter(isCallable).map((op) => op.name).sort());
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect(byName.get('tasks.list')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
-    expect(byName.get('tasks.delete')?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true });
-    const update = byName.get('tasks.update');
+    expect(byName.get('tasks_list')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
+    expect(byName.get('tasks_delete')?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true });
+    const update = byName.get('tasks_update');
     expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['id', 'status', 'idempotency_key', 'expected_version']));
-    expect(byName.get('tasks.create')?.inputSchema.properties).not.toHaveProperty('expected_version');
-    expect(byName.get('tasks.get')?.inputSchema.properties).not.toHaveProperty('idempotency_key');
+    expect(byName.get('tasks_create')?.inputSchema.properties).not.toHaveProperty('expected_version');
+    expect(byName.get('tasks_get')?.inputSchema.properties).not.toHaveProperty('idempotency_key');
     // Output schemas are listed on request only (?output_schemas=1, test/agent/budgets.test.ts).
     for (const tool of tools) expect(tool.outputSchema, tool.name).toBeUndefined();
   });
@@ -44,22 +44,22 @@ describe('tools/list', () => {
   });
 
   it('lists a tool outside the caller\'s allowlist as disallowed instead of hiding it', async () => {
-    const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks.get'] });
+    const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks_get'] });
     const client = await connectV2(baseUrl, agent.token, 'modern');
     const { tools } = await client.listTools();
     await client.close();
-    const list = tools.find((tool) => tool.name === 'tasks.list');
+    const list = tools.find((tool) => tool.name === 'tasks_list');
     expect(list?._meta?.['baton/allowed']).toBe(false);
     expect(list?.description).toMatch(/may not call this/);
-    expect(tools.find((tool) => tool.name === 'tasks.get')?._meta?.['baton/allowed']).toBe(true);
+    expect(tools.find((tool) => tool.name === 'tasks_get')?._meta?.['baton/allowed']).toBe(true);
   });
 });
 
 describe('tool errors reach the agent with their code, hint and retryable', () => {
   /** A task in progress, so moving it to done is an invalid transition. */
   async function taskInProgress(): Promise<{ id: string; version: number }> {
-    const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks.create', arguments: { title: 'errors' } }));
-    const claimed = outputOf<{ task: { id: string; version: number } }>(await modern.callTool({ name: 'tasks.claim', arguments: { id: task.id } }));
+    const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks_create', arguments: { title: 'errors' } }));
+    const claimed = outputOf<{ task: { id: string; version: number } }>(await modern.callTool({ name: 'tasks_claim', arguments: { id: task.id } }));
     return claimed.task;
   }
 
@@ -74,13 +74,13 @@ describe('tool errors reach the agent with their code, hint and retryable', () =
       // Listing first makes the client hold each tool's outputSchema, which 1.x clients check results against.
       await client.listTools();
       const task = await taskInProgress();
-      const done = problemOf((await client.callTool({ name: 'tasks.update', arguments: { id: task.id, status: 'done' } })) as ToolResult);
+      const done = problemOf((await client.callTool({ name: 'tasks_update', arguments: { id: task.id, status: 'done' } })) as ToolResult);
       expect(done).toMatchObject({ code: 'invalid_transition', status: 422, retryable: false });
       expect(done.legal_transitions).toContain('in_review');
       expect(done.hint).toMatch(/in_review/);
-      const stale = problemOf((await client.callTool({ name: 'tasks.update', arguments: { id: task.id, title: 'x', expected_version: task.version + 5 } })) as ToolResult);
+      const stale = problemOf((await client.callTool({ name: 'tasks_update', arguments: { id: task.id, title: 'x', expected_version: task.version + 5 } })) as ToolResult);
       expect(stale).toMatchObject({ code: 'conflict_version', retryable: true, current_version: task.version });
-      const invalid = problemOf((await client.callTool({ name: 'tasks.create', arguments: { title: '' } })) as ToolResult);
+      const invalid = problemOf((await client.callTool({ name: 'tasks_create', arguments: { title: '' } })) as ToolResult);
       expect(invalid.code).toBe('validation_failed');
       expect((invalid.errors as { pointer: string }[]).map((e) => e.pointer)).toEqual(['/title']);
       await client.close();
@@ -90,14 +90,14 @@ describe('tool errors reach the agent with their code, hint and retryable', () =
 
 describe('idempotency keys over MCP', () => {
   it('generates a key when absent and returns it; the same key replays the first result', async () => {
-    const first = await modern.callTool({ name: 'tasks.create', arguments: { title: 'once' } });
+    const first = await modern.callTool({ name: 'tasks_create', arguments: { title: 'once' } });
     const key = first._meta?.[KEY];
     expect(typeof key).toBe('string');
     expect((first.content as { text: string }[])[0]?.text).toMatch(new RegExp(`idempotency_key: ${String(key)}$`));
-    const again = await modern.callTool({ name: 'tasks.create', arguments: { title: 'once', idempotency_key: key } });
+    const again = await modern.callTool({ name: 'tasks_create', arguments: { title: 'once', idempotency_key: key } });
     expect(again._meta).toMatchObject({ [KEY]: key, 'baton/replayed': true });
     expect(outputOf(again)).toEqual(outputOf(first));
-    const reused = problemOf(await modern.callTool({ name: 'tasks.create', arguments: { title: 'different', idempotency_key: key } }));
+    const reused = problemOf(await modern.callTool({ name: 'tasks_create', arguments: { title: 'different', idempotency_key: key } }));
     expect(reused.code).toBe('idempotency_key_reused');
   });
 });
@@ -134,6 +134,6 @@ describe('resources and prompts', () => {
   it('has a resume prompt with the resume sequence', async () => {
     const prompt = await modern.getPrompt({ name: 'resume', arguments: { last_event_id: 'evt_01ARZ3NDEKTSV4RRFFQ69G5FAV' } });
     const [message] = prompt.messages as { content: { text: string } }[];
-    expect(message?.content.text).toMatch(/whoami[\s\S]*leases\.list[\s\S]*tasks\.get[\s\S]*events\.list.*evt_01ARZ3NDEKTSV4RRFFQ69G5FAV/);
+    expect(message?.content.text).toMatch(/whoami[\s\S]*leases_list[\s\S]*tasks_get[\s\S]*events_list.*evt_01ARZ3NDEKTSV4RRFFQ69G5FAV/);
   });
 });

@@ -66,9 +66,9 @@ describe('GET /api/v1 (the capability manifest)', () => {
   });
 
   it('honours the toolAllowlist as well as scopes', async () => {
-    const narrow = await t.addPrincipal({ allowlist: ['whoami', 'tasks.get'] });
+    const narrow = await t.addPrincipal({ allowlist: ['whoami', 'tasks_get'] });
     const manifest = (await t.request('GET', '/api/v1?view=full', { token: narrow.token })).json<Manifest>();
-    for (const op of manifest.operations) expect(op.allowed, op.name).toBe(op.name === 'whoami' || op.name === 'tasks.get');
+    for (const op of manifest.operations) expect(op.allowed, op.name).toBe(op.name === 'whoami' || op.name === 'tasks_get');
   });
 
   it('refuses a malformed token with a 401 problem rather than ignoring it', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type TaskRef, UNKNOWN, type Walker } from './walk.ts';
 
-/** tasks.delete (a destructive operation) and the approvals it asks for. */
+/** tasks_delete (a destructive operation) and the approvals it asks for. */
 export async function walkApprovals(w: Walker): Promise<void> {
   const { call, expectHeader, who } = w;
   const agent = who.agent.token;

@@ -7,7 +7,7 @@ interface Claim {
   lease: { id: string; epoch: number };
 }
 
-/** tasks.claim, tasks.claim_next, the lease operations, and the updates only a holder makes. */
+/** tasks_claim, tasks_claim_next, the lease operations, and the updates only a holder makes. */
 export async function walkLeases(w: Walker, task: TaskRef): Promise<void> {
   const { call, expectHeader, present, who } = w;
   const agent = who.agent.token;

@@ -6,7 +6,7 @@ interface PageBody {
   sync_cursor: string | null;
 }
 
-/** tasks.list, tasks.events and events.list: pages at the bound, filters, projections, deltas, bad parameters. */
+/** tasks_list, tasks_events and events_list: pages at the bound, filters, projections, deltas, bad parameters. */
 export async function walkLists(w: Walker, tasks: { first: TaskRef; byAgent: TaskRef }): Promise<void> {
   const { call, present, who } = w;
   const { first, byAgent } = tasks;

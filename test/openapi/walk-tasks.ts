@@ -6,7 +6,7 @@ import { type TaskRef, UNKNOWN, type Walker } from './walk.ts';
 const MANY = 101;
 const BAD_CHECKSUM_TOKEN = `bat_${'A'.repeat(36)}`;
 
-/** whoami, tasks.create, tasks.get and tasks.update outside a lease. */
+/** whoami, tasks_create, tasks_get and tasks_update outside a lease. */
 export async function walkTasks(w: Walker): Promise<{ first: TaskRef; byAgent: TaskRef }> {
   const { call, expectHeader, who } = w;
 

@@ -75,7 +75,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
     reviewer: await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'tasks:review', 'events:read'] }),
     reader: await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read'] }),
     eventsOnly: await t.addPrincipal({ kind: 'agent', scopes: ['events:read'] }),
-    allowlisted: await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks.get'] }),
+    allowlisted: await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks_get'] }),
     agentAdmin: await t.addPrincipal({ kind: 'agent', scopes: ['agents:admin', 'tasks:read', 'approvals:decide'] }),
   };
   const w: Walker = {

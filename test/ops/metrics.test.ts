@@ -23,8 +23,8 @@ describe('GET /metrics', () => {
     const res = await t.request('GET', '/metrics', { token: null });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(sample(res.body, 'baton_http_requests_total{operation="tasks.create",method="POST",status="201"}')).toBe(2);
-    expect(sample(res.body, 'baton_http_requests_total{operation="tasks.get",method="GET",status="400"}')).toBe(1);
+    expect(sample(res.body, 'baton_http_requests_total{operation="tasks_create",method="POST",status="201"}')).toBe(2);
+    expect(sample(res.body, 'baton_http_requests_total{operation="tasks_get",method="GET",status="400"}')).toBe(1);
     expect(sample(res.body, 'baton_tasks{status="todo"}')).toBe(1);
     expect(sample(res.body, 'baton_tasks{status="in_progress"}')).toBe(1);
     expect(sample(res.body, 'baton_tasks{status="done"}')).toBe(0);

@@ -27,7 +27,7 @@ describe('the request log (BATON_LOG_LEVEL=info)', () => {
     const requestId = res.headers['x-request-id'];
     const logged = lines.filter((line) => line.reqId === requestId);
     expect(logged).toEqual([
-      expect.objectContaining({ level: 30, msg: 'request', method: 'GET', url: '/api/v1/tasks/tsk_nope', status: 400, operation: 'tasks.get', principal_kind: 'human' }),
+      expect.objectContaining({ level: 30, msg: 'request', method: 'GET', url: '/api/v1/tasks/tsk_nope', status: 400, operation: 'tasks_get', principal_kind: 'human' }),
     ]);
     expect(logged[0]?.principal).toMatch(/^agt_/);
     expect(JSON.stringify(lines)).not.toContain(token);

@@ -190,7 +190,7 @@ describe('legal_transitions and next_actions on GET', () => {
     agent = await t.addPrincipal({ kind: 'agent', scopes: SCOPES.filter((s) => s !== 'tasks:review') });
     reviewer = await t.addPrincipal({ kind: 'agent', scopes: [...SCOPES] });
     reader = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read'] });
-    outsider = await t.addPrincipal({ kind: 'agent', scopes: [...SCOPES], allowlist: ['tasks.get', 'tasks.list'] });
+    outsider = await t.addPrincipal({ kind: 'agent', scopes: [...SCOPES], allowlist: ['tasks_get', 'tasks_list'] });
   });
   const callers: Caller[] = [
     { name: 'a human', token: () => t.adminToken, may: () => true },
@@ -213,7 +213,7 @@ describe('legal_transitions and next_actions on GET', () => {
         expect(action.href).toMatch(/^\/api\/v1\//);
         expect(action.headers?.['Idempotency-Key']).toMatch(/^[\w-]{16}$/);
       }
-      const moves = shown.next_actions.filter((a) => a.operation === 'tasks.update');
+      const moves = shown.next_actions.filter((a) => a.operation === 'tasks_update');
       const expected = updateTargets(from).filter((to) => to === forward[from] && caller.may(from, to));
       expect(moves.map((a) => String(a.body?.status)).sort()).toEqual(expected.sort());
       for (const action of moves) {

@@ -217,11 +217,11 @@ describe('authentication and authorization', () => {
     expect(expectProblem(await t.request('GET', '/api/v1/events', { token: reader.token }), 403, 'forbidden_scope').required_scope).toBe('events:read');
   });
 
-  it('an agent whose allowlist excludes tasks.create gets 403 tool_not_allowed; nothing written', async () => {
-    const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['tasks.get', 'tasks.list'] });
+  it('an agent whose allowlist excludes tasks_create gets 403 tool_not_allowed; nothing written', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['tasks_get', 'tasks_list'] });
     const res = await refusedWithoutWrites(() => t.request('POST', '/api/v1/tasks', { token: agent.token, body: { title: 'not allowed' } }));
     const problem = expectProblem(res, 403, 'tool_not_allowed');
-    expect(problem.detail).toContain('tasks.create');
+    expect(problem.detail).toContain('tasks_create');
     expect((await t.request('GET', '/api/v1/tasks', { token: agent.token })).status).toBe(200);
   });
 });

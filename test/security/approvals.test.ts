@@ -4,7 +4,7 @@ import { SCOPES, type Scope } from '../../src/domain/scopes.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { createTask, eventsAbout, expectProblem, principalWithToken, whoami } from './helpers.ts';
 
-/** The approval gate on a destructive operation (tasks.delete), through HTTP. */
+/** The approval gate on a destructive operation (tasks_delete), through HTTP. */
 
 interface Approval {
   id: string;
@@ -47,7 +47,7 @@ describe('an agent deleting a task', () => {
     const { task, approval } = await requestDeletion('asked to be deleted');
     expect(approval).toMatchObject({
       status: 'pending',
-      operation: 'tasks.delete',
+      operation: 'tasks_delete',
       input: { id: task.id },
       target: { id: task.id, version: task.version },
       requested_by: { id: agent.id, kind: 'agent' },

@@ -66,7 +66,7 @@ for (const operation of operations) {
 
     if (scope === null) {
       it.each(PRINCIPAL_KINDS)('is open to a %s token with no scopes, or an allowlist that leaves it out', async (kind) => {
-        for (const options of [{ scopes: [] }, { allowlist: ['tasks.get'] }, { scopes: [] as Scope[], allowlist: ['tasks.get'] }]) {
+        for (const options of [{ scopes: [] }, { allowlist: ['tasks_get'] }, { scopes: [] as Scope[], allowlist: ['tasks_get'] }]) {
           const p = await t.addPrincipal({ kind, ...options });
           const res = await send(p.token);
           expect(res.status, res.body).toBe(200);

@@ -45,7 +45,7 @@ describe('tokens', () => {
     expect(read.body).not.toContain(issued.token);
   });
 
-  it('keeps no plaintext token in the database, not even in the stored response of tokens.create (DESIGN §6: stored as SHA-256)', async () => {
+  it('keeps no plaintext token in the database, not even in the stored response of tokens_create (DESIGN §6: stored as SHA-256)', async () => {
     const agent = await createPrincipal(t, { name: 'stored', scopes: ['tasks:read'] });
     const issued = await issueToken(t, agent.id, 'vault');
     const { rows } = await sql<{ source: string }>`
@@ -136,7 +136,7 @@ describe('tool allowlists', () => {
   it('refuses an unknown operation name: 400, on create and on update', async () => {
     const problem = await expectRefusedWithoutWrites(
       t,
-      () => t.request('POST', '/api/v1/agents', { body: { name: 'typo', scopes: ['tasks:read'], tool_allowlist: ['tasks.get', 'tasks.lsit'] } }),
+      () => t.request('POST', '/api/v1/agents', { body: { name: 'typo', scopes: ['tasks:read'], tool_allowlist: ['tasks_get', 'tasks.lsit'] } }),
       400,
       'validation_failed',
       REMEMBERED,
@@ -151,14 +151,14 @@ describe('tool allowlists', () => {
     const tok = await issueToken(t, agent.id, 'm');
     const task = await createTask(t, 'readable');
     expect((await t.request('GET', `/api/v1/tasks/${task.id}`, { token: tok.token })).status).toBe(200);
-    const patch = await t.request('PATCH', `/api/v1/agents/${agent.id}`, { body: { tool_allowlist: ['tasks.list'] } });
+    const patch = await t.request('PATCH', `/api/v1/agents/${agent.id}`, { body: { tool_allowlist: ['tasks_list'] } });
     expect(patch.status, patch.body).toBe(200);
     const before = await snapshot(t.database.db);
     const problem = expectProblem(await t.request('GET', `/api/v1/tasks/${task.id}`, { token: tok.token }), 403, 'tool_not_allowed');
-    expect(problem.operation).toBe('tasks.get');
+    expect(problem.operation).toBe('tasks_get');
     expect((await t.request('GET', '/api/v1/tasks', { token: tok.token })).status).toBe(200);
     const me = await whoami(t, tok.token);
-    expect(me.can).toEqual(['whoami', 'tasks.list']);
+    expect(me.can).toEqual(['whoami', 'tasks_list']);
     expect(await snapshot(t.database.db)).toEqual(before);
   });
 });

@@ -91,15 +91,15 @@ onPostgres('a running instance under database failures (PostgreSQL)', () => {
     const task = (await baton.request('POST', '/api/v1/tasks', { body: { title: 'Before the migration' } })).json<{ id: string }>();
     /** Every kind of call, each run once before the migration so its statements are prepared on the pool's connections. */
     const calls: [string, () => Promise<Response>][] = [
-      ['agents.update', () => baton.request('PATCH', `/api/v1/agents/${agent.id}`, { body: { name: `renamed-${Math.random().toString(36).slice(2, 8)}` } })],
-      ['agents.get', () => baton.request('GET', `/api/v1/agents/${agent.id}`)],
-      ['agents.list', () => baton.request('GET', '/api/v1/agents')],
-      ['tasks.create', () => baton.request('POST', '/api/v1/tasks', { body: { title: 'During the migration' } })],
-      ['tasks.get', () => baton.request('GET', `/api/v1/tasks/${task.id}`)],
-      ['tasks.list', () => baton.request('GET', '/api/v1/tasks')],
-      ['tasks.update', () => baton.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { priority: 'high' } })],
-      ['tasks.claim_next', () => baton.request('POST', '/api/v1/tasks/claim', { body: {} })],
-      ['events.list', () => baton.request('GET', '/api/v1/events')],
+      ['agents_update', () => baton.request('PATCH', `/api/v1/agents/${agent.id}`, { body: { name: `renamed-${Math.random().toString(36).slice(2, 8)}` } })],
+      ['agents_get', () => baton.request('GET', `/api/v1/agents/${agent.id}`)],
+      ['agents_list', () => baton.request('GET', '/api/v1/agents')],
+      ['tasks_create', () => baton.request('POST', '/api/v1/tasks', { body: { title: 'During the migration' } })],
+      ['tasks_get', () => baton.request('GET', `/api/v1/tasks/${task.id}`)],
+      ['tasks_list', () => baton.request('GET', '/api/v1/tasks')],
+      ['tasks_update', () => baton.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { priority: 'high' } })],
+      ['tasks_claim_next', () => baton.request('POST', '/api/v1/tasks/claim', { body: {} })],
+      ['events_list', () => baton.request('GET', '/api/v1/events')],
       ['whoami', () => baton.request('GET', '/api/v1/whoami')],
     ];
     for (const [name, call] of calls) expect((await call()).status, name).toBeLessThan(300);

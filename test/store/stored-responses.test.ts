@@ -23,7 +23,7 @@ describe('storing a write response as its last statement', () => {
     principal_id: 'agt_store_test',
     key,
     fingerprint: Buffer.from('ab', 'hex'),
-    operation: 'tasks.create',
+    operation: 'tasks_create',
     status_code: 201,
     response_body: body,
     created_at: now,

@@ -13,7 +13,7 @@ async function openSession(token: string): Promise<Session> {
   setToken(token);
   const manifest = (await (await fetch('/api/v1')).json()) as Manifest;
   const names = new Map<string, string>([[whoami.principal.id, whoami.principal.name]]);
-  if (can({ whoami }, 'agents.list')) {
+  if (can({ whoami }, 'agents_list')) {
     for (const agent of (await getAll<Agent>('/agents')).data) names.set(agent.id, agent.name);
   }
   const feed = new Feed();

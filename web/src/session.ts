@@ -30,7 +30,7 @@ export function useEvents(handler: (event: BatonEvent) => void): void {
 
 /**
  * Whether this token may call an operation. Names are compared with `.` and `_` treated alike, so
- * the app reads `tasks.create` and `tasks_create` style names the same.
+ * the app reads `tasks_create` and `tasks_create` style names the same.
  */
 export function can(session: Pick<Session, 'whoami'>, operation: string): boolean {
   const wanted = operation.replace(/\./g, '_');

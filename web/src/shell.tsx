@@ -19,7 +19,7 @@ function usePendingCount(): number | null {
   const { whoami } = useSession();
   const [count, setCount] = useState<number | null>(null);
   const refresh = () => {
-    if (!can({ whoami }, 'approvals.list')) return;
+    if (!can({ whoami }, 'approvals_list')) return;
     void get<Page<Approval>>('/approvals?status=pending&limit=100').then((page) => setCount(page.data.length), () => undefined);
   };
   useEffect(refresh, []);
@@ -74,7 +74,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const route = useRoute();
   const pending = usePendingCount();
   const mode = useFeedMode();
-  const canCreate = can({ whoami }, 'tasks.create');
+  const canCreate = can({ whoami }, 'tasks_create');
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Task | null>(null);
   useShortcuts({
@@ -109,7 +109,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
               </span>
             )}
           </NavLink>
-          {can({ whoami }, 'agents.list') && (
+          {can({ whoami }, 'agents_list') && (
             <NavLink href="/agents" current={route.page === 'agents' || route.page === 'agent'}>
               Agents
             </NavLink>

@@ -19,7 +19,7 @@ import { type JsonSchema, jsonSchema, pascal, singular, TypeRegistry } from './t
 
 type Field = GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>>;
 
-/** `tasks.list` → `tasks`, `tasks.get` → `task`, `tasks.events` → `taskEvents`, `whoami` → `whoami`. */
+/** `tasks_list` → `tasks`, `tasks_get` → `task`, `tasks_events` → `taskEvents`, `whoami` → `whoami`. */
 export function queryFieldName(operation: Operation): string {
   const [entity, verb] = operationParts(operation.name);
   if (verb === undefined) return camel(entity);
@@ -28,14 +28,14 @@ export function queryFieldName(operation: Operation): string {
   return camel(`${singular(entity)}_${verb}`);
 }
 
-/** `events.stream` → `events`: a stream is a subscription to the entity it follows. */
+/** `events_stream` → `events`: a stream is a subscription to the entity it follows. */
 export function subscriptionFieldName(operation: Operation): string {
   return camel(operationParts(operation.name)[0]);
 }
 
 /**
- * `tasks.create` → `createTask`, `tasks.claim_next` → `claimNextTask`, `leases.heartbeat` → `heartbeatLease`;
- * a verb on many (`leases.release_many`) takes the plural: `releaseLeases`.
+ * `tasks_create` → `createTask`, `tasks_claim_next` → `claimNextTask`, `leases_heartbeat` → `heartbeatLease`;
+ * a verb on many (`leases_release_many`) takes the plural: `releaseLeases`.
  */
 export function mutationFieldName(operation: Operation): string {
   const [entity, verb = ''] = operationParts(operation.name);

@@ -7,7 +7,7 @@ import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.t
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
 export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
 
-const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks.claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
+const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
 
 /**
  * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
@@ -55,10 +55,10 @@ function resumeSteps(lastEventId: string | undefined): string {
   return [
     'Resume your Baton work without relying on memory:',
     '1. Call `whoami`: check your principal, scopes and `open_leases`.',
-    '2. Call `leases.list` with {"holder": "me", "state": "active"}: the leases you still hold.',
-    '3. For each lease, call `tasks.get` with its task id: status, version, `legal_transitions` and `next_actions`.',
-    `4. Call \`events.list\` with ${since}: what happened while you were away.`,
-    '5. Continue: `leases.heartbeat` a lease you keep working under, `tasks.update` to move a task on (to in_review when done), or `leases.release` what you drop.',
-    'A lease that expired is gone: its task went back to todo; claim again with `tasks.claim_next`. Every write takes an idempotency_key; reuse it only to retry the same call.',
+    '2. Call `leases_list` with {"holder": "me", "state": "active"}: the leases you still hold.',
+    '3. For each lease, call `tasks_get` with its task id: status, version, `legal_transitions` and `next_actions`.',
+    `4. Call \`events_list\` with ${since}: what happened while you were away.`,
+    '5. Continue: `leases_heartbeat` a lease you keep working under, `tasks_update` to move a task on (to in_review when done), or `leases_release` what you drop.',
+    'A lease that expired is gone: its task went back to todo; claim again with `tasks_claim_next`. Every write takes an idempotency_key; reuse it only to retry the same call.',
   ].join('\n');
 }

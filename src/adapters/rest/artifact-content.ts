@@ -7,7 +7,7 @@ import { API_PREFIX } from './routes.ts';
 
 /**
  * `GET /api/v1/artifacts/{id}/content`: the raw bytes of an artifact, the REST form of
- * `artifacts.get` with its body (same scope, allowlist entry and errors). Served with the stored
+ * `artifacts_get` with its body (same scope, allowlist entry and errors). Served with the stored
  * content type, `ETag: "<sha256>"` (If-None-Match → 304), and as an attachment, so a stored HTML
  * file is never rendered in Baton's origin.
  */

@@ -8,7 +8,7 @@ import { assertGrantable } from './agent-access.ts';
 import { checkAllowlist } from './allowlist.ts';
 
 export const createAgent = defineOperation({
-  name: 'agents.create',
+  name: 'agents_create',
   summary: 'Create a principal: an agent (software) or a human, with its scopes, toolAllowlist and rate limit.',
   description: 'Humans only. Then issue it a token per machine with POST /api/v1/agents/{id}/tokens.',
   kind: 'write',

@@ -8,7 +8,7 @@ import { agentNotFound, assertAgentAccess, assertGrantable } from './agent-acces
 import { agentId, machineLabel, scopeList, tokenOutput, toToken } from './agent-schema.ts';
 
 export const createToken = defineOperation({
-  name: 'tokens.create',
+  name: 'tokens_create',
   summary: 'Issue a bearer token for one agent on one machine; the token is in this response only, never again.',
   description: 'Scopes must be a subset of the agent\'s (default: all of them). One live token per agent and machine label.',
   kind: 'write',

@@ -5,7 +5,7 @@ import { agentNotFound, assertAgentAccess } from './agent-access.ts';
 import { agentId, agentOutput, toAgent } from './agent-schema.ts';
 
 export const getAgent = defineOperation({
-  name: 'agents.get',
+  name: 'agents_get',
   summary: 'Read one principal: kind, scopes, toolAllowlist, rate limit, disabled.',
   kind: 'read',
   scope: 'agents:admin',

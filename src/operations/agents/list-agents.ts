@@ -7,7 +7,7 @@ import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../
 import { agentOutput, toAgent } from './agent-schema.ts';
 
 export const listAgents = defineOperation({
-  name: 'agents.list',
+  name: 'agents_list',
   summary: 'List principals (agents and humans), newest first.',
   description: 'An agent principal sees only itself.',
   kind: 'read',

@@ -8,7 +8,7 @@ import { agentNotFound, assertAgentAccess } from './agent-access.ts';
 import { agentId, tokenOutput, toToken } from './agent-schema.ts';
 
 export const listTokens = defineOperation({
-  name: 'tokens.list',
+  name: 'tokens_list',
   summary: "List an agent's tokens: metadata only (prefix, machine, scopes, last used, revoked), never the token.",
   kind: 'read',
   scope: 'agents:admin',

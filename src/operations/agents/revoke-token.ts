@@ -5,7 +5,7 @@ import { defineOperation } from '../define-operation.ts';
 import { tokenId, tokenOutput, toToken } from './agent-schema.ts';
 
 export const revokeToken = defineOperation({
-  name: 'tokens.revoke',
+  name: 'tokens_revoke',
   summary: 'Revoke one token, at once on every instance; the agent\'s other tokens keep working.',
   kind: 'write',
   scope: 'agents:admin',

@@ -8,7 +8,7 @@ import { agentId, agentName, agentOutput, scopeList, toAgent } from './agent-sch
 import { checkAllowlist } from './allowlist.ts';
 
 export const updateAgent = defineOperation({
-  name: 'agents.update',
+  name: 'agents_update',
   summary: 'Change a principal: name, scopes, toolAllowlist, rate limit, or disable it (its tokens stop working at once).',
   description: 'Humans only. Narrowing scopes narrows every token of the principal immediately (a token has the intersection).',
   kind: 'write',

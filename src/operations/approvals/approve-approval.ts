@@ -12,7 +12,7 @@ import { lockPending } from './decide.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export const approveApproval = defineOperation({
-  name: 'approvals.approve',
+  name: 'approvals_approve',
   summary: 'Approve a pending request: its operation runs now, exactly once, as the requester; the result is on the approval.',
   description: 'Humans only. If the target changed since the request, approving is 409 approval_stale: deny it instead.',
   kind: 'write',

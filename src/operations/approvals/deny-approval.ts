@@ -5,7 +5,7 @@ import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
 
 export const denyApproval = defineOperation({
-  name: 'approvals.deny',
+  name: 'approvals_deny',
   summary: 'Deny a pending request: its operation never runs; the decision is recorded.',
   kind: 'write',
   scope: 'approvals:decide',

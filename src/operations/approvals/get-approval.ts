@@ -9,7 +9,7 @@ export function approvalNotFound(id: string): BatonError {
 }
 
 export const getApproval = defineOperation({
-  name: 'approvals.get',
+  name: 'approvals_get',
   summary: 'Read one approval: what will run, who asked, the decision and the result.',
   kind: 'read',
   scope: 'tasks:read',

@@ -6,7 +6,7 @@ import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../
 import { APPROVAL_STATUSES, approvalOutput, toApproval } from './approval-schema.ts';
 
 export const listApprovals = defineOperation({
-  name: 'approvals.list',
+  name: 'approvals_list',
   summary: 'List approvals, newest first: `status=pending` is the inbox of requests waiting for a human.',
   description: 'Agents see only the approvals they requested; humans see all.',
   kind: 'read',

@@ -12,7 +12,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:"[^"]*"|[\w.+-]+))*$/;
 
 export const createArtifact = defineOperation({
-  name: 'artifacts.create',
+  name: 'artifacts_create',
   summary: 'Store a long body (text or binary) as an artifact, optionally attached to a task.',
   description:
     'Send text as `content` (encoding `utf8`, the default) or bytes as base64 (encoding `base64`). The size limit is BATON_ARTIFACT_MAX_BYTES ' +

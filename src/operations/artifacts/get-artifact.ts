@@ -28,7 +28,7 @@ export function toArtifact(row: ArtifactRow): z.infer<typeof artifactOutput> {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export const getArtifact = defineOperation({
-  name: 'artifacts.get',
+  name: 'artifacts_get',
   summary: "Read an artifact's reference and facts, and its body when asked for.",
   description: 'Over REST the raw bytes are also at `href` (GET /api/v1/artifacts/{id}/content, with the stored content type and the sha256 as ETag).',
   kind: 'read',

@@ -5,7 +5,7 @@ import { commentNotFound } from './comment-access.ts';
 import { commentId, commentOutput, toComment } from './comment-schema.ts';
 
 export const getComment = defineOperation({
-  name: 'comments.get',
+  name: 'comments_get',
   summary: 'Read one comment in full (a deleted one as its tombstone).',
   kind: 'read',
   scope: 'tasks:read',

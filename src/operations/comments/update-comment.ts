@@ -5,7 +5,7 @@ import { checkArtifacts, emitMentions, lockOwnComment, mentionedIn } from './com
 import { commentArtifacts, commentBody, commentId, commentOutput, toComment } from './comment-schema.ts';
 
 export const updateComment = defineOperation({
-  name: 'comments.update',
+  name: 'comments_update',
   summary: 'Edit your own comment: its body and/or artifact references.',
   description: 'Only the author may edit. Principals newly mentioned by the edit get a `comment.mentioned` event; those already mentioned do not hear of it again. Send If-Match to avoid overwriting an edit you have not seen.',
   kind: 'write',

@@ -6,7 +6,7 @@ import { eventPage } from './event-page.ts';
 import { eventOutput } from './event-schema.ts';
 
 export const listEvents = defineOperation({
-  name: 'events.list',
+  name: 'events_list',
   summary: 'Read the event timeline in commit order, from an event id onward (`since`), in bounded pages.',
   description: 'Every write appends events in the same transaction. Resume after a crash by passing the last event id you handled as `since`.',
   kind: 'read',

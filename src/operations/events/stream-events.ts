@@ -6,7 +6,7 @@ import { eventListParams } from './event-params.ts';
 import { eventOutput, shapeEvent } from './event-schema.ts';
 
 export const streamEvents = defineOperation({
-  name: 'events.stream',
+  name: 'events_stream',
   summary: 'Follow the event timeline live (Server-Sent Events), from an event id onward, with no gap and no repeat.',
   description:
     'Each event is one frame: `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`. ' +

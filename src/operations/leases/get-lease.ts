@@ -5,7 +5,7 @@ import { leaseNotFound } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 
 export const getLease = defineOperation({
-  name: 'leases.get',
+  name: 'leases_get',
   summary: 'Read one lease: holder, state, epoch and expiry.',
   kind: 'read',
   scope: 'tasks:read',

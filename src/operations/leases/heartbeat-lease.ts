@@ -8,7 +8,7 @@ import { nextAction } from '../tasks/task-schema.ts';
 import { nextActions } from '../tasks/task-view.ts';
 
 export const heartbeatLease = defineOperation({
-  name: 'leases.heartbeat',
+  name: 'leases_heartbeat',
   summary: 'Keep your lease alive: its expiry moves to now + TTL. May carry a short progress note for humans.',
   description: 'Send one every `heartbeat_interval_s`. A lease that already ran out cannot be revived: 409 lease_expired.',
   kind: 'write',

@@ -8,7 +8,7 @@ import { taskId } from '../tasks/task-schema.ts';
 import { leaseOutput, toLease } from './lease-schema.ts';
 
 export const listLeases = defineOperation({
-  name: 'leases.list',
+  name: 'leases_list',
   summary: 'List leases, newest first: `holder=me&state=active` is what you hold now (step 2 of resuming after a crash).',
   description: 'Agents see only their own leases; humans see everyone\'s.',
   kind: 'read',

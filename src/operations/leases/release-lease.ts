@@ -9,7 +9,7 @@ import { lockLiveLease } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 
 export const releaseLease = defineOperation({
-  name: 'leases.release',
+  name: 'leases_release',
   summary: 'Give a task back unfinished: the lease ends and the task returns to todo for anyone to claim.',
   description:
     'With `outcome: "failed"` and a `reason`, the release counts a failed attempt: the task waits out its back-off (`not_before`) before it is claimable again, and when its attempts are exhausted it leaves the queue (blocked, `blocked_reason: "attempts_exhausted"`).',

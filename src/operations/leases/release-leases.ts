@@ -11,7 +11,7 @@ import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 const MAX_LEASES = 100;
 
 export const releaseLeases = defineOperation({
-  name: 'leases.release_many',
+  name: 'leases_release_many',
   summary: 'Give several tasks back unfinished at once (up to 100 leases): each lease ends and its task returns to todo. All or none.',
   description:
     'For a runner handing back the batch it claimed (shutting down, or out of slots). One transaction: if any lease is unknown, not yours, expired or already ended, ' +

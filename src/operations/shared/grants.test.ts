@@ -34,8 +34,8 @@ describe('principalFromGrant', () => {
     expect([...principalFromGrant(grant({ agent_scopes: ['tasks:read'] }), now).scopes]).toEqual(['tasks:read']);
     expect([...principalFromGrant(grant({ agent_scopes: ['tasks:read', 'tasks:claim'] }), now).scopes]).toEqual(['tasks:read', 'tasks:claim']);
     expect([...principalFromGrant(grant({ token_scopes: ['tasks:read'], agent_scopes: ['tasks:read', 'tasks:claim'] }), now).scopes]).toEqual(['tasks:read']);
-    expect(principalFromGrant(grant({ tool_allowlist: ['tasks.get'] }), now).toolAllowlist).toEqual(new Set(['tasks_get']));
-    expect(principalFromGrant(grant({ tool_allowlist: ['tasks.get', 'tasks.list'] }), now).toolAllowlist).toEqual(new Set(['tasks_get', 'tasks_list']));
+    expect(principalFromGrant(grant({ tool_allowlist: ['tasks_get'] }), now).toolAllowlist).toEqual(new Set(['tasks_get']));
+    expect(principalFromGrant(grant({ tool_allowlist: ['tasks_get', 'tasks_list'] }), now).toolAllowlist).toEqual(new Set(['tasks_get', 'tasks_list']));
     expect(principalFromGrant(grant({}), now).toolAllowlist).toBeNull();
   });
 

@@ -11,7 +11,7 @@ import { assigneeParam, taskId, taskOutput } from './task-schema.ts';
 import type { LeaseEnding } from '../../store/tasks.ts';
 
 export const assignTask = defineOperation({
-  name: 'tasks.assign',
+  name: 'tasks_assign',
   summary: 'Set or clear who a task is for; optionally with a comment to them.',
   description:
     'Only the assignee can claim an assigned task. While someone other than the new assignee holds the task under a live lease, the change is 409 assignee_lease_held unless you send `release_lease: true`: that lease then ends in the same request and the task returns to todo. Answers the task in the full view.',
@@ -23,7 +23,7 @@ export const assignTask = defineOperation({
     id: taskId,
     assignee: assigneeParam.nullable().describe('The principal the task is for (`agt_…`), or null to unassign.'),
     release_lease: z.boolean().default(false).describe('End a lease someone else holds on the task, returning it to todo, so the new assignee can claim it.'),
-    comment: commentBody.optional().describe('A comment posted with the assignment (mentions work as in comments.create).'),
+    comment: commentBody.optional().describe('A comment posted with the assignment (mentions work as in comments_create).'),
   }),
   output: taskOutput,
   version: (task) => task.version ?? 0,

@@ -9,7 +9,7 @@ import { BatonError } from '../../errors.ts';
 import { existingTaskIds } from '../../store/tasks.ts';
 
 export const createTask = defineOperation({
-  name: 'tasks.create',
+  name: 'tasks_create',
   summary: 'Create a task in `todo`.',
   description: 'The server assigns the id, timestamps and provenance. Long text belongs in an artifact, not the description.',
   kind: 'write',

@@ -7,7 +7,7 @@ import { shapeTask } from './task-view.ts';
 import { taskId, taskOutput } from './task-schema.ts';
 
 export const deleteTask = defineOperation({
-  name: 'tasks.delete',
+  name: 'tasks_delete',
   summary: 'Delete a task (destructive: needs a human\'s approval unless a human with approvals:decide asks).',
   description:
     'The task disappears from reads and lists; its events stay (the timeline is append-only) and a `since` delta shows the tombstone. Any lease on it ends. An agent gets 202 with a pending approval.',

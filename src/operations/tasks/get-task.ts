@@ -8,7 +8,7 @@ import { shapeTask } from './task-view.ts';
 import { TASK_FIELDS, taskId, taskOutput } from './task-schema.ts';
 
 export const getTask = defineOperation({
-  name: 'tasks.get',
+  name: 'tasks_get',
   summary: 'Read one task, with its legal transitions and your next actions.',
   kind: 'read',
   scope: 'tasks:read',

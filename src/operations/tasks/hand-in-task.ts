@@ -11,7 +11,7 @@ import { HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
 import { checkLease } from './update-task.ts';
 
 export const handInTask = defineOperation({
-  name: 'tasks.hand_in',
+  name: 'tasks_hand_in',
   summary: 'Hand finished work in for review, with a summary and artifact references: in_progress → in_review.',
   description:
     'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered. Equivalent to a status update to in_review that also records what was done.',

@@ -12,7 +12,7 @@ import { taskNotFound } from './get-task.ts';
 import { taskId } from './task-schema.ts';
 
 export const listTaskEvents = defineOperation({
-  name: 'tasks.events',
+  name: 'tasks_events',
   summary: "Read one task's history: every event about it, in commit order (still readable after the task is deleted).",
   kind: 'read',
   scope: 'events:read',

@@ -9,7 +9,7 @@ import { shapeTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
 
 export const listTasks = defineOperation({
-  name: 'tasks.list',
+  name: 'tasks_list',
   summary: 'List tasks, newest first, in bounded pages; filter by status, labels and assignee, or get only what changed since an event.',
   kind: 'read',
   scope: 'tasks:read',

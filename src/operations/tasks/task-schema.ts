@@ -93,7 +93,7 @@ const fullTask = z.object({
     .array(z.object({ at: z.iso.datetime(), kind: z.enum(['expired', 'failed']), reason: z.string().nullable(), lease_id: z.string(), holder_id: z.string() }))
     .max(5)
     .describe('The last failed attempts (at most 5), oldest first.'),
-  discussion: discussionOutput.optional().describe('On tasks.get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),
+  discussion: discussionOutput.optional().describe('On tasks_get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),
 });
 export type Task = z.infer<typeof fullTask>;
 

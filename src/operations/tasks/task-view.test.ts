@@ -61,7 +61,7 @@ const callers = [
   principal('human', SCOPES),
   principal('agent', SCOPES),
   principal('agent', ['tasks:read', 'tasks:write', 'tasks:claim']),
-  principal('agent', ['tasks:read', 'tasks:write', 'tasks:claim'], ['tasks.update']),
+  principal('agent', ['tasks:read', 'tasks:write', 'tasks:claim'], ['tasks_update']),
   principal('agent', ['tasks:read']),
 ];
 

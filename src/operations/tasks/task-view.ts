@@ -91,7 +91,7 @@ const LIST_COMPACT_TOMBSTONE = [...LIST_COMPACT_FIELDS, 'deleted_at'] as const;
 
 /**
  * The one status move `next_actions` offers from each status: the step forward in the work. Every
- * other legal move is in `legal_transitions`, made with `tasks.update` the same way; listing them
+ * other legal move is in `legal_transitions`, made with `tasks_update` the same way; listing them
  * all would triple the size of every task an agent reads (spec/api.md, "next_actions").
  */
 const FORWARD: Record<TaskStatus, TaskStatus | null> = {
@@ -122,26 +122,26 @@ export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
   const href = `/api/v1/tasks/${row.id}`;
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
   const actions: NextAction[] = [];
-  if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks.claim', 'tasks:claim')) {
-    actions.push({ operation: 'tasks.claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
+  if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks_claim', 'tasks:claim')) {
+    actions.push({ operation: 'tasks_claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
   }
-  if (from === 'in_progress' && holds && mayCall(actor, 'leases.heartbeat', 'tasks:claim')) {
-    actions.push({ operation: 'leases.heartbeat', method: 'POST', href: `/api/v1/leases/${row.lease_id}/heartbeat`, headers: writeHeaders() });
+  if (from === 'in_progress' && holds && mayCall(actor, 'leases_heartbeat', 'tasks:claim')) {
+    actions.push({ operation: 'leases_heartbeat', method: 'POST', href: `/api/v1/leases/${row.lease_id}/heartbeat`, headers: writeHeaders() });
   }
   const to = FORWARD[from];
   // A task in progress is the holder's to move; a human may override.
   const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human');
-  if (to && mayMove && transitionVia(from, to) === 'tasks.update' && mayCall(actor, 'tasks.update', 'tasks:write') && passesGuard(from, to, actor)) {
+  if (to && mayMove && transitionVia(from, to) === 'tasks_update' && mayCall(actor, 'tasks_update', 'tasks:write') && passesGuard(from, to, actor)) {
     actions.push({
-      operation: 'tasks.update',
+      operation: 'tasks_update',
       method: 'PATCH',
       href,
       headers: { ...writeHeaders(), 'If-Match': `"${row.version}"` },
       body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to },
     });
   }
-  if (from !== 'todo' && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks.claim_next', 'tasks:claim')) {
-    actions.push({ operation: 'tasks.claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });
+  if (from !== 'todo' && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks_claim_next', 'tasks:claim')) {
+    actions.push({ operation: 'tasks_claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });
   }
   return actions;
 }

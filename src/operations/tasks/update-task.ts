@@ -34,7 +34,7 @@ const updateInput = z
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
-  name: 'tasks.update',
+  name: 'tasks_update',
   summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
   description:
     "Send If-Match with the ETag you read to avoid overwriting a change you have not seen. A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
@@ -100,10 +100,10 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
     });
   }
   const via = transitionVia(from, to);
-  if (via !== 'tasks.update') {
+  if (via !== 'tasks_update') {
     throw new BatonError('invalid_transition', `Task ${row.id} moves from ${from} to ${to} only through ${via}, not a status update.`, {
       hint:
-        via === 'tasks.claim'
+        via === 'tasks_claim'
           ? `Claim it: POST /api/v1/tasks/${row.id}/claim.`
           : `Release the lease: POST /api/v1/leases/${row.lease_id ?? '{lease_id}'}/release.`,
       extra: { legal_transitions: legal, current_status: from, operation: via },

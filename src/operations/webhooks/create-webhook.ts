@@ -7,7 +7,7 @@ import { defineOperation } from '../define-operation.ts';
 import { eventTypeFilter, toWebhook, webhookOutput, webhookUrl } from './webhook-schema.ts';
 
 export const createWebhook = defineOperation({
-  name: 'webhooks.create',
+  name: 'webhooks_create',
   summary: 'Subscribe a URL to events: each matching event is POSTed there, signed (Standard Webhooks); the secret is in this response only.',
   description:
     'Outward-facing, so an agent\'s request waits for a human\'s approval. Delivery starts with the events after creation; replay reaches back. ' +
@@ -18,7 +18,7 @@ export const createWebhook = defineOperation({
   http: { method: 'POST', path: '/webhooks', successStatus: 201 },
   input: z.strictObject({ url: webhookUrl, event_types: eventTypeFilter.optional(), enabled: z.boolean().default(true) }),
   output: webhookOutput.extend({
-    secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request, or an approval\'s result, answers null here: then call webhooks.rotate_secret to get one.'),
+    secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request, or an approval\'s result, answers null here: then call webhooks_rotate_secret to get one.'),
   }),
   redactForReplay: (output) => ({ ...output, secret: null }),
   async run(tx, ctx, input) {

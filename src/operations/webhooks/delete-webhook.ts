@@ -5,7 +5,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
 
 export const deleteWebhook = defineOperation({
-  name: 'webhooks.delete',
+  name: 'webhooks_delete',
   summary: 'Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database.',
   kind: 'write',
   scope: 'webhooks:manage',

@@ -4,7 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
 
 export const getWebhook = defineOperation({
-  name: 'webhooks.get',
+  name: 'webhooks_get',
   summary: 'Read one webhook subscription: URL, event types, enabled, and why the server disabled it if it did.',
   kind: 'read',
   scope: 'webhooks:manage',

@@ -6,7 +6,7 @@ import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../
 import { deliveryOutput, toDelivery, webhookId, webhookNotFound } from './webhook-schema.ts';
 
 export const listDeliveries = defineOperation({
-  name: 'webhooks.deliveries',
+  name: 'webhooks_deliveries',
   summary: 'The delivery log of one webhook, newest event first: state, next attempt, and every attempt with status, duration and error.',
   kind: 'read',
   scope: 'webhooks:manage',

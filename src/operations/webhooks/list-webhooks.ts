@@ -6,7 +6,7 @@ import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../
 import { toWebhook, webhookOutput } from './webhook-schema.ts';
 
 export const listWebhooks = defineOperation({
-  name: 'webhooks.list',
+  name: 'webhooks_list',
   summary: 'List webhook subscriptions, oldest first.',
   kind: 'read',
   scope: 'webhooks:manage',

@@ -9,7 +9,7 @@ import { webhookId, webhookNotFound } from './webhook-schema.ts';
 const REPLAY_LIMIT = 1000;
 
 export const replayWebhook = defineOperation({
-  name: 'webhooks.replay',
+  name: 'webhooks_replay',
   summary: 'Re-send what a webhook missed: queue every matching event strictly after `since` that it has not received (failed ones get a new round).',
   description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice.`,
   kind: 'write',

@@ -6,7 +6,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
 
 export const rotateWebhookSecret = defineOperation({
-  name: 'webhooks.rotate_secret',
+  name: 'webhooks_rotate_secret',
   summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
   description:
     'Use it when a secret leaked, and to get the first secret of a webhook created through an approval (an approval never shows a secret). ' +

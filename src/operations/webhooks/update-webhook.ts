@@ -9,7 +9,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { eventTypeFilter, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookUrl } from './webhook-schema.ts';
 
 export const updateWebhook = defineOperation({
-  name: 'webhooks.update',
+  name: 'webhooks_update',
   summary: 'Change a webhook\'s URL or event types, or enable or disable it; re-enabling delivers from now on (replay reaches back).',
   description: 'Outward-facing (it can point deliveries somewhere new), so an agent\'s request waits for a human\'s approval.',
   kind: 'write',

@@ -37,7 +37,7 @@ export function TaskPage({ id }: { id: string }) {
   const now = useNow();
   const session = useSession();
   const [editing, setEditing] = useState(false);
-  useShortcuts({ e: () => setEditing(can(session, 'tasks.update')) });
+  useShortcuts({ e: () => setEditing(can(session, 'tasks_update')) });
   const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
 
   const load = () =>
@@ -80,7 +80,7 @@ export function TaskPage({ id }: { id: string }) {
           <section class="card">
             <div class="card-head">
               <h2>{editing ? 'Edit task' : 'Description'}</h2>
-              {!editing && can(session, 'tasks.update') && (
+              {!editing && can(session, 'tasks_update') && (
                 <button type="button" class="button-quiet" onClick={() => setEditing(true)} aria-keyshortcuts="e">
                   Edit
                 </button>
