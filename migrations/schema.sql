@@ -17,7 +17,8 @@ CREATE TABLE agents (
   updated_by_kind text NOT NULL,
   rate_limit integer,
   external_id text,
-  email text
+  email text,
+  external_updated_at timestamp with time zone
 );
 
 CREATE TABLE approvals (
@@ -87,6 +88,21 @@ CREATE TABLE billing_accounts (
   updated_by_kind text NOT NULL
 );
 
+CREATE TABLE comments (
+  id text NOT NULL,
+  task_id text NOT NULL,
+  body text NOT NULL,
+  artifacts text[] NOT NULL DEFAULT '{}'::text[],
+  mentions text[] NOT NULL DEFAULT '{}'::text[],
+  author_id text NOT NULL,
+  author_kind text NOT NULL,
+  version integer NOT NULL DEFAULT 1,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  deleted_at timestamp with time zone,
+  deleted_by_id text
+);
+
 CREATE TABLE events (
   seq bigint NOT NULL,
   id text NOT NULL,
@@ -144,6 +160,7 @@ CREATE TABLE leases (
 CREATE TABLE rate_counters (
   token_id text NOT NULL,
   window_start bigint NOT NULL,
+  shard smallint NOT NULL,
   count integer NOT NULL
 );
 
@@ -167,7 +184,16 @@ CREATE TABLE tasks (
   lease_expires_at timestamp with time zone,
   lease_epoch integer NOT NULL DEFAULT 0,
   blocked_by text[] NOT NULL DEFAULT '{}'::text[],
-  deleted_at timestamp with time zone
+  deleted_at timestamp with time zone,
+  assignee_id text,
+  assignee_kind text,
+  handoff jsonb,
+  changes_requested_id text,
+  attempts integer NOT NULL DEFAULT 0,
+  max_attempts integer,
+  not_before timestamp with time zone,
+  blocked_reason text,
+  failures jsonb NOT NULL DEFAULT '[]'::jsonb
 );
 
 CREATE TABLE tokens (
@@ -238,6 +264,9 @@ ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_created_by_kind_che
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status_check CHECK ((last_invoice_status = ANY (ARRAY['paid'::text, 'payment_failed'::text])));
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_pkey PRIMARY KEY (customer_id);
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE comments ADD CONSTRAINT comments_author_kind_check CHECK ((author_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE comments ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
+ALTER TABLE comments ADD CONSTRAINT comments_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE events ADD CONSTRAINT events_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (id);
 ALTER TABLE events ADD CONSTRAINT events_seq_key UNIQUE (seq);
@@ -249,10 +278,15 @@ ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind =
 ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
-ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start);
+ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
+ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_id_fkey FOREIGN KEY (assignee_id) REFERENCES agents(id);
+ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_kind_check CHECK ((assignee_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE tasks ADD CONSTRAINT tasks_blocked_reason_check CHECK ((blocked_reason = 'attempts_exhausted'::text));
+ALTER TABLE tasks ADD CONSTRAINT tasks_changes_requested_id_fkey FOREIGN KEY (changes_requested_id) REFERENCES comments(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE tasks ADD CONSTRAINT tasks_lease_holder_kind_check CHECK ((lease_holder_kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE tasks ADD CONSTRAINT tasks_lease_id_fkey FOREIGN KEY (lease_id) REFERENCES leases(id);
+ALTER TABLE tasks ADD CONSTRAINT tasks_max_attempts_check CHECK (((max_attempts >= 1) AND (max_attempts <= 100)));
 ALTER TABLE tasks ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_priority_check CHECK (((priority >= 0) AND (priority <= 3)));
 ALTER TABLE tasks ADD CONSTRAINT tasks_status_check CHECK ((status = ANY (ARRAY['todo'::text, 'in_progress'::text, 'in_review'::text, 'blocked'::text, 'done'::text, 'cancelled'::text])));
@@ -271,16 +305,20 @@ ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updat
 
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
+CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
+CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_reason IS NOT NULL);
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
 CREATE INDEX tasks_queue ON public.tasks USING btree (priority DESC, id) WHERE (status = 'todo'::text);
 CREATE INDEX tasks_status_id ON public.tasks USING btree (status, id);
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
+CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);
 CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'pending'::text);
 CREATE INDEX webhook_deliveries_webhook ON public.webhook_deliveries USING btree (webhook_id, event_seq);
 CREATE INDEX webhooks_live ON public.webhooks USING btree (id) WHERE (enabled AND (deleted_at IS NULL));
