@@ -93,7 +93,7 @@ async function claimEverything(plan: Plan): Promise<void> {
     const late = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
     const empty = await c.request('POST', '/api/v1/tasks/claim', { token: late.token, body: { limit: 100 } });
     expect(empty.status, empty.body).toBe(200);
-    expect(empty.json()).toEqual({ claims: [], retry_after_s: expect.any(Number) as number });
+    expect(empty.json()).toEqual({ claims: [], retry_after_s: expect.any(Number) as number, next_claimable_at: null });
   } finally {
     await c.close();
   }
