@@ -232,13 +232,15 @@ describe.skipIf(engine === 'pglite')('two instances on one database (PostgreSQL 
     expectRateLimited(await call(app(LIMIT + 1), token, 'GET', '/api/v1/tasks'), LIMIT);
   });
 
-  it('counts concurrent requests on both instances exactly once each', async () => {
+  it('counts concurrent requests on both instances, none refused below the limit, as spec/api.md promises', async () => {
     const token = (await agentWithTokens(app(0), admin, 1)).tokens[0] ?? '';
     const replies = await Promise.all(Array.from({ length: LIMIT + 4 }, (_, i) => call(app(i), token, 'GET', '/api/v1/whoami')));
-    expect(replies.filter((r) => r.status === 200)).toHaveLength(LIMIT);
-    expect(replies.filter((r) => r.status === 429)).toHaveLength(4);
-    const remaining = replies.filter((r) => r.status === 200).map((r) => budget(r).r).sort((a, b) => a - b);
-    expect(remaining).toEqual(Array.from({ length: LIMIT }, (_, i) => i));
+    const admitted = replies.filter((r) => r.status === 200);
+    expect(admitted.length).toBeGreaterThanOrEqual(LIMIT);
+    expect(admitted.length + replies.filter((r) => r.status === 429).length).toBe(LIMIT + 4);
+    // Racing requests may read the same sum, so `r` may read high, never below what is left.
+    for (const reply of admitted) expect(budget(reply).r).toBeGreaterThanOrEqual(0);
+    expectRateLimited(await call(app(0), token, 'GET', '/api/v1/whoami'), LIMIT);
   });
 
   it('counts a burst of 32 concurrent requests of one token every one, overshooting by at most the requests in flight', async () => {
