@@ -24,6 +24,8 @@ export interface Service {
   readonly config: Config;
   /** Absolute base URL for links in problems and docs. */
   readonly baseUrl: string;
+  /** The server's clock, for the time checks an adapter makes (the age of a signed inbound webhook). */
+  readonly clock: Clock;
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
@@ -64,6 +66,7 @@ export function createService(deps: ServiceDeps): Service {
     operations,
     config,
     baseUrl,
+    clock,
     authenticate: (authorization) => authenticate(database.counters, authorization, clock.now(), config.rateLimit),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
