@@ -24,6 +24,8 @@ export interface Service {
   readonly config: Config;
   /** Absolute base URL for links in problems and docs. */
   readonly baseUrl: string;
+  /** The server's clock, for the time checks an adapter makes (the age of a signed inbound webhook). */
+  readonly clock: Clock;
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
@@ -68,6 +70,7 @@ export function createService(deps: ServiceDeps): Service {
     operations,
     config,
     baseUrl,
+    clock,
     authenticate: (authorization) => authenticate(authenticateDeps, authorization, clock.now()),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),

@@ -17,7 +17,7 @@ interface InboundRoute {
   readonly secret: (config: Config) => string | undefined;
   readonly variable: string;
   /** Verifies the raw body's signature with the provider's own library; throws `invalid_signature`. */
-  readonly verify: (raw: Buffer, headers: IncomingHttpHeaders, secret: string) => Verified;
+  readonly verify: (raw: Buffer, headers: IncomingHttpHeaders, secret: string, now: Date) => Verified;
 }
 
 const ROUTES: readonly InboundRoute[] = [
@@ -38,7 +38,7 @@ export async function registerInboundRoutes(app: FastifyInstance, service: Servi
       scope.post(route.url, async (request, reply) => {
         const secret = route.secret(service.config);
         if (!secret) throw new BatonError('not_configured', `${route.url} is off: ${route.variable} is not set on this server.`);
-        const verified = verifyOrLog(route, request, secret);
+        const verified = verifyOrLog(route, request, secret, service.clock.now());
         const receipt = await service.receiveInbound({ provider: route.provider, ...verified });
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(receipt));
       });
@@ -46,10 +46,19 @@ export async function registerInboundRoutes(app: FastifyInstance, service: Servi
   });
 }
 
-function verifyOrLog(route: InboundRoute, request: FastifyRequest, secret: string): Verified {
+/** How far a signed timestamp may be from the server's clock, in the past or in the future, on both routes. */
+const SIGNATURE_TOLERANCE_S = 300;
+
+function verifyOrLog(route: InboundRoute, request: FastifyRequest, secret: string, now: Date): Verified {
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   try {
-    return route.verify(raw, request.headers, secret);
+    const verified = route.verify(raw, request.headers, secret, now);
+    // The libraries differ (Stripe refuses only old timestamps), so the rule is applied here once for both.
+    const skewS = (verified.sentAt.getTime() - now.getTime()) / 1000;
+    if (!(Math.abs(skewS) <= SIGNATURE_TOLERANCE_S)) {
+      throw new BatonError('invalid_signature', `The signed timestamp is ${Math.round(Math.abs(skewS))} s ${skewS > 0 ? 'ahead of' : 'behind'} the server's clock; at most ${SIGNATURE_TOLERANCE_S} s either way is accepted.`);
+    }
+    return verified;
   } catch (error) {
     if (error instanceof BatonError && error.code === 'invalid_signature') {
       request.log.warn({ provider: route.provider, reason: error.detail }, 'inbound webhook refused: bad signature');
@@ -58,16 +67,19 @@ function verifyOrLog(route: InboundRoute, request: FastifyRequest, secret: strin
   }
 }
 
-function verifyStripe(raw: Buffer, headers: IncomingHttpHeaders, secret: string): Verified {
+function verifyStripe(raw: Buffer, headers: IncomingHttpHeaders, secret: string, now: Date): Verified {
   let event: Stripe.Event;
+  const header = headers['stripe-signature'] ?? '';
   try {
-    // Stripe's default tolerance: the signed timestamp may be at most 300 s old.
-    event = Stripe.webhooks.constructEvent(raw, headers['stripe-signature'] ?? '', secret);
+    // Stripe checks that the signed timestamp is at most 300 s old (by the server's clock); verifyOrLog adds the future bound.
+    event = Stripe.webhooks.constructEvent(raw, header, secret, SIGNATURE_TOLERANCE_S, undefined, Math.floor(now.getTime() / 1000));
   } catch (error) {
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw new BatonError('invalid_signature', `Stripe-Signature rejected: ${error.message}`);
     throw new BatonError('malformed_json', 'The signed body is not a JSON event.');
   }
-  return { id: event.id, type: event.type, object: event.data.object as unknown as Record<string, unknown>, sentAt: new Date(event.created * 1000) };
+  // The signed time is the header's `t=` (a retried delivery is signed anew; `event.created` stays old).
+  const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(Array.isArray(header) ? header.join(',') : header)?.[1]);
+  return { id: event.id, type: event.type, object: event.data.object as unknown as Record<string, unknown>, sentAt: new Date(signedAt * 1000) };
 }
 
 const svixEnvelope = z.looseObject({ type: z.string().min(1), data: z.record(z.string(), z.unknown()) });
