@@ -29,29 +29,42 @@ const problemOf = (error: unknown): Problem =>
   error instanceof ApiProblem ? error.problem : { code: 'unknown', title: 'Something went wrong', status: 0 };
 
 /**
- * A user action's Idempotency-Key: made on the first attempt and kept until it succeeds, so
- * pressing the button again after a lost answer cannot post twice.
+ * A user action: its Idempotency-Key (made on the first attempt and kept until it succeeds, so
+ * pressing the button again after a lost answer cannot post twice), whether it is running, and
+ * the problem its last attempt met.
  */
-function useActionKey(): { key: () => string; done: () => void } {
+function useAction() {
   const [current, setCurrent] = useState<string | null>(null);
-  return {
-    key: () => {
-      if (current) return current;
-      const made = newKey();
-      setCurrent(made);
-      return made;
-    },
-    done: () => setCurrent(null),
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const key = () => {
+    if (current) return current;
+    const made = newKey();
+    setCurrent(made);
+    return made;
   };
+  /** Runs `work` with the action's key; its success spends the key, its failure is shown as `problem`. */
+  const run = async (work: (key: string) => Promise<void>) => {
+    setBusy(true);
+    setProblem(null);
+    try {
+      await work(key());
+      setCurrent(null);
+    } catch (error) {
+      setProblem(problemOf(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, problem, dismiss: () => setProblem(null), run };
 }
 
 /** The task's thread, live, with a box to post a comment. */
 export function Comments({ taskId }: { taskId: string }) {
   const [comments, setComments] = useState<Comment[]>([]);
   const [draft, setDraft] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const action = useActionKey();
+  const action = useAction();
+  const { busy, problem } = action;
   const load = () => getAll<Comment>(`/tasks/${taskId}/comments`).then((page) => setComments(page.data), () => undefined);
   useEffect(() => void load(), [taskId]);
   useEvents((event) => {
@@ -60,18 +73,11 @@ export function Comments({ taskId }: { taskId: string }) {
 
   const post = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    try {
-      await write('POST', `/tasks/${taskId}/comments`, { key: action.key(), body: { body: draft } });
-      action.done();
+    await action.run(async (key) => {
+      await write('POST', `/tasks/${taskId}/comments`, { key, body: { body: draft } });
       setDraft('');
       await load();
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -94,7 +100,7 @@ export function Comments({ taskId }: { taskId: string }) {
       <form class="comment-form" onSubmit={(e) => void post(e)}>
         <label for="comment-draft">Add a comment</label>
         <textarea id="comment-draft" rows={3} maxLength={4000} value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="Markdown; @name mentions someone" />
-        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+        {problem && <ProblemNotice problem={problem} onDismiss={action.dismiss} />}
         <button type="submit" class="button-primary" disabled={busy || draft.trim() === ''}>
           Post comment
         </button>
@@ -107,25 +113,17 @@ export function Comments({ taskId }: { taskId: string }) {
 export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
   const { names } = useSession();
   const [choice, setChoice] = useState(task.assignee?.id ?? '');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
-  const action = useActionKey();
+  const action = useAction();
+  const { busy, problem } = action;
   useEffect(() => setChoice(task.assignee?.id ?? ''), [task.assignee?.id]);
 
   const assign = async (releaseLease: boolean) => {
-    setBusy(true);
-    setProblem(null);
-    try {
+    await action.run(async (key) => {
       const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
       // A retry with release_lease is a new request: it needs its own key.
-      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/assign`, { key: releaseLease ? newKey() : action.key(), body });
-      action.done();
+      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/assign`, { key: releaseLease ? newKey() : key, body });
       onChanged(updated);
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -147,7 +145,7 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
         </button>
       </div>
       {problem && (
-        <ProblemNotice problem={problem} onDismiss={() => setProblem(null)}>
+        <ProblemNotice problem={problem} onDismiss={action.dismiss}>
           {problem.code === 'assignee_lease_held' && (
             <button type="button" onClick={() => void assign(true)} disabled={busy}>
               End the lease and assign
@@ -162,25 +160,17 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
 /** The hand-in for review and, while in review, approve or request changes (a comment is required for changes). */
 export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
   const [feedback, setFeedback] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
-  const action = useActionKey();
+  const action = useAction();
+  const { busy, problem } = action;
   if (!task.handoff && task.status !== 'in_review') return null;
 
   const decide = async (decision: 'approve' | 'request_changes') => {
-    setBusy(true);
-    setProblem(null);
-    try {
+    await action.run(async (key) => {
       const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
-      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/review`, { key: action.key(), body });
-      action.done();
+      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/review`, { key, body });
       setFeedback('');
       onChanged(updated);
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -199,7 +189,7 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
         <div class="review-form">
           <label for="review-feedback">Feedback (required to request changes)</label>
           <textarea id="review-feedback" rows={3} maxLength={4000} value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
-          {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+          {problem && <ProblemNotice problem={problem} onDismiss={action.dismiss} />}
           <div class="review-actions">
             <button type="button" class="button-primary" disabled={busy} onClick={() => void decide('approve')}>
               Approve
@@ -216,22 +206,14 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
 
 /** Failed attempts, the back-off, and for a dead-lettered task the one action that puts it back in the queue. */
 export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
-  const action = useActionKey();
+  const action = useAction();
+  const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
   const requeue = async () => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      onChanged(await write<CollabTask>('POST', `/tasks/${task.id}/requeue`, { key: action.key() }));
-      action.done();
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
+    await action.run(async (key) => {
+      onChanged(await write<CollabTask>('POST', `/tasks/${task.id}/requeue`, { key: key }));
+    });
   };
 
   return (
@@ -252,7 +234,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
           ))}
         </ol>
       )}
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {problem && <ProblemNotice problem={problem} onDismiss={action.dismiss} />}
       {task.blocked_reason === 'attempts_exhausted' && (
         <button type="button" class="button-primary" disabled={busy} onClick={() => void requeue()}>
           Requeue
