@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   'comment_deleted',
   'backoff_pending',
   'not_dead_lettered',
+  'cursor_archived',
   'rate_limited',
   'approval_not_pending',
   'approval_stale',
@@ -166,6 +167,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'Widen the Accept header: GraphQL subscriptions answer only as `text/event-stream`; everything else as JSON.',
     docs: '/spec/graphql.md',
+  },
+  cursor_archived: {
+    status: 410,
+    title: 'Cursor archived',
+    retryable: false,
+    hint: 'The events after this cursor were archived by the operator. Read again without `since` (a full read gives a fresh sync_cursor), or resume the timeline from `oldest_cursor`; the archived events are in the operator\'s archive file.',
+    docs: '/spec/api.md#archived-events',
   },
   uri_too_long: {
     status: 414,

@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createIds } from './ids.ts';
 import { mintAdminToken, type MintedAdminToken } from './service/admin-token.ts';
+import { archiveEvents, type ArchiveReport } from './service/archive-events.ts';
 import { bootstrapAdmin } from './service/bootstrap.ts';
 import { startEventTail } from './service/event-tail.ts';
 import { embeddedSecretKey } from './service/secret-key.ts';
@@ -64,6 +65,23 @@ export async function mintAdminTokenDirectly(config: Config): Promise<MintedAdmi
   try {
     await migrate(database);
     return await mintAdminToken(database.db, { clock: systemClock, ids: createIds() });
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * `baton archive-events`: migrates if needed, then moves events created before `before` into
+ * `write` (JSON lines) and deletes them (see `archiveEvents`).
+ */
+export async function archiveEventsDirectly(
+  config: Config,
+  args: { before: Date; file: string; write: (lines: string) => Promise<void> },
+): Promise<ArchiveReport> {
+  const database = await openDatabase(config);
+  try {
+    await migrate(database);
+    return await archiveEvents(database.db, { ...args, clock: systemClock });
   } finally {
     await database.close();
   }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { type Config, loadConfig, loadStdioConfig } from '../config.ts';
@@ -78,7 +78,60 @@ export function serverCommands(run: Run): Command[] {
       }),
     );
 
-  return [serve, migrate, token, mcp, adminToken, backup, restore];
+  const archive = new Command('archive-events')
+    .description('move events created before a cutoff to a JSON-lines file and delete them from the database (retention)')
+    .requiredOption('--before <when>', 'the cutoff: an ISO date or time, or an age such as 90d, 12h or 30m')
+    .requiredOption('--out <file>', 'the archive file; lines are appended, one event per line with its seq')
+    .action(
+      run(async (ctx, options: { before: string; out: string }) => {
+        const before = parseCutoff(options.before, new Date());
+        const file = await open(options.out, 'a', 0o600);
+        try {
+          const write = async (lines: string) => {
+            await file.appendFile(lines);
+            await file.datasync();
+          };
+          const report = await ctx.out.progress(
+            'archiving',
+            direct(ctx, async (config) => (await server()).archiveEventsDirectly(config, { before, file: resolve(options.out), write })),
+          );
+          if (ctx.out.json) return ctx.out.data({ archived: report.archived, before: before.toISOString(), file: resolve(options.out), oldest_cursor: report.oldestRetainedId, held_back: report.heldBack });
+          ctx.out.line(`Archived ${report.archived} events created before ${before.toISOString()} to ${resolve(options.out)}.`);
+          ctx.out.line(report.oldestRetainedId ? `The oldest event still served is ${report.oldestRetainedId}; an older since cursor now gets 410 cursor_archived.` : 'No events are left in the database.');
+          if (report.heldBack) ctx.out.note(heldBackNote(report.heldBack));
+        } finally {
+          await file.close();
+        }
+      }),
+    );
+
+  return [serve, migrate, token, mcp, adminToken, backup, restore, archive];
+}
+
+/** `--before`: an ISO date or time, or an age (`90d`, `12h`, `30m`) counted back from `now`. */
+export function parseCutoff(text: string, now: Date): Date {
+  const age = /^(\d+)([dhm])$/.exec(text.trim());
+  if (age) {
+    const unit = { d: 86_400_000, h: 3_600_000, m: 60_000 }[age[2] as 'd' | 'h' | 'm'];
+    return new Date(now.getTime() - Number(age[1]) * unit);
+  }
+  const date = new Date(text);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(date.getTime())) {
+    throw new CliError(`--before ${text}: give an ISO date or time (2026-01-31, 2026-01-31T12:00:00Z) or an age such as 90d, 12h or 30m.`, EXIT.usage);
+  }
+  if (date > now) throw new CliError(`--before ${text} is in the future: archiving only takes events older than a cutoff in the past.`, EXIT.usage);
+  return date;
+}
+
+function heldBackNote(stop: { reason: string; webhook_id?: string }): string {
+  switch (stop.reason) {
+    case 'webhook_cursor':
+      return `Stopped before the cutoff: webhook ${stop.webhook_id} has not yet fanned out the next events (it may be disabled). Re-enable it and let it catch up, or delete it, then run again.`;
+    case 'pending_delivery':
+      return `Stopped before the cutoff: webhook ${stop.webhook_id} still has a delivery pending for the next event. Let it be delivered (or fail), then run again.`;
+    default:
+      return 'Stopped before the cutoff: a transaction still in progress could commit an older event. Run again in a moment.';
+  }
 }
 
 /** Runs `work` on the configured database, turning a failure to reach it into the startup line that says what to change. */

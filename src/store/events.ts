@@ -28,7 +28,7 @@ const PER_TRANSACTION = 1048576;
  * The first seq a transaction still in progress could write: every event below it is committed
  * (or never will be). Cursor reads stay below it, so nothing can appear behind a cursor.
  */
-const SETTLED = sql<string>`(pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ${sql.lit(PER_TRANSACTION)})`;
+export const SETTLED = sql<string>`(pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ${sql.lit(PER_TRANSACTION)})`;
 
 /**
  * Appends events, with no lock: an event's seq is its writing transaction's id (`xid8`) times

@@ -138,6 +138,17 @@ export interface EventsTable {
   created_at: Timestamp;
 }
 
+/** One run of `baton archive-events` (migration 0060). */
+export interface EventArchivesTable {
+  id: Generated<string>;
+  through_seq: string;
+  max_id: string;
+  event_count: string;
+  before: Timestamp;
+  archived_at: Timestamp;
+  file: string;
+}
+
 export interface ApprovalsTable {
   id: string;
   operation: string;
@@ -273,6 +284,7 @@ export interface DB {
   approvals: ApprovalsTable;
   rate_counters: RateCountersTable;
   events: EventsTable;
+  event_archives: EventArchivesTable;
   idempotency_keys: IdempotencyKeysTable;
   inbound_deliveries: InboundDeliveriesTable;
   billing_accounts: BillingAccountsTable;

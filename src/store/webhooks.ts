@@ -149,6 +149,16 @@ export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limi
   const events = await selectEvents(db)
     .where('id', '=', (eb) => eb.fn.any(eb.val(claimed.map((d) => d.event_id))))
     .execute();
+  const archived = claimed.filter((d) => !events.some((e) => e.id === d.event_id));
+  if (archived.length > 0) {
+    // Its event was archived (`baton archive-events`) while the webhook was disabled: nothing left to send.
+    const attempt: WebhookAttempt = { at: now.toISOString(), status: null, duration_ms: 0, error: 'event archived' };
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'failed', attempts: sql`attempts || ${JSON.stringify([attempt])}::jsonb`, updated_at: now })
+      .where('id', '=', (eb) => eb.fn.any(eb.val(archived.map((d) => d.id))))
+      .execute();
+  }
   return claimed.flatMap((delivery) => {
     const webhook = webhooks.find((w) => w.id === delivery.webhook_id);
     const event = events.find((e) => e.id === delivery.event_id);

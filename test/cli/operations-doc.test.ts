@@ -67,6 +67,7 @@ it(`runs every ${engine} block of docs/operations.md as written`, { timeout: 300
     if (script.includes('baton migrate')) expect(output).toMatch(/Database is up to date\.|Applied: /);
     if (script.includes('baton admin-token')) expect(output).toMatch(/^bat_\w+$/m);
     if (script.includes('baton backup')) expect(output).toContain('Backed up');
+    if (script.includes('baton archive-events')) expect(output).toMatch(/^Archived \d+ events created before /m);
   }
 });
 
@@ -79,7 +80,7 @@ it.skipIf(engine !== 'pglite')('shows `baton --help` in the README exactly as it
   expect(help.code).toBe(0);
   expect(await readFile(new URL('../../README.md', import.meta.url), 'utf8')).toContain(`$ baton --help\n${help.stdout}\`\`\``);
   const paths = [
-    ...['login', 'whoami', 'serve', 'migrate', 'token', 'mcp', 'admin-token', 'backup', 'restore'].map((c) => [c]),
+    ...['login', 'whoami', 'serve', 'migrate', 'token', 'mcp', 'admin-token', 'backup', 'restore', 'archive-events'].map((c) => [c]),
     ...['list', 'show', 'create', 'update', 'move', 'claim', 'heartbeat', 'release', 'events', 'watch'].map((c) => ['tasks', c]),
     ['agents', 'list'], ['agents', 'create'], ['tokens', 'create'], ['tokens', 'revoke'], ['approvals', 'list'], ['approvals', 'approve'], ['approvals', 'deny'],
   ];

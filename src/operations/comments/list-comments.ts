@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { eventSeq, latestEventId } from '../../store/events.ts';
+import { latestEventId } from '../../store/events.ts';
 import { listComments as listCommentRows } from '../../store/comments.ts';
 import { tasksEverExisted } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent } from '../shared/lists.ts';
+import { cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, sinceSeq } from '../shared/lists.ts';
 import { taskNotFound } from '../tasks/get-task.ts';
 import { taskId } from '../tasks/task-schema.ts';
 import { commentOutput, toComment } from './comment-schema.ts';
@@ -23,8 +23,7 @@ export const listComments = defineOperation({
     if (!(await tasksEverExisted(db, [input.id])).has(input.id)) throw taskNotFound(input.id);
     let changedAfterSeq: string | undefined;
     if (input.since) {
-      changedAfterSeq = await eventSeq(db, input.since);
-      if (changedAfterSeq === undefined) throw unknownEvent(input.since);
+      changedAfterSeq = await sinceSeq(db, input.since);
     }
     const rows = await listCommentRows(db, { taskId: input.id, afterId: decodeCursor('comments', input.cursor), changedAfterSeq, limit: input.limit });
     const page = paginate(rows, input.limit, 'comments', (row) => row.id);

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
-import { eventSeq, type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
+import { type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
-import { decodeCursor, paginate, unknownEvent } from '../shared/lists.ts';
+import { archivedRange } from '../../store/event-archive.ts';
+import { cursorArchived, decodeCursor, paginate, sinceSeq } from '../shared/lists.ts';
 import { shapeEvent } from './event-schema.ts';
 
 export interface EventPageInput {
@@ -19,16 +20,20 @@ async function eventWindow(db: Kysely<DB>, input: EventPageInput) {
   const syncCursor = await latestEventId(db);
   let afterSeq: string | undefined;
   let beforeSeq: string | undefined;
-  if (input.since) {
-    afterSeq = await eventSeq(db, input.since);
-    if (afterSeq === undefined) throw unknownEvent(input.since);
-  }
+  if (input.since) afterSeq = await sinceSeq(db, input.since);
   const position = decodeCursor('events', input.cursor);
   if (position !== undefined) {
-    if (input.order === 'asc') afterSeq = position;
+    if (input.order === 'asc') afterSeq = await forwardPosition(db, input.cursor ?? '', position);
     else beforeSeq = position;
   }
   return { syncCursor, query: { types: input.types, afterSeq, beforeSeq, order: input.order, limit: input.limit } };
+}
+
+/** An ascending page's cursor, unless events after it were archived since it was issued (410: the next page would skip them). */
+async function forwardPosition(db: Kysely<DB>, cursor: string, position: string): Promise<string> {
+  const archived = await archivedRange(db);
+  if (archived && BigInt(position) < BigInt(archived.throughSeq)) throw cursorArchived(`cursor ${cursor}`, archived);
+  return position;
 }
 
 function toPage(rows: EventRow[], input: EventPageInput, syncCursor: string | null) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { eventSeq, latestSeq } from '../../store/events.ts';
+import { latestSeq } from '../../store/events.ts';
 import { defineOperation } from '../define-operation.ts';
-import { unknownEvent, viewParam } from '../shared/lists.ts';
+import { sinceSeq, viewParam } from '../shared/lists.ts';
 import { eventListParams } from './event-params.ts';
 import { eventOutput, shapeEvent } from './event-schema.ts';
 
@@ -26,8 +26,7 @@ export const streamEvents = defineOperation({
   async open(db, ctx, input) {
     let after: string | undefined = await latestSeq(db);
     if (input.since) {
-      after = await eventSeq(db, input.since);
-      if (after === undefined) throw unknownEvent(input.since);
+      after = await sinceSeq(db, input.since);
     }
     const types = input.types ? new Set(input.types) : undefined;
     const start = after;

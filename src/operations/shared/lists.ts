@@ -1,5 +1,9 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
+import { archivedRange } from '../../store/event-archive.ts';
+import { eventSeq } from '../../store/events.ts';
+import type { DB } from '../../store/schema.ts';
 
 /** `limit`: default 25, 1–100 (the spec's bounds); out of range is a 400 naming the bound. */
 export const limitParam = z.coerce
@@ -120,7 +124,27 @@ export function project<T extends { id: string }>(full: T, fields: readonly stri
   return kept as Partial<T> & { id: string };
 }
 
-export function unknownEvent(since: string): BatonError {
+/**
+ * The seq of a `since` cursor. An event id that is not in the table is either archived (at or below
+ * the newest archived id: 410 `cursor_archived`, naming the oldest cursor still served) or was
+ * never issued (400).
+ */
+export async function sinceSeq(db: Kysely<DB>, since: string): Promise<string> {
+  const seq = await eventSeq(db, since);
+  if (seq !== undefined) return seq;
+  const archived = await archivedRange(db);
+  if (archived && since <= archived.maxId) throw cursorArchived(since, archived);
+  throw unknownEvent(since);
+}
+
+/** 410 for a cursor into the archived part of the timeline (`baton archive-events`). */
+export function cursorArchived(cursor: string, archived: { oldestRetainedId: string | null; archivedAt: Date }): BatonError {
+  return new BatonError('cursor_archived', `${cursor} is older than the events this server still keeps: they were archived on ${archived.archivedAt.toISOString()}.`, {
+    extra: { oldest_cursor: archived.oldestRetainedId, archived_at: archived.archivedAt.toISOString() },
+  });
+}
+
+function unknownEvent(since: string): BatonError {
   return new BatonError('invalid_parameter', `since=${since} names no event.`, {
     hint: 'Pass an event id you received (a sync_cursor or an event id), or omit since for the whole list.',
     extra: { errors: [{ pointer: '/since', detail: 'no such event', location: 'query' }] },

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
-import { eventSeq, latestEventId } from '../../store/events.ts';
+import { latestEventId } from '../../store/events.ts';
 import { listTasks as listTaskRows } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent, viewParam } from '../shared/lists.ts';
+import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
 import { shapeTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
 
@@ -39,8 +39,7 @@ export const listTasks = defineOperation({
     const syncCursor = await latestEventId(db);
     let changedAfterSeq: string | undefined;
     if (input.since) {
-      changedAfterSeq = await eventSeq(db, input.since);
-      if (changedAfterSeq === undefined) throw unknownEvent(input.since);
+      changedAfterSeq = await sinceSeq(db, input.since);
     }
     const rows = await listTaskRows(db, {
       statuses: input.status,

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { eventSeq } from '../../store/events.ts';
 import { eventsAfter, lockWebhook, queueDeliveries } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { unknownEvent } from '../shared/lists.ts';
+import { sinceSeq } from '../shared/lists.ts';
 import { webhookId, webhookNotFound } from './webhook-schema.ts';
 
 /** One replay queues at most this many events; call again with `through` as `since` for more. */
@@ -28,8 +27,7 @@ export const replayWebhook = defineOperation({
   async run(tx, ctx, input) {
     const webhook = await lockWebhook(tx, input.id);
     if (!webhook) throw webhookNotFound(input.id);
-    const after = await eventSeq(tx, input.since);
-    if (after === undefined) throw unknownEvent(input.since);
+    const after = await sinceSeq(tx, input.since);
     const events = await eventsAfter(tx, after, null, REPLAY_LIMIT + 1);
     const window = events.slice(0, REPLAY_LIMIT);
     const matching = webhook.event_types ? window.filter((e) => webhook.event_types?.includes(e.type)) : window;
