@@ -222,7 +222,11 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
   let query = db.selectFrom('tasks').select(taskColumns);
   // A delta (since) includes tombstones, so a client learns of deletions; a plain list does not.
   if (q.changedAfterSeq === undefined) query = query.where('deleted_at', 'is', null);
-  if (q.statuses) query = query.where('status', '=', (eb) => eb.fn.any(eb.val(q.statuses)));
+  // One status is an equality, so the page is read in order off tasks_status_id and stops after
+  // `limit` rows; `= ANY` of a list makes the planner fetch every task of the status and sort them.
+  const statuses = q.statuses;
+  if (statuses?.length === 1) query = query.where('status', '=', statuses[0] ?? '');
+  else if (statuses) query = query.where('status', '=', (eb) => eb.fn.any(eb.val(statuses)));
   if (q.labels) query = query.where('labels', '@>', sql<string[]>`${q.labels}::text[]`);
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
   if (q.assignee === null) query = query.where('assignee_id', 'is', null);
@@ -230,17 +234,23 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery): Promise<TaskR
   if (q.blockedReason !== undefined) query = query.where('blocked_reason', '=', q.blockedReason);
   if (q.changedAfterSeq !== undefined) {
     const seq = q.changedAfterSeq;
-    query = query.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('events')
-          .select(sql`1`.as('one'))
-          .whereRef('events.subject', '=', 'tasks.id')
-          .where('events.seq', '>', seq),
-      ),
-    );
+    const changed = await subjectsChangedAfter(db, seq);
+    // A short delta is read from its events (a range of events_seq_key), so it costs what changed
+    // however many tasks there are; a long one walks the tasks, which then mostly match.
+    if (changed) query = query.where('tasks.id', '=', (eb) => eb.fn.any(eb.val(changed)));
+    else query = query.where((eb) => eb.exists(eb.selectFrom('events').select(sql`1`.as('one')).whereRef('events.subject', '=', 'tasks.id').where('events.seq', '>', seq)));
   }
   return query.orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
+}
+
+/** Past this many events, a `since` delta walks the tasks instead of reading the events. */
+const SHORT_DELTA_EVENTS = 5000;
+
+/** The task ids with an event after `seq`, when fewer than `SHORT_DELTA_EVENTS` events came after it; otherwise undefined. */
+async function subjectsChangedAfter(db: Kysely<DB>, seq: string): Promise<string[] | undefined> {
+  const rows = await db.selectFrom('events').select('subject').where('seq', '>', seq).orderBy('seq').limit(SHORT_DELTA_EVENTS + 1).execute();
+  if (rows.length > SHORT_DELTA_EVENTS) return undefined;
+  return [...new Set(rows.map((r) => r.subject).filter((subject) => subject.startsWith('tsk_')))];
 }
 
 /** How many of these ids name existing tasks (to validate `blocked_by`). */
