@@ -120,7 +120,7 @@ async function executeWrite(
         return replay(operation, response.status_code, response.response_body);
       }
       started = true;
-      if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal)) {
+      if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal) && !(await operation.approvalWaived?.(tx, call.principal, input))) {
         const requested = await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
         appended = requested.events;
         return requested.outcome;
