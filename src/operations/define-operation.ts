@@ -55,7 +55,12 @@ export interface OperationContext {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly config: Config;
-  /** The request's single timestamp: every row and event it writes carries this one. */
+  /**
+   * The request's single timestamp: every row, lease time and event it writes carries this one. It
+   * is read from `clock` the first time it is asked for, inside the transaction: so an operation
+   * asks only once it holds its row locks, and a request that waited on a lock is timed from when
+   * it got it (spec/api.md, "Time").
+   */
   readonly now: Date;
   /** From If-Match (REST) or `expected_version` (MCP, GraphQL); undefined means "any version". */
   readonly expectedVersion: number | undefined;
