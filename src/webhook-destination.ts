@@ -32,11 +32,47 @@ export async function resolveDestination(raw: string, allowPrivate: boolean): Pr
   if (!first) throw refused(raw, `${host} does not resolve`);
   if (!allowPrivate) {
     for (const { address } of addresses) {
-      const range = ipaddr.process(address).range();
-      if (range !== 'unicast') throw refused(raw, `${host} resolves to ${address}, a ${range} address`);
+      const why = nonPublic(address);
+      if (why) throw refused(raw, `${host} resolves to ${address}, ${why}`);
     }
   }
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/**
+ * Why an address is not public unicast (`a loopback address`, `which embeds 10.0.0.1, a private
+ * address`), or null when it is. An IPv6 address that carries an IPv4 address a packet to it
+ * reaches is judged by that IPv4 address: IPv4-compatible `::a.b.c.d`, IPv4-mapped
+ * `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`
+ * (bits 16–47) and Teredo `2001::/32` (the client, the last 32 bits inverted).
+ */
+export function nonPublic(address: string): string | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(address)) return rangeWhy(ipaddr.IPv4.parse(address), 'a');
+  // The WHATWG URL parser writes every IPv6 form in canonical hex (ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`).
+  const hex = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  const v6 = ipaddr.IPv6.parse(hex);
+  const range = v6.range();
+  if (range === 'unspecified' || range === 'loopback') return `a ${range} address`;
+  const v4 = embeddedIPv4(v6.parts);
+  if (v4) return rangeWhy(v4, `which embeds ${v4.toString()},`);
+  return range === 'unicast' ? null : `a ${range} address`;
+}
+
+function rangeWhy(address: ipaddr.IPv4, prefix: string): string | null {
+  const range = address.range();
+  return range === 'unicast' ? null : `${prefix} a ${range} address`;
+}
+
+function embeddedIPv4(parts: readonly number[]): ipaddr.IPv4 | null {
+  const [p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0] = parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeroTo = (end: number) => parts.slice(0, end).every((part) => part === 0);
+  // ::a.b.c.d (compatible), ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated)
+  if (zeroTo(4) && ((p4 === 0 && (p5 === 0 || p5 === 0xffff)) || (p4 === 0xffff && p5 === 0))) return v4(p6, p7);
+  if (p0 === 0x64 && p1 === 0xff9b && p2 === 0 && p3 === 0 && p4 === 0 && p5 === 0) return v4(p6, p7);
+  if (p0 === 0x2002) return v4(p1, p2);
+  if (p0 === 0x2001 && p1 === 0) return v4(p6 ^ 0xffff, p7 ^ 0xffff);
+  return null;
 }
 
 function refused(url: string, why: string): BatonError {

@@ -55,7 +55,12 @@ export interface OperationContext {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly config: Config;
-  /** The request's single timestamp: every row and event it writes carries this one. */
+  /**
+   * The request's single timestamp: every row, lease time and event it writes carries this one. It
+   * is read from `clock` the first time it is asked for, inside the transaction: so an operation
+   * asks only once it holds its row locks, and a request that waited on a lock is timed from when
+   * it got it (spec/api.md, "Time").
+   */
   readonly now: Date;
   /** From If-Match (REST) or `expected_version` (MCP, GraphQL); undefined means "any version". */
   readonly expectedVersion: number | undefined;
@@ -91,6 +96,17 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   readonly redactForReplay?: (output: z.output<O>) => z.output<O>;
   /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
   approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
+  /**
+   * For gated operations on a resource that belongs to a principal: true when this caller may run it
+   * without an approval (it owns the resource, or holds `agents:admin`). Without it, the gate always applies.
+   */
+  approvalWaived?(db: Kysely<DB>, actor: Principal, input: z.output<I>): Promise<boolean>;
+  /**
+   * For operations whose output holds a secret shown once (`redactForReplay`): the output the
+   * requester of an approved call reads on that approval, the secret computed afresh, or the
+   * redacted output when it no longer applies. Only the requester ever sees it.
+   */
+  revealToRequester?(db: Kysely<DB>, ctx: OperationContext, redacted: z.output<O>): Promise<z.output<O>>;
 }
 
 export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {

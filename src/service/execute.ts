@@ -120,17 +120,17 @@ async function executeWrite(
         return replay(operation, response.status_code, response.response_body);
       }
       started = true;
-      if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal)) {
+      if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal) && !(await operation.approvalWaived?.(tx, call.principal, input))) {
         const requested = await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
         appended = requested.events;
         return requested.outcome;
       }
       const events: EventDraft[] = [];
-      const ctx = context(deps, call, now, (event) => events.push(event));
+      const ctx = context(deps, call, (event) => events.push(event));
       const output = await operation.run(tx, ctx, input);
       const result = success(operation, output, false);
       const stored = operation.redactForReplay ? JSON.stringify(operation.redactForReplay(output)) : result.body;
-      const rows = events.map((e) => eventRow(deps, e, call.principal, key, now));
+      const rows = events.map((e) => eventRow(deps, e, call.principal, key, ctx.now));
       if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }, rows))) throw new LostKeyRace();
       appended = rows;
       return result;
@@ -243,13 +243,27 @@ function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: stri
 
 /** The context of a read: no events may be emitted. */
 export function readContext(deps: ExecuteDeps, operation: Operation, call: Call): OperationContext {
-  return context(deps, call, deps.clock.now(), () => {
+  return context(deps, call, () => {
     throw new Error(`read operation ${operation.name} tried to emit an event`);
   });
 }
 
-function context(deps: ExecuteDeps, call: Call, now: Date, emit: (event: EventDraft) => void): OperationContext {
-  return { actor: call.principal, clock: deps.clock, ids: deps.ids, config: deps.config, now, expectedVersion: call.expectedVersion, emit, rateBudget: call.budget, operations: deps.operations };
+/** An operation's context; `now` is read from the clock when first asked for (after the operation's locks), then fixed. */
+function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => void): OperationContext {
+  let now: Date | undefined;
+  return {
+    actor: call.principal,
+    clock: deps.clock,
+    ids: deps.ids,
+    config: deps.config,
+    get now() {
+      return (now ??= deps.clock.now());
+    },
+    expectedVersion: call.expectedVersion,
+    emit,
+    rateBudget: call.budget,
+    operations: deps.operations,
+  };
 }
 
 /** The outcome of a run that returned `output`. */

@@ -30,9 +30,10 @@ export async function updateWebhook(tx: Tx, id: string, changes: Updateable<Webh
 }
 
 /** One page of live webhooks by id; fetches `limit + 1` for `has_more`. */
-export async function listWebhooks(db: Kysely<DB>, q: { afterId: string | undefined; limit: number }): Promise<WebhookRow[]> {
+export async function listWebhooks(db: Kysely<DB>, q: { afterId: string | undefined; limit: number; createdBy?: string | undefined }): Promise<WebhookRow[]> {
   let query = db.selectFrom('webhooks').selectAll().where('deleted_at', 'is', null);
   if (q.afterId) query = query.where('id', '>', q.afterId);
+  if (q.createdBy !== undefined) query = query.where('created_by_id', '=', q.createdBy);
   return query.orderBy('id').limit(q.limit + 1).execute();
 }
 

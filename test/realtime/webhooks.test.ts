@@ -132,12 +132,13 @@ describe('outbound webhooks', () => {
     const webhook = approved.json<{ result: { body: WebhookBody } }>().result.body;
     expect(webhook.secret ?? null).toBeNull();
 
+    // A human who decides approvals rotates directly (an agent's rotation is gated: test/security/webhook-ownership.test.ts).
     const key = 'rotate-once';
-    const rotated = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: agent.token, key, body: {} });
+    const rotated = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { key, body: {} });
     expect(rotated.status, rotated.body).toBe(200);
     const secret = rotated.json<WebhookBody>().secret ?? '';
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    const replay = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: agent.token, key, body: {} });
+    const replay = await cluster.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { key, body: {} });
     expect(replay.headers['idempotency-replayed']).toBe('true');
     expect(replay.json<WebhookBody>().secret).toBeNull();
 

@@ -81,6 +81,8 @@ async function currentRequester(tx: Tx, ctx: OperationContext, row: ApprovalRow,
 function requesterContext(ctx: OperationContext, requester: Principal, row: ApprovalRow, drafts: EventDraft[]): OperationContext {
   return {
     ...ctx,
+    // The approver's own time: the approval row is locked, and the operation runs within its decision.
+    now: ctx.now,
     actor: requester,
     expectedVersion: undefined,
     emit: (event) => drafts.push({ ...event, by: event.by ?? requester, approvalId: row.id }),

@@ -21,6 +21,12 @@ export const getApproval = defineOperation({
     const row = await findApproval(db, input.id);
     // Another agent's request is answered as absent, so ids cannot be probed.
     if (!row || (ctx.actor.kind !== 'human' && row.requested_by_id !== ctx.actor.id)) throw approvalNotFound(input.id);
-    return toApproval(row, ctx.now);
+    const approval = toApproval(row, ctx.now);
+    // A secret the approved call made (a webhook's) is never stored; its requester alone reads it here, computed afresh.
+    const operation = ctx.operations.find((op) => op.name === row.operation);
+    if (approval.status === 'approved' && approval.result && row.requested_by_id === ctx.actor.id && operation?.revealToRequester) {
+      return { ...approval, result: { ...approval.result, body: await operation.revealToRequester(db, ctx, approval.result.body) } };
+    }
+    return approval;
   },
 });

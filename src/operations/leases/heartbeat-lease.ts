@@ -22,7 +22,7 @@ export const heartbeatLease = defineOperation({
   }),
   output: leaseOutput.extend({ next_actions: z.array(nextAction).describe('What to do next: heartbeat again, hand the work in for review.') }),
   async run(tx, ctx, input) {
-    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, false);
+    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);

@@ -10,13 +10,14 @@ export function leaseNotFound(id: string): BatonError {
 
 /**
  * Locks the lease's task (task first: the lock order every lease change follows), then checks the
- * lease is live and the caller may act on it: its holder, or any human when `humanMayAct`.
+ * lease is live and the caller may act on it: its holder, or any human when `humanMayAct`. Reads
+ * `time.now` (the operation context, whose clock is read when first asked) only after the lock.
  */
 export async function lockLiveLease(
   tx: Tx,
   id: string,
   actor: Principal,
-  now: Date,
+  time: { readonly now: Date },
   humanMayAct: boolean,
 ): Promise<{ lease: LeaseRow; task: TaskRow }> {
   const found = await findLease(tx, id);
@@ -24,7 +25,8 @@ export async function lockLiveLease(
   const task = await lockTask(tx, found.task_id);
   const lease = await findLease(tx, id);
   if (!task || !lease) throw leaseNotFound(id);
-  assertActionable(lease, actor, now, humanMayAct);
+  // The time is read only now that the task is locked: waiting for the lock does not shorten a lease.
+  assertActionable(lease, actor, time.now, humanMayAct);
   return { lease, task };
 }
 

@@ -30,7 +30,7 @@ export const releaseLease = defineOperation({
         extra: { errors: [{ pointer: '/reason', detail: 'required with outcome failed', location: 'body' }] },
       });
     }
-    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx.now, true);
+    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, true);
     const failed =
       input.outcome === 'failed' ? failedAttempt(task, { kind: 'failed', reason: input.reason ?? null, lease_id: lease.id, holder_id: lease.holder_id }, ctx) : undefined;
     const updated = await updateTask(

@@ -2,14 +2,17 @@ import { z } from 'zod';
 import { lockWebhook, updateWebhook } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+import { ownerActsAlone, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget } from './webhook-schema.ts';
 
 export const deleteWebhook = defineOperation({
   name: 'webhooks_delete',
   summary: 'Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database.',
+  description: 'Another principal\'s webhook needs agents:admin or a human\'s approval.',
   kind: 'write',
   scope: 'webhooks:manage',
-  approval: 'none',
+  approval: 'destructive',
+  approvalTarget: webhookTarget,
+  approvalWaived: ownerActsAlone,
   http: { method: 'DELETE', path: '/webhooks/{id}' },
   input: z.strictObject({ id: webhookId }),
   output: webhookOutput,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findWebhook } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+import { mayActAlone, toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
 
 export const getWebhook = defineOperation({
   name: 'webhooks_get',
@@ -13,9 +13,10 @@ export const getWebhook = defineOperation({
   input: z.strictObject({ id: webhookId }),
   output: webhookOutput,
   version: (webhook) => webhook.version,
-  async run(db, _ctx, input) {
+  async run(db, ctx, input) {
     const row = await findWebhook(db, input.id);
-    if (!row) throw webhookNotFound(input.id);
+    // Another principal's webhook is answered as absent, so ids cannot be probed.
+    if (!row || !mayActAlone(ctx.actor, row)) throw webhookNotFound(input.id);
     return toWebhook(row);
   },
 });

@@ -3,7 +3,7 @@ import { latestEventId } from '../../store/events.ts';
 import { findWebhook, listDeliveries as listDeliveryRows } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../shared/lists.ts';
-import { deliveryOutput, toDelivery, webhookId, webhookNotFound } from './webhook-schema.ts';
+import { deliveryOutput, mayActAlone, toDelivery, webhookId, webhookNotFound } from './webhook-schema.ts';
 
 export const listDeliveries = defineOperation({
   name: 'webhooks_deliveries',
@@ -14,9 +14,10 @@ export const listDeliveries = defineOperation({
   http: { method: 'GET', path: '/webhooks/{id}/deliveries' },
   input: z.strictObject({ id: webhookId, cursor: cursorParam, limit: limitParam }),
   output: pageSchema(deliveryOutput),
-  async run(db, _ctx, input) {
+  async run(db, ctx, input) {
     const syncCursor = await latestEventId(db);
-    if (!(await findWebhook(db, input.id))) throw webhookNotFound(input.id);
+    const webhook = await findWebhook(db, input.id);
+    if (!webhook || !mayActAlone(ctx.actor, webhook)) throw webhookNotFound(input.id);
     const rows = await listDeliveryRows(db, input.id, { beforeSeq: decodeCursor('deliveries', input.cursor), limit: input.limit });
     const page = paginate(rows, input.limit, 'deliveries', (row) => row.event_seq);
     return { data: page.rows.map(toDelivery), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { eventsAfter, lockWebhook, queueDeliveries } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { sinceSeq } from '../shared/lists.ts';
-import { webhookId, webhookNotFound } from './webhook-schema.ts';
+import { ownerActsAlone, webhookId, webhookNotFound, webhookTarget } from './webhook-schema.ts';
 
 /** One replay queues at most this many events; call again with `through` as `since` for more. */
 const REPLAY_LIMIT = 1000;
@@ -10,10 +10,12 @@ const REPLAY_LIMIT = 1000;
 export const replayWebhook = defineOperation({
   name: 'webhooks_replay',
   summary: 'Re-send what a webhook missed: queue every matching event strictly after `since` that it has not received (failed ones get a new round).',
-  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice.`,
+  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice. Another principal's webhook needs agents:admin or a human's approval.`,
   kind: 'write',
   scope: 'webhooks:manage',
-  approval: 'none',
+  approval: 'outward',
+  approvalTarget: webhookTarget,
+  approvalWaived: ownerActsAlone,
   http: { method: 'POST', path: '/webhooks/{id}/replay', query: ['since'] },
   input: z.strictObject({
     id: webhookId,

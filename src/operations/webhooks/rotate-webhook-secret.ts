@@ -3,17 +3,19 @@ import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webh
 import { nextSecretRef, webhookSecret } from '../../webhook-secret.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+import { revealSecret, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget } from './webhook-schema.ts';
 
 export const rotateWebhookSecret = defineOperation({
   name: 'webhooks_rotate_secret',
   summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
   description:
-    'Use it when a secret leaked, and to get the first secret of a webhook created through an approval (an approval never shows a secret). ' +
-    'Deliveries from now on, retries included, are signed with the new secret. Not gated: the destination does not change.',
+    'Use it when a secret leaked. Deliveries from now on, retries included, are signed with the new secret. ' +
+    'Gated like creation: an agent\'s request waits for a human\'s approval; then the requester alone reads the secret on that approval.',
   kind: 'write',
   scope: 'webhooks:manage',
-  approval: 'none',
+  approval: 'outward',
+  approvalTarget: webhookTarget,
+  revealToRequester: revealSecret,
   http: { method: 'POST', path: '/webhooks/{id}/rotate-secret' },
   input: z.strictObject({ id: webhookId }),
   output: webhookOutput.extend({

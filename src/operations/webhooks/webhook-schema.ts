@@ -3,7 +3,12 @@ import { EVENT_TYPES } from '../../domain/event-types.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import { idPattern } from '../../ids.ts';
-import type { DeliveryRow, WebhookRow } from '../../store/webhooks.ts';
+import type { Kysely } from 'kysely';
+import type { Principal } from '../../domain/principal.ts';
+import type { DB } from '../../store/schema.ts';
+import { type DeliveryRow, findWebhook, type WebhookRow } from '../../store/webhooks.ts';
+import { webhookSecret } from '../../webhook-secret.ts';
+import type { ApprovalTarget, OperationContext } from '../define-operation.ts';
 import { actorRef } from '../tasks/task-schema.ts';
 
 export const webhookId = z.string().regex(new RegExp(idPattern('whk')), 'must be a webhook id: whk_ followed by a 26-character ULID');
@@ -67,6 +72,43 @@ export function toDelivery(row: DeliveryRow): z.infer<typeof deliveryOutput> {
     attempts: row.attempts,
     created_at: row.created_at.toISOString(),
   };
+}
+
+/**
+ * A webhook belongs to its creator. Its owner, a holder of `agents:admin` and a human who decides
+ * approvals may read it and act on it alone; anyone else reads it as absent, and acts on it only
+ * through an approval (spec/realtime.md, "Ownership").
+ */
+export function mayActAlone(actor: Principal, row: Pick<WebhookRow, 'created_by_id'>): boolean {
+  return row.created_by_id === actor.id || seesEveryWebhook(actor);
+}
+
+/** Holders of `agents:admin` and humans who decide approvals see every principal's webhooks. */
+export function seesEveryWebhook(actor: Principal): boolean {
+  return actor.scopes.has('agents:admin') || (actor.kind === 'human' && actor.scopes.has('approvals:decide'));
+}
+
+/** `approvalWaived` of the webhook writes gated only when the caller does not own the webhook. */
+export async function ownerActsAlone(db: Kysely<DB>, actor: Principal, input: { id: string }): Promise<boolean> {
+  const row = await findWebhook(db, input.id);
+  return row !== undefined && mayActAlone(actor, row);
+}
+
+/** `approvalTarget` of the gated webhook writes: the webhook at its current version. */
+export async function webhookTarget(db: Kysely<DB>, input: { id: string }): Promise<ApprovalTarget> {
+  const row = await findWebhook(db, input.id);
+  if (!row) throw webhookNotFound(input.id);
+  return { id: row.id, version: row.version };
+}
+
+/**
+ * `revealToRequester` of the operations that show a secret once: the webhook's current secret while
+ * it is still at the version the approved call left it at (nothing rotated or changed it since), else the redacted output.
+ */
+export async function revealSecret<T extends { id: string; version: number; secret: string | null }>(db: Kysely<DB>, ctx: OperationContext, redacted: T): Promise<T> {
+  const row = await findWebhook(db, redacted.id);
+  if (!row || row.version !== redacted.version) return redacted;
+  return { ...redacted, secret: webhookSecret(ctx.config.secretKey, row.secret_ref, row.id) };
 }
 
 export function webhookNotFound(id: string): BatonError {

@@ -1,0 +1,92 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engine, freshDatabase, type Principal, startTestServer, type TestServer } from '../harness.ts';
+import { pollUntil, testClock, WORKER_SCOPES } from './instances.ts';
+
+/*
+ * Issue 22 item 6: lease times were taken at request start, so a claim or heartbeat that waited on
+ * a task's row lock got a shorter lease than it asked for, dated before the lease it replaced had
+ * ended. A raw SQL transaction holds the lock while the test moves the injected clock. PostgreSQL
+ * only: PGlite runs one connection at a time, so nothing there ever waits on a row lock.
+ */
+
+interface LeaseBody {
+  id: string;
+  acquired_at: string;
+  expires_at: string;
+  ended_at: string | null;
+}
+
+describe.skipIf(engine !== 'postgres')('a lease write that waited on a row lock', () => {
+  const clock = testClock();
+  let t: TestServer;
+  let url: string;
+  let holder: Principal;
+  let claimer: Principal;
+  beforeAll(async () => {
+    const fresh = await freshDatabase();
+    url = fresh.url ?? '';
+    t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { database: fresh.database, clock });
+    holder = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    claimer = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+  });
+  afterAll(() => t.close());
+
+  /** Runs `send` while a raw transaction holds the task's row lock; once `send` waits on it, moves the clock by `waitMs` and lets go. */
+  async function whileLocked<T>(taskId: string, waitMs: number, send: () => Promise<T>): Promise<T> {
+    const raw = new pg.Client({ connectionString: url });
+    await raw.connect();
+    try {
+      await raw.query('BEGIN');
+      await raw.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [taskId]);
+      const pending = send();
+      await pollUntil(
+        async () => {
+          const { rows } = await raw.query<{ waiting: number }>(
+            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          );
+          return (rows[0]?.waiting ?? 0) > 0 ? true : undefined;
+        },
+        10_000,
+        'the request waiting on the row lock',
+      );
+      clock.advance(waitMs);
+      await raw.query('COMMIT');
+      return await pending;
+    } finally {
+      await raw.end();
+    }
+  }
+
+  async function newTask(title: string): Promise<string> {
+    const res = await t.request('POST', '/api/v1/tasks', { body: { title } });
+    expect(res.status, res.body).toBe(201);
+    return res.json<{ id: string }>().id;
+  }
+
+  it('a claim is timed from when it got the lock: it starts after the lapsed lease ended, for the whole TTL asked', async () => {
+    const taskId = await newTask('claimed after a wait');
+    const first = await t.request('POST', `/api/v1/tasks/${taskId}/claim`, { token: holder.token, body: { ttl_s: 30 } });
+    expect(first.status, first.body).toBe(200);
+    const lapsed = first.json<{ lease: LeaseBody }>().lease;
+    clock.advance(10_000);
+    // The claim arrives 10 s in, while the first lease is live; by the time it gets the lock, 40 s in, that lease has lapsed.
+    const res = await whileLocked(taskId, 30_000, () => t.request('POST', `/api/v1/tasks/${taskId}/claim`, { token: claimer.token, body: { ttl_s: 60 } }));
+    expect(res.status, res.body).toBe(200);
+    const lease = res.json<{ lease: LeaseBody }>().lease;
+    expect(lease.acquired_at).toBe(clock.now().toISOString());
+    expect(Date.parse(lease.expires_at) - Date.parse(lease.acquired_at)).toBe(60_000);
+    const previous = (await t.request('GET', `/api/v1/leases/${lapsed.id}`)).json<LeaseBody>();
+    expect(Date.parse(previous.ended_at ?? '')).toBeLessThanOrEqual(Date.parse(lease.acquired_at));
+  });
+
+  it('a heartbeat is timed from when it got the lock: the lease runs its whole TTL from then', async () => {
+    const taskId = await newTask('renewed after a wait');
+    const claimed = await t.request('POST', `/api/v1/tasks/${taskId}/claim`, { token: holder.token, body: { ttl_s: 30 } });
+    const lease = claimed.json<{ lease: LeaseBody }>().lease;
+    clock.advance(10_000);
+    const res = await whileLocked(taskId, 5_000, () => t.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: holder.token, body: {} }));
+    expect(res.status, res.body).toBe(200);
+    expect(res.json<LeaseBody>().expires_at).toBe(new Date(clock.now().getTime() + 30_000).toISOString());
+  });
+});

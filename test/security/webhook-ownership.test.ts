@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type Principal, type TestServer } from '../harness.ts';
+import { expectProblem } from './helpers.ts';
+
+/**
+ * A webhook belongs to its creator (issue 22 item 8): an agent with webhooks:manage used to read,
+ * delete and rotate the secret of a human's webhook, and rotation handed it the new secret.
+ */
+
+interface WebhookBody {
+  id: string;
+  version: number;
+  secret?: string | null;
+}
+interface ApprovalBody {
+  id: string;
+  status: string;
+  result: { status: number; body: WebhookBody } | null;
+}
+
+let t: TestServer;
+/** Manages webhooks, nothing more. */
+let agent: Principal;
+/** Manages webhooks and holds agents:admin. */
+let adminAgent: Principal;
+
+beforeAll(async () => {
+  t = await startTestServer({ webhookIntervalMs: 0 });
+  agent = await t.addPrincipal({ kind: 'agent', scopes: ['webhooks:manage', 'tasks:read'] });
+  adminAgent = await t.addPrincipal({ kind: 'agent', scopes: ['webhooks:manage', 'tasks:read', 'agents:admin'] });
+});
+afterAll(() => t.close());
+
+/** A webhook the bootstrap human creates (it decides approvals, so no gate). */
+async function humanWebhook(name: string): Promise<WebhookBody> {
+  const res = await t.request('POST', '/api/v1/webhooks', { body: { url: `http://127.0.0.1:9/${name}`, enabled: false } });
+  expect(res.status, res.body).toBe(201);
+  return res.json<WebhookBody>();
+}
+
+/** A webhook `who` asked for and the bootstrap human approved. */
+async function agentWebhook(who: Principal, name: string): Promise<WebhookBody> {
+  const asked = await t.request('POST', '/api/v1/webhooks', { token: who.token, body: { url: `http://127.0.0.1:9/${name}`, enabled: false } });
+  expect(asked.status, asked.body).toBe(202);
+  const approved = await approve(asked.json<{ id: string }>().id);
+  return approved.result?.body ?? expect.fail('the approval ran');
+}
+
+async function approve(id: string): Promise<ApprovalBody> {
+  const res = await t.request('POST', `/api/v1/approvals/${id}/approve`, { body: {} });
+  expect(res.status, res.body).toBe(200);
+  return res.json<ApprovalBody>();
+}
+
+async function lastEvent(): Promise<string> {
+  const res = await t.request('GET', '/api/v1/events?order=desc&limit=1');
+  return res.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
+}
+
+describe("another principal's webhook", () => {
+  it('reads as absent to an agent without agents:admin: get and deliveries 404, left out of the list', async () => {
+    const webhook = await humanWebhook('read');
+    expectProblem(await t.request('GET', `/api/v1/webhooks/${webhook.id}`, { token: agent.token }), 404, 'not_found');
+    expectProblem(await t.request('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { token: agent.token }), 404, 'not_found');
+    const list = await t.request('GET', '/api/v1/webhooks', { token: agent.token });
+    expect(list.json<{ data: WebhookBody[] }>().data.map((w) => w.id)).not.toContain(webhook.id);
+    expect((await t.request('GET', `/api/v1/webhooks/${webhook.id}`, { token: adminAgent.token })).status).toBe(200);
+  });
+
+  it('is deleted, replayed or rotated by such an agent only through an approval, and no secret reaches it', async () => {
+    const webhook = await humanWebhook('act');
+    const since = await lastEvent();
+    for (const [method, path] of [
+      ['POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`],
+      ['POST', `/api/v1/webhooks/${webhook.id}/replay?since=${since}`],
+      ['DELETE', `/api/v1/webhooks/${webhook.id}`],
+    ] as const) {
+      const res = await t.request(method, path, { token: agent.token, ...(method === 'POST' ? { body: {} } : {}) });
+      expect(res.status, `${method} ${path}: ${res.body}`).toBe(202);
+      expect(res.json()).toMatchObject({ status: 'pending', target: { id: webhook.id, version: webhook.version } });
+      expect(res.body).not.toContain('whsec_');
+    }
+    const now = (await t.request('GET', `/api/v1/webhooks/${webhook.id}`)).json<WebhookBody & { secret_ref: string }>();
+    expect(now).toMatchObject({ version: webhook.version, secret_ref: 'derived:v1' });
+  });
+
+  it('is deleted and replayed by an agent with agents:admin at once; its rotation is still gated', async () => {
+    const webhook = await humanWebhook('admin');
+    const since = await lastEvent();
+    expect((await t.request('POST', `/api/v1/webhooks/${webhook.id}/replay?since=${since}`, { token: adminAgent.token, body: {} })).status).toBe(200);
+    const rotate = await t.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: adminAgent.token, body: {} });
+    expect(rotate.status, rotate.body).toBe(202);
+    expect((await t.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: adminAgent.token })).status).toBe(200);
+  });
+
+  it('runs a non-owner request once a human approves it', async () => {
+    const webhook = await humanWebhook('approved-delete');
+    const asked = await t.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: agent.token });
+    expect(asked.status, asked.body).toBe(202);
+    expect((await approve(asked.json<{ id: string }>().id)).status).toBe('approved');
+    expectProblem(await t.request('GET', `/api/v1/webhooks/${webhook.id}`), 404, 'not_found');
+  });
+});
+
+describe("an agent's own webhook", () => {
+  it('is read, replayed and deleted by its owner without an approval', async () => {
+    const webhook = await agentWebhook(agent, 'own');
+    expect((await t.request('GET', `/api/v1/webhooks/${webhook.id}`, { token: agent.token })).status).toBe(200);
+    const list = await t.request('GET', '/api/v1/webhooks', { token: agent.token });
+    expect(list.json<{ data: WebhookBody[] }>().data.map((w) => w.id)).toContain(webhook.id);
+    const since = await lastEvent();
+    expect((await t.request('POST', `/api/v1/webhooks/${webhook.id}/replay?since=${since}`, { token: agent.token, body: {} })).status).toBe(200);
+    expect((await t.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: agent.token })).status).toBe(200);
+  });
+
+  it('has its secret rotated through an approval; the requester alone reads the new secret on it, while it is current', async () => {
+    const webhook = await agentWebhook(agent, 'own-rotate');
+    const asked = await t.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { token: agent.token, body: {} });
+    expect(asked.status, asked.body).toBe(202);
+    const approvalId = asked.json<{ id: string }>().id;
+    const decided = await approve(approvalId);
+    expect(decided.result?.body.secret, 'the approver is not shown it').toBeNull();
+    const mine = (await t.request('GET', `/api/v1/approvals/${approvalId}`, { token: agent.token })).json<ApprovalBody>();
+    expect(mine.result?.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const human = (await t.request('GET', `/api/v1/approvals/${approvalId}`)).json<ApprovalBody>();
+    expect(human.result?.body.secret, 'another reader is not shown it').toBeNull();
+    // A later rotation (the human's own, not gated) makes that secret history: the approval stops showing it.
+    const again = await t.request('POST', `/api/v1/webhooks/${webhook.id}/rotate-secret`, { body: {} });
+    expect(again.json<WebhookBody>().secret).not.toBe(mine.result?.body.secret);
+    const later = (await t.request('GET', `/api/v1/approvals/${approvalId}`, { token: agent.token })).json<ApprovalBody>();
+    expect(later.result?.body.secret).toBeNull();
+  });
+
+  it('shows its creating approval the first secret, to the requester only', async () => {
+    const asked = await t.request('POST', '/api/v1/webhooks', { token: agent.token, body: { url: 'http://127.0.0.1:9/first-secret', enabled: false } });
+    const approvalId = asked.json<{ id: string }>().id;
+    await approve(approvalId);
+    const mine = (await t.request('GET', `/api/v1/approvals/${approvalId}`, { token: agent.token })).json<ApprovalBody>();
+    expect(mine.result?.body.secret).toMatch(/^whsec_/);
+    expect((await t.request('GET', `/api/v1/approvals/${approvalId}`, { token: adminAgent.token })).status).toBe(404);
+  });
+});
