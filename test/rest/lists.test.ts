@@ -125,12 +125,14 @@ describe('GET /tasks filters and views', () => {
     expect(ids((await getPage<TaskBody>('/api/v1/tasks?labels=ly')).data).sort()).toEqual([both.id, onlyY.id].sort());
   });
 
-  it('fields=title returns only id and title, on lists and on one task', async () => {
+  it('fields=labels returns the core (id, title, status, version) and labels, on lists and on one task', async () => {
     const task = await createTask(t, { title: 'projected', labels: ['fields'] });
-    const page = await getPage<Record<string, unknown>>('/api/v1/tasks?labels=fields&fields=title');
-    expect(page.data).toEqual([{ id: task.id, title: 'projected' }]);
-    const one = await t.request('GET', `/api/v1/tasks/${task.id}?fields=title`);
-    expect(one.json()).toEqual({ id: task.id, title: 'projected' });
+    const page = await getPage<Record<string, unknown>>('/api/v1/tasks?labels=fields&fields=labels');
+    const expected = { id: task.id, title: 'projected', status: 'todo', labels: ['fields'], version: 1 };
+    expect(page.data).toEqual([expected]);
+    const one = await t.request('GET', `/api/v1/tasks/${task.id}?fields=labels`);
+    expect(one.json()).toEqual(expected);
+    expect(Object.keys(one.json<object>())).toEqual(['id', 'title', 'status', 'labels', 'version']);
     expectProblem(await t.request('GET', '/api/v1/tasks?fields=colour'), 400, 'invalid_parameter');
   });
 

@@ -22,9 +22,12 @@ type Event = z.infer<typeof fullEvent>;
 export const EVENT_FIELDS = Object.keys(fullEvent.shape) as [keyof Event, ...(keyof Event)[]];
 const COMPACT: readonly (keyof Event)[] = ['id', 'type', 'subject', 'actor', 'data', 'created_at'];
 
-export const eventOutput = fullEvent.partial().required({ id: true }).strict();
+/** The fields every event carries, whatever the view or `fields` (so the OpenAPI document marks them required). */
+const CORE = { id: true, type: true, subject: true, created_at: true } as const;
+const EVENT_CORE = Object.keys(CORE) as (keyof typeof CORE)[];
+export const eventOutput = fullEvent.partial().required(CORE).strict();
 
-export function shapeEvent(row: EventRow, projection: { view: 'compact' | 'full'; fields?: readonly string[] | undefined }): Partial<Event> & { id: string } {
+export function shapeEvent(row: EventRow, projection: { view: 'compact' | 'full'; fields?: readonly string[] | undefined }): Partial<Event> & Pick<Event, (typeof EVENT_CORE)[number]> {
   const event: Event = {
     id: row.id,
     type: row.type,
@@ -37,6 +40,6 @@ export function shapeEvent(row: EventRow, projection: { view: 'compact' | 'full'
     idempotency_key: row.idempotency_key,
     approval_id: row.approval_id,
   };
-  if (projection.fields) return project(event, projection.fields);
-  return projection.view === 'full' ? event : project(event, COMPACT);
+  if (projection.fields) return project(event, projection.fields, EVENT_CORE);
+  return projection.view === 'full' ? event : project(event, COMPACT, EVENT_CORE);
 }

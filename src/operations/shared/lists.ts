@@ -117,11 +117,15 @@ export function paginate<T>(
 }
 
 /** Keeps only the chosen fields (and always `id`), in the object's own order. */
-export function project<T extends { id: string }>(full: T, fields: readonly string[]): Partial<T> & { id: string } {
-  const keep = new Set(['id', ...fields]);
+/**
+ * `full` cut to `core` (always kept, so the served schema can mark them required) plus `fields`,
+ * in `full`'s key order.
+ */
+export function project<T extends { id: string }, K extends keyof T>(full: T, fields: readonly string[], core: readonly K[]): Partial<T> & Pick<T, K> {
+  const keep = new Set<string>([...(core as readonly string[]), ...fields]);
   const kept: Record<string, unknown> = {};
   for (const key in full) if (keep.has(key)) kept[key] = full[key];
-  return kept as Partial<T> & { id: string };
+  return kept as Partial<T> & Pick<T, K>;
 }
 
 /**

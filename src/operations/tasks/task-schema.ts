@@ -105,5 +105,8 @@ export const CLAIM_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'descriptio
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
 export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'updated_at', 'legal_transitions'];
 
-/** A task as served: `id` always; the other fields as the view or `fields` selected. */
-export const taskOutput = fullTask.partial().required({ id: true }).strict();
+/** The fields every task carries, whatever the view or `fields` (so the OpenAPI document marks them required). */
+const CORE = { id: true, title: true, status: true, version: true } as const;
+export const TASK_CORE = Object.keys(CORE) as (keyof typeof CORE)[];
+/** A task as served: the core always; the other fields as the view or `fields` selected. */
+export const taskOutput = fullTask.partial().required(CORE).strict();

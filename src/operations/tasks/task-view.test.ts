@@ -4,7 +4,7 @@ import { TASK_STATUSES } from '../../domain/task-status.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import { project } from '../shared/lists.ts';
-import { COMPACT_FIELDS } from './task-schema.ts';
+import { COMPACT_FIELDS, TASK_CORE } from './task-schema.ts';
 import { shapeTask, toTask } from './task-view.ts';
 
 const at = new Date('2026-11-24T12:00:00.000Z');
@@ -75,7 +75,7 @@ describe('shapeTask compact views', () => {
   it('equals the full task projected to COMPACT_FIELDS, for every status, lease, blocker and caller', () => {
     for (const r of rows) {
       for (const caller of callers) {
-        expect(withoutKeys(shapeTask(r, caller, { view: 'compact' }))).toBe(withoutKeys(project(toTask(r, caller), COMPACT_FIELDS)));
+        expect(withoutKeys(shapeTask(r, caller, { view: 'compact' }))).toBe(withoutKeys(project(toTask(r, caller), COMPACT_FIELDS, TASK_CORE)));
       }
     }
   });

@@ -7,9 +7,9 @@ import type { TaskRow } from '../../store/tasks.ts';
 import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';
 import { project } from '../shared/lists.ts';
-import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task } from './task-schema.ts';
+import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task, TASK_CORE } from './task-schema.ts';
 
-export type TaskShape = Partial<Task> & { id: string };
+export type TaskShape = Partial<Task> & Pick<Task, (typeof TASK_CORE)[number]>;
 
 /** Maps a row to the whole API object, with what THIS caller may do next. */
 export function toTask(row: TaskRow, actor: Principal): Task {
@@ -44,7 +44,7 @@ export function toTask(row: TaskRow, actor: Principal): Task {
 }
 
 /**
- * `project(toTask(row, actor), COMPACT_FIELDS)` for a live task, without building the fields it
+ * `project(toTask(row, actor), COMPACT_FIELDS, TASK_CORE)` for a live task, without building the fields it
  * drops (a unit test holds the two equal, key order included).
  */
 function toCompactTask(row: TaskRow, actor: Principal): TaskShape {
@@ -80,10 +80,10 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
   // The default view of a live task, the shape of nearly every single-task answer, is built directly.
   if (!list && !projection.fields && projection.view === 'compact' && !row.deleted_at) return toCompactTask(row, actor);
   const task = toTask(row, actor);
-  if (projection.fields) return project(task, projection.fields);
+  if (projection.fields) return project(task, projection.fields, TASK_CORE);
   if (projection.view === 'full') return task;
   // Compact views name a tombstone as such; a live task does not carry the null.
-  return project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS);
+  return project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS, TASK_CORE);
 }
 
 const COMPACT_TOMBSTONE = [...COMPACT_FIELDS, 'deleted_at'] as const;

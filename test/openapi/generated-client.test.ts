@@ -1,0 +1,76 @@
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runNode } from '../cli/run-baton.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { listen } from '../mcp/clients.ts';
+import { fetchDocument } from './openapi-document.ts';
+
+/**
+ * A client generated from the served document with openapi-typescript + openapi-fetch, as a user
+ * would make one, and the agent loop written on it: compiled with `strict` (no `!`, no casts),
+ * then run against the server.
+ */
+const LOOP = fileURLToPath(new URL('../../docs/examples/openapi-client/agent-loop.ts', import.meta.url));
+// Under the repository (so openapi-fetch resolves) and outside node_modules (where Node strips no types); scratch/ is ignored.
+const SCRATCH = fileURLToPath(new URL('../../scratch/', import.meta.url));
+
+let t: TestServer;
+let dir: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  await mkdir(SCRATCH, { recursive: true });
+  dir = await mkdtemp(join(SCRATCH, 'openapi-client-'));
+  const types = astToString(await openapiTS(structuredClone(await fetchDocument(t)) as never));
+  await writeFile(join(dir, 'baton-api.ts'), types);
+  await copyFile(LOOP, join(dir, 'agent-loop.ts'));
+}, 60_000);
+afterAll(async () => {
+  await t.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('compiles the agent loop on the generated client with tsc --strict, the generated file included', () => {
+  const program = ts.createProgram([join(dir, 'agent-loop.ts')], {
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    exactOptionalPropertyTypes: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2024,
+    lib: ['lib.es2024.d.ts'],
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    allowImportingTsExtensions: true,
+    types: ['node'],
+    typeRoots: [fileURLToPath(new URL('../../node_modules/@types', import.meta.url))],
+    skipLibCheck: true,
+  });
+  const diagnostics = ts.getPreEmitDiagnostics(program);
+  const text = ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => dir, getNewLine: () => '\n' });
+  expect(text).toBe('');
+  expect(program.getSourceFile(join(dir, 'baton-api.ts'))).toBeDefined();
+}, 60_000);
+
+it('needs no `!` and no cast in the loop: a task read back has its core fields required', async () => {
+  const loop = await readFile(LOOP, 'utf8');
+  expect(loop).not.toMatch(/!\.|!\)|!;| as [A-Za-z{]/);
+  const types = await readFile(join(dir, 'baton-api.ts'), 'utf8');
+  // The task in a claim's answer: its id, title, status and version are not optional.
+  const task = /claims: \{\s*task: \{([\s\S]*?)lease\?:/.exec(types)?.[1] ?? '';
+  for (const field of ['id', 'title', 'status', 'version']) expect(task, field).toMatch(new RegExp(`\\n\\s*${field}: `));
+});
+
+it('runs the loop against the server: every docs task goes to review', { timeout: 120_000 }, async () => {
+  const ids: string[] = [];
+  for (const title of ['generate the client', 'check the client']) {
+    ids.push((await t.request('POST', '/api/v1/tasks', { body: { title, labels: ['docs'] } })).json<{ id: string }>().id);
+  }
+  const { code, stdout, stderr } = await runNode([join(dir, 'agent-loop.ts')], { BATON_URL: await listen(t), BATON_TOKEN: t.adminToken });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  expect(stdout).toContain('working as admin');
+  for (const id of ids) expect(stdout).toContain(`in_review: ${id}`);
+});
