@@ -40,7 +40,7 @@ export function timeParam(name: string) {
   const message = `${name} must be an RFC 3339 time with a zone between the years 2000 and 2999, e.g. 2026-12-01T09:00:00Z`;
   return z
     .string()
-    .regex(/^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/, message)
+    .regex(/^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/, { message, abort: true })
     .refine((value) => !Number.isNaN(Date.parse(value)), message)
     .transform((value) => new Date(value));
 }
