@@ -222,8 +222,6 @@ export interface TaskListQuery {
   blockedReason?: 'attempts_exhausted' | undefined;
   /** A task id: only its children; null: only top-level tasks. */
   parent?: string | null | undefined;
-  /** Only open tasks whose due date has passed at this time. */
-  overdueAt?: Date | undefined;
   /** Only tasks with an event after this sequence number (the `since` delta). */
   changedAfterSeq: string | undefined;
   /** Keyset position: ids strictly below this one (newest first). */
@@ -236,9 +234,6 @@ export interface TaskSearch {
   q: string;
   after: { rank: string; id: string } | undefined;
 }
-
-/** Lists and searches go through one query builder; the open statuses for `overdue`. */
-const CLOSED = ['done', 'cancelled'];
 
 /**
  * One page of tasks, newest first; with `search`, best match first (rank descending, then id
@@ -256,7 +251,6 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery, search?: TaskS
   if (q.blockedReason !== undefined) query = query.where('blocked_reason', '=', q.blockedReason);
   if (q.parent === null) query = query.where('parent_id', 'is', null);
   else if (q.parent !== undefined) query = query.where('parent_id', '=', q.parent);
-  if (q.overdueAt !== undefined) query = query.where('due_at', '<=', q.overdueAt).where('status', 'not in', CLOSED);
   if (q.changedAfterSeq !== undefined) {
     const seq = q.changedAfterSeq;
     query = query.where((eb) =>

@@ -26,7 +26,7 @@ export const createTask = defineOperation({
     assignee: assigneeParam.optional(),
     max_attempts: maxAttemptsParam.optional(),
     parent_id: parentParam.optional(),
-    not_before: timeParam('not_before').optional().describe('Not claimable before.'),
+    not_before: timeParam('not_before').optional(),
     due_at: timeParam('due_at').optional(),
   }),
   output: taskOutput,

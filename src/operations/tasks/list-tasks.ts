@@ -9,14 +9,14 @@ import { BatonError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
 import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, unknownEvent, viewParam } from '../shared/lists.ts';
 import { shapeTask } from './task-view.ts';
-import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
+import { TASK_FIELDS, taskLabels, taskOutput, taskRef } from './task-schema.ts';
 
 /** Longest `q`, in characters. */
 const SEARCH_MAX = 200;
 
 export const listTasks = defineOperation({
   name: 'tasks_list',
-  summary: 'List tasks, newest first, in bounded pages; filter by status, labels, assignee, parent or due date, search with q, or get only what changed since an event.',
+  summary: 'List tasks, newest first, in bounded pages; filter by status, labels and assignee, or get only what changed since an event.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
@@ -33,13 +33,8 @@ export const listTasks = defineOperation({
       .optional()
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
-    parent: z
-      .string()
-      .regex(new RegExp(`^(none|${idPattern('tsk').replace(/^\^|\$$/g, '')})$`), 'parent is none or a task id (tsk_…)')
-      .optional()
-      .describe('`tsk_…`: its subtasks; `none`: top-level tasks.'),
-    due: z.enum(['overdue']).optional().describe('`overdue`: open tasks past due_at.'),
-    q: z.string().trim().min(1, 'q must not be empty').max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Full-text search, best match first (web-search syntax).'),
+    parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    q: z.string().max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Ranked text search.'),
     cursor: cursorParam,
     limit: limitParam,
     view: viewParam,
@@ -62,7 +57,6 @@ export const listTasks = defineOperation({
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
       blockedReason: input.blocked_reason,
       parent: input.parent === 'none' ? null : input.parent,
-      overdueAt: input.due === 'overdue' ? ctx.now : undefined,
       changedAfterSeq,
       beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
       limit: input.limit,

@@ -32,20 +32,29 @@ export const assigneeParam = z
 /** Trees of subtasks are at most this many levels deep (a top-level task is level 1). */
 export const TREE_DEPTH_MAX = 8;
 
+/** A time a caller sets: RFC 3339 with a zone, years 2000–2999. */
+const TIME = /^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/;
+
 /**
- * A time a caller sets (`not_before`, `due_at`): RFC 3339 with a zone, years 2000–2999. A short
- * pattern instead of z.iso.datetime(), whose 400-character pattern would be in every tool listing.
+ * A time a caller sets (`not_before`, `due_at`), checked by a refinement rather than a JSON Schema
+ * pattern: the MCP tool listing has a size budget, and z.iso.datetime()'s pattern is 400 characters.
  */
 export function timeParam(name: string) {
   const message = `${name} must be an RFC 3339 time with a zone between the years 2000 and 2999, e.g. 2026-12-01T09:00:00Z`;
   return z
     .string()
-    .regex(/^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/, { message, abort: true })
-    .refine((value) => !Number.isNaN(Date.parse(value)), message)
+    .meta({ format: 'date-time' })
+    .refine((value) => TIME.test(value) && !Number.isNaN(Date.parse(value)), message)
     .transform((value) => new Date(value));
 }
 
-export const parentParam = z.string().regex(new RegExp(idPattern('tsk')), 'parent_id must be a task id: tsk_ followed by a 26-character ULID').describe('Parent task: this is its subtask.');
+/** A task id, checked by a refinement (no pattern in the tool listing: see timeParam). */
+export function taskRef(name: string, also?: string) {
+  const pattern = new RegExp(idPattern('tsk'));
+  return z.string().refine((value) => pattern.test(value) || value === also, `${name} must be ${also ? `${also} or ` : ''}a task id: tsk_ followed by a 26-character ULID`);
+}
+
+export const parentParam = taskRef('parent_id');
 
 export const actorRef = z.object({ id: z.string(), kind: z.enum(ACTOR_KINDS) });
 export const holderRef = z.object({ id: z.string(), kind: z.enum(PRINCIPAL_KINDS) });

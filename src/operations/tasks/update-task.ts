@@ -33,14 +33,14 @@ const updateInput = z
     parent_id: parentParam.nullable().optional(),
     not_before: timeParam('not_before').nullable().optional(),
     due_at: timeParam('due_at').nullable().optional(),
-    cancel_children: z.boolean().optional().describe('With status done: cancel open subtasks.'),
+    cancel_children: z.boolean().optional().describe('With status done.'),
   })
   .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at');
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
   name: 'tasks_update',
-  summary: 'Change a task: title, description, priority, labels, blockers, parent, schedule and/or status (validated against the state machine).',
+  summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
   description:
     "Send If-Match with the ETag you read to avoid overwriting a change you have not seen. A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
   kind: 'write',
