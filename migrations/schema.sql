@@ -100,7 +100,8 @@ CREATE TABLE comments (
   created_at timestamp with time zone NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   deleted_at timestamp with time zone,
-  deleted_by_id text
+  deleted_by_id text,
+  search_doc tsvector DEFAULT to_tsvector('english'::regconfig, body)
 );
 
 CREATE TABLE event_archives (
@@ -203,7 +204,11 @@ CREATE TABLE tasks (
   max_attempts integer,
   not_before timestamp with time zone,
   blocked_reason text,
-  failures jsonb NOT NULL DEFAULT '[]'::jsonb
+  failures jsonb NOT NULL DEFAULT '[]'::jsonb,
+  parent_id text,
+  due_at timestamp with time zone,
+  overdue_at timestamp with time zone,
+  search_doc tsvector DEFAULT (setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, description), 'B'::"char"))
 );
 
 CREATE TABLE tokens (
@@ -298,6 +303,7 @@ ALTER TABLE tasks ADD CONSTRAINT tasks_created_by_kind_check CHECK ((created_by_
 ALTER TABLE tasks ADD CONSTRAINT tasks_lease_holder_kind_check CHECK ((lease_holder_kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE tasks ADD CONSTRAINT tasks_lease_id_fkey FOREIGN KEY (lease_id) REFERENCES leases(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_max_attempts_check CHECK (((max_attempts >= 1) AND (max_attempts <= 100)));
+ALTER TABLE tasks ADD CONSTRAINT tasks_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES tasks(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_priority_check CHECK (((priority >= 0) AND (priority <= 3)));
 ALTER TABLE tasks ADD CONSTRAINT tasks_status_check CHECK ((status = ANY (ARRAY['todo'::text, 'in_progress'::text, 'in_review'::text, 'blocked'::text, 'done'::text, 'cancelled'::text])));
@@ -316,6 +322,7 @@ ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updat
 
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
+CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
@@ -325,8 +332,11 @@ CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
 CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_reason IS NOT NULL);
+CREATE INDEX tasks_due ON public.tasks USING btree (due_at) WHERE ((due_at IS NOT NULL) AND (overdue_at IS NULL));
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
+CREATE INDEX tasks_parent ON public.tasks USING btree (parent_id, status) WHERE (parent_id IS NOT NULL);
 CREATE INDEX tasks_queue ON public.tasks USING btree (priority DESC, id) WHERE (status = 'todo'::text);
+CREATE INDEX tasks_search ON public.tasks USING gin (search_doc);
 CREATE INDEX tasks_status_id ON public.tasks USING btree (status, id);
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
 CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);

@@ -28,6 +28,8 @@ export const EVENT_TYPES = [
   'task.attempt_failed',
   'task.dead_lettered',
   'task.requeued',
+  // Written once per due date, by the system, when an open task passes it.
+  'task.overdue',
   // Inbound webhooks: one event per accepted delivery, by the system actor.
   'payment.checkout_completed',
   'payment.subscription_updated',

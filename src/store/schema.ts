@@ -69,6 +69,9 @@ export interface TasksTable {
   not_before: Generated<Date | null>;
   blocked_reason: Generated<'attempts_exhausted' | null>;
   failures: Generated<AttemptFailure[]>;
+  parent_id: Generated<string | null>;
+  due_at: Generated<Date | null>;
+  overdue_at: Generated<Date | null>;
 }
 
 /** One failed attempt, as `tasks.failures` keeps it. */

@@ -6,6 +6,7 @@ import type { DB } from '../store/schema.ts';
 import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
+import { flagOverdue } from './overdue.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 
 export interface MaintenanceDeps {
@@ -25,6 +26,7 @@ type Pass = (deps: MaintenanceDeps) => Promise<object>;
  */
 const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
+  overdue: (d) => flagOverdue(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };

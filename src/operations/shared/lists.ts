@@ -67,7 +67,7 @@ export function pageSchema<T extends z.ZodType>(item: T) {
 }
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search';
 
 /** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
 const POSITION: Record<CursorKind, RegExp> = {
@@ -80,6 +80,8 @@ const POSITION: Record<CursorKind, RegExp> = {
   webhooks: /^whk_[0-9A-HJKMNP-TV-Z]{26}$/,
   deliveries: /^[1-9][0-9]{0,18}$/,
   comments: /^cmt_[0-9A-HJKMNP-TV-Z]{26}$/,
+  // A ranked search's position: the rank as PostgreSQL printed it (a float4), then the task id.
+  task_search: /^[0-9][0-9.e+-]{0,23} tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
 };
 
 export function encodeCursor(kind: CursorKind, position: string): string {

@@ -4,7 +4,8 @@ import { insertTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
 import { resolveAssignee } from '../shared/principals.ts';
-import { assigneeParam, maxAttemptsParam, blockedBy, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle } from './task-schema.ts';
+import { assigneeParam, maxAttemptsParam, blockedBy, parentParam, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle, timeParam } from './task-schema.ts';
+import { checkParent } from './task-tree.ts';
 import { BatonError } from '../../errors.ts';
 import { existingTaskIds } from '../../store/tasks.ts';
 
@@ -24,6 +25,9 @@ export const createTask = defineOperation({
     blocked_by: blockedBy.default([]).describe('Tasks that must be done before this one can be claimed.'),
     assignee: assigneeParam.optional(),
     max_attempts: maxAttemptsParam.optional(),
+    parent_id: parentParam.optional(),
+    not_before: timeParam('not_before').optional(),
+    due_at: timeParam('due_at').optional(),
   }),
   output: taskOutput,
   version: (task) => task.version ?? 1,
@@ -35,6 +39,7 @@ export const createTask = defineOperation({
         extra: { errors: unknown.map((id) => ({ pointer: `/blocked_by/${input.blocked_by.indexOf(id)}`, detail: 'no such task', location: 'body' })) },
       });
     }
+    if (input.parent_id !== undefined) await checkParent(tx, undefined, input.parent_id);
     const assignee = input.assignee === undefined ? undefined : await resolveAssignee(tx, input.assignee);
     const row = await insertTask(tx, {
       id: ctx.ids.make('tsk'),
@@ -50,13 +55,25 @@ export const createTask = defineOperation({
       assignee_id: assignee?.id ?? null,
       assignee_kind: assignee?.kind ?? null,
       max_attempts: input.max_attempts ?? null,
+      parent_id: input.parent_id ?? null,
+      not_before: input.not_before ?? null,
+      due_at: input.due_at ?? null,
     });
     ctx.emit({
       type: 'task.created',
       subject: row.id,
-      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
+      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...schedule(input), ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
     });
     if (assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: { id: assignee.id, kind: assignee.kind } } });
     return shapeTask(row, ctx.actor, { view: 'compact' });
   },
 });
+
+/** The tree and schedule fields a `task.created` event carries, when set. */
+function schedule(input: { parent_id?: string | undefined; not_before?: Date | undefined; due_at?: Date | undefined }): Record<string, string> {
+  const set: Record<string, string> = {};
+  if (input.parent_id !== undefined) set.parent_id = input.parent_id;
+  if (input.not_before !== undefined) set.not_before = input.not_before.toISOString();
+  if (input.due_at !== undefined) set.due_at = input.due_at.toISOString();
+  return set;
+}

@@ -20,7 +20,7 @@ export const getTask = defineOperation({
   async run(db, ctx, input) {
     const row = await findTask(db, input.id);
     if (!row) throw taskNotFound(input.id);
-    const task = shapeTask(row, ctx.actor, input);
+    const task = shapeTask(row, ctx.actor, { ...input, now: ctx.now });
     // The resume step reads the task: the full view carries what humans said, as a claim does.
     if (input.fields ? input.fields.includes('discussion') : input.view === 'full') task.discussion = (await discussions(db, [row])).get(row.id);
     return task;

@@ -2,11 +2,17 @@ import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { latestEventId } from '../../store/events.ts';
-import { listTasks as listTaskRows } from '../../store/tasks.ts';
+import { listTasks as listTaskRows, searchTermCount, type TaskSearch } from '../../store/tasks.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../store/schema.ts';
+import { BatonError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
 import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
 import { shapeTask } from './task-view.ts';
-import { TASK_FIELDS, taskLabels, taskOutput } from './task-schema.ts';
+import { TASK_FIELDS, taskLabels, taskOutput, taskRef } from './task-schema.ts';
+
+/** Longest `q`, in characters. */
+const SEARCH_MAX = 200;
 
 export const listTasks = defineOperation({
   name: 'tasks_list',
@@ -27,6 +33,8 @@ export const listTasks = defineOperation({
       .optional()
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
+    parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    q: z.string().max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Ranked text search.'),
     cursor: cursorParam,
     limit: limitParam,
     view: viewParam,
@@ -41,21 +49,39 @@ export const listTasks = defineOperation({
     if (input.since) {
       changedAfterSeq = await sinceSeq(db, input.since);
     }
+    const search = input.q === undefined ? undefined : await searchOf(db, input.q, input.cursor);
     const rows = await listTaskRows(db, {
       statuses: input.status,
       labels: input.labels,
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
       blockedReason: input.blocked_reason,
+      parent: input.parent === 'none' ? null : input.parent,
       changedAfterSeq,
-      beforeId: decodeCursor('tasks', input.cursor),
+      beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
       limit: input.limit,
-    });
-    const page = paginate(rows, input.limit, 'tasks', (row) => row.id);
+    }, search);
+    const page = search ? paginate(rows, input.limit, 'task_search', (row) => `${row.search_rank ?? '0'} ${row.id}`) : paginate(rows, input.limit, 'tasks', (row) => row.id);
     return {
-      data: page.rows.map((row) => shapeTask(row, ctx.actor, input, true)),
+      data: page.rows.map((row) => shapeTask(row, ctx.actor, { ...input, now: ctx.now }, true)),
       has_more: page.has_more,
       next_cursor: page.next_cursor,
       sync_cursor: syncCursor,
     };
   },
 });
+
+/**
+ * A search's terms and position. websearch_to_tsquery never fails on syntax, so the only bad query
+ * is one with no terms left (stop words, punctuation): a 400 naming `q`, never an empty page.
+ */
+async function searchOf(db: Kysely<DB>, q: string, cursor: string | undefined): Promise<TaskSearch> {
+  if ((await searchTermCount(db, q)) === 0) {
+    throw new BatonError('invalid_search', `q ${JSON.stringify(q)} has no words to search for once stop words and punctuation are dropped.`, {
+      extra: { errors: [{ pointer: '/q', detail: 'no searchable words', location: 'query' }] },
+    });
+  }
+  const position = decodeCursor('task_search', cursor);
+  if (position === undefined) return { q, after: undefined };
+  const [rank = '0', id = ''] = position.split(' ');
+  return { q, after: { rank, id } };
+}

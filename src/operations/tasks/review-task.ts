@@ -9,6 +9,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
 import { taskId, taskOutput } from './task-schema.ts';
 import { moveLease } from './update-task.ts';
+import { closeChildren } from './task-tree.ts';
 
 export const reviewTask = defineOperation({
   name: 'tasks_review',
@@ -42,6 +43,8 @@ export const reviewTask = defineOperation({
     const comment = input.comment === undefined ? undefined : await postComment(tx, ctx, row, { body: input.comment, artifacts: [], pointer: '/comment' });
     let changes: TaskChanges;
     if (input.decision === 'approve') {
+      // Approval never cancels subtasks: that takes tasks_update with cancel_children.
+      await closeChildren(tx, ctx, row, false);
       changes = { status: 'done', changes_requested_id: null };
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved' } });
     } else {

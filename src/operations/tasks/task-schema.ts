@@ -29,6 +29,33 @@ export const assigneeParam = z
   .regex(new RegExp(idPattern('agt')), 'must be a principal id: agt_ followed by a 26-character ULID')
   .describe('The agent or human the task is for, by id (`agt_…`): only they can claim it.');
 
+/** Trees of subtasks are at most this many levels deep (a top-level task is level 1). */
+export const TREE_DEPTH_MAX = 8;
+
+/** A time a caller sets: RFC 3339 with a zone, years 2000–2999. */
+const TIME = /^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/;
+
+/**
+ * A time a caller sets (`not_before`, `due_at`), checked by a refinement rather than a JSON Schema
+ * pattern: the MCP tool listing has a size budget, and z.iso.datetime()'s pattern is 400 characters.
+ */
+export function timeParam(name: string) {
+  const message = `${name} must be an RFC 3339 time with a zone between the years 2000 and 2999, e.g. 2026-12-01T09:00:00Z`;
+  return z
+    .string()
+    .meta({ format: 'date-time' })
+    .refine((value) => TIME.test(value) && !Number.isNaN(Date.parse(value)), message)
+    .transform((value) => new Date(value));
+}
+
+/** A task id, checked by a refinement (no pattern in the tool listing: see timeParam). */
+export function taskRef(name: string, also?: string) {
+  const pattern = new RegExp(idPattern('tsk'));
+  return z.string().refine((value) => pattern.test(value) || value === also, `${name} must be ${also ? `${also} or ` : ''}a task id: tsk_ followed by a 26-character ULID`);
+}
+
+export const parentParam = taskRef('parent_id');
+
 export const actorRef = z.object({ id: z.string(), kind: z.enum(ACTOR_KINDS) });
 export const holderRef = z.object({ id: z.string(), kind: z.enum(PRINCIPAL_KINDS) });
 
@@ -87,12 +114,18 @@ const fullTask = z.object({
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
   attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
   max_attempts: z.int().nullable().describe("The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS)."),
-  not_before: z.iso.datetime().nullable().describe('Not claimable before this time (back-off after a failed attempt).'),
+  not_before: z.iso.datetime().nullable().describe('Not claimable before this time: scheduled for later, or backing off after a failed attempt.'),
   blocked_reason: z.enum(['attempts_exhausted']).nullable().describe('Set when the server took the task out of the queue: it is in the dead-letter.'),
   failures: z
     .array(z.object({ at: z.iso.datetime(), kind: z.enum(['expired', 'failed']), reason: z.string().nullable(), lease_id: z.string(), holder_id: z.string() }))
     .max(5)
     .describe('The last failed attempts (at most 5), oldest first.'),
+  parent_id: z.string().nullable().describe('The parent task; null: top-level.'),
+  children: z
+    .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<(typeof TASK_STATUSES)[number], z.ZodInt>)
+    .describe('How many live subtasks this task has, by status; list them with GET /api/v1/tasks?parent={id}.'),
+  due_at: z.iso.datetime().nullable().describe('When the task is due; null: no due date.'),
+  overdue: z.boolean().describe('Past due_at and not done or cancelled.'),
   discussion: discussionOutput.optional().describe('On tasks_get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),
 });
 export type Task = z.infer<typeof fullTask>;

@@ -44,8 +44,12 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     not_before: null,
     blocked_reason: null,
     failures: [],
+    parent_id: null,
+    due_at: null,
+    overdue_at: null,
     waiting_on: [],
     artifacts: [],
+    child_counts: {},
     ...over,
   };
 }

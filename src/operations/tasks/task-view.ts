@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { priorityFromRank } from '../../domain/task-priority.ts';
-import { type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
+import { TASK_STATUSES, type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
@@ -12,7 +12,7 @@ import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task, TASK_C
 export type TaskShape = Partial<Task> & Pick<Task, (typeof TASK_CORE)[number]>;
 
 /** Maps a row to the whole API object, with what THIS caller may do next. */
-export function toTask(row: TaskRow, actor: Principal): Task {
+export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
   const status = row.status as TaskStatus;
   return {
     id: row.id,
@@ -40,7 +40,26 @@ export function toTask(row: TaskRow, actor: Principal): Task {
     not_before: row.not_before?.toISOString() ?? null,
     blocked_reason: row.blocked_reason,
     failures: row.failures,
+    parent_id: row.parent_id,
+    children: childCounts(row),
+    due_at: row.due_at?.toISOString() ?? null,
+    overdue: isOverdue(row, now),
   };
+}
+
+function childCounts(row: TaskRow): Task['children'] {
+  const counts = Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as Task['children'];
+  for (const [status, n] of Object.entries(row.child_counts)) if (status in counts) counts[status as TaskStatus] = n;
+  return counts;
+}
+
+/**
+ * Past its due date and still open. Without the reader's clock (a write's answer), the maintenance
+ * pass's mark says it: set when it wrote the task's `task.overdue` event.
+ */
+function isOverdue(row: TaskRow, now: Date | undefined): boolean {
+  if (row.due_at === null || row.status === 'done' || row.status === 'cancelled') return false;
+  return now ? row.due_at <= now : row.overdue_at !== null;
 }
 
 /**
@@ -73,17 +92,26 @@ function leaseSummary(row: TaskRow): Task['lease'] {
 export interface Projection {
   view: 'compact' | 'full';
   fields?: readonly string[] | undefined;
+  /** The reader's time, for `overdue`. */
+  now?: Date | undefined;
 }
 
 /** Applies `fields` (which wins) or `view` to one task; `list` selects the leaner list default. */
 export function shapeTask(row: TaskRow, actor: Principal, projection: Projection, list = false): TaskShape {
   // The default view of a live task, the shape of nearly every single-task answer, is built directly.
   if (!list && !projection.fields && projection.view === 'compact' && !row.deleted_at) return toCompactTask(row, actor);
-  const task = toTask(row, actor);
+  const task = toTask(row, actor, projection.now);
   if (projection.fields) return project(task, projection.fields, TASK_CORE);
   if (projection.view === 'full') return task;
   // Compact views name a tombstone as such; a live task does not carry the null.
-  return project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS, TASK_CORE);
+  const shaped = project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS, TASK_CORE);
+  if (list) {
+    // The tree and the schedule, only where set: most tasks have neither, and pages stay lean.
+    if (task.parent_id !== null) shaped.parent_id = task.parent_id;
+    if (task.due_at !== null) shaped.due_at = task.due_at;
+    if (task.overdue) shaped.overdue = true;
+  }
+  return shaped;
 }
 
 const COMPACT_TOMBSTONE = [...COMPACT_FIELDS, 'deleted_at'] as const;

@@ -16,7 +16,8 @@ import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
-import { blockedBy, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle } from './task-schema.ts';
+import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
+import { checkParent, closeChildren } from './task-tree.ts';
 import type { Tx } from '../../store/connection.ts';
 
 const updateInput = z
@@ -29,8 +30,12 @@ const updateInput = z
     blocked_by: blockedBy.optional(),
     status: taskStatus.optional(),
     lease_epoch: z.int().min(1).optional().describe('Your lease\'s fencing epoch, on a task you hold: a stale one is refused with lease_expired.'),
+    parent_id: parentParam.nullable().optional(),
+    not_before: timeParam('not_before').nullable().optional(),
+    due_at: timeParam('due_at').nullable().optional(),
+    cancel_children: z.boolean().optional().describe('With status done.'),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch'), 'send at least one of title, description, priority, labels, blocked_by, status');
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at');
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
@@ -52,11 +57,13 @@ export const updateTask = defineOperation({
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
     if (input.blocked_by) await checkBlockers(tx, row.id, input.blocked_by);
+    if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
     const changes = diff(row, input);
     // Nothing differs: no write, no event, no new version.
     if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
+    if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
     const lease = changes.status === undefined ? { changes: {} } : await moveLease(tx, ctx, row, changes.status as TaskStatus);
     const updated = await updateTaskRow(
       tx,
@@ -188,6 +195,10 @@ function diff(row: TaskRow, input: UpdateInput): TaskChanges {
   if (input.labels !== undefined && input.labels.join('\n') !== row.labels.join('\n')) changes.labels = input.labels;
   if (input.blocked_by !== undefined && input.blocked_by.join('\n') !== row.blocked_by.join('\n')) changes.blocked_by = input.blocked_by;
   if (input.status !== undefined && input.status !== row.status) changes.status = input.status;
+  if (input.parent_id !== undefined && input.parent_id !== row.parent_id) changes.parent_id = input.parent_id;
+  if (input.not_before !== undefined && input.not_before?.getTime() !== row.not_before?.getTime()) changes.not_before = input.not_before;
+  // A new due date gets its own overdue event.
+  if (input.due_at !== undefined && input.due_at?.getTime() !== row.due_at?.getTime()) Object.assign(changes, { due_at: input.due_at, overdue_at: null });
   return changes;
 }
 
@@ -195,6 +206,7 @@ function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges): 
   const { status, ...fields } = changes;
   const fieldChanges: Record<string, { from: unknown; to: unknown }> = {};
   for (const [field, to] of Object.entries(fields)) {
+    if (field === 'overdue_at') continue;
     const from = row[field as keyof TaskRow];
     fieldChanges[field] = field === 'priority' ? { from: priorityFromRank(from as number), to: priorityFromRank(to as number) } : { from, to };
   }

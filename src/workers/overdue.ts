@@ -1,0 +1,42 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import type { Ids } from '../ids.ts';
+import { appendEvents } from '../store/events.ts';
+import type { DB } from '../store/schema.ts';
+import { markOverdue } from '../store/task-tree.ts';
+
+const BATCH = 100;
+
+/**
+ * One pass: each open task past its due date gets one `task.overdue` event by the system actor,
+ * marked and written in one transaction per batch. Safe on any number of instances at once: the
+ * instance that marks a task writes its event; the others skip the locked or marked row.
+ */
+export async function flagOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ overdue: number }> {
+  let overdue = 0;
+  for (;;) {
+    const marked = await db.transaction().execute(async (tx) => {
+      const now = deps.clock.now();
+      const due = await markOverdue(tx, now, BATCH);
+      await appendEvents(
+        tx,
+        due.map((task) => ({
+          id: deps.ids.make('evt'),
+          type: 'task.overdue' as const,
+          subject: task.id,
+          actor_id: SYSTEM_ACTOR.id,
+          actor_kind: SYSTEM_ACTOR.kind,
+          token_id: null,
+          machine: null,
+          idempotency_key: null,
+          data: { due_at: task.due_at.toISOString() },
+          created_at: now,
+        })),
+      );
+      return due.length;
+    });
+    overdue += marked;
+    if (marked < BATCH) return { overdue };
+  }
+}
