@@ -32,6 +32,8 @@ const schema = z.object({
   BATON_LEASE_TTL_MAX_S: seconds.default(3600),
   BATON_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
   BATON_ARTIFACT_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(25 * 1024 * 1024),
+  BATON_UPLOADS_PER_INSTANCE: z.coerce.number().int().min(1).max(1000).default(2),
+  BATON_UPLOADS_PER_TOKEN: z.coerce.number().int().min(1).max(1000).default(1),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   AUTH_WEBHOOK_SECRET: z
     .string()
@@ -78,6 +80,11 @@ export interface Config {
   readonly sweepIntervalMs: number;
   /** The largest artifact accepted, in bytes (decoded); past it 413. */
   readonly artifactMaxBytes: number;
+  /**
+   * Artifact uploads (bodies past `bodyLimitBytes`) one instance reads at once, and one token sends at
+   * once: each may hold ~5 copies of its body in memory, so these bound the memory uploads take.
+   */
+  readonly uploads: { readonly perInstance: number; readonly perToken: number };
   /** Signing secret of the payment provider's webhook (`whsec_…`); unset: /webhooks/payments answers 503. */
   readonly stripeWebhookSecret: string | undefined;
   /** Svix signing secret of the auth provider's webhook (`whsec_…`); unset: /webhooks/auth answers 503. */
@@ -121,6 +128,8 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_LEASE_TTL_MAX_S: '3600',
   BATON_SWEEP_INTERVAL_MS: '1000',
   BATON_ARTIFACT_MAX_BYTES: '26214400',
+  BATON_UPLOADS_PER_INSTANCE: '2',
+  BATON_UPLOADS_PER_TOKEN: '1',
   STRIPE_WEBHOOK_SECRET: 'whsec_… from the Stripe dashboard',
   AUTH_WEBHOOK_SECRET: 'whsec_… from the auth provider (Svix)',
   CRON_SECRET: 'the output of `openssl rand -hex 32`',
@@ -174,6 +183,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     leaseTtl: Object.freeze({ defaultS: e.BATON_LEASE_TTL_DEFAULT_S, minS: e.BATON_LEASE_TTL_MIN_S, maxS: e.BATON_LEASE_TTL_MAX_S }),
     sweepIntervalMs: e.BATON_SWEEP_INTERVAL_MS,
     artifactMaxBytes: e.BATON_ARTIFACT_MAX_BYTES,
+    uploads: Object.freeze({ perInstance: e.BATON_UPLOADS_PER_INSTANCE, perToken: e.BATON_UPLOADS_PER_TOKEN }),
     stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
     authWebhookSecret: e.AUTH_WEBHOOK_SECRET,
     cronSecret: e.CRON_SECRET,

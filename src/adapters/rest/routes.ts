@@ -6,6 +6,7 @@ import type { Service } from '../../service/service.ts';
 import type { Outcome } from '../../service/execute.ts';
 import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 import { registerStreamRoute } from './stream-route.ts';
+import { uploadSlots } from './upload-slots.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -29,6 +30,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
   const readable = new Set(
     service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
   );
+  const takeUploadSlot = uploadSlots(service.config);
   for (const operation of service.operations) {
     if (operation.kind === 'stream') {
       registerStreamRoute(app, service, operation, routeUrl(operation));
@@ -38,7 +40,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
     app.route({
       method: operation.http.method,
       url: routeUrl(operation),
-      ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes) } : {}),
+      ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes), onRequest: takeUploadSlot } : {}),
       handler: async (request, reply) => {
         const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
         const outcome = await service.execute(operation, restInput(operation, inPath, request), {

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { Updateable } from 'kysely';
 import { latestSeq } from '../../store/events.ts';
 import type { WebhooksTable } from '../../store/schema.ts';
-import { findWebhook, lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webhooks.ts';
+import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webhooks.ts';
 import { resolveDestination } from '../../webhook-destination.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { eventTypeFilter, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookUrl } from './webhook-schema.ts';
+import { eventTypeFilter, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget, webhookUrl } from './webhook-schema.ts';
 
 export const updateWebhook = defineOperation({
   name: 'webhooks_update',
@@ -21,11 +21,7 @@ export const updateWebhook = defineOperation({
     .refine((i) => Object.keys(i).length > 1, 'send at least one of url, event_types, enabled'),
   output: webhookOutput,
   version: (webhook) => webhook.version,
-  async approvalTarget(db, input) {
-    const row = await findWebhook(db, input.id);
-    if (!row) throw webhookNotFound(input.id);
-    return { id: row.id, version: row.version };
-  },
+  approvalTarget: webhookTarget,
   async run(tx, ctx, input) {
     const row = await lockWebhook(tx, input.id);
     if (!row) throw webhookNotFound(input.id);
