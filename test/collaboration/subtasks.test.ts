@@ -119,6 +119,8 @@ describe('subtasks', () => {
     // Approval through review is refused the same way.
     expectProblem(await t.request('POST', `/api/v1/tasks/${parent.id}/review`, { body: { decision: 'approve' } }), 409, 'children_open');
 
+    const alone = expectProblem(await patch(parent.id, { title: 'renamed', cancel_children: true }), 400, 'validation_failed');
+    expect(alone.errors).toEqual([expect.objectContaining({ pointer: '/cancel_children' })]);
     const done = await patch(parent.id, { status: 'done', cancel_children: true });
     expect(done.status, done.body).toBe(200);
     expect((await full(parent.id)).children).toMatchObject({ done: 1, cancelled: 1, todo: 0 });

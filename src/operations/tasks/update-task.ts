@@ -35,7 +35,8 @@ const updateInput = z
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at');
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at')
+  .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
