@@ -13,8 +13,10 @@ ALTER TABLE tasks
 
 -- A parent's children and their counts by status.
 CREATE INDEX tasks_parent ON tasks (parent_id, status) WHERE parent_id IS NOT NULL;
--- The overdue pass: open tasks past due whose event is not written yet.
-CREATE INDEX tasks_due ON tasks (due_at) WHERE due_at IS NOT NULL AND overdue_at IS NULL;
+-- The overdue pass: open tasks with a due date whose event is not written yet (closed ones
+-- leave the index, so the pass never rereads them; the predicate is the pass's own filter).
+CREATE INDEX tasks_due ON tasks (due_at)
+  WHERE due_at IS NOT NULL AND overdue_at IS NULL AND deleted_at IS NULL AND status NOT IN ('done', 'cancelled');
 CREATE INDEX tasks_search ON tasks USING gin (search_doc);
 
 ALTER TABLE comments

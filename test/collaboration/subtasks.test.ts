@@ -119,6 +119,8 @@ describe('subtasks', () => {
     // Approval through review is refused the same way.
     expectProblem(await t.request('POST', `/api/v1/tasks/${parent.id}/review`, { body: { decision: 'approve' } }), 409, 'children_open');
 
+    const alone = expectProblem(await patch(parent.id, { title: 'renamed', cancel_children: true }), 400, 'validation_failed');
+    expect(alone.errors).toEqual([expect.objectContaining({ pointer: '/cancel_children' })]);
     const done = await patch(parent.id, { status: 'done', cancel_children: true });
     expect(done.status, done.body).toBe(200);
     expect((await full(parent.id)).children).toMatchObject({ done: 1, cancelled: 1, todo: 0 });
@@ -200,5 +202,20 @@ describe('over MCP and GraphQL', () => {
     );
     expect(res.errors, JSON.stringify(res.errors)).toBeUndefined();
     expect(res.data).toEqual({ task: { children: { todo: 1, done: 0 } }, tasks: { data: [{ id: child.id, parent_id: parent.id }] } });
+  });
+
+  it('GraphQL schedules a task (not_before, due_at) and reads it back overdue once its due date passes', async () => {
+    const made = await graphql<{ createTask: { id: string } }>(t, 'mutation ($due: String, $nb: String) { createTask(title: "gql scheduled", due_at: $due, not_before: $nb) { id } }', {
+      variables: { due: later(30), nb: later(10) },
+    });
+    expect(made.errors, JSON.stringify(made.errors)).toBeUndefined();
+    const id = made.data?.createTask.id ?? '';
+    const due = later(30);
+    advance(31);
+    const read = await graphql<{ task: { due_at: string; overdue: boolean; not_before: string } }>(t, 'query ($id: ID!) { task(id: $id) { due_at overdue not_before } }', { variables: { id } });
+    expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
+    expect(read.data?.task).toMatchObject({ due_at: due, overdue: true });
+    const bad = await graphql(t, 'mutation { createTask(title: "x", due_at: "soon") { id } }');
+    expect(bad.errors?.[0]?.extensions).toMatchObject({ code: 'validation_failed' });
   });
 });

@@ -47,6 +47,12 @@ export interface Task {
   deleted_at?: string | null;
   artifacts?: ArtifactRef[];
   artifact?: ArtifactRef | null;
+  /** Subtasks (spec/collaboration.md#subtasks): on list items only when set. */
+  parent_id?: string | null;
+  children?: Record<Status, number>;
+  due_at?: string | null;
+  overdue?: boolean;
+  not_before?: string | null;
 }
 
 export interface BatonEvent {

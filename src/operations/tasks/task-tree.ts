@@ -10,7 +10,7 @@ import { TREE_DEPTH_MAX } from './task-schema.ts';
  * Checks that `parentId` may become the parent of task `id` (undefined for a task being created):
  * an existing task, not the task itself, not one of its descendants, and the tree no deeper than
  * TREE_DEPTH_MAX. Holds the tree lock to the end of the transaction, so concurrent moves cannot
- * make a cycle between them.
+ * make a cycle between them (an update takes it before locking its task, to keep one lock order).
  */
 export async function checkParent(tx: Tx, id: string | undefined, parentId: string): Promise<void> {
   if (id === parentId) throw new BatonError('parent_self', `Task ${id} cannot be its own parent.`, { extra: { errors: [{ pointer: '/parent_id', detail: 'a task cannot be its own parent', location: 'body' }] } });

@@ -18,6 +18,7 @@ import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
+import { lockTaskTree } from '../../store/task-tree.ts';
 import type { Tx } from '../../store/connection.ts';
 
 const updateInput = z
@@ -35,7 +36,8 @@ const updateInput = z
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at');
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at')
+  .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
 type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
@@ -51,6 +53,9 @@ export const updateTask = defineOperation({
   output: taskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
+    // A move in the tree, or a move to done (which may cancel subtasks), takes the tree lock before
+    // any task row: two such writes locking each other's rows in opposite orders would deadlock.
+    if (input.parent_id || input.status === 'done') await lockTaskTree(tx);
     const row = await lockTask(tx, input.id);
     if (!row) throw taskNotFound(input.id);
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);

@@ -82,11 +82,16 @@ export function Board() {
   const [query, setQuery] = useState('');
   const [priority, setPriority] = useState<Priority | ''>('');
   const [label, setLabel] = useState('');
+  const search = useSearch();
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
   const labels = useMemo(() => [...new Set(all.flatMap((t) => t.labels))].sort(), [all]);
   const shown = all.filter(
-    (t) => (!query || t.title.toLowerCase().includes(query.toLowerCase())) && (!priority || t.priority === priority) && (!label || t.labels.includes(label)),
+    (t) =>
+      (!query || t.title.toLowerCase().includes(query.toLowerCase())) &&
+      (!priority || t.priority === priority) &&
+      (!label || t.labels.includes(label)) &&
+      (!search.matches || search.matches.has(t.id)),
   );
   const columns = STATUSES.map((status) => ({ status, tasks: shown.filter((t) => t.status === status).sort(byPriorityThenRecent) }));
   const drop = (status: Status, event: DragEvent) => {
@@ -126,6 +131,29 @@ export function Board() {
           )}
         </form>
       </div>
+      <form
+        class="filters text-search"
+        role="search"
+        aria-label="Search tasks"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void search.run();
+        }}
+      >
+        <input type="search" aria-label="Search titles, descriptions and comments" placeholder="Search titles, descriptions and comments" value={search.text} onInput={(e) => search.setText(e.currentTarget.value)} />
+        <button type="submit">Search</button>
+        {search.matches && (
+          <>
+            <span class="muted" role="status">
+              {search.matches.size === 0 ? 'No matches' : `${search.matches.size} match${search.matches.size === 1 ? '' : 'es'}`}
+            </span>
+            <button type="button" class="button-quiet" onClick={search.clear}>
+              Clear search
+            </button>
+          </>
+        )}
+      </form>
+      {search.problem && <ProblemNotice problem={search.problem} />}
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
       <div class="board">
         {columns.map((column) => (
@@ -157,4 +185,31 @@ export function Board() {
       </div>
     </section>
   );
+}
+
+/**
+ * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search): the best 100
+ * matches' ids, which the board then shows in its columns as it shows any filter.
+ */
+function useSearch() {
+  const [text, setText] = useState('');
+  const [matches, setMatches] = useState<Set<string> | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const run = async () => {
+    setProblem(null);
+    if (!text.trim()) return setMatches(null);
+    try {
+      const page = await get<Page<{ id: string }>>(`/tasks?q=${encodeURIComponent(text)}&limit=100&fields=id`);
+      setMatches(new Set(page.data.map((t) => t.id)));
+    } catch (error) {
+      setMatches(null);
+      setProblem(error instanceof ApiProblem ? error.problem : null);
+    }
+  };
+  const clear = () => {
+    setText('');
+    setMatches(null);
+    setProblem(null);
+  };
+  return { text, setText, matches, problem, run, clear };
 }

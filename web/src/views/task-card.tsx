@@ -60,6 +60,12 @@ export function TaskCard({ task, now, busy, onMove }: { task: Task; now: number;
           <span class={Date.parse(task.lease.expires_at) < now ? 'lease-time lease-expired' : 'lease-time'}>{timeLeft(task.lease.expires_at, now)}</span>
         </p>
       )}
+      {task.overdue && <p class="overdue">Overdue</p>}
+      {task.parent_id && (
+        <p class="subtask-of">
+          Subtask of <a href={`/tasks/${task.parent_id}`}>parent</a>
+        </p>
+      )}
       {task.waiting_on.length > 0 && <p class="waiting">Waiting on {task.waiting_on.length} task{task.waiting_on.length > 1 ? 's' : ''}</p>}
       <MoveSelect task={task} onMove={onMove} disabled={busy} />
     </article>

@@ -12,6 +12,7 @@ import { MoveSelect } from './task-card.tsx';
 import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
 import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
+import { SubtasksPanel } from './subtasks.tsx';
 
 function artifactsOf(task: Task): ArtifactRef[] {
   return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
@@ -112,6 +113,7 @@ export function TaskPage({ id }: { id: string }) {
           <ReviewPanel task={task} onChanged={setTask} />
           <AttemptsPanel task={task} onChanged={setTask} />
           <AssigneePanel task={task} onChanged={setTask} />
+          <SubtasksPanel task={task} />
           <section class="card">
             <h2>Lease</h2>
             {task.lease ? (
@@ -150,6 +152,21 @@ export function TaskPage({ id }: { id: string }) {
               )}
               <dt>Updated</dt>
               <dd>{exact(task.updated_at)}</dd>
+              {task.due_at && (
+                <>
+                  <dt>Due</dt>
+                  <dd class={task.overdue ? 'overdue' : ''}>
+                    {exact(task.due_at)}
+                    {task.overdue ? ' (overdue)' : ''}
+                  </dd>
+                </>
+              )}
+              {task.not_before && Date.parse(task.not_before) > now && (
+                <>
+                  <dt>Not before</dt>
+                  <dd>{exact(task.not_before)}</dd>
+                </>
+              )}
               {task.blocked_by && task.blocked_by.length > 0 && (
                 <>
                   <dt>Blocked by</dt>

@@ -1,0 +1,61 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrowserHarness, startBrowser } from './browser.ts';
+
+const WAIT = { timeout: 15_000 };
+
+describe('subtasks, due dates and search in the web app', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  const ids: Record<string, string> = {};
+
+  const create = async (body: Record<string, unknown>) => {
+    const res = await h.t.request('POST', '/api/v1/tasks', { body });
+    if (res.status !== 201) throw new Error(`create: ${res.status} ${res.body}`);
+    return res.json<{ id: string }>().id;
+  };
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    ids.parent = await create({ title: 'Ship the release' });
+    ids.child = await create({ title: 'Write the changelog', parent_id: ids.parent, due_at: '2020-01-01T00:00:00Z' });
+    ids.other = await create({ title: 'Tag the build', parent_id: ids.parent });
+    await h.t.request('POST', `/api/v1/tasks/${ids.other}/comments`, { body: { body: 'Needs the signing key from the vault.' } });
+    page = await h.context.newPage();
+    await page.goto(h.base);
+    await page.fill('#token', h.t.adminToken);
+    await page.click('button[type=submit]');
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('marks overdue subtasks on the board, and searches titles, descriptions and comments on the server', async () => {
+    const card = page.locator(`[data-task-id="${ids.child}"]`);
+    await card.locator('.overdue', { hasText: 'Overdue' }).waitFor(WAIT);
+    expect(await card.locator('.subtask-of a').getAttribute('href')).toBe(`/tasks/${ids.parent}`);
+
+    await page.getByLabel('Search titles, descriptions and comments').fill('signing keys');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: '1 match' }).waitFor(WAIT);
+    expect(await page.locator('[data-task-id]').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-task-id')))).toEqual([ids.other]);
+    await page.getByRole('button', { name: 'Clear search' }).click();
+    await page.locator(`[data-task-id="${ids.parent}"]`).waitFor(WAIT);
+
+    await page.getByLabel('Search titles, descriptions and comments').fill('the');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.locator('.problem, [role=alert]').filter({ hasText: /search/i }).first().waitFor(WAIT);
+  });
+
+  it('shows a parent its subtasks by status, and a subtask its parent', async () => {
+    await page.goto(`${h.base}/tasks/${ids.parent}`);
+    const panel = page.locator('.subtasks');
+    await panel.getByRole('heading', { name: 'Subtasks' }).waitFor(WAIT);
+    await panel.locator('.child-count', { hasText: '2' }).waitFor(WAIT);
+    await panel.getByRole('link', { name: 'Write the changelog' }).waitFor(WAIT);
+    await panel.getByRole('link', { name: 'Tag the build' }).click();
+    await page.getByRole('heading', { name: 'Tag the build' }).waitFor(WAIT);
+    await page.locator('.parent-link').getByRole('link', { name: 'Ship the release' }).waitFor(WAIT);
+  });
+});

@@ -1,0 +1,49 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, getAll } from '../api.ts';
+import { StatusBadge } from '../components.tsx';
+import { STATUS_LABEL } from '../format.ts';
+import { STATUSES, type Task } from '../types.ts';
+
+/** The task's place in its tree: a link to its parent, its subtasks' counts by status, and the subtasks. */
+export function SubtasksPanel({ task }: { task: Task }) {
+  const [parent, setParent] = useState<Task | null>(null);
+  const [children, setChildren] = useState<Task[]>([]);
+  const total = STATUSES.reduce((n, s) => n + (task.children?.[s] ?? 0), 0);
+  useEffect(() => {
+    setParent(null);
+    if (task.parent_id) get<Task>(`/tasks/${task.parent_id}?fields=title,status`).then(setParent, () => undefined);
+  }, [task.parent_id]);
+  useEffect(() => {
+    if (total === 0) return setChildren([]);
+    getAll<Task>(`/tasks?parent=${task.id}`).then((res) => setChildren(res.data), () => undefined);
+  }, [task.id, task.version, total]);
+  if (!task.parent_id && total === 0) return null;
+  return (
+    <section class="card subtasks" aria-labelledby="subtasks-title">
+      <h2 id="subtasks-title">Subtasks</h2>
+      {task.parent_id && (
+        <p class="parent-link">
+          Part of <a href={`/tasks/${task.parent_id}`}>{parent?.title ?? task.parent_id}</a>
+        </p>
+      )}
+      {total > 0 && (
+        <>
+          <p class="child-counts" aria-label="Subtasks by status">
+            {STATUSES.filter((s) => (task.children?.[s] ?? 0) > 0).map((s) => (
+              <span key={s} class="child-count">
+                {STATUS_LABEL[s]}: {task.children?.[s]}
+              </span>
+            ))}
+          </p>
+          <ul class="children">
+            {children.map((child) => (
+              <li key={child.id}>
+                <StatusBadge status={child.status} /> <a href={`/tasks/${child.id}`}>{child.title}</a>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
