@@ -9,7 +9,7 @@ export const agentId = z.string().regex(new RegExp(idPattern('agt')), 'must be a
 export const tokenId = z.string().regex(new RegExp(idPattern('tok')), 'must be a token id: tok_ followed by a 26-character ULID');
 export const scopeList = z.array(z.enum(SCOPES)).max(SCOPES.length).refine((s) => new Set(s).size === s.length, 'scopes must not repeat');
 export const agentName = z.string().trim().min(1).max(100);
-export const machineLabel = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'machine labels are 1–64 letters, digits and . _ : -');
+export const machineLabel = z.string().trim().max(64, 'machine labels are at most 64 characters').regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'machine labels are 1–64 letters, digits and . _ : -');
 
 export const agentOutput = z.object({
   id: z.string(),

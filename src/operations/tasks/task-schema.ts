@@ -18,7 +18,7 @@ export const taskDescription = z
   .string()
   .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; put longer text in an artifact (POST /api/v1/artifacts with this task's task_id) and keep a summary here`);
 export const taskLabels = z
-  .array(z.string().regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
+  .array(z.string().max(50, 'labels are at most 50 characters').regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
   .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
 
