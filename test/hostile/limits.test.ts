@@ -1,7 +1,10 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inputLimits } from '../../src/adapters/limits-table.ts';
+import { DELIVERY_ATTEMPTS_MAX, loadConfig } from '../../src/config.ts';
+import { OPERATIONS_MAX } from '../../src/operations/define-operation.ts';
 import { operations } from '../../src/operations/index.ts';
+import { TASK_ARTIFACTS_MAX } from '../../src/operations/tasks/task-schema.ts';
 import { startTestServer, type Response, type TestServer } from '../harness.ts';
 import { fetchDocument, type OpenApiDocument, type OpenApiOperation } from '../openapi/openapi-document.ts';
 import { expectProblem } from '../rest/fixtures.ts';
@@ -57,6 +60,28 @@ describe('every input has a documented maximum', () => {
       expect(row, op.operationId).toBeDefined();
       for (const limit of limits) expect(row, `${op.operationId} ${limit.name}`).toContain(`${limit.location} \`${limit.name}\`: ${limit.bound}`);
     }
+  });
+
+  it('every list in every answer has a maximum, and the registry fits the operation-list bound', () => {
+    const unbounded: string[] = [];
+    const walk = (schema: Schema | undefined, where: string) => {
+      if (!schema) return;
+      if (schema.type === 'array' && schema.maxItems === undefined) unbounded.push(where);
+      for (const s of schema.anyOf ?? []) walk(s, where);
+      walk(schema.items, `${where}[]`);
+      for (const [name, s] of Object.entries(schema.properties ?? {})) walk(s, `${where}.${name}`);
+    };
+    for (const { op } of registryOperations()) {
+      for (const [status, response] of Object.entries(op.responses)) walk(response.content?.['application/json']?.schema as Schema | undefined, `${op.operationId} ${status} `);
+    }
+    expect(unbounded).toEqual([]);
+    expect(operations.length).toBeLessThanOrEqual(OPERATIONS_MAX);
+  });
+
+  it('a webhook retry schedule of 20 attempts is taken, 21 refused at start', () => {
+    const schedule = (n: number) => Array.from({ length: n }, () => '1').join(',');
+    expect(loadConfig({ BATON_WEBHOOK_RETRY_SCHEDULE: schedule(DELIVERY_ATTEMPTS_MAX) }).webhookRetryScheduleMs).toHaveLength(DELIVERY_ATTEMPTS_MAX);
+    expect(() => loadConfig({ BATON_WEBHOOK_RETRY_SCHEDULE: schedule(DELIVERY_ATTEMPTS_MAX + 1) })).toThrow(/BATON_WEBHOOK_RETRY_SCHEDULE/);
   });
 
   it('every list answer is a page of at most 100', () => {
@@ -173,6 +198,16 @@ describe('each bound at its maximum and one past it', () => {
     expect((await t.request('POST', '/api/v1/artifacts', { body: { content: 'b'.repeat(ARTIFACT_LIMIT) } })).status).toBe(201);
     expectProblem(await t.request('POST', '/api/v1/artifacts', { body: { content: 'b'.repeat(ARTIFACT_LIMIT + 1) } }), 413, 'payload_too_large');
   });
+
+  it(`a task's artifacts: ${TASK_ARTIFACTS_MAX} attached, one more refused with 409 conflict_state`, async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'many artifacts' } })).json<{ id: string }>();
+    for (let i = 0; i < TASK_ARTIFACTS_MAX; i += 1) {
+      expect((await t.request('POST', '/api/v1/artifacts', { body: { content: `part ${i}`, task_id: task.id } })).status).toBe(201);
+    }
+    expectProblem(await t.request('POST', '/api/v1/artifacts', { body: { content: 'one more', task_id: task.id } }), 409, 'conflict_state');
+    const read = await t.request('GET', `/api/v1/tasks/${task.id}?fields=artifacts`);
+    expect(read.json<{ artifacts: unknown[] }>().artifacts).toHaveLength(TASK_ARTIFACTS_MAX);
+  }, 60_000);
 
   it('a path parameter: 100 characters reach validation, 101 are 414', async () => {
     const at = expectProblem(await t.request('GET', `/api/v1/tasks/tsk_${'A'.repeat(96)}`), 400, 'invalid_parameter');
