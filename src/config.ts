@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { isWellFormedToken } from './tokens.ts';
 
+
+/** Attempts one webhook delivery may make: a delivery lists them all, so the list is bounded. */
+export const DELIVERY_ATTEMPTS_MAX = 20;
 const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().int().positive();
 
@@ -45,6 +48,7 @@ const schema = z.object({
   BATON_WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds, the first attempt first')
+    .refine((s) => s.split(',').length <= DELIVERY_ATTEMPTS_MAX, `at most ${DELIVERY_ATTEMPTS_MAX} attempts`)
     .default('0,5,300,1800,7200,18000,36000,36000'),
   BATON_WEBHOOK_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
   BATON_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),

@@ -240,9 +240,9 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
   },
   invalid_precondition: {
     status: 400,
-    title: 'Malformed If-Match',
+    title: 'Malformed If-Match or If-None-Match',
     retryable: false,
-    hint: 'Send `If-Match` as the ETag from your last read, for example `"3"`; weak tags (W/) never match.',
+    hint: 'Send `If-Match` as the ETag from your last read, for example `"3"` (at most 256 characters, as is `If-None-Match`); weak tags (W/) never match.',
     docs: '/spec/api.md#concurrency',
   },
   conflict_version: {

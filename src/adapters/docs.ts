@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { ERROR_CODES, ERRORS, BatonError, type ErrorCode } from '../errors.ts';
 import { TASK_STATUSES, TRANSITIONS, transitionGuard, transitionVia } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
+import { limitsTable } from './limits-table.ts';
+import { buildOpenApi } from './rest/openapi.ts';
 import { sendProblem } from './rest/problem.ts';
 import { API_PREFIX } from './rest/routes.ts';
 
@@ -20,6 +22,7 @@ export async function loadSpecPages(service: Service): Promise<ReadonlyMap<strin
     'state-machine': stateMachineTable(),
     operations: operationsTable(service),
     errors: errorsTable(),
+    limits: limitsTable(buildOpenApi(service.operations, service.baseUrl), new Set(service.operations.map((op) => op.name))),
   };
   const pages = new Map<string, string>();
   for (const file of (await readdir(SPEC_DIR)).filter((f) => f.endsWith('.md'))) {

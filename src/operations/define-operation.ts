@@ -164,6 +164,9 @@ export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType =
 export type CallableOperation = ReadOperation<z.ZodObject, z.ZodType> | WriteOperation<z.ZodObject, z.ZodType>;
 
 /** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. Keeps its kind in the type. */
+/** The registry's bound: whoami's lists and an allowlist hold at most this many operations (test/openapi/manifest.test.ts holds the registry below it). */
+export const OPERATIONS_MAX = 100;
+
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: ReadOperation<I, O>): ReadOperation<I, O>;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: WriteOperation<I, O>): WriteOperation<I, O>;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: StreamOperation<I, O>): StreamOperation<I, O>;

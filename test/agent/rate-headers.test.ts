@@ -33,4 +33,19 @@ describe('every /api/v1 response made with a token carries the RateLimit fields'
     expect(unsupported.status).toBe(415);
     expect(unsupported.headers.ratelimit).toMatch(BUDGET);
   });
+
+  it('a 404, 405, 414 and a bad path refused by the router before any route ran', async () => {
+    for (const [method, url, status] of [
+      ['GET', '/api/v1/nothing-here', 404],
+      ['PUT', '/api/v1/tasks', 405],
+      ['GET', `/api/v1/tasks/tsk_${'A'.repeat(200)}`, 414],
+      ['GET', '/api/v1/tasks/%E0%A4%A', 400],
+    ] as const) {
+      const res = await t.request(method, url);
+      expect(res.status, url).toBe(status);
+      expect(res.headers.ratelimit, `${method} ${url}`).toMatch(BUDGET);
+    }
+    const refused = await t.request('GET', '/api/v1/nothing-here', { token: 'bat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA000000' });
+    expect(refused.headers.ratelimit).toBeUndefined();
+  });
 });

@@ -96,7 +96,10 @@ it(`answers ${REQUESTS} generated hostile requests with no 5xx, only problem doc
     const request = fuzzRequest(route, r, known);
     const res = await t.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.payload !== undefined ? { payload: request.payload } : {}) });
     statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
-    const problem = fault(route.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.body);
+    let problem = fault(route.path, res.statusCode, String(res.headers['content-type'] ?? ''), res.body);
+    // Every /api/v1 answer to a request made with a good token says the budget (spec/api.md, Rate limits).
+    const tokened = [known.token, known.agentToken].some((token) => request.headers.authorization === `Bearer ${token}`);
+    if (!problem && tokened && request.url.startsWith('/api/v1') && res.statusCode !== 401 && !res.headers.ratelimit) problem = `status ${res.statusCode} without the RateLimit fields`;
     if (problem) failures.push(`#${i} ${route.method} ${route.path}: ${problem}\n  request: ${show(request)}\n  answer: ${res.body.slice(0, 500)}`);
   }
   const seconds = (performance.now() - started) / 1000;

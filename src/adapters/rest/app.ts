@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { BatonError, toBatonError } from '../../errors.ts';
 import { rateLimitHeaders } from '../../service/authenticate.ts';
@@ -31,6 +31,17 @@ const MAX_PARAM_LENGTH = 100;
 /** The request line plus headers (Node's default); past it: 431 headers_too_large. */
 const MAX_HEADER_BYTES = 16 * 1024;
 
+/**
+ * For a request refused before any route counted it (by the router, as not found, or while reading
+ * its body): count it now and say the budget, as every /api/v1 answer to a request made with a
+ * token does. A token that is refused gets no fields (a 401 is not counted). Never rejects.
+ */
+async function sayBudget(service: Service, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (!request.headers.authorization || !request.url.startsWith(API_PREFIX)) return;
+  const caller = await service.authenticate(request.headers.authorization).catch(() => undefined);
+  if (caller) reply.headers(rateLimitHeaders(caller.budget));
+}
+
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
 export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
   // Fastify types its instance by the logger it is given; it needs only the base logger.
@@ -44,7 +55,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     requestIdHeader: false,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: frameworkErrors(service.baseUrl),
+    frameworkErrors: frameworkErrors(service.baseUrl, (request, reply) => sayBudget(service, request, reply)),
     clientErrorHandler: clientErrorHandler(service.baseUrl),
     // Node's default, stated: the request line and headers together (past it: 431 headers_too_large).
     http: { maxHeaderSize: MAX_HEADER_BYTES },
@@ -84,17 +95,14 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     const failure = fromFastifyError(error);
     // A BatonError was already reported where it was made; anything else is a bug worth a log line.
     if (!(error instanceof BatonError) && failure.code === 'internal') request.log.error({ err: error }, 'unhandled error');
-    // Refused before the handler ran (the body: 400, 413, 415), so not yet counted: count it now and
-    // say the budget, as every /api/v1 response made with a token does. A bad token is not this problem.
-    if (!(error instanceof BatonError) && request.headers.authorization && request.url.startsWith(API_PREFIX)) {
-      const caller = await service.authenticate(request.headers.authorization).catch(() => undefined);
-      if (caller) reply.headers(rateLimitHeaders(caller.budget));
-    }
+    // Refused before the handler ran (the body: 400, 413, 415), so not yet counted.
+    if (!(error instanceof BatonError)) await sayBudget(service, request, reply);
     return sendProblem(reply, failure, service.baseUrl, request.id);
   });
 
   const allowed = methodsByPath(service);
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
+    await sayBudget(service, request, reply);
     const path = request.url.split('?')[0] ?? '';
     const methods = allowed.filter(([pattern]) => pattern.test(path)).map(([, method]) => method);
     if (methods.length > 0) {

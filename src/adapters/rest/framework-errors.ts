@@ -6,9 +6,9 @@ import { PROBLEM_TYPE, sendProblem } from './problem.ts';
 /**
  * Fastify's `frameworkErrors`: what the router refuses before any route runs (bad
  * percent-encoding in the path, a path parameter past `maxParamLength`) is a problem document
- * too, not Fastify's own JSON.
+ * too, not Fastify's own JSON. `beforeSend` adds what every answer carries (the rate budget).
  */
-export function frameworkErrors(baseUrl: string) {
+export function frameworkErrors(baseUrl: string, beforeSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const failure =
       error.code === 'FST_ERR_MAX_PARAM_LENGTH'
@@ -16,8 +16,8 @@ export function frameworkErrors(baseUrl: string) {
         : error.code === 'FST_ERR_BAD_URL'
           ? new BatonError('malformed_request', 'The path is not valid percent-encoded UTF-8.')
           : new BatonError('internal', 'The server failed while routing this request; nothing was written.');
-    // The reply is sent here; nothing awaits it.
-    void sendProblem(reply, failure, baseUrl, request.id);
+    // The reply is sent here; nothing awaits it (beforeSend does not reject).
+    void beforeSend(request, reply).then(() => sendProblem(reply, failure, baseUrl, request.id));
   };
 }
 

@@ -3,6 +3,7 @@ import { problemSchema } from '../../errors.ts';
 import { type Operation, operationParts, parameterLocation, pathParameters, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
 
 const problemResponse = {
@@ -153,16 +154,16 @@ function pathItem(op: Operation) {
       name: 'Idempotency-Key',
       in: 'header',
       required: true,
-      schema: { type: 'string', maxLength: 255 },
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
       description: 'Unique per request; resend the same key to retry safely.',
     });
     if (takesExpectedVersion(op)) {
-      parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
+      parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
     }
   } else if (op.kind === 'stream') {
-    parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' });
+    parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 30 }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' });
   } else if (op.version) {
-    parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag; answers 304 when unchanged.' });
+    parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'An ETag; answers 304 when unchanged.' });
   }
   const success = String(op.http.successStatus ?? 200);
   const responses: Record<string, unknown> = {

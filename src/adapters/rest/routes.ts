@@ -4,7 +4,7 @@ import { type Operation, pathParameters } from '../../operations/define-operatio
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import type { Outcome } from '../../service/execute.ts';
-import { ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
+import { bounded, ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { uploadSlots } from './upload-slots.ts';
 
@@ -43,6 +43,9 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes), onRequest: takeUploadSlot } : {}),
       handler: async (request, reply) => {
         const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
+        // Bounded before the read runs, so a refusal does not depend on whether the resource exists.
+        const ifNoneMatch = header(request, 'if-none-match');
+        if (ifNoneMatch !== undefined) bounded('If-None-Match', ifNoneMatch);
         const outcome = await service.execute(operation, restInput(operation, inPath, request), {
           principal,
           idempotencyKey: operation.kind === 'write' ? parseIdempotencyKey(header(request, 'idempotency-key')) : undefined,

@@ -9,14 +9,14 @@ export const agentId = z.string().regex(new RegExp(idPattern('agt')), 'must be a
 export const tokenId = z.string().regex(new RegExp(idPattern('tok')), 'must be a token id: tok_ followed by a 26-character ULID');
 export const scopeList = z.array(z.enum(SCOPES)).max(SCOPES.length).refine((s) => new Set(s).size === s.length, 'scopes must not repeat');
 export const agentName = z.string().trim().min(1).max(100);
-export const machineLabel = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'machine labels are 1–64 letters, digits and . _ : -');
+export const machineLabel = z.string().trim().max(64, 'machine labels are at most 64 characters').regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/, 'machine labels are 1–64 letters, digits and . _ : -');
 
 export const agentOutput = z.object({
   id: z.string(),
   name: z.string(),
   kind: z.enum(PRINCIPAL_KINDS),
-  scopes: z.array(z.enum(SCOPES)),
-  tool_allowlist: z.array(z.string()).nullable().describe('Operation names this principal may call; null: any its scopes allow.'),
+  scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
+  tool_allowlist: z.array(z.string()).max(100).nullable().describe('Operation names this principal may call; null: any its scopes allow.'),
   disabled: z.boolean(),
   rate_limit: z.int().nullable().describe('Requests per window for each of its tokens; null: the server default.'),
   version: z.int(),
@@ -48,7 +48,7 @@ export const tokenOutput = z.object({
   agent_id: z.string(),
   machine: z.string(),
   prefix: z.string().describe('The first characters of the token, to tell tokens apart; the token itself is never shown again.'),
-  scopes: z.array(z.enum(SCOPES)),
+  scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
   expires_at: z.iso.datetime().nullable(),
   last_used_at: z.iso.datetime().nullable(),
   revoked_at: z.iso.datetime().nullable(),

@@ -4,7 +4,7 @@ import { BatonError } from '../../errors.ts';
 import { databaseArtifactStore, insertArtifact } from '../../store/artifacts.ts';
 import { lockTask, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { taskId } from '../tasks/task-schema.ts';
+import { TASK_ARTIFACTS_MAX, taskId } from '../tasks/task-schema.ts';
 import { artifactOutput, toArtifact } from './get-artifact.ts';
 
 // A flat character class: a grouped pattern recurses per group and overflows the stack on megabytes.
@@ -59,6 +59,11 @@ export const createArtifact = defineOperation({
     if (input.task_id) {
       const task = await lockTask(tx, input.task_id);
       if (!task) throw new BatonError('not_found', `Task ${input.task_id} does not exist.`);
+      if (task.artifacts.length >= TASK_ARTIFACTS_MAX) {
+        throw new BatonError('conflict_state', `Task ${task.id} already holds ${task.artifacts.length} artifacts, the most one task holds.`, {
+          hint: 'Bundle the bodies into one artifact (an archive or one document), or create this one without task_id and link it from a comment.',
+        });
+      }
       await updateTask(tx, task.id, { updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     }
     const row = await insertArtifact(tx, {

@@ -20,7 +20,7 @@ export const heartbeatLease = defineOperation({
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Progress, as one line a human can read in the timeline.'),
     ttl_s: ttlParam,
   }),
-  output: leaseOutput.extend({ next_actions: z.array(nextAction).describe('What to do next: heartbeat again, hand the work in for review.') }),
+  output: leaseOutput.extend({ next_actions: z.array(nextAction).max(4).describe('What to do next: heartbeat again, hand the work in for review.') }),
   async run(tx, ctx, input) {
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);

@@ -4,7 +4,7 @@ import { TASK_STATUSES, type TaskStatus } from '../../domain/task-status.ts';
 import { countActiveLeases } from '../../store/leases.ts';
 import { countAssigned } from '../../store/tasks.ts';
 import { mayCall } from '../authorization.ts';
-import { defineOperation } from '../define-operation.ts';
+import { defineOperation, OPERATIONS_MAX } from '../define-operation.ts';
 
 export const whoami = defineOperation({
   name: 'whoami',
@@ -17,14 +17,14 @@ export const whoami = defineOperation({
   output: z.object({
       principal: z.object({ id: z.string(), kind: z.enum(PRINCIPAL_KINDS), name: z.string() }),
       token: z.object({ id: z.string(), machine: z.string() }),
-      scopes: z.array(z.enum(SCOPES)),
-      tool_allowlist: z.array(z.string()).nullable().describe('null: every operation your scopes allow.'),
+      scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
+      tool_allowlist: z.array(z.string()).max(100).nullable().describe('null: every operation your scopes allow.'),
       open_leases: z.int().describe('Leases you hold right now: list them with GET /api/v1/leases?holder=me&state=active.'),
       assigned: z
         .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<TaskStatus, z.ZodInt>)
         .describe('How many tasks are assigned to you, by status: list them with GET /api/v1/tasks?assignee=me.'),
-      can: z.array(z.string()).describe('Operations this token may call now (scopes and allowlist).'),
-      needs_approval: z.array(z.string()).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
+      can: z.array(z.string()).max(OPERATIONS_MAX).describe('Operations this token may call now (scopes and allowlist).'),
+      needs_approval: z.array(z.string()).max(OPERATIONS_MAX).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
       rate_limit: z
         .object({ limit: z.int(), remaining: z.int(), window_s: z.int(), reset_s: z.int() })
         .nullable()

@@ -24,12 +24,15 @@ export const sinceParam = z
 
 export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
 
+/** The longest comma-separated query value: every list filter's items fit many times over. */
+export const LIST_PARAM_MAX = 2000;
+
 /**
  * A comma-separated query value as its items, trimmed. One rule for every list filter: a value with
  * no items (`?status=`, `?status=,,,`) is refused with a 400 naming the parameter, never read as
  * "no filter" nor as "match nothing"; to not filter, omit the parameter.
  */
-export const commaSeparated = z.string().transform((value, ctx) => {
+export const commaSeparated = z.string().max(LIST_PARAM_MAX, `at most ${LIST_PARAM_MAX} characters`).transform((value, ctx) => {
   const items = value.split(',').map((s) => s.trim()).filter(Boolean);
   if (items.length === 0) {
     ctx.addIssue({ code: 'custom', message: 'empty list: give at least one comma-separated value, or omit the parameter to not filter' });

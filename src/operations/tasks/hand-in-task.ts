@@ -7,7 +7,7 @@ import { checkArtifacts, lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
-import { HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
+import { HANDOFF_ARTIFACTS_MAX, HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
 import { checkLease } from './update-task.ts';
 
 export const handInTask = defineOperation({
@@ -29,7 +29,7 @@ export const handInTask = defineOperation({
       .describe(`What you did and how to check it, Markdown, up to ${HANDOFF_SUMMARY_MAX} characters.`),
     artifacts: z
       .array(artifactId)
-      .max(20, 'at most 20 artifacts')
+      .max(HANDOFF_ARTIFACTS_MAX, `at most ${HANDOFF_ARTIFACTS_MAX} artifacts`)
       .refine((ids) => new Set(ids).size === ids.length, 'artifacts must not repeat')
       .default([])
       .describe('Artifacts for the reviewer (a diff, a report), by id.'),

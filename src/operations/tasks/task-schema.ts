@@ -9,6 +9,10 @@ import { discussionOutput } from '../comments/discussion.ts';
 export const TITLE_MAX = 200;
 export const DESCRIPTION_MAX = 4000;
 export const LABELS_MAX = 20;
+export const BLOCKERS_MAX = 20;
+/** Artifacts one task holds: every task read lists their references, so the list is bounded. */
+export const TASK_ARTIFACTS_MAX = 100;
+export const HANDOFF_ARTIFACTS_MAX = 20;
 
 export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID').describe('Task id, `tsk_<ULID>`.');
 export const taskStatus = z.enum(TASK_STATUSES);
@@ -18,7 +22,7 @@ export const taskDescription = z
   .string()
   .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; put longer text in an artifact (POST /api/v1/artifacts with this task's task_id) and keep a summary here`);
 export const taskLabels = z
-  .array(z.string().regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
+  .array(z.string().max(50, 'labels are at most 50 characters').regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
   .refine((labels) => new Set(labels).size === labels.length, 'labels must not repeat');
 
@@ -67,12 +71,12 @@ export const taskLeaseSummary = z
     expires_at: z.iso.datetime(),
   })
   .describe('The current lease while the task is in progress; null otherwise.');
-export const blockedBy = z.array(taskId).max(20, 'at most 20 blockers').refine((ids) => new Set(ids).size === ids.length, 'blockers must not repeat');
+export const blockedBy = z.array(taskId).max(BLOCKERS_MAX, `at most ${BLOCKERS_MAX} blockers`).refine((ids) => new Set(ids).size === ids.length, 'blockers must not repeat');
 
 export const HANDOFF_SUMMARY_MAX = 2000;
 export const handoff = z.object({
   summary: z.string().describe(`What was done, in up to ${HANDOFF_SUMMARY_MAX} characters of Markdown.`),
-  artifacts: z.array(z.string()).describe('Ids of the artifacts handed in with it (a diff, a report); GET /api/v1/artifacts/{id}.'),
+  artifacts: z.array(z.string()).max(HANDOFF_ARTIFACTS_MAX).describe('Ids of the artifacts handed in with it (a diff, a report); GET /api/v1/artifacts/{id}.'),
   by: holderRef,
   at: z.iso.datetime(),
 });
@@ -97,14 +101,14 @@ const fullTask = z.object({
   description: z.string(),
   status: taskStatus,
   priority: taskPriority,
-  labels: z.array(z.string()),
+  labels: z.array(z.string()).max(LABELS_MAX),
   version: z.int().describe('Increments on every change; served as the ETag.'),
   lease: taskLeaseSummary.nullable(),
-  blocked_by: z.array(z.string()).describe('Tasks that must be done before this one can be claimed.'),
-  waiting_on: z.array(z.string()).describe('The blockers not done yet; claimable when empty.'),
-  artifacts: z.array(artifactRef).describe('Long bodies attached to the task, as references (never inlined), oldest first.'),
-  legal_transitions: z.array(taskStatus).describe('Statuses reachable from this one by the state machine.'),
-  next_actions: z.array(nextAction).describe('What this caller may do next, as ready-to-send requests.'),
+  blocked_by: z.array(z.string()).max(BLOCKERS_MAX).describe('Tasks that must be done before this one can be claimed.'),
+  waiting_on: z.array(z.string()).max(BLOCKERS_MAX).describe('The blockers not done yet; claimable when empty.'),
+  artifacts: z.array(artifactRef).max(TASK_ARTIFACTS_MAX).describe(`Long bodies attached to the task, as references (never inlined), oldest first; at most ${TASK_ARTIFACTS_MAX}.`),
+  legal_transitions: z.array(taskStatus).max(TASK_STATUSES.length).describe('Statuses reachable from this one by the state machine.'),
+  next_actions: z.array(nextAction).max(4).describe('What this caller may do next, as ready-to-send requests.'),
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
   created_by: actorRef,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DELIVERY_ATTEMPTS_MAX } from '../../config.ts';
 import { EVENT_TYPES } from '../../domain/event-types.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
@@ -23,7 +24,7 @@ export const eventTypeFilter = z
 export const webhookOutput = z.object({
   id: z.string(),
   url: z.string(),
-  event_types: z.array(z.string()).nullable(),
+  event_types: z.array(z.string()).max(EVENT_TYPES.length).nullable(),
   enabled: z.boolean(),
   disabled_reason: z.string().nullable().describe('Why the server disabled it (failing deliveries, 410 Gone); null otherwise.'),
   secret_ref: z.string().describe('How the signing secret is found (`derived:v1`); the secret itself is never stored.'),
@@ -58,6 +59,7 @@ export const deliveryOutput = z.object({
   next_attempt_at: z.iso.datetime().nullable().describe('When the next attempt is due, while pending.'),
   attempts: z
     .array(z.object({ at: z.iso.datetime(), status: z.int().nullable(), duration_ms: z.int(), error: z.string().nullable() }))
+    .max(DELIVERY_ATTEMPTS_MAX)
     .describe('Every attempt, oldest first: the HTTP status (null when none came back), how long it took, and what went wrong.'),
   created_at: z.iso.datetime(),
 });

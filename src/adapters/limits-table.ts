@@ -1,0 +1,71 @@
+import type { JsonSchema } from './json-schema.ts';
+
+interface DocumentOperation {
+  operationId: string;
+  parameters?: { name: string; in: string; schema?: unknown }[];
+  requestBody?: { content: Record<string, { schema?: unknown }> };
+}
+
+/** One bounded input: where it goes, its name (a dotted path into the body), and its bound in words. */
+export interface InputLimit {
+  location: string;
+  name: string;
+  bound: string;
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The bound of one schema in words, or null for one with nothing to bound (an enum, a boolean). */
+function describe(schema: JsonSchema): string | null {
+  const s = schema as { type?: unknown; enum?: unknown; anyOf?: JsonSchema[]; minLength?: number; maxLength?: number; minItems?: number; maxItems?: number; minimum?: number; maximum?: number; pattern?: string; items?: JsonSchema };
+  if (s.anyOf) return s.anyOf.map(describe).filter((d) => d !== null).join(' or ') || null;
+  if (s.enum !== undefined || s.type === 'boolean' || s.type === 'null') return null;
+  if (s.type === 'string') {
+    if (s.maxLength !== undefined) return `${count(s.minLength ?? 0)}–${count(s.maxLength)} characters`;
+    return s.pattern ? `matches \`${s.pattern}\`` : 'unbounded';
+  }
+  if (s.type === 'integer' || s.type === 'number') return s.maximum !== undefined ? `${count(s.minimum ?? Number.MIN_SAFE_INTEGER)}–${count(s.maximum)}` : 'unbounded';
+  if (s.type === 'array') {
+    const item = s.items ? describe(s.items) : null;
+    const items = s.maxItems !== undefined ? `${count(s.minItems ?? 0)}–${count(s.maxItems)} items` : 'unbounded items';
+    return item ? `${items}, each ${item}` : items;
+  }
+  return null;
+}
+
+/**
+ * Every bounded input of one operation in the OpenAPI document: its parameters (path, query,
+ * header) and its JSON body's fields, nested objects by dotted name.
+ */
+export function inputLimits(op: DocumentOperation): InputLimit[] {
+  const limits: InputLimit[] = [];
+  for (const p of op.parameters ?? []) {
+    const bound = p.schema ? describe(p.schema as JsonSchema) : null;
+    if (bound) limits.push({ location: p.in, name: p.name, bound });
+  }
+  const walk = (schema: JsonSchema | undefined, prefix: string) => {
+    const properties = (schema as { properties?: Record<string, JsonSchema> } | undefined)?.properties ?? {};
+    for (const [name, property] of Object.entries(properties)) {
+      const path = prefix ? `${prefix}.${name}` : name;
+      if ((property as { properties?: unknown }).properties) walk(property, path);
+      const bound = describe(property);
+      if (bound) limits.push({ location: 'body', name: path, bound });
+    }
+  };
+  walk(op.requestBody?.content['application/json']?.schema as JsonSchema | undefined, '');
+  return limits;
+}
+
+/** The spec's per-operation limits table, from the OpenAPI document (so it is what validation enforces). */
+export function limitsTable(document: { paths: Record<string, Record<string, unknown>> }, operationNames: ReadonlySet<string>): string {
+  const rows: string[] = [];
+  for (const item of Object.values(document.paths)) {
+    for (const op of Object.values(item) as DocumentOperation[]) {
+      if (!operationNames.has(op.operationId)) continue;
+      const limits = inputLimits(op);
+      if (limits.length === 0) continue;
+      rows.push(`| \`${op.operationId}\` | ${limits.map((l) => `${l.location} \`${l.name}\`: ${l.bound}`).join('; ')} |`);
+    }
+  }
+  return ['| operation | bounded inputs (past a bound: 400, naming the field) |', '|---|---|', ...rows].join('\n');
+}
