@@ -47,6 +47,7 @@ export function timeParam(name: string) {
   const message = `${name} must be an RFC 3339 time with a zone between the years 2000 and 2999, e.g. 2026-12-01T09:00:00Z`;
   return z
     .string()
+    .max(40)
     .meta({ format: 'date-time' })
     .refine((value) => TIME.test(value) && !Number.isNaN(Date.parse(value)), message)
     .transform((value) => new Date(value));
@@ -55,7 +56,7 @@ export function timeParam(name: string) {
 /** A task id, checked by a refinement (no pattern in the tool listing: see timeParam). */
 export function taskRef(name: string, also?: string) {
   const pattern = new RegExp(idPattern('tsk'));
-  return z.string().refine((value) => pattern.test(value) || value === also, `${name} must be ${also ? `${also} or ` : ''}a task id: tsk_ followed by a 26-character ULID`);
+  return z.string().max(30).refine((value) => pattern.test(value) || value === also, `${name} must be ${also ? `${also} or ` : ''}a task id: tsk_ followed by a 26-character ULID`);
 }
 
 export const parentParam = taskRef('parent_id');
