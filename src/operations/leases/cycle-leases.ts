@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { findLeases } from '../../store/leases.ts';
+import { lockTasks } from '../../store/tasks.ts';
+import { defineOperation } from '../define-operation.ts';
+import { claimFilter, claimNext, claimNextOutput } from '../tasks/claim-next-task.ts';
+import { checkEnding, endedOutput, endLease, leaseEnding } from './cycle-lease.ts';
+import { ttlParam } from './grant.ts';
+import { assertActionable, leaseNotFound } from './held-lease.ts';
+
+/** As many leases as one claim-next call hands out. */
+const MAX_LEASES = 100;
+
+export const cycleLeases = defineOperation({
+  name: 'leases_cycle_many',
+  summary: 'leases_cycle for a batch: end up to 100 of your leases and claim up to `limit` next tasks, in one transaction. All or none.',
+  description: 'If any lease is unknown, not yours, expired or ended, nothing happens and the problem names it. `limit` defaults to the number of leases.',
+  kind: 'write',
+  scope: 'tasks:claim',
+  approval: 'none',
+  http: { method: 'POST', path: '/leases/cycle' },
+  input: z.strictObject({
+    leases: z
+      .array(z.strictObject(leaseEnding))
+      .min(1)
+      .max(MAX_LEASES, `at most ${MAX_LEASES} leases per call`)
+      .refine((leases) => new Set(leases.map((l) => l.id)).size === leases.length, 'each lease at most once')
+      .describe('Each lease as leases_cycle takes it.'),
+    ...claimFilter,
+    limit: z.int().min(0).max(MAX_LEASES).optional().describe('Tasks to claim next (0–100; 0 claims none).'),
+    ttl_s: ttlParam,
+  }),
+  output: z.object({ ended: z.array(endedOutput).max(MAX_LEASES).describe('In the order of `leases`.'), ...claimNextOutput }),
+  async run(tx, ctx, input) {
+    input.leases.forEach((ending, i) => checkEnding(ending, `/leases/${i}`));
+    const ids = input.leases.map((l) => l.id);
+    const found = new Map((await findLeases(tx, ids)).map((lease) => [lease.id, lease]));
+    const missing = ids.find((id) => !found.has(id));
+    if (missing) throw leaseNotFound(missing);
+    // Tasks first, in id order, as every lease change: then the leases again, as they are now that no one else can change them.
+    const tasks = new Map((await lockTasks(tx, [...new Set([...found.values()].map((l) => l.task_id))])).map((task) => [task.id, task]));
+    const leases = new Map((await findLeases(tx, ids)).map((lease) => [lease.id, lease]));
+    const held = input.leases.map((ending) => {
+      const lease = leases.get(ending.id);
+      const task = lease && tasks.get(lease.task_id);
+      if (!lease || !task) throw leaseNotFound(ending.id);
+      assertActionable(lease, ctx.actor, ctx.now, false);
+      return { lease, task, ending };
+    });
+    const ended = [];
+    for (const [i, { ending, ...lease }] of held.entries()) ended.push(await endLease(tx, ctx, lease, ending, `/leases/${i}`));
+    const failed = held.filter((h) => h.ending.outcome === 'failed').map((h) => h.task.id);
+    const next = await claimNext(tx, ctx, { ...input, limit: input.limit ?? ids.length }, failed);
+    return { ended, ...next };
+  },
+});
