@@ -84,14 +84,14 @@ function toolOf(operation: Operation): Tool {
       type: 'string',
       minLength: 1,
       maxLength: 255,
-      description: 'Makes a retry safe: the same key with the same arguments returns the first result instead of writing twice. Generated (and returned in the result) when absent.',
+      description: 'Same key, same arguments: the first result again, not a second write.',
     };
   }
   if (takesExpectedVersion(operation)) {
     properties[EXPECTED_VERSION] = {
       type: 'integer',
       minimum: 1,
-      description: 'The `version` you last read; if the resource changed since, the call fails with conflict_version instead of overwriting.',
+      description: 'Your last-read `version`; if it changed, conflict_version.',
     };
   }
   const output = jsonSchema(operation.output, 'output');

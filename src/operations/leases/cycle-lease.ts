@@ -17,20 +17,19 @@ import { releaseHeld } from './release-lease.ts';
 /** How a work cycle ends one lease: handed in for review (with a summary) or a failed attempt (with a reason). */
 export const leaseEnding = {
   id: leaseId,
-  outcome: z.enum(['handed_in', 'failed']).default('handed_in').describe('`handed_in` (needs `summary`) or `failed` (needs `reason`; counted).'),
+  outcome: z.enum(['handed_in', 'failed']).default('handed_in').describe('`failed` needs `reason` (counted), `handed_in` `summary`.'),
   summary: z
     .string()
     .trim()
     .min(1, 'summary must not be empty')
     .max(HANDOFF_SUMMARY_MAX, `summary is limited to ${HANDOFF_SUMMARY_MAX} characters; put the long form in an artifact`)
-    .optional()
-    .describe('What you did, as for tasks_hand_in.'),
+    .optional(),
   artifacts: z
     .array(artifactId)
     .max(20, 'at most 20 artifacts')
     .refine((ids) => new Set(ids).size === ids.length, 'artifacts must not repeat')
     .default([]),
-  reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional().describe('What went wrong.'),
+  reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional(),
 };
 export type LeaseEnding = z.output<z.ZodObject<typeof leaseEnding>>;
 
@@ -60,9 +59,7 @@ export async function endLease(tx: Tx, ctx: OperationContext, held: { lease: Lea
 
 export const cycleLease = defineOperation({
   name: 'leases_cycle',
-  summary: 'One call per work cycle: end your lease (hand the task in, or fail it) and claim the next matching task, in one transaction.',
-  description:
-    'tasks_hand_in (or leases_release with outcome failed) then tasks_claim_next, all or none. The answer is `ended` plus what tasks_claim_next answers; the lease epoch is checked by the lease id.',
+  summary: 'One call per work cycle: hand in (or fail) your lease\'s task and claim the next matching one, in one transaction.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

@@ -12,8 +12,7 @@ const MAX_LEASES = 100;
 
 export const cycleLeases = defineOperation({
   name: 'leases_cycle_many',
-  summary: 'leases_cycle for a batch: end up to 100 of your leases and claim up to `limit` next tasks, in one transaction. All or none.',
-  description: 'If any lease is unknown, not yours, expired or ended, nothing happens and the problem names it. `limit` defaults to the number of leases.',
+  summary: 'leases_cycle for up to 100 leases, then claims up to `limit` (default: as many). All or none: the problem names a lease refused.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -23,10 +22,9 @@ export const cycleLeases = defineOperation({
       .array(z.strictObject(leaseEnding))
       .min(1)
       .max(MAX_LEASES, `at most ${MAX_LEASES} leases per call`)
-      .refine((leases) => new Set(leases.map((l) => l.id)).size === leases.length, 'each lease at most once')
-      .describe('Each lease as leases_cycle takes it.'),
+      .refine((leases) => new Set(leases.map((l) => l.id)).size === leases.length, 'each lease at most once'),
     ...claimFilter,
-    limit: z.int().min(0).max(MAX_LEASES).optional().describe('Tasks to claim next (0–100; 0 claims none).'),
+    limit: z.int().min(0).max(MAX_LEASES).optional().describe('0 claims none.'),
     ttl_s: ttlParam,
   }),
   output: z.object({ ended: z.array(endedOutput).max(MAX_LEASES).describe('In the order of `leases`.'), ...claimNextOutput }),

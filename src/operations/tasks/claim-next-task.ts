@@ -52,7 +52,7 @@ export const claimNextTask = defineOperation({
   name: 'tasks_claim_next',
   summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
   description:
-    'Atomic: concurrent claimers never receive the same task. Tasks assigned to you and unassigned tasks are candidates; tasks assigned to others never are. Each claim carries the `discussion` (the open change request first, then the latest human comments). An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
+    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and those assigned to you. Each claim carries the `discussion`. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

@@ -16,7 +16,7 @@ export const handInTask = defineOperation({
   name: 'tasks_hand_in',
   summary: 'Hand finished work in for review, with a summary and artifact references: in_progress → in_review.',
   description:
-    'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered. Equivalent to a status update to in_review that also records what was done.',
+    'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
