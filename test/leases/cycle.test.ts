@@ -49,7 +49,7 @@ describe('POST /api/v1/leases/{id}/cycle', () => {
     const res = await cycle(agent.token, first?.lease.id ?? '', { summary: 'Fixed and tested.', labels: [label] });
     expect(res.status, res.body).toBe(200);
     const body = res.json<Cycled>();
-    expect(body.ended.task).toMatchObject({ id: ids[1], status: 'in_review', lease: null });
+    expect(body.ended.task).toEqual({ id: ids[1], status: 'in_review', version: expect.any(Number) as number, attempts: 0, not_before: null, blocked_reason: null });
     expect(body.ended.lease).toMatchObject({ id: first?.lease.id, state: 'ended', ended_at: expect.any(String) as string });
     expect(body.retry_after_s).toBeNull();
     expect(body.claims).toHaveLength(1);

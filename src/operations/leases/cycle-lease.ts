@@ -46,15 +46,22 @@ export function checkEnding(ending: LeaseEnding, at: string): void {
   if (ending.outcome === 'failed' && (ending.summary !== undefined || ending.artifacts.length > 0)) throw wrong('summary', 'summary and artifacts go with outcome handed_in');
 }
 
+/** The ended task's fields in a cycle's answer: enough to see where it went, not the whole task again. */
+const ENDED_FIELDS = ['id', 'status', 'version', 'attempts', 'not_before', 'blocked_reason'] as const;
+
+/** A lease as a cycle ended it, and its task as it is now. */
+export function endedView(ctx: OperationContext, lease: LeaseRow, task: TaskRow, outcome: LeaseEnding['outcome']): z.output<typeof endedOutput> {
+  const state = outcome === 'handed_in' ? ('ended' as const) : ('released' as const);
+  return { task: shapeTask(task, ctx.actor, { view: 'compact', fields: ENDED_FIELDS }), lease: toLease({ ...lease, state, ended_at: ctx.now }, ctx.now) };
+}
+
 /** Ends a held lease, its task locked and the lease checked live: hands the task in or fails the attempt. */
 export async function endLease(tx: Tx, ctx: OperationContext, held: { lease: LeaseRow; task: TaskRow }, ending: LeaseEnding, at: string): Promise<z.output<typeof endedOutput>> {
-  const { lease, task } = held;
   const updated =
     ending.outcome === 'handed_in'
-      ? await recordHandIn(tx, ctx, task, { summary: ending.summary ?? '', artifacts: ending.artifacts }, `${at}/artifacts`)
+      ? await recordHandIn(tx, ctx, held.task, { summary: ending.summary ?? '', artifacts: ending.artifacts }, `${at}/artifacts`)
       : await releaseHeld(tx, ctx, held, { outcome: 'failed', reason: ending.reason });
-  const state = ending.outcome === 'handed_in' ? ('ended' as const) : ('released' as const);
-  return { task: shapeTask(updated, ctx.actor, { view: 'compact' }), lease: toLease({ ...lease, state, ended_at: ctx.now }, ctx.now) };
+  return endedView(ctx, held.lease, updated, ending.outcome);
 }
 
 export const cycleLease = defineOperation({

@@ -3,7 +3,8 @@ import { findLeases } from '../../store/leases.ts';
 import { lockTasks } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { claimFilter, claimNext, claimNextOutput } from '../tasks/claim-next-task.ts';
-import { checkEnding, endedOutput, endLease, leaseEnding } from './cycle-lease.ts';
+import { checkEnding, endedOutput, endedView, endLease, leaseEnding } from './cycle-lease.ts';
+import { recordHandIns } from '../tasks/hand-in-task.ts';
 import { ttlParam } from './grant.ts';
 import { assertActionable, leaseNotFound } from './held-lease.ts';
 
@@ -44,10 +45,21 @@ export const cycleLeases = defineOperation({
       assertActionable(lease, ctx.actor, ctx.now, false);
       return { lease, task, ending };
     });
-    const ended = [];
-    for (const [i, { ending, ...lease }] of held.entries()) ended.push(await endLease(tx, ctx, lease, ending, `/leases/${i}`));
+    // Failures one by one (each its own attempt count and back-off), hand-ins in one statement.
+    const ended = new Map<string, z.output<typeof endedOutput>>();
+    for (const [i, { ending, ...lease }] of held.entries()) {
+      if (ending.outcome === 'failed') ended.set(ending.id, await endLease(tx, ctx, lease, ending, `/leases/${i}`));
+    }
+    const handIns = held.flatMap(({ lease, task, ending }, i) => (ending.outcome === 'handed_in' ? [{ lease, ending, row: { ...task, lease_id: lease.id }, work: { summary: ending.summary ?? '', artifacts: ending.artifacts }, pointer: `/leases/${i}/artifacts` }] : []));
+    if (handIns.length > 0) {
+      const done = await recordHandIns(tx, ctx, handIns);
+      handIns.forEach(({ lease, ending }, i) => {
+        const task = done[i];
+        if (task) ended.set(ending.id, endedView(ctx, lease, task, 'handed_in'));
+      });
+    }
     const failed = held.filter((h) => h.ending.outcome === 'failed').map((h) => h.task.id);
     const next = await claimNext(tx, ctx, { ...input, limit: input.limit ?? ids.length }, failed);
-    return { ended, ...next };
+    return { ended: ids.map((id) => ended.get(id)).filter((e) => e !== undefined), ...next };
   },
 });
