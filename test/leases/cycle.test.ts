@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { Principal } from '../harness.ts';
-import { type Claim, type Cluster, createTask, type EventBody, getTask, INSTANCES, type LeaseBody, pages, startInstances, taskEvents, WORKER_SCOPES } from './instances.ts';
+import { type Claim, type Cluster, createTask, getTask, INSTANCES, type LeaseBody, startInstances, WORKER_SCOPES } from './instances.ts';
 
 interface Cycled {
   ended: { task: Claim['task'] & { handoff?: { summary: string } }; lease: LeaseBody };
@@ -39,7 +40,23 @@ async function claim(who: Principal, label: string, limit = 1): Promise<Claim[]>
 const cycle = (token: string, leaseId: string, body: Record<string, unknown>, options: { key?: string; via?: number } = {}) =>
   cluster.request('POST', `/api/v1/leases/${leaseId}/cycle`, { token, body, ...options });
 const cycleMany = (token: string, body: Record<string, unknown>, via = 0) => cluster.request('POST', '/api/v1/leases/cycle', { token, body, via });
-const types = (events: readonly EventBody[]) => events.map((e) => e.type);
+
+interface StoredEvent {
+  type: string;
+  subject: string;
+  actor_id: string;
+  data: Record<string, unknown>;
+}
+/**
+ * The events about `subjects` in append order, read from the store: the API's event lists stay
+ * below the oldest transaction still open anywhere on the server (src/store/events.ts), which on
+ * a shared PostgreSQL can hold back what a test has just written.
+ */
+async function eventsAbout(subjects: readonly string[], type?: string): Promise<StoredEvent[]> {
+  const { rows } = await sql<StoredEvent>`SELECT type, subject, actor_id, data FROM events WHERE subject = ANY (${[...subjects]}::text[]) ORDER BY seq`.execute(cluster.database.db);
+  return rows.filter((e) => type === undefined || e.type === type);
+}
+const types = (events: readonly StoredEvent[]) => events.map((e) => e.type);
 
 describe('POST /api/v1/leases/{id}/cycle', () => {
   it('hands the task in and claims the next matching one in one call, with the events of both', async () => {
@@ -58,12 +75,12 @@ describe('POST /api/v1/leases/{id}/cycle', () => {
 
     const handed = await cluster.request('GET', `/api/v1/tasks/${ids[1]}?view=full`, { token: agent.token });
     expect(handed.json()).toMatchObject({ status: 'in_review', handoff: { summary: 'Fixed and tested.' } });
-    const handedIn = await taskEvents(cluster, ids[1] ?? '');
+    const handedIn = await eventsAbout([ids[1] ?? '']);
     expect(types(handedIn).slice(-3)).toEqual(['task.handed_in', 'lease.released', 'task.status_changed']);
-    expect(handedIn.at(-1)).toMatchObject({ actor: { id: agent.id }, data: { from: 'in_progress', to: 'in_review' } });
-    const claimed = await taskEvents(cluster, ids[0] ?? '');
+    expect(handedIn.at(-1)).toMatchObject({ actor_id: agent.id, data: { from: 'in_progress', to: 'in_review' } });
+    const claimed = await eventsAbout([ids[0] ?? '']);
     expect(types(claimed).slice(-2)).toEqual(['task.claimed', 'task.status_changed']);
-    expect(claimed.at(-2)).toMatchObject({ actor: { id: agent.id }, data: { lease_id: body.claims[0]?.lease.id } });
+    expect(claimed.at(-2)).toMatchObject({ actor_id: agent.id, data: { lease_id: body.claims[0]?.lease.id } });
   });
 
   it('replays the same Idempotency-Key with the original answer and no new write; another body under it is refused', async () => {
@@ -72,12 +89,14 @@ describe('POST /api/v1/leases/{id}/cycle', () => {
     const request = { summary: 'Done.', labels: [label] };
     const once = await cycle(agent.token, first?.lease.id ?? '', request, { key: `cycle-replay-${label}` });
     expect(once.status, once.body).toBe(200);
-    const before = (await pages<EventBody>(cluster, '/api/v1/events?types=task.claimed')).length;
+    const before = (await eventsAbout([first?.task.id ?? ''])).length;
+    const claimedBefore = (await sql<{ n: string }>`SELECT count(*) AS n FROM events WHERE type = 'task.claimed'`.execute(cluster.database.db)).rows[0]?.n;
     const again = await cycle(agent.token, first?.lease.id ?? '', request, { key: `cycle-replay-${label}`, via: INSTANCES - 1 });
     expect(again.status, again.body).toBe(200);
     expect(again.headers['idempotency-replayed']).toBe('true');
     expect(again.json()).toEqual(once.json());
-    expect((await pages<EventBody>(cluster, '/api/v1/events?types=task.claimed')).length).toBe(before);
+    expect((await eventsAbout([first?.task.id ?? ''])).length).toBe(before);
+    expect((await sql<{ n: string }>`SELECT count(*) AS n FROM events WHERE type = 'task.claimed'`.execute(cluster.database.db)).rows[0]?.n).toBe(claimedBefore);
     const changed = await cycle(agent.token, first?.lease.id ?? '', { ...request, summary: 'Other.' }, { key: `cycle-replay-${label}` });
     expect(changed.status, changed.body).toBe(422);
     expect(changed.json()).toMatchObject({ code: 'idempotency_key_reused' });
@@ -98,7 +117,7 @@ describe('POST /api/v1/leases/{id}/cycle', () => {
     // The suite's back-off is 0 s: the task is claimable again, but not by the call that gave it back.
     expect(body.claims).toEqual([]);
     expect(body.retry_after_s).toBeGreaterThan(0);
-    expect(types(await taskEvents(cluster, ids[0] ?? '')).slice(-3)).toEqual(['lease.released', 'task.attempt_failed', 'task.status_changed']);
+    expect(types(await eventsAbout([ids[0] ?? ''])).slice(-3)).toEqual(['lease.released', 'task.attempt_failed', 'task.status_changed']);
     expect(await claim(agent, label)).toHaveLength(1);
   });
 
@@ -143,8 +162,8 @@ describe('POST /api/v1/leases/cycle', () => {
     expect(body.claims).toHaveLength(4);
     const claimedIds = body.claims.map((c) => c.task.id);
     expect(claimedIds).toEqual(ids.slice(4, 8));
-    for (const c of body.claims) expect(types(await taskEvents(cluster, c.task.id)).slice(-2)).toEqual(['task.claimed', 'task.status_changed']);
-    for (const e of body.ended.slice(0, 3)) expect(types(await taskEvents(cluster, e.task.id)).slice(-3)).toEqual(['task.handed_in', 'lease.released', 'task.status_changed']);
+    for (const c of body.claims) expect(types(await eventsAbout([c.task.id])).slice(-2)).toEqual(['task.claimed', 'task.status_changed']);
+    for (const e of body.ended.slice(0, 3)) expect(types(await eventsAbout([e.task.id])).slice(-3)).toEqual(['task.handed_in', 'lease.released', 'task.status_changed']);
 
     const limited = await cycleMany(agent.token, { leases: body.claims.slice(0, 2).map((c) => ({ id: c.lease.id, summary: 'ok' })), labels: [label], limit: 0 });
     expect(limited.json<CycledMany>()).toMatchObject({ claims: [], ended: [{ task: { status: 'in_review' } }, { task: { status: 'in_review' } }] });
@@ -192,9 +211,9 @@ describe('concurrent cycling', () => {
     );
     expect([...claimedBy.keys()].sort()).toEqual([...ids].sort());
     expect([...claimedBy.values()].filter((holders) => holders.length !== 1)).toEqual([]);
-    const claimedEvents = (await pages<EventBody>(cluster, '/api/v1/events?types=task.claimed')).filter((e) => ids.includes(e.subject));
+    const claimedEvents = await eventsAbout(ids, 'task.claimed');
     expect(claimedEvents).toHaveLength(TASKS);
-    const handedIn = (await pages<EventBody>(cluster, '/api/v1/events?types=task.handed_in')).filter((e) => ids.includes(e.subject));
+    const handedIn = await eventsAbout(ids, 'task.handed_in');
     expect(new Set(handedIn.map((e) => e.subject)).size).toBe(TASKS);
     expect(handedIn).toHaveLength(TASKS);
   });

@@ -22,7 +22,11 @@ export async function lockLiveLease(
   const found = await findLease(tx, id);
   if (!found) throw leaseNotFound(id);
   const task = await lockTask(tx, found.task_id);
-  const lease = await findLease(tx, id);
+  // Every lease change locks the task first and writes the task's copy of the lease too (a heartbeat
+  // its expiry): a task still naming this live lease with the same expiry means the row read above
+  // is current, and one round trip is saved. Anything else reads the lease again, now it cannot move.
+  const current = task !== undefined && found.state === 'active' && task.lease_id === id && task.lease_expires_at?.getTime() === found.expires_at.getTime();
+  const lease = current ? found : await findLease(tx, id);
   if (!task || !lease) throw leaseNotFound(id);
   assertActionable(lease, actor, now, humanMayAct);
   return { lease, task };
