@@ -1,5 +1,5 @@
 /**
- * `node bench/peers.ts [--concurrency=8] [--peer=baton|pg-boss|graphile-worker]`
+ * `node bench/peers.ts [--concurrency=8] [--peer=baton,pg-boss,graphile-worker]` (one or more)
  *
  * The peer queues the claims issue measures Baton against, run here, on the same machine and
  * PostgreSQL, so bench/CLAIMS.md compares with numbers from this machine rather than from another:
@@ -68,7 +68,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: { concurrency: { type: 'string' }, peer: { type: 'string' } } });
   const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
   if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new Error('--concurrency must be a positive integer');
-  if (values.peer !== undefined && !Object.hasOwn(JOBS, values.peer)) throw new Error(`--peer=${values.peer} is not one of ${Object.keys(JOBS).join(', ')}`);
+  const peers = values.peer?.split(',').map((name) => name.trim());
+  const unknown = peers?.filter((name) => !Object.hasOwn(JOBS, name)) ?? [];
+  if (unknown.length > 0) throw new Error(`--peer=${unknown.join(',')}: each must be one of ${Object.keys(JOBS).join(', ')}`);
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
   const machine = await describeMachine(await postgresVersion());
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
   const warmup = Math.min(WARMUP_SECONDS, 2 * seconds);
   try {
     for (const [index, plan] of plans.entries()) {
-      if (values.peer !== undefined && plan.name !== values.peer) continue;
+      if (peers !== undefined && !peers.includes(plan.name)) continue;
       const name = `baton_bench_peers_${runId}_${index}`;
       const database = plan.name === 'baton' ? await freshDatabase('postgres', name, token, cleanup) : await emptyDatabase(name, cleanup);
       const run = new Cleanup();
