@@ -147,6 +147,7 @@ function label(text: string): string {
     [/pg_try_advisory_xact_lock/, 'idempotency key claim'],
     [/^SELECT \* FROM leases WHERE id/, 'lease read'],
     [/^SELECT l\.\* FROM unnest/, 'leases read'],
+    [/FOR UPDATE OF tasks$/, 'lease read + task lock'],
     [/^SELECT "tasks"\."id".*ORDER BY id FOR UPDATE$/, 'tasks lock'],
     [/^SELECT "tasks"\."id".* FOR UPDATE$/, 'task lock'],
     [/^WITH ended AS \(UPDATE leases SET state = \$1/, 'hand-in update (task + lease)'],

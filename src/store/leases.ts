@@ -131,6 +131,31 @@ export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | 
   return rows[0];
 }
 
+const LEASE_FIELDS = ['id', 'task_id', 'holder_id', 'holder_kind', 'token_id', 'machine', 'epoch', 'ttl_s', 'state', 'acquired_at', 'renewed_at', 'expires_at',
+  'warned_at', 'ended_at', 'created_at', 'created_by_id', 'created_by_kind'] as const satisfies readonly (keyof LeaseRow)[];
+
+// The lease's columns come prefixed, beside the task's. Only the task is locked.
+const LOCK_LEASE_TASK = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}
+    FROM leases JOIN tasks ON tasks.id = leases.task_id WHERE leases.id = $1 AND tasks.deleted_at IS NULL FOR UPDATE OF tasks`;
+
+/**
+ * Locks a lease's task and reads the lease, in one round trip; undefined when the lease or its
+ * live task does not exist. The task is read as locked, but the lease as it was before the lock
+ * was granted: when the task changed meanwhile, the lease may have too (read it again).
+ */
+export async function lockLeaseTask(tx: Tx, id: string): Promise<{ lease: LeaseRow; task: TaskRow } | undefined> {
+  const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASE_TASK, [id]);
+  const row = rows[0];
+  if (!row) return undefined;
+  const task: Record<string, unknown> = {};
+  const lease: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key.startsWith('lease__')) lease[key.slice('lease__'.length)] = value;
+    else task[key] = value;
+  }
+  return { lease: lease as LeaseRow, task: task as TaskRow };
+}
+
 /**
  * The leases by id, each looked up by primary key. `id = ANY ($1)` would let a plan made while the
  * table was small (a generic plan is kept until the next ANALYZE) scan every lease, and the table

@@ -1,7 +1,7 @@
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { findLease, type LeaseRow } from '../../store/leases.ts';
-import { lockTask, type TaskRow } from '../../store/tasks.ts';
+import { findLease, type LeaseRow, lockLeaseTask } from '../../store/leases.ts';
+import type { TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export function leaseNotFound(id: string): BatonError {
@@ -19,15 +19,15 @@ export async function lockLiveLease(
   now: Date,
   humanMayAct: boolean,
 ): Promise<{ lease: LeaseRow; task: TaskRow }> {
-  const found = await findLease(tx, id);
-  if (!found) throw leaseNotFound(id);
-  const task = await lockTask(tx, found.task_id);
+  const held = await lockLeaseTask(tx, id);
+  if (!held) throw leaseNotFound(id);
+  const { task, lease: read } = held;
   // Every lease change locks the task first and writes the task's copy of the lease too (a heartbeat
-  // its expiry): a task still naming this live lease with the same expiry means the row read above
-  // is current, and one round trip is saved. Anything else reads the lease again, now it cannot move.
-  const current = task !== undefined && found.state === 'active' && task.lease_id === id && task.lease_expires_at?.getTime() === found.expires_at.getTime();
-  const lease = current ? found : await findLease(tx, id);
-  if (!task || !lease) throw leaseNotFound(id);
+  // its expiry): a task still naming this live lease with the same expiry means the lease read
+  // beside it is current. Anything else reads the lease again, now that it cannot move.
+  const current = read.state === 'active' && task.lease_id === id && task.lease_expires_at?.getTime() === read.expires_at.getTime();
+  const lease = current ? read : await findLease(tx, id);
+  if (!lease) throw leaseNotFound(id);
   assertActionable(lease, actor, now, humanMayAct);
   return { lease, task };
 }
