@@ -146,7 +146,10 @@ const LOCK_LEASE_TASK = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leas
 export async function lockLeaseTask(tx: Tx, id: string): Promise<{ lease: LeaseRow; task: TaskRow } | undefined> {
   const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASE_TASK, [id]);
   const row = rows[0];
-  if (!row) return undefined;
+  return row ? splitLeaseTask(row) : undefined;
+}
+
+function splitLeaseTask(row: Record<string, unknown>): { lease: LeaseRow; task: TaskRow } {
   const task: Record<string, unknown> = {};
   const lease: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
@@ -154,6 +157,26 @@ export async function lockLeaseTask(tx: Tx, id: string): Promise<{ lease: LeaseR
     else task[key] = value;
   }
   return { lease: lease as LeaseRow, task: task as TaskRow };
+}
+
+/**
+ * Whether a lease read beside its locked task (or before the lock) is still current: every lease
+ * change locks the task first and writes the task's copy of the lease too (a heartbeat its expiry),
+ * so a task naming this live lease with the same expiry means the lease has not moved.
+ */
+export function leaseIsCurrent(lease: LeaseRow, task: TaskRow): boolean {
+  return lease.state === 'active' && task.lease_id === lease.id && task.lease_expires_at?.getTime() === lease.expires_at.getTime();
+}
+
+// As LOCK_LEASE_TASK for many leases, each found by primary key (see FIND_LEASES); tasks locked in id order.
+const LOCK_LEASES_TASKS = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}
+    FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS leases
+    JOIN tasks ON tasks.id = leases.task_id WHERE tasks.deleted_at IS NULL ORDER BY tasks.id FOR UPDATE OF tasks`;
+
+/** `lockLeaseTask` for many leases in one round trip, the tasks locked in id order (so overlapping callers cannot deadlock); leases not found are left out. */
+export async function lockLeasesTasks(tx: Tx, ids: readonly string[]): Promise<{ lease: LeaseRow; task: TaskRow }[]> {
+  const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASES_TASKS, [ids]);
+  return rows.map(splitLeaseTask);
 }
 
 /**

@@ -105,14 +105,6 @@ export async function lockTaskIds(tx: Tx, ids: readonly string[]): Promise<Set<s
   return new Set(rows.map((row) => row.id));
 }
 
-const LOCK_TASKS = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ANY ($1::text[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
-
-/** `lockTaskIds`, answering the rows: the tasks locked, in id order; missing or deleted tasks are left out. */
-export async function lockTasks(tx: Tx, ids: readonly string[]): Promise<TaskRow[]> {
-  const { rows } = await sendStatement<TaskRow>(tx, LOCK_TASKS, [ids]);
-  return rows;
-}
-
 // Parameters: the leases, now, the actor's id and kind, the tasks. Each lease is found by primary
 // key and updated by its row id (see store/leases.ts findLeases for why not `id = ANY`); the
 // leases cannot move meanwhile, since every lease change locks its task first.

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { findLeases } from '../../store/leases.ts';
-import { lockTasks } from '../../store/tasks.ts';
+import { findLeases, leaseIsCurrent, lockLeasesTasks } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
 import { claimFilter, claimNext, claimNextOutput } from '../tasks/claim-next-task.ts';
 import { checkEnding, endedOutput, endedView, endLease, leaseEnding } from './cycle-lease.ts';
@@ -32,12 +31,11 @@ export const cycleLeases = defineOperation({
   async run(tx, ctx, input) {
     input.leases.forEach((ending, i) => checkEnding(ending, `/leases/${i}`));
     const ids = input.leases.map((l) => l.id);
-    const found = new Map((await findLeases(tx, ids)).map((lease) => [lease.id, lease]));
-    const missing = ids.find((id) => !found.has(id));
-    if (missing) throw leaseNotFound(missing);
-    // Tasks first, in id order, as every lease change: then the leases again, as they are now that no one else can change them.
-    const tasks = new Map((await lockTasks(tx, [...new Set([...found.values()].map((l) => l.task_id))])).map((task) => [task.id, task]));
-    const leases = new Map((await findLeases(tx, ids)).map((lease) => [lease.id, lease]));
+    // Tasks locked first, in id order, as every lease change; a lease that may have moved before the lock is read again.
+    const locked = await lockLeasesTasks(tx, ids);
+    const tasks = new Map(locked.map(({ task }) => [task.id, task]));
+    const stale = locked.filter(({ lease, task }) => !leaseIsCurrent(lease, task)).map(({ lease }) => lease.id);
+    const leases = new Map([...locked.map(({ lease }) => lease), ...(stale.length > 0 ? await findLeases(tx, stale) : [])].map((lease) => [lease.id, lease]));
     const held = input.leases.map((ending) => {
       const lease = leases.get(ending.id);
       const task = lease && tasks.get(lease.task_id);

@@ -1,6 +1,6 @@
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { findLease, type LeaseRow, lockLeaseTask } from '../../store/leases.ts';
+import { findLease, leaseIsCurrent, type LeaseRow, lockLeaseTask } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 
@@ -22,11 +22,8 @@ export async function lockLiveLease(
   const held = await lockLeaseTask(tx, id);
   if (!held) throw leaseNotFound(id);
   const { task, lease: read } = held;
-  // Every lease change locks the task first and writes the task's copy of the lease too (a heartbeat
-  // its expiry): a task still naming this live lease with the same expiry means the lease read
-  // beside it is current. Anything else reads the lease again, now that it cannot move.
-  const current = read.state === 'active' && task.lease_id === id && task.lease_expires_at?.getTime() === read.expires_at.getTime();
-  const lease = current ? read : await findLease(tx, id);
+  // A lease that may have moved before the lock is read again, now that it cannot.
+  const lease = leaseIsCurrent(read, task) ? read : await findLease(tx, id);
   if (!lease) throw leaseNotFound(id);
   assertActionable(lease, actor, now, humanMayAct);
   return { lease, task };
