@@ -147,7 +147,7 @@ function label(text: string): string {
     [/pg_try_advisory_xact_lock/, 'idempotency key claim'],
     [/^SELECT \* FROM leases WHERE id/, 'lease read'],
     [/^SELECT l\.\* FROM unnest/, 'leases read'],
-    [/FROM unnest.*FOR UPDATE OF tasks$/, 'leases read + tasks lock'],
+    [/CROSS JOIN LATERAL.*FOR UPDATE OF tasks$/, 'leases read + tasks lock'],
     [/FOR UPDATE OF tasks$/, 'lease read + task lock'],
     [/^SELECT "tasks"\."id".*ORDER BY id FOR UPDATE$/, 'tasks lock'],
     [/^SELECT "tasks"\."id".* FOR UPDATE$/, 'task lock'],
