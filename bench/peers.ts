@@ -1,5 +1,5 @@
 /**
- * `node bench/peers.ts [--concurrency=8] [--peer=pg-boss|graphile-worker]`
+ * `node bench/peers.ts [--concurrency=8] [--peer=baton,pg-boss,graphile-worker]` (one or more)
  *
  * The peer queues the claims issue measures Baton against, run here, on the same machine and
  * PostgreSQL, so bench/CLAIMS.md compares with numbers from this machine rather than from another:
@@ -9,7 +9,11 @@
  * - graphile-worker: a runner with the "batched mode" of its performance page (24 concurrent jobs,
  *   a local queue of 500, completions batched), and one with its defaults at the same concurrency.
  *
- * Both are libraries called in this process: no HTTP, no events, no idempotency, no auth. Each
+ * - Baton, matched mode for mode with pg-boss: its one-call work cycle (`leases_cycle`: hand the task
+ *   in and claim the next) at `--concurrency` agents, and its batch form (`leases_cycle_many` of 16)
+ *   at as many, over HTTP to `node src/main.ts` in a child process.
+ *
+ * Both peers are libraries called in this process: no HTTP, no events, no idempotency, no auth. Each
  * run gets a fresh database that the peer migrates itself, filled with more jobs than it finishes
  * (`JOBS`); jobs/s counts the jobs completed in the measured seconds, after a warm-up. CPU ms per job is this
  * process plus the database's backends. Writes bench/PEERS.md on a full run (no option given).
@@ -20,22 +24,31 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
+import { generateToken } from '../src/tokens.ts';
+import { seedTodoTasks } from './claims-statements.ts';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { cpuPerUnit, cpuSeconds, type CpuPerUnit } from './cpu.ts';
-import { backendPids, DB_POOL_SIZE, emptyDatabase, postgresVersion } from './databases.ts';
-import { Cleanup } from './processes.ts';
+import { backendPids, DB_POOL_SIZE, type DatabaseLocation, emptyDatabase, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
+import { Cleanup, startServer } from './processes.ts';
 import { describeMachine, type Machine } from './report.ts';
 
 const RESULTS = new URL('PEERS.md', import.meta.url);
+const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+/** At most; a short run (BENCH_SECONDS under 4) warms up for twice its measured seconds, as bench/claims.ts. */
 const WARMUP_SECONDS = 8;
 /** Jobs queued before each run: more than each peer finishes in the warm-up and the measured seconds (a run that drains its queue fails). */
-const JOBS = { 'pg-boss': 300_000, 'graphile-worker': 1_000_000 } as const;
+const JOBS = { baton: 150_000, 'pg-boss': 300_000, 'graphile-worker': 1_000_000 } as const;
+type Peer = keyof typeof JOBS;
+/** The batch of the batch modes (pg-boss fetch 16 + complete 16, Baton leases_cycle_many of 16). */
+const BATCH = 16;
 const QUEUE = 'bench';
 
 interface Result {
   name: string;
   mode: string;
+  /** Which matched comparison (Baton against pg-boss) the run belongs to. */
+  matches: string | undefined;
   jobsPerS: number;
   jobs: number;
   cpu: CpuPerUnit | undefined;
@@ -43,6 +56,8 @@ interface Result {
 
 /** Counts completed jobs; `measure` reads the count and the CPU over the measured window. */
 interface Running {
+  /** The process doing the queue's work besides the database: this one for the library peers, Baton's server for Baton. */
+  pid: number;
   completed(): number;
   /** The queue ran dry: the measured seconds did not all do work. */
   drained(): boolean;
@@ -53,7 +68,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: { concurrency: { type: 'string' }, peer: { type: 'string' } } });
   const concurrency = values.concurrency === undefined ? 8 : Number(values.concurrency);
   if (!(Number.isInteger(concurrency) && concurrency > 0)) throw new Error('--concurrency must be a positive integer');
-  if (values.peer !== undefined && !Object.hasOwn(JOBS, values.peer)) throw new Error(`--peer=${values.peer} is not one of ${Object.keys(JOBS).join(', ')}`);
+  const peers = values.peer?.split(',').map((name) => name.trim());
+  const unknown = peers?.filter((name) => !Object.hasOwn(JOBS, name)) ?? [];
+  if (unknown.length > 0) throw new Error(`--peer=${unknown.join(',')}: each must be one of ${Object.keys(JOBS).join(', ')}`);
   const seconds = Number(process.env.BENCH_SECONDS ?? 8);
   if (!(seconds > 0)) throw new Error(`BENCH_SECONDS must be a positive number (got ${process.env.BENCH_SECONDS})`);
   const machine = await describeMachine(await postgresVersion());
@@ -62,20 +79,29 @@ async function main(): Promise<void> {
   const cleanup = new Cleanup();
   cleanup.runOnSignals();
   const results: Result[] = [];
-  const plans: { name: keyof typeof JOBS; mode: string; start: (url: string) => Promise<Running> }[] = [
-    { name: 'pg-boss', mode: `fetch 1 + complete, ${concurrency} loops`, start: (url) => pgBoss(url, concurrency, 1) },
-    { name: 'pg-boss', mode: `fetch 16 + complete 16, ${concurrency} loops`, start: (url) => pgBoss(url, concurrency, 16) },
-    { name: 'graphile-worker', mode: 'batched: 24 jobs at once, local queue 500, completions batched', start: (url) => graphile(url, 24, true) },
-    { name: 'graphile-worker', mode: `defaults, ${concurrency} jobs at once`, start: (url) => graphile(url, concurrency, false) },
+  const token = generateToken();
+  const plans: { name: Peer; mode: string; matches?: string; start: (database: DatabaseLocation & { engine: 'postgres' }, cleanup: Cleanup) => Promise<Running> }[] = [
+    { name: 'baton', mode: `leases_cycle (hand in + claim next, one call), ${concurrency} agents`, matches: 'single', start: (db, c) => baton(db, token, concurrency, 1, c) },
+    { name: 'pg-boss', mode: `fetch 1 + complete, ${concurrency} loops`, matches: 'single', start: (db) => pgBoss(db.url, concurrency, 1) },
+    { name: 'baton', mode: `leases_cycle_many of ${BATCH} (hand in ${BATCH} + claim ${BATCH}, one call), ${concurrency} agents`, matches: 'batch', start: (db, c) => baton(db, token, concurrency, BATCH, c) },
+    { name: 'pg-boss', mode: `fetch ${BATCH} + complete ${BATCH}, ${concurrency} loops`, matches: 'batch', start: (db) => pgBoss(db.url, concurrency, BATCH) },
+    { name: 'graphile-worker', mode: 'batched: 24 jobs at once, local queue 500, completions batched', start: (db) => graphile(db.url, 24, true) },
+    { name: 'graphile-worker', mode: `defaults, ${concurrency} jobs at once`, start: (db) => graphile(db.url, concurrency, false) },
   ];
+  const warmup = Math.min(WARMUP_SECONDS, 2 * seconds);
   try {
     for (const [index, plan] of plans.entries()) {
-      if (values.peer !== undefined && plan.name !== values.peer) continue;
-      const database = await emptyDatabase(`baton_bench_peers_${runId}_${index}`, cleanup);
-      const running = await plan.start(database.url);
+      if (peers !== undefined && !peers.includes(plan.name)) continue;
+      const name = `baton_bench_peers_${runId}_${index}`;
+      const database = plan.name === 'baton' ? await freshDatabase('postgres', name, token, cleanup) : await emptyDatabase(name, cleanup);
+      const run = new Cleanup();
+      const running = await plan.start(database, run).catch(async (error: unknown) => {
+        await run.run();
+        throw error;
+      });
       try {
-        await sleep(WARMUP_SECONDS * 1000);
-        const pids = [process.pid, ...(await backendPids(database))];
+        await sleep(warmup * 1000);
+        const pids = [running.pid, ...(await backendPids(database))];
         const before = await cpuSeconds(pids);
         const done = running.completed();
         const started = performance.now();
@@ -85,20 +111,21 @@ async function main(): Promise<void> {
         const elapsed = (performance.now() - started) / 1000;
         const after = await cpuSeconds(pids);
         if (jobs === 0) throw new Error(`${plan.name} (${plan.mode}) completed no job in ${seconds} s`);
-        const result = { name: plan.name, mode: plan.mode, jobsPerS: jobs / elapsed, jobs, cpu: cpuPerUnit(before, after, process.pid, jobs) };
+        const result = { name: plan.name, mode: plan.mode, matches: plan.matches, jobsPerS: jobs / elapsed, jobs, cpu: cpuPerUnit(before, after, running.pid, jobs) };
         log(`${result.name}, ${result.mode}: ${Math.round(result.jobsPerS)} jobs/s${result.cpu ? `, ${result.cpu.totalMs.toFixed(2)} CPU ms per job (this process ${result.cpu.ownMs.toFixed(2)}, database ${(result.cpu.totalMs - result.cpu.ownMs).toFixed(2)})` : ''}`);
         results.push(result);
       } finally {
         await running.stop();
+        await run.run();
       }
     }
   } finally {
     await cleanup.run();
   }
-  const table = peersTable(results);
+  const table = `${peersTable(results)}\n\n${matchedTable(results)}`;
   process.stdout.write(`\n${table}\n\n`);
   if (values.concurrency === undefined && values.peer === undefined) {
-    await writeFile(RESULTS, report(table, machine, seconds, date));
+    await writeFile(RESULTS, report(table, machine, seconds, warmup, date));
     process.stdout.write(`Written to ${fileURLToPath(RESULTS)}\n`);
   } else {
     process.stdout.write('Partial run: bench/PEERS.md left unchanged.\n');
@@ -132,6 +159,7 @@ async function pgBoss(url: string, loops: number, batch: number): Promise<Runnin
   const running = Promise.all(Array.from({ length: loops }, loop));
   running.catch(() => undefined);
   return {
+    pid: process.pid,
     completed: () => completed,
     drained: () => drained,
     stop: async () => {
@@ -141,6 +169,64 @@ async function pgBoss(url: string, loops: number, batch: number): Promise<Runnin
       } finally {
         await boss.stop({ graceful: false, close: true });
       }
+    },
+  };
+}
+
+/**
+ * Baton (`node src/main.ts`, as bench/claims.ts starts it) over a database seeded with todo tasks:
+ * `agents` loops, each claiming `batch` tasks once, then handing them all in and claiming as many
+ * next in one call (`leases_cycle` for one, `leases_cycle_many` for a batch), with a fresh
+ * Idempotency-Key each, until stopped. A job is a task handed in.
+ */
+async function baton(database: DatabaseLocation & { engine: 'postgres' }, token: string, agents: number, batch: number, cleanup: Cleanup): Promise<Running> {
+  await seedTodoTasks(database.url, JOBS.baton);
+  const env = { PORT: '0', HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: String(DB_POOL_SIZE), BATON_RATE_LIMIT: RATE_LIMIT, DATABASE_URL: database.url };
+  const server = await startServer([BATON_MAIN], env, cleanup);
+  let keys = 0;
+  const post = async (path: string, body: object): Promise<{ claims: { lease: { id: string } }[]; ended?: unknown[] | object }> => {
+    const response = await fetch(`${server.url}/api/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'idempotency-key': `peers-${keys++}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`POST ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+    return JSON.parse(text) as { claims: { lease: { id: string } }[] };
+  };
+  let completed = 0;
+  let stopping = false;
+  let drained = false;
+  let failure: unknown;
+  const loop = async () => {
+    let held = (await post('/tasks/claim', { limit: batch })).claims.map((c) => c.lease.id);
+    while (!stopping) {
+      if (held.length === 0) {
+        drained = true;
+        return;
+      }
+      const answer =
+        batch === 1 && held[0] !== undefined
+          ? await post(`/leases/${held[0]}/cycle`, { summary: 'done' })
+          : await post('/leases/cycle', { leases: held.map((id) => ({ id, summary: 'done' })) });
+      completed += held.length;
+      held = answer.claims.map((c) => c.lease.id);
+    }
+  };
+  const running = Promise.all(Array.from({ length: agents }, loop)).catch((error: unknown) => {
+    failure = error;
+  });
+  return {
+    pid: server.pid,
+    completed: () => {
+      if (failure !== undefined) throw new Error(`Baton: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}\n${server.output()}`);
+      return completed;
+    },
+    drained: () => drained,
+    stop: async () => {
+      stopping = true;
+      await running;
+      await server.stop();
     },
   };
 }
@@ -176,6 +262,7 @@ async function graphile(url: string, concurrency: number, batched: boolean): Pro
     completed += 1;
   });
   return {
+    pid: process.pid,
     completed: () => completed,
     drained: () => completed >= total,
     stop: async () => {
@@ -195,7 +282,23 @@ function peersTable(results: readonly Result[]): string {
   return lines.join('\n');
 }
 
-function report(table: string, machine: Machine, seconds: number, date: Date): string {
+/** Baton beside pg-boss, mode for mode: the issue's target is Baton ≥ pg-boss in each. */
+function matchedTable(results: readonly Result[]): string {
+  const lines = ['| matched mode | Baton jobs /s | pg-boss jobs /s | Baton ÷ pg-boss | target (≥ 1) | Baton CPU ms/job (server + database) | pg-boss CPU ms/job |', '|---|---:|---:|---:|---|---:|---:|'];
+  for (const matches of ['single', 'batch']) {
+    const baton = results.find((r) => r.name === 'baton' && r.matches === matches);
+    const boss = results.find((r) => r.name === 'pg-boss' && r.matches === matches);
+    if (!baton || !boss) continue;
+    const ratio = baton.jobsPerS / boss.jobsPerS;
+    const cpu = (r: Result) => (r.cpu ? `${r.cpu.totalMs.toFixed(2)} (${r.cpu.ownMs.toFixed(2)} + ${(r.cpu.totalMs - r.cpu.ownMs).toFixed(2)})` : '–');
+    lines.push(
+      `| ${matches === 'single' ? 'one job per call' : `batch of ${BATCH}`} | ${Math.round(baton.jobsPerS).toLocaleString('en-US')} | ${Math.round(boss.jobsPerS).toLocaleString('en-US')} | ${ratio.toFixed(2)}× | ${ratio >= 1 ? 'met' : 'missed'} | ${cpu(baton)} | ${cpu(boss)} |`,
+    );
+  }
+  return lines.length > 2 ? lines.join('\n') : '(no matched pair in this run)';
+}
+
+function report(table: string, machine: Machine, seconds: number, warmup: number, date: Date): string {
   return `# Peer queues on this machine
 
 ${date.toISOString()} — \`npm run bench:peers\` (also the last step of \`npm run bench\`)
@@ -212,9 +315,15 @@ Node ${machine.node}; PostgreSQL ${machine.postgres}.
   11,700 jobs/s. This file measures both here, in the same \`npm run bench\` as
   [CLAIMS.md](CLAIMS.md), so the comparison is between numbers from one machine.
 - Each run: a fresh PostgreSQL database, migrated by the peer itself, holding ${JOBS['pg-boss'].toLocaleString('en-US')} (pg-boss) or ${JOBS['graphile-worker'].toLocaleString('en-US')}
-  (graphile-worker) queued jobs, more than it finishes in a run; ${WARMUP_SECONDS} s of warm-up, then ${seconds} s measured (\`BENCH_SECONDS\`). jobs/s is the jobs
+  (graphile-worker) queued jobs, more than it finishes in a run; ${warmup} s of warm-up, then ${seconds} s measured (\`BENCH_SECONDS\`). jobs/s is the jobs
   completed in the measured seconds. CPU ms/job is the user + system CPU of this process (where
-  the peer runs) and of the database's backends, over the measured seconds, per job.
+  the peer runs; for Baton, its server process instead) and of the database's backends, over the measured seconds, per job.
+- Baton: \`node src/main.ts\` as bench/claims.ts starts it (pool ${DB_POOL_SIZE}, the bootstrap admin's token, lease
+  sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks. Each agent claims
+  once (\`POST /api/v1/tasks/claim\`), then loops: \`POST /api/v1/leases/{id}/cycle {"summary": "done"}\` (hand in,
+  in_progress → in_review, and claim the next) or, batched, \`POST /api/v1/leases/cycle\` with its ${BATCH} leases (hand in
+  ${BATCH}, claim ${BATCH}), each with a fresh Idempotency-Key, over keep-alive HTTP from this process. A job is a task
+  handed in. The HTTP client's CPU (this process) is not counted, but shares the cores.
 - pg-boss (${pgBossVersion}): \`fetch(queue, {batchSize})\` then \`complete(queue, ids)\` in a loop, several loops at
   once, on a pool of ${DB_POOL_SIZE} connections; \`schedule\` and \`supervise\` off.
 - graphile-worker (${graphileVersion}): \`run()\` with a task that does nothing. "Batched" is the configuration of

@@ -24,6 +24,8 @@ import { heartbeatLease } from './leases/heartbeat-lease.ts';
 import { listLeases } from './leases/list-leases.ts';
 import { releaseLease } from './leases/release-lease.ts';
 import { releaseLeases } from './leases/release-leases.ts';
+import { cycleLease } from './leases/cycle-lease.ts';
+import { cycleLeases } from './leases/cycle-leases.ts';
 import { whoami } from './meta/whoami.ts';
 import { assignTask } from './tasks/assign-task.ts';
 import { handInTask } from './tasks/hand-in-task.ts';
@@ -71,6 +73,8 @@ export const operations: readonly Operation[] = [
   heartbeatLease,
   releaseLease,
   releaseLeases,
+  cycleLease,
+  cycleLeases,
   listEvents,
   streamEvents,
   listApprovals,

@@ -131,6 +131,54 @@ export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | 
   return rows[0];
 }
 
+const LEASE_FIELDS = ['id', 'task_id', 'holder_id', 'holder_kind', 'token_id', 'machine', 'epoch', 'ttl_s', 'state', 'acquired_at', 'renewed_at', 'expires_at',
+  'warned_at', 'ended_at', 'created_at', 'created_by_id', 'created_by_kind'] as const satisfies readonly (keyof LeaseRow)[];
+
+// The lease's columns come prefixed, beside the task's. Only the task is locked.
+const LOCK_LEASE_TASK = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}
+    FROM leases JOIN tasks ON tasks.id = leases.task_id WHERE leases.id = $1 AND tasks.deleted_at IS NULL FOR UPDATE OF tasks`;
+
+/**
+ * Locks a lease's task and reads the lease, in one round trip; undefined when the lease or its
+ * live task does not exist. The task is read as locked, but the lease as it was before the lock
+ * was granted: when the task changed meanwhile, the lease may have too (read it again).
+ */
+export async function lockLeaseTask(tx: Tx, id: string): Promise<{ lease: LeaseRow; task: TaskRow } | undefined> {
+  const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASE_TASK, [id]);
+  const row = rows[0];
+  return row ? splitLeaseTask(row) : undefined;
+}
+
+function splitLeaseTask(row: Record<string, unknown>): { lease: LeaseRow; task: TaskRow } {
+  const task: Record<string, unknown> = {};
+  const lease: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    if (key.startsWith('lease__')) lease[key.slice('lease__'.length)] = value;
+    else task[key] = value;
+  }
+  return { lease: lease as LeaseRow, task: task as TaskRow };
+}
+
+/**
+ * Whether a lease read beside its locked task (or before the lock) is still current: every lease
+ * change locks the task first and writes the task's copy of the lease too (a heartbeat its expiry),
+ * so a task naming this live lease with the same expiry means the lease has not moved.
+ */
+export function leaseIsCurrent(lease: LeaseRow, task: TaskRow): boolean {
+  return lease.state === 'active' && task.lease_id === lease.id && task.lease_expires_at?.getTime() === lease.expires_at.getTime();
+}
+
+// As LOCK_LEASE_TASK for many leases, each found by primary key (see FIND_LEASES); tasks locked in id order.
+const LOCK_LEASES_TASKS = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}
+    FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT * FROM leases WHERE leases.id = u.id OFFSET 0) AS leases
+    JOIN tasks ON tasks.id = leases.task_id WHERE tasks.deleted_at IS NULL ORDER BY tasks.id FOR UPDATE OF tasks`;
+
+/** `lockLeaseTask` for many leases in one round trip, the tasks locked in id order (so overlapping callers cannot deadlock); leases not found are left out. */
+export async function lockLeasesTasks(tx: Tx, ids: readonly string[]): Promise<{ lease: LeaseRow; task: TaskRow }[]> {
+  const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASES_TASKS, [ids]);
+  return rows.map(splitLeaseTask);
+}
+
 /**
  * The leases by id, each looked up by primary key. `id = ANY ($1)` would let a plan made while the
  * table was small (a generic plan is kept until the next ANALYZE) scan every lease, and the table

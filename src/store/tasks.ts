@@ -135,6 +135,35 @@ export async function requeueTasks(tx: Tx, held: { leaseIds: readonly string[]; 
   return rows;
 }
 
+// Parameters: the leases, now, the actor's id and kind, the handoffs ({id, handoff} rows as JSON),
+// the tasks. The leases are found as in REQUEUE_TASKS; the task ids come again as an array, so the
+// planner reads them by primary key rather than the whole table for the JSON rows it cannot count.
+const HAND_IN_TASKS = `
+    WITH ended AS (
+      UPDATE leases SET state = 'ended', ended_at = $2
+      FROM (SELECT l.ctid AS row_id FROM unnest($1::text[]) AS u(id) CROSS JOIN LATERAL (SELECT ctid FROM leases WHERE leases.id = u.id OFFSET 0) AS l) AS held
+      WHERE leases.ctid = held.row_id)
+    UPDATE tasks SET status = 'in_review', lease_id = NULL, lease_holder_id = NULL, lease_holder_kind = NULL, lease_expires_at = NULL,
+      handoff = h.handoff, changes_requested_id = NULL, updated_at = $2, updated_by_id = $3, updated_by_kind = $4, version = tasks.version + 1
+    FROM jsonb_to_recordset($5::jsonb) AS h(id text, handoff jsonb)
+    WHERE tasks.id = h.id AND tasks.id = ANY ($6::text[])
+    RETURNING ${TASK_COLUMNS}`;
+
+/**
+ * Hands in locked tasks in one statement: what `updateTask` to in_review with `NO_LEASE`, a handoff
+ * and an `ended` lease does to one task, for many. Answers the tasks in no set order.
+ */
+export async function handInTasks(
+  tx: Tx,
+  held: { leaseIds: readonly string[]; handoffs: readonly { id: string; handoff: Handoff }[] },
+  by: { now: Date; id: string; kind: string },
+): Promise<TaskRow[]> {
+  const taskIds = held.handoffs.map((h) => h.id);
+  const { rows } = await sendStatement<TaskRow>(tx, HAND_IN_TASKS, [held.leaseIds, by.now, by.id, by.kind, JSON.stringify(held.handoffs), taskIds]);
+  if (rows.length !== taskIds.length) throw new Error(`hand-in of ${taskIds.length} tasks updated ${rows.length}`);
+  return rows;
+}
+
 export interface TaskChanges {
   title?: string;
   description?: string;

@@ -66,4 +66,18 @@ export async function walkLeases(w: Walker, task: TaskRef): Promise<void> {
   await call('POST', '/api/v1/leases/release', { body: { ids: [] }, token: agent }, 400);
   await call('POST', '/api/v1/leases/release', { body: { ids: batch, note: 'shutting down' }, token: agent }, 200);
   await call('POST', '/api/v1/leases/release', { body: { ids: batch }, token: agent }, 409);
+
+  // The one-call work cycle: hand in (or fail) and claim the next, singly and in a batch.
+  const pair = (await call('POST', '/api/v1/tasks/claim', { body: { labels: ['bulk'], limit: 2 }, token: agent }, 200)).json<{ claims: Claim[] }>().claims.map((c) => c.lease.id);
+  const [handed, failed] = [present(pair[0], 'a claimed bulk lease'), present(pair[1], 'a second claimed bulk lease')];
+  await call('POST', `/api/v1/leases/${handed}/cycle`, { body: {}, token: agent }, 400);
+  await call('POST', `/api/v1/leases/${handed}/cycle`, { body: { summary: 'Not mine.' }, token: other }, 403);
+  await call('POST', `/api/v1/leases/${UNKNOWN.lease}/cycle`, { body: { summary: 'Done.' }, token: agent }, 404);
+  const cycled = (await call('POST', `/api/v1/leases/${handed}/cycle`, { body: { summary: 'Done.', labels: ['bulk'] }, token: agent }, 200)).json<{ claims: Claim[] }>();
+  await call('POST', `/api/v1/leases/${handed}/cycle`, { body: { summary: 'Done.' }, token: agent }, 409);
+  const rest = [failed, ...cycled.claims.map((c) => c.lease.id)];
+  await call('POST', '/api/v1/leases/cycle', { body: { leases: [] }, token: agent }, 400);
+  await call('POST', '/api/v1/leases/cycle', { body: { leases: rest.map((id) => ({ id, summary: 'Not mine.' })) }, token: other }, 403);
+  await call('POST', '/api/v1/leases/cycle', { body: { leases: rest.map((id) => ({ id, outcome: 'failed', reason: 'flaky' })), labels: ['bulk'], limit: 0 }, token: agent }, 200);
+  await call('POST', '/api/v1/leases/cycle', { body: { leases: [{ id: failed, outcome: 'failed', reason: 'again' }] }, token: agent }, 409);
 }

@@ -64,6 +64,9 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'leases_heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
   'leases_release': (fx) => ({ params: { id: fx.lease }, body: {} }),
   'leases_release_many': (fx) => ({ body: { ids: [fx.lease], note: 'handing the batch back' } }),
+  // A label no task carries: the next claim is empty, so two runs on one database answer alike.
+  'leases_cycle': (fx) => ({ params: { id: fx.lease }, body: { summary: 'done', labels: ['none-such'] } }),
+  'leases_cycle_many': (fx) => ({ body: { leases: [{ id: fx.lease, summary: 'done' }], labels: ['none-such'] } }),
   'events_list': () => ({ query: 'limit=5' }),
   'events_stream': () => ({ query: 'types=task.created' }),
   'approvals_list': () => ({ query: 'status=pending' }),

@@ -30,7 +30,7 @@ interface ToolShape {
 /**
  * Tool sets, chosen with `/mcp?toolsets=agent,admin` (as GitHub's MCP server does). `agent` holds
  * what an agent works with: the operations of the task-work scopes that run without a human's
- * approval. `admin` holds the rest (agents, tokens, webhooks, approvals, deletes). The rule reads
+ * approval, deletes left out. `admin` holds the rest (agents, tokens, webhooks, approvals, deletes). The rule reads
  * the registry; no operation is listed by hand.
  */
 export const TOOLSETS = ['agent', 'admin'] as const;
@@ -38,7 +38,8 @@ export type Toolset = (typeof TOOLSETS)[number];
 const AGENT_WORK_SCOPES: readonly (Scope | null)[] = [null, 'tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'artifacts:write'];
 
 export function toolsetOf(operation: Operation): Toolset {
-  return AGENT_WORK_SCOPES.includes(operation.scope) && operation.approval === 'none' ? 'agent' : 'admin';
+  const agentWork = AGENT_WORK_SCOPES.includes(operation.scope) && operation.approval === 'none' && operation.http.method !== 'DELETE';
+  return agentWork ? 'agent' : 'admin';
 }
 
 /** What a caller's tools/list holds: the tool sets, and whether output schemas are included. */
@@ -84,14 +85,14 @@ function toolOf(operation: Operation): Tool {
       type: 'string',
       minLength: 1,
       maxLength: 255,
-      description: 'Makes a retry safe: the same key with the same arguments returns the first result instead of writing twice. Generated (and returned in the result) when absent.',
+      description: 'Same key, same arguments: the first result again, not a second write.',
     };
   }
   if (takesExpectedVersion(operation)) {
     properties[EXPECTED_VERSION] = {
       type: 'integer',
       minimum: 1,
-      description: 'The `version` you last read; if the resource changed since, the call fails with conflict_version instead of overwriting.',
+      description: 'Your last-read `version`; if it changed, conflict_version.',
     };
   }
   const output = jsonSchema(operation.output, 'output');

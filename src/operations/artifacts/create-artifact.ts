@@ -32,7 +32,7 @@ export const createArtifact = defineOperation({
   summary: 'Store a long body (text or binary) as an artifact, optionally attached to a task.',
   description:
     'Send text as `content` (encoding `utf8`, the default) or bytes as base64 (encoding `base64`). The size limit is BATON_ARTIFACT_MAX_BYTES ' +
-    '(decoded; 25 MiB by default), past it 413. Attached to a task, the artifact appears in the task\'s `artifacts` as a reference.',
+    '(decoded; 25 MiB by default), past it 413.',
   kind: 'write',
   scope: 'artifacts:write',
   approval: 'none',

@@ -30,7 +30,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 export const getArtifact = defineOperation({
   name: 'artifacts_get',
   summary: "Read an artifact's reference and facts, and its body when asked for.",
-  description: 'Over REST the raw bytes are also at `href` (GET /api/v1/artifacts/{id}/content, with the stored content type and the sha256 as ETag).',
+  description: 'Over REST the raw bytes are at `href`, the sha256 as ETag.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',

@@ -21,7 +21,7 @@ export const commentArtifacts = z
   .array(artifactId)
   .max(COMMENT_ARTIFACTS_MAX, `at most ${COMMENT_ARTIFACTS_MAX} artifacts`)
   .refine((ids) => new Set(ids).size === ids.length, 'artifacts must not repeat')
-  .describe('Artifacts the comment refers to, by id (upload them first with POST /api/v1/artifacts).');
+  .describe('Artifacts the comment refers to, by id (artifacts_create first).');
 
 export const commentOutput = z.object({
   id: z.string(),

@@ -8,7 +8,7 @@ export const createComment = defineOperation({
   name: 'comments_create',
   summary: 'Comment on a task (Markdown); `@name` mentions notify that principal.',
   description:
-    "The comment joins the task's thread and timeline (`comment.created`); each mentioned principal gets a `comment.mentioned` event with itself as subject. A mention that names no principal is 422 unknown_principal naming it; a deleted task is 410 task_deleted. Retrying with the same Idempotency-Key posts the comment once.",
+    "Each mentioned principal gets a `comment.mentioned` event with itself as subject. A mention that names no principal is 422 unknown_principal naming it; a deleted task is 410 task_deleted.",
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

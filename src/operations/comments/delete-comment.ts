@@ -7,8 +7,7 @@ import { commentId, commentOutput, toComment } from './comment-schema.ts';
 export const deleteComment = defineOperation({
   name: 'comments_delete',
   summary: 'Delete your own comment (a human with agents:admin may delete any); a tombstone keeps its place.',
-  description:
-    'The thread keeps a tombstone (`body` null, `deleted_at` set) and the timeline a `comment.deleted` event, so nothing disappears silently. The text stays in the append-only audit timeline (the `comment.created` event), readable with events:read.',
+  description: 'The thread keeps a tombstone (`body` null, `deleted_at` set), the timeline a `comment.deleted` event; the text stays in the audit timeline (`comment.created`).',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

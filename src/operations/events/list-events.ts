@@ -8,7 +8,7 @@ import { eventOutput } from './event-schema.ts';
 export const listEvents = defineOperation({
   name: 'events_list',
   summary: 'Read the event timeline in commit order, from an event id onward (`since`), in bounded pages.',
-  description: 'Every write appends events in the same transaction. Resume after a crash by passing the last event id you handled as `since`.',
+  description: 'Resume after a crash by passing the last event id you handled as `since`.',
   kind: 'read',
   scope: 'events:read',
   approval: 'none',

@@ -15,7 +15,7 @@ export const ttlParam = z
   .min(1)
   .max(86_400)
   .optional()
-  .describe('Lease length in seconds; default 300, allowed 30–3600 unless the operator configured other bounds.');
+  .describe('Lease length in seconds: default 300, bounds 30–3600 unless configured otherwise.');
 
 /** The TTL to grant: the request's, checked against the configured bounds, or the default. */
 export function resolveTtl(ctx: OperationContext, requested: number | undefined): number {

@@ -1,7 +1,7 @@
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { findLease, type LeaseRow } from '../../store/leases.ts';
-import { lockTask, type TaskRow } from '../../store/tasks.ts';
+import { findLease, leaseIsCurrent, type LeaseRow, lockLeaseTask } from '../../store/leases.ts';
+import type { TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export function leaseNotFound(id: string): BatonError {
@@ -20,11 +20,12 @@ export async function lockLiveLease(
   time: { readonly now: Date },
   humanMayAct: boolean,
 ): Promise<{ lease: LeaseRow; task: TaskRow }> {
-  const found = await findLease(tx, id);
-  if (!found) throw leaseNotFound(id);
-  const task = await lockTask(tx, found.task_id);
-  const lease = await findLease(tx, id);
-  if (!task || !lease) throw leaseNotFound(id);
+  const held = await lockLeaseTask(tx, id);
+  if (!held) throw leaseNotFound(id);
+  const { task, lease: read } = held;
+  // A lease that may have moved before the lock is read again, now that it cannot.
+  const lease = leaseIsCurrent(read, task) ? read : await findLease(tx, id);
+  if (!lease) throw leaseNotFound(id);
   // The time is read only now that the task is locked: waiting for the lock does not shorten a lease.
   assertActionable(lease, actor, time.now, humanMayAct);
   return { lease, task };

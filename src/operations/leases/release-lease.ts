@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import { NO_LEASE, updateTask } from '../../store/tasks.ts';
-import { defineOperation } from '../define-operation.ts';
+import type { LeaseRow } from '../../store/leases.ts';
+import type { Tx } from '../../store/connection.ts';
+import { NO_LEASE, type TaskRow, updateTask } from '../../store/tasks.ts';
+import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { failedAttempt } from '../tasks/attempts.ts';
 import { shapeTask } from '../tasks/task-view.ts';
 import { taskOutput } from '../tasks/task-schema.ts';
@@ -12,7 +14,7 @@ export const releaseLease = defineOperation({
   name: 'leases_release',
   summary: 'Give a task back unfinished: the lease ends and the task returns to todo for anyone to claim.',
   description:
-    'With `outcome: "failed"` and a `reason`, the release counts a failed attempt: the task waits out its back-off (`not_before`) before it is claimable again, and when its attempts are exhausted it leaves the queue (blocked, `blocked_reason: "attempts_exhausted"`).',
+    '`outcome: "failed"` (with a `reason`) counts a failed attempt: the task waits out its back-off (`not_before`), or leaves the queue when its attempts are exhausted (blocked, `attempts_exhausted`).',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -31,18 +33,32 @@ export const releaseLease = defineOperation({
       });
     }
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, true);
-    const failed =
-      input.outcome === 'failed' ? failedAttempt(task, { kind: 'failed', reason: input.reason ?? null, lease_id: lease.id, holder_id: lease.holder_id }, ctx) : undefined;
-    const updated = await updateTask(
-      tx,
-      task.id,
-      { status: 'todo', ...failed?.changes, ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
-      { id: lease.id, state: 'released' },
-    );
+    const updated = await releaseHeld(tx, ctx, { lease, task }, input);
     const ended = { ...lease, state: 'released' as const, ended_at: ctx.now };
-    ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(input.note ? { note: input.note } : {}), ...(failed ? { outcome: 'failed' } : {}) } });
-    if (failed) for (const event of failed.events) ctx.emit(event);
-    else ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
     return { task: shapeTask(updated, ctx.actor, { view: 'compact' }), lease: toLease(ended, ctx.now) };
   },
 });
+
+/**
+ * Ends a held lease (locked task first, checked live) and returns its task to todo; with outcome
+ * `failed`, counts the failed attempt (back-off, or out of the queue when exhausted). Emits
+ * lease.released and the attempt's events, or task.status_changed.
+ */
+export async function releaseHeld(
+  tx: Tx,
+  ctx: OperationContext,
+  { lease, task }: { lease: LeaseRow; task: TaskRow },
+  how: { outcome: 'released' | 'failed'; reason?: string | undefined; note?: string | undefined },
+): Promise<TaskRow> {
+  const failed = how.outcome === 'failed' ? failedAttempt(task, { kind: 'failed', reason: how.reason ?? null, lease_id: lease.id, holder_id: lease.holder_id }, ctx) : undefined;
+  const updated = await updateTask(
+    tx,
+    task.id,
+    { status: 'todo', ...failed?.changes, ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+    { id: lease.id, state: 'released' },
+  );
+  ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(how.note ? { note: how.note } : {}), ...(failed ? { outcome: 'failed' } : {}) } });
+  if (failed) for (const event of failed.events) ctx.emit(event);
+  else ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
+  return updated;
+}

@@ -14,8 +14,7 @@ export const releaseLeases = defineOperation({
   name: 'leases_release_many',
   summary: 'Give several tasks back unfinished at once (up to 100 leases): each lease ends and its task returns to todo. All or none.',
   description:
-    'For a runner handing back the batch it claimed (shutting down, or out of slots). One transaction: if any lease is unknown, not yours, expired or already ended, ' +
-    'nothing is released and the problem names that lease; drop it and send the rest again.',
+    'If any lease is refused, nothing is released and the problem names it; drop it and send the rest again.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

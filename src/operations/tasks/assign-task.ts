@@ -14,7 +14,7 @@ export const assignTask = defineOperation({
   name: 'tasks_assign',
   summary: 'Set or clear who a task is for; optionally with a comment to them.',
   description:
-    'Only the assignee can claim an assigned task. While someone other than the new assignee holds the task under a live lease, the change is 409 assignee_lease_held unless you send `release_lease: true`: that lease then ends in the same request and the task returns to todo. Answers the task in the full view.',
+    'Only the assignee can claim an assigned task. If another holds it under a live lease: 409 assignee_lease_held, unless `release_lease: true` ends that lease (the task returns to todo).',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
@@ -22,7 +22,7 @@ export const assignTask = defineOperation({
   input: z.strictObject({
     id: taskId,
     assignee: assigneeParam.nullable().describe('The principal the task is for (`agt_…`), or null to unassign.'),
-    release_lease: z.boolean().default(false).describe('End a lease someone else holds on the task, returning it to todo, so the new assignee can claim it.'),
+    release_lease: z.boolean().default(false).describe("End another's lease on the task (it returns to todo)."),
     comment: commentBody.optional().describe('A comment posted with the assignment (mentions work as in comments_create).'),
   }),
   output: taskOutput,

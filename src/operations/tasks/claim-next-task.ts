@@ -1,43 +1,67 @@
 import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
 import { nextClaimableAt, pickClaimable } from '../../store/leases.ts';
-import { defineOperation } from '../define-operation.ts';
-import { claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { defineOperation, type OperationContext } from '../define-operation.ts';
+import { type Claimed, claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import type { Tx } from '../../store/connection.ts';
+import type { TaskPriority } from '../../domain/task-priority.ts';
 import { taskLabels, taskPriority } from './task-schema.ts';
 
 /** How long an agent that found no work should wait before asking again. */
 const EMPTY_QUEUE_RETRY_S = 10;
 
+/** Which tasks a claim of the next one considers (tasks_claim_next, leases_cycle). */
+export const claimFilter = {
+  labels: taskLabels.default([]).describe('Only tasks carrying all of these labels.'),
+  min_priority: taskPriority.default('low').describe('Only tasks at this priority or above.'),
+};
+
+/** A claim-next answer's fields. */
+export const claimNextOutput = {
+  claims: z.array(claimOutput).max(100),
+  retry_after_s: z.int().nullable().describe('Set when nothing was claimable: wait this long before asking again.'),
+  next_claimable_at: z.iso
+    .datetime()
+    .nullable()
+    .describe('Set when nothing was claimable and a task is waiting out a back-off: when the first of them becomes claimable.'),
+};
+
+/**
+ * Claims up to `limit` matching tasks for the caller, never one of `exclude` (tasks this transaction
+ * just gave back), and says when to ask again if none was claimable.
+ */
+export async function claimNext(
+  tx: Tx,
+  ctx: OperationContext,
+  q: { labels: string[]; min_priority: TaskPriority; limit: number; ttl_s?: number | undefined },
+  exclude: readonly string[] = [],
+): Promise<{ claims: Claimed[]; retry_after_s: number | null; next_claimable_at: string | null }> {
+  const ttlS = resolveTtl(ctx, q.ttl_s);
+  if (q.limit === 0) return { claims: [], retry_after_s: null, next_claimable_at: null };
+  // A task given back in this transaction is still locked by it, so SKIP LOCKED would not skip it: ask for more and drop it.
+  const picked = await pickClaimable(tx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length });
+  const tasks = picked.filter((task) => !exclude.includes(task.id)).slice(0, q.limit);
+  const claims = await claimTasks(tx, ctx, tasks, ttlS);
+  if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
+  const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
+  const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
+  return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
+}
+
 export const claimNextTask = defineOperation({
   name: 'tasks_claim_next',
   summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
   description:
-    'Atomic: concurrent claimers never receive the same task. Tasks assigned to you and unassigned tasks are candidates; tasks assigned to others never are. Each claim carries the `discussion` (the open change request first, then the latest human comments). An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
+    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and those assigned to you. Each claim carries the `discussion`. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
   http: { method: 'POST', path: '/tasks/claim' },
   input: z.strictObject({
-    labels: taskLabels.default([]).describe('Only tasks carrying all of these labels.'),
-    min_priority: taskPriority.default('low').describe('Only tasks at this priority or above.'),
+    ...claimFilter,
     limit: z.int().min(1).max(100).default(1).describe('How many tasks to claim at once (1–100), each with its own lease.'),
     ttl_s: ttlParam,
   }),
-  output: z.object({
-    claims: z.array(claimOutput).max(100),
-    retry_after_s: z.int().nullable().describe('Set when nothing was claimable: wait this long before asking again.'),
-    next_claimable_at: z.iso
-      .datetime()
-      .nullable()
-      .describe('Set when nothing was claimable and a task is waiting out a back-off: when the first of them becomes claimable.'),
-  }),
-  async run(tx, ctx, input) {
-    const ttlS = resolveTtl(ctx, input.ttl_s);
-    const tasks = await pickClaimable(tx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(input.min_priority), labels: input.labels, limit: input.limit });
-    const claims = await claimTasks(tx, ctx, tasks, ttlS);
-    if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
-    const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
-    const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
-    return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
-  },
+  output: z.object(claimNextOutput),
+  run: (tx, ctx, input) => claimNext(tx, ctx, input),
 });

@@ -12,7 +12,7 @@ export const claimTask = defineOperation({
   name: 'tasks_claim',
   summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
   description:
-    'A task whose lease has run out is claimable at once. A task held by someone else is 409 already_claimed; one assigned to someone else is 409 assigned_to_other; one waiting on unfinished blockers is 409 dependencies_pending. The answer carries the `discussion`: the open change request and the latest human comments.',
+    'A task whose lease has run out is claimable at once. Refusals (409): already_claimed, assigned_to_other, dependencies_pending. The answer carries the `discussion`.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

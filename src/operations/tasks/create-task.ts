@@ -12,7 +12,7 @@ import { existingTaskIds } from '../../store/tasks.ts';
 export const createTask = defineOperation({
   name: 'tasks_create',
   summary: 'Create a task in `todo`.',
-  description: 'The server assigns the id, timestamps and provenance. Long text belongs in an artifact, not the description.',
+  description: 'Long text belongs in an artifact, not the description.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
-import { NO_LEASE, updateTask } from '../../store/tasks.ts';
+import { handInTasks, NO_LEASE, type TaskRow, updateTask } from '../../store/tasks.ts';
 import { artifactId } from '../artifacts/artifact-schema.ts';
 import { checkArtifacts, lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -9,12 +9,14 @@ import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
 import { HANDOFF_ARTIFACTS_MAX, HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
 import { checkLease } from './update-task.ts';
+import type { OperationContext } from '../define-operation.ts';
+import type { Tx } from '../../store/connection.ts';
 
 export const handInTask = defineOperation({
   name: 'tasks_hand_in',
   summary: 'Hand finished work in for review, with a summary and artifact references: in_progress → in_review.',
   description:
-    'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered. Equivalent to a status update to in_review that also records what was done.',
+    'The lease holder (or a human) sends it, with `lease_epoch`. The lease ends; the reviewer sees `handoff` on the task. An open change request counts as answered.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -47,17 +49,56 @@ export const handInTask = defineOperation({
       });
     }
     checkLease(row, input.lease_epoch, ctx);
-    await checkArtifacts(tx, input.artifacts, '/artifacts');
-    const handoff = { summary: input.summary, artifacts: input.artifacts, by: { id: ctx.actor.id, kind: ctx.actor.kind }, at: ctx.now.toISOString() };
-    const updated = await updateTask(
-      tx,
-      row.id,
-      { status: 'in_review', ...NO_LEASE, handoff, changes_requested_id: null, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
-      row.lease_id ? { id: row.lease_id, state: 'ended' } : undefined,
-    );
-    ctx.emit({ type: 'task.handed_in', subject: row.id, data: { summary: input.summary, artifacts: input.artifacts, answers: row.changes_requested_id } });
-    if (row.lease_id) ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to: 'in_review' } });
-    ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: 'in_review' } });
+    const updated = await recordHandIn(tx, ctx, row, input);
     return shapeTask(updated, ctx.actor, { view: 'full' });
   },
 });
+
+interface Work {
+  summary: string;
+  artifacts: readonly string[];
+}
+
+/**
+ * Hands in a locked task in progress whose holder the caller was checked to be: in_review with the
+ * handoff, its lease ended, the open change request answered; emits task.handed_in, lease.released
+ * and task.status_changed. The artifacts must exist (checked here, at `pointer`).
+ */
+export async function recordHandIn(tx: Tx, ctx: OperationContext, row: TaskRow, work: Work, pointer = '/artifacts'): Promise<TaskRow> {
+  await checkArtifacts(tx, work.artifacts, pointer);
+  const updated = await updateTask(
+    tx,
+    row.id,
+    { status: 'in_review', ...NO_LEASE, handoff: handoffOf(ctx, work), changes_requested_id: null, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
+    row.lease_id ? { id: row.lease_id, state: 'ended' } : undefined,
+  );
+  emitHandIn(ctx, row, work);
+  return updated;
+}
+
+/** `recordHandIn` for several held tasks (each with a live lease) in one statement; answers them in the order given. */
+export async function recordHandIns(tx: Tx, ctx: OperationContext, items: readonly { row: TaskRow & { lease_id: string }; work: Work; pointer: string }[]): Promise<TaskRow[]> {
+  for (const { work, pointer } of items) if (work.artifacts.length > 0) await checkArtifacts(tx, work.artifacts, pointer);
+  const updated = await handInTasks(
+    tx,
+    { leaseIds: items.map((i) => i.row.lease_id), handoffs: items.map(({ row, work }) => ({ id: row.id, handoff: handoffOf(ctx, work) })) },
+    { now: ctx.now, id: ctx.actor.id, kind: ctx.actor.kind },
+  );
+  const byId = new Map(updated.map((row) => [row.id, row]));
+  return items.map(({ row, work }) => {
+    emitHandIn(ctx, row, work);
+    const done = byId.get(row.id);
+    if (!done) throw new Error(`task ${row.id} was not handed in`);
+    return done;
+  });
+}
+
+function handoffOf(ctx: OperationContext, work: Work) {
+  return { summary: work.summary, artifacts: [...work.artifacts], by: { id: ctx.actor.id, kind: ctx.actor.kind }, at: ctx.now.toISOString() };
+}
+
+function emitHandIn(ctx: OperationContext, row: TaskRow, work: Work): void {
+  ctx.emit({ type: 'task.handed_in', subject: row.id, data: { summary: work.summary, artifacts: [...work.artifacts], answers: row.changes_requested_id } });
+  if (row.lease_id) ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to: 'in_review' } });
+  ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: 'in_review' } });
+}

@@ -10,7 +10,7 @@ import { taskId, taskOutput } from './task-schema.ts';
 export const requeueTask = defineOperation({
   name: 'tasks_requeue',
   summary: 'Put a dead-lettered task (attempts exhausted) back in the queue with its attempts reset: one action, for a human.',
-  description: 'The task returns to todo, claimable at once, with `attempts` 0; its past `failures` stay for reference until the next failure pushes them out.',
+  description: 'The task returns to todo, claimable at once, with `attempts` 0; its `failures` stay.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

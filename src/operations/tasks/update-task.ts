@@ -44,7 +44,7 @@ export const updateTask = defineOperation({
   name: 'tasks_update',
   summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
   description:
-    "Send If-Match with the ETag you read to avoid overwriting a change you have not seen. A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
+    "A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
