@@ -14,7 +14,7 @@ import { NewTaskDialog } from './views/new-task.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
-/** The number of pending approvals, kept current from approval.* events. */
+/** The number of pending approvals, kept current from approval.* events; a new one raises a browser notification when the user allowed them. */
 function usePendingCount(): number | null {
   const { whoami } = useSession();
   const [count, setCount] = useState<number | null>(null);
@@ -24,7 +24,12 @@ function usePendingCount(): number | null {
   };
   useEffect(refresh, []);
   useEvents((event) => {
-    if (event.type.startsWith('approval.')) refresh();
+    if (!event.type.startsWith('approval.')) return;
+    refresh();
+    if (event.type === 'approval.requested' && typeof Notification !== 'undefined' && Notification.permission === 'granted' && event.actor.id !== whoami.principal.id) {
+      const operation = typeof event.data.operation === 'string' ? event.data.operation : 'an operation';
+      new Notification('Baton: approval requested', { body: `${operation} waits for a decision`, tag: event.subject });
+    }
   });
   return count;
 }
