@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, type Page } from './api.ts';
 import { AgentPage } from './views/agent-page.tsx';
 import { Agents } from './views/agents.tsx';
+import { Activity } from './views/activity.tsx';
 import { Approvals } from './views/approvals.tsx';
 import { Board } from './views/board.tsx';
+import { Fleet } from './views/fleet.tsx';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { onLinkClick, type Route, useRoute } from './router.ts';
@@ -61,6 +63,10 @@ function page(route: Route) {
       return <Agents />;
     case 'agent':
       return <AgentPage id={route.id} />;
+    case 'fleet':
+      return <Fleet />;
+    case 'activity':
+      return <Activity search={route.search} />;
     case 'missing':
       return (
         <section class="page">
@@ -117,6 +123,16 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'agents_list') && (
             <NavLink href="/agents" current={route.page === 'agents' || route.page === 'agent'}>
               Agents
+            </NavLink>
+          )}
+          {can({ whoami }, 'agents_list') && can({ whoami }, 'leases_list') && (
+            <NavLink href="/fleet" current={route.page === 'fleet'}>
+              Fleet
+            </NavLink>
+          )}
+          {can({ whoami }, 'events_list') && (
+            <NavLink href="/activity" current={route.page === 'activity'}>
+              Activity
             </NavLink>
           )}
         </nav>

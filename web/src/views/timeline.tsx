@@ -5,7 +5,7 @@ import type { BatonEvent, Status } from '../types.ts';
 const status = (value: unknown) => STATUS_LABEL[value as Status] ?? String(value);
 
 /** One event in words: what the actor did, from its type and data (/spec/domain-model.md#event-types). */
-function describe(event: BatonEvent): string {
+export function describe(event: BatonEvent): string {
   const d = event.data;
   switch (event.type) {
     case 'task.created':
