@@ -139,7 +139,7 @@ export function Activity({ search }: { search: string }) {
             Kind
           </label>
           <select id="activity-kind" value={filters.kind} onChange={(e) => set({ kind: e.currentTarget.value as ActivityFilters['kind'] })}>
-            <option value="">Humans, agents, system</option>
+            <option value="">Any kind</option>
             <option value="human">Humans</option>
             <option value="agent">Agents</option>
             <option value="system">System</option>
@@ -186,7 +186,7 @@ export function Activity({ search }: { search: string }) {
                 <span class="event-what">{describe(event)}</span>
                 {link ? (
                   <a class="activity-subject" href={link}>
-                    {event.subject.startsWith('tsk_') ? (title ?? event.subject) : event.subject}
+                    {event.subject.startsWith('tsk_') ? (title ?? event.subject) : event.subject.startsWith('apr_') ? 'Approvals' : (names.get(event.subject) ?? event.subject)}
                   </a>
                 ) : (
                   <code class="activity-subject">{event.subject}</code>

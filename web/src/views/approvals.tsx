@@ -34,7 +34,14 @@ function useContextOf(approval: Approval): { target: Target | null; gone: boolea
   return { target, gone, machine };
 }
 
-const show = (value: unknown) => (value === undefined ? '—' : typeof value === 'string' ? value : JSON.stringify(value));
+const show = (value: unknown) =>
+  value === undefined || value === null ? '—' : typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(', ') : JSON.stringify(value);
+
+/** "Expires in 23h 59m" or "Expired 5m 00s ago". */
+function expiry(expiresAt: string, now: number): string {
+  const left = timeLeft(expiresAt, now);
+  return left.endsWith(' left') ? `Expires in ${left.slice(0, -' left'.length)}` : `E${left.slice(1)}`;
+}
 
 /** What the approval touches, in words, and for an update the fields it changes (now → after). */
 function TargetContext({ approval, target, gone }: { approval: Approval; target: Target | null; gone: boolean }) {
@@ -130,7 +137,7 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
       {summary && <p>{summary}</p>}
       <TargetContext approval={approval} target={target} gone={gone} />
       <p class="approval-expiry small" title={exact(approval.expires_at)}>
-        Expires: {timeLeft(approval.expires_at, now)}
+        {expiry(approval.expires_at, now)}
       </p>
       <p class="will-run-label">What will run, exactly, as the requester:</p>
       <pre class="will-run">{requestLine(approval, manifest.operations)}</pre>

@@ -197,7 +197,8 @@ export function Fleet() {
             <p class="small fleet-tokens">
               {tokens.filter((t) => !t.revoked_at).length === 0
                 ? 'No live token.'
-                : tokens
+                : 'Machines: ' +
+                  tokens
                     .filter((t) => !t.revoked_at)
                     .map((t) => `${t.machine} (${t.last_used_at ? `used ${ago(t.last_used_at, now)}` : 'never used'})`)
                     .join(' · ')}
