@@ -24,6 +24,8 @@ export type FleetState = 'working' | 'idle' | 'struggling' | 'offline';
 const HOUR_MS = 3_600_000;
 /** A token used within this window counts as a live agent even without a lease. */
 const SEEN_MS = 15 * 60_000;
+/** A heartbeat is late once two intervals passed without one (the lease runs out after three). */
+const LATE_INTERVALS = 2;
 
 interface Health {
   late: number;
@@ -121,7 +123,7 @@ export function Fleet() {
     const held = data.leases.filter((l) => l.holder.id === agent.id && l.state === 'active');
     const troubles = data.troubles.filter((e) => troubleHolder(e, byId) === agent.id);
     const health: Health = {
-      late: held.filter((l) => now - Date.parse(l.renewed_at) > l.heartbeat_interval_s * 1000).length,
+      late: held.filter((l) => now - Date.parse(l.renewed_at) > LATE_INTERVALS * l.heartbeat_interval_s * 1000).length,
       expired: troubles.filter((e) => e.type === 'lease.expired').length,
       failed: troubles.filter((e) => e.type === 'task.attempt_failed').length,
     };
