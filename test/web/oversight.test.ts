@@ -51,10 +51,27 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await nav(/Approvals/).click();
     await page.getByText('Nothing is waiting for a decision.').waitFor(WAIT);
 
+    // Notifications were allowed: record what the app raises instead of showing it.
+    await page.evaluate(() => {
+      const g = globalThis as unknown as { raised: string[]; Notification: unknown };
+      g.raised = [];
+      g.Notification = class {
+        static permission = 'granted';
+        constructor(title: string, options: { body: string }) {
+          g.raised.push(`${title}: ${options.body}`);
+        }
+      };
+    });
     // The agent asks while the page is open: the list and the badge follow live.
     await asAgent('DELETE', `/api/v1/tasks/${doomed.id}`);
     await asAgent('PATCH', `/api/v1/webhooks/${hook.id}`, { url: 'http://127.0.0.1:9/hooks-v2', event_types: ['task.created', 'task.status_changed'] });
     await page.getByTestId('approvals-badge').getByText('2').waitFor(WAIT);
+
+    await page.waitForFunction(() => (globalThis as unknown as { raised: string[] }).raised.length === 2);
+    expect(await page.evaluate(() => (globalThis as unknown as { raised: string[] }).raised)).toEqual([
+      'Baton: approval requested: tasks_delete waits for a decision',
+      'Baton: approval requested: webhooks_update waits for a decision',
+    ]);
 
     const deletion = approval('tasks_delete');
     await deletion.getByTestId('approval-target').getByText('Retire the v1 billing API').waitFor(WAIT);
@@ -167,6 +184,7 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await page.getByLabel('Task id').press('Enter');
     await page.waitForURL(new RegExp(`task=${fresh.id}`));
     await page.locator('.activity-line', { hasText: 'Compact the audit log' }).waitFor({ state: 'detached', ...WAIT });
+    await page.locator('.activity-line', { hasText: 'Rotate the TLS certificates' }).waitFor(WAIT);
     expect(await page.locator('.activity-line').count()).toBe(1);
     // Live under filters: a matching event arrives, a non-matching one does not.
     await api('PATCH', `/api/v1/tasks/${fresh.id}`, { labels: ['tls'] });
