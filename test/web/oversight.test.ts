@@ -134,11 +134,6 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
 
     await asAgent('POST', `/api/v1/leases/${lease.id}/heartbeat`, { note: 'Indexed 40% of the documents' });
     await fleetCard().getByText('“Indexed 40% of the documents”').waitFor(WAIT);
-    for (const width of [1280, 390]) {
-      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
-      await page.screenshot({ path: `${SHOTS}fleet-${width}.png`, fullPage: true });
-    }
-    await page.setViewportSize({ width: 1280, height: 800 });
 
     await asAgent('POST', `/api/v1/tasks/${work.id}/hand_in`, { summary: 'Index rebuilt; 1.2 M documents.', lease_epoch: lease.epoch });
     await fleetCard().getByText('Holds no lease.').waitFor(WAIT);
@@ -148,6 +143,20 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await asAgent('POST', `/api/v1/leases/${(second.lease as { id: string }).id}/release`, { outcome: 'failed', reason: 'disk full' });
     await page.locator('li.fleet-agent[data-agent="deploy-bot"][data-state="struggling"]').waitFor(WAIT);
     expect(await fleetCard().getByTestId('fleet-health').textContent()).toContain('1 failed attempt in the last hour');
+
+    // The whole fleet at once: struggling, working, and one that never showed up.
+    const docs = await h.t.addPrincipal({ name: 'docs-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    await h.t.addPrincipal({ name: 'nightly-bot', scopes: ['tasks:read', 'tasks:claim'] });
+    const guide = await api('POST', '/api/v1/tasks', { title: 'Document the retry policy' });
+    const held = await api('POST', `/api/v1/tasks/${guide.id}/claim`, {}, docs.token);
+    await api('POST', `/api/v1/leases/${(held.lease as { id: string }).id}/heartbeat`, { note: 'Drafted the back-off table' }, docs.token);
+    await page.locator('li.fleet-agent[data-agent="docs-bot"][data-state="working"]').getByText('“Drafted the back-off table”').waitFor(WAIT);
+    await page.locator('li.fleet-agent[data-agent="nightly-bot"][data-state="offline"]').waitFor(WAIT);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}fleet-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // One click to its events.
     await fleetCard().getByRole('link', { name: 'Its events' }).click();

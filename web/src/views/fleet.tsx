@@ -45,6 +45,7 @@ export function fleetState(agent: Agent, active: number, health: Health, lastSee
   return lastSeen !== null && now - lastSeen < SEEN_MS ? 'idle' : 'offline';
 }
 
+const ORDER: readonly FleetState[] = ['struggling', 'working', 'idle', 'offline'];
 const STATE_LABEL: Record<FleetState, string> = { working: 'Working', idle: 'Idle', struggling: 'Struggling', offline: 'Offline' };
 
 interface FleetData {
@@ -132,6 +133,8 @@ export function Fleet() {
     const lastSeen = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
     return { agent, held, health, tokens, lastSeen, state: fleetState(agent, held.length, health, lastSeen, now) };
   });
+  // Who needs a look first: struggling, then working, idle, offline; by name within each.
+  rows.sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state) || a.agent.name.localeCompare(b.agent.name));
   const counts = rows.reduce<Record<FleetState, number>>((acc, r) => ({ ...acc, [r.state]: acc[r.state] + 1 }), { working: 0, idle: 0, struggling: 0, offline: 0 });
 
   return (
@@ -139,7 +142,7 @@ export function Fleet() {
       <div class="page-head">
         <h1 id="fleet-title">Fleet</h1>
         <p class="muted fleet-counts" aria-label="Agents by state">
-          {(Object.keys(counts) as FleetState[]).map((s) => (
+          {ORDER.map((s) => (
             <span key={s} class={`fleet-state fleet-${s}`}>
               {counts[s]} {STATE_LABEL[s].toLowerCase()}
             </span>
