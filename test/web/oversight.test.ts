@@ -207,6 +207,16 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForURL(/\/activity$/);
     await page.locator('.activity .actor-human').first().waitFor(WAIT);
+
+    // Resumable: the connection drops, events happen meanwhile, and they arrive once it is back, in order, once each.
+    h.t.app.server.closeAllConnections();
+    await page.locator('.live-connecting').waitFor(WAIT);
+    const missed = await api('POST', '/api/v1/tasks', { title: 'Renew the domain names' });
+    await api('PATCH', `/api/v1/tasks/${missed.id}`, { priority: 'high' });
+    await page.locator('.live-stream').waitFor(WAIT);
+    const renewed = page.locator('.activity-line', { hasText: 'Renew the domain names' });
+    await renewed.nth(1).waitFor(WAIT);
+    expect(await renewed.evaluateAll((lines) => lines.map((l) => l.getAttribute('data-event-type')))).toEqual(['task.updated', 'task.created']);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
       await page.screenshot({ path: `${SHOTS}activity-${width}.png`, fullPage: true });
