@@ -110,7 +110,7 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     expect(await denied.textContent()).toContain('“Not during the release freeze”');
     expect(await denied.locator('.actor-human').count()).toBe(1);
     expect(await denied.locator('.actor-agent').textContent()).toContain('deploy-bot');
-    await page.locator('li.history-item', { hasText: 'tasks_delete' }).getByText('Approved: it ran').waitFor(WAIT);
+    await page.locator('li.history-item', { hasText: 'tasks_delete' }).getByText('Approved and ran').waitFor(WAIT);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
       await page.screenshot({ path: `${SHOTS}approvals-history-${width}.png`, fullPage: true });

@@ -185,6 +185,8 @@ const OUTCOME: Record<Approval['status'], string> = {
   pending: 'Pending',
 };
 
+const DECIDED: Record<Approval['status'], string> = { approved: 'Approved and ran', failed: 'Approved; the operation failed', denied: 'Denied', expired: 'Expired undecided', pending: 'Pending' };
+
 /** Decided approvals, newest first: who decided, when, why, and what came of it. */
 function History() {
   const now = useNow(30_000);
@@ -201,7 +203,7 @@ function History() {
       {list.map((a) => (
         <li key={a.id} class={`card history-item notice-${a.status}`} data-history={a.id}>
           <div class="history-line">
-            <strong>{OUTCOME[a.status]}</strong> <code>{a.operation}</code>
+            <strong>{DECIDED[a.status]}</strong> <code>{a.operation}</code>
             {a.target && <span class="muted small">on {a.target.id.startsWith('tsk_') ? <a href={`/tasks/${a.target.id}`}>{a.target.id}</a> : <code>{a.target.id}</code>}</span>}
           </div>
           <p class="small">
