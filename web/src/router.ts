@@ -7,10 +7,14 @@ export type Route =
   | { page: 'approvals' }
   | { page: 'agents' }
   | { page: 'agent'; id: string }
+  | { page: 'fleet' }
+  | { page: 'activity'; search: string }
   | { page: 'missing' };
 
-export function parseRoute(path: string): Route {
+export function parseRoute(path: string, search = ''): Route {
   if (path === '/' || path === '') return { page: 'board' };
+  if (path === '/fleet') return { page: 'fleet' };
+  if (path === '/activity') return { page: 'activity', search };
   if (path === '/approvals') return { page: 'approvals' };
   if (path === '/agents') return { page: 'agents' };
   const task = /^\/tasks\/([\w-]+)$/.exec(path);
@@ -20,17 +24,18 @@ export function parseRoute(path: string): Route {
   return { page: 'missing' };
 }
 
+/** Goes to `path` (which may carry a query string) without reloading. */
 export function navigate(path: string): void {
-  if (location.pathname === path) return;
+  if (location.pathname + location.search === path) return;
   history.pushState(null, '', path);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
 /** The current route, following pushState navigation and the back button. */
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  const [route, setRoute] = useState(() => parseRoute(location.pathname, location.search));
   useEffect(() => {
-    const update = () => setRoute(parseRoute(location.pathname));
+    const update = () => setRoute(parseRoute(location.pathname, location.search));
     addEventListener('popstate', update);
     return () => removeEventListener('popstate', update);
   }, []);
@@ -42,7 +47,7 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(anchor.href);
-  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals)?(\/|$)/.test(url.pathname)) return;
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|fleet|activity)?(\/|$)/.test(url.pathname)) return;
   event.preventDefault();
-  navigate(url.pathname);
+  navigate(url.pathname + url.search);
 }

@@ -2,8 +2,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { get, type Page } from './api.ts';
 import { AgentPage } from './views/agent-page.tsx';
 import { Agents } from './views/agents.tsx';
+import { Activity } from './views/activity.tsx';
 import { Approvals } from './views/approvals.tsx';
 import { Board } from './views/board.tsx';
+import { Fleet } from './views/fleet.tsx';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { onLinkClick, type Route, useRoute } from './router.ts';
@@ -14,7 +16,7 @@ import { NewTaskDialog } from './views/new-task.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
-/** The number of pending approvals, kept current from approval.* events. */
+/** The number of pending approvals, kept current from approval.* events; a new one raises a browser notification when the user allowed them. */
 function usePendingCount(): number | null {
   const { whoami } = useSession();
   const [count, setCount] = useState<number | null>(null);
@@ -24,7 +26,12 @@ function usePendingCount(): number | null {
   };
   useEffect(refresh, []);
   useEvents((event) => {
-    if (event.type.startsWith('approval.')) refresh();
+    if (!event.type.startsWith('approval.')) return;
+    refresh();
+    if (event.type === 'approval.requested' && typeof Notification !== 'undefined' && Notification.permission === 'granted' && event.actor.id !== whoami.principal.id) {
+      const operation = typeof event.data.operation === 'string' ? event.data.operation : 'an operation';
+      new Notification('Baton: approval requested', { body: `${operation} waits for a decision`, tag: event.subject });
+    }
   });
   return count;
 }
@@ -56,6 +63,10 @@ function page(route: Route) {
       return <Agents />;
     case 'agent':
       return <AgentPage id={route.id} />;
+    case 'fleet':
+      return <Fleet />;
+    case 'activity':
+      return <Activity search={route.search} />;
     case 'missing':
       return (
         <section class="page">
@@ -112,6 +123,16 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'agents_list') && (
             <NavLink href="/agents" current={route.page === 'agents' || route.page === 'agent'}>
               Agents
+            </NavLink>
+          )}
+          {can({ whoami }, 'agents_list') && can({ whoami }, 'leases_list') && (
+            <NavLink href="/fleet" current={route.page === 'fleet'}>
+              Fleet
+            </NavLink>
+          )}
+          {can({ whoami }, 'events_list') && (
+            <NavLink href="/activity" current={route.page === 'activity'}>
+              Activity
             </NavLink>
           )}
         </nav>

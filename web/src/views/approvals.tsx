@@ -1,11 +1,95 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem, get, newKey, type Page, type Problem, write } from '../api.ts';
-import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
-import { ago, exact } from '../format.ts';
+import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
+import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents, useSession } from '../session.ts';
-import type { Approval } from '../types.ts';
+import type { Agent, Approval, BatonEvent, Task } from '../types.ts';
+
+/** The resource an approval acts on, read now: a task, a webhook or a principal (by id prefix). */
+type Target = { kind: 'task'; value: Task } | { kind: 'webhook'; value: { id: string; url: string; event_types: string[] | null } & Record<string, unknown> } | { kind: 'agent'; value: Agent };
+
+const TARGET_PATH: Record<string, [Target['kind'], string]> = { tsk_: ['task', '/tasks/'], whk_: ['webhook', '/webhooks/'], agt_: ['agent', '/agents/'] };
+
+/** The target as it is now (null while loading or when it is gone) and the machine the request came from. */
+function useContextOf(approval: Approval): { target: Target | null; gone: boolean; machine: string | null } {
+  const [target, setTarget] = useState<Target | null>(null);
+  const [gone, setGone] = useState(false);
+  const [machine, setMachine] = useState<string | null>(null);
+  const id = approval.target?.id ?? (typeof approval.input.id === 'string' ? approval.input.id : null);
+  useEffect(() => {
+    const route = id ? TARGET_PATH[id.slice(0, 4)] : undefined;
+    if (id && route) {
+      get<Target['value']>(`${route[1]}${id}`).then(
+        (value) => setTarget({ kind: route[0], value } as Target),
+        () => setGone(true),
+      );
+    }
+    get<Page<BatonEvent>>(`/events?subject=${approval.id}&types=approval.requested&view=full&limit=1`).then(
+      (page) => setMachine(page.data[0]?.machine ?? null),
+      () => undefined,
+    );
+  }, [approval.id, id]);
+  return { target, gone, machine };
+}
+
+const show = (value: unknown) =>
+  value === undefined || value === null ? '—' : typeof value === 'string' ? value : Array.isArray(value) ? value.map(String).join(', ') : JSON.stringify(value);
+
+/** "Expires in 23h 59m" or "Expired 5m 00s ago". */
+function expiry(expiresAt: string, now: number): string {
+  const left = timeLeft(expiresAt, now);
+  return left.endsWith(' left') ? `Expires in ${left.slice(0, -' left'.length)}` : `E${left.slice(1)}`;
+}
+
+/** What the approval touches, in words, and for an update the fields it changes (now → after). */
+function TargetContext({ approval, target, gone }: { approval: Approval; target: Target | null; gone: boolean }) {
+  if (gone) return <p class="muted">The resource it acts on no longer exists.</p>;
+  if (!target) return null;
+  const changes = approval.operation.endsWith('_update')
+    ? Object.entries(approval.input).filter(([name, value]) => name !== 'id' && JSON.stringify((target.value as Record<string, unknown>)[name]) !== JSON.stringify(value))
+    : [];
+  return (
+    <div class="approval-target" data-testid="approval-target">
+      {target.kind === 'task' && (
+        <p>
+          Task <a href={`/tasks/${target.value.id}`}>{target.value.title}</a> <StatusBadge status={target.value.status} />
+        </p>
+      )}
+      {target.kind === 'webhook' && (
+        <p>
+          Webhook to <code class="approval-url">{target.value.url}</code> for {target.value.event_types?.join(', ') ?? 'every event type'}
+        </p>
+      )}
+      {target.kind === 'agent' && (
+        <p>
+          {target.value.kind === 'human' ? 'Human' : 'Agent'} <a href={`/agents/${target.value.id}`}>{target.value.name}</a>
+        </p>
+      )}
+      {changes.length > 0 && (
+        <table class="table diff" aria-label="Changes">
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Now</th>
+              <th scope="col">After</th>
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map(([name, value]) => (
+              <tr key={name} data-field={name}>
+                <td>{name}</td>
+                <td class="diff-before">{show((target.value as Record<string, unknown>)[name])}</td>
+                <td class="diff-after">{show(value)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
 
 /** "DELETE /api/v1/tasks/tsk_…": the request the approval will run, from the manifest's operation. */
 function requestLine(approval: Approval, operations: { name: string; method: string; path: string }[]): string {
@@ -20,7 +104,7 @@ function requestLine(approval: Approval, operations: { name: string; method: str
 
 function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: (a: Approval) => void }) {
   const { manifest } = useSession();
-  const now = useNow(15_000);
+  const now = useNow(5_000);
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
@@ -38,17 +122,23 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
   };
   const inputs = Object.entries(approval.input);
   const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
+  const { target, gone, machine } = useContextOf(approval);
   return (
     <article class="card approval" aria-labelledby={`${approval.id}-title`} data-approval-id={approval.id}>
       <header class="approval-head">
         <h2 id={`${approval.id}-title`}>
           <code>{approval.operation}</code>
         </h2>
-        <span class="muted small">
+        <span class="muted small" data-testid="requested">
           requested {ago(approval.created_at, now)} by <ActorChip actor={approval.requested_by} />
+          {machine && <> from machine <strong>{machine}</strong></>}
         </span>
       </header>
       {summary && <p>{summary}</p>}
+      <TargetContext approval={approval} target={target} gone={gone} />
+      <p class="approval-expiry small" title={exact(approval.expires_at)}>
+        {expiry(approval.expires_at, now)}
+      </p>
       <p class="will-run-label">What will run, exactly, as the requester:</p>
       <pre class="will-run">{requestLine(approval, manifest.operations)}</pre>
       <dl class="facts">
@@ -69,8 +159,6 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
             </dd>
           </>
         )}
-        <dt>expires</dt>
-        <dd>{exact(approval.expires_at)}</dd>
       </dl>
       {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
       <div class="approval-actions">
@@ -97,8 +185,59 @@ const OUTCOME: Record<Approval['status'], string> = {
   pending: 'Pending',
 };
 
+const DECIDED: Record<Approval['status'], string> = { approved: 'Approved and ran', failed: 'Approved; the operation failed', denied: 'Denied', expired: 'Expired undecided', pending: 'Pending' };
+
+/** Decided approvals, newest first: who decided, when, why, and what came of it. */
+function History() {
+  const now = useNow(30_000);
+  const [list, setList] = useState<Approval[] | null>(null);
+  const load = () => get<Page<Approval>>('/approvals?limit=100').then((page) => setList(page.data.filter((a) => a.status !== 'pending')), () => setList([]));
+  useEffect(() => void load(), []);
+  useEvents((event) => {
+    if (event.type.startsWith('approval.')) void load();
+  });
+  if (!list) return <Loading what="decided approvals" />;
+  if (list.length === 0) return <p class="empty">No approval has been decided yet.</p>;
+  return (
+    <ol class="history" aria-label="Decided approvals">
+      {list.map((a) => (
+        <li key={a.id} class={`card history-item notice-${a.status}`} data-history={a.id}>
+          <div class="history-line">
+            <strong>{DECIDED[a.status]}</strong> <code>{a.operation}</code>
+            {a.target && <span class="muted small">on {a.target.id.startsWith('tsk_') ? <a href={`/tasks/${a.target.id}`}>{a.target.id}</a> : <code>{a.target.id}</code>}</span>}
+          </div>
+          <p class="small">
+            Asked by <ActorChip actor={a.requested_by} /> {ago(a.created_at, now)}
+            {a.decided_by && (
+              <>
+                {' '}
+                · decided by <ActorChip actor={a.decided_by} />
+              </>
+            )}
+            {a.decided_at && <span title={exact(a.decided_at)}> {ago(a.decided_at, now)}</span>}
+          </p>
+          {a.reason && <p class="history-reason">“{a.reason}”</p>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** Offers browser notifications for new approvals (the shell shows them) until the user answers. */
+function NotifyButton() {
+  const supported = typeof Notification !== 'undefined';
+  const [permission, setPermission] = useState(supported ? Notification.permission : 'denied');
+  if (permission !== 'default') return null;
+  return (
+    <button type="button" class="button" onClick={() => void Notification.requestPermission().then(setPermission)}>
+      Notify me of new approvals
+    </button>
+  );
+}
+
 /** Pending approvals, decided here one by one; decisions made on this page stay listed with their outcome. */
 export function Approvals() {
+  const [tab, setTab] = useState<'pending' | 'history'>('pending');
   const [pending, setPending] = useState<Approval[] | null>(null);
   const [decided, setDecided] = useState<Approval[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -120,19 +259,29 @@ export function Approvals() {
     <section class="page" aria-labelledby="approvals-title">
       <div class="page-head">
         <h1 id="approvals-title">Approvals</h1>
-        <p class="muted">Destructive and outward-facing operations wait here for a human decision.</p>
+        <NotifyButton />
+        <p class="muted page-lede">Destructive and outward-facing operations wait here for a human decision.</p>
+        <div class="tabs" role="group" aria-label="Show">
+          <button type="button" class="tab" aria-pressed={tab === 'pending'} onClick={() => setTab('pending')}>
+            Pending{pending ? ` (${pending.length})` : ''}
+          </button>
+          <button type="button" class="tab" aria-pressed={tab === 'history'} onClick={() => setTab('history')}>
+            History
+          </button>
+        </div>
       </div>
-      {problem && <ProblemNotice problem={problem} />}
-      {decided.map((a) => (
+      {tab === 'history' && <History />}
+      {tab === 'pending' && problem && <ProblemNotice problem={problem} />}
+      {tab === 'pending' && decided.map((a) => (
         <div key={a.id} class={`notice notice-${a.status}`} role="status" data-decided={a.id}>
           <strong>{OUTCOME[a.status]}</strong> — <code>{a.operation}</code>
           {a.result && <span class="muted"> (answered {a.result.status})</span>}
           {a.status === 'failed' && typeof (a.result?.body as Problem | undefined)?.detail === 'string' && <p>{(a.result?.body as Problem).detail}</p>}
         </div>
       ))}
-      {!pending && !problem && <Loading what="approvals" />}
-      {pending && pending.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
-      {pending?.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={onDecided} />)}
+      {tab === 'pending' && !pending && !problem && <Loading what="approvals" />}
+      {tab === 'pending' && pending && pending.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
+      {tab === 'pending' && pending?.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={onDecided} />)}
     </section>
   );
 }

@@ -5,7 +5,7 @@ import type { BatonEvent, Status } from '../types.ts';
 const status = (value: unknown) => STATUS_LABEL[value as Status] ?? String(value);
 
 /** One event in words: what the actor did, from its type and data (/spec/domain-model.md#event-types). */
-function describe(event: BatonEvent): string {
+export function describe(event: BatonEvent): string {
   const d = event.data;
   switch (event.type) {
     case 'task.created':
@@ -26,6 +26,42 @@ function describe(event: BatonEvent): string {
       return 'warned that the lease is about to run out';
     case 'lease.expired':
       return 'expired the lease (no heartbeat in time)';
+    case 'task.handed_in':
+      return 'handed it in for review';
+    case 'task.changes_requested':
+      return 'requested changes';
+    case 'task.assigned':
+      return 'assigned it';
+    case 'task.requeued':
+      return 'put it back in the queue';
+    case 'task.attempt_failed':
+      return `failed attempt ${String(d.attempt)} of ${String(d.max_attempts)}${typeof d.reason === 'string' ? `: ${d.reason}` : ''}`;
+    case 'task.dead_lettered':
+      return 'took it out of the queue: attempts exhausted';
+    case 'comment.created':
+      return 'commented';
+    case 'comment.updated':
+      return 'edited a comment';
+    case 'comment.deleted':
+      return 'deleted a comment';
+    case 'approval.requested':
+      return `asked for approval to run ${String(d.operation)}`;
+    case 'approval.granted':
+      return `approved ${String(d.operation)}${d.outcome === 'failed' ? ' (it failed)' : ''}`;
+    case 'approval.denied':
+      return `denied ${String(d.operation)}`;
+    case 'agent.created':
+      return 'added a principal';
+    case 'agent.updated':
+      return 'changed a principal';
+    case 'token.created':
+      return 'created a token';
+    case 'token.revoked':
+      return 'revoked a token';
+    case 'webhook.created':
+    case 'webhook.updated':
+    case 'webhook.deleted':
+      return `${event.type.slice(8)} a webhook`;
     default:
       return event.type;
   }

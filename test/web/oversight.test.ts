@@ -1,0 +1,232 @@
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../harness.ts';
+import { type BrowserHarness, startBrowser } from './browser.ts';
+
+const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const WAIT = { timeout: 15_000 };
+
+interface Json {
+  id: string;
+  version: number;
+  lease: { id: string; epoch: number } | null;
+}
+
+/** The lead watching the fleet: approvals in context, agents at work, the activity feed, all live. */
+describe('oversight in Chromium: approvals in context, the fleet, activity', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  let agent: Principal;
+
+  const api = async <T = Json>(method: string, url: string, body?: unknown, token?: string, status = 300) => {
+    const res = await h.t.request(method, url, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
+    if (res.status >= status) throw new Error(`${method} ${url}: ${res.status} ${res.body}`);
+    return res.json<T>();
+  };
+  const asAgent = <T = Json>(method: string, url: string, body?: unknown) => api<T>(method, url, body, agent.token);
+  const nav = (name: string | RegExp) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+  const approval = (text: string) => page.locator('article.approval', { hasText: text });
+  const fleetCard = () => page.locator('li.fleet-agent[data-agent="deploy-bot"]');
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    agent = await h.t.addPrincipal({ name: 'deploy-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'webhooks:manage'] });
+    page = await h.context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(h.base);
+    await page.fill('#token', h.t.adminToken);
+    await page.click('button[type=submit]');
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await page.locator('.live-stream').waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows each pending approval with what it touches, the change, who asked from where, and a history of decisions', async () => {
+    const doomed = await api('POST', '/api/v1/tasks', { title: 'Retire the v1 billing API' });
+    const hook = await api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'], enabled: false });
+    await nav(/Approvals/).click();
+    await page.getByText('Nothing is waiting for a decision.').waitFor(WAIT);
+
+    // Notifications were allowed: record what the app raises instead of showing it.
+    await page.evaluate(() => {
+      const g = globalThis as unknown as { raised: string[]; Notification: unknown };
+      g.raised = [];
+      g.Notification = class {
+        static permission = 'granted';
+        constructor(title: string, options: { body: string }) {
+          g.raised.push(`${title}: ${options.body}`);
+        }
+      };
+    });
+    // The agent asks while the page is open: the list and the badge follow live.
+    await asAgent('DELETE', `/api/v1/tasks/${doomed.id}`);
+    await asAgent('PATCH', `/api/v1/webhooks/${hook.id}`, { url: 'http://127.0.0.1:9/hooks-v2', event_types: ['task.created', 'task.status_changed'] });
+    await page.getByTestId('approvals-badge').getByText('2').waitFor(WAIT);
+
+    await page.waitForFunction(() => (globalThis as unknown as { raised: string[] }).raised.length === 2);
+    expect(await page.evaluate(() => (globalThis as unknown as { raised: string[] }).raised)).toEqual([
+      'Baton: approval requested: tasks_delete waits for a decision',
+      'Baton: approval requested: webhooks_update waits for a decision',
+    ]);
+
+    const deletion = approval('tasks_delete');
+    await deletion.getByTestId('approval-target').getByText('Retire the v1 billing API').waitFor(WAIT);
+    expect(await deletion.getByTestId('approval-target').textContent()).toContain('To do');
+    await deletion.getByTestId('requested').getByText('test-machine').waitFor(WAIT);
+    expect(await deletion.getByTestId('requested').textContent()).toContain('deploy-bot');
+    expect(await deletion.locator('.approval-expiry').textContent()).toMatch(/^Expires in \d+h \d+m$/);
+
+    const update = approval('webhooks_update');
+    const target = update.getByTestId('approval-target');
+    await target.locator('code.approval-url', { hasText: 'http://127.0.0.1:9/hooks' }).waitFor(WAIT);
+    expect(await target.textContent()).toContain('task.created');
+    expect(await target.locator('tr[data-field="url"] .diff-before').textContent()).toBe('http://127.0.0.1:9/hooks');
+    expect(await target.locator('tr[data-field="url"] .diff-after').textContent()).toBe('http://127.0.0.1:9/hooks-v2');
+    expect(await target.locator('tr[data-field="event_types"] .diff-after').textContent()).toBe('task.created, task.status_changed');
+
+    await mkdir(SHOTS, { recursive: true });
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}approvals-context-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await update.getByPlaceholder('Reason (optional)').fill('Not during the release freeze');
+    await update.getByRole('button', { name: 'Deny' }).click();
+    await page.getByText('Denied: it will not run').waitFor(WAIT);
+    await deletion.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Approved: it ran').waitFor(WAIT);
+    await page.getByTestId('approvals-badge').waitFor({ state: 'detached', ...WAIT });
+    expect((await h.t.request('GET', `/api/v1/tasks/${doomed.id}`)).status).toBe(404);
+
+    await page.getByRole('button', { name: 'History' }).click();
+    const denied = page.locator('li.history-item', { hasText: 'webhooks_update' });
+    await denied.waitFor(WAIT);
+    expect(await denied.textContent()).toContain('Denied');
+    expect(await denied.textContent()).toContain('“Not during the release freeze”');
+    expect(await denied.locator('.actor-human').count()).toBe(1);
+    expect(await denied.locator('.actor-agent').textContent()).toContain('deploy-bot');
+    await page.locator('li.history-item', { hasText: 'tasks_delete' }).getByText('Approved and ran').waitFor(WAIT);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}approvals-history-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('follows an agent loop run over REST on the fleet page: claim, heartbeat with a note, hand in, a failed attempt', async () => {
+    const work = await api('POST', '/api/v1/tasks', { title: 'Rebuild the search index', priority: 'high' });
+    const flaky = await api('POST', '/api/v1/tasks', { title: 'Compact the audit log' });
+    await nav('Fleet').click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor(WAIT);
+    await fleetCard().getByText('Holds no lease.').waitFor(WAIT);
+
+    const claimed = await asAgent('POST', `/api/v1/tasks/${work.id}/claim`, {});
+    const lease = claimed.lease as { id: string; epoch: number };
+    await fleetCard().locator('.fleet-lease').getByRole('link', { name: 'Rebuild the search index' }).waitFor(WAIT);
+    expect(await fleetCard().getAttribute('data-state')).toBe('working');
+    expect(await fleetCard().locator('.fleet-lease').textContent()).toMatch(/\d+m \d+s left/);
+    expect(await fleetCard().locator('.fleet-tokens').textContent()).toContain('test-machine');
+
+    await asAgent('POST', `/api/v1/leases/${lease.id}/heartbeat`, { note: 'Indexed 40% of the documents' });
+    await fleetCard().getByText('“Indexed 40% of the documents”').waitFor(WAIT);
+
+    await asAgent('POST', `/api/v1/tasks/${work.id}/hand_in`, { summary: 'Index rebuilt; 1.2 M documents.', lease_epoch: lease.epoch });
+    await fleetCard().getByText('Holds no lease.').waitFor(WAIT);
+    await page.locator('li.fleet-agent[data-agent="deploy-bot"][data-state="idle"]').waitFor(WAIT);
+
+    const second = await asAgent('POST', `/api/v1/tasks/${flaky.id}/claim`, {});
+    await asAgent('POST', `/api/v1/leases/${(second.lease as { id: string }).id}/release`, { outcome: 'failed', reason: 'disk full' });
+    await page.locator('li.fleet-agent[data-agent="deploy-bot"][data-state="struggling"]').waitFor(WAIT);
+    expect(await fleetCard().getByTestId('fleet-health').textContent()).toContain('1 failed attempt in the last hour');
+
+    // The whole fleet at once: struggling, working, and one that never showed up.
+    const docs = await h.t.addPrincipal({ name: 'docs-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    await h.t.addPrincipal({ name: 'nightly-bot', scopes: ['tasks:read', 'tasks:claim'] });
+    const guide = await api('POST', '/api/v1/tasks', { title: 'Document the retry policy' });
+    const held = await api('POST', `/api/v1/tasks/${guide.id}/claim`, {}, docs.token);
+    await api('POST', `/api/v1/leases/${(held.lease as { id: string }).id}/heartbeat`, { note: 'Drafted the back-off table' }, docs.token);
+    await page.locator('li.fleet-agent[data-agent="docs-bot"][data-state="working"]').getByText('“Drafted the back-off table”').waitFor(WAIT);
+    await page.locator('li.fleet-agent[data-agent="nightly-bot"][data-state="offline"]').waitFor(WAIT);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}fleet-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // One click to its events.
+    await fleetCard().getByRole('link', { name: 'Its events' }).click();
+    await page.getByRole('heading', { name: 'Activity' }).waitFor(WAIT);
+    await page.locator('.activity [data-event-type="task.attempt_failed"]').waitFor(WAIT);
+    expect(await page.locator('.activity .actor-human').count()).toBe(0);
+    expect(await page.locator('.activity [data-event-type="task.handed_in"]').count()).toBe(1);
+    expect(page.url()).toContain(`/activity?actor=${agent.id}`);
+  });
+
+  it('shows every event live in the activity feed, filters it, and links each line to its task', async () => {
+    await nav('Activity').click();
+    await page.waitForURL(/\/activity$/);
+    await page.locator('.activity [data-event-type="task.claimed"]').first().waitFor(WAIT);
+    await page.evaluate(() => ((globalThis as unknown as { notReloaded: boolean }).notReloaded = true));
+
+    const fresh = await api('POST', '/api/v1/tasks', { title: 'Rotate the TLS certificates' });
+    const line = page.locator('.activity-line[data-event-type="task.created"]', { hasText: 'Rotate the TLS certificates' });
+    await line.waitFor(WAIT);
+    expect(await page.locator('.activity-line').first().textContent()).toContain('Rotate the TLS certificates');
+    await asAgent('POST', `/api/v1/tasks/${fresh.id}/claim`, {});
+    await page.locator('.activity-line[data-event-type="task.claimed"]', { hasText: 'Rotate the TLS certificates' }).waitFor(WAIT);
+
+    // Filters: kind, then type, then task; each is in the address.
+    await page.getByLabel('Kind').selectOption('agent');
+    await page.waitForURL(/kind=agent/);
+    await page.locator('.activity .actor-agent').first().waitFor(WAIT);
+    expect(await page.locator('.activity .actor-human').count()).toBe(0);
+    await page.getByLabel('Event type').selectOption('task.claimed');
+    await page.waitForURL(/type=task.claimed/);
+    await page.locator('.activity-line', { hasText: 'Compact the audit log' }).waitFor(WAIT);
+    expect(await page.locator('.activity-line:not([data-event-type="task.claimed"])').count()).toBe(0);
+    await page.getByLabel('Task id').fill(fresh.id);
+    await page.getByLabel('Task id').press('Enter');
+    await page.waitForURL(new RegExp(`task=${fresh.id}`));
+    await page.locator('.activity-line', { hasText: 'Compact the audit log' }).waitFor({ state: 'detached', ...WAIT });
+    await page.locator('.activity-line', { hasText: 'Rotate the TLS certificates' }).waitFor(WAIT);
+    expect(await page.locator('.activity-line').count()).toBe(1);
+    // Live under filters: a matching event arrives, a non-matching one does not.
+    await api('PATCH', `/api/v1/tasks/${fresh.id}`, { labels: ['tls'] });
+    const leaseId = (await asAgent<{ data: { id: string }[] }>('GET', `/api/v1/leases?holder=me&state=active&task_id=${fresh.id}`)).data[0]?.id;
+    await asAgent('POST', `/api/v1/leases/${leaseId}/release`, {});
+    await asAgent('POST', `/api/v1/tasks/${fresh.id}/claim`, {});
+    await page.locator('.activity-line').nth(1).waitFor(WAIT);
+    expect(await page.locator('.activity-line').count()).toBe(2);
+    expect(await page.locator('.activity [data-event-type="task.updated"]').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForURL(/\/activity$/);
+    await page.locator('.activity .actor-human').first().waitFor(WAIT);
+
+    // Resumable: the connection drops, events happen meanwhile, and they arrive once it is back, in order, once each.
+    h.t.app.server.closeAllConnections();
+    await page.locator('.live-connecting').waitFor(WAIT);
+    const missed = await api('POST', '/api/v1/tasks', { title: 'Renew the domain names' });
+    await api('PATCH', `/api/v1/tasks/${missed.id}`, { priority: 'high' });
+    await page.locator('.live-stream').waitFor(WAIT);
+    const renewed = page.locator('.activity-line', { hasText: 'Renew the domain names' });
+    await renewed.nth(1).waitFor(WAIT);
+    expect(await renewed.evaluateAll((lines) => lines.map((l) => l.getAttribute('data-event-type')))).toEqual(['task.updated', 'task.created']);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}activity-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+
+    // Every line about a task links to it.
+    await page.locator('.activity-line[data-event-type="task.created"]', { hasText: 'Rotate the TLS certificates' }).getByRole('link', { name: 'Rotate the TLS certificates' }).click();
+    await page.getByRole('heading', { name: 'Rotate the TLS certificates' }).waitFor(WAIT);
+    expect(page.url()).toBe(`${h.base}/tasks/${fresh.id}`);
+  });
+});

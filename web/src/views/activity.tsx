@@ -1,0 +1,214 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiProblem, get, getAll, type Page, type Problem } from '../api.ts';
+import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
+import { ago, exact } from '../format.ts';
+import { useNow } from '../hooks.ts';
+import { navigate } from '../router.ts';
+import { can, useEvents, useSession } from '../session.ts';
+import type { Agent, ActorKind, BatonEvent, Task } from '../types.ts';
+import { describe } from './timeline.tsx';
+
+/** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
+export interface ActivityFilters {
+  actor: string;
+  kind: '' | ActorKind;
+  type: string;
+  task: string;
+}
+
+const TYPES = [
+  'task.created',
+  'task.updated',
+  'task.status_changed',
+  'task.claimed',
+  'task.handed_in',
+  'task.attempt_failed',
+  'lease.renewed',
+  'lease.released',
+  'lease.expired',
+  'comment.created',
+  'approval.requested',
+  'approval.granted',
+  'approval.denied',
+  'agent.created',
+  'token.created',
+  'token.revoked',
+];
+
+export function parseFilters(search: string): ActivityFilters {
+  const q = new URLSearchParams(search);
+  const kind = q.get('kind') ?? '';
+  return { actor: q.get('actor') ?? '', kind: kind === 'human' || kind === 'agent' || kind === 'system' ? kind : '', type: q.get('type') ?? '', task: q.get('task') ?? '' };
+}
+
+function query(filters: ActivityFilters): string {
+  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ''));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** The server filters by type and subject; actor and kind are kept here (the event list has no such parameters). */
+function matches(event: BatonEvent, f: ActivityFilters): boolean {
+  return (!f.actor || event.actor.id === f.actor) && (!f.kind || event.actor.kind === f.kind) && (!f.type || event.type === f.type) && (!f.task || event.subject === f.task);
+}
+
+/** Where a line links: the task for task, lease and comment events; the approvals or the principal otherwise. */
+function href(event: BatonEvent): string | null {
+  if (event.subject.startsWith('tsk_')) return `/tasks/${event.subject}`;
+  if (event.subject.startsWith('apr_')) return '/approvals';
+  if (event.subject.startsWith('agt_')) return `/agents/${event.subject}`;
+  return null;
+}
+
+const PAGE = 100;
+const MAX_SHOWN = 500;
+
+/** Every event as it happens, newest first, filtered; each line links to its task. */
+export function Activity({ search }: { search: string }) {
+  const session = useSession();
+  const filters = parseFilters(search);
+  const now = useNow(15_000);
+  const [events, setEvents] = useState<BatonEvent[] | null>(null);
+  const [older, setOlder] = useState<string | null>(null);
+  const [titles, setTitles] = useState<Map<string, string>>(new Map());
+  const [principals, setPrincipals] = useState<Agent[]>([]);
+  const [problem, setProblem] = useState<Problem | null>(null);
+
+  const serverQuery = (cursor: string | null) => {
+    const q = new URLSearchParams({ order: 'desc', limit: String(PAGE), view: 'full' });
+    if (filters.type) q.set('types', filters.type);
+    if (filters.task) q.set('subject', filters.task);
+    if (cursor) q.set('cursor', cursor);
+    return `/events?${q.toString()}`;
+  };
+  const fetchPage = async (cursor: string | null) => {
+    try {
+      const page = await get<Page<BatonEvent>>(serverQuery(cursor));
+      setOlder(page.has_more ? page.next_cursor : null);
+      return page.data;
+    } catch (error) {
+      setProblem(error instanceof ApiProblem ? error.problem : null);
+      return [];
+    }
+  };
+
+  useEffect(() => {
+    setEvents(null);
+    void fetchPage(null).then(setEvents);
+  }, [search]);
+  useEffect(() => {
+    if (!can(session, 'agents_list')) return;
+    getAll<Agent>('/agents').then((r) => setPrincipals(r.data), () => undefined);
+  }, []);
+  // Titles for the tasks on screen, read once each.
+  useEffect(() => {
+    const missing = [...new Set((events ?? []).map((e) => e.subject).filter((s) => s.startsWith('tsk_') && !titles.has(s)))].slice(0, 50);
+    if (missing.length === 0) return;
+    void Promise.all(missing.map((id) => get<Task>(`/tasks/${id}`).then((t) => [id, t.title] as const, () => [id, id] as const))).then((found) =>
+      setTitles((current) => new Map([...current, ...found])),
+    );
+  }, [events]);
+  // Live: the session's feed resumes from the last event it saw after a drop, so nothing is missed or repeated.
+  useEvents((event) => {
+    if (!matches(event, filters)) return;
+    setEvents((current) => (current && !current.some((e) => e.id === event.id) ? [event, ...current].slice(0, MAX_SHOWN) : current));
+  });
+
+  const set = (change: Partial<ActivityFilters>) => navigate(`/activity${query({ ...filters, ...change })}`);
+  const shown = events?.filter((e) => matches(e, filters)) ?? null;
+  const names = new Map(principals.map((p) => [p.id, p.name]));
+
+  return (
+    <section class="page" aria-labelledby="activity-title">
+      <div class="page-head">
+        <h1 id="activity-title">Activity</h1>
+        <form class="filters activity-filters" aria-label="Filter events" onSubmit={(e) => e.preventDefault()}>
+          <label class="sr-only" for="activity-actor">
+            Actor
+          </label>
+          <select id="activity-actor" value={filters.actor} onChange={(e) => set({ actor: e.currentTarget.value })}>
+            <option value="">Anyone</option>
+            {principals.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
+            {filters.actor && !names.has(filters.actor) && <option value={filters.actor}>{filters.actor}</option>}
+          </select>
+          <label class="sr-only" for="activity-kind">
+            Kind
+          </label>
+          <select id="activity-kind" value={filters.kind} onChange={(e) => set({ kind: e.currentTarget.value as ActivityFilters['kind'] })}>
+            <option value="">Any kind</option>
+            <option value="human">Humans</option>
+            <option value="agent">Agents</option>
+            <option value="system">System</option>
+          </select>
+          <label class="sr-only" for="activity-type">
+            Event type
+          </label>
+          <select id="activity-type" value={filters.type} onChange={(e) => set({ type: e.currentTarget.value })}>
+            <option value="">Every event type</option>
+            {(TYPES.includes(filters.type) || !filters.type ? TYPES : [filters.type, ...TYPES]).map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+          <label class="sr-only" for="activity-task">
+            Task id
+          </label>
+          <input
+            id="activity-task"
+            type="search"
+            placeholder="Task id (tsk_…)"
+            value={filters.task}
+            onChange={(e) => set({ task: e.currentTarget.value.trim() })}
+          />
+          {search && (
+            <button type="button" class="button-quiet" onClick={() => navigate('/activity')}>
+              Clear
+            </button>
+          )}
+        </form>
+      </div>
+      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {!shown && !problem && <Loading what="events" />}
+      {shown && shown.length === 0 && <p class="empty">No events match{search ? ' these filters' : ' yet'}.</p>}
+      {shown && shown.length > 0 && (
+        <ol class="activity" aria-label="Events, newest first">
+          {shown.map((event) => {
+            const link = href(event);
+            const title = titles.get(event.subject);
+            return (
+              <li key={event.id} class={`activity-line event-by-${event.actor.kind}`} data-event-type={event.type} data-event-id={event.id}>
+                <ActorChip actor={event.actor} />
+                <span class="event-what">{describe(event)}</span>
+                {link ? (
+                  <a class="activity-subject" href={link}>
+                    {event.subject.startsWith('tsk_') ? (title ?? event.subject) : event.subject.startsWith('apr_') ? 'Approvals' : (names.get(event.subject) ?? event.subject)}
+                  </a>
+                ) : (
+                  <code class="activity-subject">{event.subject}</code>
+                )}
+                {typeof event.data.note === 'string' && <span class="event-note">“{event.data.note}”</span>}
+                <span class="event-meta">
+                  <code>{event.type}</code>
+                  {event.machine && ` · ${event.machine}`}
+                </span>
+                <time class="event-time" dateTime={event.created_at} title={exact(event.created_at)}>
+                  {ago(event.created_at, now)}
+                </time>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      {older && shown && (
+        <button type="button" class="button" onClick={() => void fetchPage(older).then((page) => setEvents((current) => [...(current ?? []), ...page]))}>
+          Older events
+        </button>
+      )}
+    </section>
+  );
+}
