@@ -1,9 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
 import { type BrowserHarness, startBrowser } from './browser.ts';
 
 const WAIT = { timeout: 15_000 };
+const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 describe('working together in the web app', () => {
   let h: BrowserHarness;
@@ -78,5 +80,26 @@ describe('working together in the web app', () => {
     await page.locator('.task-head .status-todo').waitFor(WAIT);
     const task = (await h.t.request('GET', `/api/v1/tasks/${dead}?view=full`)).json<{ status: string; attempts: number; blocked_reason: string | null }>();
     expect(task).toMatchObject({ status: 'todo', attempts: 0, blocked_reason: null });
+  });
+
+  it('lists dead letters on their own page, live, and requeues one from there', async () => {
+    await page.goto(`${h.base}/dead-letter`);
+    await page.getByText('No dead letters').waitFor(WAIT);
+    const dead = (await asAgent('POST', '/api/v1/tasks', { title: 'Nightly export', labels: ['ops'], max_attempts: 1 })).id as string;
+    const claim = await asAgent('POST', `/api/v1/tasks/${dead}/claim`, {});
+    await asAgent('POST', `/api/v1/leases/${(claim.lease as { id: string }).id}/release`, { outcome: 'failed', reason: 'The bucket was read-only.' });
+    // It arrives without a reload: the page follows task.dead_lettered.
+    const row = page.locator(`.dead-letter-task[data-task="${dead}"]`);
+    await row.waitFor(WAIT);
+    expect(await row.textContent()).toContain('The bucket was read-only.');
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.screenshot({ path: `${SHOTS}dead-letter-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await row.getByRole('button', { name: 'Requeue' }).click();
+    await page.getByText('No dead letters').waitFor(WAIT);
+    const task = (await h.t.request('GET', `/api/v1/tasks/${dead}?view=full`)).json<{ status: string; blocked_reason: string | null }>();
+    expect(task).toMatchObject({ status: 'todo', blocked_reason: null });
   });
 });

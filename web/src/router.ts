@@ -9,12 +9,14 @@ export type Route =
   | { page: 'agent'; id: string }
   | { page: 'fleet' }
   | { page: 'activity'; search: string }
+  | { page: 'dead-letter' }
   | { page: 'missing' };
 
 export function parseRoute(path: string, search = ''): Route {
   if (path === '/' || path === '') return { page: 'board' };
   if (path === '/fleet') return { page: 'fleet' };
   if (path === '/activity') return { page: 'activity', search };
+  if (path === '/dead-letter') return { page: 'dead-letter' };
   if (path === '/approvals') return { page: 'approvals' };
   if (path === '/agents') return { page: 'agents' };
   const task = /^\/tasks\/([\w-]+)$/.exec(path);
@@ -47,7 +49,7 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(anchor.href);
-  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|fleet|activity)?(\/|$)/.test(url.pathname)) return;
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|fleet|activity|dead-letter)?(\/|$)/.test(url.pathname)) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 }

@@ -5,6 +5,7 @@ import { Agents } from './views/agents.tsx';
 import { Activity } from './views/activity.tsx';
 import { Approvals } from './views/approvals.tsx';
 import { Board } from './views/board.tsx';
+import { DeadLetter } from './views/dead-letter.tsx';
 import { Fleet } from './views/fleet.tsx';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
@@ -67,6 +68,8 @@ function page(route: Route) {
       return <Fleet />;
     case 'activity':
       return <Activity search={route.search} />;
+    case 'dead-letter':
+      return <DeadLetter />;
     case 'missing':
       return (
         <section class="page">
@@ -133,6 +136,11 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'events_list') && (
             <NavLink href="/activity" current={route.page === 'activity'}>
               Activity
+            </NavLink>
+          )}
+          {can({ whoami }, 'tasks_requeue') && (
+            <NavLink href="/dead-letter" current={route.page === 'dead-letter'}>
+              Dead letter
             </NavLink>
           )}
         </nav>

@@ -33,7 +33,7 @@ const problemOf = (error: unknown): Problem =>
  * pressing the button again after a lost answer cannot post twice), whether it is running, and
  * the problem its last attempt met.
  */
-function useAction() {
+export function useAction() {
   const [current, setCurrent] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);

@@ -1,0 +1,73 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiProblem, get, type Page, type Problem, write } from '../api.ts';
+import { Labels, Loading, ProblemNotice } from '../components.tsx';
+import { exact } from '../format.ts';
+import { useEvents } from '../session.ts';
+import { type CollabTask, useAction } from './collaboration.tsx';
+
+/** The dead-letter view: tasks that used every attempt and left the queue, each with its failures and Requeue. */
+export function DeadLetter() {
+  const [tasks, setTasks] = useState<CollabTask[] | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+
+  const load = async () => {
+    try {
+      const page = await get<Page<CollabTask>>('/tasks?blocked_reason=attempts_exhausted&view=full&limit=100');
+      setTasks(page.data);
+      setProblem(null);
+    } catch (error) {
+      setProblem(error instanceof ApiProblem ? error.problem : null);
+      setTasks([]);
+    }
+  };
+  useEffect(() => void load(), []);
+  // A task enters with task.dead_lettered and leaves with task.requeued (here or anywhere else).
+  useEvents((event) => {
+    if (event.type === 'task.dead_lettered' || event.type === 'task.requeued') void load();
+  });
+
+  return (
+    <section class="page" aria-labelledby="dead-letter-title">
+      <div class="page-head">
+        <h1 id="dead-letter-title">Dead letter</h1>
+        <p class="muted">Tasks whose every attempt failed: they left the queue until someone requeues them.</p>
+      </div>
+      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {tasks === null && <Loading what="dead letters" />}
+      {tasks?.length === 0 && <p class="empty">No dead letters: every task still has attempts left.</p>}
+      <ul class="dead-letters" aria-label="Dead-lettered tasks">
+        {tasks?.map((task) => <DeadLetterRow key={task.id} task={task} onRequeued={() => setTasks((all) => all?.filter((t) => t.id !== task.id) ?? null)} />)}
+      </ul>
+    </section>
+  );
+}
+
+function DeadLetterRow({ task, onRequeued }: { task: CollabTask; onRequeued: () => void }) {
+  const action = useAction();
+  const last = task.failures?.at(-1);
+  const requeue = () =>
+    action.run(async (key) => {
+      await write('POST', `/tasks/${task.id}/requeue`, { key });
+      onRequeued();
+    });
+  return (
+    <li class="card dead-letter-task" data-task={task.id}>
+      <h2>
+        <a href={`/tasks/${task.id}`}>{task.title}</a>
+      </h2>
+      <Labels labels={task.labels} />
+      <p>
+        {task.attempts ?? 0} failed attempt{task.attempts === 1 ? '' : 's'}
+        {last && (
+          <>
+            ; the last {exact(last.at)}: {last.kind === 'expired' ? 'the lease ran out' : (last.reason ?? 'failed')}
+          </>
+        )}
+      </p>
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+      <button type="button" class="button-primary" disabled={action.busy} onClick={() => void requeue()}>
+        Requeue
+      </button>
+    </li>
+  );
+}
