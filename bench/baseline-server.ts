@@ -152,7 +152,7 @@ function createBaseline(store: Store, rate: RateLimit) {
       write(ctx, 'tasks_create', input, async (tx) => {
         const { principal, now } = ctx;
         const labels = input.labels ?? [];
-        const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind];
+        const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind, null, null, null, null, null, null];
         const [task] = await tx.query<TaskRow>(INSERT_TASK, row);
         if (!task) throw new Error('insert returned no row');
         const data = { title: input.title, description: '', status: 'todo', priority: 'normal', labels, blocked_by: [] };

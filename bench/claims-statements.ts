@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { prepared } from './pg-pools.ts';
 import { createIds } from '../src/ids.ts';
-import { EVENTS_CHANNEL } from '../src/store/events.ts';
+import { APPENDING, EVENTS_CHANNEL } from '../src/store/events.ts';
+import { NO_OPEN_BLOCKERS, TASK_COLUMNS } from '../src/store/tasks.ts';
 import { hashToken } from '../src/tokens.ts';
 import { AUTHENTICATE, CLAIM_KEY, STORE_RESPONSE_WITH_EVENTS } from './baseline-statements.ts';
 
@@ -23,14 +24,8 @@ const ids = createIds();
 const ACTOR = { id: 'agt_bench_raw', kind: 'agent', token_id: null, machine: 'bench' } as const;
 const TTL_S = 300;
 
-const WAITING_ON = `CASE WHEN cardinality(tasks.blocked_by) = 0 THEN '{}'::text[] ELSE ARRAY(SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id) ORDER BY u.id) END AS waiting_on`;
-const TASK_COLUMNS = `tasks.id, tasks.title, tasks.description, tasks.status, tasks.priority, tasks.labels, tasks.version, tasks.created_at,
-  tasks.created_by_id, tasks.created_by_kind, tasks.updated_at, tasks.updated_by_id, tasks.updated_by_kind, tasks.lease_id, tasks.lease_holder_id,
-  tasks.lease_holder_kind, tasks.lease_expires_at, tasks.lease_epoch, tasks.blocked_by, tasks.deleted_at, ${WAITING_ON}, COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json) AS artifacts`;
-
-// pickClaimable, with no label filter; the floor ($2) and the limit ($3) are parameters, as Baton sends them.
-const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL
-    AND (cardinality(tasks.blocked_by) = 0 OR NOT EXISTS (SELECT u.id FROM unnest(tasks.blocked_by) AS u(id) WHERE (SELECT b.status <> 'done' AND b.deleted_at IS NULL FROM tasks b WHERE b.id = u.id)))`;
+// pickClaimable, with no label filter; the floor ($2), the limit ($3) and the claimer ($4) are parameters, as Baton sends them.
+const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) AND (not_before IS NULL OR not_before <= $1)  AND ${NO_OPEN_BLOCKERS}`;
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
 const PICK = `
     WITH queued AS (
@@ -59,12 +54,7 @@ const grant = (count: number) => `WITH granted AS (
     WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $3' : 'tasks.id = ANY ($3::text[])'}
     RETURNING ${TASK_COLUMNS}`;
 // appendEvents, as each transaction's last statement, as Baton's stored response does.
-const APPEND_EVENTS = `WITH append_lock AS (SELECT pg_advisory_xact_lock(1, 1)), wake AS (SELECT pg_notify($1, ''))
-  INSERT INTO events (id, type, subject, actor_id, actor_kind, token_id, machine, idempotency_key, approval_id, data, created_at)
-  SELECT e.id, e.type, e.subject, e.actor_id, e.actor_kind, e.token_id, e.machine, e.idempotency_key, e.approval_id, e.data, e.created_at
-  FROM append_lock, wake, jsonb_to_recordset($2::jsonb) AS e(
-    id text, type text, subject text, actor_id text, actor_kind text, token_id text, machine text,
-    idempotency_key text, approval_id text, data jsonb, created_at timestamptz)`;
+const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
 // lockLiveLease: find the lease, lock its task, read the lease again; then endLease and updateTask.
 const FIND_LEASE = `SELECT * FROM leases WHERE id = $1`;
 const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
@@ -169,7 +159,7 @@ async function authenticate(overhead: Overhead): Promise<string> {
 export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Promise<RawClaim[]> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const tasks = (await client.query<TaskRow>(prepared(PICK, [now, 0, limit]))).rows;
+    const tasks = (await client.query<TaskRow>(prepared(PICK, [now, 0, limit, ACTOR.id]))).rows;
     if (tasks.length === 0) return { value: [], events: [] };
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));

@@ -36,7 +36,7 @@ export function renderChart(results: GrowthResults): string {
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>`,
     `<text x="${PLOT.left}" y="18" font-size="14" font-weight="bold">p99 latency (ms) by number of tasks, ten events each</text>`,
   ];
-  for (let exp = Math.ceil(yMin); exp <= Math.floor(yMax); exp++) {
+  for (let exp = Math.floor(yMin); exp <= Math.floor(yMax); exp++) {
     for (const mantissa of [1, 2, 5]) {
       const ms = mantissa * 10 ** exp;
       if (Math.log10(ms) < yMin || Math.log10(ms) > yMax) continue;
