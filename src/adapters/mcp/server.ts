@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
+import { BATON_VERSION } from '../../version.ts';
 
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
 export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
@@ -17,7 +18,7 @@ const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
   const tools = deriveTools(service.operations);
   return (caller: McpCaller): McpServer => {
-    const mcp = new McpServer({ name: 'baton', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+    const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
     // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
     mcp.server.registerCapabilities({ tools: { listChanged: false } });

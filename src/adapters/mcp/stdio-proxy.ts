@@ -3,8 +3,9 @@ import { Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { StdioConfig } from '../../config.ts';
 import { MCP_PATH } from './http.ts';
+import { BATON_VERSION } from '../../version.ts';
 
-const IDENTITY = { name: 'baton', version: '0.1.0' };
+const IDENTITY = { name: 'baton', version: BATON_VERSION };
 
 /**
  * `baton mcp`: an MCP server on this process's stdio that forwards every request to a Baton
