@@ -42,7 +42,6 @@ const KINDS = [
 ] as const;
 
 interface Seeded {
-  readonly tasks: number;
   readonly since100: string;
   randomTask(): string;
 }
@@ -144,7 +143,6 @@ async function measureSize(tasks: number, cleanup: Cleanup): Promise<Record<stri
     await seed(database.url, tasks);
     process.stderr.write(`  ${tasks} tasks, ${tasks * EVENTS_PER_TASK} events seeded in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
     const seeded: Seeded = {
-      tasks,
       since100: eventId(tasks * EVENTS_PER_TASK + EVENTS_PER_TASK - 1 - 100),
       randomTask: () => taskId(1 + Math.floor(Math.random() * tasks)),
     };

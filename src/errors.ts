@@ -405,6 +405,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: true,
     hint: 'Wait for your other artifact uploads to finish (or `Retry-After` seconds), then send this one again with the same Idempotency-Key; nothing ran.',
     docs: '/spec/api.md#limits',
+    headers: { 'retry-after': '1' },
   },
   uploads_busy: {
     status: 503,
@@ -412,6 +413,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: true,
     hint: 'Wait `Retry-After` seconds, then send the same request again with the same Idempotency-Key; nothing ran.',
     docs: '/spec/api.md#limits',
+    headers: { 'retry-after': '1' },
   },
   approval_not_pending: {
     status: 409,

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
-import { type ArchiveStop, archiveBatch } from '../store/event-archive.ts';
+import { type ArchiveStop, archiveBatch, oldestEventId } from '../store/event-archive.ts';
 import type { DB } from '../store/schema.ts';
 
 export type { ArchiveStop };
@@ -36,8 +36,7 @@ export async function archiveEvents(
     );
     archived += batch.rows.length;
     if (batch.rows.length < BATCH) {
-      const oldest = await db.selectFrom('events').select('id').orderBy('seq').limit(1).executeTakeFirst();
-      return { archived, oldestRetainedId: oldest?.id ?? null, heldBack: batch.stop?.reason === 'cutoff' ? null : batch.stop };
+      return { archived, oldestRetainedId: await oldestEventId(db), heldBack: batch.stop?.reason === 'cutoff' ? null : batch.stop };
     }
   }
 }

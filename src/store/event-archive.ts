@@ -21,8 +21,6 @@ export interface ArchivedRange {
   throughSeq: string;
   /** The greatest archived event id: a `since` at or below it names an archived event. */
   maxId: string;
-  /** The oldest event still in the table, or null if none. */
-  oldestRetainedId: string | null;
   archivedAt: Date;
 }
 
@@ -119,15 +117,19 @@ async function whyShort(
   return { reason: 'in_progress' };
 }
 
-/** What has been archived, or undefined if nothing ever was. */
-export async function archivedRange(db: Kysely<DB>): Promise<ArchivedRange | undefined> {
+/** The newest archiving run, or undefined if nothing was ever archived: one read of a small table. */
+export async function latestArchive(db: Kysely<DB>): Promise<ArchivedRange | undefined> {
   const latest = await db
     .selectFrom('event_archives')
     .select([sql<string>`through_seq::text`.as('through_seq'), 'max_id', 'archived_at'])
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (!latest) return undefined;
+  return latest && { throughSeq: latest.through_seq, maxId: latest.max_id, archivedAt: latest.archived_at };
+}
+
+/** The oldest event still in the table (the oldest valid `since`), or null if none is. */
+export async function oldestEventId(db: Kysely<DB>): Promise<string | null> {
   const oldest = await db.selectFrom('events').select('id').orderBy('seq').limit(1).executeTakeFirst();
-  return { throughSeq: latest.through_seq, maxId: latest.max_id, oldestRetainedId: oldest?.id ?? null, archivedAt: latest.archived_at };
+  return oldest?.id ?? null;
 }

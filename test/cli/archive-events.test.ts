@@ -1,11 +1,9 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
-import { runBaton, type Started, startBaton } from './run-baton.ts';
+import { freePort, runBaton, type Started, startBaton } from './run-baton.ts';
 
 /**
  * Retention through the real binary: `baton archive-events` moves old events to a file and deletes
@@ -19,15 +17,6 @@ let serverEnv: Record<string, string>;
 let server: Started | undefined;
 let url: string;
 let token: string;
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 async function startServer(first = false): Promise<void> {
   server = startBaton(['serve'], serverEnv);

@@ -1,12 +1,10 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
-import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
-import { runBaton, type Started, startBaton } from './run-baton.ts';
+import { freePort, runBaton, type Started, startBaton } from './run-baton.ts';
 
 /**
  * The real `baton` binary against a real `baton serve` process, on this project's engine: every
@@ -21,15 +19,6 @@ let url: string;
 let adminToken: string;
 /** The CLI's environment: its own config directory, nothing else of Baton's. */
 let cliEnv: Record<string, string>;
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 /** Starts `baton serve`; on the first start, answers the bootstrap token it prints. */
 async function startServer(first = false): Promise<string> {

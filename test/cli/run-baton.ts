@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The real `baton` binary (package.json "bin"), run by this Node. */
@@ -62,4 +63,14 @@ export function runNode(args: readonly string[], env: Record<string, string> = {
 /** Runs `baton …args` to its exit. */
 export function runBaton(args: readonly string[], env: Record<string, string> = {}): Promise<Outcome> {
   return runNode([BATON, ...args], env);
+}
+
+/** A loopback port free at the moment of asking, for a `baton serve` the test starts. */
+export async function freePort(): Promise<number> {
+  const probe = createNetServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  await once(probe, 'close');
+  return port;
 }

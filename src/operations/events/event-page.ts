@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
-import { archivedRange } from '../../store/event-archive.ts';
+import { latestArchive } from '../../store/event-archive.ts';
 import { cursorArchived, decodeCursor, paginate, sinceSeq } from '../shared/lists.ts';
 import { shapeEvent } from './event-schema.ts';
 
@@ -31,8 +31,8 @@ async function eventWindow(db: Kysely<DB>, input: EventPageInput) {
 
 /** An ascending page's cursor, unless events after it were archived since it was issued (410: the next page would skip them). */
 async function forwardPosition(db: Kysely<DB>, cursor: string, position: string): Promise<string> {
-  const archived = await archivedRange(db);
-  if (archived && BigInt(position) < BigInt(archived.throughSeq)) throw cursorArchived(`cursor ${cursor}`, archived);
+  const archive = await latestArchive(db);
+  if (archive && BigInt(position) < BigInt(archive.throughSeq)) throw await cursorArchived(db, `cursor ${cursor}`, archive);
   return position;
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import { archivedRange } from '../../store/event-archive.ts';
+import { type ArchivedRange, latestArchive, oldestEventId } from '../../store/event-archive.ts';
 import { eventSeq } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
 
@@ -141,15 +141,15 @@ export function project<T extends { id: string }, K extends keyof T>(full: T, fi
 export async function sinceSeq(db: Kysely<DB>, since: string): Promise<string> {
   const seq = await eventSeq(db, since);
   if (seq !== undefined) return seq;
-  const archived = await archivedRange(db);
-  if (archived && since <= archived.maxId) throw cursorArchived(since, archived);
+  const archive = await latestArchive(db);
+  if (archive && since <= archive.maxId) throw await cursorArchived(db, since, archive);
   throw unknownEvent(since);
 }
 
-/** 410 for a cursor into the archived part of the timeline (`baton archive-events`). */
-export function cursorArchived(cursor: string, archived: { oldestRetainedId: string | null; archivedAt: Date }): BatonError {
-  return new BatonError('cursor_archived', `${cursor} is older than the events this server still keeps: they were archived on ${archived.archivedAt.toISOString()}.`, {
-    extra: { oldest_cursor: archived.oldestRetainedId, archived_at: archived.archivedAt.toISOString() },
+/** 410 for a cursor into the archived part of the timeline (`baton archive-events`), naming the oldest cursor still served. */
+export async function cursorArchived(db: Kysely<DB>, cursor: string, archive: ArchivedRange): Promise<BatonError> {
+  return new BatonError('cursor_archived', `${cursor} is older than the events this server still keeps: they were archived on ${archive.archivedAt.toISOString()}.`, {
+    extra: { oldest_cursor: await oldestEventId(db), archived_at: archive.archivedAt.toISOString() },
   });
 }
 
