@@ -16,9 +16,21 @@ export async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization', 'headers.authorization'] });
+  let server: Server | undefined;
+  let stopping: string | undefined;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = signal;
+    logger.info({ signal }, 'shutting down');
+    // A signal during startup is answered once startup ends (below); the lock is released either way.
+    if (server) void closeAndExit(server);
+  };
+  // Installed before anything is printed: a supervisor that stops Baton the moment it reads
+  // "serving" must reach this handler, not the default one that kills without releasing the lock.
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
   const notice = embeddedCreationNotice(config);
   if (notice) process.stdout.write(`${notice}\n`);
-  let server: Server | undefined;
   let address: string;
   try {
     server = await createServer(config, { logger });
@@ -37,18 +49,16 @@ export async function main(): Promise<void> {
         `Try: curl -H "Authorization: Bearer ${server.bootstrapToken}" ${server.service.baseUrl}/api/v1/whoami\n\n`,
     );
   }
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Stopped while starting: the token above is still printed, as it is shown only once.
+  if (stopping) await closeAndExit(server);
+}
+
+async function closeAndExit(server: Server): Promise<never> {
+  const code = await server.close().then(
+    () => 0,
+    () => 1,
+  );
+  process.exit(code);
 }
 
 if (import.meta.main) {

@@ -84,4 +84,22 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
     expect(third.exitCode).toBe(0);
     expect(await readdir(dataDir)).not.toContain('baton.lock');
   });
+
+  it('stopped while creating its database, it still prints the bootstrap token once, exits 0 and releases the lock', { timeout: 180_000 }, async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'baton-stopped-early-'));
+    const child = spawn(process.execPath, ['src/main.ts'], { cwd: REPO, env: { ...env(), BATON_DATA_DIR: fresh }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      // The first line comes before the database exists: a supervisor stopping Baton now must not kill it mid-start.
+      if (output.includes('Creating the embedded database') && child.signalCode === null) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await exited(child);
+    expect({ code: child.exitCode, signal: child.signalCode }).toEqual({ code: 0, signal: null });
+    expect(output).toMatch(/Bootstrap admin token \(shown once; store it now\):\n\n {2}\S+/);
+    expect(await readdir(fresh)).not.toContain('baton.lock');
+    await rm(fresh, { recursive: true, force: true });
+  });
 });
