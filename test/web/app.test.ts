@@ -78,7 +78,8 @@ describe('the web app in Chromium', () => {
     const task = (await h.t.request('GET', '/api/v1/tasks?limit=1')).json<{ data: TaskJson[] }>().data[0];
     const refused = await h.t.request('PATCH', `/api/v1/tasks/${task?.id}`, { body: { status: 'done' } });
     const hint = refused.json<{ hint: string }>().hint.replaceAll('`', '');
-    await card('Write the release notes').locator('select.move').selectOption('done');
+    await card('Write the release notes').getByRole('button', { name: /^Move/ }).click();
+    await card('Write the release notes').getByRole('group').getByRole('button', { name: 'Done' }).click();
     const notice = page.getByRole('alert');
     await notice.waitFor(WAIT);
     const text = (await notice.textContent()) ?? '';

@@ -40,7 +40,7 @@ describe('subtasks, due dates and search in the web app', () => {
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.getByRole('status').filter({ hasText: '1 match' }).waitFor(WAIT);
     expect(await page.locator('[data-task-id]').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-task-id')))).toEqual([ids.other]);
-    await page.getByRole('button', { name: 'Clear search' }).click();
+    await page.getByRole('button', { name: 'Clear filters' }).click();
     await page.locator(`[data-task-id="${ids.parent}"]`).waitFor(WAIT);
 
     await page.getByLabel('Search titles, descriptions and comments').fill('the');

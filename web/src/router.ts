@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 /** Client routes; the server answers each of these paths with index.html (src/adapters/web.ts). */
 export type Route =
-  | { page: 'board' }
+  | { page: 'board'; search: string }
   | { page: 'task'; id: string }
   | { page: 'approvals' }
   | { page: 'agents' }
@@ -13,7 +13,7 @@ export type Route =
   | { page: 'missing' };
 
 export function parseRoute(path: string, search = ''): Route {
-  if (path === '/' || path === '') return { page: 'board' };
+  if (path === '/' || path === '') return { page: 'board', search };
   if (path === '/fleet') return { page: 'fleet' };
   if (path === '/activity') return { page: 'activity', search };
   if (path === '/dead-letter') return { page: 'dead-letter' };

@@ -55,7 +55,7 @@ function NavLink({ href, current, children }: { href: string; current: boolean; 
 function page(route: Route) {
   switch (route.page) {
     case 'board':
-      return <Board />;
+      return <Board search={route.search} />;
     case 'task':
       return <TaskPage id={route.id} />;
     case 'approvals':

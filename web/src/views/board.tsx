@@ -1,215 +1,149 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiProblem, get, getAll, type Page, type Problem } from '../api.ts';
-import { Loading, ProblemNotice, StatusBadge } from '../components.tsx';
+import { Loading, ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
-import { useNow } from '../hooks.ts';
-import { useEvents } from '../session.ts';
-import { PRIORITIES, type Priority, STATUSES, type Status, type Task } from '../types.ts';
-import { TaskCard } from './task-card.tsx';
+import { useNow, useShortcuts } from '../hooks.ts';
+import { navigate } from '../router.ts';
+import { STATUSES, type Status, type Task } from '../types.ts';
+import { BoardColumn, COLUMN_PAGE } from './board-column.tsx';
+import { BoardFilters } from './board-filters.tsx';
+import { type BoardQuery, boardPath, comparator, parseBoardQuery, withChange } from './board-query.ts';
+import { useSearch, useTasks } from './board-tasks.ts';
 import { MoveNotice } from './move-notice.tsx';
 import { useMove } from './move.ts';
 
-const RANK: Record<Priority, number> = { urgent: 0, high: 1, normal: 2, low: 3 };
-const byPriorityThenRecent = (a: Task, b: Task) => RANK[a.priority] - RANK[b.priority] || b.updated_at.localeCompare(a.updated_at);
+const cardElement = (id: string) => document.querySelector<HTMLElement>(`[data-task-id="${CSS.escape(id)}"]`);
+
+/** Gives focus back to a moved card's "Move to…" when the move left it nowhere (its menu closed, its column changed). */
+const refocus = (id: string) =>
+  requestAnimationFrame(() => {
+    if (document.activeElement === document.body || document.activeElement === null) cardElement(id)?.querySelector<HTMLElement>('.move-toggle')?.focus();
+  });
 
 /**
- * The tasks this board shows, kept current: one full read, then on every task event a delta read
- * (`GET /tasks?since=<sync_cursor>`), which also brings tombstones of deleted tasks.
+ * Columns by status, live. Filters, search and sort live in the URL (`search`); moves by drag and
+ * drop or a card's "Move to…" menu; keys: `/` search, `j`/`k` select, `Enter` open, `m` move.
  */
-function useTasks() {
-  const [tasks, setTasks] = useState<Map<string, Task> | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const cursor = useRef<string | null>(null);
-  const syncing = useRef<Promise<void> | null>(null);
-  const again = useRef(false);
-
-  const put = (changed: Task[]) =>
-    setTasks((current) => {
-      const next = new Map(current);
-      for (const task of changed) {
-        if (task.deleted_at) next.delete(task.id);
-        else if ((next.get(task.id)?.version ?? 0) <= task.version) next.set(task.id, task);
-      }
-      return next;
-    });
-
-  const sync = async () => {
-    for (;;) {
-      const since = cursor.current ? `&since=${cursor.current}` : '';
-      const page = await get<Page<Task>>(`/tasks?limit=100${since}`);
-      cursor.current = page.sync_cursor ?? cursor.current;
-      put(page.data);
-      if (!page.has_more) return;
-    }
-  };
-  /** Serialized: a change arriving during a sync triggers one more sync after it. */
-  const refresh = () => {
-    if (syncing.current) {
-      again.current = true;
-      return;
-    }
-    syncing.current = sync()
-      .catch(() => undefined)
-      .finally(() => {
-        syncing.current = null;
-        if (again.current) {
-          again.current = false;
-          refresh();
-        }
-      });
-  };
-
-  useEffect(() => {
-    getAll<Task>('/tasks').then(
-      (res) => {
-        cursor.current = res.sync_cursor;
-        setTasks(new Map(res.data.map((t) => [t.id, t])));
-      },
-      (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null),
-    );
-  }, []);
-  useEvents((event) => {
-    if (event.subject.startsWith('tsk_') && cursor.current !== null) refresh();
-  });
-  return { tasks, problem, put };
-}
-
-/** Columns by status; live; filters; moves by select or drag and drop. */
-export function Board() {
-  const { tasks, problem, put } = useTasks();
+export function Board({ search }: { search: string }) {
+  const query = useMemo(() => parseBoardQuery(search), [search]);
+  const { tasks, complete, problem, put } = useTasks();
+  const found = useSearch(query.q);
   const { move, failed, busy, dismiss } = useMove((task) => put([task]));
   const now = useNow();
-  const [query, setQuery] = useState('');
-  const [priority, setPriority] = useState<Priority | ''>('');
-  const [label, setLabel] = useState('');
-  const search = useSearch();
+  const [announcement, setAnnouncement] = useState('');
+  const [selected, setSelected] = useState<string | null>(null);
+  const [shown, setShown] = useState<Partial<Record<Status, number>>>({});
+  const searchBox = useRef<HTMLInputElement>(null);
+  useEffect(() => setShown({}), [search]);
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
   const labels = useMemo(() => [...new Set(all.flatMap((t) => t.labels))].sort(), [all]);
-  const shown = all.filter(
-    (t) =>
-      (!query || t.title.toLowerCase().includes(query.toLowerCase())) &&
-      (!priority || t.priority === priority) &&
-      (!label || t.labels.includes(label)) &&
-      (!search.matches || search.matches.has(t.id)),
-  );
-  const columns = STATUSES.map((status) => ({ status, tasks: shown.filter((t) => t.status === status).sort(byPriorityThenRecent) }));
-  const drop = (status: Status, event: DragEvent) => {
-    event.preventDefault();
-    const task = tasks?.get(event.dataTransfer?.getData('text/plain') ?? '');
-    if (task && task.status !== status) void move(task, status);
+  const columns = useMemo(() => {
+    const searching = query.q !== '' && !found.problem;
+    const keep = (t: Task) => (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && (!searching || found.order?.has(t.id) === true);
+    const byStatus = new Map<Status, Task[]>(STATUSES.map((s) => [s, []]));
+    for (const task of all) if (keep(task)) byStatus.get(task.status)?.push(task);
+    const order = comparator(query.sort, found.order);
+    return STATUSES.map((status) => ({ status, tasks: (byStatus.get(status) ?? []).sort(order) }));
+  }, [all, query, found.order, found.problem]);
+  /** The rendered cards in reading order, column by column: what `j` and `k` walk. */
+  const ids = columns.flatMap((c) => c.tasks.slice(0, shown[c.status] ?? COLUMN_PAGE).map((t) => t.id));
+
+  const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
+  const moveCard = async (task: Task, to: Status, key?: string) => {
+    if (task.status === to) return;
+    setAnnouncement('');
+    // Shown in the new column at once; a refusal puts it back (a re-read newer version wins over this).
+    put([{ ...task, status: to }]);
+    refocus(task.id);
+    let moved = false;
+    try {
+      moved = await move(task, to, key);
+    } finally {
+      if (!moved) put([task]);
+      refocus(task.id);
+    }
+    setAnnouncement(moved ? `Moved “${task.title}” to ${STATUS_LABEL[to]}.` : `Could not move “${task.title}”; it stays in ${STATUS_LABEL[task.status]}.`);
   };
+  const select = (next: string | undefined) => {
+    if (!next) return;
+    setSelected(next);
+    cardElement(next)?.querySelector<HTMLElement>('.task-title')?.focus();
+  };
+  const step = (by: number, event: KeyboardEvent) => {
+    if (ids.length === 0) return;
+    event.preventDefault();
+    const at = selected ? ids.indexOf(selected) : -1;
+    select(at < 0 ? ids[0] : ids[Math.max(0, Math.min(ids.length - 1, at + by))]);
+  };
+  useShortcuts({
+    '/': (event) => {
+      event.preventDefault();
+      searchBox.current?.focus();
+    },
+    j: (event) => step(1, event),
+    k: (event) => step(-1, event),
+    Enter: (event) => {
+      // A focused link or button does its own thing on Enter.
+      if ((event.target as Element).closest('a, button, summary') || !selected || !ids.includes(selected)) return;
+      event.preventDefault();
+      navigate(`/tasks/${selected}`);
+    },
+    m: (event) => {
+      if (!selected) return;
+      event.preventDefault();
+      cardElement(selected)?.querySelector<HTMLButtonElement>('.move-toggle')?.click();
+    },
+  });
 
   if (problem) return <ProblemNotice problem={problem} />;
   if (!tasks) return <Loading what="the board" />;
   return (
-    <section class="page page-wide" aria-labelledby="board-title">
+    <section
+      class="page page-wide"
+      aria-labelledby="board-title"
+      onFocusIn={(e) => {
+        const id = (e.target as Element).closest('[data-task-id]')?.getAttribute('data-task-id');
+        if (id) setSelected(id);
+      }}
+    >
       <div class="page-head">
         <h1 id="board-title">Board</h1>
-        <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-          <input type="search" aria-label="Filter by title" placeholder="Filter by title" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
-          <select aria-label="Filter by priority" value={priority} onChange={(e) => setPriority(e.currentTarget.value as Priority | '')}>
-            <option value="">Any priority</option>
-            {PRIORITIES.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-          <select aria-label="Filter by label" value={label} onChange={(e) => setLabel(e.currentTarget.value)}>
-            <option value="">Any label</option>
-            {labels.map((l) => (
-              <option key={l} value={l}>
-                {l}
-              </option>
-            ))}
-          </select>
-          {(query || priority || label) && (
-            <button type="button" class="button-quiet" onClick={() => (setQuery(''), setPriority(''), setLabel(''))}>
-              Clear
-            </button>
-          )}
-        </form>
+        <p class="board-keys muted small" aria-hidden="true">
+          <kbd>/</kbd> search · <kbd>j</kbd> <kbd>k</kbd> select · <kbd>Enter</kbd> open · <kbd>m</kbd> move · <kbd>c</kbd> new task
+        </p>
       </div>
-      <form
-        class="filters text-search"
-        role="search"
-        aria-label="Search tasks"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void search.run();
-        }}
-      >
-        <input type="search" aria-label="Search titles, descriptions and comments" placeholder="Search titles, descriptions and comments" value={search.text} onInput={(e) => search.setText(e.currentTarget.value)} />
-        <button type="submit">Search</button>
-        {search.matches && (
-          <>
-            <span class="muted" role="status">
-              {search.matches.size === 0 ? 'No matches' : `${search.matches.size} match${search.matches.size === 1 ? '' : 'es'}`}
-            </span>
-            <button type="button" class="button-quiet" onClick={search.clear}>
-              Clear search
-            </button>
-          </>
-        )}
-      </form>
-      {search.problem && <ProblemNotice problem={search.problem} />}
-      <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
+      <BoardFilters query={query} labels={labels} searchBox={searchBox} onChange={set} />
+      {query.q && found.pending && <p class="muted">Searching…</p>}
+      {query.q && found.order && (
+        <p class="muted" role="status">
+          {found.order.size === 0 ? 'No matches' : `${found.order.size} match${found.order.size === 1 ? '' : 'es'}`} for “{query.q}”
+        </p>
+      )}
+      {found.problem && <ProblemNotice problem={found.problem} />}
+      {!complete && <p class="muted board-loading">Loading more tasks… {tasks.size} so far.</p>}
+      <p class="sr-only" role="status" aria-live="polite">
+        {announcement}
+      </p>
+      <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void moveCard(t, to, key)} onDismiss={dismiss} />}</div>
       <div class="board">
         {columns.map((column) => (
-          <section
+          <BoardColumn
             key={column.status}
-            class={`column column-${column.status}`}
-            aria-label={`${STATUS_LABEL[column.status]}: ${column.tasks.length} tasks`}
-            data-status={column.status}
-            onDragOver={(e) => e.preventDefault()}
-            onDrop={(e) => drop(column.status, e)}
-          >
-            <h2 class="column-head">
-              <StatusBadge status={column.status} />
-              <span class="count">{column.tasks.length}</span>
-            </h2>
-            {column.tasks.length === 0 ? (
-              <p class="column-empty">No tasks</p>
-            ) : (
-              <ul class="cards">
-                {column.tasks.map((task) => (
-                  <li key={task.id}>
-                    <TaskCard task={task} now={now} busy={busy === task.id} onMove={(to) => void move(task, to)} />
-                  </li>
-                ))}
-              </ul>
-            )}
-          </section>
+            status={column.status}
+            tasks={column.tasks}
+            shown={shown[column.status] ?? COLUMN_PAGE}
+            onShowMore={() => setShown((s) => ({ ...s, [column.status]: (s[column.status] ?? COLUMN_PAGE) + COLUMN_PAGE }))}
+            now={now}
+            busy={busy}
+            selected={selected}
+            onMove={(task, to) => void moveCard(task, to)}
+            onDropTask={(id, to) => {
+              const task = tasks.get(id);
+              if (task) void moveCard(task, to);
+            }}
+          />
         ))}
       </div>
     </section>
   );
-}
-
-/**
- * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search): the best 100
- * matches' ids, which the board then shows in its columns as it shows any filter.
- */
-function useSearch() {
-  const [text, setText] = useState('');
-  const [matches, setMatches] = useState<Set<string> | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const run = async () => {
-    setProblem(null);
-    if (!text.trim()) return setMatches(null);
-    try {
-      const page = await get<Page<{ id: string }>>(`/tasks?q=${encodeURIComponent(text)}&limit=100&fields=id`);
-      setMatches(new Set(page.data.map((t) => t.id)));
-    } catch (error) {
-      setMatches(null);
-      setProblem(error instanceof ApiProblem ? error.problem : null);
-    }
-  };
-  const clear = () => {
-    setText('');
-    setMatches(null);
-    setProblem(null);
-  };
-  return { text, setText, matches, problem, run, clear };
 }

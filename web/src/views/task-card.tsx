@@ -1,6 +1,7 @@
 import { ActorChip, Labels, PriorityBadge } from '../components.tsx';
 import { STATUS_LABEL, timeLeft } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
+import { MoveMenu } from './move-menu.tsx';
 
 /** Every other status: the legal moves first, the rest marked (trying one explains why not). */
 export function MoveSelect({ task, onMove, disabled }: { task: Task; onMove: (to: Status) => void; disabled?: boolean }) {
@@ -38,14 +39,18 @@ export function MoveSelect({ task, onMove, disabled }: { task: Task; onMove: (to
   );
 }
 
-export function TaskCard({ task, now, busy, onMove }: { task: Task; now: number; busy: boolean; onMove: (to: Status) => void }) {
+/** A board card: draggable to another column, or moved from its "Move to…" menu; `selected` is the `j`/`k` selection. */
+export function TaskCard({ task, now, busy, selected, onMove }: { task: Task; now: number; busy: boolean; selected: boolean; onMove: (to: Status) => void }) {
   return (
     <article
-      class={`task-card priority-edge-${task.priority}`}
+      class={`task-card priority-edge-${task.priority}${selected ? ' task-card-selected' : ''}`}
       draggable
       data-task-id={task.id}
       aria-busy={busy}
-      onDragStart={(e) => e.dataTransfer?.setData('text/plain', task.id)}
+      onDragStart={(e) => {
+        e.dataTransfer?.setData('text/plain', task.id);
+        if (e.dataTransfer) e.dataTransfer.effectAllowed = 'move';
+      }}
     >
       <div class="task-card-top">
         <PriorityBadge priority={task.priority} />
@@ -67,7 +72,7 @@ export function TaskCard({ task, now, busy, onMove }: { task: Task; now: number;
         </p>
       )}
       {task.waiting_on.length > 0 && <p class="waiting">Waiting on {task.waiting_on.length} task{task.waiting_on.length > 1 ? 's' : ''}</p>}
-      <MoveSelect task={task} onMove={onMove} disabled={busy} />
+      <MoveMenu task={task} onMove={onMove} disabled={busy} />
     </article>
   );
 }

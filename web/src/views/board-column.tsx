@@ -1,0 +1,71 @@
+import { useState } from 'preact/hooks';
+import { StatusBadge } from '../components.tsx';
+import { STATUS_LABEL } from '../format.ts';
+import type { Status, Task } from '../types.ts';
+import { TaskCard } from './task-card.tsx';
+
+/** Cards a column renders at first and adds per "Show more": a column of 1,000 never renders 1,000 cards. */
+export const COLUMN_PAGE = 30;
+
+interface ColumnProps {
+  status: Status;
+  /** Every task of the column that passes the filters, sorted. */
+  tasks: readonly Task[];
+  /** How many of them are rendered. */
+  shown: number;
+  onShowMore: () => void;
+  now: number;
+  busy: string | null;
+  selected: string | null;
+  onMove: (task: Task, to: Status) => void;
+  /** A card was dropped here: its task id. */
+  onDropTask: (id: string, status: Status) => void;
+}
+
+/** One status column: its count, its first `shown` cards, "Show more", and a drop target for cards. */
+export function BoardColumn({ status, tasks, shown, onShowMore, now, busy, selected, onMove, onDropTask }: ColumnProps) {
+  const [over, setOver] = useState(false);
+  const hidden = tasks.length - Math.min(shown, tasks.length);
+  return (
+    <section
+      class={`column column-${status}${over ? ' column-drop' : ''}`}
+      aria-label={`${STATUS_LABEL[status]}: ${tasks.length} tasks`}
+      data-status={status}
+      onDragOver={(e) => {
+        e.preventDefault();
+        if (e.dataTransfer) e.dataTransfer.dropEffect = 'move';
+        if (!over) setOver(true);
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setOver(false);
+      }}
+      onDrop={(e) => {
+        e.preventDefault();
+        setOver(false);
+        const id = e.dataTransfer?.getData('text/plain');
+        if (id) onDropTask(id, status);
+      }}
+    >
+      <h2 class="column-head">
+        <StatusBadge status={status} />
+        <span class="count">{tasks.length}</span>
+      </h2>
+      {tasks.length === 0 ? (
+        <p class="column-empty">No tasks</p>
+      ) : (
+        <ul class="cards">
+          {tasks.slice(0, shown).map((task) => (
+            <li key={task.id}>
+              <TaskCard task={task} now={now} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {hidden > 0 && (
+        <button type="button" class="button-quiet column-more" onClick={onShowMore}>
+          Show {Math.min(COLUMN_PAGE, hidden)} more <span class="muted">({hidden} not shown)</span>
+        </button>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,107 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiProblem, get, type Page, type Problem } from '../api.ts';
+import { useEvents } from '../session.ts';
+import type { Task } from '../types.ts';
+
+/** Tasks a page; the read goes on page by page, and the board shows each page as it lands. */
+const PAGE = 100;
+/** A bound on the first read: the newest 10,000 tasks (and every task changed after it). */
+const MAX_PAGES = 100;
+
+/**
+ * The tasks this board shows, kept current: a full read in pages of 100, shown from the first
+ * page on, then on every task event a delta read (`GET /tasks?since=<sync_cursor>`), which also
+ * brings tombstones of deleted tasks. `complete` is false while later pages are still coming.
+ */
+export function useTasks() {
+  const [tasks, setTasks] = useState<Map<string, Task> | null>(null);
+  const [complete, setComplete] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const cursor = useRef<string | null>(null);
+  const syncing = useRef<Promise<void> | null>(null);
+  const again = useRef(false);
+
+  const put = (changed: Task[]) =>
+    setTasks((current) => {
+      const next = new Map(current);
+      for (const task of changed) {
+        if (task.deleted_at) next.delete(task.id);
+        else if ((next.get(task.id)?.version ?? 0) <= task.version) next.set(task.id, task);
+      }
+      return next;
+    });
+
+  const sync = async () => {
+    for (;;) {
+      const since = cursor.current ? `&since=${cursor.current}` : '';
+      const page = await get<Page<Task>>(`/tasks?limit=${PAGE}${since}`);
+      cursor.current = page.sync_cursor ?? cursor.current;
+      put(page.data);
+      if (!page.has_more) return;
+    }
+  };
+  /** Serialized: a change arriving during a sync triggers one more sync after it. */
+  const refresh = () => {
+    if (syncing.current) {
+      again.current = true;
+      return;
+    }
+    syncing.current = sync()
+      .catch(() => undefined)
+      .finally(() => {
+        syncing.current = null;
+        if (again.current) {
+          again.current = false;
+          refresh();
+        }
+      });
+  };
+
+  useEffect(() => {
+    let stopped = false;
+    const load = async () => {
+      let next: string | null = null;
+      for (let n = 0; n < MAX_PAGES && !stopped; n++) {
+        const page: Page<Task> = await get<Page<Task>>(`/tasks?limit=${PAGE}${next ? `&cursor=${encodeURIComponent(next)}` : ''}`);
+        // The first page's sync cursor: a change made while later pages load comes again in the delta read.
+        if (n === 0) cursor.current = page.sync_cursor;
+        put(page.data);
+        if (!page.has_more || !page.next_cursor) return setComplete(true);
+        next = page.next_cursor;
+      }
+      setComplete(true);
+    };
+    load().catch((error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+    return () => {
+      stopped = true;
+    };
+  }, []);
+  useEvents((event) => {
+    if (event.subject.startsWith('tsk_') && cursor.current !== null) refresh();
+  });
+  return { tasks, complete, problem, put };
+}
+
+/**
+ * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search) for the URL's
+ * `q`: the best 100 matches' ids in rank order, which the board shows in its columns as it shows
+ * any filter.
+ */
+export function useSearch(q: string) {
+  const [order, setOrder] = useState<Map<string, number> | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  useEffect(() => {
+    setProblem(null);
+    setOrder(null);
+    if (!q) return undefined;
+    let current = true;
+    get<Page<{ id: string }>>(`/tasks?q=${encodeURIComponent(q)}&limit=100&fields=id`).then(
+      (page) => current && setOrder(new Map(page.data.map((t, i) => [t.id, i]))),
+      (error: unknown) => current && setProblem(error instanceof ApiProblem ? error.problem : null),
+    );
+    return () => {
+      current = false;
+    };
+  }, [q]);
+  return { order, problem, pending: q !== '' && order === null && problem === null };
+}

@@ -1,0 +1,74 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { STATUS_LABEL } from '../format.ts';
+import { STATUSES, type Status, type Task } from '../types.ts';
+
+/**
+ * A card's keyboard path for what dragging does: "Move to…" opens a list of buttons, the legal
+ * targets first, the others marked (trying one explains why not). The first target takes focus;
+ * Escape closes and gives focus back to the toggle. A disclosure of plain buttons rather than a
+ * `<select>`, whose arrow keys would move the task before the user chose.
+ */
+export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: Status) => void; disabled: boolean }) {
+  const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
+  const id = `move-${task.id}`;
+  useEffect(() => {
+    if (open) list.current?.querySelector('button')?.focus();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    toggle.current?.focus();
+  };
+  const choose = (to: Status) => {
+    setOpen(false);
+    onMove(to);
+  };
+  return (
+    <div
+      class="move-menu"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && open) {
+          e.stopPropagation();
+          close();
+        }
+      }}
+      onFocusOut={(e) => {
+        if (open && !e.currentTarget.contains(e.relatedTarget as Node | null) && e.relatedTarget !== null) setOpen(false);
+      }}
+    >
+      <button
+        ref={toggle}
+        type="button"
+        class="move-toggle"
+        aria-expanded={open}
+        aria-controls={id}
+        aria-keyshortcuts="m"
+        disabled={disabled}
+        onClick={() => setOpen(!open)}
+      >
+        Move to…<span class="sr-only"> (“{task.title}”)</span>
+      </button>
+      {open && (
+        <div id={id} ref={list} class="move-options" role="group" aria-label={`Move “${task.title}” to`}>
+          {task.legal_transitions.map((s) => (
+            <button key={s} type="button" class="move-option" onClick={() => choose(s)}>
+              {STATUS_LABEL[s]}
+            </button>
+          ))}
+          {others.length > 0 && (
+            <>
+              <span class="move-others">Not allowed from {STATUS_LABEL[task.status]}:</span>
+              {others.map((s) => (
+                <button key={s} type="button" class="move-option move-illegal" onClick={() => choose(s)}>
+                  {STATUS_LABEL[s]}
+                </button>
+              ))}
+            </>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
