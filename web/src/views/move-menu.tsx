@@ -43,7 +43,7 @@ export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: 
         type="button"
         class="move-toggle"
         aria-expanded={open}
-        aria-controls={id}
+        aria-controls={open ? id : undefined}
         aria-keyshortcuts="m"
         disabled={disabled}
         onClick={() => setOpen(!open)}
