@@ -79,6 +79,7 @@ export function Board({ search }: { search: string }) {
     '/': (event) => {
       event.preventDefault();
       searchBox.current?.focus();
+      searchBox.current?.select();
     },
     j: (event) => step(1, event),
     k: (event) => step(-1, event),
