@@ -111,7 +111,10 @@ const seedStatements = (tasks: number) => [
           (ARRAY['task.created', 'task.updated', 'task.updated', 'task.claimed', 'lease.renewed', 'lease.renewed',
                  'task.status_changed', 'task.updated', 'lease.released', 'task.status_changed'])[j + 1],
           s.id, $1::text, 'human', jsonb_build_object('step', j, 'note', 'seeded'), s.created_at + interval '1 minute' * j
-   FROM seed AS s, generate_series(0, ${EVENTS_PER_TASK - 1}) AS j`,
+   FROM seed AS s, generate_series(0, ${EVENTS_PER_TASK - 1}) AS j
+   -- Stored in sequence order, as appended events are: without it the planner may loop over j
+   -- outside, and a run of 100 events then sits on 100 pages instead of a few.
+   ORDER BY s.i, j`,
 ];
 
 
