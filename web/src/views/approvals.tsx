@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Page, type Problem, write } from '../api.ts';
+import { ApiProblem, get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
@@ -191,11 +191,20 @@ const DECIDED: Record<Approval['status'], string> = { approved: 'Approved and ra
 function History() {
   const now = useNow(30_000);
   const [list, setList] = useState<Approval[] | null>(null);
-  const load = () => get<Page<Approval>>('/approvals?limit=100').then((page) => setList(page.data.filter((a) => a.status !== 'pending')), () => setList([]));
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const load = () =>
+    get<Page<Approval>>('/approvals?limit=100').then(
+      (page) => {
+        setList(page.data.filter((a) => a.status !== 'pending'));
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
+    );
   useEffect(() => void load(), []);
   useEvents((event) => {
     if (event.type.startsWith('approval.')) void load();
   });
+  if (problem) return <ProblemNotice problem={problem} onRetry={() => void load()} />;
   if (!list) return <Loading what="decided approvals" />;
   if (list.length === 0) return <p class="empty">No approval has been decided yet.</p>;
   return (
@@ -243,8 +252,11 @@ export function Approvals() {
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
     get<Page<Approval>>('/approvals?status=pending&limit=100').then(
-      (page) => setPending(page.data),
-      (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null),
+      (page) => {
+        setPending(page.data);
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
     );
   useEffect(() => void load(), []);
   useEvents((event) => {
@@ -271,7 +283,7 @@ export function Approvals() {
         </div>
       </div>
       {tab === 'history' && <History />}
-      {tab === 'pending' && problem && <ProblemNotice problem={problem} />}
+      {tab === 'pending' && problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
       {tab === 'pending' && decided.map((a) => (
         <div key={a.id} class={`notice notice-${a.status}`} role="status" data-decided={a.id}>
           <strong>{OUTCOME[a.status]}</strong> — <code>{a.operation}</code>

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiProblem, get, getAll, type Page, type Problem } from '../api.ts';
-import { Loading, ProblemNotice, StatusBadge } from '../components.tsx';
+import { ApiProblem, get, getAll, type Page, type Problem, problemOf } from '../api.ts';
+import { Loading, PageProblem, ProblemNotice, StatusBadge } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents } from '../session.ts';
@@ -65,7 +65,7 @@ function useTasks() {
         cursor.current = res.sync_cursor;
         setTasks(new Map(res.data.map((t) => [t.id, t])));
       },
-      (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null),
+      (error: unknown) => setProblem(problemOf(error)),
     );
   }, []);
   useEvents((event) => {
@@ -100,7 +100,7 @@ export function Board() {
     if (task && task.status !== status) void move(task, status);
   };
 
-  if (problem) return <ProblemNotice problem={problem} />;
+  if (problem) return <PageProblem problem={problem} />;
   if (!tasks) return <Loading what="the board" />;
   return (
     <section class="page page-wide" aria-labelledby="board-title">
@@ -154,6 +154,7 @@ export function Board() {
         )}
       </form>
       {search.problem && <ProblemNotice problem={search.problem} />}
+      {all.length === 0 && <p class="empty">No tasks yet. Create one with New task (or press c), or let an agent create them over the API.</p>}
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
       <div class="board">
         {columns.map((column) => (
