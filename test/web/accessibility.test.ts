@@ -194,18 +194,23 @@ describe('accessible and pleasant, in Chromium', () => {
   });
 
   it('shows focus on every interactive element it tabs to', async () => {
-    await page.goto(`${h.base}/tasks/${taskId}`);
-    await page.locator('.timeline .event').first().waitFor(WAIT);
     const unfocused: string[] = [];
-    for (let i = 0; i < 25; i++) {
-      await page.keyboard.press('Tab');
-      const seen = await page.evaluate(() => {
-        const el = document.activeElement;
-        if (!el || el === document.body) return null;
-        const style = getComputedStyle(el);
-        return { what: `${el.tagName.toLowerCase()} ${el.textContent?.trim().slice(0, 30) ?? ''}`, visible: el.matches(':focus-visible') && style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2 };
-      });
-      if (seen && !seen.visible) unfocused.push(seen.what);
+    for (const path of [`/tasks/${taskId}`, '/approvals', `/agents/${agent.id}`, '/activity']) {
+      await page.goto(`${h.base}${path}`);
+      await page.locator('main h1').first().waitFor(WAIT);
+      for (let i = 0; i < 30; i++) {
+        await page.keyboard.press('Tab');
+        const seen = await page.evaluate(() => {
+          const el = document.activeElement;
+          if (!el || el === document.body) return null;
+          const style = getComputedStyle(el);
+          return {
+            what: `${el.tagName.toLowerCase()} “${el.textContent?.trim().slice(0, 30) ?? ''}”`,
+            visible: el.matches(':focus-visible') && style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2,
+          };
+        });
+        if (seen && !seen.visible) unfocused.push(`${path}: ${seen.what}`);
+      }
     }
     expect(unfocused).toEqual([]);
   });
