@@ -263,7 +263,11 @@ describe('accessible and pleasant, in Chromium', () => {
       const alert = page.getByRole('alert').filter({ hasText: 'Baton could not be reached' });
       await alert.waitFor(WAIT);
       expect(await alert.textContent()).toContain('Check your connection');
-      expect(await violations(page), path).toEqual([]);
+      for (const { scheme, width } of VIEWS) {
+        await show(scheme, width);
+        expect(await violations(page), `${path}, ${scheme}, ${width} px`).toEqual([]);
+      }
+      await show('light', 1280);
     }
     await h.context.setOffline(false);
     await page.getByRole('button', { name: 'Try again' }).click();
