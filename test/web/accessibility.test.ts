@@ -255,13 +255,15 @@ describe('accessible and pleasant, in Chromium', () => {
     await page.goto(`${h.base}/fleet`);
     await page.locator('li.fleet-agent').first().waitFor(WAIT);
     await h.context.setOffline(true);
-    for (const { path, what } of [
-      { path: '/activity', what: 'Activity' },
-      { path: '/', what: 'Board' },
+    // The activity page keeps its filters and shows the problem under them; the board has nothing to show but the problem.
+    for (const { path, what, heading } of [
+      { path: '/activity', what: 'Activity', heading: 'Activity' },
+      { path: '/', what: 'Board', heading: 'This page could not load' },
     ]) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: what, exact: true }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'Baton could not be reached' });
       await alert.waitFor(WAIT);
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor(WAIT);
       expect(await alert.textContent()).toContain('Check your connection');
       for (const { scheme, width } of VIEWS) {
         await show(scheme, width);

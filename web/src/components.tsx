@@ -101,7 +101,8 @@ export const RetryContext = createContext<() => void>(() => location.reload());
 export function PageProblem({ problem, onRetry }: { problem: Problem; onRetry?: () => void }) {
   const remount = useContext(RetryContext);
   return (
-    <section class="page">
+    <section class="page" aria-labelledby="page-problem-title">
+      <h1 id="page-problem-title" class="page-problem-title">This page could not load</h1>
       <ProblemNotice problem={problem} onRetry={onRetry ?? remount} />
       {location.pathname !== '/' && (
         <p>
