@@ -4,7 +4,7 @@
  * its report shows the statements to copy here.
  */
 import { APPENDING } from '../src/store/events.ts';
-import { TASK_COLUMNS } from '../src/store/tasks.ts';
+import { COMPACT_TASK_COLUMNS, TASK_COLUMNS } from '../src/store/tasks.ts';
 import type { Scenario } from './load.ts';
 
 // src/store/tokens.ts findGrantAndCount: the token's grant, counting this request in one of its rate window's 16 rows.
@@ -36,7 +36,7 @@ export const CLAIM_KEY = `
           'status_code', status_code, 'response_body', response_body)
         FROM idempotency_keys WHERE principal_id = $3 AND key = $4 AND expires_at > $5) AS stored
   `;
-// src/store/tasks.ts insertTask, findTask, lockTask, updateTask. The column list (every column plus `waiting_on`,
+// src/store/tasks.ts insertTask, findCompactTask, lockTask, updateTask. The column list (every column plus `waiting_on`,
 // `artifacts` and `child_counts`, each a subquery) is Baton's own constant: it changes with every new task field.
 export const INSERT_TASK = `
     INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
@@ -44,7 +44,8 @@ export const INSERT_TASK = `
     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[],
       $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
     RETURNING ${TASK_COLUMNS}`;
-export const FIND_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL`;
+// A GET of the default (compact) view reads only that view's columns, Baton's constant too.
+export const FIND_TASK = `SELECT ${COMPACT_TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL`;
 export const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
 export const UPDATE_TITLE = `UPDATE tasks SET "title" = $1, "updated_at" = $2, "updated_by_id" = $3, "updated_by_kind" = $4, version = version + 1 WHERE id = $5 RETURNING ${TASK_COLUMNS}`;
 // src/store/idempotency.ts storeResponse, carrying src/store/events.ts APPENDING (Baton's constant, as above): the

@@ -43,6 +43,20 @@ const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', '
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
 export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`].join(', ');
 
+/**
+ * The columns the compact view of a live task shows (operations/tasks/task-view.ts `toCompactTask`),
+ * the answer of nearly every single-task read: a third of the row, without the subtask counts'
+ * subquery or any JSON column but the artifact references.
+ */
+const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch'] as const satisfies readonly (typeof COLUMNS)[number][];
+
+/** A task row as `COMPACT_TASK_COLUMNS` reads it. */
+export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts'>;
+
+/** The compact view's columns, as SQL text for a select list. */
+export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`].join(', ');
+
 /** Every column of a task row, for the query builder's select clauses. */
 export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts')];
 
@@ -90,6 +104,14 @@ const FIND_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_a
 
 export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | undefined> {
   const { rows } = await sendStatement<TaskRow>(db, FIND_TASK, [id]);
+  return rows[0];
+}
+
+const FIND_COMPACT_TASK = `SELECT ${COMPACT_TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL`;
+
+/** A live task's compact-view columns only: a GET of the default view (bench/README.md, issue 21). */
+export async function findCompactTask(db: Kysely<DB>, id: string): Promise<CompactTaskRow | undefined> {
+  const { rows } = await sendStatement<CompactTaskRow>(db, FIND_COMPACT_TASK, [id]);
   return rows[0];
 }
 

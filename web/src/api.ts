@@ -26,6 +26,12 @@ export class ApiProblem extends Error {
   }
 }
 
+/** Any failure as a problem to show: the server's own, or one that says what happened (never a blank page). */
+export function problemOf(error: unknown): Problem {
+  if (error instanceof ApiProblem) return error.problem;
+  return { code: 'internal', title: 'Something went wrong in this page', status: 0, detail: error instanceof Error ? error.message : String(error), hint: 'Try again; if it keeps failing, reload the page.' };
+}
+
 export function getToken(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }

@@ -1,4 +1,5 @@
-import type { ComponentChildren } from 'preact';
+import { type ComponentChildren, createContext } from 'preact';
+import { useContext } from 'preact/hooks';
 import type { Problem } from './api.ts';
 import { STATUS_LABEL } from './format.ts';
 import { useSession } from './session.ts';
@@ -45,7 +46,7 @@ export function RichText({ text }: { text: string }) {
 }
 
 /** A problem in plain words: what went wrong (detail), what to do (hint), field by field when given. */
-export function ProblemNotice({ problem, onDismiss, children }: { problem: Problem; onDismiss?: () => void; children?: ComponentChildren }) {
+export function ProblemNotice({ problem, onDismiss, onRetry, children }: { problem: Problem; onDismiss?: () => void; onRetry?: () => void; children?: ComponentChildren }) {
   return (
     <div class="notice notice-problem" role="alert">
       <div class="notice-body">
@@ -68,6 +69,13 @@ export function ProblemNotice({ problem, onDismiss, children }: { problem: Probl
           </p>
         )}
         {children}
+        {onRetry && (
+          <div class="notice-actions">
+            <button type="button" class="button-primary" onClick={onRetry}>
+              Try again
+            </button>
+          </div>
+        )}
       </div>
       {onDismiss && (
         <button type="button" class="button-quiet" onClick={onDismiss} aria-label="Dismiss">
@@ -83,5 +91,24 @@ export function Loading({ what }: { what: string }) {
     <p class="loading" aria-live="polite">
       Loading {what}…
     </p>
+  );
+}
+
+/** Loads the current page again from scratch; the shell provides it (it remounts the page). */
+export const RetryContext = createContext<() => void>(() => location.reload());
+
+/** A page that could not load: what went wrong, Try again, and a way back to the board. */
+export function PageProblem({ problem, onRetry }: { problem: Problem; onRetry?: () => void }) {
+  const remount = useContext(RetryContext);
+  return (
+    <section class="page" aria-labelledby="page-problem-title">
+      <h1 id="page-problem-title" class="page-problem-title">This page could not load</h1>
+      <ProblemNotice problem={problem} onRetry={onRetry ?? remount} />
+      {location.pathname !== '/' && (
+        <p>
+          <a href="/">Back to the board</a>
+        </p>
+      )}
+    </section>
   );
 }

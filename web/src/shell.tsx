@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { get, type Page } from './api.ts';
 import { AgentPage } from './views/agent-page.tsx';
@@ -13,6 +14,7 @@ import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { Approval, Task } from './types.ts';
 import { useShortcuts } from './hooks.ts';
+import { RetryContext } from './components.tsx';
 import { NewTaskDialog } from './views/new-task.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
@@ -91,6 +93,8 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const canCreate = can({ whoami }, 'tasks_create');
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<Task | null>(null);
+  // Bumped by a page's Try again: the page remounts and loads everything afresh.
+  const [attempt, setAttempt] = useState(0);
   useShortcuts({
     c: (event) => {
       if (!canCreate) return;
@@ -170,7 +174,9 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
             </button>
           </p>
         )}
-        {page(route)}
+        <RetryContext.Provider value={() => setAttempt((n) => n + 1)}>
+          <Fragment key={attempt}>{page(route)}</Fragment>
+        </RetryContext.Provider>
       </main>
       {canCreate && (
         <NewTaskDialog

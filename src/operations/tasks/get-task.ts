@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import { findTask } from '../../store/tasks.ts';
+import { findCompactTask, findTask } from '../../store/tasks.ts';
 import { discussions } from '../comments/discussion.ts';
 import { defineOperation } from '../define-operation.ts';
 import { commaList, viewParam } from '../shared/lists.ts';
-import { shapeTask } from './task-view.ts';
+import { shapeTask, toCompactTask } from './task-view.ts';
 import { TASK_FIELDS, taskId, taskOutput } from './task-schema.ts';
 
 export const getTask = defineOperation({
@@ -18,6 +18,12 @@ export const getTask = defineOperation({
   output: taskOutput,
   version: (task) => task.version ?? 0,
   async run(db, ctx, input) {
+    // The default view reads only the columns it shows, not the whole row (bench/README.md, issue 21).
+    if (input.view === 'compact' && !input.fields) {
+      const row = await findCompactTask(db, input.id);
+      if (!row) throw taskNotFound(input.id);
+      return toCompactTask(row, ctx.actor);
+    }
     const row = await findTask(db, input.id);
     if (!row) throw taskNotFound(input.id);
     const task = shapeTask(row, ctx.actor, { ...input, now: ctx.now });

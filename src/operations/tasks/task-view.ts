@@ -3,7 +3,7 @@ import { priorityFromRank } from '../../domain/task-priority.ts';
 import { TASK_STATUSES, type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
-import type { TaskRow } from '../../store/tasks.ts';
+import type { CompactTaskRow, TaskRow } from '../../store/tasks.ts';
 import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';
 import { project } from '../shared/lists.ts';
@@ -64,9 +64,9 @@ function isOverdue(row: TaskRow, now: Date | undefined): boolean {
 
 /**
  * `project(toTask(row, actor), COMPACT_FIELDS, TASK_CORE)` for a live task, without building the fields it
- * drops (a unit test holds the two equal, key order included).
+ * drops (a unit test holds the two equal, key order included), from only the columns it shows.
  */
-function toCompactTask(row: TaskRow, actor: Principal): TaskShape {
+export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape {
   const status = row.status as TaskStatus;
   return {
     id: row.id,
@@ -84,7 +84,7 @@ function toCompactTask(row: TaskRow, actor: Principal): TaskShape {
   };
 }
 
-function leaseSummary(row: TaskRow): Task['lease'] {
+function leaseSummary(row: CompactTaskRow): Task['lease'] {
   if (!row.lease_id || !row.lease_holder_id || !row.lease_holder_kind || !row.lease_expires_at) return null;
   return { id: row.lease_id, holder: { id: row.lease_holder_id, kind: row.lease_holder_kind }, epoch: row.lease_epoch, expires_at: row.lease_expires_at.toISOString() };
 }
@@ -145,7 +145,7 @@ export function writeHeaders(): Record<string, string> {
  * the work in; the forward status move; and, for an agent with nothing to do on this task, claim
  * more work. Explanations live in the docs, keyed by operation, to keep every task small.
  */
-export function nextActions(row: TaskRow, actor: Principal): NextAction[] {
+export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[] {
   const from = row.status as TaskStatus;
   const href = `/api/v1/tasks/${row.id}`;
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;

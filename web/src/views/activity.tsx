@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, getAll, type Page, type Problem } from '../api.ts';
+import { get, getAll, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
 import { useNow } from '../hooks.ts';
@@ -81,21 +81,25 @@ export function Activity({ search }: { search: string }) {
     if (cursor) q.set('cursor', cursor);
     return `/events?${q.toString()}`;
   };
+  /** One page of events, or null when it could not be read (the problem is then shown with Try again). */
   const fetchPage = async (cursor: string | null) => {
+    setProblem(null);
     try {
       const page = await get<Page<BatonEvent>>(serverQuery(cursor));
       setOlder(page.has_more ? page.next_cursor : null);
       return page.data;
     } catch (error) {
-      setProblem(error instanceof ApiProblem ? error.problem : null);
-      return [];
+      setProblem(problemOf(error));
+      return null;
     }
   };
-
-  useEffect(() => {
+  const loadNewest = () => {
     setEvents(null);
     void fetchPage(null).then(setEvents);
-  }, [search]);
+  };
+  const loadOlder = (cursor: string) => void fetchPage(cursor).then((page) => page && setEvents((current) => [...(current ?? []), ...page]));
+
+  useEffect(loadNewest, [search]);
   useEffect(() => {
     if (!can(session, 'agents_list')) return;
     getAll<Agent>('/agents').then((r) => setPrincipals(r.data), () => undefined);
@@ -172,7 +176,7 @@ export function Activity({ search }: { search: string }) {
           )}
         </form>
       </div>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {problem && <ProblemNotice problem={problem} onRetry={events ? () => older && loadOlder(older) : loadNewest} onDismiss={() => setProblem(null)} />}
       {!shown && !problem && <Loading what="events" />}
       {shown && shown.length === 0 && <p class="empty">No events match{search ? ' these filters' : ' yet'}.</p>}
       {shown && shown.length > 0 && (
@@ -205,7 +209,7 @@ export function Activity({ search }: { search: string }) {
         </ol>
       )}
       {older && shown && (
-        <button type="button" class="button" onClick={() => void fetchPage(older).then((page) => setEvents((current) => [...(current ?? []), ...page]))}>
+        <button type="button" class="button" onClick={() => loadOlder(older)}>
           Older events
         </button>
       )}

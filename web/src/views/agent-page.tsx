@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Problem, write } from '../api.ts';
-import { Loading, ProblemNotice } from '../components.tsx';
+import { ApiProblem, get, newKey, type Problem, problemOf, write } from '../api.ts';
+import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
 import { PrincipalForm, type PrincipalFields } from './principal-form.tsx';
@@ -14,7 +14,7 @@ export function AgentPage({ id }: { id: string }) {
   const [saved, setSaved] = useState(false);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    get<Agent>(`/agents/${id}`).then(setAgent, (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+    get<Agent>(`/agents/${id}`).then(setAgent, (error: unknown) => setProblem(problemOf(error)));
   }, [id]);
 
   const update = async (body: Partial<PrincipalFields & { disabled: boolean }>) => {
@@ -36,7 +36,7 @@ export function AgentPage({ id }: { id: string }) {
     }
   };
 
-  if (!agent) return problem ? <ProblemNotice problem={problem} /> : <Loading what="the principal" />;
+  if (!agent) return problem ? <PageProblem problem={problem} /> : <Loading what="the principal" />;
   return (
     <section class="page" aria-labelledby="agent-title">
       <p class="crumbs">

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, getAll, newKey, type Problem, write } from '../api.ts';
+import { ApiProblem, getAll, newKey, type Problem, problemOf, write } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.ts';
@@ -13,16 +13,19 @@ export function Agents() {
   const { names } = useSession();
   const [agents, setAgents] = useState<Agent[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
+  const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [creating, setCreating] = useState(false);
   const [kind, setKind] = useState<'agent' | 'human'>('agent');
   const [busy, setBusy] = useState(false);
   const [key] = useState(newKey);
-  useEffect(() => {
+  const load = () => {
+    setLoadProblem(null);
     getAll<Agent>('/agents').then(
       (res) => setAgents(res.data),
-      (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null),
+      (error: unknown) => setLoadProblem(problemOf(error)),
     );
-  }, []);
+  };
+  useEffect(load, []);
   const create = async (fields: PrincipalFields) => {
     setBusy(true);
     setProblem(null);
@@ -63,7 +66,8 @@ export function Agents() {
           </PrincipalForm>
         </section>
       )}
-      {!agents && !problem && <Loading what="principals" />}
+      {loadProblem && <ProblemNotice problem={loadProblem} onRetry={load} />}
+      {!agents && !loadProblem && <Loading what="principals" />}
       {agents && (
         <div class="table-wrap">
           <table class="table">

@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Page, type Problem, write } from '../api.ts';
+import { ApiProblem, get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
@@ -12,10 +12,21 @@ type Target = { kind: 'task'; value: Task } | { kind: 'webhook'; value: { id: st
 
 const TARGET_PATH: Record<string, [Target['kind'], string]> = { tsk_: ['task', '/tasks/'], whk_: ['webhook', '/webhooks/'], agt_: ['agent', '/agents/'] };
 
+interface TargetState {
+  target: Target | null;
+  gone: boolean;
+  /** Why the target could not be read (other than being gone), with a way to read it again. */
+  problem: Problem | null;
+  retry: () => void;
+  machine: string | null;
+}
+
 /** The target as it is now (null while loading or when it is gone) and the machine the request came from. */
-function useContextOf(approval: Approval): { target: Target | null; gone: boolean; machine: string | null } {
+function useContextOf(approval: Approval): TargetState {
   const [target, setTarget] = useState<Target | null>(null);
   const [gone, setGone] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [attempt, setAttempt] = useState(0);
   const [machine, setMachine] = useState<string | null>(null);
   const id = approval.target?.id ?? (typeof approval.input.id === 'string' ? approval.input.id : null);
   useEffect(() => {
@@ -23,15 +34,23 @@ function useContextOf(approval: Approval): { target: Target | null; gone: boolea
     if (id && route) {
       get<Target['value']>(`${route[1]}${id}`).then(
         (value) => setTarget({ kind: route[0], value } as Target),
-        () => setGone(true),
+        (error: unknown) => {
+          const why = problemOf(error);
+          if (why.status === 404) setGone(true);
+          else setProblem(why);
+        },
       );
     }
     get<Page<BatonEvent>>(`/events?subject=${approval.id}&types=approval.requested&view=full&limit=1`).then(
       (page) => setMachine(page.data[0]?.machine ?? null),
       () => undefined,
     );
-  }, [approval.id, id]);
-  return { target, gone, machine };
+  }, [approval.id, id, attempt]);
+  const retry = () => {
+    setProblem(null);
+    setAttempt((n) => n + 1);
+  };
+  return { target, gone, problem, retry, machine };
 }
 
 const show = (value: unknown) =>
@@ -44,8 +63,9 @@ function expiry(expiresAt: string, now: number): string {
 }
 
 /** What the approval touches, in words, and for an update the fields it changes (now → after). */
-function TargetContext({ approval, target, gone }: { approval: Approval; target: Target | null; gone: boolean }) {
+function TargetContext({ approval, context: { target, gone, problem, retry } }: { approval: Approval; context: TargetState }) {
   if (gone) return <p class="muted">The resource it acts on no longer exists.</p>;
+  if (problem) return <ProblemNotice problem={{ ...problem, title: `Could not read what it acts on: ${problem.title}` }} onRetry={retry} />;
   if (!target) return null;
   const changes = approval.operation.endsWith('_update')
     ? Object.entries(approval.input).filter(([name, value]) => name !== 'id' && JSON.stringify((target.value as Record<string, unknown>)[name]) !== JSON.stringify(value))
@@ -122,7 +142,8 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
   };
   const inputs = Object.entries(approval.input);
   const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
-  const { target, gone, machine } = useContextOf(approval);
+  const context = useContextOf(approval);
+  const { machine } = context;
   return (
     <article class="card approval" aria-labelledby={`${approval.id}-title`} data-approval-id={approval.id}>
       <header class="approval-head">
@@ -135,7 +156,7 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
         </span>
       </header>
       {summary && <p>{summary}</p>}
-      <TargetContext approval={approval} target={target} gone={gone} />
+      <TargetContext approval={approval} context={context} />
       <p class="approval-expiry small" title={exact(approval.expires_at)}>
         {expiry(approval.expires_at, now)}
       </p>
@@ -191,11 +212,20 @@ const DECIDED: Record<Approval['status'], string> = { approved: 'Approved and ra
 function History() {
   const now = useNow(30_000);
   const [list, setList] = useState<Approval[] | null>(null);
-  const load = () => get<Page<Approval>>('/approvals?limit=100').then((page) => setList(page.data.filter((a) => a.status !== 'pending')), () => setList([]));
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const load = () =>
+    get<Page<Approval>>('/approvals?limit=100').then(
+      (page) => {
+        setList(page.data.filter((a) => a.status !== 'pending'));
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
+    );
   useEffect(() => void load(), []);
   useEvents((event) => {
     if (event.type.startsWith('approval.')) void load();
   });
+  if (problem) return <ProblemNotice problem={problem} onRetry={() => void load()} />;
   if (!list) return <Loading what="decided approvals" />;
   if (list.length === 0) return <p class="empty">No approval has been decided yet.</p>;
   return (
@@ -243,8 +273,11 @@ export function Approvals() {
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
     get<Page<Approval>>('/approvals?status=pending&limit=100').then(
-      (page) => setPending(page.data),
-      (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null),
+      (page) => {
+        setPending(page.data);
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
     );
   useEffect(() => void load(), []);
   useEvents((event) => {
@@ -271,7 +304,7 @@ export function Approvals() {
         </div>
       </div>
       {tab === 'history' && <History />}
-      {tab === 'pending' && problem && <ProblemNotice problem={problem} />}
+      {tab === 'pending' && problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
       {tab === 'pending' && decided.map((a) => (
         <div key={a.id} class={`notice notice-${a.status}`} role="status" data-decided={a.id}>
           <strong>{OUTCOME[a.status]}</strong> — <code>{a.operation}</code>

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiProblem, get, type Page, type Problem } from '../api.ts';
+import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { useEvents } from '../session.ts';
 import type { Task } from '../types.ts';
 
@@ -71,7 +71,7 @@ export function useTasks() {
       }
       setComplete(true);
     };
-    load().catch((error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+    load().catch((error: unknown) => setProblem(problemOf(error)));
     return () => {
       stopped = true;
     };
@@ -97,7 +97,7 @@ export function useSearch(q: string) {
     let current = true;
     get<Page<{ id: string }>>(`/tasks?q=${encodeURIComponent(q)}&limit=100&fields=id`).then(
       (page) => current && setOrder(new Map(page.data.map((t, i) => [t.id, i]))),
-      (error: unknown) => current && setProblem(error instanceof ApiProblem ? error.problem : null),
+      (error: unknown) => current && setProblem(problemOf(error)),
     );
     return () => {
       current = false;

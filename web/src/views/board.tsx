@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { Loading, ProblemNotice } from '../components.tsx';
+import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
 import { navigate } from '../router.ts';
@@ -96,7 +96,7 @@ export function Board({ search }: { search: string }) {
     },
   });
 
-  if (problem) return <ProblemNotice problem={problem} />;
+  if (problem) return <PageProblem problem={problem} />;
   if (!tasks) return <Loading what="the board" />;
   return (
     <section
@@ -121,6 +121,7 @@ export function Board({ search }: { search: string }) {
         </p>
       )}
       {found.problem && <ProblemNotice problem={found.problem} />}
+      {complete && tasks.size === 0 && <p class="empty">No tasks yet. Create one with New task (or press c), or let an agent create them over the API.</p>}
       {!complete && <p class="muted board-loading">Loading more tasks… {tasks.size} so far.</p>}
       <p class="sr-only" role="status" aria-live="polite">
         {announcement}

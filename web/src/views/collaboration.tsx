@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, getAll, newKey, type Problem, write } from '../api.ts';
-import { ActorChip, ProblemNotice } from '../components.tsx';
+import { getAll, newKey, type Problem, problemOf, write } from '../api.ts';
+import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { useEvents, useSession } from '../session.ts';
 import type { Actor, Task } from '../types.ts';
@@ -25,8 +25,6 @@ interface Comment {
   deleted_at: string | null;
 }
 
-const problemOf = (error: unknown): Problem =>
-  error instanceof ApiProblem ? error.problem : { code: 'unknown', title: 'Something went wrong', status: 0 };
 
 /**
  * A user action: its Idempotency-Key (made on the first attempt and kept until it succeeds, so
@@ -61,11 +59,19 @@ export function useAction() {
 
 /** The task's thread, live, with a box to post a comment. */
 export function Comments({ taskId }: { taskId: string }) {
-  const [comments, setComments] = useState<Comment[]>([]);
+  const [comments, setComments] = useState<Comment[] | null>(null);
+  const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [draft, setDraft] = useState('');
   const action = useAction();
   const { busy, problem } = action;
-  const load = () => getAll<Comment>(`/tasks/${taskId}/comments`).then((page) => setComments(page.data), () => undefined);
+  const load = () =>
+    getAll<Comment>(`/tasks/${taskId}/comments`).then(
+      (page) => {
+        setComments(page.data);
+        setLoadProblem(null);
+      },
+      (error: unknown) => setLoadProblem(problemOf(error)),
+    );
   useEffect(() => void load(), [taskId]);
   useEvents((event) => {
     if (event.subject === taskId && event.type.startsWith('comment.')) void load();
@@ -83,7 +89,10 @@ export function Comments({ taskId }: { taskId: string }) {
   return (
     <section class="card" aria-labelledby="comments-title">
       <h2 id="comments-title">Comments</h2>
-      {comments.length === 0 ? (
+      {loadProblem && <ProblemNotice problem={loadProblem} onRetry={() => void load()} />}
+      {!comments ? (
+        !loadProblem && <Loading what="comments" />
+      ) : comments.length === 0 ? (
         <p class="muted">No comments yet.</p>
       ) : (
         <ol class="comments">

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, type Page, type Problem, write } from '../api.ts';
+import { get, type Page, type Problem, problemOf, write } from '../api.ts';
 import { Labels, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { useEvents } from '../session.ts';
@@ -16,8 +16,7 @@ export function DeadLetter() {
       setTasks(page.data);
       setProblem(null);
     } catch (error) {
-      setProblem(error instanceof ApiProblem ? error.problem : null);
-      setTasks([]);
+      setProblem(problemOf(error));
     }
   };
   useEffect(() => void load(), []);
@@ -32,8 +31,8 @@ export function DeadLetter() {
         <h1 id="dead-letter-title">Dead letter</h1>
         <p class="muted">Tasks whose every attempt failed: they left the queue until someone requeues them.</p>
       </div>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
-      {tasks === null && <Loading what="dead letters" />}
+      {problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
+      {tasks === null && !problem && <Loading what="dead letters" />}
       {tasks?.length === 0 && <p class="empty">No dead letters: every task still has attempts left.</p>}
       <ul class="dead-letters" aria-label="Dead-lettered tasks">
         {tasks?.map((task) => <DeadLetterRow key={task.id} task={task} onRequeued={() => setTasks((all) => all?.filter((t) => t.id !== task.id) ?? null)} />)}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiProblem, get, getAll, type Page, type Problem } from '../api.ts';
-import { Loading, ProblemNotice } from '../components.tsx';
+import { get, getAll, type Page, type Problem, problemOf } from '../api.ts';
+import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents } from '../session.ts';
@@ -102,7 +102,13 @@ export function Fleet() {
   const [problem, setProblem] = useState<Problem | null>(null);
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
   const load = () =>
-    loadFleet().then(setData, (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+    loadFleet().then(
+      (next) => {
+        setData(next);
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
+    );
   useEffect(() => {
     void load();
     return () => {
@@ -118,7 +124,7 @@ export function Fleet() {
     }, 250);
   });
 
-  if (!data) return problem ? <ProblemNotice problem={problem} /> : <Loading what="the fleet" />;
+  if (!data) return problem ? <PageProblem problem={problem} onRetry={() => void load()} /> : <Loading what="the fleet" />;
   const byId = new Map(data.leases.map((l) => [l.id, l]));
   const rows = data.agents.map((agent) => {
     const held = data.leases.filter((l) => l.holder.id === agent.id && l.state === 'active');
@@ -149,7 +155,7 @@ export function Fleet() {
           ))}
         </p>
       </div>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {problem && <ProblemNotice problem={problem} onRetry={() => void load()} onDismiss={() => setProblem(null)} />}
       {rows.length === 0 && <p class="empty">No agents yet. Add one under Agents.</p>}
       <ul class="fleet" aria-label="Agents">
         {rows.map(({ agent, held, health, tokens, lastSeen, state }) => (

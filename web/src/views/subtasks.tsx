@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, getAll } from '../api.ts';
-import { StatusBadge } from '../components.tsx';
+import { get, getAll, type Problem, problemOf } from '../api.ts';
+import { ProblemNotice, StatusBadge } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { STATUSES, type Task } from '../types.ts';
 
@@ -8,6 +8,8 @@ import { STATUSES, type Task } from '../types.ts';
 export function SubtasksPanel({ task }: { task: Task }) {
   const [parent, setParent] = useState<Task | null>(null);
   const [children, setChildren] = useState<Task[]>([]);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [attempt, setAttempt] = useState(0);
   const total = STATUSES.reduce((n, s) => n + (task.children?.[s] ?? 0), 0);
   useEffect(() => {
     setParent(null);
@@ -15,8 +17,14 @@ export function SubtasksPanel({ task }: { task: Task }) {
   }, [task.parent_id]);
   useEffect(() => {
     if (total === 0) return setChildren([]);
-    getAll<Task>(`/tasks?parent=${task.id}`).then((res) => setChildren(res.data), () => undefined);
-  }, [task.id, task.version, total]);
+    getAll<Task>(`/tasks?parent=${task.id}`).then(
+      (res) => {
+        setChildren(res.data);
+        setProblem(null);
+      },
+      (error: unknown) => setProblem(problemOf(error)),
+    );
+  }, [task.id, task.version, total, attempt]);
   if (!task.parent_id && total === 0) return null;
   return (
     <section class="card subtasks" aria-labelledby="subtasks-title">
@@ -35,6 +43,7 @@ export function SubtasksPanel({ task }: { task: Task }) {
               </span>
             ))}
           </p>
+          {problem && <ProblemNotice problem={problem} onRetry={() => setAttempt((n) => n + 1)} />}
           <ul class="children">
             {children.map((child) => (
               <li key={child.id}>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, authHeaders, get, getAll, type Problem } from '../api.ts';
-import { ActorChip, Labels, Loading, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
+import { authHeaders, get, getAll, type Problem, problemOf } from '../api.ts';
+import { ActorChip, Labels, Loading, PageProblem, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
 import { bytes, exact, timeLeft } from '../format.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
 import { Markdown } from '../markdown.tsx';
@@ -33,8 +33,9 @@ async function download(artifact: ArtifactRef): Promise<void> {
 /** One task: its fields, artifacts, lease and live timeline. */
 export function TaskPage({ id }: { id: string }) {
   const [task, setTask] = useState<Task | null>(null);
-  const [events, setEvents] = useState<BatonEvent[]>([]);
+  const [events, setEvents] = useState<BatonEvent[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
+  const [eventsProblem, setEventsProblem] = useState<Problem | null>(null);
   const now = useNow();
   const session = useSession();
   const [editing, setEditing] = useState(false);
@@ -42,24 +43,29 @@ export function TaskPage({ id }: { id: string }) {
   const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
 
   const load = () =>
-    get<Task>(`/tasks/${id}?view=full`).then(setTask, (error: unknown) => setProblem(error instanceof ApiProblem ? error.problem : null));
+    get<Task>(`/tasks/${id}?view=full`).then(setTask, (error: unknown) => setProblem(problemOf(error)));
+  const loadEvents = () => {
+    setEventsProblem(null);
+    getAll<BatonEvent>(`/tasks/${id}/events?view=full`).then(
+      (res) => setEvents(res.data),
+      (error: unknown) => setEventsProblem(problemOf(error)),
+    );
+  };
   useEffect(() => {
     setTask(null);
+    setEvents(null);
     setProblem(null);
     setEditing(false);
     void load();
-    getAll<BatonEvent>(`/tasks/${id}/events?view=full`).then(
-      (res) => setEvents(res.data),
-      () => undefined,
-    );
+    loadEvents();
   }, [id]);
   useEvents((event) => {
     if (event.subject !== id) return;
-    setEvents((current) => (current.some((e) => e.id === event.id) ? current : [...current, event]));
+    setEvents((current) => (!current || current.some((e) => e.id === event.id) ? current : [...current, event]));
     void load();
   });
 
-  if (problem) return <section class="page"><ProblemNotice problem={problem} /><p><a href="/">Back to the board</a></p></section>;
+  if (problem) return <PageProblem problem={problem} />;
   if (!task) return <Loading what="the task" />;
   const artifacts = artifactsOf(task);
   return (
@@ -105,7 +111,13 @@ export function TaskPage({ id }: { id: string }) {
           </section>
           <section class="card">
             <h2>Timeline</h2>
-            <Timeline events={events} now={now} />
+            {eventsProblem ? (
+              <ProblemNotice problem={eventsProblem} onRetry={loadEvents} />
+            ) : events ? (
+              <Timeline events={events} now={now} />
+            ) : (
+              <Loading what="the timeline" />
+            )}
           </section>
           <Comments taskId={task.id} />
         </div>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, getAll, newKey, type Problem, write } from '../api.ts';
-import { ProblemNotice } from '../components.tsx';
+import { ApiProblem, getAll, newKey, type Problem, problemOf, write } from '../api.ts';
+import { Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import type { Token } from '../types.ts';
 
@@ -43,14 +43,22 @@ function NewToken({ token, onDone }: { token: Token; onDone: () => void }) {
 
 /** A principal's tokens: create one per machine, revoke one at a time. */
 export function Tokens({ agentId }: { agentId: string }) {
-  const [tokens, setTokens] = useState<Token[]>([]);
+  const [tokens, setTokens] = useState<Token[] | null>(null);
+  const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [machine, setMachine] = useState('');
   const [expiry, setExpiry] = useState(0);
   const [created, setCreated] = useState<Token | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [key, setKey] = useState(newKey);
-  const load = () => getAll<Token>(`/agents/${agentId}/tokens`).then((res) => setTokens(res.data), () => undefined);
+  const load = () =>
+    getAll<Token>(`/agents/${agentId}/tokens`).then(
+      (res) => {
+        setTokens(res.data);
+        setLoadProblem(null);
+      },
+      (error: unknown) => setLoadProblem(problemOf(error)),
+    );
   useEffect(() => void load(), [agentId]);
 
   const attempt = async (action: () => Promise<void>) => {
@@ -98,7 +106,10 @@ export function Tokens({ agentId }: { agentId: string }) {
           Create token
         </button>
       </form>
-      {tokens.length === 0 ? (
+      {loadProblem && <ProblemNotice problem={loadProblem} onRetry={() => void load()} />}
+      {!tokens ? (
+        !loadProblem && <Loading what="tokens" />
+      ) : tokens.length === 0 ? (
         <p class="muted">No tokens yet.</p>
       ) : (
         <div class="table-wrap">
