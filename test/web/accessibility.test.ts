@@ -5,10 +5,9 @@ import type { AxeResults } from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const WAIT = { timeout: 15_000 };
 /** axe-core's browser bundle, added to every document the page loads (an init script is not subject to the app's CSP). */
 const AXE = createRequire(import.meta.url).resolve('axe-core');
 
@@ -53,11 +52,6 @@ describe('accessible and pleasant, in Chromium', () => {
     await page.emulateMedia({ colorScheme: scheme });
     await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
   };
-  const signIn = async () => {
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
-  };
 
   beforeAll(async () => {
     h = await startBrowser();
@@ -78,7 +72,7 @@ describe('accessible and pleasant, in Chromium', () => {
       expect(await violations(page), `sign-in, ${scheme}, ${width} px`).toEqual([]);
     }
     await show('light', 1280);
-    await signIn();
+    await signIn(page, h.t.adminToken);
     await page.getByText('No tasks yet').waitFor(WAIT);
     await page.goto(`${h.base}/approvals`);
     await page.getByText('Nothing is waiting for a decision.').waitFor(WAIT);

@@ -3,10 +3,9 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const WAIT = { timeout: 15_000 };
 
 interface TaskJson {
   id: string;
@@ -58,9 +57,7 @@ describe('the web app in Chromium', () => {
     await page.getByText('Token not accepted').waitFor(WAIT);
     expect(await page.getByRole('alert').textContent()).toContain('ask an admin for a new one');
 
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await signIn(page, h.t.adminToken);
     // The server has the SSE stream, so the app follows it rather than the polling fallback.
     await page.locator('.live-stream').waitFor(WAIT);
     expect(await page.locator('.live-polling').count()).toBe(0);

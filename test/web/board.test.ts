@@ -1,8 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
-const WAIT = { timeout: 15_000 };
 
 interface TaskJson {
   id: string;
@@ -23,11 +22,6 @@ describe('the board by keyboard and at scale, in Chromium', () => {
   const card = (title: string) => page.locator('article.task-card', { hasText: title });
   const column = (status: string) => page.locator(`section.column[data-status="${status}"]`);
   const focusedCard = () => page.evaluate(() => document.activeElement?.closest('[data-task-id]')?.querySelector('.task-title')?.textContent ?? null);
-  const signIn = async () => {
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
-  };
 
   beforeAll(async () => {
     h = await startBrowser();
@@ -37,7 +31,7 @@ describe('the board by keyboard and at scale, in Chromium', () => {
     page = await h.context.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(h.base);
-    await signIn();
+    await signIn(page, h.t.adminToken);
     await card('Archive old build logs').waitFor(WAIT);
   });
   afterAll(async () => {

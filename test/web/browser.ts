@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../harness.ts';
 
 /** Debian's Chromium; never a downloaded browser (.ci/run installs the package when it is missing). */
@@ -16,6 +16,16 @@ const FLAGS = [
   '--no-first-run',
   '--disable-quic',
 ];
+
+/** How long a test waits for what the app shows after a round trip to the server. */
+export const WAIT = { timeout: 15_000 };
+
+/** Signs in on the app's sign-in form with a token and waits for the board. */
+export async function signIn(page: Page, token: string): Promise<void> {
+  await page.fill('#token', token);
+  await page.click('button[type=submit]');
+  await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+}
 
 export interface BrowserHarness {
   readonly t: TestServer;

@@ -1,9 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
-const WAIT = { timeout: 15_000 };
 
 interface TaskJson {
   id: string;
@@ -35,9 +34,7 @@ describe('the web app as a cockpit, in Chromium', () => {
     page = await h.context.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(h.base);
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await signIn(page, h.t.adminToken);
   });
   afterAll(async () => {
     await h?.close();

@@ -2,9 +2,8 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
-const WAIT = { timeout: 15_000 };
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 describe('working together in the web app', () => {
@@ -25,9 +24,7 @@ describe('working together in the web app', () => {
     taskId = (await asAgent('POST', '/api/v1/tasks', { title: 'Document the claim loop' })).id as string;
     page = await h.context.newPage();
     await page.goto(h.base);
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await signIn(page, h.t.adminToken);
     await page.goto(`${h.base}/tasks/${taskId}`);
     await page.getByRole('heading', { name: 'Document the claim loop' }).waitFor(WAIT);
   });

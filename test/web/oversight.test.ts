@@ -3,10 +3,9 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const WAIT = { timeout: 15_000 };
 
 interface Json {
   id: string;
@@ -36,9 +35,7 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     page = await h.context.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(h.base);
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await signIn(page, h.t.adminToken);
     await page.locator('.live-stream').waitFor(WAIT);
   });
   afterAll(async () => {

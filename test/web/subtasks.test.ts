@@ -1,8 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrowserHarness, startBrowser } from './browser.ts';
+import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
-const WAIT = { timeout: 15_000 };
 
 describe('subtasks, due dates and search in the web app', () => {
   let h: BrowserHarness;
@@ -23,9 +22,7 @@ describe('subtasks, due dates and search in the web app', () => {
     await h.t.request('POST', `/api/v1/tasks/${ids.other}/comments`, { body: { body: 'Needs the signing key from the vault.' } });
     page = await h.context.newPage();
     await page.goto(h.base);
-    await page.fill('#token', h.t.adminToken);
-    await page.click('button[type=submit]');
-    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    await signIn(page, h.t.adminToken);
   });
   afterAll(async () => {
     await h?.close();
