@@ -29,6 +29,7 @@ import { generateToken } from '../src/tokens.ts';
 import { ADMIN_URL, emptyDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { type GrowthResults, renderChart } from './growth-chart.ts';
 import { explainStatements, type PlanReading, recordStatements } from './growth-plans.ts';
+import { type Cache, cacheTable, latencyTable, planTable, type Readings, TARGET } from './growth-report.ts';
 import { Cleanup } from './processes.ts';
 import { describeMachine } from './report.ts';
 
@@ -39,7 +40,6 @@ const WARMUP = 50;
 /** Requests of each kind replayed under EXPLAIN per size; the median reading is reported. */
 const PLAN_REQUESTS = 5;
 const EVENTS_PER_TASK = 10;
-const TARGET = 1.5;
 const LABEL = 'area-3';
 
 /** The requests timed at every size; `path` gets a fresh random task id where it needs one. */
@@ -231,49 +231,6 @@ async function resetStatistics(target: Target): Promise<void> {
   const client = new pg.Client({ connectionString: target.url });
   await client.connect();
   await client.query('SELECT pg_stat_reset()').finally(() => client.end());
-}
-
-type Readings = Record<string, Record<string, PlanReading>>;
-type Cache = Record<string, { bytes: number; hit: number; read: number }>;
-
-const sizeName = (n: number) => n.toLocaleString('en');
-
-function latencyTable(results: GrowthResults): string {
-  const sizes = results.sizes;
-  const first = sizes[0] ?? 0;
-  const last = sizes.at(-1) ?? 0;
-  const head = `| request | ${sizes.map((n) => `${sizeName(n)} p50 / p99 ms`).join(' | ')} | p99 ratio ${sizeName(last)} / ${sizeName(first)} |`;
-  const rule = `|---|${sizes.map(() => '---:').join('|')}|---:|`;
-  const rows = Object.keys(results.bySize[String(first)] ?? {}).map((kind) => {
-    const cells = sizes.map((n) => {
-      const r = results.bySize[String(n)]?.[kind];
-      return r ? `${r.p50.toFixed(1)} / ${r.p99.toFixed(1)}` : '–';
-    });
-    const ratio = (results.bySize[String(last)]?.[kind]?.p99 ?? Number.NaN) / (results.bySize[String(first)]?.[kind]?.p99 ?? Number.NaN);
-    return `| ${kind} | ${cells.join(' | ')} | ${ratio.toFixed(2)}${ratio > TARGET ? ' (over 1.5)' : ''} |`;
-  });
-  return [head, rule, ...rows].join('\n');
-}
-
-/** Shared buffers touched per request at each size, and whether every size got the same plans. */
-function planTable(sizes: readonly number[], plans: Readings): string {
-  const head = `| request | ${sizes.map((n) => `${sizeName(n)}: buffers`).join(' | ')} | same plans at every size |`;
-  const rule = `|---|${sizes.map(() => '---:').join('|')}|---|`;
-  const rows = Object.entries(plans).map(([kind, bySize]) => {
-    const readings = sizes.map((n) => bySize[String(n)]);
-    const same = new Set(readings.map((r) => r?.shape)).size === 1;
-    return `| ${kind} | ${readings.map((r) => (r ? String(r.buffers) : '–')).join(' | ')} | ${same ? 'yes' : 'no'} |`;
-  });
-  return [head, rule, ...rows].join('\n');
-}
-
-function cacheTable(sizes: readonly number[], cache: Cache): string {
-  const rows = sizes.map((n) => {
-    const c = cache[String(n)];
-    if (!c) return `| ${sizeName(n)} | – | – | – |`;
-    return `| ${sizeName(n)} | ${(c.bytes / 2 ** 20).toFixed(0)} MiB | ${c.read.toLocaleString('en')} | ${((100 * c.hit) / (c.hit + c.read || 1)).toFixed(2)} % |`;
-  });
-  return ['| tasks | database size | blocks read from outside shared_buffers while timed | shared_buffers hit ratio |', '|---:|---:|---:|---:|', ...rows].join('\n');
 }
 
 async function main(): Promise<void> {
