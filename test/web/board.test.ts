@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
 
 
@@ -37,26 +37,32 @@ describe('the board by keyboard and at scale, in Chromium', () => {
   afterAll(async () => {
     await h?.close();
   });
+  // Each test starts from the board as a fresh visit shows it, whatever the one before left open.
+  beforeEach(async () => {
+    await page.goto(h.base);
+    await card('Archive old build logs').waitFor(WAIT);
+  });
 
   it('focuses search with `/`, walks the cards with `j` and `k`, and opens one with Enter', async () => {
     await page.keyboard.press('/');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Search titles, descriptions and comments');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), WAIT).toBe('Search titles, descriptions and comments');
     // Keys typed into the search box are text, not shortcuts.
     await page.keyboard.type('jk');
-    expect(await page.getByLabel('Search titles, descriptions and comments').inputValue()).toBe('jk');
+    await expect.poll(() => page.getByLabel('Search titles, descriptions and comments').inputValue(), WAIT).toBe('jk');
     expect(await page.locator('.task-card-selected').count()).toBe(0);
     await page.getByLabel('Search titles, descriptions and comments').fill('');
     await page.locator('#board-title').click();
 
     // To do, sorted by priority: urgent, high, low.
     await page.keyboard.press('j');
-    expect(await focusedCard()).toBe('Patch the login redirect');
+    await expect.poll(focusedCard, WAIT).toBe('Patch the login redirect');
     await page.keyboard.press('j');
+    await expect.poll(focusedCard, WAIT).toBe('Tidy the release checklist');
     await page.keyboard.press('j');
-    expect(await focusedCard()).toBe('Archive old build logs');
+    await expect.poll(focusedCard, WAIT).toBe('Archive old build logs');
     await page.keyboard.press('k');
-    expect(await focusedCard()).toBe('Tidy the release checklist');
-    expect(await page.locator('.task-card-selected').textContent()).toContain('Tidy the release checklist');
+    await expect.poll(focusedCard, WAIT).toBe('Tidy the release checklist');
+    await page.locator('.task-card-selected', { hasText: 'Tidy the release checklist' }).waitFor(WAIT);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Tidy the release checklist' }).waitFor(WAIT);
     await page.goBack();
@@ -66,19 +72,19 @@ describe('the board by keyboard and at scale, in Chromium', () => {
   it('moves a card from the keyboard with `m`, announces it, and explains a refused move', async () => {
     await page.locator('#board-title').click();
     await page.keyboard.press('j');
-    expect(await focusedCard()).toBe('Patch the login redirect');
+    await expect.poll(focusedCard, WAIT).toBe('Patch the login redirect');
     await page.keyboard.press('m');
     const options = page.getByRole('group', { name: 'Move “Patch the login redirect” to' });
     await options.waitFor(WAIT);
     // The first legal target has focus; Tab reaches the next.
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('In progress');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), WAIT).toBe('In progress');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Blocked');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), WAIT).toBe('Blocked');
     await page.keyboard.press('Enter');
     await column('blocked').locator('article.task-card', { hasText: 'Patch the login redirect' }).waitFor(WAIT);
     await page.getByRole('status').filter({ hasText: 'Moved “Patch the login redirect” to Blocked.' }).waitFor(WAIT);
     // Focus stays on the card in its new column.
-    expect(await focusedCard()).toBe('Patch the login redirect');
+    await expect.poll(focusedCard, WAIT).toBe('Patch the login redirect');
 
     // Blocked → Done is not allowed: the server's problem is shown and the card stays.
     await page.keyboard.press('m');
@@ -109,12 +115,12 @@ describe('the board by keyboard and at scale, in Chromium', () => {
     await page.getByLabel('Filter by priority').selectOption('high');
     await page.waitForURL(/\?priority=high$/);
     await card('Patch the login redirect').waitFor({ state: 'detached', ...WAIT });
-    expect(await page.locator('article.task-card').count()).toBe(1);
+    await expect.poll(() => page.locator('article.task-card').count(), WAIT).toBe(1);
 
     await page.reload();
     await card('Tidy the release checklist').waitFor(WAIT);
-    expect(await page.getByLabel('Filter by priority').inputValue()).toBe('high');
-    expect(await page.locator('article.task-card').count()).toBe(1);
+    await expect.poll(() => page.getByLabel('Filter by priority').inputValue(), WAIT).toBe('high');
+    await expect.poll(() => page.locator('article.task-card').count(), WAIT).toBe(1);
 
     await page.getByLabel('Filter by priority').selectOption('');
     await page.getByLabel('Search titles, descriptions and comments').fill('login');
@@ -129,18 +135,18 @@ describe('the board by keyboard and at scale, in Chromium', () => {
     await page.goBack();
     await page.waitForURL(/\?priority=high$/);
     await card('Archive old build logs').waitFor({ state: 'detached', ...WAIT });
-    expect(await page.getByLabel('Filter by priority').inputValue()).toBe('high');
+    await expect.poll(() => page.getByLabel('Filter by priority').inputValue(), WAIT).toBe('high');
     await page.goForward();
     await page.goForward();
     await page.waitForURL(/\?q=login$/);
-    expect(await page.getByLabel('Search titles, descriptions and comments').inputValue()).toBe('login');
+    await expect.poll(() => page.getByLabel('Search titles, descriptions and comments').inputValue(), WAIT).toBe('login');
 
     // A shared link opens the same board, sort included.
     await page.goto(`${h.base}/?label=docs&sort=title`);
     await card('Tidy the release checklist').waitFor(WAIT);
-    expect(await page.getByLabel('Filter by label').inputValue()).toBe('docs');
-    expect(await page.getByLabel('Sort').inputValue()).toBe('title');
-    expect(await page.locator('article.task-card').count()).toBe(1);
+    await expect.poll(() => page.getByLabel('Filter by label').inputValue(), WAIT).toBe('docs');
+    await expect.poll(() => page.getByLabel('Sort').inputValue(), WAIT).toBe('title');
+    await expect.poll(() => page.locator('article.task-card').count(), WAIT).toBe(1);
   });
 
   it('renders a column of more tasks than a page a page at a time', async () => {
