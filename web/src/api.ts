@@ -113,19 +113,26 @@ export function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, opti
 }
 
 /** Reads every page of a list (bounded: `maxPages` of 100). */
-export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
-  const data: T[] = [];
+/** The pages of a list, 100 items each and at most `maxPages`, each as soon as it arrives. */
+export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page<T>> {
+  const sep = path.includes('?') ? '&' : '?';
   let cursor: string | null = null;
-  let sync: string | null = null;
   for (let page = 0; page < maxPages; page++) {
-    const sep = path.includes('?') ? '&' : '?';
     const res: Page<T> = await get<Page<T>>(`${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    if (page === 0) sync = res.sync_cursor;
-    data.push(...res.data);
-    if (!res.has_more || !res.next_cursor) break;
+    yield res;
+    if (!res.has_more || !res.next_cursor) return;
     cursor = res.next_cursor;
   }
-  return { data, sync_cursor: sync };
+}
+
+export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
+  const data: T[] = [];
+  let sync: string | null | undefined;
+  for await (const page of pages<T>(path, maxPages)) {
+    if (sync === undefined) sync = page.sync_cursor;
+    data.push(...page.data);
+  }
+  return { data, sync_cursor: sync ?? null };
 }
 
 export interface Page<T> {

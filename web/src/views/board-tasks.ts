@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, type Page, type Problem, problemOf } from '../api.ts';
+import { get, type Page, pages, type Problem, problemOf } from '../api.ts';
 import { useEvents } from '../session.ts';
 import type { Task } from '../types.ts';
 
-/** Tasks a page; the read goes on page by page, and the board shows each page as it lands. */
+/** Tasks a page of a delta read. */
 const PAGE = 100;
 /** A bound on the first read: the newest 10,000 tasks (and every task changed after it). */
 const MAX_PAGES = 100;
@@ -60,14 +60,13 @@ export function useTasks() {
   useEffect(() => {
     let stopped = false;
     const load = async () => {
-      let next: string | null = null;
-      for (let n = 0; n < MAX_PAGES && !stopped; n++) {
-        const page: Page<Task> = await get<Page<Task>>(`/tasks?limit=${PAGE}${next ? `&cursor=${encodeURIComponent(next)}` : ''}`);
+      let first = true;
+      for await (const page of pages<Task>('/tasks', MAX_PAGES)) {
+        if (stopped) return;
         // The first page's sync cursor: a change made while later pages load comes again in the delta read.
-        if (n === 0) cursor.current = page.sync_cursor;
+        if (first) cursor.current = page.sync_cursor;
+        first = false;
         put(page.data);
-        if (!page.has_more || !page.next_cursor) return setComplete(true);
-        next = page.next_cursor;
       }
       setComplete(true);
     };
