@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { grantLeases } from '../../store/leases.ts';
-import type { TaskRow } from '../../store/tasks.ts';
+import { type ClaimableRow, grantLeases } from '../../store/leases.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { CLAIM_FIELDS, taskOutput } from '../tasks/task-schema.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
@@ -42,7 +41,7 @@ export const claimOutput = z.object({ task: taskOutput, lease: leaseOutput, disc
  * Grants `actor` a lease on each locked task and records it: a task whose old lease had run out
  * first gets that lease's expiry and return to the queue, by the system actor; then the claim.
  */
-export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly TaskRow[], ttlS: number): Promise<Claimed[]> {
+export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly ClaimableRow[], ttlS: number): Promise<Claimed[]> {
   const actor: Principal = ctx.actor;
   const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
   const grants = tasks.map((task) => ({
