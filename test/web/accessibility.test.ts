@@ -1,13 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type { AxeResults } from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
+import { type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
-const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 /** axe-core's browser bundle, added to every document the page loads (an init script is not subject to the app's CSP). */
 const AXE = createRequire(import.meta.url).resolve('axe-core');
 

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../harness.ts';
@@ -16,6 +17,13 @@ const FLAGS = [
   '--no-first-run',
   '--disable-quic',
 ];
+
+/**
+ * Where the browser tests write their screenshots: the committed `docs/screenshots/` (shown in the
+ * README) under `npm run screenshots`, else the ignored `test-results/screenshots/`, so `npm test`
+ * leaves a clone as it found it. Ends with a slash.
+ */
+export const SHOTS = fileURLToPath(new URL(process.env.BATON_SCREENSHOTS === 'docs' ? '../../docs/screenshots/' : '../../test-results/screenshots/', import.meta.url));
 
 /** How long a test waits for what the app shows after a round trip to the server. */
 export const WAIT = { timeout: 15_000 };

@@ -1,11 +1,9 @@
 import { mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
+import { type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
-const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 interface Json {
   id: string;
