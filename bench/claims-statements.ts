@@ -24,19 +24,23 @@ const ids = createIds();
 const ACTOR = { id: 'agt_bench_raw', kind: 'agent', token_id: null, machine: 'bench' } as const;
 const TTL_S = 300;
 
-// pickClaimable, with no label filter; the floor ($2), the limit ($3) and the claimer ($4) are parameters, as Baton sends them.
-const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) AND (not_before IS NULL OR not_before <= $1)  AND ${NO_OPEN_BLOCKERS}`;
+// pickClaimable, with no label filter: the floor ($2) and the claimer ($3) are parameters, and the limit: `1` in the
+// text for one task, else the last parameter ($4), as Baton sends them; only the columns the grant needs.
+const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $3) AND (not_before IS NULL OR not_before <= $1)  AND ${NO_OPEN_BLOCKERS}`;
+const PICK_COLUMNS = 'id, status, lease_id, lease_holder_id, lease_expires_at, lease_epoch';
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
-const PICK = `
+const pick = (limit: '1' | '$4') => `
     WITH queued AS (
-      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+      SELECT ${PICK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${PICK_FILTERS}
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     ), lapsed AS (
-      SELECT ${TASK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${PICK_FILTERS}
-      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+      SELECT ${PICK_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${PICK_FILTERS}
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT $3`;
+    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
+const PICK_ONE = pick('1');
+const PICK_MANY = pick('$4');
 // grantLeases: the lease insert and the task update, one statement; one grant names its task as a scalar.
 const grant = (count: number) => `WITH granted AS (
       INSERT INTO leases (id, task_id, holder_id, holder_kind, token_id, machine, epoch, ttl_s, state, acquired_at, renewed_at, expires_at,
@@ -159,7 +163,7 @@ async function authenticate(overhead: Overhead): Promise<string> {
 export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Promise<RawClaim[]> {
   return transaction(pool, async (client) => {
     const now = new Date();
-    const tasks = (await client.query<TaskRow>(prepared(PICK, [now, 0, limit, ACTOR.id]))).rows;
+    const tasks = (await client.query<TaskRow>(prepared(limit === 1 ? PICK_ONE : PICK_MANY, limit === 1 ? [now, 0, ACTOR.id] : [now, 0, ACTOR.id, limit]))).rows;
     if (tasks.length === 0) return { value: [], events: [] };
     const expiresAt = new Date(now.getTime() + TTL_S * 1000);
     const grants = tasks.map((task) => ({ task_id: task.id, lease_id: ids.make('lea'), epoch: task.lease_epoch + 1 }));

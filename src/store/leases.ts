@@ -24,37 +24,44 @@ export interface ClaimQuery {
  * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
  * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
  *
- * The limit, the priority floor and the labels are parameters: the statement's two texts (with and
- * without a label filter) are fixed by the code, so no caller can make the database prepare more.
- * It reads only what the grant needs, not the whole row (the grant returns that): PostgreSQL plans
- * this statement anew on every claim, and the row's three subqueries, twice, made that planning
- * ten times dearer than running it (bench/README.md, "Planning the claim").
+ * The priority floor, the labels and a limit above one are parameters: the statement's four texts
+ * (with or without a label filter, one task or several) are fixed by the code, so no caller can
+ * make the database prepare more. It reads only what the grant needs, not the whole row (the grant
+ * returns that), and a claim of one task says `LIMIT 1` in its text: with the limit a parameter,
+ * PostgreSQL costs the generic plan as if a tenth of the queue were wanted and plans the statement
+ * anew on every claim, which with the whole row's three subqueries in both branches cost ten times
+ * more than running it (bench/README.md, "Planning the claim").
  */
 export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<ClaimableRow[]> {
   const labels = q.labels.length > 0;
-  const parameters = [q.now, q.minPriority, q.limit, q.claimerId];
-  const { rows } = await sendStatement<ClaimableRow>(tx, labels ? PICK_WITH_LABELS : PICK, labels ? [...parameters, q.labels] : parameters);
+  const one = q.limit === 1;
+  const text = PICK[labels ? 'labels' : 'any'][one ? 'one' : 'many'];
+  const parameters = [q.now, q.minPriority, q.claimerId, ...(labels ? [q.labels] : []), ...(one ? [] : [q.limit])];
+  const { rows } = await sendStatement<ClaimableRow>(tx, text, parameters);
   return rows;
 }
 
 const CLAIMABLE_COLUMNS = 'id, status, lease_id, lease_holder_id, lease_expires_at, lease_epoch';
 
-/** Parameters: now, the priority floor, the limit, the claimer, and (with a label filter) the labels every task must carry. */
-const pickText = (labels: boolean) => {
-  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $4) AND (not_before IS NULL OR not_before <= $1) ${labels ? 'AND labels @> $5::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+/** Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several). */
+const pickText = (labels: boolean, one: boolean) => {
+  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $3) AND (not_before IS NULL OR not_before <= $1) ${labels ? 'AND labels @> $4::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+  const limit = one ? '1' : labels ? '$5' : '$4';
   return `
     WITH queued AS (
       SELECT ${CLAIMABLE_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'todo' AND ${filters}
-      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     ), lapsed AS (
       SELECT ${CLAIMABLE_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${filters}
-      ORDER BY priority DESC, id LIMIT $3 FOR UPDATE SKIP LOCKED
+      ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     )
     SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
-    ORDER BY claim_priority DESC, id LIMIT $3`;
+    ORDER BY claim_priority DESC, id LIMIT ${limit}`;
 };
-const PICK = pickText(false);
-const PICK_WITH_LABELS = pickText(true);
+const PICK = {
+  any: { one: pickText(false, true), many: pickText(false, false) },
+  labels: { one: pickText(true, true), many: pickText(true, false) },
+};
 
 export interface Grant {
   task: ClaimableRow;
