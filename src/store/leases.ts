@@ -84,7 +84,7 @@ export interface Grant {
  * task as a scalar: an array parameter's generic plan assumes ten elements, costs itself above the
  * custom plan, and PostgreSQL then re-plans the statement on every single claim.
  */
-export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): Promise<{ tasks: TaskRow[]; leases: LeaseRow[] }> {
+export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): Promise<{ tasks: GrantedRow[]; leases: LeaseRow[] }> {
   if (grants.length === 0) return { tasks: [], leases: [] };
   const superseded = grants.map((g) => g.task.lease_id).filter((id): id is string => id !== null);
   if (superseded.length > 0) {
@@ -111,9 +111,15 @@ export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): 
   const granted = JSON.stringify(
     leases.map((l) => ({ id: l.id, task_id: l.task_id, holder_id: l.holder_id, holder_kind: l.holder_kind, token_id: l.token_id, machine: l.machine, epoch: l.epoch, ttl_s: l.ttl_s, expires_at: l.expires_at })),
   );
-  const { rows: tasks } = await sendStatement<TaskRow>(tx, single ? GRANT_ONE : GRANT_MANY, [now, granted, ids]);
+  const { rows: tasks } = await sendStatement<GrantedRow>(tx, single ? GRANT_ONE : GRANT_MANY, [now, granted, ids]);
   return { tasks, leases };
 }
+
+/**
+ * A task as its grant returns it: the whole row, and whether a human has commented on it, so that a
+ * claim reads the discussion only of the tasks that have one (most have none: a round trip saved).
+ */
+export type GrantedRow = TaskRow & { discussed: boolean };
 
 /** Parameters: now, the lease rows as one JSON array, the task id (one grant) or ids (several). */
 const grantText = (tasks: string) => `
@@ -131,7 +137,8 @@ const grantText = (tasks: string) => `
       version = tasks.version + 1, updated_at = $1, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
     WHERE tasks.id = g.task_id AND ${tasks}
-    RETURNING ${TASK_COLUMNS}`;
+    RETURNING ${TASK_COLUMNS},
+      EXISTS (SELECT 1 FROM comments c WHERE c.task_id = tasks.id AND c.author_kind = 'human' AND c.deleted_at IS NULL) AS discussed`;
 const GRANT_ONE = grantText('tasks.id = $3');
 const GRANT_MANY = grantText('tasks.id = ANY ($3::text[])');
 

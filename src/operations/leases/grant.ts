@@ -50,7 +50,8 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
   }));
   const granted = await grantLeases(tx, grants, ctx.now);
   const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
-  const said = await discussions(tx, granted.tasks);
+  // A task nobody has discussed (no human comment, no change request) has nothing to read.
+  const said = await discussions(tx, granted.tasks.filter((task) => task.discussed || task.changes_requested_id !== null));
   return grants.map(({ task, lease }) => {
     if (task.status === 'in_progress' && task.lease_id) {
       ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, by: 'system' });
