@@ -17,6 +17,12 @@ export function registerMetrics(app: FastifyInstance, service: Service): void {
   const tasks = new Gauge({ name: 'baton_tasks', help: 'Tasks by status (deleted tasks excluded).', labelNames: ['status'] as const, registers: [registry] });
   const leases = new Gauge({ name: 'baton_leases_active', help: 'Unexpired active leases.', registers: [registry] });
   const approvals = new Gauge({ name: 'baton_approvals_pending', help: 'Approvals waiting for a decision.', registers: [registry] });
+  const heldBack = new Gauge({
+    name: 'baton_events_held_back',
+    help: 'Committed events that streams, since cursors and webhooks cannot pass yet: an older transaction is still open on the PostgreSQL server.',
+    registers: [registry],
+  });
+  const heldBackS = new Gauge({ name: 'baton_events_held_back_seconds', help: 'How long the oldest held-back event has waited (0 when none is).', registers: [registry] });
 
   app.addHook('onResponse', (request, reply, done) => {
     requests.record(request.operationName ?? request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
@@ -27,6 +33,8 @@ export function registerMetrics(app: FastifyInstance, service: Service): void {
     for (const status of TASK_STATUSES) tasks.set({ status }, stats.tasksByStatus[status] ?? 0);
     leases.set(stats.activeLeases);
     approvals.set(stats.pendingApprovals);
+    heldBack.set(stats.eventsHeldBack);
+    heldBackS.set(stats.eventsHeldBackS);
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { SETTLED } from './events.ts';
 import type { DB } from './schema.ts';
 
 /** Aggregate counts for operators (/metrics): no ids, no content. */
@@ -6,9 +7,18 @@ export interface StoreStats {
   readonly tasksByStatus: Readonly<Record<string, number>>;
   readonly activeLeases: number;
   readonly pendingApprovals: number;
+  /** Committed events that cursors cannot pass yet: a transaction that began before they did is still open somewhere on the server. */
+  readonly eventsHeldBack: number;
+  /** How long the oldest of those has been waiting, in whole seconds (0 when none is). */
+  readonly eventsHeldBackS: number;
 }
 
-/** One round trip: tasks by status (tombstones excluded), unexpired active leases, pending approvals. */
+/**
+ * One round trip: tasks by status (tombstones excluded), unexpired active leases, pending
+ * approvals, and the events held back from cursors (`SETTLED`, src/store/events.ts): normally none
+ * for more than a moment, but a long transaction anywhere on the PostgreSQL server stalls every
+ * event cursor until it ends (docs/operations.md).
+ */
 export async function readStats(db: Kysely<DB>, now: Date): Promise<StoreStats> {
   const { rows } = await sql<{ source: string; key: string; n: number }>`
     SELECT 'task' AS source, status AS key, count(*)::int AS n FROM tasks WHERE deleted_at IS NULL GROUP BY status
@@ -16,14 +26,23 @@ export async function readStats(db: Kysely<DB>, now: Date): Promise<StoreStats> 
     SELECT 'lease', 'active', count(*)::int FROM leases WHERE state = 'active' AND expires_at > ${now}
     UNION ALL
     SELECT 'approval', 'pending', count(*)::int FROM approvals WHERE status = 'pending'
+    UNION ALL
+    SELECT 'events', 'held_back', count(*)::int FROM events WHERE seq >= ${SETTLED}
+    UNION ALL
+    SELECT 'events', 'held_back_s', COALESCE(GREATEST(0, floor(EXTRACT(EPOCH FROM ${now}::timestamptz - min(created_at)))), 0)::int
+    FROM events WHERE seq >= ${SETTLED}
   `.execute(db);
   const tasksByStatus: Record<string, number> = {};
   let activeLeases = 0;
   let pendingApprovals = 0;
+  let eventsHeldBack = 0;
+  let eventsHeldBackS = 0;
   for (const row of rows) {
     if (row.source === 'task') tasksByStatus[row.key] = row.n;
     else if (row.source === 'lease') activeLeases = row.n;
-    else pendingApprovals = row.n;
+    else if (row.source === 'approval') pendingApprovals = row.n;
+    else if (row.key === 'held_back') eventsHeldBack = row.n;
+    else eventsHeldBackS = row.n;
   }
-  return { tasksByStatus, activeLeases, pendingApprovals };
+  return { tasksByStatus, activeLeases, pendingApprovals, eventsHeldBack, eventsHeldBackS };
 }

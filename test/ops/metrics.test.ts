@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../harness.ts';
+import type { Clock } from '../../src/clock.ts';
+import { engine, startTestServer, type TestServer } from '../harness.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -30,6 +32,8 @@ describe('GET /metrics', () => {
     expect(sample(res.body, 'baton_tasks{status="done"}')).toBe(0);
     expect(sample(res.body, 'baton_leases_active')).toBe(1);
     expect(sample(res.body, 'baton_approvals_pending')).toBe(0);
+    expect(res.body).toContain('baton_events_held_back ');
+    expect(res.body).toContain('baton_events_held_back_seconds ');
     expect(res.body).toContain('baton_http_request_duration_seconds_bucket');
     expect(res.body).toContain('baton_process_cpu_seconds_total');
   });
@@ -39,5 +43,34 @@ describe('GET /metrics', () => {
     await t.request('GET', '/nope/2', { token: null });
     const res = await t.request('GET', '/metrics', { token: null });
     expect(res.body).not.toContain('/nope/');
+  });
+});
+
+describe.skipIf(engine !== 'postgres')('GET /metrics: events held back by a long transaction (PostgreSQL only: PGlite has one connection)', () => {
+  it('counts the committed events cursors cannot pass while an older transaction is open, and for how long, until it ends', async () => {
+    let at = Date.parse('2026-11-26T09:00:00Z');
+    const clock: Clock = { now: () => new Date(at) };
+    const held = await startTestServer({}, { clock });
+    // Any database on the same server will do: transaction ids are server-wide.
+    const other = new pg.Client({ connectionString: process.env.BATON_TEST_DATABASE_URL });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      expect((await held.request('POST', '/api/v1/tasks', { body: { title: 'written behind an open transaction' } })).status).toBe(201);
+      at += 90_000;
+      const metrics = async () => (await held.request('GET', '/metrics', { token: null })).body;
+      const body = await metrics();
+      expect(sample(body, 'baton_events_held_back')).toBeGreaterThanOrEqual(1);
+      expect(sample(body, 'baton_events_held_back_seconds')).toBeGreaterThanOrEqual(90);
+      await other.query('COMMIT');
+      // Other test files' transactions are short; once they pass, nothing is held back.
+      await expect.poll(async () => sample(await metrics(), 'baton_events_held_back'), { timeout: 15_000 }).toBe(0);
+      expect(sample(await metrics(), 'baton_events_held_back_seconds')).toBe(0);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
+      await held.close();
+    }
   });
 });
