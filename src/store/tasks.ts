@@ -60,6 +60,19 @@ export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c
 /** Every column of a task row, for the query builder's select clauses. */
 export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts')];
 
+/**
+ * The columns a list item's default view shows (operations/tasks/task-view.ts `toListTask`): no
+ * description, and neither the artifacts' nor the subtask counts' subquery, which cost an index probe
+ * each per row of every page (bench/README.md, "Growth"). `deleted_at` names a `since` delta's tombstones.
+ */
+const LIST_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at'] as const satisfies readonly (typeof COLUMNS)[number][];
+
+/** A task row as a list page in the default view reads it. */
+export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on'>;
+
+const listTaskColumns = [...LIST_COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on')];
+
 export interface NewTaskRow {
   id: string;
   title: string;
@@ -264,7 +277,9 @@ function updateText(columns: readonly string[], endsLease: boolean): string {
   return `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
 }
 
-export interface TaskListQuery {
+export interface TaskListQuery<C extends 'full' | 'list' = 'full' | 'list'> {
+  /** `full`: whole rows (`TaskRow`); `list`: only what a list item's default view shows (`ListTaskRow`). */
+  columns: C;
   statuses: string[] | undefined;
   labels: string[] | undefined;
   /** A principal id: only tasks assigned to it; null: only unassigned tasks. */
@@ -286,12 +301,16 @@ export interface TaskSearch {
   after: { rank: string; id: string } | undefined;
 }
 
+/** A row of a list page: whole or as the default view reads it, and a search's rank. */
+export type ListedTask<C extends 'full' | 'list'> = (C extends 'full' ? TaskRow : ListTaskRow) & { search_rank?: string };
+
 /**
  * One page of tasks, newest first; with `search`, best match first (rank descending, then id
  * descending). Fetches `limit + 1` rows so the caller can tell `has_more`. A search row carries
  * `search_rank`, its rank as text (exact: float4's text form round-trips), for the cursor.
  */
-export async function listTasks(db: Kysely<DB>, q: TaskListQuery, search?: TaskSearch): Promise<(TaskRow & { search_rank?: string })[]> {
+export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: TaskListQuery<C>, search?: TaskSearch): Promise<ListedTask<C>[]> {
+  const columns = q.columns === 'list' ? listTaskColumns : taskColumns;
   let query = db.selectFrom('tasks');
   // A delta (since) includes tombstones, so a client learns of deletions; a plain list does not.
   if (q.changedAfterSeq === undefined) query = query.where('deleted_at', 'is', null);
@@ -316,7 +335,8 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery, search?: TaskS
   }
   if (search === undefined) {
     if (q.beforeId) query = query.where('id', '<', q.beforeId);
-    return query.select(taskColumns).orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
+    // The select list's subqueries run only for the rows the filters keep (EXPLAIN: loops = a page), not for those they pass over.
+    return query.select(columns).orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
   }
   const terms = sql`websearch_to_tsquery('english', ${search.q})`;
   // Each matching task's best comment rank, from one pass over the comments' GIN index (a
@@ -341,7 +361,7 @@ export async function listTasks(db: Kysely<DB>, q: TaskListQuery, search?: TaskS
   return db
     .selectFrom('tasks')
     .innerJoin(page, 'page.id', 'tasks.id')
-    .select([...taskColumns, sql<string>`page.rank::text`.as('search_rank')])
+    .select([...columns, sql<string>`page.rank::text`.as('search_rank')])
     .orderBy('page.rank', 'desc')
     .orderBy('tasks.id', 'desc')
     .execute();

@@ -152,6 +152,43 @@ describe('GET /tasks filters and views', () => {
     expect(machine).toMatchObject({ description: '', created_by: { id: agent.id, kind: 'agent' } });
     expect(human?.created_at).toEqual(expect.any(String));
   });
+
+  // The default list reads only the columns its items show (store/tasks.ts, `columns: 'list'`); it must say what the whole rows say.
+  it('default items are the full items cut to the list fields, plus parent_id, due_at and overdue where set, and deleted_at on a tombstone', async () => {
+    const blocker = await createTask(t, { title: 'blocker', labels: ['listcols'] });
+    const parent = await createTask(t, { title: 'parent', labels: ['listcols'], description: 'not in a list item' });
+    await createTask(t, { title: 'child, overdue', labels: ['listcols'], parent_id: parent.id, due_at: '2020-01-01T00:00:00.000Z' });
+    await createTask(t, { title: 'due later', labels: ['listcols'], due_at: '2999-01-01T00:00:00.000Z' });
+    await createTask(t, { title: 'waits', labels: ['listcols'], blocked_by: [blocker.id] });
+    const claimed = await t.request('POST', `/api/v1/tasks/${blocker.id}/claim`, { body: {}, headers: { 'idempotency-key': randomUUID() } });
+    expect(claimed.status, claimed.body).toBe(200);
+    const gone = await createTask(t, { title: 'deleted', labels: ['listcols'], due_at: '2020-01-01T00:00:00.000Z' });
+    const sync = (await getPage('/api/v1/tasks?labels=listcols&limit=1')).sync_cursor;
+    const deleted = await t.request('DELETE', `/api/v1/tasks/${gone.id}`, { headers: { 'idempotency-key': randomUUID(), 'if-match': '"1"' } });
+    expect(deleted.status, deleted.body).toBe(200);
+
+    const base = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'legal_transitions', 'updated_at'];
+    const check = async (query: string, count: number) => {
+      const compact = (await getPage<Record<string, unknown>>(`/api/v1/tasks?${query}`)).data;
+      const full = (await getPage<Record<string, unknown>>(`/api/v1/tasks?${query}&view=full`)).data;
+      expect(compact.map((item) => item.id)).toEqual(full.map((item) => item.id));
+      expect(compact).toHaveLength(count);
+      compact.forEach((item, i) => {
+        const whole = full[i] ?? {};
+        const keys = [...base, ...(whole.deleted_at ? ['deleted_at'] : []), ...['parent_id', 'due_at'].filter((k) => whole[k] !== null), ...(whole.overdue ? ['overdue'] : [])];
+        expect(Object.keys(item)).toEqual(keys);
+        expect(item).toEqual(Object.fromEntries(keys.map((k) => [k, whole[k]])));
+      });
+      return compact;
+    };
+    const live = await check('labels=listcols', 5);
+    expect(live.find((item) => item.title === 'waits')).toMatchObject({ waiting_on: [blocker.id] });
+    expect(live.find((item) => item.id === blocker.id)?.lease).not.toBeNull();
+    expect(live.find((item) => item.title === 'child, overdue')).toMatchObject({ parent_id: parent.id, overdue: true });
+    const delta = await check(`labels=listcols&since=${sync ?? ''}`, 1);
+    expect(delta[0]).toMatchObject({ id: gone.id, legal_transitions: [] });
+    expect(delta[0]?.deleted_at).toEqual(expect.any(String));
+  });
 });
 
 describe('GET /tasks?since (delta sync)', () => {

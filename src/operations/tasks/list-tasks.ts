@@ -8,7 +8,7 @@ import type { DB } from '../../store/schema.ts';
 import { BatonError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
 import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
-import { shapeTask } from './task-view.ts';
+import { shapeTask, type TaskShape, toListTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput, taskRef } from './task-schema.ts';
 
 /** Longest `q`, in characters. */
@@ -50,7 +50,7 @@ export const listTasks = defineOperation({
       changedAfterSeq = await sinceSeq(db, input.since);
     }
     const search = input.q === undefined ? undefined : await searchOf(db, input.q, input.cursor);
-    const rows = await listTaskRows(db, {
+    const query = {
       statuses: input.status,
       labels: input.labels,
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
@@ -59,12 +59,19 @@ export const listTasks = defineOperation({
       changedAfterSeq,
       beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
       limit: input.limit,
-    }, search);
-    const page = search ? paginate(rows, input.limit, 'task_search', (row) => `${row.search_rank ?? '0'} ${row.id}`) : paginate(rows, input.limit, 'tasks', (row) => row.id);
+    };
+    const cursorOf = (row: { id: string; search_rank?: string }) => (search ? `${row.search_rank ?? '0'} ${row.id}` : row.id);
+    const shapePage = <R extends { id: string; search_rank?: string }>(rows: R[], shape: (row: R) => TaskShape) => {
+      const page = paginate(rows, input.limit, search ? 'task_search' : 'tasks', cursorOf);
+      return { data: page.rows.map(shape), has_more: page.has_more, next_cursor: page.next_cursor };
+    };
+    // The default view reads only the columns it shows; `view=full` or `fields` read whole rows.
+    const page =
+      input.view === 'compact' && !input.fields
+        ? shapePage(await listTaskRows(db, { ...query, columns: 'list' }, search), (row) => toListTask(row, ctx.now))
+        : shapePage(await listTaskRows(db, { ...query, columns: 'full' }, search), (row) => shapeTask(row, ctx.actor, { ...input, now: ctx.now }, true));
     return {
-      data: page.rows.map((row) => shapeTask(row, ctx.actor, { ...input, now: ctx.now }, true)),
-      has_more: page.has_more,
-      next_cursor: page.next_cursor,
+      ...page,
       sync_cursor: syncCursor,
     };
   },

@@ -5,7 +5,7 @@ import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import { project } from '../shared/lists.ts';
 import { COMPACT_FIELDS, TASK_CORE } from './task-schema.ts';
-import { shapeTask, toTask } from './task-view.ts';
+import { shapeTask, toListTask, toTask } from './task-view.ts';
 
 const at = new Date('2026-11-24T12:00:00.000Z');
 
@@ -87,5 +87,28 @@ describe('shapeTask compact views', () => {
   it('names a tombstone as such', () => {
     const deleted = row('cancelled', { deleted_at: at });
     expect(shapeTask(deleted, callers[0] as Principal, { view: 'compact' })).toMatchObject({ deleted_at: at.toISOString(), legal_transitions: [], next_actions: [] });
+  });
+});
+
+describe('toListTask', () => {
+  // A list page in the default view reads only some columns and builds the item directly: it must say exactly what projecting the whole row says, in its key order.
+  it('equals shapeTask of the whole row as a list item, for every status, lease, blocker, parent, due date and tombstone', () => {
+    const due = { due_at: new Date(at.getTime() - 60_000) };
+    const listRows = [
+      ...rows,
+      ...TASK_STATUSES.flatMap((status) => [
+        row(status, { parent_id: 'tsk_parent', child_counts: { todo: 2 } }),
+        row(status, due),
+        row(status, { due_at: new Date(at.getTime() + 60_000) }),
+        row(status, { ...due, overdue_at: at }),
+        row(status, { deleted_at: at }),
+        row(status, { ...due, deleted_at: at, parent_id: 'tsk_parent' }),
+      ]),
+    ];
+    for (const r of listRows) {
+      for (const now of [at, undefined]) {
+        for (const caller of callers) expect(JSON.stringify(toListTask(r, now))).toBe(JSON.stringify(shapeTask(r, caller, { view: 'compact', now }, true)));
+      }
+    }
   });
 });

@@ -3,7 +3,7 @@ import { priorityFromRank } from '../../domain/task-priority.ts';
 import { TASK_STATUSES, type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
-import type { CompactTaskRow, TaskRow } from '../../store/tasks.ts';
+import type { CompactTaskRow, ListTaskRow, TaskRow } from '../../store/tasks.ts';
 import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';
 import { project } from '../shared/lists.ts';
@@ -57,7 +57,7 @@ function childCounts(row: TaskRow): Task['children'] {
  * Past its due date and still open. Without the reader's clock (a write's answer), the maintenance
  * pass's mark says it: set when it wrote the task's `task.overdue` event.
  */
-function isOverdue(row: TaskRow, now: Date | undefined): boolean {
+function isOverdue(row: Pick<TaskRow, 'due_at' | 'status' | 'overdue_at'>, now: Date | undefined): boolean {
   if (row.due_at === null || row.status === 'done' || row.status === 'cancelled') return false;
   return now ? row.due_at <= now : row.overdue_at !== null;
 }
@@ -67,24 +67,48 @@ function isOverdue(row: TaskRow, now: Date | undefined): boolean {
  * drops (a unit test holds the two equal, key order included), from only the columns it shows.
  */
 export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape {
-  const status = row.status as TaskStatus;
   return {
-    id: row.id,
-    title: row.title,
-    status,
-    priority: priorityFromRank(row.priority),
-    labels: row.labels,
-    version: row.version,
-    lease: leaseSummary(row),
-    waiting_on: row.waiting_on,
+    ...compactHead(row),
     artifacts: row.artifacts.map(toArtifactRef),
-    legal_transitions: [...TRANSITIONS[status]],
+    legal_transitions: [...TRANSITIONS[row.status as TaskStatus]],
     next_actions: nextActions(row, actor),
     updated_at: row.updated_at.toISOString(),
   };
 }
 
-function leaseSummary(row: CompactTaskRow): Task['lease'] {
+/**
+ * `shapeTask(row, actor, { view: 'compact', now }, true)`, a list item's default view, without
+ * building the fields it drops (a unit test holds the two equal, key order included), from only the
+ * columns it shows: a list page reads no description, artifacts or subtask counts.
+ */
+export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
+  const shaped: TaskShape = {
+    ...compactHead(row),
+    legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[row.status as TaskStatus]],
+    updated_at: row.updated_at.toISOString(),
+  };
+  if (row.deleted_at) shaped.deleted_at = row.deleted_at.toISOString();
+  if (row.parent_id !== null) shaped.parent_id = row.parent_id;
+  if (row.due_at !== null) shaped.due_at = row.due_at.toISOString();
+  if (isOverdue(row, now)) shaped.overdue = true;
+  return shaped;
+}
+
+/** The fields both compact shapes open with, in `toTask`'s order. */
+function compactHead(row: CompactTaskRow | ListTaskRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    status: row.status as TaskStatus,
+    priority: priorityFromRank(row.priority),
+    labels: row.labels,
+    version: row.version,
+    lease: leaseSummary(row),
+    waiting_on: row.waiting_on,
+  };
+}
+
+function leaseSummary(row: CompactTaskRow | ListTaskRow): Task['lease'] {
   if (!row.lease_id || !row.lease_holder_id || !row.lease_holder_kind || !row.lease_expires_at) return null;
   return { id: row.lease_id, holder: { id: row.lease_holder_id, kind: row.lease_holder_kind }, epoch: row.lease_epoch, expires_at: row.lease_expires_at.toISOString() };
 }
