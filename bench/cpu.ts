@@ -59,7 +59,7 @@ export async function watchCpu(own: number, backends: () => Promise<number[]>): 
         if (exited.has(pid)) return;
         const seconds = await processCpuSeconds(pid);
         if (seconds === undefined) {
-          // Listed but gone before the first reading: it did no work in the window.
+          // Never read: gone by the window's start (no work in it), or opened and closed between two readings (under a second).
           if (last.has(pid)) exited.add(pid);
           return;
         }
@@ -71,16 +71,22 @@ export async function watchCpu(own: number, backends: () => Promise<number[]>): 
   await read(true);
   // Stopping cuts the wait short: the window ends when the caller says, not up to a second later.
   const stopping = new AbortController();
+  // A failed reading (the admin connection refused, say) is thrown by `stop`, not left unhandled meanwhile.
+  let failure: { error: unknown } | undefined;
   const watching = (async () => {
     while (!stopping.signal.aborted) {
-      await sleep(WATCH_INTERVAL_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+      // Unref'd: a run that fails before `stop` must not be kept alive by its watch.
+      await sleep(WATCH_INTERVAL_MS, undefined, { signal: stopping.signal, ref: false }).catch(() => undefined);
       if (!stopping.signal.aborted) await read(false);
     }
-  })();
+  })().catch((error: unknown) => {
+    failure = { error };
+  });
   return {
     async stop() {
       stopping.abort();
       await watching;
+      if (failure) throw failure.error;
       await read(false);
       if (!first.has(own) || exited.has(own)) return undefined;
       let seconds = 0;
