@@ -1,6 +1,7 @@
 /**
  * The claim, release and complete transactions as plain SQL on a pg pool: the statements Baton's
- * claim-next (src/store/leases.ts pickClaimable + grantLeases, src/store/events.ts appendEvents),
+ * claim-next (src/store/leases.ts pickClaimable + grantLeases, then the discussion's
+ * src/store/comments.ts latestHumanComments; src/store/events.ts appendEvents),
  * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease), batch release
  * (src/operations/leases/release-leases.ts) and a holder's
  * move to in_review (src/operations/tasks/update-task.ts) send for the work itself. Not here, by choice: Baton's per-request authentication and rate counting, its
@@ -57,10 +58,23 @@ const grant = (count: number) => `WITH granted AS (
     FROM granted g
     WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $3' : 'tasks.id = ANY ($3::text[])'}
     RETURNING ${TASK_COLUMNS}`;
+// The claim answer's discussion (src/operations/comments/discussion.ts): the latest live human comments of
+// each granted task, DISCUSSION_COMMENTS + 1 of them, as Kysely writes latestHumanComments (one placeholder per task).
+// Its second query, the change requests, is sent only for tasks that have one: the benchmark's have none.
+const latestHumanComments = (count: number) =>
+  `select * from (select *, row_number() OVER (PARTITION BY task_id ORDER BY id DESC) as "rank" from "comments" where "task_id" in (${
+    Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ')}) and "author_kind" = $${count + 1} and "deleted_at" is null) as "ranked" where "rank" <= $${count + 2} order by "id" desc`;
+const DISCUSSION_COMMENTS = 5;
 // appendEvents, as each transaction's last statement, as Baton's stored response does.
-const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
-// lockLiveLease: find the lease, lock its task, read the lease again; then endLease and updateTask.
+export const APPEND_EVENTS = `WITH ${APPENDING} SELECT 1`;
+// lockLiveLease (src/store/leases.ts lockLeaseTask): lock the task and read its lease in one statement; read the
+// lease again (findLease) only when the locked task no longer names it with the same expiry. Then updateTask.
+const LEASE_FIELDS = ['id', 'task_id', 'holder_id', 'holder_kind', 'token_id', 'machine', 'epoch', 'ttl_s', 'state', 'acquired_at', 'renewed_at', 'expires_at',
+  'warned_at', 'ended_at', 'created_at', 'created_by_id', 'created_by_kind'];
+const LOCK_LEASE_TASK = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}
+    FROM leases JOIN tasks ON tasks.id = leases.task_id WHERE leases.id = $1 AND tasks.deleted_at IS NULL FOR UPDATE OF tasks`;
 const FIND_LEASE = `SELECT * FROM leases WHERE id = $1`;
+// lockTask: a holder's complete locks its task before updateTask.
 const LOCK_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = $1 AND deleted_at IS NULL FOR UPDATE`;
 // updateTask ending the lease in the same statement, as Baton sends it (the SET list follows the changes given).
 const END_LEASE_MOVE_TASK = `WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) UPDATE tasks SET "status" = $4, "lease_id" = $5,
@@ -94,9 +108,18 @@ interface TaskRow {
 interface LeaseRow {
   id: string;
   task_id: string;
-  epoch: number;
   state: string;
   expires_at: Date;
+}
+
+/** LOCK_LEASE_TASK's row: the task's columns, and the lease's prefixed. */
+interface LeaseTaskRow {
+  lease_id: string | null;
+  lease_expires_at: Date | null;
+  lease__id: string;
+  lease__task_id: string;
+  lease__state: string;
+  lease__expires_at: Date;
 }
 
 function event(type: string, subject: string, data: object, now: Date): object {
@@ -171,6 +194,7 @@ export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Pro
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
     const taskIds = grants.map((g) => g.task_id);
     await client.query(prepared(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]));
+    await client.query(prepared(latestHumanComments(taskIds.length), [...taskIds, 'human', DISCUSSION_COMMENTS + 1]));
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
@@ -182,16 +206,18 @@ export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Pro
 /** Releases a live lease: the task goes back to todo. Throws if the lease is not active. */
 export function rawRelease(pool: pg.Pool, leaseId: string, overhead?: Overhead): Promise<void> {
   return transaction(pool, async (client) => {
+    const [row] = (await client.query<LeaseTaskRow>(prepared(LOCK_LEASE_TASK, [leaseId]))).rows;
+    if (!row) throw new Error(`no lease ${leaseId}`);
     const now = new Date();
-    const [found] = (await client.query<LeaseRow>(prepared(FIND_LEASE, [leaseId]))).rows;
-    if (!found) throw new Error(`no lease ${leaseId}`);
-    await client.query(prepared(LOCK_TASK, [found.task_id]));
-    const [lease] = (await client.query<LeaseRow>(prepared(FIND_LEASE, [leaseId]))).rows;
+    const read: LeaseRow = { id: row.lease__id, task_id: row.lease__task_id, state: row.lease__state, expires_at: row.lease__expires_at };
+    // As leaseIsCurrent: a task naming this live lease with the same expiry means the lease has not moved.
+    const current = read.state === 'active' && row.lease_id === read.id && row.lease_expires_at?.getTime() === read.expires_at.getTime();
+    const lease = current ? read : (await client.query<LeaseRow>(prepared(FIND_LEASE, [leaseId]))).rows[0];
     if (lease?.state !== 'active' || lease.expires_at <= now) throw new Error(`lease ${leaseId} is not live`);
-    await client.query(prepared(END_LEASE_MOVE_TASK, ['released', now, leaseId, 'todo', null, null, null, null, now, ACTOR.id, ACTOR.kind, found.task_id]));
+    await client.query(prepared(END_LEASE_MOVE_TASK, ['released', now, leaseId, 'todo', null, null, null, null, now, ACTOR.id, ACTOR.kind, lease.task_id]));
     const events = [
-      event('lease.released', found.task_id, { lease_id: leaseId }, now),
-      event('task.status_changed', found.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
+      event('lease.released', lease.task_id, { lease_id: leaseId }, now),
+      event('task.status_changed', lease.task_id, { from: 'in_progress', to: 'todo', reason: 'released' }, now),
     ];
     return { value: undefined, events };
   }, overhead);

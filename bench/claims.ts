@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
 import { type RawClaim, rawClaim, rawComplete, rawRelease, rawReleaseMany, seedTodoTasks } from './claims-statements.ts';
-import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
+import { cpuNote, cpuPerUnit, watchCpu } from './cpu.ts';
 import { stockPool } from './pg-pools.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
@@ -176,13 +176,11 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
     }
     const scenario = SCENARIOS[plan.scenario];
     await drive(driver, scenario, plan.concurrency, Math.min(WARMUP_SECONDS, 2 * plan.seconds));
-    const processes = async () => [pid, ...(await backendPids(database))];
-    const before = await cpuSeconds(await processes());
+    const cpu = await watchCpu(pid, () => backendPids(database));
     const load = await drive(driver, scenario, plan.concurrency, plan.seconds);
-    const after = await cpuSeconds(await processes());
+    const used = cpuPerUnit(await cpu.stop(), load.tasks);
     if (load.cycles === 0) throw new Error(`no cycle completed in ${plan.seconds} s`);
     const elapsed = load.elapsedMs / 1000;
-    const used = cpuPerUnit(before, after, pid, load.tasks);
     const sorted = load.latencies.sort((a, b) => a - b);
     const result: Result = {
       cyclesPerS: load.cycles / elapsed,
@@ -192,9 +190,9 @@ async function measure(plan: RunPlan, cleanup: Cleanup): Promise<Result> {
       cycles: load.cycles,
       cpuMs: used?.totalMs,
     };
-    const cpu = cpuNote(used, 'task', plan.target === 'raw' ? 'this process' : 'server');
+    const note = cpuNote(used, 'task', plan.target === 'raw' ? 'this process' : 'server');
     profiled = load.tasks;
-    log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
+    log(`${label}: ${result.cyclesPerS.toFixed(0)} cycles/s, ${result.tasksPerS.toFixed(0)} tasks/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${note} (${load.cycles} cycles${load.empty ? `, ${load.empty} empty claims` : ''})`);
     return result;
   } catch (error) {
     const tail = output();
@@ -403,7 +401,8 @@ on, after this benchmark: [PEERS.md](PEERS.md).
   afterwards), migrated by Baton's start-up, seeded with ${SEED_TASKS} todo tasks by SQL.
 - CPU ms/task: user + system CPU over the measured window of the server process (for raw SQL: the
   benchmark process itself, workers included) plus the PostgreSQL backends of its database, per task
-  claimed. The HTTP client's CPU (this process) is not counted for Baton and the two routes, but it
+  claimed. The backends are listed and read every second (bench/cpu.ts): one a pool opens in the
+  window counts from zero, one it closes up to its last reading, and the log line says when one did. The HTTP client's CPU (this process) is not counted for Baton and the two routes, but it
   shares the ${m.cores} cores with them.
 `;
 }

@@ -28,7 +28,7 @@ import { generateToken } from '../src/tokens.ts';
 import { seedTodoTasks } from './claims-statements.ts';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { cpuPerUnit, cpuSeconds, type CpuPerUnit } from './cpu.ts';
+import { cpuPerUnit, type CpuPerUnit, exitedCount, exitedNote, watchCpu } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, type DatabaseLocation, emptyDatabase, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer } from './processes.ts';
 import { describeMachine, type Machine } from './report.ts';
@@ -101,18 +101,18 @@ async function main(): Promise<void> {
       });
       try {
         await sleep(warmup * 1000);
-        const pids = [running.pid, ...(await backendPids(database))];
-        const before = await cpuSeconds(pids);
+        const cpu = await watchCpu(running.pid, () => backendPids(database));
         const done = running.completed();
         const started = performance.now();
         await sleep(seconds * 1000);
         const jobs = running.completed() - done;
         if (running.drained()) throw new Error(`${plan.name} (${plan.mode}) ran out of queued jobs: raise JOBS in bench/peers.ts`);
         const elapsed = (performance.now() - started) / 1000;
-        const after = await cpuSeconds(pids);
+        const used = await cpu.stop();
         if (jobs === 0) throw new Error(`${plan.name} (${plan.mode}) completed no job in ${seconds} s`);
-        const result = { name: plan.name, mode: plan.mode, matches: plan.matches, jobsPerS: jobs / elapsed, jobs, cpu: cpuPerUnit(before, after, running.pid, jobs) };
-        log(`${result.name}, ${result.mode}: ${Math.round(result.jobsPerS)} jobs/s${result.cpu ? `, ${result.cpu.totalMs.toFixed(2)} CPU ms per job (this process ${result.cpu.ownMs.toFixed(2)}, database ${(result.cpu.totalMs - result.cpu.ownMs).toFixed(2)})` : ''}`);
+        const result = { name: plan.name, mode: plan.mode, matches: plan.matches, jobsPerS: jobs / elapsed, jobs, cpu: cpuPerUnit(used, jobs) };
+        const own = plan.name === 'baton' ? 'server' : 'this process';
+        log(`${result.name}, ${result.mode}: ${Math.round(result.jobsPerS)} jobs/s${result.cpu ? `, ${result.cpu.totalMs.toFixed(2)} CPU ms per job (${own} ${result.cpu.ownMs.toFixed(2)}, database ${(result.cpu.totalMs - result.cpu.ownMs).toFixed(2)})${exitedNote(result.cpu)}` : ''}`);
         results.push(result);
       } finally {
         await running.stop();
@@ -279,6 +279,8 @@ function peersTable(results: readonly Result[]): string {
     '|---|---|---:|---:|---:|---:|',
     ...results.map((r) => `| ${r.name} | ${r.mode} | ${Math.round(r.jobsPerS).toLocaleString('en-US')} | ${r.cpu?.totalMs.toFixed(2) ?? '–'} | ${r.cpu?.ownMs.toFixed(2) ?? '–'} | ${r.jobs.toLocaleString('en-US')} |`),
   ];
+  const exited = results.flatMap((r) => (r.cpu?.exited ? [`${r.name}, ${r.mode}: ${exitedCount(r.cpu)}`] : []));
+  if (exited.length > 0) lines.push('', `Database backends that exited in the measured window, counted up to their last reading (at most 1 s before): ${exited.join('; ')}.`);
   return lines.join('\n');
 }
 
@@ -318,6 +320,9 @@ Node ${machine.node}; PostgreSQL ${machine.postgres}.
   (graphile-worker) queued jobs, more than it finishes in a run; ${warmup} s of warm-up, then ${seconds} s measured (\`BENCH_SECONDS\`). jobs/s is the jobs
   completed in the measured seconds. CPU ms/job is the user + system CPU of this process (where
   the peer runs; for Baton, its server process instead) and of the database's backends, over the measured seconds, per job.
+  The backends are listed and read every second: a pool opens connections when it needs them and
+  closes one idle for 10 s, so a backend first seen in the window counts from zero and one that
+  exits counts up to its last reading (the table says when one did).
 - Baton: \`node src/main.ts\` as bench/claims.ts starts it (pool ${DB_POOL_SIZE}, the bootstrap admin's token, lease
   sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks. Each agent claims
   once (\`POST /api/v1/tasks/claim\`), then loops: \`POST /api/v1/leases/{id}/cycle {"summary": "done"}\` (hand in,

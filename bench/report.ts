@@ -124,7 +124,8 @@ baseline's CPU ms/req ÷ Baton's, for the same pair: the rate ratio a CPU-bound 
 (here it tracks the rps ratio within a few hundredths, round by round). rps is autocannon's
 mean of per-second samples, p50/p99 its latency percentiles. CPU ms/req is the user + system CPU
 time over the run, divided by its requests, of the server process and, on PostgreSQL, of the
-backends serving its database (PGlite runs inside the server process); it is the figure least
+backends serving its database (listed and read every second, so those a pool opens or closes
+during the run count too; PGlite runs inside the server process); it is the figure least
 disturbed by other work on the machine. On PGlite all requests queue for one in-process database,
 so p99 runs to seconds for both servers. Every request of every run answered 2xx (the benchmark
 fails otherwise).

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToken } from '../src/tokens.ts';
-import { cpuNote, cpuPerUnit, cpuSeconds } from './cpu.ts';
+import { cpuNote, cpuPerUnit, watchCpu } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, type DatabaseLocation, type Engine, ENGINES, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { needsPool, ID_POOL_SIZE, runLoad, type Scenario, SCENARIOS, scenarioRequests, seedTasks } from './load.ts';
 import { Cleanup, startServer, wasInterrupted } from './processes.ts';
@@ -184,13 +184,11 @@ async function measure(plan: Plan, target: Target, database: DatabaseLocation, s
     const tag = `${plan.runId}-${target}-${scenario}-${round}`;
     const ids = needsPool(scenario) ? await seedTasks(server.url, plan.token, ID_POOL_SIZE, tag) : [];
     await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, `${tag}-warmup`), plan.warmupSeconds);
-    const processes = async () => [server.pid, ...(await backendPids(database))];
-    const cpuBefore = await cpuSeconds(await processes());
+    const watch = await watchCpu(server.pid, () => backendPids(database));
     const load = await runLoad(server.url, scenarioRequests(scenario, plan.token, ids, tag), plan.seconds, plan.rate);
-    const cpuAfter = await cpuSeconds(await processes());
+    const used = cpuPerUnit(await watch.stop(), load.requests);
     if (load.requests === 0) throw new Error(`no request completed in ${plan.seconds} s`);
     requests = load.requests;
-    const used = cpuPerUnit(cpuBefore, cpuAfter, server.pid, load.requests);
     const result = { ...load, cpuMs: used?.totalMs };
     // PGlite runs inside the server process: there is no database process to split off.
     const cpu = cpuNote(used, 'request', database.engine === 'postgres' ? 'server' : undefined);

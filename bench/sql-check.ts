@@ -4,7 +4,7 @@ import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
 import { BASELINE_STATEMENTS } from './baseline-statements.ts';
 import { stockPool } from './pg-pools.ts';
-import { type Overhead, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
+import { APPEND_EVENTS, type Overhead, rawClaim, rawComplete, rawRelease, rawReleaseMany } from './claims-statements.ts';
 import { RATE_LIMIT } from './databases.ts';
 import type { Scenario } from './load.ts';
 
@@ -50,7 +50,7 @@ async function captureBatonSql(url: string, token: string): Promise<Record<Scena
   });
 }
 
-const CLAIM_CYCLES = ['claim', 'complete', 'release', 'releaseMany'] as const;
+const CLAIM_CYCLES = ['claim', 'complete', 'release', 'claimMany', 'releaseMany'] as const;
 type ClaimStep = (typeof CLAIM_CYCLES)[number];
 
 /**
@@ -60,10 +60,11 @@ type ClaimStep = (typeof CLAIM_CYCLES)[number];
  * append; the raw SQL appends the same events in a statement of its own, left out of its side).
  */
 const BATON_OVERHEAD = [/^WITH g AS \( SELECT t\.id AS token_id/, TOKEN_TOUCH, /^SELECT pg_try_advisory_xact_lock/, /INSERT INTO idempotency_keys/];
-const RAW_EVENT_APPEND = /^WITH append_lock AS \(SELECT pg_advisory_xact_lock\(1, 1\)\), wake AS \(SELECT pg_notify\(\$1, ''\)\) INSERT INTO events/;
+/** The raw SQL's own event append, matched by its whole text: a pattern went stale once when the append changed. */
+const RAW_EVENT_APPEND = normalise(APPEND_EVENTS);
 
 /**
- * Runs a claim, a holder's complete (PATCH to in_review with the epoch) and a release through Baton
+ * Runs a claim, a holder's complete (PATCH to in_review with the epoch), a release, a claim of two and their release through Baton
  * in this process, and the same steps through bench/claims-statements.ts, on the PostgreSQL
  * database at `url` (migrated, holding `token`'s admin), and compares the statements of the work
  * itself: those SQL texts are copied by hand into the raw SQL, so a change to Baton's claim, grant
@@ -85,13 +86,13 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
     const leases = (batch.body as unknown as { claims: { lease: { id: string } }[] }).claims.map((c) => c.lease.id);
     if (leases.length !== 2) throw new Error('SQL check: Baton did not claim a batch of two');
     const releasedMany = await call('POST', '/api/v1/leases/release', { ids: leases });
-    return { claim: first.statements, complete: completed.statements, release: released.statements, releaseMany: releasedMany.statements };
+    return { claim: first.statements, complete: completed.statements, release: released.statements, claimMany: batch.statements, releaseMany: releasedMany.statements };
   });
   const raw = await recordRaw(url);
   const same = await recordRaw(url, token);
   const differences = CLAIM_CYCLES.flatMap((step) => {
     const ours = baton[step].filter((text) => !BATON_OVERHEAD.some((pattern) => pattern.test(text))).map(unquoted);
-    const theirs = raw[step].filter((text) => !RAW_EVENT_APPEND.test(text)).map(unquoted);
+    const theirs = raw[step].filter((text) => text !== RAW_EVENT_APPEND).map(unquoted);
     const all = baton[step].filter((text) => !TOKEN_TOUCH.test(text)).map(unquoted);
     const sameSql = same[step].map(unquoted);
     return [
@@ -102,7 +103,7 @@ export async function checkClaimsSql(url: string, token: string): Promise<SqlChe
   if (differences.length === 0) {
     return {
       matches: true,
-      report: 'the raw SQL and the minimal route send the claim, complete, release and batch release statements Baton sends, besides its overhead; the same-SQL route sends all of them',
+      report: 'the raw SQL and the minimal route send the claim, complete, release, batch claim and batch release statements Baton sends, besides its overhead; the same-SQL route sends all of them',
     };
   }
   return {
@@ -126,10 +127,11 @@ async function recordRaw(url: string, token?: string): Promise<Record<ClaimStep,
       const [again] = await rawClaim(pool, 1);
       if (!again) throw new Error('SQL check: the raw SQL claimed nothing the second time');
       const release = await recorded(() => rawRelease(pool, again.lease_id, overhead('leases_release')));
-      const batch = await rawClaim(pool, 2);
+      const claimMany = await recorded(() => rawClaim(pool, 2, overhead('tasks_claim_next')));
+      const batch = claimMany.value;
       if (batch.length !== 2) throw new Error('SQL check: the raw SQL did not claim a batch of two');
       const releaseMany = await recorded(() => rawReleaseMany(pool, batch.map((c) => c.lease_id), overhead('leases_release_many')));
-      return { claim: claim.statements, complete: complete.statements, release: release.statements, releaseMany: releaseMany.statements };
+      return { claim: claim.statements, complete: complete.statements, release: release.statements, claimMany: claimMany.statements, releaseMany: releaseMany.statements };
     } finally {
       await Promise.all([pool.end(), counters.end()]);
     }
