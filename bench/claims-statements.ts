@@ -1,6 +1,6 @@
 /**
  * The claim, release and complete transactions as plain SQL on a pg pool: the statements Baton's
- * claim-next (src/store/leases.ts pickClaimable + grantLeases, then the discussion's
+ * claim-next (src/store/leases.ts pickClaimable + grantLeases, then, for discussed tasks, the discussion's
  * src/store/comments.ts latestHumanComments; src/store/events.ts appendEvents),
  * release (src/operations/leases/held-lease.ts lockLiveLease, then updateTask ending the lease), batch release
  * (src/operations/leases/release-leases.ts) and a holder's
@@ -57,9 +57,10 @@ const grant = (count: number) => `WITH granted AS (
       version = tasks.version + 1, updated_at = $1, updated_by_id = g.holder_id, updated_by_kind = g.holder_kind
     FROM granted g
     WHERE tasks.id = g.task_id AND ${count === 1 ? 'tasks.id = $3' : 'tasks.id = ANY ($3::text[])'}
-    RETURNING ${TASK_COLUMNS}`;
-// The claim answer's discussion (src/operations/comments/discussion.ts): the latest live human comments of
-// each granted task, DISCUSSION_COMMENTS + 1 of them, as Kysely writes latestHumanComments (one placeholder per task).
+    RETURNING ${TASK_COLUMNS},
+      EXISTS (SELECT 1 FROM comments c WHERE c.task_id = tasks.id AND c.author_kind = 'human' AND c.deleted_at IS NULL) AS discussed`;
+// The claim answer's discussion (src/operations/comments/discussion.ts), read only for the granted tasks a human
+// has commented on (the grant's `discussed`) or with a change request: the latest live human comments of each, DISCUSSION_COMMENTS + 1 of them, as Kysely writes latestHumanComments (one placeholder per task).
 // Its second query, the change requests, is sent only for tasks that have one: the benchmark's have none.
 const latestHumanComments = (count: number) =>
   `select * from (select *, row_number() OVER (PARTITION BY task_id ORDER BY id DESC) as "rank" from "comments" where "task_id" in (${
@@ -193,8 +194,11 @@ export function rawClaim(pool: pg.Pool, limit: number, overhead?: Overhead): Pro
     const leases = JSON.stringify(grants.map((g) => ({ id: g.lease_id, task_id: g.task_id, holder_id: ACTOR.id, holder_kind: ACTOR.kind, token_id: ACTOR.token_id,
       machine: ACTOR.machine, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt })));
     const taskIds = grants.map((g) => g.task_id);
-    await client.query(prepared(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]));
-    await client.query(prepared(latestHumanComments(taskIds.length), [...taskIds, 'human', DISCUSSION_COMMENTS + 1]));
+    const granted = (await client.query<{ id: string; discussed: boolean; changes_requested_id: string | null }>(
+      prepared(grant(grants.length), [now, leases, grants.length === 1 ? taskIds[0] : taskIds]),
+    )).rows;
+    const discussed = granted.filter((task) => task.discussed || task.changes_requested_id !== null).map((task) => task.id);
+    if (discussed.length > 0) await client.query(prepared(latestHumanComments(discussed.length), [...discussed, 'human', DISCUSSION_COMMENTS + 1]));
     const events = grants.flatMap((g) => [
       event('task.claimed', g.task_id, { lease_id: g.lease_id, epoch: g.epoch, ttl_s: TTL_S, expires_at: expiresAt.toISOString() }, now),
       event('task.status_changed', g.task_id, { from: 'todo', to: 'in_progress' }, now),
