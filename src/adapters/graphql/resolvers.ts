@@ -15,6 +15,8 @@ export interface GraphqlContext {
   readonly loaders: Map<string, DataLoader<string, unknown>>;
   /** Per mutation response key: the Idempotency-Key used (sent or generated) and whether it was a replay. */
   readonly idempotency: Record<string, { key: string; replayed: boolean }>;
+  /** Objects a gated write returned instead of running: a pending approval (REST's 202). */
+  readonly pendingApprovals: WeakSet<object>;
 }
 
 /** How a field's GraphQL selection becomes the operation's `fields` input (operations that take one). */
@@ -25,14 +27,11 @@ export interface Projection {
   readonly names: ReadonlySet<string>;
 }
 
-/** Objects a gated write returned instead of running: a pending approval (REST's 202). */
-export const pendingApprovals = new WeakSet<object>();
-
-function outputOf(outcome: Outcome): unknown {
+function outputOf(ctx: GraphqlContext, outcome: Outcome): unknown {
   const body: unknown = JSON.parse(outcome.body);
   // A replayed failure is stored as its problem document.
   if (!outcome.ok) throw problemError(body as Problem);
-  if (outcome.status === 202 && body && typeof body === 'object') pendingApprovals.add(body);
+  if (outcome.status === 202 && body && typeof body === 'object') ctx.pendingApprovals.add(body);
   return body;
 }
 
@@ -66,7 +65,7 @@ export function selectedFields(info: GraphQLResolveInfo, projection: Projection)
 }
 
 export async function runRead(ctx: GraphqlContext, operation: CallableOperation, input: Record<string, unknown>): Promise<unknown> {
-  return outputOf(await ctx.service.execute(operation, input, { ...ctx.call, idempotencyKey: undefined, expectedVersion: undefined }));
+  return outputOf(ctx, await ctx.service.execute(operation, input, { ...ctx.call, idempotencyKey: undefined, expectedVersion: undefined }));
 }
 
 /** Runs a write under the caller's Idempotency-Key, or a fresh one it gets back in the response's `extensions`. */
@@ -80,7 +79,7 @@ export async function runWrite(
   ctx.idempotency[responseKey] = { key, replayed: false };
   const outcome = await ctx.service.execute(operation, args.input, { ...ctx.call, idempotencyKey: key, expectedVersion: args.expectedVersion });
   ctx.idempotency[responseKey] = { key, replayed: outcome.replayed };
-  return outputOf(outcome);
+  return outputOf(ctx, outcome);
 }
 
 /**
@@ -96,7 +95,7 @@ export function runNested(ctx: GraphqlContext, operation: Operation, input: Reco
       return outcomes.map((o) => {
         if (o instanceof Error) return o;
         try {
-          return outputOf(o);
+          return outputOf(ctx, o);
         } catch (error) {
           return error;
         }

@@ -43,7 +43,7 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
     plugins: [queryLimits(), problemsEverywhere(service.baseUrl, log)],
     context: async ({ req, reply }): Promise<GraphqlContext> => {
       const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql');
-      return { service, call: { principal, budget, requestId: req.id }, loaders: new Map(), idempotency: {} };
+      return { service, call: { principal, budget, requestId: req.id }, loaders: new Map(), idempotency: {}, pendingApprovals: new WeakSet() };
     },
   });
 

@@ -14,7 +14,7 @@ import {
 } from 'graphql';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type Operation, operationParts, pathParameters } from '../../operations/define-operation.ts';
-import { type GraphqlContext, openStream, operationInput, pendingApprovals, type Projection, runNested, runRead, runWrite, selectedFields } from './resolvers.ts';
+import { type GraphqlContext, openStream, operationInput, type Projection, runNested, runRead, runWrite, selectedFields } from './resolvers.ts';
 import { type JsonSchema, jsonSchema, pascal, singular, TypeRegistry } from './types.ts';
 
 type Field = GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>>;
@@ -201,6 +201,6 @@ function gatedResult(op: Operation, output: GraphQLOutputType, approval: GraphQL
     name: `${pascal(mutationFieldName(op))}Result`,
     description: `${ran.name} when it ran; Approval when it waits for a human's approval.`,
     types: [ran, approval],
-    resolveType: (value: object) => (pendingApprovals.has(value) ? approval.name : ran.name),
+    resolveType: (value: object, ctx: GraphqlContext) => (ctx.pendingApprovals.has(value) ? approval.name : ran.name),
   });
 }
