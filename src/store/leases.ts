@@ -1,12 +1,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, LeasesTable } from './schema.ts';
 import { NO_OPEN_BLOCKERS, TASK_COLUMNS, type TaskRow } from './tasks.ts';
-
-/** What a claim needs of a task it is about to lease: its id and its current lease, if one ran out. */
-export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_id' | 'lease_holder_id' | 'lease_expires_at' | 'lease_epoch'>;
 import { sendStatement, type Tx } from './connection.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
+
+/** What a claim needs of a task it is about to lease: its id and its current lease, if one ran out. */
+export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_id' | 'lease_holder_id' | 'lease_expires_at' | 'lease_epoch'>;
 
 export interface ClaimQuery {
   now: Date;

@@ -21,16 +21,19 @@ export interface StoreStats {
  */
 export async function readStats(db: Kysely<DB>, now: Date): Promise<StoreStats> {
   const { rows } = await sql<{ source: string; key: string; n: number }>`
+    WITH held AS (
+      SELECT count(*)::int AS n, COALESCE(GREATEST(0, floor(EXTRACT(EPOCH FROM ${now}::timestamptz - min(created_at)))), 0)::int AS waited_s
+      FROM events WHERE seq >= ${SETTLED}
+    )
     SELECT 'task' AS source, status AS key, count(*)::int AS n FROM tasks WHERE deleted_at IS NULL GROUP BY status
     UNION ALL
     SELECT 'lease', 'active', count(*)::int FROM leases WHERE state = 'active' AND expires_at > ${now}
     UNION ALL
     SELECT 'approval', 'pending', count(*)::int FROM approvals WHERE status = 'pending'
     UNION ALL
-    SELECT 'events', 'held_back', count(*)::int FROM events WHERE seq >= ${SETTLED}
+    SELECT 'events', 'held_back', n FROM held
     UNION ALL
-    SELECT 'events', 'held_back_s', COALESCE(GREATEST(0, floor(EXTRACT(EPOCH FROM ${now}::timestamptz - min(created_at)))), 0)::int
-    FROM events WHERE seq >= ${SETTLED}
+    SELECT 'events', 'held_back_s', waited_s FROM held
   `.execute(db);
   const tasksByStatus: Record<string, number> = {};
   let activeLeases = 0;

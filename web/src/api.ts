@@ -112,7 +112,6 @@ export function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, opti
   return send<T>(method, path, { headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) });
 }
 
-/** Reads every page of a list (bounded: `maxPages` of 100). */
 /** The pages of a list, 100 items each and at most `maxPages`, each as soon as it arrives. */
 export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page<T>> {
   const sep = path.includes('?') ? '&' : '?';
@@ -125,6 +124,7 @@ export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page
   }
 }
 
+/** Reads every page of a list (bounded: `maxPages` of 100). */
 export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
   const data: T[] = [];
   let sync: string | null | undefined;
