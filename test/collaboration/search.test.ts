@@ -66,7 +66,7 @@ describe('search', () => {
     expect(JSON.stringify(long.errors)).toContain('/q');
   });
 
-  it('pages by rank then id with its own cursor: every match once, in order; a plain list cursor is refused', async () => {
+  it('pages by rank then id with its own cursor: every match once, in order; a plain list cursor or another q\'s cursor is refused', async () => {
     const made: string[] = [];
     for (let i = 0; i < 7; i++) made.push((await createTask(t, { title: i % 2 === 0 ? 'paging widget widget' : 'paging widget', labels: ['paging'] })).id);
     const all = await search('q=widget&labels=paging&limit=100');
@@ -86,6 +86,10 @@ describe('search', () => {
     expectProblem(await t.request('GET', `/api/v1/tasks?q=widget&cursor=${plain.next_cursor ?? ''}`), 400, 'invalid_parameter');
     const ranked = await search('q=widget&labels=paging&limit=1');
     expectProblem(await t.request('GET', `/api/v1/tasks?cursor=${ranked.next_cursor ?? ''}`), 400, 'invalid_parameter');
+    // A rank belongs to its query: the cursor of one search is refused by another, never a silently wrong page.
+    const other = expectProblem(await t.request('GET', `/api/v1/tasks?q=paging&labels=paging&cursor=${ranked.next_cursor ?? ''}`), 400, 'invalid_parameter');
+    expect(other.errors).toEqual([expect.objectContaining({ pointer: '/cursor', detail: 'issued for a different q' })]);
+    expect((await search(`q=widget&labels=paging&limit=1&cursor=${ranked.next_cursor ?? ''}`)).data).toHaveLength(1);
   });
 
   it('over MCP and GraphQL', async () => {

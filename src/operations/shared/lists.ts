@@ -83,8 +83,9 @@ const POSITION: Record<CursorKind, RegExp> = {
   webhooks: /^whk_[0-9A-HJKMNP-TV-Z]{26}$/,
   deliveries: /^[1-9][0-9]{0,18}$/,
   comments: /^cmt_[0-9A-HJKMNP-TV-Z]{26}$/,
-  // A ranked search's position: the rank as PostgreSQL printed it (a float4), then the task id.
-  task_search: /^[0-9][0-9.e+-]{0,23} tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
+  // A ranked search's position: the rank as PostgreSQL printed it (a float4), the task id, then
+  // the digest of the `q` that ranked it (a rank means nothing under another query).
+  task_search: /^[0-9][0-9.e+-]{0,23} tsk_[0-9A-HJKMNP-TV-Z]{26} [0-9a-f]{16}$/,
 };
 
 export function encodeCursor(kind: CursorKind, position: string): string {

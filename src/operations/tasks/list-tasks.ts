@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
@@ -60,7 +61,7 @@ export const listTasks = defineOperation({
       beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
       limit: input.limit,
     };
-    const cursorOf = (row: { id: string; search_rank?: string }) => (search ? `${row.search_rank ?? '0'} ${row.id}` : row.id);
+    const cursorOf = (row: { id: string; search_rank?: string }) => (search ? `${row.search_rank ?? '0'} ${row.id} ${searchDigest(search.q)}` : row.id);
     const shapePage = <R extends { id: string; search_rank?: string }>(rows: R[], shape: (row: R) => TaskShape) => {
       const page = paginate(rows, input.limit, search ? 'task_search' : 'tasks', cursorOf);
       return { data: page.rows.map(shape), has_more: page.has_more, next_cursor: page.next_cursor };
@@ -89,6 +90,17 @@ async function searchOf(db: Kysely<DB>, q: string, cursor: string | undefined): 
   }
   const position = decodeCursor('task_search', cursor);
   if (position === undefined) return { q, after: undefined };
-  const [rank = '0', id = ''] = position.split(' ');
+  const [rank = '0', id = '', digest] = position.split(' ');
+  if (digest !== searchDigest(q)) {
+    throw new BatonError('invalid_parameter', 'cursor belongs to a search for another q: ranks differ from one query to the next.', {
+      hint: 'Pass the same q as the page that returned this cursor, or omit cursor to start the new search from its first page.',
+      extra: { errors: [{ pointer: '/cursor', detail: 'issued for a different q', location: 'query' }] },
+    });
+  }
   return { q, after: { rank, id } };
+}
+
+/** Binds a search cursor to its query: 16 hex characters of the SHA-256 of `q`. */
+function searchDigest(q: string): string {
+  return hash('sha256', q).slice(0, 16);
 }
