@@ -142,13 +142,13 @@ export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<Eve
   const page = query.orderBy('events.seq', q.order).limit(q.limit + 1);
   for (let attempt = 0; ; attempt++) {
     const rows = await page.execute();
-    if (!settled || rows.length > q.limit || attempt >= HELD_RETRIES || !(await heldBack(db, q.afterSeq))) return rows;
+    if (!settled || rows.length > q.limit || attempt >= HELD_RETRIES || !(await eventsHeldBack(db, q.afterSeq))) return rows;
     await sql`SELECT pg_sleep(0.002)`.execute(db);
   }
 }
 
-/** Whether committed events after `afterSeq` wait above `SETTLED` for an older transaction to end. */
-async function heldBack(db: Kysely<DB>, afterSeq: string | undefined): Promise<boolean> {
+/** Whether committed events (after `afterSeq`, if given) wait above `SETTLED` for an older transaction to end. */
+export async function eventsHeldBack(db: Kysely<DB>, afterSeq?: string): Promise<boolean> {
   let query = db.selectFrom('events').select('seq').where(sql<boolean>`seq >= ${SETTLED}`);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
   return (await query.limit(1).executeTakeFirst()) !== undefined;

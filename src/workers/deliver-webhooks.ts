@@ -6,7 +6,7 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { toBatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
-import { appendEvents } from '../store/events.ts';
+import { appendEvents, eventsHeldBack } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
 import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
@@ -16,6 +16,8 @@ import { type Loop, startLoop } from './loop.ts';
 
 /** How long a wake-up waits for more appends to join it: delivery latency traded for one pass per burst. */
 const WAKE_COALESCE_MS = 50;
+/** First look-again after a pass found events held back from cursors; it doubles up to the interval. */
+const HELD_BACK_RETRY_MS = 100;
 /** DESIGN §6: a receiver gets 15 s to answer. */
 const TIMEOUT_MS = 15_000;
 /** A claimed delivery comes back to the queue this long after its claim if its instance died mid-attempt. */
@@ -74,11 +76,21 @@ export function startWebhookDelivery(db: Kysely<DB>, tail: RunningTail, deps: De
     }, WAKE_COALESCE_MS).unref();
   };
   const wantAppends = tail.onAppend(wake);
+  // An append's wake-up can find its event held back from cursors by an older transaction open
+  // somewhere on the server (src/store/events.ts, SETTLED); that transaction's end wakes nobody,
+  // so look again soon, backing off, rather than at the next interval.
+  let heldBackRetryMs = 0;
   const delivery = startLoop(
     deps.config.webhookIntervalMs,
     async () => {
       const { live } = await deliveryPass(db, deps);
       wantAppends(live);
+      if (live && (await eventsHeldBack(db))) {
+        heldBackRetryMs = Math.min(deps.config.webhookIntervalMs, heldBackRetryMs === 0 ? HELD_BACK_RETRY_MS : heldBackRetryMs * 2);
+        setTimeout(() => delivery.wake(), heldBackRetryMs).unref();
+      } else {
+        heldBackRetryMs = 0;
+      }
     },
     deps.onError,
   );

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer } from '../harness.ts';
+import pg from 'pg';
+import { engine, startTestServer } from '../harness.ts';
 import { type Cluster, type EventBody, INSTANCES, pages, pollUntil, startInstances } from '../leases/instances.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
@@ -169,6 +170,37 @@ describe('webhook wake-ups', () => {
       const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/woken'), 10_000, 'the delivery');
       expect(got).toMatchObject({ verified: true, body: { subject: task.json<{ id: string }>().id } });
     } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe.skipIf(engine !== 'postgres')('webhook wake-ups behind a long transaction (PostgreSQL only: PGlite has one connection)', () => {
+  it('delivers an event held back by an older open transaction soon after it ends, not at the next 60 s interval', async () => {
+    const slow = await startInstances(INSTANCES, { webhookIntervalMs: 60_000 });
+    // Any database on the same server will do: transaction ids are server-wide.
+    const other = new pg.Client({ connectionString: process.env.BATON_TEST_DATABASE_URL });
+    await other.connect();
+    try {
+      const res = await slow.request('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}/held`, event_types: ['task.created'] } });
+      expect(res.status, res.body).toBe(201);
+      receiver.trust('/held', res.json<WebhookBody>().secret ?? '');
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      const task = await slow.request('POST', '/api/v1/tasks', { body: { title: 'behind an open transaction' } });
+      expect(task.status, task.body).toBe(201);
+      // The append's wake-up finds the event held back from cursors, so nothing can be delivered yet.
+      expect((await slow.request('GET', '/metrics', { token: null })).body).toMatch(/^baton_events_held_back [1-9]/m);
+      // Held for a second, well past the append's wake-up (50 ms) and its delivery pass.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(receiver.deliveries.filter((d) => d.path === '/held')).toEqual([]);
+      // Ending it wakes nobody; the workers look again on their own.
+      await other.query('COMMIT');
+      const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/held'), 10_000, 'the delivery');
+      expect(got).toMatchObject({ verified: true, body: { subject: task.json<{ id: string }>().id } });
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
       await slow.close();
     }
   });
