@@ -150,8 +150,21 @@ export async function getTask(r: Requester, id: string, token?: string): Promise
   return res.json<Claim['task']>();
 }
 
-/** Every item of a paged list, following `next_cursor` with limit=100 (bounded, so a cursor bug cannot loop forever). */
+/**
+ * Waits until cursors can pass every committed event (`baton_events_held_back 0` on /metrics). On
+ * a shared PostgreSQL another test's open transaction holds the newest events back from cursors
+ * for a while (delays, never drops them: src/store/events.ts), so a test that counts events reads
+ * them once they have settled.
+ */
+export async function eventsSettled(r: Requester): Promise<void> {
+  await expect
+    .poll(async () => /^baton_events_held_back (\d+)$/m.exec((await r.request('GET', '/metrics', { token: null })).body)?.[1], { timeout: 30_000, interval: 100 })
+    .toBe('0');
+}
+
+/** Every item of a paged list, following `next_cursor` with limit=100 (bounded, so a cursor bug cannot loop forever); event lists once settled. */
 export async function pages<T>(r: Requester, path: string, token?: string): Promise<T[]> {
+  if (/\/events(\?|$)/.test(path)) await eventsSettled(r);
   const items: T[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 1000; page++) {
