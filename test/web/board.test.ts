@@ -161,5 +161,15 @@ describe('the board by keyboard and at scale, in Chromium', () => {
     expect(await todo.locator('article.task-card').count()).toBe(70);
     expect(await todo.getByRole('button', { name: /^Show/ }).count()).toBe(0);
     expect(await todo.locator('article.task-card .task-title').last().textContent()).toBe('Bulk task 69');
+
+    // `j` past a column's last rendered card shows its next page and walks on; `k` walks back.
+    await page.goto(`${h.base}/?label=bulk&sort=title`);
+    await todo.getByRole('heading').filter({ hasText: '70' }).waitFor(WAIT);
+    await todo.locator('article.task-card .task-title', { hasText: 'Bulk task 29' }).focus();
+    await page.keyboard.press('j');
+    await expect.poll(focusedCard, WAIT).toBe('Bulk task 30');
+    expect(await todo.locator('article.task-card').count()).toBe(60);
+    await page.keyboard.press('k');
+    await expect.poll(focusedCard, WAIT).toBe('Bulk task 29');
   });
 });

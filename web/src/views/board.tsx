@@ -45,8 +45,9 @@ export function Board({ search }: { search: string }) {
     const order = comparator(query.sort, found.order);
     return STATUSES.map((status) => ({ status, tasks: (byStatus.get(status) ?? []).sort(order) }));
   }, [all, query, found.order, found.problem]);
+  const shownIn = (status: Status) => shown[status] ?? COLUMN_PAGE;
   /** The rendered cards in reading order, column by column: what `j` and `k` walk. */
-  const ids = columns.flatMap((c) => c.tasks.slice(0, shown[c.status] ?? COLUMN_PAGE).map((t) => t.id));
+  const ids = columns.flatMap((c) => c.tasks.slice(0, shownIn(c.status)).map((t) => t.id));
 
   const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
   const moveCard = async (task: Task, to: Status, key?: string) => {
@@ -72,6 +73,15 @@ export function Board({ search }: { search: string }) {
   const step = (by: number, event: KeyboardEvent) => {
     if (ids.length === 0) return;
     event.preventDefault();
+    // `j` on a column's last rendered card shows the column's next page, as "Show more" would, and walks on into it.
+    const more = by > 0 ? columns.find((c) => c.tasks.length > shownIn(c.status) && c.tasks[shownIn(c.status) - 1]?.id === selected) : undefined;
+    const revealed = more?.tasks[shownIn(more.status)];
+    if (more && revealed) {
+      setShown({ ...shown, [more.status]: shownIn(more.status) + COLUMN_PAGE });
+      setSelected(revealed.id);
+      requestAnimationFrame(() => select(revealed.id));
+      return;
+    }
     const at = selected ? ids.indexOf(selected) : -1;
     select(at < 0 ? ids[0] : ids[Math.max(0, Math.min(ids.length - 1, at + by))]);
   };
