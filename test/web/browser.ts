@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Clock } from '../../src/clock.ts';
+import type { Config } from '../../src/config.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 
 /** Debian's Chromium; never a downloaded browser (.ci/run installs the package when it is missing). */
@@ -44,8 +46,9 @@ export interface BrowserHarness {
 }
 
 /** A real listening Baton on a fresh database (port 0) and one headless Chromium with a fresh profile. */
-export async function startBrowser(): Promise<BrowserHarness> {
-  const t = await startTestServer();
+/** A server (its config overrides and clock, if given) and a Chromium of its own. */
+export async function startBrowser(options: { config?: Partial<Config>; clock?: Clock } = {}): Promise<BrowserHarness> {
+  const t = await startTestServer(options.config, options.clock ? { clock: options.clock } : {});
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   const profile = await mkdtemp(join(tmpdir(), 'baton-chromium-'));

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
+import { CRON_SECRET, testClock } from '../leases/instances.ts';
 import { type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
 
@@ -223,5 +224,42 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await page.locator('.activity-line[data-event-type="task.created"]', { hasText: 'Rotate the TLS certificates' }).getByRole('link', { name: 'Rotate the TLS certificates' }).click();
     await page.getByRole('heading', { name: 'Rotate the TLS certificates' }).waitFor(WAIT);
     expect(page.url()).toBe(`${h.base}/tasks/${fresh.id}`);
+  });
+});
+
+/** A lease that lapses, on the server's injected clock: the fleet says so without a reload. */
+describe('the fleet when a lease expires, in Chromium', () => {
+  const clock = testClock();
+  let h: BrowserHarness;
+  let page: Page;
+
+  beforeAll(async () => {
+    h = await startBrowser({ config: { cronSecret: CRON_SECRET, sweepIntervalMs: 0 }, clock });
+    page = await h.context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(h.base);
+    await signIn(page, h.t.adminToken);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows the agent struggling with one expired lease once the sweeper expires it, and holding nothing', async () => {
+    const agent = await h.t.addPrincipal({ name: 'night-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: 'Rotate the backup keys' } })).json<Json>();
+    const claim = await h.t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: { ttl_s: 30 } });
+    expect(claim.status, claim.body).toBe(200);
+    const card = page.locator('li.fleet-agent[data-agent="night-bot"]');
+    await card.locator('.fleet-lease').getByRole('link', { name: 'Rotate the backup keys' }).waitFor(WAIT);
+
+    // The lease runs out on the server's clock; one sweep expires it and appends lease.expired.
+    clock.setPast(claim.json<{ lease: { expires_at: string } }>().lease.expires_at);
+    const swept = await h.t.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null });
+    expect(swept.status, swept.body).toBe(200);
+    await page.locator('li.fleet-agent[data-agent="night-bot"][data-state="struggling"]').waitFor(WAIT);
+    expect(await card.getByTestId('fleet-health').textContent()).toContain('1 expired lease in the last hour');
+    await card.getByText('Holds no lease.').waitFor(WAIT);
   });
 });
