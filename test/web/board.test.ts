@@ -171,5 +171,11 @@ describe('the board by keyboard and at scale, in Chromium', () => {
     expect(await todo.locator('article.task-card').count()).toBe(60);
     await page.keyboard.press('k');
     await expect.poll(focusedCard, WAIT).toBe('Bulk task 29');
+
+    // A search reads past its first page of 100 matches.
+    for (let i = 0; i < 40; i++) await api('POST', '/api/v1/tasks', { title: `Bulk extra ${String(i).padStart(2, '0')}`, labels: ['bulk-extra'] });
+    await page.goto(`${h.base}/?q=bulk`);
+    await page.getByRole('status').filter({ hasText: '110 matches for “bulk”' }).waitFor(WAIT);
+    await column('todo').getByRole('heading').filter({ hasText: '110' }).waitFor(WAIT);
   });
 });

@@ -81,26 +81,40 @@ export function useTasks() {
   return { tasks, complete, problem, put };
 }
 
+/** A bound on a search: its best 1,000 matches, read in pages of 100. */
+const SEARCH_PAGES = 10;
+
 /**
  * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search) for the URL's
- * `q`: the best 100 matches' ids in rank order, which the board shows in its columns as it shows
- * any filter.
+ * `q`: the ids of its best matches (up to `SEARCH_PAGES` pages) in rank order, which the board
+ * shows in its columns as it shows any filter; `more` says the search has matches past those.
  */
 export function useSearch(q: string) {
   const [order, setOrder] = useState<Map<string, number> | null>(null);
+  const [more, setMore] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   useEffect(() => {
     setProblem(null);
     setOrder(null);
+    setMore(false);
     if (!q) return undefined;
     let current = true;
-    get<Page<{ id: string }>>(`/tasks?q=${encodeURIComponent(q)}&limit=100&fields=id`).then(
-      (page) => current && setOrder(new Map(page.data.map((t, i) => [t.id, i]))),
-      (error: unknown) => current && setProblem(problemOf(error)),
-    );
+    const read = async () => {
+      const found = new Map<string, number>();
+      let hasMore = false;
+      for await (const page of pages<{ id: string }>(`/tasks?q=${encodeURIComponent(q)}&fields=id`, SEARCH_PAGES)) {
+        if (!current) return;
+        for (const task of page.data) found.set(task.id, found.size);
+        hasMore = page.has_more;
+      }
+      if (!current) return;
+      setOrder(found);
+      setMore(hasMore);
+    };
+    read().catch((error: unknown) => current && setProblem(problemOf(error)));
     return () => {
       current = false;
     };
   }, [q]);
-  return { order, problem, pending: q !== '' && order === null && problem === null };
+  return { order, more, problem, pending: q !== '' && order === null && problem === null };
 }

@@ -127,7 +127,7 @@ export function Board({ search }: { search: string }) {
       {query.q && found.pending && <p class="muted">Searching…</p>}
       {query.q && found.order && (
         <p class="muted" role="status">
-          {found.order.size === 0 ? 'No matches' : `${found.order.size} match${found.order.size === 1 ? '' : 'es'}`} for “{query.q}”
+          {found.order.size === 0 ? 'No matches' : `${found.order.size.toLocaleString('en')}${found.more ? '+' : ''} match${found.order.size === 1 && !found.more ? '' : 'es'}`} for “{query.q}”
         </p>
       )}
       {found.problem && <ProblemNotice problem={found.problem} />}
