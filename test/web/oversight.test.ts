@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { CRON_SECRET, testClock } from '../leases/instances.ts';
+import { CRON_SECRET } from '../leases/instances.ts';
 import { type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
 
@@ -227,9 +227,11 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
   });
 });
 
-/** A lease that lapses, on the server's injected clock: the fleet says so without a reload. */
-describe('the fleet when a lease expires, in Chromium', () => {
-  const clock = testClock();
+/** On a server of their own: a lease that lapses on the injected clock, and more pending approvals than a page. */
+describe('the fleet when a lease expires, and approvals past a page, in Chromium', () => {
+  // Real time plus an offset the test moves: the browser's clock and the server's agree until the lease is made to lapse.
+  let offset = 0;
+  const clock = { now: () => new Date(Date.now() + offset) };
   let h: BrowserHarness;
   let page: Page;
 
@@ -255,11 +257,24 @@ describe('the fleet when a lease expires, in Chromium', () => {
     await card.locator('.fleet-lease').getByRole('link', { name: 'Rotate the backup keys' }).waitFor(WAIT);
 
     // The lease runs out on the server's clock; one sweep expires it and appends lease.expired.
-    clock.setPast(claim.json<{ lease: { expires_at: string } }>().lease.expires_at);
+    offset = Date.parse(claim.json<{ lease: { expires_at: string } }>().lease.expires_at) + 1 - Date.now();
     const swept = await h.t.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null });
     expect(swept.status, swept.body).toBe(200);
-    await page.locator('li.fleet-agent[data-agent="night-bot"][data-state="struggling"]').waitFor(WAIT);
-    expect(await card.getByTestId('fleet-health').textContent()).toContain('1 expired lease in the last hour');
+    await card.getByTestId('fleet-health').getByText('1 expired lease in the last hour').waitFor(WAIT);
+    expect(await card.getAttribute('data-state')).toBe('struggling');
     await card.getByText('Holds no lease.').waitFor(WAIT);
+  });
+
+  it('says 100+ in the badge and the Pending tab past 100 pending approvals, and that more wait', async () => {
+    const agent = await h.t.addPrincipal({ name: 'cleanup-bot', scopes: ['tasks:read', 'tasks:write'] });
+    for (let i = 0; i < 101; i++) {
+      const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: `Stale task ${i}` } })).json<Json>();
+      const asked = await h.t.request('DELETE', `/api/v1/tasks/${task.id}`, { token: agent.token });
+      expect(asked.status, asked.body).toBe(202);
+    }
+    await page.getByTestId('approvals-badge').getByText('100+').waitFor(WAIT);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Approvals/ }).click();
+    await page.getByRole('button', { name: 'Pending (100+)' }).waitFor(WAIT);
+    await page.getByText('These are the first 100 pending approvals; more wait behind them').waitFor(WAIT);
   });
 });

@@ -124,15 +124,17 @@ export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page
   }
 }
 
-/** Reads every page of a list (bounded: `maxPages` of 100). */
-export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
+/** Reads every page of a list (bounded: `maxPages` of 100); `more` says the list goes on past them. */
+export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null; more: boolean }> {
   const data: T[] = [];
   let sync: string | null | undefined;
+  let more = false;
   for await (const page of pages<T>(path, maxPages)) {
     if (sync === undefined) sync = page.sync_cursor;
     data.push(...page.data);
+    more = page.has_more;
   }
-  return { data, sync_cursor: sync ?? null };
+  return { data, sync_cursor: sync ?? null, more };
 }
 
 export interface Page<T> {

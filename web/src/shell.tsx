@@ -20,12 +20,16 @@ import { NewTaskDialog } from './views/new-task.tsx';
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
 /** The number of pending approvals, kept current from approval.* events; a new one raises a browser notification when the user allowed them. */
-function usePendingCount(): number | null {
+function usePendingCount(): string | null {
   const { whoami } = useSession();
-  const [count, setCount] = useState<number | null>(null);
+  const [count, setCount] = useState<string | null>(null);
   const refresh = () => {
     if (!can({ whoami }, 'approvals_list')) return;
-    void get<Page<Approval>>('/approvals?status=pending&limit=100').then((page) => setCount(page.data.length), () => undefined);
+    // One page: past 100 the badge says "100+".
+    void get<Page<Approval>>('/approvals?status=pending&limit=100').then(
+      (page) => setCount(page.data.length === 0 ? null : `${page.data.length}${page.has_more ? '+' : ''}`),
+      () => undefined,
+    );
   };
   useEffect(refresh, []);
   useEvents((event) => {
@@ -121,7 +125,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           </NavLink>
           <NavLink href="/approvals" current={route.page === 'approvals'}>
             Approvals
-            {pending !== null && pending > 0 && (
+            {pending !== null && (
               <span class="badge" aria-label={`${pending} pending`} data-testid="approvals-badge">
                 {pending}
               </span>

@@ -269,12 +269,14 @@ function NotifyButton() {
 export function Approvals() {
   const [tab, setTab] = useState<'pending' | 'history'>('pending');
   const [pending, setPending] = useState<Approval[] | null>(null);
+  const [more, setMore] = useState(false);
   const [decided, setDecided] = useState<Approval[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
     get<Page<Approval>>('/approvals?status=pending&limit=100').then(
       (page) => {
         setPending(page.data);
+        setMore(page.has_more);
         setProblem(null);
       },
       (error: unknown) => setProblem(problemOf(error)),
@@ -296,7 +298,7 @@ export function Approvals() {
         <p class="muted page-lede">Destructive and outward-facing operations wait here for a human decision.</p>
         <div class="tabs" role="group" aria-label="Show">
           <button type="button" class="tab" aria-pressed={tab === 'pending'} onClick={() => setTab('pending')}>
-            Pending{pending ? ` (${pending.length})` : ''}
+            Pending{pending ? ` (${pending.length}${more ? '+' : ''})` : ''}
           </button>
           <button type="button" class="tab" aria-pressed={tab === 'history'} onClick={() => setTab('history')}>
             History
@@ -315,6 +317,7 @@ export function Approvals() {
       {tab === 'pending' && !pending && !problem && <Loading what="approvals" />}
       {tab === 'pending' && pending && pending.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
       {tab === 'pending' && pending?.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={onDecided} />)}
+      {tab === 'pending' && more && <p class="muted" role="status">These are the first 100 pending approvals; more wait behind them and show as these are decided.</p>}
     </section>
   );
 }

@@ -8,12 +8,14 @@ import { type CollabTask, useAction } from './collaboration.tsx';
 /** The dead-letter view: tasks that used every attempt and left the queue, each with its failures and Requeue. */
 export function DeadLetter() {
   const [tasks, setTasks] = useState<CollabTask[] | null>(null);
+  const [more, setMore] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
 
   const load = async () => {
     try {
       const page = await get<Page<CollabTask>>('/tasks?blocked_reason=attempts_exhausted&view=full&limit=100');
       setTasks(page.data);
+      setMore(page.has_more);
       setProblem(null);
     } catch (error) {
       setProblem(problemOf(error));
@@ -37,6 +39,7 @@ export function DeadLetter() {
       <ul class="dead-letters" aria-label="Dead-lettered tasks">
         {tasks?.map((task) => <DeadLetterRow key={task.id} task={task} onRequeued={() => setTasks((all) => all?.filter((t) => t.id !== task.id) ?? null)} />)}
       </ul>
+      {more && <p class="muted" role="status">These are the newest 100 dead letters; more wait behind them. Requeue or cancel these to see the rest.</p>}
     </section>
   );
 }
