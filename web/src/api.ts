@@ -124,17 +124,15 @@ export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page
   }
 }
 
-/** Reads every page of a list (bounded: `maxPages` of 100); `more` says the list goes on past them. */
-export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null; more: boolean }> {
+/** Reads every page of a list (bounded: `maxPages` of 100). */
+export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
   const data: T[] = [];
   let sync: string | null | undefined;
-  let more = false;
   for await (const page of pages<T>(path, maxPages)) {
     if (sync === undefined) sync = page.sync_cursor;
     data.push(...page.data);
-    more = page.has_more;
   }
-  return { data, sync_cursor: sync ?? null, more };
+  return { data, sync_cursor: sync ?? null };
 }
 
 export interface Page<T> {
