@@ -60,16 +60,19 @@ interface FleetData {
 }
 
 async function loadFleet(): Promise<FleetData> {
-  const [agents, leases, beats, troubles] = await Promise.all([
+  // What agents hold now, however old, apart from the newest ended leases (which attribute failed attempts):
+  // on a busy queue the newest 300 leases of any state were seconds old and left long-held ones out.
+  const [agents, active, ended, beats, troubles] = await Promise.all([
     getAll<Agent>('/agents'),
-    getAll<LeaseRow>('/leases', 3),
+    getAll<LeaseRow>('/leases?state=active', 3),
+    get<Page<LeaseRow>>('/leases?state=ended&limit=100'),
     get<Page<BatonEvent>>('/events?order=desc&types=lease.renewed&limit=100'),
     get<Page<BatonEvent>>('/events?order=desc&types=lease.expired,task.attempt_failed&limit=100'),
   ]);
   const fleet = agents.data.filter((a) => a.kind === 'agent');
-  const active = leases.data.filter((l) => l.state === 'active');
+  const leases = [...active.data, ...ended.data];
   const [tasks, tokens] = await Promise.all([
-    Promise.all([...new Set(active.map((l) => l.task_id))].map((id) => get<Task>(`/tasks/${id}`).catch(() => null))),
+    Promise.all([...new Set(active.data.map((l) => l.task_id))].map((id) => get<Task>(`/tasks/${id}`).catch(() => null))),
     Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []]))),
   ]);
   const latest = new Map<string, BatonEvent>();
@@ -79,7 +82,7 @@ async function loadFleet(): Promise<FleetData> {
   }
   return {
     agents: fleet,
-    leases: leases.data,
+    leases,
     tasks: new Map(tasks.filter((t): t is Task => t !== null).map((t) => [t.id, t])),
     tokens: new Map(tokens),
     beats: latest,
