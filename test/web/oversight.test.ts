@@ -277,4 +277,24 @@ describe('the fleet when a lease expires, and approvals past a page, in Chromium
     await page.getByRole('button', { name: 'Pending (100+)' }).waitFor(WAIT);
     await page.getByText('These are the first 100 pending approvals; more wait behind them').waitFor(WAIT);
   });
+
+  it('reloads the fleet with a handful of requests, not a GET per lease and per agent', async () => {
+    const agents = await Promise.all(Array.from({ length: 6 }, (_, i) => h.t.addPrincipal({ name: `swarm-${i}`, scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] })));
+    const leases: string[] = [];
+    for (const [i, agent] of agents.entries()) {
+      const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: `Swarm job ${i}` } })).json<Json>();
+      leases.push((await h.t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} })).json<Json>().lease?.id ?? '');
+    }
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.locator('li.fleet-agent[data-agent="swarm-5"]').getByRole('link', { name: 'Swarm job 5' }).waitFor(WAIT);
+
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/api/v1/')) sent.push(new URL(request.url()).pathname);
+    });
+    await h.t.request('POST', `/api/v1/leases/${leases[0]}/heartbeat`, { token: agents[0]?.token, body: { note: 'Halfway through' } });
+    await page.locator('li.fleet-agent[data-agent="swarm-0"]').getByText('“Halfway through”').waitFor(WAIT);
+    expect(sent.length, sent.join('\n')).toBeLessThanOrEqual(8);
+    expect(sent.filter((path) => /\/tasks\/tsk_|\/tokens$/.test(path))).toEqual([]);
+  });
 });

@@ -4,7 +4,7 @@ import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents } from '../session.ts';
-import type { Agent, BatonEvent, Task, Token } from '../types.ts';
+import type { Agent, BatonEvent, Token } from '../types.ts';
 
 /** A lease as GET /leases serves it (the fields the fleet reads). */
 interface LeaseRow {
@@ -48,18 +48,30 @@ export function fleetState(agent: Agent, active: number, health: Health, lastSee
 const ORDER: readonly FleetState[] = ['struggling', 'working', 'idle', 'offline'];
 const STATE_LABEL: Record<FleetState, string> = { working: 'Working', idle: 'Idle', struggling: 'Struggling', offline: 'Offline' };
 
+/** A burst of events reloads the page once, at most this often: each reload is six requests on the viewer's rate budget. */
+const RELOAD_MS = 1000;
+/** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
+const TOKENS_MS = 60_000;
+
+interface Tokens {
+  byAgent: Map<string, Token[]>;
+  readAt: number;
+}
+
 interface FleetData {
   agents: Agent[];
   leases: LeaseRow[];
-  tasks: Map<string, Task>;
-  tokens: Map<string, Token[]>;
+  /** Titles of the tasks in progress, by id. */
+  tasks: Map<string, string>;
+  tokens: Tokens;
   /** lease id → its latest heartbeat event. */
   beats: Map<string, BatonEvent>;
   /** lease.expired and task.attempt_failed events of the last hour. */
   troubles: BatonEvent[];
 }
 
-async function loadFleet(): Promise<FleetData> {
+/** One reload: six requests, and each agent's tokens only when `tokens` is missing, stale or lacks an agent. */
+async function loadFleet(tokens: Tokens | null): Promise<FleetData> {
   // What agents hold now, however old, apart from the newest ended leases (which attribute failed attempts):
   // on a busy queue the newest 300 leases of any state were seconds old and left long-held ones out.
   const [agents, active, ended, beats, troubles] = await Promise.all([
@@ -71,9 +83,12 @@ async function loadFleet(): Promise<FleetData> {
   ]);
   const fleet = agents.data.filter((a) => a.kind === 'agent');
   const leases = [...active.data, ...ended.data];
-  const [tasks, tokens] = await Promise.all([
-    Promise.all([...new Set(active.data.map((l) => l.task_id))].map((id) => get<Task>(`/tasks/${id}`).catch(() => null))),
-    Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []]))),
+  // A leased task is in progress: one list of their titles rather than a GET per lease.
+  const [inProgress, byAgent] = await Promise.all([
+    getAll<{ id: string; title: string }>('/tasks?status=in_progress&fields=title', 3),
+    tokens && Date.now() - tokens.readAt < TOKENS_MS && fleet.every((a) => tokens.byAgent.has(a.id))
+      ? tokens.byAgent
+      : Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []]))).then((read) => new Map(read)),
   ]);
   const latest = new Map<string, BatonEvent>();
   for (const event of beats.data) {
@@ -83,8 +98,8 @@ async function loadFleet(): Promise<FleetData> {
   return {
     agents: fleet,
     leases,
-    tasks: new Map(tasks.filter((t): t is Task => t !== null).map((t) => [t.id, t])),
-    tokens: new Map(tokens),
+    tasks: new Map(inProgress.data.map((t) => [t.id, t.title])),
+    tokens: byAgent === tokens?.byAgent ? tokens : { byAgent, readAt: Date.now() },
     beats: latest,
     troubles: troubles.data.filter((e) => Date.now() - Date.parse(e.created_at) < HOUR_MS),
   };
@@ -104,9 +119,11 @@ export function Fleet() {
   const [data, setData] = useState<FleetData | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const tokensRead = useRef<Tokens | null>(null);
   const load = () =>
-    loadFleet().then(
+    loadFleet(tokensRead.current).then(
       (next) => {
+        tokensRead.current = next.tokens;
         setData(next);
         setProblem(null);
       },
@@ -119,12 +136,14 @@ export function Fleet() {
     };
   }, []);
   useEvents((event) => {
-    if (!LIVE_TYPES.test(event.type) || pending.current) return;
+    if (!LIVE_TYPES.test(event.type)) return;
+    if (event.type.startsWith('token.') || event.type.startsWith('agent.')) tokensRead.current = null;
+    if (pending.current) return;
     // A burst of events (a claim writes three) reloads once.
     pending.current = setTimeout(() => {
       pending.current = null;
       void load();
-    }, 250);
+    }, RELOAD_MS);
   });
 
   if (!data) return problem ? <PageProblem problem={problem} onRetry={() => void load()} /> : <Loading what="the fleet" />;
@@ -137,7 +156,7 @@ export function Fleet() {
       expired: troubles.filter((e) => e.type === 'lease.expired').length,
       failed: troubles.filter((e) => e.type === 'task.attempt_failed').length,
     };
-    const tokens = data.tokens.get(agent.id) ?? [];
+    const tokens = data.tokens.byAgent.get(agent.id) ?? [];
     const used = tokens.map((t) => (t.last_used_at ? Date.parse(t.last_used_at) : 0)).concat(held.map((l) => Date.parse(l.renewed_at)));
     const lastSeen = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
     return { agent, held, health, tokens, lastSeen, state: fleetState(agent, held.length, health, lastSeen, now) };
@@ -193,7 +212,7 @@ export function Fleet() {
                   return (
                     <li key={lease.id} class="fleet-lease" data-lease={lease.id}>
                       <a href={`/tasks/${lease.task_id}`} class="task-title">
-                        {data.tasks.get(lease.task_id)?.title ?? lease.task_id}
+                        {data.tasks.get(lease.task_id) ?? lease.task_id}
                       </a>
                       <span class={left < 0 ? 'lease-expired' : 'lease-time'} title={exact(lease.expires_at)}>
                         {timeLeft(lease.expires_at, now)}
