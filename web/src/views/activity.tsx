@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getAll, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
@@ -93,9 +93,22 @@ export function Activity({ search }: { search: string }) {
       return null;
     }
   };
+  /** Live events that arrive while the newest page loads: the read may have been made before them. */
+  const arrivedWhileLoading = useRef<BatonEvent[] | null>(null);
+  const loads = useRef(0);
   const loadNewest = () => {
     setEvents(null);
-    void fetchPage(null).then(setEvents);
+    arrivedWhileLoading.current = [];
+    const load = ++loads.current;
+    void fetchPage(null).then((page) => {
+      // A newer load (the filters changed again) owns the page now.
+      if (load !== loads.current) return;
+      const arrived = arrivedWhileLoading.current ?? [];
+      arrivedWhileLoading.current = null;
+      if (!page) return;
+      const read = new Set(page.map((e) => e.id));
+      setEvents([...arrived.filter((e) => !read.has(e.id)).reverse(), ...page].slice(0, MAX_SHOWN));
+    });
   };
   const loadOlder = (cursor: string) => void fetchPage(cursor).then((page) => page && setEvents((current) => [...(current ?? []), ...page]));
 
@@ -115,6 +128,10 @@ export function Activity({ search }: { search: string }) {
   // Live: the session's feed resumes from the last event it saw after a drop, so nothing is missed or repeated.
   useEvents((event) => {
     if (!matches(event, filters)) return;
+    if (arrivedWhileLoading.current) {
+      arrivedWhileLoading.current.push(event);
+      return;
+    }
     setEvents((current) => (current && !current.some((e) => e.id === event.id) ? [event, ...current].slice(0, MAX_SHOWN) : current));
   });
 
