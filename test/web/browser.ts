@@ -45,8 +45,7 @@ export interface BrowserHarness {
   close(): Promise<void>;
 }
 
-/** A real listening Baton on a fresh database (port 0) and one headless Chromium with a fresh profile. */
-/** A server (its config overrides and clock, if given) and a Chromium of its own. */
+/** A real listening Baton on a fresh database (port 0; config overrides and clock if given) and one headless Chromium with a fresh profile. */
 export async function startBrowser(options: { config?: Partial<Config>; clock?: Clock } = {}): Promise<BrowserHarness> {
   const t = await startTestServer(options.config, options.clock ? { clock: options.clock } : {});
   await t.app.listen({ port: 0, host: '127.0.0.1' });

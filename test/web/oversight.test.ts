@@ -12,6 +12,9 @@ interface Json {
   lease: { id: string; epoch: number } | null;
 }
 
+/** A link of the app's main navigation. */
+const navLink = (page: Page, name: string | RegExp) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+
 /** The lead watching the fleet: approvals in context, agents at work, the activity feed, all live. */
 describe('oversight in Chromium: approvals in context, the fleet, activity', () => {
   let h: BrowserHarness;
@@ -24,7 +27,7 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     return res.json<T>();
   };
   const asAgent = <T = Json>(method: string, url: string, body?: unknown) => api<T>(method, url, body, agent.token);
-  const nav = (name: string | RegExp) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+  const nav = (name: string | RegExp) => navLink(page, name);
   const approval = (text: string) => page.locator('article.approval', { hasText: text });
   const fleetCard = () => page.locator('li.fleet-agent[data-agent="deploy-bot"]');
 
@@ -241,7 +244,7 @@ describe('the fleet when a lease expires, and approvals past a page, in Chromium
     page.setDefaultTimeout(10_000);
     await page.goto(h.base);
     await signIn(page, h.t.adminToken);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await navLink(page, 'Fleet').click();
     await page.getByRole('heading', { name: 'Fleet' }).waitFor(WAIT);
   });
   afterAll(async () => {
@@ -273,7 +276,7 @@ describe('the fleet when a lease expires, and approvals past a page, in Chromium
       expect(asked.status, asked.body).toBe(202);
     }
     await page.getByTestId('approvals-badge').getByText('100+').waitFor(WAIT);
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Approvals/ }).click();
+    await navLink(page, /Approvals/).click();
     await page.getByRole('button', { name: 'Pending (100+)' }).waitFor(WAIT);
     await page.getByText('These are the first 100 pending approvals; more wait behind them').waitFor(WAIT);
   });
@@ -285,7 +288,7 @@ describe('the fleet when a lease expires, and approvals past a page, in Chromium
       const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: `Swarm job ${i}` } })).json<Json>();
       leases.push((await h.t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} })).json<Json>().lease?.id ?? '');
     }
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await navLink(page, 'Fleet').click();
     await page.locator('li.fleet-agent[data-agent="swarm-5"]').getByRole('link', { name: 'Swarm job 5' }).waitFor(WAIT);
 
     const sent: string[] = [];

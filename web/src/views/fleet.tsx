@@ -84,12 +84,7 @@ async function loadFleet(tokens: Tokens | null): Promise<FleetData> {
   const fleet = agents.data.filter((a) => a.kind === 'agent');
   const leases = [...active.data, ...ended.data];
   // A leased task is in progress: one list of their titles rather than a GET per lease.
-  const [inProgress, byAgent] = await Promise.all([
-    getAll<{ id: string; title: string }>('/tasks?status=in_progress&fields=title', 3),
-    tokens && Date.now() - tokens.readAt < TOKENS_MS && fleet.every((a) => tokens.byAgent.has(a.id))
-      ? tokens.byAgent
-      : Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []]))).then((read) => new Map(read)),
-  ]);
+  const [inProgress, fresh] = await Promise.all([getAll<{ id: string; title: string }>('/tasks?status=in_progress&fields=title', 3), readTokens(fleet, tokens)]);
   const latest = new Map<string, BatonEvent>();
   for (const event of beats.data) {
     const lease = String(event.data.lease_id);
@@ -99,10 +94,17 @@ async function loadFleet(tokens: Tokens | null): Promise<FleetData> {
     agents: fleet,
     leases,
     tasks: new Map(inProgress.data.map((t) => [t.id, t.title])),
-    tokens: byAgent === tokens?.byAgent ? tokens : { byAgent, readAt: Date.now() },
+    tokens: fresh,
     beats: latest,
     troubles: troubles.data.filter((e) => Date.now() - Date.parse(e.created_at) < HOUR_MS),
   };
+}
+
+/** Each agent's tokens: the last read while it is under a minute old and covers every agent, else a new read. */
+async function readTokens(fleet: Agent[], last: Tokens | null): Promise<Tokens> {
+  if (last && Date.now() - last.readAt < TOKENS_MS && fleet.every((a) => last.byAgent.has(a.id))) return last;
+  const read = await Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
+  return { byAgent: new Map(read), readAt: Date.now() };
 }
 
 /** Which agent a trouble event belongs to: the expired lease's holder, or the holder of the failed attempt's lease. */
