@@ -268,16 +268,36 @@ export function rawComplete(pool: pg.Pool, claim: RawClaim, overhead?: Overhead)
   }, overhead);
 }
 
-/** Inserts `count` todo tasks at normal priority straight into a migrated database. */
+/**
+ * Task text for a seed: `BENCH_DESCRIPTION_BYTES` (default 0, an empty description) sets about how long
+ * each seeded description is. Real tasks carry one (an agent's task is often a prompt of a few KB),
+ * and its search document is kept up to date on every write that changes it.
+ */
+export function descriptionBytes(): number {
+  const bytes = Number(process.env.BENCH_DESCRIPTION_BYTES ?? 0);
+  if (!(Number.isInteger(bytes) && bytes >= 0)) throw new Error(`BENCH_DESCRIPTION_BYTES must be a whole number of bytes (got ${process.env.BENCH_DESCRIPTION_BYTES})`);
+  return bytes;
+}
+
+/**
+ * Inserts `count` todo tasks at normal priority straight into a migrated database, each with a
+ * description of about `descriptionBytes()` bytes: one of 1,000 texts of made-up words (3 to 8
+ * letters, about 7 bytes a word with its space), so the search documents differ from task to task.
+ */
 export async function seedTodoTasks(url: string, count: number): Promise<void> {
+  const words = Math.round(descriptionBytes() / 7);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(prepared(
-      `INSERT INTO tasks (id, title, status, priority, labels, created_at, created_by_id, created_by_kind, updated_at, updated_by_id, updated_by_kind)
-       SELECT 'tsk_' || lpad(g::text, 26, '0'), 'Bench task ' || g, 'todo', 1, '{bench}', now(), 'agt_bench_seed', 'system', now(), 'agt_bench_seed', 'system'
-       FROM generate_series(1, $1) AS g`,
-      [count],
+      `WITH texts AS (
+         SELECT t, string_agg(substr(md5(t::text || '-' || w::text), 1, 3 + w % 6), ' ') AS description
+         FROM generate_series(0, 999) AS t, generate_series(1, $2) AS w GROUP BY t
+       )
+       INSERT INTO tasks (id, title, description, status, priority, labels, created_at, created_by_id, created_by_kind, updated_at, updated_by_id, updated_by_kind)
+       SELECT 'tsk_' || lpad(g::text, 26, '0'), 'Bench task ' || g, COALESCE(texts.description, ''), 'todo', 1, '{bench}', now(), 'agt_bench_seed', 'system', now(), 'agt_bench_seed', 'system'
+       FROM generate_series(1, $1) AS g LEFT JOIN texts ON texts.t = g % 1000`,
+      [count, words],
     ));
     await client.query('ANALYZE tasks');
   } finally {

@@ -408,7 +408,7 @@ on, after this benchmark: [PEERS.md](PEERS.md).
 }
 
 function commandLine(args: readonly string[]): string {
-  const env = ['BENCH_SECONDS', 'BENCH_CLAIMS_TASKS']
+  const env = ['BENCH_SECONDS', 'BENCH_CLAIMS_TASKS', 'BENCH_DESCRIPTION_BYTES']
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
     .join('');

@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger, makeWorkerUtils, run } from 'graphile-worker';
 import { generateToken } from '../src/tokens.ts';
-import { seedTodoTasks } from './claims-statements.ts';
+import { descriptionBytes, seedTodoTasks } from './claims-statements.ts';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { cpuPerUnit, type CpuPerUnit, exitedCount, exitedNote, watchCpu } from './cpu.ts';
@@ -139,8 +139,10 @@ async function pgBoss(url: string, loops: number, batch: number): Promise<Runnin
   await boss.start();
   await boss.createQueue(QUEUE);
   const total = JOBS['pg-boss'];
+  // The job carries as much text as a seeded Baton task's description (BENCH_DESCRIPTION_BYTES).
+  const description = randomBytes(Math.ceil(descriptionBytes() / 2)).toString('hex').slice(0, descriptionBytes());
   for (let queued = 0; queued < total; queued += 10_000) {
-    await boss.insert(QUEUE, Array.from({ length: Math.min(10_000, total - queued) }, (_, i) => ({ data: { n: queued + i } })));
+    await boss.insert(QUEUE, Array.from({ length: Math.min(10_000, total - queued) }, (_, i) => ({ data: { n: queued + i, description } })));
   }
   let completed = 0;
   let stopping = false;
@@ -324,7 +326,7 @@ Node ${machine.node}; PostgreSQL ${machine.postgres}.
   closes one idle for 10 s, so a backend first seen in the window counts from zero and one that
   exits counts up to its last reading (the table says when one did).
 - Baton: \`node src/main.ts\` as bench/claims.ts starts it (pool ${DB_POOL_SIZE}, the bootstrap admin's token, lease
-  sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks. Each agent claims
+  sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks, ${descriptionBytes() === 0 ? 'each with an empty description' : `each with a description of about ${descriptionBytes().toLocaleString('en-US')} bytes of made-up words (pg-boss's jobs carry as many bytes)`} (\`BENCH_DESCRIPTION_BYTES\`). Each agent claims
   once (\`POST /api/v1/tasks/claim\`), then loops: \`POST /api/v1/leases/{id}/cycle {"summary": "done"}\` (hand in,
   in_progress → in_review, and claim the next) or, batched, \`POST /api/v1/leases/cycle\` with its ${BATCH} leases (hand in
   ${BATCH}, claim ${BATCH}), each with a fresh Idempotency-Key, over keep-alive HTTP from this process. A job is a task

@@ -59,10 +59,14 @@ try {
   await timeSearch('search "cookie" (50 comment matches), first page of 25', 'cookie', 200);
   await timeSearch('search "widget" (19,600 matches), first page of 25', 'widget', 20);
   if (process.env.EXPLAIN) {
-    const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (ANALYZE, BUFFERS) SELECT tasks.id, (ts_rank(tasks.search_doc, websearch_to_tsquery('english', 'widget')) + 0.5::real * COALESCE(cr.best, 0::real))::real AS r
-      FROM tasks LEFT JOIN (SELECT task_id, max(ts_rank(search_doc, websearch_to_tsquery('english', 'widget'))) AS best FROM comments WHERE search_doc @@ websearch_to_tsquery('english', 'widget') GROUP BY task_id) cr ON cr.task_id = tasks.id
-      WHERE deleted_at IS NULL AND tasks.id IN (SELECT id FROM tasks WHERE search_doc @@ websearch_to_tsquery('english', 'widget') UNION SELECT task_id FROM comments WHERE search_doc @@ websearch_to_tsquery('english', 'widget'))
-      ORDER BY 2 DESC, 1 DESC LIMIT 26`.execute(db);
+    const w = sql`websearch_to_tsquery('english', 'widget')`;
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN (ANALYZE, BUFFERS) SELECT tasks.id, matches.rank FROM tasks JOIN (
+      SELECT COALESCE(own.task_id, commented.task_id) AS task_id,
+        (COALESCE(own.rank, (SELECT ts_rank(d.search_doc, ${w}) FROM task_search d WHERE d.task_id = commented.task_id)) + 0.5::real * COALESCE(commented.best, 0::real))::real AS rank
+      FROM (SELECT task_id, ts_rank(search_doc, ${w}) AS rank FROM task_search WHERE search_doc @@ ${w}) own
+      FULL JOIN (SELECT task_id, max(ts_rank(search_doc, ${w})) AS best FROM comments WHERE search_doc @@ ${w} GROUP BY task_id) commented ON commented.task_id = own.task_id
+      ) matches ON matches.task_id = tasks.id
+      WHERE deleted_at IS NULL ORDER BY 2 DESC, 1 DESC LIMIT 26`.execute(db);
     console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
   }
 } finally {

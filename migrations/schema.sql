@@ -175,6 +175,11 @@ CREATE TABLE rate_counters (
   count integer NOT NULL
 );
 
+CREATE TABLE task_search (
+  task_id text NOT NULL,
+  search_doc tsvector NOT NULL
+);
+
 CREATE TABLE tasks (
   id text NOT NULL,
   title text NOT NULL,
@@ -207,8 +212,7 @@ CREATE TABLE tasks (
   failures jsonb NOT NULL DEFAULT '[]'::jsonb,
   parent_id text,
   due_at timestamp with time zone,
-  overdue_at timestamp with time zone,
-  search_doc tsvector DEFAULT (setweight(to_tsvector('english'::regconfig, title), 'A'::"char") || setweight(to_tsvector('english'::regconfig, description), 'B'::"char"))
+  overdue_at timestamp with time zone
 );
 
 CREATE TABLE tokens (
@@ -295,6 +299,8 @@ ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
+ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
+ALTER TABLE task_search ADD CONSTRAINT task_search_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_id_fkey FOREIGN KEY (assignee_id) REFERENCES agents(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_kind_check CHECK ((assignee_kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE tasks ADD CONSTRAINT tasks_blocked_reason_check CHECK ((blocked_reason = 'attempts_exhausted'::text));
@@ -330,13 +336,13 @@ CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree 
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
 CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_reason IS NOT NULL);
 CREATE INDEX tasks_due ON public.tasks USING btree (due_at) WHERE ((due_at IS NOT NULL) AND (overdue_at IS NULL) AND (deleted_at IS NULL) AND (status <> ALL (ARRAY['done'::text, 'cancelled'::text])));
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
 CREATE INDEX tasks_parent ON public.tasks USING btree (parent_id, status) WHERE (parent_id IS NOT NULL);
 CREATE INDEX tasks_queue ON public.tasks USING btree (priority DESC, id) WHERE (status = 'todo'::text);
-CREATE INDEX tasks_search ON public.tasks USING gin (search_doc);
 CREATE INDEX tasks_status_id ON public.tasks USING btree (status, id);
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
 CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);
@@ -364,6 +370,20 @@ BEGIN
   RAISE EXCEPTION 'idempotency key already stored by a concurrent request' USING ERRCODE = 'BK001';
 END $function$
 ;
+CREATE OR REPLACE FUNCTION public.baton_task_search()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO task_search (task_id, search_doc)
+  VALUES (NEW.id, setweight(to_tsvector('english', NEW.title), 'A') || setweight(to_tsvector('english', NEW.description), 'B'))
+  ON CONFLICT (task_id) DO UPDATE SET search_doc = EXCLUDED.search_doc;
+  RETURN NULL;
+END
+$function$
+;
 
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER events_no_update_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION baton_events_append_only();
+CREATE TRIGGER tasks_search_insert AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION baton_task_search();
+CREATE TRIGGER tasks_search_update AFTER UPDATE OF title, description ON public.tasks FOR EACH ROW WHEN (((old.title IS DISTINCT FROM new.title) OR (old.description IS DISTINCT FROM new.description))) EXECUTE FUNCTION baton_task_search();

@@ -339,21 +339,20 @@ export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: Ta
     return query.select(columns).orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
   }
   const terms = sql`websearch_to_tsquery('english', ${search.q})`;
-  // Each matching task's best comment rank, from one pass over the comments' GIN index (a
-  // subquery per task cost an index probe per match: 23 µs a row over 20,000 matches).
-  const commentRanks = db
-    .selectFrom('comments')
-    .select(['comments.task_id', sql<number>`max(ts_rank(comments.search_doc, ${terms}))`.as('best')])
-    .where(sql<boolean>`comments.search_doc @@ ${terms}`)
-    .groupBy('comments.task_id')
-    .as('comment_ranks');
-  // Title and description weigh in full; the best-matching comment at half weight.
-  const rank = sql<number>`(ts_rank(tasks.search_doc, ${terms}) + 0.5::real * COALESCE(comment_ranks.best, 0::real))::real`;
-  let ranked = query
-    .leftJoin(commentRanks, 'comment_ranks.task_id', 'tasks.id')
-    .select(['tasks.id', rank.as('rank')])
-    // The matches come from the two GIN indexes, not a scan of every task.
-    .where('tasks.id', 'in', sql<string>`(SELECT id FROM tasks WHERE search_doc @@ ${terms} UNION SELECT task_id FROM comments WHERE search_doc @@ ${terms})`);
+  // Every match with its rank, from one pass over each GIN index: a task's own document
+  // (task_search, migrations/0070_task_search.sql) weighs in full, its best-matching comment at half
+  // weight. A task found only through a comment still has its own document's (partial) rank added,
+  // read by key for that task alone.
+  const matches = sql<{ task_id: string; rank: number }>`(
+    SELECT COALESCE(own.task_id, commented.task_id) AS task_id,
+      (COALESCE(own.rank, (SELECT ts_rank(d.search_doc, ${terms}) FROM task_search d WHERE d.task_id = commented.task_id))
+        + 0.5::real * COALESCE(commented.best, 0::real))::real AS rank
+    FROM (SELECT task_id, ts_rank(search_doc, ${terms}) AS rank FROM task_search WHERE search_doc @@ ${terms}) own
+    FULL JOIN (SELECT task_id, max(ts_rank(search_doc, ${terms})) AS best FROM comments WHERE search_doc @@ ${terms} GROUP BY task_id) commented
+      ON commented.task_id = own.task_id
+  )`.as('matches');
+  const rank = sql<number>`matches.rank`;
+  let ranked = query.innerJoin(matches, 'matches.task_id', 'tasks.id').select(['tasks.id', rank.as('rank')]);
   if (search.after) ranked = ranked.where(sql<boolean>`(${rank}, tasks.id) < (${search.after.rank}::real, ${search.after.id})`);
   // Rank every match, keep one page, and only then read the page's rows: the task columns' own
   // subqueries (waiting_on, artifacts, children) ran for every match otherwise (388 ms for 19,600).

@@ -49,6 +49,24 @@ describe('search', () => {
     expect(projected.data[0]).toEqual({ id: ids.title, title: 'Fix the login redirect', status: 'todo', version: 1 });
   });
 
+  it('follows a task through its edits: a new title or description is found and the old words are not; a claim changes nothing', async () => {
+    const task = await createTask(t, { title: 'Tune the aardvark cache', description: 'The zebra queue stalls.', labels: ['edits'] });
+    const found = async (words: string) => (await search(`q=${words}&labels=edits`)).data.map((match) => match.id);
+    expect(await found('aardvark')).toEqual([task.id]);
+    const claim = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} });
+    expect(claim.status, claim.body).toBe(200);
+    expect(await found('zebra')).toEqual([task.id]);
+    const retitled = await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { title: 'Tune the pangolin cache' }, ifMatch: '"2"' });
+    expect(retitled.status, retitled.body).toBe(200);
+    expect(await found('aardvark')).toEqual([]);
+    expect(await found('pangolin')).toEqual([task.id]);
+    const redescribed = await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { description: 'The okapi queue stalls.' }, ifMatch: '"3"' });
+    expect(redescribed.status, redescribed.body).toBe(200);
+    expect(await found('zebra')).toEqual([]);
+    expect(await found('okapi')).toEqual([task.id]);
+    expect(await found('pangolin')).toEqual([task.id]);
+  });
+
   it('takes web-search syntax: "phrases", -excluded words, or; never a 500 on odd input', async () => {
     expect((await search(`q=${encodeURIComponent('"login redirect"')}&labels=search`)).data.map((task) => task.id)).toEqual([ids.title]);
     expect((await search(`q=${encodeURIComponent('login -cookie -redirect')}&labels=search`)).data.map((task) => task.id)).toEqual([ids.description]);
