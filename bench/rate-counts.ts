@@ -44,10 +44,11 @@ try {
   const admin = new pg.Client({ connectionString: location.url });
   admin.on('error', () => undefined);
   await admin.connect();
-  // Copies of the bootstrap token's row under other hashes: 32 tokens of one principal.
+  // Copies of the bootstrap token's row under other hashes: 32 tokens of one principal, each on a
+  // machine of its own (a principal has one live token per machine, migration 0010).
   await admin.query('CREATE TEMP TABLE copied AS SELECT * FROM tokens WHERE token_hash = $1', [hashToken(token)]);
   for (const [i, other] of tokens.slice(1).entries()) {
-    await admin.query(`UPDATE copied SET id = $1, token_hash = $2`, [`tok_bench_${i}`, hashToken(other)]);
+    await admin.query(`UPDATE copied SET id = $1, token_hash = $2, machine = $3`, [`tok_bench_${i}`, hashToken(other), `bench-${i}`]);
     await admin.query('INSERT INTO tokens SELECT * FROM copied');
   }
   await admin.end();
