@@ -326,7 +326,7 @@ Node ${machine.node}; PostgreSQL ${machine.postgres}.
   closes one idle for 10 s, so a backend first seen in the window counts from zero and one that
   exits counts up to its last reading (the table says when one did).
 - Baton: \`node src/main.ts\` as bench/claims.ts starts it (pool ${DB_POOL_SIZE}, the bootstrap admin's token, lease
-  sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks, ${descriptionBytes() === 0 ? 'each with an empty description' : `each with a description of about ${descriptionBytes().toLocaleString('en-US')} bytes of made-up words (pg-boss's jobs carry as many bytes)`} (\`BENCH_DESCRIPTION_BYTES\`). Each agent claims
+  sweeper on), on a database migrated by Baton and seeded with ${JOBS.baton.toLocaleString('en-US')} todo tasks, ${describedTasks(descriptionBytes())} (\`BENCH_DESCRIPTION_BYTES\`). Each agent claims
   once (\`POST /api/v1/tasks/claim\`), then loops: \`POST /api/v1/leases/{id}/cycle {"summary": "done"}\` (hand in,
   in_progress → in_review, and claim the next) or, batched, \`POST /api/v1/leases/cycle\` with its ${BATCH} leases (hand in
   ${BATCH}, claim ${BATCH}), each with a fresh Idempotency-Key, over keep-alive HTTP from this process. A job is a task
@@ -341,6 +341,12 @@ Node ${machine.node}; PostgreSQL ${machine.postgres}.
   (appended in commit order), a lease row per claim, and an answer carrying the whole task with
   its next actions. A pg-boss job or a graphile-worker job is one row changed twice.
 `;
+}
+
+/** How the seeded tasks' descriptions read in PEERS.md. */
+function describedTasks(bytes: number): string {
+  if (bytes === 0) return 'each with an empty description';
+  return `each with a description of about ${bytes.toLocaleString('en-US')} bytes of made-up words (pg-boss's jobs carry as many bytes)`;
 }
 
 const pgBossVersion = await packageVersion('pg-boss');
