@@ -77,6 +77,7 @@ export const ERROR_CODES = [
   'query_too_complex',
   'internal',
   'unavailable',
+  'write_contention',
   'not_configured',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -485,6 +486,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     hint: 'The database did not answer; retry after `Retry-After` seconds, a write with the same Idempotency-Key.',
     docs: '/spec/errors.md',
   },
+  write_contention: {
+    status: 503,
+    title: 'The write kept colliding with concurrent writes',
+    retryable: true,
+    hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same Idempotency-Key after `Retry-After` seconds.',
+    docs: '/spec/errors.md',
+    headers: { 'retry-after': '1' },
+  },
   not_configured: {
     status: 503,
     title: 'Not configured on this server',
@@ -533,7 +542,19 @@ export function toBatonError(error: unknown): BatonError {
   if (isDatabaseUnavailable(error)) {
     return new BatonError('unavailable', 'The database did not answer in time, or the connection to it was lost.', { headers: { 'retry-after': '1' } });
   }
+  if (isTransactionConflict(error)) {
+    return new BatonError('write_contention', 'The database broke off this write three times to end a deadlock or serialization failure with concurrent writes; nothing was written.');
+  }
   return new BatonError('internal', 'The server failed while handling this request; nothing was written.');
+}
+
+/**
+ * The database rolled the whole transaction back to end a deadlock (SQLSTATE 40P01) or a
+ * serialization failure (40001): nothing of it was written, and running it again can succeed.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && (code === '40P01' || code === '40001');
 }
 
 /**

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
-import { BatonError, toBatonError, toProblem } from '../errors.ts';
+import { BatonError, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
@@ -75,16 +75,21 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
     return success(operation, output, false);
   }
   const key = requireKey(call.idempotencyKey);
-  // One retry covers the rare race where a duplicate commits between our key check and our insert.
   for (let attempt = 1; ; attempt++) {
     try {
       return await executeWrite(deps, operation, input, call, key);
     } catch (error) {
+      // One more run covers the rare race where a duplicate commits between our key check and our insert.
       if (error instanceof LostKeyRace && attempt < 2) continue;
+      // The database rolled the transaction back whole to end a deadlock: running it again is safe.
+      if (isTransactionConflict(error) && attempt < CONFLICT_RUNS) continue;
       throw reported(deps, operation, error, call.requestId);
     }
   }
 }
+
+/** How many times a write runs before a deadlock or serialization failure becomes `write_contention`. */
+const CONFLICT_RUNS = 3;
 
 class LostKeyRace extends Error {}
 
@@ -138,7 +143,7 @@ async function executeWrite(
     if (appended.length > 0) deps.onCommit?.(appended);
     return outcome;
   } catch (error) {
-    if (error instanceof LostKeyRace) throw error;
+    if (error instanceof LostKeyRace || isTransactionConflict(error)) throw error;
     const failure = uncertainIfUnavailable(reported(deps, operation, error, call.requestId), key);
     // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
     // failure is not remembered, so retrying with the same key can still succeed.

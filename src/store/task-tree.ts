@@ -14,6 +14,20 @@ export async function lockTaskTree(tx: Tx): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(25, 5)`.execute(tx);
 }
 
+/**
+ * Before a task is closed (done): the tree lock, if the task has live subtasks. Closing locks the
+ * open subtasks after the task, so two closes in one tree (or a close and a move) must take turns
+ * or they could lock the same rows in opposite orders. A leaf's close locks only its own row and
+ * takes no tree lock, so approvals of leaves never queue on each other. A subtask added after this
+ * check is still found by the close (its insert waits on the task's row lock, or the close reads
+ * it); at worst two closes then deadlock, and the database breaks one off, which the service runs
+ * again (src/service/execute.ts), this time with the lock.
+ */
+export async function lockTaskTreeForClose(tx: Tx, id: string): Promise<void> {
+  const { rows } = await sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM tasks WHERE parent_id = ${id} AND deleted_at IS NULL) AS found`.execute(tx);
+  if (rows[0]?.found) await lockTaskTree(tx);
+}
+
 /** The task and its ancestors, nearest first (the task itself first), live or deleted. */
 export async function ancestorIds(db: Kysely<DB>, id: string): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`

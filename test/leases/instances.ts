@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
@@ -229,4 +230,18 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined>, boundMs:
     if (Date.now() > deadline) throw new Error(`${what}: not within ${boundMs} ms`);
     await sleep(100);
   }
+}
+
+/** Waits until some session of `raw`'s database waits on a lock (a request queued behind a lock `raw` holds). */
+export async function untilWaitingOnLock(raw: pg.Client, what: string): Promise<void> {
+  await pollUntil(
+    async () => {
+      const { rows } = await raw.query<{ waiting: number }>(
+        "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      return (rows[0]?.waiting ?? 0) > 0 ? true : undefined;
+    },
+    10_000,
+    what,
+  );
 }

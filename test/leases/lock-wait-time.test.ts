@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, freshDatabase, type Principal, startTestServer, type TestServer } from '../harness.ts';
-import { pollUntil, testClock, WORKER_SCOPES } from './instances.ts';
+import { testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
 
 /*
  * Issue 22 item 6: lease times were taken at request start, so a claim or heartbeat that waited on
@@ -40,16 +40,7 @@ describe.skipIf(engine !== 'postgres')('a lease write that waited on a row lock'
       await raw.query('BEGIN');
       await raw.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [taskId]);
       const pending = send();
-      await pollUntil(
-        async () => {
-          const { rows } = await raw.query<{ waiting: number }>(
-            "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-          );
-          return (rows[0]?.waiting ?? 0) > 0 ? true : undefined;
-        },
-        10_000,
-        'the request waiting on the row lock',
-      );
+      await untilWaitingOnLock(raw, 'the request waiting on the row lock');
       clock.advance(waitMs);
       await raw.query('COMMIT');
       return await pending;

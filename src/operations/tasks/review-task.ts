@@ -10,7 +10,7 @@ import { shapeTask } from './task-view.ts';
 import { taskId, taskOutput } from './task-schema.ts';
 import { moveLease } from './update-task.ts';
 import { closeChildren } from './task-tree.ts';
-import { lockTaskTree } from '../../store/task-tree.ts';
+import { lockTaskTreeForClose } from '../../store/task-tree.ts';
 
 export const reviewTask = defineOperation({
   name: 'tasks_review',
@@ -34,8 +34,8 @@ export const reviewTask = defineOperation({
         extra: { errors: [{ pointer: '/comment', detail: 'required with decision request_changes', location: 'body' }] },
       });
     }
-    // An approval checks the subtasks: the tree lock first, as tasks_update takes it (update-task.ts).
-    if (input.decision === 'approve') await lockTaskTree(tx);
+    // An approval checks the subtasks: the tree lock first if it has any, as tasks_update takes it (update-task.ts).
+    if (input.decision === 'approve') await lockTaskTreeForClose(tx, input.id);
     const row = await lockLiveTask(tx, input.id);
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     if (row.status !== 'in_review') {

@@ -18,7 +18,7 @@ import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
-import { lockTaskTree } from '../../store/task-tree.ts';
+import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
 import type { Tx } from '../../store/connection.ts';
 
 const updateInput = z
@@ -53,9 +53,10 @@ export const updateTask = defineOperation({
   output: taskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
-    // A move in the tree, or a move to done (which may cancel subtasks), takes the tree lock before
-    // any task row: two such writes locking each other's rows in opposite orders would deadlock.
-    if (input.parent_id || input.status === 'done') await lockTaskTree(tx);
+    // A move in the tree, or a move to done of a task with subtasks (which locks them), takes the
+    // tree lock before any task row: two such writes locking each other's rows in opposite orders would deadlock.
+    if (input.parent_id) await lockTaskTree(tx);
+    else if (input.status === 'done') await lockTaskTreeForClose(tx, input.id);
     const row = await lockTask(tx, input.id);
     if (!row) throw taskNotFound(input.id);
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
