@@ -51,6 +51,7 @@ describe('an agent deleting a task', () => {
       input: { id: task.id },
       target: { id: task.id, version: task.version },
       requested_by: { id: agent.id, kind: 'agent' },
+      requested_machine: 'cleaner-box',
       decided_by: null,
       result: null,
     });

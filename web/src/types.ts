@@ -72,6 +72,7 @@ export interface Approval {
   input: Record<string, unknown>;
   target: { id: string; version: number } | null;
   requested_by: Actor;
+  requested_machine: string;
   decided_by: Actor | null;
   decided_at: string | null;
   reason: string | null;

@@ -5,7 +5,7 @@ import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.ts
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents, useSession } from '../session.ts';
-import type { Agent, Approval, BatonEvent, Task } from '../types.ts';
+import type { Agent, Approval, Task } from '../types.ts';
 
 /** The resource an approval acts on, read now: a task, a webhook or a principal (by id prefix). */
 type Target = { kind: 'task'; value: Task } | { kind: 'webhook'; value: { id: string; url: string; event_types: string[] | null } & Record<string, unknown> } | { kind: 'agent'; value: Agent };
@@ -18,16 +18,14 @@ interface TargetState {
   /** Why the target could not be read (other than being gone), with a way to read it again. */
   problem: Problem | null;
   retry: () => void;
-  machine: string | null;
 }
 
-/** The target as it is now (null while loading or when it is gone) and the machine the request came from. */
+/** The target as it is now (null while loading or when it is gone). */
 function useContextOf(approval: Approval): TargetState {
   const [target, setTarget] = useState<Target | null>(null);
   const [gone, setGone] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [attempt, setAttempt] = useState(0);
-  const [machine, setMachine] = useState<string | null>(null);
   const id = approval.target?.id ?? (typeof approval.input.id === 'string' ? approval.input.id : null);
   useEffect(() => {
     const route = id ? TARGET_PATH[id.slice(0, 4)] : undefined;
@@ -41,16 +39,12 @@ function useContextOf(approval: Approval): TargetState {
         },
       );
     }
-    get<Page<BatonEvent>>(`/events?subject=${approval.id}&types=approval.requested&view=full&limit=1`).then(
-      (page) => setMachine(page.data[0]?.machine ?? null),
-      () => undefined,
-    );
   }, [approval.id, id, attempt]);
   const retry = () => {
     setProblem(null);
     setAttempt((n) => n + 1);
   };
-  return { target, gone, problem, retry, machine };
+  return { target, gone, problem, retry };
 }
 
 const show = (value: unknown) =>
@@ -143,7 +137,6 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
   const inputs = Object.entries(approval.input);
   const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
   const context = useContextOf(approval);
-  const { machine } = context;
   return (
     <article class="card approval" aria-labelledby={`${approval.id}-title`} data-approval-id={approval.id}>
       <header class="approval-head">
@@ -152,7 +145,8 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
         </h2>
         <span class="muted small" data-testid="requested">
           requested {ago(approval.created_at, now)} by <ActorChip actor={approval.requested_by} />
-          {machine && <> from machine <strong>{machine}</strong></>}
+          {' '}
+          from machine <strong>{approval.requested_machine}</strong>
         </span>
       </header>
       {summary && <p>{summary}</p>}
