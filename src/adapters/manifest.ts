@@ -52,7 +52,7 @@ export function buildCompactManifest(service: Service, principal: Principal) {
       next_actions: 'Answers carry next_actions: send method to href with headers and body as given (the Idempotency-Key in them is fresh, made for that action).',
       idempotency: 'Every write needs an Idempotency-Key: a fresh unique value (a UUID) per write; resend it only to retry.',
       concurrency: 'Send the ETag you read as If-Match; a mismatch is 409 conflict_version.',
-      leases: 'A claim gives a lease: heartbeat within heartbeat_interval_s; send lease_epoch on task writes.',
+      leases: 'A claim gives a lease: heartbeat within heartbeat_interval_s; send lease_epoch on task writes. Task after task: leases_cycle hands in and claims the next in one call.',
       errors: 'application/problem+json: branch on code; hint says what to do; retryable says whether to retry.',
     },
     operations: Object.fromEntries(allowed.filter(isCallable).map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),

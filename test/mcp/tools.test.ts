@@ -43,6 +43,14 @@ describe('tools/list', () => {
     expect(manifest.mcp.url).toBe('http://baton.test/mcp');
   });
 
+  it('has instructions that name the start and the one-call cycle, each a listed tool', async () => {
+    const named = [...(modern.getInstructions() ?? '').matchAll(/`([a-z]+_[a-z_]+)`/g)].map((m) => m[1]);
+    expect(named).toEqual(expect.arrayContaining(['tasks_claim_next', 'leases_cycle']));
+    // Every other name in backticks is a member an agent sends or reads.
+    const known = new Set([...(await modern.listTools()).tools.map((tool) => tool.name), 'next_actions', 'idempotency_key', 'expected_version']);
+    expect(named.filter((name) => !known.has(name ?? ''))).toEqual([]);
+  });
+
   it('lists a tool outside the caller\'s allowlist as disallowed instead of hiding it', async () => {
     const agent = await t.addPrincipal({ kind: 'agent', allowlist: ['whoami', 'tasks_get'] });
     const client = await connectV2(baseUrl, agent.token, 'modern');

@@ -8,7 +8,7 @@ import { BATON_VERSION } from '../../version.ts';
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
 export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
 
-const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
+const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
 
 /**
  * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
