@@ -41,6 +41,13 @@ const claim = async (id: string) => {
 const fail = (lease: string, reason = 'the tests do not pass') => t.request('POST', `/api/v1/leases/${lease}/release`, { body: { outcome: 'failed', reason }, token: agent.token });
 const sweep = () => t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
 
+/** The list items (default view) of the tasks carrying `label`. */
+async function listed(label: string): Promise<Record<string, unknown>[]> {
+  const res = await t.request('GET', `/api/v1/tasks?labels=${label}`);
+  expect(res.status, res.body).toBe(200);
+  return res.json<{ data: Record<string, unknown>[] }>().data;
+}
+
 describe('failed attempts', () => {
   it('a release with outcome failed needs a reason (400 naming it), and a plain release counts nothing', async () => {
     const task = await createTask(t, { labels: ['plain'] });
@@ -53,6 +60,7 @@ describe('failed attempts', () => {
 
   it('counts the attempt and backs off: not claimable until not_before, and an empty queue says when', async () => {
     const task = await createTask(t, { labels: ['backoff'] });
+    expect((await listed('backoff'))[0]).not.toHaveProperty('attempts');
     const held = await claim(task.id);
     const res = await fail(held.lease.id);
     expect(res.status, res.body).toBe(200);
@@ -61,6 +69,10 @@ describe('failed attempts', () => {
     expect(after).toMatchObject({ status: 'todo', attempts: 1, blocked_reason: null, failures: [{ kind: 'failed', reason: 'the tests do not pass' }] });
     expect(Date.parse(after.not_before ?? '')).toBe(failedAt + 30_000);
     expect((await eventsOf(t, task.id)).map((e) => e.type).slice(-3)).toEqual(['lease.released', 'task.attempt_failed', 'task.status_changed']);
+    // A list item (the board's view) says so too: the count and the back-off, only where there was a failure.
+    const [item] = await listed('backoff');
+    expect(item).toMatchObject({ id: task.id, attempts: 1, max_attempts: after.max_attempts, not_before: after.not_before });
+    expect(item).not.toHaveProperty('blocked_reason');
 
     const refused = expectProblem(await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: agent.token }), 409, 'backoff_pending');
     expect(refused.not_before).toBe(after.not_before);
@@ -90,6 +102,9 @@ describe('failed attempts', () => {
     const dead = await full(task.id);
     expect(dead).toMatchObject({ status: 'blocked', attempts: 2, blocked_reason: 'attempts_exhausted', not_before: null });
     expect(dead.failures.map((f) => f.kind)).toEqual(['expired', 'failed']);
+    const [item] = await listed('doomed');
+    expect(item).toMatchObject({ id: task.id, attempts: 2, max_attempts: 2, blocked_reason: 'attempts_exhausted' });
+    expect(item).not.toHaveProperty('not_before');
     expect((await eventsOf(t, task.id)).map((e) => e.type).slice(-2)).toEqual(['task.status_changed', 'task.dead_lettered']);
     const view = (await t.request('GET', '/api/v1/tasks?blocked_reason=attempts_exhausted')).json<{ data: { id: string }[] }>();
     expect(view.data.map((x) => x.id)).toContain(task.id);

@@ -77,6 +77,25 @@ describe('working together in the web app', () => {
     expect(task).toMatchObject({ status: 'todo', attempts: 0, blocked_reason: null });
   });
 
+  it('shows failed attempts and the back-off on board cards, live', async () => {
+    await page.goto(h.base);
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    const failOnce = async (title: string, maxAttempts: number) => {
+      const id = (await asAgent('POST', '/api/v1/tasks', { title, max_attempts: maxAttempts })).id as string;
+      const claim = await asAgent('POST', `/api/v1/tasks/${id}/claim`, {});
+      await asAgent('POST', `/api/v1/leases/${(claim.lease as { id: string }).id}/release`, { outcome: 'failed', reason: 'The runner ran out of disk.' });
+      return { id, line: page.locator(`.task-card[data-task-id="${id}"] [data-testid="attempts"]`) };
+    };
+    const retried = await failOnce('Rebuild the search index', 3);
+    await retried.line.waitFor(WAIT);
+    expect(await retried.line.textContent()).toMatch(/^1 failed attempt of 3 · claimable in \d+s$/);
+    const exhausted = await failOnce('Rotate the signing key', 1);
+    await exhausted.line.waitFor(WAIT);
+    expect(await exhausted.line.textContent()).toBe('Out of attempts (1 failed)');
+    // Out of the dead-letter again, for the next test's empty page.
+    expect((await h.t.request('POST', `/api/v1/tasks/${exhausted.id}/requeue`)).status).toBe(200);
+  });
+
   it('lists dead letters on their own page, live, and requeues one from there', async () => {
     await page.goto(`${h.base}/dead-letter`);
     await page.getByText('No dead letters').waitFor(WAIT);

@@ -53,6 +53,10 @@ export interface Task {
   due_at?: string | null;
   overdue?: boolean;
   not_before?: string | null;
+  /** Failed attempts (spec/collaboration.md#attempts-and-the-dead-letter): on list items only once one failed. */
+  attempts?: number;
+  max_attempts?: number | null;
+  blocked_reason?: string | null;
 }
 
 export interface BatonEvent {

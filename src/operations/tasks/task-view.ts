@@ -91,6 +91,12 @@ export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
   if (row.parent_id !== null) shaped.parent_id = row.parent_id;
   if (row.due_at !== null) shaped.due_at = row.due_at.toISOString();
   if (isOverdue(row, now)) shaped.overdue = true;
+  if (row.attempts > 0) {
+    shaped.attempts = row.attempts;
+    shaped.max_attempts = row.max_attempts;
+  }
+  if (row.not_before !== null) shaped.not_before = row.not_before.toISOString();
+  if (row.blocked_reason !== null) shaped.blocked_reason = row.blocked_reason;
   return shaped;
 }
 
@@ -130,10 +136,16 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
   // Compact views name a tombstone as such; a live task does not carry the null.
   const shaped = project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS, TASK_CORE);
   if (list) {
-    // The tree and the schedule, only where set: most tasks have neither, and pages stay lean.
+    // The tree, the schedule and failed attempts, only where set: most tasks have none, and pages stay lean.
     if (task.parent_id !== null) shaped.parent_id = task.parent_id;
     if (task.due_at !== null) shaped.due_at = task.due_at;
     if (task.overdue) shaped.overdue = true;
+    if (task.attempts > 0) {
+      shaped.attempts = task.attempts;
+      shaped.max_attempts = task.max_attempts;
+    }
+    if (task.not_before !== null) shaped.not_before = task.not_before;
+    if (task.blocked_reason !== null) shaped.blocked_reason = task.blocked_reason;
   }
   return shaped;
 }

@@ -39,6 +39,24 @@ export function MoveSelect({ task, onMove, disabled }: { task: Task; onMove: (to
   );
 }
 
+/** Failed attempts and when the task may be claimed again, on cards that have either (a list item carries them only then). */
+function AttemptsLine({ task, now }: { task: Task; now: number }) {
+  const failed = task.attempts ?? 0;
+  const exhausted = task.blocked_reason === 'attempts_exhausted';
+  const waits = task.status === 'todo' && task.not_before && Date.parse(task.not_before) > now ? task.not_before : null;
+  const parts = [
+    failed === 0 ? null : exhausted ? `Out of attempts (${failed} failed)` : `${failed} failed attempt${failed > 1 ? 's' : ''}${task.max_attempts ? ` of ${task.max_attempts}` : ''}`,
+    waits ? `claimable in ${timeLeft(waits, now).replace(/ left$/, '')}` : null,
+  ].filter((part) => part !== null);
+  if (parts.length === 0) return null;
+  const text = parts.join(' · ');
+  return (
+    <p class={exhausted ? 'attempts attempts-exhausted' : 'attempts'} data-testid="attempts">
+      {text.charAt(0).toUpperCase() + text.slice(1)}
+    </p>
+  );
+}
+
 /** A board card: draggable to another column, or moved from its "Move to…" menu; `selected` is the `j`/`k` selection. */
 export function TaskCard({ task, now, busy, selected, onMove }: { task: Task; now: number; busy: boolean; selected: boolean; onMove: (to: Status) => void }) {
   return (
@@ -72,6 +90,7 @@ export function TaskCard({ task, now, busy, selected, onMove }: { task: Task; no
         </p>
       )}
       {task.waiting_on.length > 0 && <p class="waiting">Waiting on {task.waiting_on.length} task{task.waiting_on.length > 1 ? 's' : ''}</p>}
+      <AttemptsLine task={task} now={now} />
       <MoveMenu task={task} onMove={onMove} disabled={busy} />
     </article>
   );
