@@ -117,7 +117,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const clock = options.clock ?? systemClock;
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
-  const log = options.logger ?? { error: () => undefined };
+  const log = options.logger ?? { error: () => undefined, warn: () => undefined };
   const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;

@@ -7,7 +7,7 @@ import type { Clock } from '../src/clock.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { SCOPES, type PrincipalKind, type Scope } from '../src/domain/scopes.ts';
 import { createIds } from '../src/ids.ts';
-import { createServer, type Server } from '../src/server.ts';
+import { createServer, type Server, type ServerOptions } from '../src/server.ts';
 import { insertAgent } from '../src/store/agents.ts';
 import { type Database, openPglite, openPostgres, type QueryListener } from '../src/store/database.ts';
 import { insertToken } from '../src/store/tokens.ts';
@@ -91,9 +91,9 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock; logger?: ServerOptions['logger'] } = {}): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase(options.onQuery)).database;
-  const server = await createServer(testConfig(overrides), { database, ...(options.clock ? { clock: options.clock } : {}) });
+  const server = await createServer(testConfig(overrides), { database, ...(options.clock ? { clock: options.clock } : {}), ...(options.logger ? { logger: options.logger } : {}) });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
   const ids = createIds();

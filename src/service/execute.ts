@@ -29,8 +29,8 @@ export interface ExecuteDeps {
   readonly operations: readonly Operation[];
   /** Absolute base for problem `type` and `docs_url`. */
   readonly baseUrl: string;
-  /** Where unexpected failures are reported before they become an `internal` problem. */
-  readonly log: { error(details: object, message: string): void };
+  /** Where unexpected failures are reported before they become an `internal` problem, and writes run again. */
+  readonly log: { error(details: object, message: string): void; warn(details: object, message: string): void };
   /** Told, once a write has committed on this instance, the events it appended. */
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
 }
@@ -82,7 +82,11 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
       // One more run covers the rare race where a duplicate commits between our key check and our insert.
       if (error instanceof LostKeyRace && attempt < 2) continue;
       // The database rolled the transaction back whole to end a deadlock: running it again is safe.
-      if (isTransactionConflict(error) && attempt < CONFLICT_RUNS) continue;
+      if (isTransactionConflict(error) && attempt < CONFLICT_RUNS) {
+        const sqlstate = (error as { code?: unknown }).code;
+        deps.log.warn({ operation: operation.name, request_id: call.requestId, sqlstate, attempt }, 'write broken off by the database (deadlock or serialization failure); running it again');
+        continue;
+      }
       throw reported(deps, operation, error, call.requestId);
     }
   }

@@ -16,6 +16,7 @@ import { executeBatch } from './execute-batch.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
+  warn(details: object, message: string): void;
 }
 
 /** The one service layer every interface calls. It owns the database; adapters never see it. */

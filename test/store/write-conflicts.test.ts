@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, freshDatabase, startTestServer, type TestServer } from '../harness.ts';
 import { type EventBody, taskEvents, untilWaitingOnLock } from '../leases/instances.ts';
@@ -10,9 +12,17 @@ import { type EventBody, taskEvents, untilWaitingOnLock } from '../leases/instan
 describe.skipIf(engine !== 'postgres')('writes meeting other writes on locks', () => {
   let t: TestServer;
   let raw: pg.Client;
+  /** The server's log lines at warn and above. */
+  const warned: Record<string, unknown>[] = [];
   beforeAll(async () => {
     const fresh = await freshDatabase();
-    t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { database: fresh.database });
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) warned.push(JSON.parse(line) as Record<string, unknown>);
+        done();
+      },
+    });
+    t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { database: fresh.database, logger: pino({ level: 'warn' }, sink) });
     raw = new pg.Client({ connectionString: fresh.url ?? '' });
     await raw.connect();
   });
@@ -48,6 +58,8 @@ describe.skipIf(engine !== 'postgres')('writes meeting other writes on locks', (
     await raw.query('COMMIT');
     const res = await move;
     expect(res.status, res.body).toBe(200);
+    // The operator sees the retry: one warning, with the request's id.
+    expect(warned).toEqual([expect.objectContaining({ level: 40, operation: 'tasks_update', sqlstate: '40P01', attempt: 1, request_id: res.headers['x-request-id'] })]);
     const updates = (await taskEvents(t, child)).filter((e: EventBody) => e.type === 'task.updated');
     expect(updates.map((e) => e.data.changes)).toEqual([{ parent_id: { from: null, to: parent } }]);
   });
