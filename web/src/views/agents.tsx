@@ -83,7 +83,7 @@ export function Agents() {
             <tbody>
               {agents.map((a) => (
                 <tr key={a.id}>
-                  <td>
+                  <td class="nowrap">
                     <a href={`/agents/${a.id}`}>{a.name}</a>
                   </td>
                   <td>
