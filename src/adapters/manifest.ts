@@ -91,6 +91,11 @@ export function buildManifest(service: Service, principal: Principal | undefined
       headers: ['RateLimit-Policy', 'RateLimit'],
       exceeded: '429 rate_limited with Retry-After',
     },
+    attempts: {
+      default_max_attempts: service.config.maxAttempts,
+      backoff_s: service.config.retryBackoffS,
+      rule: 'A failed attempt (a release with outcome failed, a lapsed lease) waits out the next back-off before the task may be claimed again; after max_attempts (the task\'s own, else default_max_attempts) it leaves the queue: blocked, blocked_reason attempts_exhausted.',
+    },
     approvals: 'Operations whose approval is destructive or outward return 202 with a pending approval unless the caller is a human with approvals:decide; such a human approves (it runs then, once, as the requester) or denies.',
     conventions: {
       idempotency: 'Every write needs an Idempotency-Key header (≤ 255 chars), remembered 24 h per principal; a retry returns the original response with Idempotency-Replayed: true.',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/domain/scopes.ts';
 import { ERROR_CODES, ERRORS } from '../../src/errors.ts';
 import { operations } from '../../src/operations/index.ts';
-import { startTestServer, type TestServer } from '../harness.ts';
+import { startTestServer, testConfig, type TestServer } from '../harness.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -23,6 +23,7 @@ interface Manifest {
   version: string;
   auth: { scopes: string[] };
   rate_limits: unknown;
+  attempts: { default_max_attempts: number; backoff_s: number[] };
   entities: { name: string }[];
   operations: ManifestOperation[];
   links: { openapi: string };
@@ -32,7 +33,7 @@ interface Manifest {
 const contentType = (headers: Record<string, unknown>) => String(headers['content-type']);
 
 describe('GET /api/v1 (the capability manifest)', () => {
-  it('answers without a token, with version, auth, rate limits, entities and the OpenAPI link', async () => {
+  it('answers without a token, with version, auth, rate limits, the attempts policy, entities and the OpenAPI link', async () => {
     const res = await t.request('GET', '/api/v1', { token: null });
     expect(res.status).toBe(200);
     expect(contentType(res.headers)).toMatch(/^application\/json/);
@@ -40,6 +41,9 @@ describe('GET /api/v1 (the capability manifest)', () => {
     expect(manifest.version).toBe('v1');
     expect(manifest.auth.scopes).toEqual([...SCOPES]);
     expect(manifest.rate_limits).toBeTypeOf('object');
+    // The server's defaults (BATON_MAX_ATTEMPTS, BATON_RETRY_BACKOFF_S): what a task with max_attempts null gets.
+    const { maxAttempts, retryBackoffS } = testConfig();
+    expect(manifest.attempts).toMatchObject({ default_max_attempts: maxAttempts, backoff_s: [...retryBackoffS] });
     expect(manifest.entities.map((e) => e.name)).toContain('Task');
     expect(manifest.you).toBeUndefined();
     const openapi = await t.request('GET', manifest.links.openapi, { token: null });

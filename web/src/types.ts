@@ -119,5 +119,6 @@ export interface Whoami {
 
 export interface Manifest {
   auth: { scopes: string[] };
+  attempts: { default_max_attempts: number; backoff_s: number[] };
   operations: { name: string; summary: string; method: string; path: string }[];
 }

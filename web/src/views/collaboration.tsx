@@ -216,6 +216,7 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
 /** Failed attempts, the back-off, and for a dead-lettered task the one action that puts it back in the queue. */
 export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
   const action = useAction();
+  const { manifest } = useSession();
   const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
@@ -231,7 +232,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
       {task.blocked_reason === 'attempts_exhausted' && <p class="dead-letter">Dead letter: every attempt failed, so the task left the queue.</p>}
       <p>
         {task.attempts ?? 0} failed attempt{task.attempts === 1 ? '' : 's'}
-        {task.max_attempts ? ` of ${task.max_attempts}` : ''}
+        {` of ${task.max_attempts ?? manifest.attempts.default_max_attempts}`}
         {task.not_before && Date.parse(task.not_before) > Date.now() ? `; claimable again ${exact(task.not_before)}` : ''}
       </p>
       {task.failures && task.failures.length > 0 && (

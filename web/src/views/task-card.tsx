@@ -1,6 +1,7 @@
 import { ActorChip, Labels, PriorityBadge } from '../components.tsx';
 import { STATUS_LABEL, timeLeft } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
+import { useSession } from '../session.ts';
 import { MoveMenu } from './move-menu.tsx';
 
 /** Every other status: the legal moves first, the rest marked (trying one explains why not). */
@@ -41,11 +42,13 @@ export function MoveSelect({ task, onMove, disabled }: { task: Task; onMove: (to
 
 /** Failed attempts and when the task may be claimed again, on cards that have either (a list item carries them only then). */
 function AttemptsLine({ task, now }: { task: Task; now: number }) {
+  const { manifest } = useSession();
   const failed = task.attempts ?? 0;
+  const limit = task.max_attempts ?? manifest.attempts.default_max_attempts;
   const exhausted = task.blocked_reason === 'attempts_exhausted';
   const waits = task.status === 'todo' && task.not_before && Date.parse(task.not_before) > now ? task.not_before : null;
   const parts = [
-    failed === 0 ? null : exhausted ? `Out of attempts (${failed} failed)` : `${failed} failed attempt${failed > 1 ? 's' : ''}${task.max_attempts ? ` of ${task.max_attempts}` : ''}`,
+    failed === 0 ? null : exhausted ? `Out of attempts (${failed} failed)` : `${failed} failed attempt${failed > 1 ? 's' : ''} of ${limit}`,
     waits ? `claimable in ${timeLeft(waits, now).replace(/ left$/, '')}` : null,
   ].filter((part) => part !== null);
   if (parts.length === 0) return null;
