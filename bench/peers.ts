@@ -140,7 +140,8 @@ async function pgBoss(url: string, loops: number, batch: number): Promise<Runnin
   await boss.createQueue(QUEUE);
   const total = JOBS['pg-boss'];
   // The job carries as much text as a seeded Baton task's description (BENCH_DESCRIPTION_BYTES).
-  const description = randomBytes(Math.ceil(descriptionBytes() / 2)).toString('hex').slice(0, descriptionBytes());
+  const bytes = descriptionBytes();
+  const description = randomBytes(Math.ceil(bytes / 2)).toString('hex').slice(0, bytes);
   for (let queued = 0; queued < total; queued += 10_000) {
     await boss.insert(QUEUE, Array.from({ length: Math.min(10_000, total - queued) }, (_, i) => ({ data: { n: queued + i, description } })));
   }

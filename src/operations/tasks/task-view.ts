@@ -88,16 +88,31 @@ export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
     updated_at: row.updated_at.toISOString(),
   };
   if (row.deleted_at) shaped.deleted_at = row.deleted_at.toISOString();
-  if (row.parent_id !== null) shaped.parent_id = row.parent_id;
-  if (row.due_at !== null) shaped.due_at = row.due_at.toISOString();
-  if (isOverdue(row, now)) shaped.overdue = true;
-  if (row.attempts > 0) {
-    shaped.attempts = row.attempts;
-    shaped.max_attempts = row.max_attempts;
-  }
-  if (row.not_before !== null) shaped.not_before = row.not_before.toISOString();
-  if (row.blocked_reason !== null) shaped.blocked_reason = row.blocked_reason;
+  addWhereSet(shaped, {
+    parent_id: row.parent_id,
+    due_at: row.due_at?.toISOString() ?? null,
+    overdue: isOverdue(row, now),
+    attempts: row.attempts,
+    max_attempts: row.max_attempts,
+    not_before: row.not_before?.toISOString() ?? null,
+    blocked_reason: row.blocked_reason,
+  });
   return shaped;
+}
+
+/** The members a list item carries only where set: the tree, the schedule and failed attempts (most tasks have none, and pages stay lean). */
+type WhereSet = Pick<Task, 'parent_id' | 'due_at' | 'overdue' | 'attempts' | 'max_attempts' | 'not_before' | 'blocked_reason'>;
+
+function addWhereSet(shaped: TaskShape, task: WhereSet): void {
+  if (task.parent_id !== null) shaped.parent_id = task.parent_id;
+  if (task.due_at !== null) shaped.due_at = task.due_at;
+  if (task.overdue) shaped.overdue = true;
+  if (task.attempts > 0) {
+    shaped.attempts = task.attempts;
+    shaped.max_attempts = task.max_attempts;
+  }
+  if (task.not_before !== null) shaped.not_before = task.not_before;
+  if (task.blocked_reason !== null) shaped.blocked_reason = task.blocked_reason;
 }
 
 /** The fields both compact shapes open with, in `toTask`'s order. */
@@ -135,18 +150,7 @@ export function shapeTask(row: TaskRow, actor: Principal, projection: Projection
   if (projection.view === 'full') return task;
   // Compact views name a tombstone as such; a live task does not carry the null.
   const shaped = project(task, task.deleted_at ? (list ? LIST_COMPACT_TOMBSTONE : COMPACT_TOMBSTONE) : list ? LIST_COMPACT_FIELDS : COMPACT_FIELDS, TASK_CORE);
-  if (list) {
-    // The tree, the schedule and failed attempts, only where set: most tasks have none, and pages stay lean.
-    if (task.parent_id !== null) shaped.parent_id = task.parent_id;
-    if (task.due_at !== null) shaped.due_at = task.due_at;
-    if (task.overdue) shaped.overdue = true;
-    if (task.attempts > 0) {
-      shaped.attempts = task.attempts;
-      shaped.max_attempts = task.max_attempts;
-    }
-    if (task.not_before !== null) shaped.not_before = task.not_before;
-    if (task.blocked_reason !== null) shaped.blocked_reason = task.blocked_reason;
-  }
+  if (list) addWhereSet(shaped, task);
   return shaped;
 }
 
