@@ -88,6 +88,7 @@ describe('the board by keyboard and at scale, in Chromium', () => {
 
     // Blocked → Done is not allowed: the server's problem is shown and the card stays.
     await page.keyboard.press('m');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest('[role=group]')?.getAttribute('aria-label')), WAIT).toBe('Move “Patch the login redirect” to');
     await options.getByRole('button', { name: 'Done' }).focus();
     await page.keyboard.press('Enter');
     const notice = page.getByRole('alert');

@@ -90,7 +90,7 @@ describe('working together in the web app', () => {
     // No max_attempts of its own: the server's default (3), from the manifest.
     const retried = await failOnce('Rebuild the search index');
     await retried.line.waitFor(WAIT);
-    expect(await retried.line.textContent()).toMatch(/^1 failed attempt of 3 · claimable in (10m 00s|9m \d\ds)$/);
+    expect(await retried.line.textContent()).toMatch(/^1 failed attempt of 3 · claimable in (10m 0\ds|9m \d\ds)$/);
     const exhausted = await failOnce('Rotate the signing key', 1);
     await exhausted.line.waitFor(WAIT);
     expect(await exhausted.line.textContent()).toBe('Out of attempts (1 failed)');

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { STATUS_LABEL } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 
@@ -14,7 +14,8 @@ export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: 
   const list = useRef<HTMLDivElement>(null);
   const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
   const id = `move-${task.id}`;
-  useEffect(() => {
+  // In the same commit as the list appears (not after paint), so a key pressed at once lands on the list's first target.
+  useLayoutEffect(() => {
     if (open) list.current?.querySelector('button')?.focus();
   }, [open]);
   const close = () => {
