@@ -46,7 +46,7 @@ export async function appendEvents(tx: Tx, events: readonly NewEventRow[]): Prom
 }
 
 /**
- * The same append as common table expressions (`append_lock`, `wake`, `appended`), for a write's
+ * The same append as common table expressions (`wake`, `mine`, `appended`), for a write's
  * last statement to carry along, saving a round trip: `WITH ${APPENDING}, … `. It takes the
  * statement's first two parameters, `appendParameters(events)`.
  */
