@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { TASK_STATUSES } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
 import { RequestMetrics } from './request-metrics.ts';
@@ -23,6 +23,17 @@ export function registerMetrics(app: FastifyInstance, service: Service): void {
     registers: [registry],
   });
   const heldBackS = new Gauge({ name: 'baton_events_held_back_seconds', help: 'How long the oldest held-back event has waited (0 when none is).', registers: [registry] });
+  new Counter({
+    name: 'baton_write_reruns_total',
+    help: 'Writes this instance ran again because PostgreSQL broke them off (deadlock or serialization failure), by operation. Past 3 runs the caller gets 503 write_contention.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    // The service counts; a scrape copies its totals.
+    collect() {
+      this.reset();
+      for (const [operation, n] of service.writeReruns()) this.inc({ operation }, n);
+    },
+  });
 
   app.addHook('onResponse', (request, reply, done) => {
     requests.record(request.operationName ?? request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);

@@ -33,6 +33,8 @@ export interface ExecuteDeps {
   readonly log: { error(details: object, message: string): void; warn(details: object, message: string): void };
   /** Told, once a write has committed on this instance, the events it appended. */
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
+  /** Writes this instance ran again after the database broke them off, by operation (read by /metrics). */
+  readonly reruns?: Map<string, number>;
 }
 
 /** How one interface presents a call: who, and the write-safety headers or arguments. */
@@ -85,6 +87,7 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
       if (isTransactionConflict(error) && attempt < CONFLICT_RUNS) {
         const sqlstate = (error as { code?: unknown }).code;
         deps.log.warn({ operation: operation.name, request_id: call.requestId, sqlstate, attempt }, 'write broken off by the database (deadlock or serialization failure); running it again');
+        deps.reruns?.set(operation.name, (deps.reruns.get(operation.name) ?? 0) + 1);
         continue;
       }
       throw reported(deps, operation, error, call.requestId);

@@ -43,6 +43,8 @@ export interface Service {
   checkReady(): Promise<void>;
   /** Aggregate counts for /metrics. */
   stats(): Promise<StoreStats>;
+  /** Writes this instance ran again since it started because the database broke them off (deadlock, serialization failure), by operation. */
+  writeReruns(): ReadonlyMap<string, number>;
   /** Applies a provider event whose signature the caller verified, once per provider event id. */
   receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
 }
@@ -66,7 +68,8 @@ export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
   const baseUrl = config.publicUrl;
   const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>() };
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, baseUrl, log: deps.log, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const reruns = new Map<string, number>();
+  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, baseUrl, log: deps.log, reruns, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,
@@ -87,5 +90,6 @@ export function createService(deps: ServiceDeps): Service {
       if (!ready) throw new BatonError('unavailable', `The ${database.engine} database did not answer within ${READY_TIMEOUT_MS / 1000} s.`, { headers: { 'retry-after': '5' } });
     },
     stats: () => readStats(database.db, clock.now()),
+    writeReruns: () => reruns,
   };
 }

@@ -34,6 +34,9 @@ describe('GET /metrics', () => {
     expect(sample(res.body, 'baton_approvals_pending')).toBe(0);
     expect(res.body).toContain('baton_events_held_back ');
     expect(res.body).toContain('baton_events_held_back_seconds ');
+    // No write ran again here; the counter is served (without samples) all the same.
+    expect(res.body).toContain('# TYPE baton_write_reruns_total counter');
+    expect(res.body).not.toContain('baton_write_reruns_total{');
     expect(res.body).toContain('baton_http_request_duration_seconds_bucket');
     expect(res.body).toContain('baton_process_cpu_seconds_total');
   });

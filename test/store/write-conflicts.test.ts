@@ -61,6 +61,8 @@ describe.skipIf(engine !== 'postgres')('writes meeting other writes on locks', (
     expect(res.status, res.body).toBe(200);
     // The operator sees the retry: one warning, with the request's id.
     expect(warned).toEqual([expect.objectContaining({ level: 40, operation: 'tasks_update', sqlstate: '40P01', attempt: 1, request_id: res.headers['x-request-id'] })]);
+    // …and can alert on it: /metrics counts the rerun by operation.
+    expect((await t.request('GET', '/metrics')).body).toContain('baton_write_reruns_total{operation="tasks_update"} 1\n');
     const updates = (await taskEvents(t, child)).filter((e: EventBody) => e.type === 'task.updated');
     expect(updates.map((e) => e.data.changes)).toEqual([{ parent_id: { from: null, to: parent } }]);
   });
