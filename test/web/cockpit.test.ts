@@ -71,6 +71,29 @@ describe('the web app as a cockpit, in Chromium', () => {
     expect(created?.description).toContain('- **back up** first');
   });
 
+  it('says in the timeline what an edit changed: labels added and removed, priority by name, a long description behind a disclosure', async () => {
+    const task = await api('POST', '/api/v1/tasks', { title: 'Tune the retry policy', labels: ['api'], description: 'Short.' });
+    const prompt = `Retry idempotent calls only.\n\n${'Back off exponentially, with jitter. '.repeat(8)}`;
+    await api('PATCH', `/api/v1/tasks/${task.id}`, { labels: ['api', 'billing'] });
+    await api('PATCH', `/api/v1/tasks/${task.id}`, { labels: ['billing'], priority: 'urgent', description: prompt, title: 'Tune the retry policy (v2)' }, agent.token);
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const timeline = page.getByRole('list', { name: 'Event timeline' });
+    const summary = timeline.locator('summary', { hasText: 'edited the description' });
+    await summary.waitFor(WAIT);
+    const lines = await timeline.locator('p.event-change, details.event-change > summary').allTextContents();
+    // The first edit's one line, then the second's (in the server's order of fields).
+    expect(lines[0]).toBe('labels: added “billing”');
+    expect(lines.slice(1).sort()).toEqual(
+      ['labels: removed “api”', 'priority: “normal” → “urgent”', 'title: “Tune the retry policy” → “Tune the retry policy (v2)”', `edited the description (6 → ${prompt.length.toLocaleString('en')} characters)`].sort(),
+    );
+    // The texts themselves only on request, whole.
+    const after = timeline.locator('pre[data-side="after"]');
+    expect(await after.isVisible()).toBe(false);
+    await summary.click();
+    expect(await after.textContent()).toBe(prompt);
+    expect(await timeline.locator('pre[data-side="before"]').textContent()).toBe('Short.');
+  });
+
   it('edits a task inline; a conflicting change keeps my text, shows both versions, and saves on retry', async () => {
     const task = await api('POST', '/api/v1/tasks', { title: 'Write the rollback plan', description: 'First draft.' });
     await page.goto(`${h.base}/tasks/${task.id}`);

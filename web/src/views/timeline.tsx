@@ -67,10 +67,46 @@ export function describe(event: BatonEvent): string {
   }
 }
 
-function changes(event: BatonEvent): string[] {
+/** One changed field of a `task.updated` event, in words; a long text's before and after go behind a disclosure. */
+interface ChangeLine {
+  field: string;
+  text: string;
+  before?: string;
+  after?: string;
+}
+
+const quoted = (value: unknown) => (value === null || value === undefined || value === '' ? 'none' : `“${typeof value === 'string' ? value : JSON.stringify(value)}”`);
+const when = (value: unknown) => (typeof value === 'string' ? exact(value) : 'none');
+/** Past this, or over one line, a text's before and after are shown only on request. */
+const SHORT_TEXT = 80;
+
+/** `added “a”, removed “b”` for list fields (labels, blocked_by), whose events carry whole lists. */
+function listChange(from: unknown, to: unknown): string {
+  const before = Array.isArray(from) ? from.map(String) : [];
+  const after = Array.isArray(to) ? to.map(String) : [];
+  const added = after.filter((v) => !before.includes(v)).map(quoted);
+  const removed = before.filter((v) => !after.includes(v)).map(quoted);
+  return [added.length > 0 ? `added ${added.join(', ')}` : '', removed.length > 0 ? `removed ${removed.join(', ')}` : ''].filter(Boolean).join('; ') || 'reordered';
+}
+
+function changeLine(field: string, from: unknown, to: unknown): ChangeLine {
+  const name = field.replace(/_/g, ' ');
+  if (field === 'labels' || field === 'blocked_by') return { field, text: `${name}: ${listChange(from, to)}` };
+  if (field === 'due_at' || field === 'not_before') return { field, text: `${name}: ${when(from)} → ${when(to)}` };
+  const before = typeof from === 'string' ? from : '';
+  const after = typeof to === 'string' ? to : '';
+  const long = (text: string) => text.length > SHORT_TEXT || text.includes('\n');
+  if (long(before) || long(after)) {
+    const text = before === '' ? `added a ${name}` : after === '' ? `removed the ${name}` : `edited the ${name}`;
+    return { field, text: `${text} (${before.length.toLocaleString('en')} → ${after.length.toLocaleString('en')} characters)`, before, after };
+  }
+  return { field, text: `${name}: ${quoted(from)} → ${quoted(to)}` };
+}
+
+function changes(event: BatonEvent): ChangeLine[] {
   const list = event.data.changes as Record<string, { from: unknown; to: unknown }> | undefined;
   if (event.type !== 'task.updated' || !list) return [];
-  return Object.entries(list).map(([field, { from, to }]) => `${field}: ${JSON.stringify(from)} → ${JSON.stringify(to)}`);
+  return Object.entries(list).map(([field, { from, to }]) => changeLine(field, from, to));
 }
 
 /** The task's events, oldest first; human, agent and system actors are visibly distinct. */
@@ -88,11 +124,23 @@ export function Timeline({ events, now }: { events: BatonEvent[]; now: number })
             </time>
           </div>
           {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
-          {changes(event).map((line) => (
-            <p key={line} class="event-change">
-              {line}
-            </p>
-          ))}
+          {changes(event).map((line) =>
+            line.before === undefined ? (
+              <p key={line.field} class="event-change">
+                {line.text}
+              </p>
+            ) : (
+              <details key={line.field} class="event-change">
+                <summary>{line.text}</summary>
+                <div class="event-texts">
+                  <p class="small muted">Before</p>
+                  <pre data-side="before">{line.before || '(empty)'}</pre>
+                  <p class="small muted">After</p>
+                  <pre data-side="after">{line.after || '(empty)'}</pre>
+                </div>
+              </details>
+            ),
+          )}
           <p class="event-meta">
             <code>{event.type}</code>
             {event.machine && <span> · machine {event.machine}</span>}
