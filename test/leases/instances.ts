@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
@@ -158,9 +158,29 @@ export async function getTask(r: Requester, id: string, token?: string): Promise
  * them once they have settled.
  */
 export async function eventsSettled(r: Requester): Promise<void> {
-  await expect
-    .poll(async () => /^baton_events_held_back (\d+)$/m.exec((await r.request('GET', '/metrics', { token: null })).body)?.[1], { timeout: 30_000, interval: 100 })
-    .toBe('0');
+  const heldBack = async () => /^baton_events_held_back (\d+)$/m.exec((await r.request('GET', '/metrics', { token: null })).body)?.[1];
+  // Up to a minute: the longest a stalled session may stay idle in a transaction (BATON_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS).
+  const deadline = Date.now() + 60_000;
+  while ((await heldBack()) !== '0') {
+    if (Date.now() > deadline) throw new Error(`events still held back after 60 s; the oldest transactions on the server:\n${await oldestTransactions()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Who holds cursors back: the sessions with a transaction id, oldest first (PostgreSQL; for a failure message). */
+async function oldestTransactions(): Promise<string> {
+  const url = process.env.BATON_TEST_DATABASE_URL;
+  if (!url) return '(PGlite: none)';
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<Record<string, unknown>>(
+      `SELECT datname, pid, backend_type, state, now() - xact_start AS age, left(query, 200) AS query FROM pg_stat_activity WHERE backend_xid IS NOT NULL ORDER BY xact_start LIMIT 5`,
+    );
+    return rows.map((row) => JSON.stringify(row)).join('\n') || '(none now)';
+  } finally {
+    await client.end();
+  }
 }
 
 /** Every item of a paged list, following `next_cursor` with limit=100 (bounded, so a cursor bug cannot loop forever); event lists once settled. */
