@@ -94,6 +94,20 @@ describe('the web app as a cockpit, in Chromium', () => {
     expect(await timeline.locator('pre[data-side="before"]').textContent()).toBe('Short.');
   });
 
+  it('shows one timeline entry per write: a claim and a hand-in, each with what followed from it', async () => {
+    const task = await api('POST', '/api/v1/tasks', { title: 'Compact the audit log' });
+    const claim = await api<{ lease: { epoch: number } }>('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token);
+    await api('POST', `/api/v1/tasks/${task.id}/hand_in`, { summary: 'Compacted; 40 % smaller.', lease_epoch: claim.lease.epoch }, agent.token);
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const timeline = page.getByRole('list', { name: 'Event timeline' });
+    const handedIn = timeline.locator(':scope > li[data-event-type="task.handed_in"]');
+    await handedIn.waitFor(WAIT);
+    expect(await timeline.locator(':scope > li').evaluateAll((entries) => entries.map((li) => li.getAttribute('data-event-type')))).toEqual(['task.created', 'task.claimed', 'task.handed_in']);
+    expect(await timeline.locator(':scope > li[data-event-type="task.claimed"] .event-also > li').allTextContents()).toEqual(['moved it from To do to In progress']);
+    expect(await handedIn.locator('.event-also > li').allTextContents()).toEqual(['ended the lease by changing the status', 'moved it from In progress to In review']);
+    expect(await handedIn.locator('.event-meta code').textContent()).toBe('task.handed_in · lease.released · task.status_changed');
+  });
+
   it('edits a task inline; a conflicting change keeps my text, shows both versions, and saves on retry', async () => {
     const task = await api('POST', '/api/v1/tasks', { title: 'Write the rollback plan', description: 'First draft.' });
     await page.goto(`${h.base}/tasks/${task.id}`);

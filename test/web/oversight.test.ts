@@ -177,7 +177,11 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await line.waitFor(WAIT);
     expect(await page.locator('.activity-line').first().textContent()).toContain('Rotate the TLS certificates');
     await asAgent('POST', `/api/v1/tasks/${fresh.id}/claim`, {});
-    await page.locator('.activity-line[data-event-type="task.claimed"]', { hasText: 'Rotate the TLS certificates' }).waitFor(WAIT);
+    // One line per write: the status change the claim made is part of the claim's line.
+    const claimLine = page.locator('.activity-line[data-event-type="task.claimed"]', { hasText: 'Rotate the TLS certificates' });
+    await claimLine.getByText('with it: moved it from To do to In progress').waitFor(WAIT);
+    expect(await claimLine.locator('.event-meta code').textContent()).toBe('task.claimed · task.status_changed');
+    expect(await page.locator('.activity-line[data-event-type="task.status_changed"]', { hasText: 'Rotate the TLS certificates' }).count()).toBe(0);
 
     // Filters: kind, then type, then task; each is in the address.
     await page.getByLabel('Kind').selectOption('agent');

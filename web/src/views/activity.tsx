@@ -6,7 +6,7 @@ import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
 import type { Agent, ActorKind, BatonEvent, Task } from '../types.ts';
-import { describe } from './timeline.tsx';
+import { byWrite, describe } from './timeline.tsx';
 
 /** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
 export interface ActivityFilters {
@@ -198,7 +198,7 @@ export function Activity({ search }: { search: string }) {
       {shown && shown.length === 0 && <p class="empty">No events match{search ? ' these filters' : ' yet'}.</p>}
       {shown && shown.length > 0 && (
         <ol class="activity" aria-label="Events, newest first">
-          {shown.map((event) => {
+          {byWrite(shown, 'newest first').map(({ event, followed }) => {
             const link = href(event);
             const title = titles.get(event.subject);
             return (
@@ -213,8 +213,18 @@ export function Activity({ search }: { search: string }) {
                   <code class="activity-subject">{event.subject}</code>
                 )}
                 {typeof event.data.note === 'string' && <span class="event-note">“{event.data.note}”</span>}
+                {followed.length > 0 && (
+                  <span class="activity-also">
+                    {followed.map((also, i) => (
+                      <span key={also.id} data-event-type={also.type}>
+                        {i > 0 ? '; ' : 'with it: '}
+                        {describe(also)}
+                      </span>
+                    ))}
+                  </span>
+                )}
                 <span class="event-meta">
-                  <code>{event.type}</code>
+                  <code>{[event, ...followed].map((e) => e.type).join(' · ')}</code>
                   {event.machine && ` · ${event.machine}`}
                 </span>
                 <time class="event-time" dateTime={event.created_at} title={exact(event.created_at)}>

@@ -109,12 +109,63 @@ function changes(event: BatonEvent): ChangeLine[] {
   return Object.entries(list).map(([field, { from, to }]) => changeLine(field, from, to));
 }
 
-/** The task's events, oldest first; human, agent and system actors are visibly distinct. */
+/** One write's events: its own first (`task.handed_in`), then what followed from it (the status change, the lease's end). */
+export interface Write {
+  event: BatonEvent;
+  followed: BatonEvent[];
+}
+
+/**
+ * Groups the events one write appended: neighbours with the same actor, subject and instant (a
+ * write reads the clock once, so its events share `created_at`). Lists newest first (the activity
+ * feed) are grouped the same way, each write's events put back in the order it appended them.
+ */
+export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest first'): Write[] {
+  const groups: BatonEvent[][] = [];
+  for (const event of events) {
+    const group = groups.at(-1);
+    const last = group?.at(-1);
+    if (group && last && last.actor.id === event.actor.id && last.subject === event.subject && last.created_at === event.created_at) group.push(event);
+    else groups.push([event]);
+  }
+  return groups.flatMap((group) => {
+    const [event, ...followed] = order === 'newest first' ? group.reverse() : group;
+    return event ? [{ event, followed }] : [];
+  });
+}
+
+/** What one event adds below its line: a heartbeat's note, an edit's changes. */
+function Details({ event }: { event: BatonEvent }) {
+  return (
+    <>
+      {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
+      {changes(event).map((line) =>
+        line.before === undefined ? (
+          <p key={line.field} class="event-change">
+            {line.text}
+          </p>
+        ) : (
+          <details key={line.field} class="event-change">
+            <summary>{line.text}</summary>
+            <div class="event-texts">
+              <p class="small muted">Before</p>
+              <pre data-side="before">{line.before || '(empty)'}</pre>
+              <p class="small muted">After</p>
+              <pre data-side="after">{line.after || '(empty)'}</pre>
+            </div>
+          </details>
+        ),
+      )}
+    </>
+  );
+}
+
+/** The task's events, oldest first, one entry per write; human, agent and system actors are visibly distinct. */
 export function Timeline({ events, now }: { events: BatonEvent[]; now: number }) {
   if (events.length === 0) return <p class="muted">No events yet.</p>;
   return (
     <ol class="timeline" aria-label="Event timeline">
-      {events.map((event) => (
+      {byWrite(events, 'oldest first').map(({ event, followed }) => (
         <li key={event.id} class={`event event-by-${event.actor.kind}`} data-event-type={event.type}>
           <div class="event-line">
             <ActorChip actor={event.actor} />
@@ -123,26 +174,19 @@ export function Timeline({ events, now }: { events: BatonEvent[]; now: number })
               {ago(event.created_at, now)}
             </time>
           </div>
-          {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
-          {changes(event).map((line) =>
-            line.before === undefined ? (
-              <p key={line.field} class="event-change">
-                {line.text}
-              </p>
-            ) : (
-              <details key={line.field} class="event-change">
-                <summary>{line.text}</summary>
-                <div class="event-texts">
-                  <p class="small muted">Before</p>
-                  <pre data-side="before">{line.before || '(empty)'}</pre>
-                  <p class="small muted">After</p>
-                  <pre data-side="after">{line.after || '(empty)'}</pre>
-                </div>
-              </details>
-            ),
+          <Details event={event} />
+          {followed.length > 0 && (
+            <ul class="event-also" aria-label="With it">
+              {followed.map((also) => (
+                <li key={also.id} data-event-type={also.type}>
+                  {describe(also)}
+                  <Details event={also} />
+                </li>
+              ))}
+            </ul>
           )}
           <p class="event-meta">
-            <code>{event.type}</code>
+            <code>{[event, ...followed].map((e) => e.type).join(' · ')}</code>
             {event.machine && <span> · machine {event.machine}</span>}
           </p>
         </li>
