@@ -118,4 +118,21 @@ describe('working together in the web app', () => {
     const task = (await h.t.request('GET', `/api/v1/tasks/${dead}?view=full`)).json<{ status: string; blocked_reason: string | null }>();
     expect(task).toMatchObject({ status: 'todo', blocked_reason: null });
   });
+
+  it('says when more dead letters wait behind the newest 100 it lists', async () => {
+    const fail = async (count: number) => {
+      const { claims } = (await asAgent('POST', '/api/v1/tasks/claim', { labels: ['bulk'], limit: count })) as { claims: { lease: { id: string } }[] };
+      expect(claims).toHaveLength(count);
+      await asAgent('POST', '/api/v1/leases/cycle', { leases: claims.map(({ lease }) => ({ id: lease.id, outcome: 'failed', reason: 'The shard was offline.' })), limit: 0 });
+    };
+    for (let i = 0; i < 101; i++) await asAgent('POST', '/api/v1/tasks', { title: `Reindex shard ${i}`, labels: ['bulk'], max_attempts: 1 });
+    await fail(100);
+    await page.goto(`${h.base}/dead-letter`);
+    await page.locator('.dead-letter-task').first().waitFor(WAIT);
+    expect(await page.getByRole('status').filter({ hasText: 'more wait behind them' }).count()).toBe(0);
+    await fail(1);
+    await page.reload();
+    await page.getByRole('status').filter({ hasText: 'These are the newest 100 dead letters; more wait behind them.' }).waitFor(WAIT);
+    expect(await page.locator('.dead-letter-task').count()).toBe(100);
+  });
 });
