@@ -30,6 +30,12 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
   const nav = (name: string | RegExp) => navLink(page, name);
   const approval = (text: string) => page.locator('article.approval', { hasText: text });
   const fleetCard = () => page.locator('li.fleet-agent[data-agent="deploy-bot"]');
+  /** An agent and its token made through the API, as an admin does while the app is open. */
+  const madeByAdmin = async (name: string, scopes: string[]) => {
+    const { id } = await api<{ id: string }>('POST', '/api/v1/agents', { name, kind: 'agent', scopes });
+    const { token } = await api<{ token: string }>('POST', `/api/v1/agents/${id}/tokens`, { machine: `${name}-box` });
+    return { id, token };
+  };
 
   beforeAll(async () => {
     h = await startBrowser();
@@ -144,8 +150,8 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     expect(await fleetCard().getByTestId('fleet-health').textContent()).toContain('1 failed attempt in the last hour');
 
     // The whole fleet at once: struggling, working, and one that never showed up.
-    const docs = await h.t.addPrincipal({ name: 'docs-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
-    await h.t.addPrincipal({ name: 'nightly-bot', scopes: ['tasks:read', 'tasks:claim'] });
+    const docs = await madeByAdmin('docs-bot', ['tasks:read', 'tasks:write', 'tasks:claim']);
+    await madeByAdmin('nightly-bot', ['tasks:read', 'tasks:claim']);
     const guide = await api('POST', '/api/v1/tasks', { title: 'Document the retry policy' });
     const held = await api('POST', `/api/v1/tasks/${guide.id}/claim`, {}, docs.token);
     await api('POST', `/api/v1/leases/${(held.lease as { id: string }).id}/heartbeat`, { note: 'Drafted the back-off table' }, docs.token);
@@ -231,6 +237,23 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     await page.locator('.activity-line[data-event-type="task.created"]', { hasText: 'Rotate the TLS certificates' }).getByRole('link', { name: 'Rotate the TLS certificates' }).click();
     await page.getByRole('heading', { name: 'Rotate the TLS certificates' }).waitFor(WAIT);
     expect(page.url()).toBe(`${h.base}/tasks/${fresh.id}`);
+  });
+
+  it('names a principal made or renamed while the app is open, without a reload', async () => {
+    await nav('Activity').click();
+    await page.waitForURL(/\/activity$/);
+    await page.evaluate(() => ((globalThis as unknown as { notReloaded: boolean }).notReloaded = true));
+    const made = await madeByAdmin('triage-bot', ['tasks:read', 'tasks:write']);
+    const { token } = made;
+    const task = await api('POST', '/api/v1/tasks', { title: 'Sort the support inbox' }, token);
+    const created = page.locator('.activity-line[data-event-type="task.created"]', { hasText: 'Sort the support inbox' });
+    await created.waitFor(WAIT);
+    expect(await created.locator('.actor-name').textContent()).toBe('triage-bot');
+
+    await api('PATCH', `/api/v1/agents/${made.id}`, { name: 'inbox-bot' });
+    await api('PATCH', `/api/v1/tasks/${task.id}`, { priority: 'high' }, token);
+    await page.locator('.activity-line[data-event-type="task.updated"]', { hasText: 'Sort the support inbox' }).locator('.actor-name', { hasText: 'inbox-bot' }).waitFor(WAIT);
+    expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
   });
 });
 

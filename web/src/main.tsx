@@ -17,6 +17,12 @@ async function openSession(token: string): Promise<Session> {
     for (const agent of (await getAll<Agent>('/agents')).data) names.set(agent.id, agent.name);
   }
   const feed = new Feed();
+  // Principals made or renamed while the app is open are named too (this listener runs before the views').
+  feed.subscribe((event) => {
+    const rename = (event.data.changes as { name?: { to?: unknown } } | undefined)?.name?.to;
+    const name = event.type === 'agent.created' ? event.data.name : event.type === 'agent.updated' ? rename : undefined;
+    if (typeof name === 'string') names.set(event.subject, name);
+  });
   feed.start();
   return { whoami, feed, manifest, names };
 }
