@@ -239,6 +239,20 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
     expect(page.url()).toBe(`${h.base}/tasks/${fresh.id}`);
   });
 
+  it('quotes the first words of a comment, and still names a task once it is deleted', async () => {
+    const task = await api('POST', '/api/v1/tasks', { title: 'Archive the 2025 invoices' });
+    const body = `Done for Q1 and Q2.\n\n${'The Q3 export needs the new bucket policy first. '.repeat(4)}`;
+    await api('POST', `/api/v1/tasks/${task.id}/comments`, { body });
+    await api('DELETE', `/api/v1/tasks/${task.id}`);
+    // A fresh page: the task can no longer be read, so its title comes from its events.
+    await page.goto(`${h.base}/activity`);
+    const deleted = page.locator('.activity-line[data-event-type="task.deleted"]', { hasText: 'Archive the 2025 invoices' });
+    await deleted.waitFor(WAIT);
+    const quote = await page.locator('.activity-line[data-event-type="comment.created"]', { hasText: 'Archive the 2025 invoices' }).locator('.event-note').textContent();
+    expect(quote).toMatch(/^“Done for Q1 and Q2\. The Q3 export needs the new bucket policy first\. .*\S…”$/);
+    expect(quote?.length).toBeLessThanOrEqual(143);
+  });
+
   it('names a principal made or renamed while the app is open, without a reload', async () => {
     await nav('Activity').click();
     await page.waitForURL(/\/activity$/);
