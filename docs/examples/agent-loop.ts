@@ -10,7 +10,7 @@ for (;;) {
   for (const { task, lease } of claims) {
     await baton.leases.heartbeat({ id: lease.id, note: `working on ${task.title}` });
     // … the actual work goes here; heartbeat again before lease.expires_at …
-    await baton.tasks.update({ id: task.id, status: 'in_review', lease_epoch: lease.epoch });
+    await baton.tasks.handIn({ id: task.id, summary: `Drafted ${task.title}; see the diff.`, lease_epoch: lease.epoch });
     console.log(`ready for review: ${task.id} ${task.title}`);
   }
 }

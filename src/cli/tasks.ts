@@ -137,12 +137,78 @@ export function tasksCommand(run: Run): Command {
     .description('give a task back (it returns to todo for the next claimer)')
     .argument('<id>', 'task id or lease id')
     .option('--note <text>', 'why, for the next claimer')
+    .option('--failed <reason>', 'the attempt failed: counted, so the task backs off or leaves the queue when out of attempts')
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, o: { note?: string; idempotencyKey?: string }) => {
+      run(async (ctx, id: string, o: { note?: string; failed?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
-        const { task } = await client.leases.release({ id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}) }, ctx.write(o));
-        printTask(ctx, task, `released ${task.id}`);
+        const how = o.failed === undefined ? {} : { outcome: 'failed' as const, reason: o.failed };
+        const { task } = await client.leases.release({ id: await leaseId(client, id), ...how, ...(o.note ? { note: o.note } : {}) }, ctx.write(o));
+        printTask(ctx, task, o.failed === undefined ? `released ${task.id}` : `released ${task.id} as a failed attempt (counted; baton tasks show ${task.id} says how many are left)`);
+      }),
+    );
+
+  tasks
+    .command('hand-in')
+    .description('hand a task you hold in for review, saying what you did')
+    .argument('<id>', 'task id')
+    .requiredOption('-s, --summary <text>', 'what you did and how to check it (Markdown)')
+    .option('--artifact <id>', 'an artifact for the reviewer, art_… (repeatable)', collect)
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { summary: string; artifact?: string[]; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const task = await client.tasks.handIn({ id, summary: o.summary, ...(o.artifact ? { artifacts: o.artifact } : {}) }, ctx.write(o));
+        printTask(ctx, task, `${task.id} handed in for review`);
+      }),
+    );
+
+  tasks
+    .command('review')
+    .description('decide on a task in review: approve it (done), or request changes (back to its last holder)')
+    .argument('<id>', 'task id')
+    .addArgument(new Command().createArgument('<decision>', 'approve or request-changes').choices(['approve', 'request-changes']))
+    .option('-c, --comment <text>', 'feedback, posted as a comment; required to request changes')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, decision: 'approve' | 'request-changes', o: { comment?: string; idempotencyKey?: string }) => {
+        if (decision === 'request-changes' && !o.comment) throw new CliError('request-changes needs --comment saying what to change', EXIT.usage);
+        const { client } = await ctx.connect();
+        const task = await client.tasks.review({ id, decision: decision === 'approve' ? 'approve' : 'request_changes', ...(o.comment ? { comment: o.comment } : {}) }, ctx.write(o));
+        printTask(ctx, task, decision === 'approve' ? `${task.id} approved: ${task.status}` : `${task.id} sent back: ${task.status}`);
+      }),
+    );
+
+  tasks
+    .command('comment')
+    .description('comment on a task (Markdown; @name mentions a principal)')
+    .argument('<id>', 'task id')
+    .argument('<body>', 'the comment')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, body: string, o: { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const comment = await client.comments.create({ id, body }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(comment);
+        ctx.out.note(`commented ${comment.id} on ${id}`);
+      }),
+    );
+
+  tasks
+    .command('comments')
+    .description("a task's comments, oldest first")
+    .argument('<id>', 'task id')
+    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
+    .action(
+      run(async (ctx, id: string, o: { limit: number }) => {
+        const { client } = await ctx.connect();
+        const page = await client.comments.list({ id, limit: o.limit });
+        if (ctx.out.json) return ctx.out.data(page.data);
+        ctx.out.table(
+          ['TIME', 'BY', 'COMMENT'],
+          page.data.map((c) => [c.created_at, `${c.author.kind}:${c.author.id}`, c.body === null ? '(deleted)' : c.body.replace(/\s+/g, ' ')]),
+        );
+        if (page.has_more) ctx.out.note('(more: raise --limit, or use --json and the API\'s cursor)');
       }),
     );
 
@@ -224,6 +290,9 @@ function printTask(ctx: Context, task: Task, headline?: string): void {
     ['version', String(task.version ?? '')],
     ['lease', task.lease ? `${task.lease.id} held by ${task.lease.holder.id}, epoch ${task.lease.epoch}, expires ${task.lease.expires_at}` : ''],
     ['waiting on', (task.waiting_on ?? []).join(', ')],
+    ['attempts', task.attempts ? `${task.attempts} failed (limit ${task.max_attempts ?? "the server's default, BATON_MAX_ATTEMPTS"})` : ''],
+    ['not before', task.not_before ?? ''],
+    ['blocked', task.blocked_reason ?? ''],
     ['next', (task.legal_transitions ?? []).join(', ')],
   ];
   if (task.description) rows.push(['description', task.description]);

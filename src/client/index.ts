@@ -18,6 +18,8 @@ import type { approveApproval } from '../operations/approvals/approve-approval.t
 import type { denyApproval } from '../operations/approvals/deny-approval.ts';
 import type { getApproval } from '../operations/approvals/get-approval.ts';
 import type { listApprovals } from '../operations/approvals/list-approvals.ts';
+import type { createComment } from '../operations/comments/create-comment.ts';
+import type { listComments } from '../operations/comments/list-comments.ts';
 import type { listEvents } from '../operations/events/list-events.ts';
 import type { streamEvents } from '../operations/events/stream-events.ts';
 import type { getLease } from '../operations/leases/get-lease.ts';
@@ -30,8 +32,10 @@ import type { claimTask } from '../operations/tasks/claim-task.ts';
 import type { createTask } from '../operations/tasks/create-task.ts';
 import type { deleteTask } from '../operations/tasks/delete-task.ts';
 import type { getTask } from '../operations/tasks/get-task.ts';
+import type { handInTask } from '../operations/tasks/hand-in-task.ts';
 import type { listTaskEvents } from '../operations/tasks/list-task-events.ts';
 import type { listTasks } from '../operations/tasks/list-tasks.ts';
+import type { reviewTask } from '../operations/tasks/review-task.ts';
 import type { updateTask } from '../operations/tasks/update-task.ts';
 import { problemOf } from './problem.ts';
 import { followStream, type StreamOptions } from './stream.ts';
@@ -143,6 +147,12 @@ export function createClient(options: ClientOptions) {
       claim: route<typeof claimTask>(t, 'POST', '/tasks/{id}/claim'),
       claimNext: route<typeof claimNextTask>(t, 'POST', '/tasks/claim'),
       events: route<typeof listTaskEvents>(t, 'GET', '/tasks/{id}/events'),
+      handIn: route<typeof handInTask>(t, 'POST', '/tasks/{id}/hand_in'),
+      review: route<typeof reviewTask>(t, 'POST', '/tasks/{id}/review'),
+    },
+    comments: {
+      list: route<typeof listComments>(t, 'GET', '/tasks/{id}/comments'),
+      create: route<typeof createComment>(t, 'POST', '/tasks/{id}/comments'),
     },
     leases: {
       list: route<typeof listLeases>(t, 'GET', '/leases'),

@@ -135,6 +135,37 @@ describe('baton tasks', () => {
   });
 });
 
+describe('the review loop from a shell', () => {
+  it('hands in, comments, requests changes, approves, and counts a failed attempt', { timeout: 180_000 }, async () => {
+    const agent = await json<{ id: string }>(['agents', 'create', 'shell-bot', '--scope', 'tasks:read,tasks:write,tasks:claim']);
+    const { token } = await json<{ token: string }>(['tokens', 'create', agent.id, '--machine', 'shell-box']);
+    const asAgent = { BATON_URL: url, BATON_TOKEN: token };
+    const task = await json<{ id: string }>(['tasks', 'create', 'Tidy the CLI help', '--label', 'shell-loop']);
+    await baton(['tasks', 'claim', '--label', 'shell-loop'], 0, asAgent);
+
+    const handedIn = await baton(['tasks', 'hand-in', task.id, '--summary', 'Help texts tidied.'], 0, asAgent);
+    expect(handedIn.stderr).toBe(`${task.id} handed in for review\n`);
+    expect(handedIn.stdout).toMatch(/status\s+in_review/);
+    expect((await baton(['tasks', 'comment', task.id, 'Nice. @shell-bot one more thing.'])).stderr).toMatch(/^commented cmt_\w+ on tsk_\w+\n$/);
+    // Requesting changes needs the feedback: a one-line problem, then the task goes back to its agent.
+    expect((await baton(['tasks', 'review', task.id, 'request-changes'], 2)).stderr).toBe('error: request-changes needs --comment saying what to change\n');
+    const back = await baton(['tasks', 'review', task.id, 'request-changes', '-c', "Add an example to review's help."]);
+    expect(back.stderr).toBe(`${task.id} sent back: in_progress\n`);
+    const comments = (await baton(['tasks', 'comments', task.id], 0, asAgent)).stdout.split('\n');
+    expect(comments[0]).toMatch(/^TIME\s+BY\s+COMMENT$/);
+    expect(comments.slice(1, 3).map((line) => line.replace(/^\S+\s+\S+\s+/, ''))).toEqual(['Nice. @shell-bot one more thing.', "Add an example to review's help."]);
+
+    await baton(['tasks', 'hand-in', task.id, '-s', 'Example added.'], 0, asAgent);
+    expect((await baton(['tasks', 'review', task.id, 'approve'])).stderr).toBe(`${task.id} approved: done\n`);
+
+    // A failed attempt is counted, and `show` says so.
+    const flaky = await json<{ id: string }>(['tasks', 'create', 'Sync the mirror', '--label', 'shell-fail']);
+    await baton(['tasks', 'claim', flaky.id], 0, asAgent);
+    await baton(['tasks', 'release', flaky.id, '--failed', 'The mirror timed out.'], 0, asAgent);
+    expect((await baton(['tasks', 'show', flaky.id])).stdout).toMatch(/attempts\s+1 failed \(limit/);
+  });
+});
+
 describe('baton agents, tokens and approvals', () => {
   it('creates an agent and its token, revokes it, and decides the approvals its gated calls ask for', { timeout: 120_000 }, async () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
