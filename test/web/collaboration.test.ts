@@ -36,6 +36,8 @@ describe('working together in the web app', () => {
     await page.getByRole('button', { name: 'Post comment' }).click();
     await page.locator('.comment .comment-body', { hasText: 'please start with the examples' }).waitFor(WAIT);
     expect(await page.getByLabel('Add a comment').inputValue()).toBe('');
+    // The timeline quotes it too.
+    await page.locator('.timeline [data-event-type="comment.created"] .event-note', { hasText: '“@review-bot please start with the examples.”' }).waitFor(WAIT);
     const thread = (await h.t.request('GET', `/api/v1/tasks/${taskId}/comments`)).json<{ data: { body: string; mentions: string[] }[] }>();
     expect(thread.data).toEqual([expect.objectContaining({ body: '@review-bot please start with the examples.', mentions: [agent.id] })]);
   });

@@ -36,3 +36,9 @@ export function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** A comment's first words for one line: whitespace folded, cut at a word near 140 characters. */
+export function firstWords(body: string): string {
+  const text = body.replace(/\s+/g, ' ').trim();
+  return text.length <= 140 ? text : `${text.slice(0, 140).replace(/\s\S*$/, '')}…`;
+}

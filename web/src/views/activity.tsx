@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getAll, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
-import { ago, exact } from '../format.ts';
+import { ago, exact, firstWords } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
@@ -34,12 +34,6 @@ const TYPES = [
   'token.created',
   'token.revoked',
 ];
-
-/** A comment's first words for a one-line feed: whitespace folded, cut at a word near 140 characters. */
-function snippet(body: string): string {
-  const text = body.replace(/\s+/g, ' ').trim();
-  return text.length <= 140 ? text : `${text.slice(0, 140).replace(/\s\S*$/, '')}…`;
-}
 
 export function parseFilters(search: string): ActivityFilters {
   const q = new URLSearchParams(search);
@@ -128,7 +122,10 @@ export function Activity({ search }: { search: string }) {
     const missing = [...new Set((events ?? []).map((e) => e.subject).filter((s) => s.startsWith('tsk_') && !titles.has(s)))].slice(0, 50);
     if (missing.length === 0) return;
     // A deleted task cannot be read; its task.deleted (or task.created) event still names it.
-    const named = (id: string) => events?.find((e) => e.subject === id && typeof e.data.title === 'string')?.data.title as string | undefined;
+    const named = (id: string) => {
+      const title = events?.find((e) => e.subject === id && typeof e.data.title === 'string')?.data.title;
+      return typeof title === 'string' ? title : undefined;
+    };
     void Promise.all(missing.map((id) => get<Task>(`/tasks/${id}`).then((t) => [id, t.title] as const, () => [id, named(id) ?? id] as const))).then((found) =>
       setTitles((current) => new Map([...current, ...found])),
     );
@@ -221,7 +218,7 @@ export function Activity({ search }: { search: string }) {
                   <code class="activity-subject">{event.subject}</code>
                 )}
                 {typeof event.data.note === 'string' && <span class="event-note">“{event.data.note}”</span>}
-                {event.type === 'comment.created' && typeof event.data.body === 'string' && <span class="event-note">“{snippet(event.data.body)}”</span>}
+                {event.type === 'comment.created' && typeof event.data.body === 'string' && <span class="event-note">“{firstWords(event.data.body)}”</span>}
                 {followed.length > 0 && (
                   <span class="activity-also">
                     {followed.map((also, i) => (

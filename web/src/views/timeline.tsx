@@ -1,5 +1,5 @@
 import { ActorChip } from '../components.tsx';
-import { STATUS_LABEL, ago, exact } from '../format.ts';
+import { STATUS_LABEL, ago, exact, firstWords } from '../format.ts';
 import type { BatonEvent, Status } from '../types.ts';
 
 const status = (value: unknown) => STATUS_LABEL[value as Status] ?? String(value);
@@ -139,6 +139,7 @@ function Details({ event }: { event: BatonEvent }) {
   return (
     <>
       {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
+      {event.type === 'comment.created' && typeof event.data.body === 'string' && <p class="event-note">“{firstWords(event.data.body)}”</p>}
       {changes(event).map((line) =>
         line.before === undefined ? (
           <p key={line.field} class="event-change">
