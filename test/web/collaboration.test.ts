@@ -65,6 +65,13 @@ describe('working together in the web app', () => {
     }>();
     expect(resumed).toMatchObject({ status: 'in_progress', lease: { holder: { id: agent.id } }, discussion: { changes_requested: { body: 'Add a failing-claim example.' } } });
     await page.locator('.comment .comment-body', { hasText: 'Add a failing-claim example.' }).waitFor(WAIT);
+    // In the timeline the review is one entry headed by what it was, whatever it appended first.
+    const review = page.locator('.timeline > li[data-event-type="task.changes_requested"]');
+    await review.locator('.event-note', { hasText: '“Add a failing-claim example.”' }).waitFor(WAIT);
+    expect(await review.locator('.event-what').textContent()).toBe('requested changes');
+    expect(await review.locator('.event-also > li').allTextContents()).toEqual(
+      expect.arrayContaining(['commented“Add a failing-claim example.”', 'gave the last holder a new lease (epoch 2) to make the changes', 'moved it from In review to In progress (changes requested)']),
+    );
   });
 
   it('shows a dead-lettered task and requeues it with one action', async () => {

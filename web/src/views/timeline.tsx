@@ -15,7 +15,7 @@ export function describe(event: BatonEvent): string {
     case 'task.status_changed':
       return `moved it from ${status(d.from)} to ${status(d.to)}${typeof d.reason === 'string' ? ` (${d.reason.replace(/_/g, ' ')})` : ''}`;
     case 'task.claimed':
-      return d.reason === 'changes_requested' ? `requested changes; a new lease (epoch ${String(d.epoch)}) went back to the last holder` : `claimed it (lease epoch ${String(d.epoch)}, ${String(d.ttl_s)} s)`;
+      return d.reason === 'changes_requested' ? `gave the last holder a new lease (epoch ${String(d.epoch)}) to make the changes` : `claimed it (lease epoch ${String(d.epoch)}, ${String(d.ttl_s)} s)`;
     case 'task.deleted':
       return 'deleted the task';
     case 'lease.renewed':
@@ -109,16 +109,29 @@ function changes(event: BatonEvent): ChangeLine[] {
   return Object.entries(list).map(([field, { from, to }]) => changeLine(field, from, to));
 }
 
-/** One write's events: its own first (`task.handed_in`), then what followed from it (the status change, the lease's end). */
+/** One write's events: the one that says what it was (`task.handed_in`), then what came with it (the status change, the lease's end). */
 export interface Write {
   event: BatonEvent;
   followed: BatonEvent[];
 }
 
 /**
+ * How well an event says what its write was: 0 for the write's own act (a claim, a hand-in, an
+ * edit), then the status change, then consequences (a lease ended, an attempt counted, an
+ * assignment, the lease a review hands back), then a comment that came with it.
+ */
+function headlineRank(event: BatonEvent): number {
+  if (event.type === 'comment.created') return 3;
+  if (['lease.released', 'task.attempt_failed', 'task.dead_lettered', 'task.assigned'].includes(event.type)) return 2;
+  if (event.type === 'task.claimed' && event.data.reason === 'changes_requested') return 2;
+  return event.type === 'task.status_changed' ? 1 : 0;
+}
+
+/**
  * Groups the events one write appended: neighbours with the same actor, subject and instant (a
  * write reads the clock once, so its events share `created_at`). Lists newest first (the activity
- * feed) are grouped the same way, each write's events put back in the order it appended them.
+ * feed) are grouped the same way. The headline is the event that best says what the write was;
+ * the others follow in the order the write appended them.
  */
 export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest first'): Write[] {
   const groups: BatonEvent[][] = [];
@@ -129,8 +142,9 @@ export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest fi
     else groups.push([event]);
   }
   return groups.flatMap((group) => {
-    const [event, ...followed] = order === 'newest first' ? group.reverse() : group;
-    return event ? [{ event, followed }] : [];
+    const appended = order === 'newest first' ? group.reverse() : group;
+    const event = appended.reduce<BatonEvent | undefined>((best, e) => (best === undefined || headlineRank(e) < headlineRank(best) ? e : best), undefined);
+    return event ? [{ event, followed: appended.filter((e) => e !== event) }] : [];
   });
 }
 
