@@ -9,12 +9,16 @@ export const STATUS_LABEL: Record<Status, string> = {
   cancelled: 'Cancelled',
 };
 
+/** "1h 02m"-style: "4m 05s", "12s"; the sign is ignored. */
+export function duration(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  return s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}
+
 /** "4m 05s left", "expired 12s ago": a lease's time left, from the server's expires_at. */
 export function timeLeft(expiresAt: string, now: number): string {
   const ms = Date.parse(expiresAt) - now;
-  const s = Math.round(Math.abs(ms) / 1000);
-  const text = s >= 3600 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s` : `${s}s`;
-  return ms >= 0 ? `${text} left` : `expired ${text} ago`;
+  return ms >= 0 ? `${duration(ms)} left` : `expired ${duration(ms)} ago`;
 }
 
 /** "3 min ago" style relative time for timelines; the exact time is in the title attribute. */

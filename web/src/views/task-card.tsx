@@ -1,5 +1,5 @@
 import { ActorChip, Labels, PriorityBadge } from '../components.tsx';
-import { STATUS_LABEL, timeLeft } from '../format.ts';
+import { duration, STATUS_LABEL, timeLeft } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 import { useSession } from '../session.ts';
 import { MoveMenu } from './move-menu.tsx';
@@ -49,7 +49,7 @@ function AttemptsLine({ task, now }: { task: Task; now: number }) {
   const waits = task.status === 'todo' && task.not_before && Date.parse(task.not_before) > now ? task.not_before : null;
   const parts = [
     failed === 0 ? null : exhausted ? `Out of attempts (${failed} failed)` : `${failed} failed attempt${failed > 1 ? 's' : ''} of ${limit}`,
-    waits ? `claimable in ${timeLeft(waits, now).replace(/ left$/, '')}` : null,
+    waits ? `claimable in ${duration(Date.parse(waits) - now)}` : null,
   ].filter((part) => part !== null);
   if (parts.length === 0) return null;
   const text = parts.join(' · ');
