@@ -12,7 +12,7 @@ export const claimTask = defineOperation({
   name: 'tasks_claim',
   summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
   description:
-    'A lease that ran out is first counted as a failed attempt, as the sweeper counts it: the task is claimable at once only if that leaves it no back-off (else 409 backoff_pending, or 422 invalid_transition when that was its last attempt). Refusals (409): already_claimed, assigned_to_other, dependencies_pending, backoff_pending. The answer carries the `discussion`.',
+    'A lapsed lease counts as a failed attempt first. Refusals (409): already_claimed, assigned_to_other, dependencies_pending, backoff_pending. The answer carries the `discussion`.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
