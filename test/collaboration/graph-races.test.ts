@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cluster, createTask, INSTANCES, startInstances } from '../leases/instances.ts';
 import type { Response } from '../harness.ts';
@@ -11,12 +12,20 @@ afterAll(() => cluster.close());
 const make = async (body: Record<string, unknown> = {}) => (await createTask(cluster, body)).id;
 const patch = (id: string, body: Record<string, unknown>, via: number) => cluster.request('PATCH', `/api/v1/tasks/${id}`, { body, via: via % INSTANCES });
 
-/** `count` new tasks, each blocked by the one before: the last ends a chain. */
+/**
+ * Test setup, not behaviour under test: `count` copies of a new task, by SQL, each blocked by the
+ * one before; the last ends the chain.
+ */
 async function chain(count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) ids.push(await make({ title: `link ${i}`, blocked_by: ids.slice(-1) }));
+  const template = await make({ title: 'link' });
+  const ids = Array.from({ length: count }, () => `tsk_${String(++copies).padStart(26, '0')}`);
+  await sql`
+    INSERT INTO tasks SELECT (jsonb_populate_record(t, jsonb_build_object('id', c.id, 'blocked_by', c.blocked_by))).*
+    FROM tasks t, jsonb_to_recordset(${JSON.stringify(ids.map((x, i) => ({ id: x, blocked_by: i === 0 ? [] : [ids[i - 1]] })))}::jsonb) AS c(id text, blocked_by jsonb)
+    WHERE t.id = ${template}`.execute(cluster.database.db);
   return ids;
 }
+let copies = 0;
 
 /** The codes of the refused writes; every answer is a 200 or a 422 (never a 5xx). */
 function refusals(answers: readonly Response[]): string[] {
@@ -83,11 +92,11 @@ describe('concurrent edge writes across instances', () => {
     expect(await parentCycle()).toBeUndefined();
   });
 
-  it('two joins that each keep a chain within 32 tasks, but not both: exactly one is refused', async () => {
-    const lower = await chain(11);
-    const middle = await chain(11);
-    const upper = await chain(11);
-    const answers = await Promise.all([patch(middle[0]!, { blocked_by: [lower.at(-1)] }, 0), patch(upper[0]!, { blocked_by: [middle.at(-1)] }, 1)]);
-    expect(refusals(answers)).toEqual(['blocked_by_too_deep']);
+  it('two joins that each keep a chain within 32 tasks, but not both, round after round: exactly one is refused', async () => {
+    for (let round = 0; round < 8; round++) {
+      const [lower, middle, upper] = [await chain(11), await chain(11), await chain(11)];
+      const answers = await Promise.all([patch(middle[0]!, { blocked_by: [lower.at(-1)] }, round), patch(upper[0]!, { blocked_by: [middle.at(-1)] }, round + 1)]);
+      expect(refusals(answers)).toEqual(['blocked_by_too_deep']);
+    }
   });
 });
