@@ -338,6 +338,7 @@ CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
+CREATE INDEX tasks_blocked_by ON public.tasks USING gin (blocked_by) WHERE (blocked_by <> '{}'::text[]);
 CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_reason IS NOT NULL);
 CREATE INDEX tasks_due ON public.tasks USING btree (due_at) WHERE ((due_at IS NOT NULL) AND (overdue_at IS NULL) AND (deleted_at IS NULL) AND (status <> ALL (ARRAY['done'::text, 'cancelled'::text])));
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);

@@ -35,6 +35,13 @@ export const assigneeParam = z
 
 /** Trees of subtasks are at most this many levels deep (a top-level task is level 1). */
 export const TREE_DEPTH_MAX = 8;
+/** Live subtasks one task may have: a close locks them all, and `children` counts them on every read. */
+export const SUBTASKS_MAX = 200;
+/**
+ * The longest chain of blockers (A waits on B, which waits on C…), counted in tasks: every new
+ * edge walks the chains through it, so the walk is bounded, and deeper plans are flattened.
+ */
+export const BLOCKER_CHAIN_MAX = 32;
 
 /** A time a caller sets: RFC 3339 with a zone, years 2000–2999. */
 const TIME = /^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/;

@@ -11,14 +11,16 @@ import {
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { insertLease, latestLease } from '../../store/leases.ts';
-import { existingTaskIds, type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
+import { type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
+import { checkBlockers } from './blockers.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
+import { lockBlockerGraph } from '../../store/blockers.ts';
 import type { Tx } from '../../store/connection.ts';
 
 const updateInput = z
@@ -57,12 +59,14 @@ export const updateTask = defineOperation({
     // tree lock before any task row: two such writes locking each other's rows in opposite orders would deadlock.
     if (input.parent_id) await lockTaskTree(tx);
     else if (input.status === 'done') await lockTaskTreeForClose(tx, input.id);
+    // New blockers take the blocker-graph lock after the tree lock and before the task row, likewise.
+    if (input.blocked_by?.length) await lockBlockerGraph(tx);
     const row = await lockTask(tx, input.id);
     if (!row) throw taskNotFound(input.id);
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
-    if (input.blocked_by) await checkBlockers(tx, row.id, input.blocked_by);
+    if (input.blocked_by) await checkBlockers(tx, row, input.blocked_by);
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
     const changes = diff(row, input);
@@ -132,15 +136,6 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
       extra: { required_scope: 'tasks:review' },
     });
   }
-}
-
-async function checkBlockers(tx: Tx, id: string, ids: readonly string[]): Promise<void> {
-  const existing = await existingTaskIds(tx, ids);
-  const bad = ids.filter((b) => b === id || !existing.has(b));
-  if (bad.length === 0) return;
-  throw new BatonError('validation_failed', `blocked_by names ${bad.join(', ')}, which ${bad.length === 1 ? 'is' : 'are'} not another existing task.`, {
-    extra: { errors: bad.map((b) => ({ pointer: `/blocked_by/${ids.indexOf(b)}`, detail: b === id ? 'a task cannot block itself' : 'no such task', location: 'body' })) },
-  });
 }
 
 /**
