@@ -67,7 +67,7 @@ export const newKey = (): string => crypto.randomUUID();
  * (network failure, a gateway's 5xx) or the server marked the problem retryable (it remembers
  * nothing for those). A refusal that is not retryable is remembered under its key for a day.
  */
-export function mayRetry(error: unknown): boolean {
+function mayRetry(error: unknown): boolean {
   return error instanceof ApiProblem && error.problem.retryable === true;
 }
 
