@@ -116,6 +116,19 @@ describe('the web app guards a lead’s work, in Chromium', () => {
     expect(new Set(keys).size).toBe(1);
   });
 
+  it('requests changes with corrected feedback after a refusal, as it posts a corrected comment', async () => {
+    const id = await inReview('Tune the alert thresholds');
+    await page.goto(`${h.base}/tasks/${id}`);
+    const feedback = page.getByLabel('Feedback (required to request changes)');
+    await feedback.fill('@nobody the thresholds page twice a night.');
+    await page.getByRole('button', { name: 'Request changes' }).click();
+    await page.locator('.review-form .notice', { hasText: '@nobody' }).waitFor(WAIT);
+    await feedback.fill('@ops-bot the thresholds page twice a night.');
+    await page.getByRole('button', { name: 'Request changes' }).click();
+    await page.locator('.task-head .status-in_progress').waitFor(WAIT);
+    expect(await statusOf(id)).toBe('in_progress');
+  });
+
   it("finds a busy agent's events however many newer events others wrote", async () => {
     const quiet = await h.t.addPrincipal({ name: 'quiet-bot', scopes: ['tasks:read', 'tasks:write', 'events:read'] });
     await call('POST', '/api/v1/tasks', { title: 'Calibrate the sensors' }, quiet.token);
