@@ -330,6 +330,7 @@ CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
+CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);

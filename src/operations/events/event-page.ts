@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
+import { type EventFilter, type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
 import { latestArchive } from '../../store/event-archive.ts';
 import { cursorArchived, decodeCursor, paginate, sinceSeq } from '../shared/lists.ts';
@@ -46,10 +46,10 @@ function toPage(rows: EventRow[], input: EventPageInput, syncCursor: string | nu
   };
 }
 
-/** One page of the timeline (whole, or one subject's), in commit order. */
-export async function eventPage(db: Kysely<DB>, subject: string | undefined, input: EventPageInput) {
+/** One page of the timeline (whole, or one subject's or actor's), in commit order. */
+export async function eventPage(db: Kysely<DB>, filter: EventFilter, input: EventPageInput) {
   const { syncCursor, query } = await eventWindow(db, input);
-  return toPage(await listEvents(db, { subject, ...query }), input, syncCursor);
+  return toPage(await listEvents(db, { ...filter, ...query }), input, syncCursor);
 }
 
 /** The same page for each subject, in a fixed number of queries however many subjects; in `subjects` order. */
