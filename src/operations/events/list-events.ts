@@ -18,5 +18,5 @@ export const listEvents = defineOperation({
     subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
   }),
   output: pageSchema(eventOutput),
-  run: (db, _ctx, input) => eventPage(db, input.subject, input),
+  run: (db, ctx, input) => eventPage(db, ctx.cursors, input),
 });
