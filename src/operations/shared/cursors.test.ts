@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatonError } from '../../errors.ts';
+import type { BatonError } from '../../errors.ts';
 import { cursorCodec } from './cursors.ts';
 
 const key = new Uint8Array(32).fill(7);
