@@ -37,25 +37,25 @@ async function forwardPosition(db: Kysely<DB>, cursor: string, position: string)
   return position;
 }
 
-function toPage(rows: EventRow[], input: EventPageInput & { cursors: Cursors }, syncCursor: string | null) {
-  const page = paginate(rows, input.limit, (row) => input.cursors.encode('events', String(row.seq)));
+function toPage(rows: EventRow[], input: EventPageInput, at: { cursors: Cursors; syncCursor: string | null }) {
+  const page = paginate(rows, input.limit, (row) => at.cursors.encode('events', String(row.seq)));
   return {
     data: page.rows.map((row) => shapeEvent(row, input)),
     has_more: page.has_more,
     next_cursor: page.next_cursor,
-    sync_cursor: syncCursor,
+    sync_cursor: at.syncCursor,
   };
 }
 
 /** One page of the timeline (whole, or one subject's), in commit order. */
 export async function eventPage(db: Kysely<DB>, cursors: Cursors, input: EventPageInput & { subject?: string | undefined }) {
   const { syncCursor, query } = await eventWindow(db, cursors, input);
-  return toPage(await listEvents(db, { subject: input.subject, ...query }), { ...input, cursors }, syncCursor);
+  return toPage(await listEvents(db, { subject: input.subject, ...query }), input, { cursors, syncCursor });
 }
 
 /** The same page for each subject, in a fixed number of queries however many subjects; in `subjects` order. */
 export async function eventPages(db: Kysely<DB>, cursors: Cursors, input: EventPageInput & { subjects: readonly string[] }) {
   const { syncCursor, query } = await eventWindow(db, cursors, input);
   const rows = await listEventsForSubjects(db, input.subjects, query);
-  return input.subjects.map((subject) => toPage(rows.get(subject) ?? [], { ...input, cursors }, syncCursor));
+  return input.subjects.map((subject) => toPage(rows.get(subject) ?? [], input, { cursors, syncCursor }));
 }

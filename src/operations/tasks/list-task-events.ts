@@ -22,17 +22,18 @@ export const listTaskEvents = defineOperation({
   input: z.strictObject({ id: taskId, ...eventListParams }),
   output: pageSchema(eventOutput),
   async run(db, ctx, input) {
-    const [page] = await histories(db, { ...input, cursors: ctx.cursors }, [input.id]);
+    const [page] = await histories(db, ctx.cursors, { ...input, ids: [input.id] });
     if (page === undefined || page instanceof BatonError) throw page ?? taskNotFound(input.id);
     return page;
   },
-  runBatch: (db, ctx, input, ids) => histories(db, { ...input, cursors: ctx.cursors }, ids),
+  runBatch: (db, ctx, input, ids) => histories(db, ctx.cursors, { ...input, ids }),
 });
 
 /** Each task's history page, in `ids` order; three queries whatever the count: which tasks exist, the window, the pages. */
-async function histories(db: Kysely<DB>, input: EventPageInput & { cursors: Cursors }, ids: readonly string[]) {
+async function histories(db: Kysely<DB>, cursors: Cursors, input: EventPageInput & { ids: readonly string[] }) {
+  const { ids } = input;
   const known = await tasksEverExisted(db, ids);
-  const pages = await eventPages(db, input.cursors, { ...input, subjects: ids.filter((id) => known.has(id)) });
+  const pages = await eventPages(db, cursors, { ...input, subjects: ids.filter((id) => known.has(id)) });
   let next = 0;
   return ids.map((id) => (known.has(id) ? (pages[next++] ?? taskNotFound(id)) : taskNotFound(id)));
 }
