@@ -12,13 +12,13 @@ import { embeddedSecretKey } from './service/secret-key.ts';
 import { createService, type Service } from './service/service.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { migrate } from './store/migrate.ts';
-import { readCursorKey } from './store/server-keys.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
+import { readCursorKey } from './store/server-keys.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
