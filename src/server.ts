@@ -18,6 +18,7 @@ import { flagOverdue } from './workers/overdue.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
+import { readCursorKey } from './store/server-keys.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -114,6 +115,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
   const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);
+  const cursorKey = await readCursorKey(database.db);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
@@ -121,7 +123,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
-  const service = createService({ database, config, clock, ids, log, tail, onCommit: (events) => committed(events) });
+  const service = createService({ database, config, clock, ids, log, tail, cursorKey, onCommit: (events) => committed(events) });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
   const workers: Loop[] = [];

@@ -11,6 +11,7 @@ import type { Ids } from '../ids.ts';
 import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
+import type { Cursors } from './shared/cursors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -70,6 +71,8 @@ export interface OperationContext {
   readonly rateBudget?: RateBudget | undefined;
   /** Every operation this service serves (whoami lists them, an approval runs one, an allowlist names them). */
   readonly operations: readonly Operation[];
+  /** Signs the lists' `next_cursor` and checks the `cursor` a caller sends back, with the server's cursor key. */
+  readonly cursors: Cursors;
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {

@@ -26,5 +26,5 @@ export const listEvents = defineOperation({
   }),
   output: pageSchema(eventOutput),
   run: (db, ctx, input) =>
-    eventPage(db, { subject: input.subject, actorId: input.actor === 'me' ? ctx.actor.id : input.actor, actorKind: input.actor_kind }, input),
+    eventPage(db, ctx.cursors, { subject: input.subject, actorId: input.actor === 'me' ? ctx.actor.id : input.actor, actorKind: input.actor_kind }, input),
 });
