@@ -71,6 +71,13 @@ it(`runs every ${engine} block of docs/operations.md as written`, { timeout: 300
   }
 });
 
+it('says in its upgrade section that a version refuses to start on a database a newer one migrated (test/store/migrations.test.ts shows the refusal)', async () => {
+  const text = await readFile(DOC, 'utf8');
+  const upgrades = text.slice(text.indexOf('## Upgrades and rolling deploys'), text.indexOf('## Rotating secrets'));
+  expect(upgrades).toMatch(/refuses to start\*{0,2}\s+on a database that has\s+migrations it does not know/);
+  expect(upgrades).not.toMatch(/ignores migrations/);
+});
+
 it('is linked from the README', async () => {
   expect(await readFile(new URL('../../README.md', import.meta.url), 'utf8')).toContain('(docs/operations.md)');
 });
