@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { BatonError, toBatonError } from '../../errors.ts';
@@ -32,6 +33,19 @@ const MAX_PARAM_LENGTH = 100;
 const MAX_HEADER_BYTES = 16 * 1024;
 
 /**
+ * Smaller bodies go uncompressed: a claim, a heartbeat or a single task saves a few hundred bytes
+ * at most, not worth the CPU on the hottest paths.
+ */
+const COMPRESS_MIN_BYTES = 1024;
+
+/**
+ * What is compressed, besides what mime-db calls compressible (JavaScript, CSS, SVG): text, JSON
+ * and XML. Never `text/event-stream` (a compressor holds frames back until its buffer fills), nor
+ * octet-stream (artifact bytes, often compressed already), unlike the plugin's default.
+ */
+const COMPRESSIBLE = /^text\/(?!event-stream)|[+/](?:json|text|xml)(?:;|$)/;
+
+/**
  * For a request refused before any route counted it (by the router, as not found, or while reading
  * its body): count it now and say the budget, as every /api/v1 answer to a request made with a
  * token does. A token that is refused gets no fields (a 401 is not counted). Never rejects.
@@ -60,6 +74,11 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     // Node's default, stated: the request line and headers together (past it: 431 headers_too_large).
     http: { maxHeaderSize: MAX_HEADER_BYTES },
   });
+
+  // Before any route: the plugin adds its hook to each route as it is defined. Brotli (quality 4,
+  // the plugin's default) or gzip, as the client's Accept-Encoding prefers; request bodies are
+  // read as before, never decompressed (a small compressed body could inflate to many times the body limit).
+  await app.register(fastifyCompress, { threshold: COMPRESS_MIN_BYTES, encodings: ['br', 'gzip'], customTypes: COMPRESSIBLE, globalDecompression: false });
 
   // Declared up front, so setting them does not change each request object's shape.
   app.decorateRequest('operationName', undefined);
