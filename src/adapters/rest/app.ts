@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { constants } from 'node:zlib';
 import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
@@ -76,9 +77,17 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   });
 
   // Before any route: the plugin adds its hook to each route as it is defined. Brotli (quality 4,
-  // the plugin's default) or gzip, as the client's Accept-Encoding prefers; request bodies are
-  // read as before, never decompressed (a small compressed body could inflate to many times the body limit).
-  await app.register(fastifyCompress, { threshold: COMPRESS_MIN_BYTES, encodings: ['br', 'gzip'], customTypes: COMPRESSIBLE, globalDecompression: false });
+  // the plugin's default) or gzip at its fastest level, as the client's Accept-Encoding prefers
+  // (Node's fetch, so the typed client, asks for gzip): on a claim of 10 to 50 tasks level 1 took
+  // a third of the default level's CPU (40-160 µs) for 5 % more bytes. Request bodies are read as
+  // before, never decompressed (a small compressed body could inflate far past the body limit).
+  await app.register(fastifyCompress, {
+    threshold: COMPRESS_MIN_BYTES,
+    encodings: ['br', 'gzip'],
+    customTypes: COMPRESSIBLE,
+    zlibOptions: { level: constants.Z_BEST_SPEED },
+    globalDecompression: false,
+  });
 
   // Declared up front, so setting them does not change each request object's shape.
   app.decorateRequest('operationName', undefined);
