@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './adapters/rest/app.ts';
@@ -10,8 +12,11 @@ import { bootstrapAdmin } from './service/bootstrap.ts';
 import { startEventTail } from './service/event-tail.ts';
 import { embeddedSecretKey } from './service/secret-key.ts';
 import { createService, type Service } from './service/service.ts';
+import { StartupError } from './startup-error.ts';
+import { databaseLocation } from './startup.ts';
+import { countAgents } from './store/agents.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
-import { migrate } from './store/migrate.ts';
+import { isMigrated, migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
@@ -61,10 +66,24 @@ export async function migrateDatabase(config: Config): Promise<string[]> {
   }
 }
 
-/** `baton admin-token`: migrates if needed, then mints a new admin token straight in the configured database. */
+/**
+ * `baton admin-token`: mints a new admin token straight in the configured database, migrating it
+ * if needed. Refuses (a `StartupError` saying where it looked) a database no server has started
+ * on: a missing data directory, one holding no database, a database without Baton's schema or
+ * without principals. It never creates one, since no server would accept a token minted there.
+ */
 export async function mintAdminTokenDirectly(config: Config): Promise<MintedAdminToken> {
+  const where = databaseLocation(config);
+  const setting = config.databaseUrl ? 'DATABASE_URL' : 'BATON_DATA_DIR';
+  const refuse = (what: string) =>
+    new StartupError(`${what}; baton admin-token mints a token in the database a server already uses and never creates one. Set ${setting} as the server has it.`);
+  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) {
+    throw refuse(`There is no database in ${where}${existsSync(config.dataDir) ? '' : ': no such directory'}`);
+  }
   const database = await openDatabase(config);
   try {
+    if (!(await isMigrated(database))) throw refuse(`${where} holds no Baton database (no baton_migrations table)`);
+    if ((await countAgents(database.db)) === 0) throw refuse(`${where} has no principals: no Baton server has started on it (a first start prints the bootstrap admin token)`);
     await migrate(database);
     return await mintAdminToken(database.db, { clock: systemClock, ids: createIds() });
   } finally {
