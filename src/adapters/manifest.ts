@@ -2,7 +2,7 @@ import { SCOPES } from '../domain/scopes.ts';
 import { BatonError } from '../errors.ts';
 import { writeHeaders } from '../operations/tasks/task-view.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
-import { mayCall } from '../operations/authorization.ts';
+import { mayInvoke } from '../operations/authorization.ts';
 import { isCallable, type Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
@@ -37,7 +37,7 @@ export function manifestView(query: string | undefined, principal: Principal | u
  * operations it may call as `METHOD path`. Everything else is one link away (`links.full`).
  */
 export function buildCompactManifest(service: Service, principal: Principal) {
-  const allowed = service.operations.filter((op) => mayCall(principal, op.name, op.scope));
+  const allowed = service.operations.filter((op) => mayInvoke(principal, op));
   const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   return {
     name: 'Baton',
@@ -117,7 +117,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       method: op.http.method,
       path: `${API_PREFIX}${op.http.path}`,
       interfaces: INTERFACES.filter((i) => i.serves(op)).map((i) => i.name),
-      ...(principal ? { allowed: mayCall(principal, op.name, op.scope), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
+      ...(principal ? { allowed: mayInvoke(principal, op), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
     })),
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     mcp: {

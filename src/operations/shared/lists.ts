@@ -11,18 +11,17 @@ export const limitParam = z.coerce
   .int()
   .min(1, 'limit must be at least 1')
   .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
-  .default(25)
-  .describe('Page size, 1–100.');
+  .default(25);
 
-export const cursorParam = z.string().min(1).max(512).optional().describe('Opaque: the `next_cursor` of the previous page.');
+export const cursorParam = z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.');
 
 export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('An event id: return only what changed strictly after it. Pass the `sync_cursor` of your previous read.');
+  .describe('Only what changed after this event id: your last `sync_cursor`.');
 
-export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
+export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 
 /** The longest comma-separated query value: every list filter's items fit many times over. */
 export const LIST_PARAM_MAX = 2000;

@@ -14,7 +14,7 @@ export const BLOCKERS_MAX = 20;
 export const TASK_ARTIFACTS_MAX = 100;
 export const HANDOFF_ARTIFACTS_MAX = 20;
 
-export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID').describe('Task id, `tsk_<ULID>`.');
+export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID');
 export const taskStatus = z.enum(TASK_STATUSES);
 export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
