@@ -5,7 +5,7 @@ import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { connectV1, connectV2, listen, outputOf, type ToolResult } from '../mcp/clients.ts';
 import { createTask } from '../rest/fixtures.ts';
-import { AGENT_SCOPES, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
+import { AGENT_SCOPES, filled, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
 
 /**
  * The context an agent spends on Baton, in bytes of response bodies. Sizes are deterministic (fixed
@@ -112,7 +112,7 @@ describe('an in-progress task', () => {
     const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token });
     report('GET /api/v1/tasks/{id}, in progress, the holder (compact, next_actions included)', bytes(read.body), BUDGET.inProgressTask);
     expect(bytes(read.body)).toBeLessThanOrEqual(BUDGET.inProgressTask);
-    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_update']);
+    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_hand_in']);
   });
 });
 
@@ -129,7 +129,7 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     expect(claimed?.task.id).toBe(task.id);
     const beat = await sendAction(t, agent.token, offered(claimed?.task.next_actions, 'leases_heartbeat'));
     read.push(bytes(beat.body));
-    const handIn = await sendAction(t, agent.token, offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks_update'));
+    const handIn = await sendAction(t, agent.token, filled(offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks_hand_in'), { summary: 'Fixed the flaky test.' }));
     read.push(bytes(handIn.body));
     expect(JSON.parse(handIn.body)).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
@@ -153,7 +153,7 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     const { claims } = await call<{ claims: { task: { id: string; next_actions: NextAction[] } }[] }>('tasks_claim_next', {});
     expect(claims[0]?.task.id).toBe(task.id);
     const beat = await follow<{ next_actions: NextAction[] }>(offered(claims[0]?.task.next_actions, 'leases_heartbeat'));
-    const reviewed = await follow<{ id: string; status: string }>(offered(beat.next_actions, 'tasks_update'));
+    const reviewed = await follow<{ id: string; status: string }>(filled(offered(beat.next_actions, 'tasks_hand_in'), { summary: 'Fixed the flaky test.' }));
     expect(reviewed).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
     report(`MCP loop in ${read.length} tool calls, ${sdk} client (${read.join(' + ')})`, total, BUDGET.loop);
