@@ -200,7 +200,8 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   }
   const handsIn = from === 'in_progress' && holds && mayCall(actor, 'tasks_hand_in', 'tasks:claim');
   if (handsIn) {
-    actions.push({ operation: 'tasks_hand_in', method: 'POST', href: `${href}/hand_in`, headers: versioned(), body: { lease_epoch: row.lease_epoch }, fill: ['summary'] });
+    // No If-Match: the lease epoch fences the hand-in, and a human's edit meanwhile (a label, the description) must not refuse it.
+    actions.push({ operation: 'tasks_hand_in', method: 'POST', href: `${href}/hand_in`, headers: writeHeaders(), body: { lease_epoch: row.lease_epoch }, fill: ['summary'] });
   }
   // The principal that handed the work in is not offered its review (separation of duties).
   const reviews = from === 'in_review' && row.handoff?.by.id !== actor.id && mayCall(actor, 'tasks_review', 'tasks:review');
