@@ -59,7 +59,7 @@ function resumeSteps(lastEventId: string | undefined): string {
     '2. Call `leases_list` with {"holder": "me", "state": "active"}: the leases you still hold.',
     '3. For each lease, call `tasks_get` with its task id: status, version, `legal_transitions` and `next_actions`.',
     `4. Call \`events_list\` with ${since}: what happened while you were away.`,
-    '5. Continue: `leases_heartbeat` a lease you keep working under, `tasks_update` to move a task on (to in_review when done), or `leases_release` what you drop.',
+    '5. Continue: `leases_heartbeat` a lease you keep working under, `tasks_hand_in` with a summary when the work is done, or `leases_release` what you drop.',
     'A lease that expired is gone: its task went back to todo; claim again with `tasks_claim_next`. Every write takes an idempotency_key; reuse it only to retry the same call.',
   ].join('\n');
 }
