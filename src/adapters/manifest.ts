@@ -50,10 +50,10 @@ export function buildCompactManifest(service: Service, principal: Principal) {
       : [],
     conventions: {
       auth: 'Authorization: Bearer <token>.',
-      next_actions: 'Answers carry next_actions: send each as given, with what fill names written in; its Idempotency-Key is fresh.',
+      next_actions: 'Send each next_actions entry as given, with what fill names written in (its key is fresh).',
       idempotency: 'Every write needs a fresh Idempotency-Key; resend it only to retry.',
       concurrency: 'Send the ETag you read as If-Match; else 409 conflict_version.',
-      leases: 'A claim gives a lease: heartbeat every heartbeat_interval_s, send lease_epoch on task writes; leases_cycle hands in and claims the next.',
+      leases: 'Heartbeat a lease every heartbeat_interval_s; send its lease_epoch on task writes; leases_cycle hands in and claims the next.',
       errors: 'problem+json: branch on code, follow hint, retry if retryable.',
     },
     features: features(service),
