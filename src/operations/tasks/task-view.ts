@@ -203,15 +203,16 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
     // No If-Match: the lease epoch fences the hand-in, and a human's edit meanwhile (a label, the description) must not refuse it.
     actions.push({ operation: 'tasks_hand_in', method: 'POST', href: `${href}/hand_in`, headers: writeHeaders(), body: { lease_epoch: row.lease_epoch }, fill: ['summary'] });
   }
-  // The principal that handed the work in is not offered its review (separation of duties).
-  const reviews = from === 'in_review' && row.handoff?.by.id !== actor.id && mayCall(actor, 'tasks_review', 'tasks:review');
+  // The principal that handed the work in is offered neither its review nor the move to done (separation of duties).
+  const ownHandIn = from === 'in_review' && row.handoff?.by.id === actor.id;
+  const reviews = from === 'in_review' && !ownHandIn && mayCall(actor, 'tasks_review', 'tasks:review');
   if (reviews) {
     actions.push({ operation: 'tasks_review', method: 'POST', href: `${href}/review`, headers: versioned(), body: { decision: 'approve' } });
     actions.push({ operation: 'tasks_review', method: 'POST', href: `${href}/review`, headers: versioned(), body: { decision: 'request_changes' }, fill: ['comment'] });
   }
   const to = FORWARD[from];
   // A task in progress is the holder's to move; a human may override.
-  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human') && !handsIn && !reviews;
+  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human') && !handsIn && !reviews && !ownHandIn;
   if (to && mayMove && transitionVia(from, to) === 'tasks_update' && mayCall(actor, 'tasks_update', 'tasks:write') && passesGuard(from, to, actor)) {
     actions.push({ operation: 'tasks_update', method: 'PATCH', href, headers: versioned(), body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to } });
   }
