@@ -13,13 +13,14 @@ export const limitParam = z.coerce
   .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
   .default(25);
 
-export const cursorParam = z.string().min(1).max(512).optional().describe('The `next_cursor` of the previous page.');
+/** No description: a page's `next_cursor` says to pass it as `cursor`, and every tool listing spends what this would repeat. */
+export const cursorParam = z.string().min(1).max(512).optional();
 
 export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('Only what changed after this event id: your last `sync_cursor`.');
+  .describe('An event id (a `sync_cursor`): only what changed after it.');
 
 export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 
