@@ -86,6 +86,11 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   readonly description?: string;
   /** The scope a token needs; null means any authenticated caller (whoami). */
   readonly scope: Scope | null;
+  /**
+   * Only a human may call it: an agent is refused `403 human_required` whatever its scopes, so no
+   * agent is offered it (the manifest, tools/list and whoami leave it out of an agent's lists).
+   */
+  readonly humanOnly?: boolean;
   readonly approval: ApprovalClass;
   readonly http: HttpBinding;
   readonly input: I;

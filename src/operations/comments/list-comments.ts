@@ -11,7 +11,7 @@ import { commentOutput, toComment } from './comment-schema.ts';
 export const listComments = defineOperation({
   name: 'comments_list',
   summary: "Read a task's comments, oldest first, in bounded pages; or only those changed since an event.",
-  description: 'A deleted comment stays in its place as a tombstone (`body` null, `deleted_at` set). Still readable after the task is deleted.',
+  description: 'A deleted comment keeps its place (`body` null, `deleted_at` set). Readable after the task is deleted.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',

@@ -11,18 +11,18 @@ export const limitParam = z.coerce
   .int()
   .min(1, 'limit must be at least 1')
   .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
-  .default(25)
-  .describe('Page size, 1–100.');
+  .default(25);
 
-export const cursorParam = z.string().min(1).max(512).optional().describe('Opaque: the `next_cursor` of the previous page.');
+/** No description: a page's `next_cursor` says to pass it as `cursor`, and every tool listing spends what this would repeat. */
+export const cursorParam = z.string().min(1).max(512).optional();
 
 export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('An event id: return only what changed strictly after it. Pass the `sync_cursor` of your previous read.');
+  .describe('An event id (a `sync_cursor`): only what changed after it.');
 
-export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
+export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 
 /** The longest comma-separated query value: every list filter's items fit many times over. */
 export const LIST_PARAM_MAX = 2000;
