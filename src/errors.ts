@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   'not_lease_holder',
   'assigned_to_other',
   'assignee_lease_held',
+  'not_your_task',
   'unknown_principal',
   'principal_disabled',
   'task_deleted',
@@ -310,6 +311,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     title: 'Task is held under a lease',
     retryable: false,
     hint: 'Someone other than the new assignee holds the task; send the assignment again with `release_lease: true` to end that lease in the same request.',
+    docs: '/spec/collaboration.md#assignment',
+  },
+  not_your_task: {
+    status: 403,
+    title: "Another principal's task",
+    retryable: false,
+    hint: 'An agent assigns only unassigned tasks and its own, and never ends another principal\'s lease: ask a human (or an agent with agents:admin) to reassign it, e.g. by mentioning them in a comment on the task.',
     docs: '/spec/collaboration.md#assignment',
   },
   unknown_principal: {
