@@ -52,6 +52,7 @@ export const ERROR_CODES = [
   'assigned_to_other',
   'assignee_lease_held',
   'not_your_task',
+  'separation_of_duties',
   'unknown_principal',
   'principal_disabled',
   'task_deleted',
@@ -319,6 +320,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'An agent assigns only unassigned tasks and its own, and never ends another principal\'s lease: ask a human (or an agent with agents:admin) to reassign it, e.g. by mentioning them in a comment on the task.',
     docs: '/spec/collaboration.md#assignment',
+  },
+  separation_of_duties: {
+    status: 403,
+    title: 'You handed this in',
+    retryable: false,
+    hint: 'Whoever handed work in (or did it under the lease) may not approve it: leave it in review for another reviewer, or request changes.',
+    docs: '/spec/collaboration.md#review-with-feedback',
   },
   unknown_principal: {
     status: 422,
