@@ -48,8 +48,7 @@ export const updateTask = defineOperation({
   name: 'tasks_update',
   summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
   description:
-    "A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`. " +
-    'Whoever handed a task in, or held the lease it was handed in from, may not move it in_review → done (403 separation_of_duties).',
+    "A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
