@@ -102,8 +102,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
    * a replay then answers with this redacted copy. Without it the stored response is the response.
    */
   readonly redactForReplay?: (output: z.output<O>) => z.output<O>;
-  /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
-  approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
+  /**
+   * For gated operations: reads the target (throwing not_found) so the approval binds to its version.
+   * Given the requesting `actor`, a target hidden from them is not_found too: nobody can ask for an
+   * approval on what they may not see, nor learn from the answer that it exists.
+   */
+  approvalTarget?(db: Kysely<DB>, input: z.output<I>, actor?: Principal): Promise<ApprovalTarget>;
   /**
    * For gated operations on a resource that belongs to a principal: true when this caller may run it
    * without an approval (it owns the resource, or holds `agents:admin`). Without it, the gate always applies.

@@ -202,7 +202,7 @@ async function requestApproval(
   call: Call,
   k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
 ): Promise<{ outcome: Outcome; events: NewEventRow[] }> {
-  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input) : undefined;
+  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input, call.principal) : undefined;
   // If-Match binds now: an approval must not be made for a version the caller has not seen.
   if (target) assertVersion(target.id, target.version, call.expectedVersion);
   const row = await insertApproval(tx, {

@@ -3,7 +3,7 @@ import { latestEventId } from '../../store/events.ts';
 import { findWebhook, listDeliveries as listDeliveryRows } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
-import { deliveryOutput, mayActAlone, toDelivery, webhookId, webhookNotFound } from './webhook-schema.ts';
+import { deliveryOutput, toDelivery, visibleWebhook, webhookId } from './webhook-schema.ts';
 
 export const listDeliveries = defineOperation({
   name: 'webhooks_deliveries',
@@ -17,8 +17,7 @@ export const listDeliveries = defineOperation({
   async run(db, ctx, input) {
     const beforeSeq = ctx.cursors.decode('deliveries', input.cursor);
     const syncCursor = await latestEventId(db);
-    const webhook = await findWebhook(db, input.id);
-    if (!webhook || !mayActAlone(ctx.actor, webhook)) throw webhookNotFound(input.id);
+    visibleWebhook(await findWebhook(db, input.id), ctx.actor, input.id);
     const rows = await listDeliveryRows(db, input.id, { beforeSeq, limit: input.limit });
     const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('deliveries', row.event_seq));
     return { data: page.rows.map(toDelivery), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
