@@ -8,6 +8,7 @@ import type { McpClient } from '../mcp/clients.ts';
 
 export const INTERFACES = ['rest', 'mcp', 'graphql'] as const;
 export type Interface = (typeof INTERFACES)[number];
+export const INTERFACE_NAMES: Record<Interface, string> = { rest: 'REST', mcp: 'MCP', graphql: 'GraphQL' };
 
 /** What an interface answered, as a class: the operation ran, was refused (with the problem's status and code), or waits for an approval. */
 export type Observed =
