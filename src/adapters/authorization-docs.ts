@@ -22,7 +22,7 @@ function describeCells(cells: Cell | ByOwnership, object: AccessCase['object']):
   const { own, others } = ownership(cells);
   const [a, b] = [describeCell(own), describeCell(others)];
   if (object === null || a === b) return a;
-  return `own: ${a}; others': ${b}`;
+  return `${a} on its own, ${b} on others'`;
 }
 
 /**
