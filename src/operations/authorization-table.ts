@@ -59,8 +59,8 @@ export interface AccessRow extends AccessCase {
   readonly also?: readonly AccessCase[];
 }
 
-export const ALLOWED: Outcome = { kind: 'allowed' };
-export const APPROVAL: Outcome = { kind: 'approval' };
+const ALLOWED: Outcome = { kind: 'allowed' };
+const APPROVAL: Outcome = { kind: 'approval' };
 function refused(status: 403 | 404 | 409, code?: ErrorCode): Outcome {
   return { kind: 'refused', status, code };
 }
