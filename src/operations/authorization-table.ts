@@ -68,8 +68,8 @@ const NO_SCOPE = refused(403, 'forbidden_scope');
 const HUMANS_ONLY = refused(403, 'human_required');
 const ABSENT = refused(404, 'not_found');
 const NOT_HOLDER = refused(403, 'not_lease_holder');
-/** Separation of duties: its code is the other rule's to choose. */
-const OWN_HAND_IN = refused(403);
+/** Separation of duties (BATON_SEPARATION_OF_DUTIES, on by default). */
+const OWN_HAND_IN = refused(403, 'separation_of_duties');
 
 function owned(own: Cell, others: Cell): ByOwnership {
   return { own, others };
@@ -129,14 +129,14 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   tasks_assign: {
     request: 'assign a task in progress to oneself, ending the lease on it',
     object: 'lease',
-    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, [refused(403), APPROVAL]), agent_admin: ALLOWED },
+    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
     // issue 36 item 1
-    note: "Ending someone else's lease, or taking a task assigned to someone else, is for humans and agents:admin; an agent is refused, or its request waits for a human's approval.",
+    note: "Ending someone else's lease, or taking a task assigned to someone else, is for humans and agents:admin; an agent is refused (403 not_your_task).",
     also: [
       {
         request: 'assign a todo task to oneself',
         object: 'assignment',
-        cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, [refused(403), APPROVAL]), agent_admin: ALLOWED },
+        cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
       },
     ],
   },
