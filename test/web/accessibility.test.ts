@@ -115,10 +115,11 @@ describe('accessible and pleasant, in Chromium', () => {
 
     const pages: { name: string; path: string; ready: (p: Page) => Promise<void> }[] = [
       { name: 'board', path: '/', ready: (p) => p.locator('article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
+      { name: 'board in swimlanes by person', path: '/?group=assignee', ready: (p) => p.locator('section.lane article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
       { name: 'task', path: `/tasks/${task.id}`, ready: (p) => p.locator('.timeline .event').first().waitFor(WAIT) },
       { name: 'approvals', path: '/approvals', ready: (p) => p.locator('article.approval [data-testid="approval-target"]').waitFor(WAIT) },
       { name: 'agents', path: '/agents', ready: (p) => p.getByRole('link', { name: 'docs-bot' }).waitFor(WAIT) },
-      { name: 'agent', path: `/agents/${agent.id}`, ready: (p) => p.getByRole('heading', { name: /docs-bot/ }).waitFor(WAIT) },
+      { name: 'agent', path: `/agents/${agent.id}`, ready: (p) => p.getByRole('heading', { name: 'Holds now' }).locator('xpath=..').locator('.empty, .held-list').first().waitFor(WAIT) },
       { name: 'fleet', path: '/fleet', ready: (p) => p.locator('li.fleet-agent[data-agent="docs-bot"]').waitFor(WAIT) },
       { name: 'activity', path: '/activity', ready: (p) => p.locator('.activity-line').first().waitFor(WAIT) },
       { name: 'dead letter', path: '/dead-letter', ready: (p) => p.locator('.dead-letter-task').waitFor(WAIT) },

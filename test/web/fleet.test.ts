@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -18,11 +18,8 @@ describe('an accurate fleet, in Chromium', () => {
   let h: BrowserHarness;
   let page: Page;
 
-  const api = async <T = Json>(method: string, url: string, body?: unknown, token?: string) => {
-    const res = await h.t.request(method, url, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
-    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.body}`);
-    return res.json<T>();
-  };
+  const call = apiOf(() => h);
+  const api = <T = Json>(method: string, url: string, body?: unknown, token?: string) => call<T>(method, url, body, token);
   const card = (name: string) => page.locator(`li.fleet-agent[data-agent="${name}"]`);
   /** The agent claims a new task and releases it as failed: one failed attempt. */
   const failOnce = async (agent: Principal, title: string) => {
@@ -38,10 +35,7 @@ describe('an accurate fleet, in Chromium', () => {
 
   beforeAll(async () => {
     h = await startBrowser({ clock });
-    page = await h.context.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(h.base);
-    await signIn(page, h.t.adminToken);
+    page = await adminPage(h);
   });
   afterAll(async () => {
     await h?.close();
