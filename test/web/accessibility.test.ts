@@ -135,7 +135,7 @@ describe('accessible and pleasant, in Chromium', () => {
       }
       await show('light', 1280);
     }
-    // The approvals history tab, the new-task dialog, the task editor and the page for an unknown address, too.
+    // The approvals history tab, the new-task dialog, the command palette, the shortcuts, the task editor and the page for an unknown address, too.
     const extras: { name: string; open: (p: Page) => Promise<void> }[] = [
       {
         // The server answers only known routes with the app, so an unknown one is reached in the app.
@@ -164,6 +164,24 @@ describe('accessible and pleasant, in Chromium', () => {
           await p.goto(h.base);
           await p.getByRole('button', { name: 'New task' }).click();
           await p.getByRole('dialog', { name: 'New task' }).waitFor(WAIT);
+        },
+      },
+      {
+        name: 'command palette',
+        open: async (p) => {
+          await p.goto(`${h.base}/tasks/${task.id}`);
+          await p.locator('main h1').first().waitFor(WAIT);
+          await p.keyboard.press('Control+k');
+          await p.getByRole('dialog', { name: 'Command palette' }).locator('[role=option][aria-selected=true]').waitFor(WAIT);
+        },
+      },
+      {
+        name: 'shortcuts',
+        open: async (p) => {
+          await p.goto(h.base);
+          await p.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+          await p.keyboard.press('?');
+          await p.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor(WAIT);
         },
       },
       {
