@@ -63,7 +63,9 @@ export function Board({ search }: { search: string }) {
     for (const task of all) {
       if (!keep(task)) continue;
       const lane = query.group ? laneOf(task, query.group) : '';
-      byLane.set(lane, [...(byLane.get(lane) ?? []), task]);
+      const into = byLane.get(lane);
+      if (into) into.push(task);
+      else byLane.set(lane, [task]);
     }
     const order = comparator(query.sort, found.order);
     const laneName = (lane: string, tasks: Task[]) => {
