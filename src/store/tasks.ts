@@ -67,7 +67,7 @@ export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitin
  * each per row of every page (bench/README.md, "Growth"). `deleted_at` names a `since` delta's tombstones.
  */
 const LIST_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as a list page in the default view reads it. */
 export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on'>;

@@ -170,7 +170,9 @@ describe('GET /tasks filters and views', () => {
   });
 
   // The default list reads only the columns its items show (store/tasks.ts, `columns: 'list'`); it must say what the whole rows say.
-  it('default items are the full items cut to the list fields, plus parent_id, due_at and overdue where set, and deleted_at on a tombstone', async () => {
+  it('default items are the full items cut to the list fields, plus parent_id, due_at, overdue and assignee where set, and deleted_at on a tombstone', async () => {
+    const assignee = await t.addPrincipal({ name: 'listcols-bot' });
+    await createTask(t, { title: 'assigned', labels: ['listcols'], assignee: assignee.id });
     const blocker = await createTask(t, { title: 'blocker', labels: ['listcols'] });
     const parent = await createTask(t, { title: 'parent', labels: ['listcols'], description: 'not in a list item' });
     await createTask(t, { title: 'child, overdue', labels: ['listcols'], parent_id: parent.id, due_at: '2020-01-01T00:00:00.000Z' });
@@ -191,13 +193,14 @@ describe('GET /tasks filters and views', () => {
       expect(compact).toHaveLength(count);
       compact.forEach((item, i) => {
         const whole = full[i] ?? {};
-        const keys = [...base, ...(whole.deleted_at ? ['deleted_at'] : []), ...['parent_id', 'due_at'].filter((k) => whole[k] !== null), ...(whole.overdue ? ['overdue'] : [])];
+        const keys = [...base, ...(whole.deleted_at ? ['deleted_at'] : []), ...['parent_id', 'due_at'].filter((k) => whole[k] !== null), ...(whole.overdue ? ['overdue'] : []), ...(whole.assignee ? ['assignee'] : [])];
         expect(Object.keys(item)).toEqual(keys);
         expect(item).toEqual(Object.fromEntries(keys.map((k) => [k, whole[k]])));
       });
       return compact;
     };
-    const live = await check('labels=listcols', 5);
+    const live = await check('labels=listcols', 6);
+    expect(live.find((item) => item.title === 'assigned')).toMatchObject({ assignee: { id: assignee.id, kind: 'agent' } });
     expect(live.find((item) => item.title === 'waits')).toMatchObject({ waiting_on: [blocker.id] });
     expect(live.find((item) => item.id === blocker.id)?.lease).not.toBeNull();
     expect(live.find((item) => item.title === 'child, overdue')).toMatchObject({ parent_id: parent.id, overdue: true });

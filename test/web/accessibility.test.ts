@@ -115,10 +115,11 @@ describe('accessible and pleasant, in Chromium', () => {
 
     const pages: { name: string; path: string; ready: (p: Page) => Promise<void> }[] = [
       { name: 'board', path: '/', ready: (p) => p.locator('article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
+      { name: 'board in swimlanes by person', path: '/?group=assignee', ready: (p) => p.locator('section.lane article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
       { name: 'task', path: `/tasks/${task.id}`, ready: (p) => p.locator('.timeline .event').first().waitFor(WAIT) },
       { name: 'approvals', path: '/approvals', ready: (p) => p.locator('article.approval [data-testid="approval-target"]').waitFor(WAIT) },
       { name: 'agents', path: '/agents', ready: (p) => p.getByRole('link', { name: 'docs-bot' }).waitFor(WAIT) },
-      { name: 'agent', path: `/agents/${agent.id}`, ready: (p) => p.getByRole('heading', { name: /docs-bot/ }).waitFor(WAIT) },
+      { name: 'agent', path: `/agents/${agent.id}`, ready: (p) => p.getByRole('heading', { name: 'Holds now' }).locator('xpath=..').locator('.empty, .held-list').first().waitFor(WAIT) },
       { name: 'fleet', path: '/fleet', ready: (p) => p.locator('li.fleet-agent[data-agent="docs-bot"]').waitFor(WAIT) },
       { name: 'activity', path: '/activity', ready: (p) => p.locator('.activity-line').first().waitFor(WAIT) },
       { name: 'dead letter', path: '/dead-letter', ready: (p) => p.locator('.dead-letter-task').waitFor(WAIT) },
@@ -134,7 +135,7 @@ describe('accessible and pleasant, in Chromium', () => {
       }
       await show('light', 1280);
     }
-    // The approvals history tab, the new-task dialog, the task editor and the page for an unknown address, too.
+    // The approvals history tab, the new-task dialog, the command palette, the shortcuts, the task editor and the page for an unknown address, too.
     const extras: { name: string; open: (p: Page) => Promise<void> }[] = [
       {
         // The server answers only known routes with the app, so an unknown one is reached in the app.
@@ -163,6 +164,24 @@ describe('accessible and pleasant, in Chromium', () => {
           await p.goto(h.base);
           await p.getByRole('button', { name: 'New task' }).click();
           await p.getByRole('dialog', { name: 'New task' }).waitFor(WAIT);
+        },
+      },
+      {
+        name: 'command palette',
+        open: async (p) => {
+          await p.goto(`${h.base}/tasks/${task.id}`);
+          await p.locator('main h1').first().waitFor(WAIT);
+          await p.keyboard.press('Control+k');
+          await p.getByRole('dialog', { name: 'Command palette' }).locator('[role=option][aria-selected=true]').waitFor(WAIT);
+        },
+      },
+      {
+        name: 'shortcuts',
+        open: async (p) => {
+          await p.goto(h.base);
+          await p.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+          await p.keyboard.press('?');
+          await p.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor(WAIT);
         },
       },
       {

@@ -71,3 +71,21 @@ export async function startBrowser(options: { config?: Partial<Config>; clock?: 
     },
   };
 }
+
+/** A new page of the harness's browser, signed in with the admin token, on the board. */
+export async function adminPage(h: BrowserHarness): Promise<Page> {
+  const page = await h.context.newPage();
+  page.setDefaultTimeout(10_000);
+  await page.goto(h.base);
+  await signIn(page, h.t.adminToken);
+  return page;
+}
+
+/** A REST call through the harness (the admin's token unless another is given) that throws on any status from 300 up. */
+export function apiOf(h: () => BrowserHarness) {
+  return async <T>(method: string, url: string, body?: unknown, token?: string): Promise<T> => {
+    const res = await h().t.request(method, url, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
+    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${res.body}`);
+    return res.json<T>();
+  };
+}

@@ -5,6 +5,7 @@ import { AgentPage } from './views/agent-page.tsx';
 import { Agents } from './views/agents.tsx';
 import { Activity } from './views/activity.tsx';
 import { Approvals } from './views/approvals.tsx';
+import { CommandPalette, ShortcutsDialog } from './views/palette.tsx';
 import { Board } from './views/board.tsx';
 import { DeadLetter } from './views/dead-letter.tsx';
 import { Fleet } from './views/fleet.tsx';
@@ -99,13 +100,29 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const [created, setCreated] = useState<Task | null>(null);
   // Bumped by a page's Try again: the page remounts and loads everything afresh.
   const [attempt, setAttempt] = useState(0);
+  const [palette, setPalette] = useState(false);
+  const [keys, setKeys] = useState(false);
   useShortcuts({
     c: (event) => {
       if (!canCreate) return;
       event.preventDefault();
       setCreating(true);
     },
+    '?': (event) => {
+      event.preventDefault();
+      setKeys(true);
+    },
   });
+  useEffect(() => {
+    // Ctrl/Cmd+K works from anywhere, a field included (single-key shortcuts do not).
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key.toLowerCase() !== 'k' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+      event.preventDefault();
+      setPalette(true);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
   useEffect(() => {
     document.addEventListener('click', onLinkClick);
     return () => document.removeEventListener('click', onLinkClick);
@@ -182,6 +199,8 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           <Fragment key={attempt}>{page(route)}</Fragment>
         </RetryContext.Provider>
       </main>
+      <CommandPalette open={palette} onClose={() => setPalette(false)} />
+      <ShortcutsDialog open={keys} onClose={() => setKeys(false)} />
       {canCreate && (
         <NewTaskDialog
           open={creating}

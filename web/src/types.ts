@@ -57,6 +57,8 @@ export interface Task {
   attempts?: number;
   max_attempts?: number | null;
   blocked_reason?: string | null;
+  /** Who the task is for: on list items only when set. */
+  assignee?: { id: string; kind: 'human' | 'agent' } | null;
 }
 
 export interface BatonEvent {

@@ -94,7 +94,7 @@ describe('shapeTask compact views', () => {
 
 describe('toListTask', () => {
   // A list page in the default view reads only some columns and builds the item directly: it must say exactly what projecting the whole row says, in its key order.
-  it('equals shapeTask of the whole row as a list item, for every status, lease, blocker, parent, due date, failed attempt and tombstone', () => {
+  it('equals shapeTask of the whole row as a list item, for every status, lease, blocker, parent, due date, failed attempt, assignee and tombstone', () => {
     const due = { due_at: new Date(at.getTime() - 60_000) };
     const listRows = [
       ...rows,
@@ -108,6 +108,8 @@ describe('toListTask', () => {
         row(status, { attempts: 2, max_attempts: 3, not_before: new Date(at.getTime() + 30_000) }),
         row(status, { attempts: 3, max_attempts: 3, blocked_reason: 'attempts_exhausted' }),
         row(status, { not_before: due.due_at }),
+        row(status, { assignee_id: 'agt_someone', assignee_kind: 'agent' }),
+        row(status, { assignee_id: 'agt_someone', assignee_kind: 'human', deleted_at: at }),
       ]),
     ];
     for (const r of listRows) {

@@ -96,12 +96,13 @@ export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
     max_attempts: row.max_attempts,
     not_before: row.not_before?.toISOString() ?? null,
     blocked_reason: row.blocked_reason,
+    assignee: row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : null,
   });
   return shaped;
 }
 
-/** The members a list item carries only where set: the tree, the schedule and failed attempts (most tasks have none, and pages stay lean). */
-type WhereSet = Pick<Task, 'parent_id' | 'due_at' | 'overdue' | 'attempts' | 'max_attempts' | 'not_before' | 'blocked_reason'>;
+/** The members a list item carries only where set: the tree, the schedule, failed attempts and the assignee (most tasks have none, and pages stay lean). */
+type WhereSet = Pick<Task, 'parent_id' | 'due_at' | 'overdue' | 'attempts' | 'max_attempts' | 'not_before' | 'blocked_reason' | 'assignee'>;
 
 function addWhereSet(shaped: TaskShape, task: WhereSet): void {
   if (task.parent_id !== null) shaped.parent_id = task.parent_id;
@@ -113,6 +114,7 @@ function addWhereSet(shaped: TaskShape, task: WhereSet): void {
   }
   if (task.not_before !== null) shaped.not_before = task.not_before;
   if (task.blocked_reason !== null) shaped.blocked_reason = task.blocked_reason;
+  if (task.assignee !== null) shaped.assignee = task.assignee;
 }
 
 /** The fields both compact shapes open with, in `toTask`'s order. */

@@ -4,10 +4,11 @@ import { get, type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
+import { HeldNow } from './held-now.tsx';
 import { PrincipalForm, type PrincipalFields } from './principal-form.tsx';
 import { Tokens } from './tokens.tsx';
 
-/** One principal: edit its name, scopes and toolAllowlist (If-Match its version), disable it, manage its tokens. */
+/** One principal: what it holds now; edit its name, scopes and toolAllowlist (If-Match its version), disable it, manage its tokens. */
 export function AgentPage({ id }: { id: string }) {
   const { names } = useSession();
   const [agent, setAgent] = useState<Agent | null>(null);
@@ -52,6 +53,7 @@ export function AgentPage({ id }: { id: string }) {
           Saved (version {agent.version}).
         </p>
       )}
+      <HeldNow id={agent.id} />
       <div class="two-col">
         <section class="card">
           <h2>Scopes and allowlist</h2>

@@ -9,12 +9,16 @@ export const COLUMN_PAGE = 30;
 
 interface ColumnProps {
   status: Status;
+  /** The swimlane's name, when the board has swimlanes. */
+  lane: string | null;
   /** Every task of the column that passes the filters, sorted. */
   tasks: readonly Task[];
   /** How many of them are rendered. */
   shown: number;
   onShowMore: () => void;
   now: number;
+  /** Lease id → when it was granted, for "held for". */
+  heldSince: ReadonlyMap<string, number>;
   busy: string | null;
   selected: string | null;
   onMove: (task: Task, to: Status) => void;
@@ -23,13 +27,13 @@ interface ColumnProps {
 }
 
 /** One status column: its count, its first `shown` cards, "Show more", and a drop target for cards. */
-export function BoardColumn({ status, tasks, shown, onShowMore, now, busy, selected, onMove, onDropTask }: ColumnProps) {
+export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask }: ColumnProps) {
   const [over, setOver] = useState(false);
   const hidden = tasks.length - Math.min(shown, tasks.length);
   return (
     <section
       class={`column column-${status}${over ? ' column-drop' : ''}`}
-      aria-label={`${STATUS_LABEL[status]}: ${tasks.length} tasks`}
+      aria-label={`${lane ? `${lane}, ` : ''}${STATUS_LABEL[status]}: ${tasks.length} tasks`}
       data-status={status}
       onDragOver={(e) => {
         e.preventDefault();
@@ -56,7 +60,7 @@ export function BoardColumn({ status, tasks, shown, onShowMore, now, busy, selec
         <ul class="cards">
           {tasks.slice(0, shown).map((task) => (
             <li key={task.id}>
-              <TaskCard task={task} now={now} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} />
+              <TaskCard task={task} now={now} heldSince={task.lease ? heldSince.get(task.lease.id) : undefined} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} />
             </li>
           ))}
         </ul>

@@ -1,7 +1,8 @@
 import type { RefObject } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { PRIORITIES } from '../types.ts';
-import { type BoardQuery, SORT_LABEL, SORTS, type Sort } from './board-query.ts';
+import { useSession } from '../session.ts';
+import { type BoardQuery, type Group, SORT_LABEL, SORTS, type Sort } from './board-query.ts';
 
 /**
  * The board's search, filters and sort. Each change is a navigation (the URL keeps it); the search
@@ -10,7 +11,9 @@ import { type BoardQuery, SORT_LABEL, SORTS, type Sort } from './board-query.ts'
 export function BoardFilters({ query, labels, searchBox, onChange }: { query: BoardQuery; labels: readonly string[]; searchBox: RefObject<HTMLInputElement | null>; onChange: (change: Partial<BoardQuery>) => void }) {
   const [text, setText] = useState(query.q);
   useEffect(() => setText(query.q), [query.q]);
-  const filtered = query.q || query.priority || query.label;
+  const { names, whoami } = useSession();
+  const filtered = query.q || query.priority || query.label || query.who;
+  const people = [...names].filter(([id]) => id !== whoami.principal.id).sort((a, b) => a[1].localeCompare(b[1]));
   return (
     <form
       class="filters board-filters"
@@ -48,6 +51,21 @@ export function BoardFilters({ query, labels, searchBox, onChange }: { query: Bo
           </option>
         ))}
       </select>
+      <select aria-label="Filter by person" value={query.who} onChange={(e) => onChange({ who: e.currentTarget.value })}>
+        <option value="">Anyone</option>
+        <option value="me">Mine</option>
+        <option value="none">Nobody's (unassigned)</option>
+        {(query.who && !['me', 'none'].includes(query.who) && !names.has(query.who) ? [[query.who, query.who] as const, ...people] : people).map(([id, name]) => (
+          <option key={id} value={id}>
+            {name}
+          </option>
+        ))}
+      </select>
+      <select aria-label="Group by" value={query.group} onChange={(e) => onChange({ group: e.currentTarget.value as Group | '' })}>
+        <option value="">No swimlanes</option>
+        <option value="assignee">Swimlanes by person</option>
+        <option value="label">Swimlanes by label</option>
+      </select>
       <select aria-label="Sort" value={query.sort} onChange={(e) => onChange({ sort: e.currentTarget.value as Sort })}>
         {SORTS.filter((s) => s !== 'relevance' || query.q).map((s) => (
           <option key={s} value={s}>
@@ -56,7 +74,7 @@ export function BoardFilters({ query, labels, searchBox, onChange }: { query: Bo
         ))}
       </select>
       {filtered && (
-        <button type="button" class="button-quiet" onClick={() => onChange({ q: '', priority: '', label: '' })}>
+        <button type="button" class="button-quiet" onClick={() => onChange({ q: '', priority: '', label: '', who: '' })}>
           Clear filters
         </button>
       )}

@@ -1,4 +1,4 @@
-import { PRIORITIES, type Priority, type Task } from '../types.ts';
+import { type Actor, PRIORITIES, type Priority, type Task } from '../types.ts';
 
 export const SORTS = ['priority', 'updated', 'newest', 'title', 'relevance'] as const;
 export type Sort = (typeof SORTS)[number];
@@ -10,12 +10,19 @@ export const SORT_LABEL: Record<Sort, string> = {
   relevance: 'Best match first',
 };
 
-/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&sort=…`): reload, back and a shared link restore it. */
+export const GROUPS = ['assignee', 'label'] as const;
+export type Group = (typeof GROUPS)[number];
+
+/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&who=…&group=…&sort=…`): reload, back and a shared link restore it. */
 export interface BoardQuery {
   /** Ranked full-text search on the server (`GET /tasks?q=`). */
   q: string;
   priority: Priority | '';
   label: string;
+  /** Whose tasks: `me`, `none` (nobody's), a principal id (assigned to or held by them), or '' for everyone's. */
+  who: string;
+  /** Swimlanes: one row of columns per person on the task, or per label; '' for none. */
+  group: Group | '';
   sort: Sort;
 }
 
@@ -28,7 +35,15 @@ export function parseBoardQuery(search: string): BoardQuery {
   const priority = params.get('priority') ?? '';
   const sort = params.get('sort') ?? '';
   const known = (SORTS as readonly string[]).includes(sort) && (sort !== 'relevance' || q) ? (sort as Sort) : defaultSort(q);
-  return { q, priority: (PRIORITIES as readonly string[]).includes(priority) ? (priority as Priority) : '', label: params.get('label') ?? '', sort: known };
+  const group = params.get('group') ?? '';
+  return {
+    q,
+    priority: (PRIORITIES as readonly string[]).includes(priority) ? (priority as Priority) : '',
+    label: params.get('label') ?? '',
+    who: params.get('who') ?? '',
+    group: (GROUPS as readonly string[]).includes(group) ? (group as Group) : '',
+    sort: known,
+  };
 }
 
 /** `query` with `change` applied; a new search switches a default sort to the new default (best match while searching). */
@@ -45,9 +60,28 @@ export function boardPath(query: BoardQuery): string {
   if (query.q) params.set('q', query.q);
   if (query.priority) params.set('priority', query.priority);
   if (query.label) params.set('label', query.label);
+  if (query.who) params.set('who', query.who);
+  if (query.group) params.set('group', query.group);
   if (query.sort !== defaultSort(query.q)) params.set('sort', query.sort);
   const s = params.toString();
   return s ? `/?${s}` : '/';
+}
+
+/** Who is on a task: the lease holder while it is held, else the assignee; null for nobody. */
+export const onIt = (task: Task): Actor | null => task.lease?.holder ?? task.assignee ?? null;
+
+/** Whether `task` is `who`'s (`me` resolved to `self`): assigned to or held by them; `none`: neither assigned nor held. */
+export function isWhose(task: Task, who: string, self: string): boolean {
+  if (!who) return true;
+  if (who === 'none') return !task.assignee && !task.lease;
+  const id = who === 'me' ? self : who;
+  return task.assignee?.id === id || task.lease?.holder.id === id;
+}
+
+/** The swimlane a task sits in: the person on it (or `none`), or its first label in alphabetical order (or `none`). */
+export function laneOf(task: Task, group: Group): string {
+  if (group === 'assignee') return onIt(task)?.id ?? 'none';
+  return [...task.labels].sort()[0] ?? 'none';
 }
 
 const RANK: Record<Priority, number> = { urgent: 0, high: 1, normal: 2, low: 3 };

@@ -6,8 +6,10 @@ import { navigate } from '../router.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 import { BoardColumn, COLUMN_PAGE } from './board-column.tsx';
 import { BoardFilters } from './board-filters.tsx';
-import { type BoardQuery, boardPath, comparator, parseBoardQuery, withChange } from './board-query.ts';
+import { useSession } from '../session.ts';
+import { type BoardQuery, boardPath, comparator, isWhose, laneOf, onIt, parseBoardQuery, withChange } from './board-query.ts';
 import { useSearch, useTasks } from './board-tasks.ts';
+import { useHeldSince } from './held-since.ts';
 import { MoveNotice } from './move-notice.tsx';
 import { useMove } from './move.ts';
 
@@ -46,23 +48,47 @@ export function Board({ search }: { search: string }) {
   const now = useNow();
   const [announcement, setAnnouncement] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
-  const [shown, setShown] = useState<Partial<Record<Status, number>>>({});
+  const [shown, setShown] = useState<Record<string, number>>({});
+  const { whoami, names } = useSession();
   const searchBox = useRef<HTMLInputElement>(null);
   useEffect(() => setShown({}), [search]);
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
   const labels = useMemo(() => [...new Set(all.flatMap((t) => t.labels))].sort(), [all]);
-  const columns = useMemo(() => {
+  const lanes = useMemo(() => {
     const searching = query.q !== '' && !found.problem;
-    const keep = (t: Task) => (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && (!searching || found.order?.has(t.id) === true);
-    const byStatus = new Map<Status, Task[]>(STATUSES.map((s) => [s, []]));
-    for (const task of all) if (keep(task)) byStatus.get(task.status)?.push(task);
+    const keep = (t: Task) =>
+      (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && isWhose(t, query.who, whoami.principal.id) && (!searching || found.order?.has(t.id) === true);
+    const byLane = new Map<string, Task[]>();
+    for (const task of all) {
+      if (!keep(task)) continue;
+      const lane = query.group ? laneOf(task, query.group) : '';
+      const into = byLane.get(lane);
+      if (into) into.push(task);
+      else byLane.set(lane, [task]);
+    }
     const order = comparator(query.sort, found.order);
-    return STATUSES.map((status) => ({ status, tasks: (byStatus.get(status) ?? []).sort(order) }));
-  }, [all, query, found.order, found.problem]);
-  const shownIn = (status: Status) => shown[status] ?? COLUMN_PAGE;
-  /** The rendered cards in reading order, column by column: what `j` and `k` walk. */
-  const ids = columns.flatMap((c) => c.tasks.slice(0, shownIn(c.status)).map((t) => t.id));
+    const laneName = (lane: string, tasks: Task[]) => {
+      if (lane === 'none') return query.group === 'label' ? 'No label' : 'Nobody';
+      if (query.group === 'label') return lane;
+      const who = tasks.map(onIt).find((a) => a?.id === lane);
+      return `${names.get(lane) ?? lane}${who ? ` (${who.kind})` : ''}`;
+    };
+    return [...byLane]
+      .map(([lane, tasks]) => ({ lane, name: query.group ? laneName(lane, tasks) : null, tasks }))
+      // Lanes by name, nobody's (or unlabelled) last; without swimlanes, the one lane.
+      .sort((a, b) => Number(a.lane === 'none') - Number(b.lane === 'none') || (a.name ?? '').localeCompare(b.name ?? ''))
+      .map(({ lane, name, tasks }) => ({
+        lane,
+        name,
+        columns: STATUSES.map((status) => ({ key: `${lane}/${status}`, status, tasks: tasks.filter((t) => t.status === status).sort(order) })),
+      }));
+  }, [all, query, found.order, found.problem, names, whoami]);
+  const columns = lanes.length > 0 ? lanes.flatMap((l) => l.columns) : STATUSES.map((status) => ({ key: `/${status}`, status, tasks: [] as Task[] }));
+  const heldSince = useHeldSince(useMemo(() => all.flatMap((t) => (t.lease ? [t.lease.id] : [])), [all]));
+  const shownIn = (key: string) => shown[key] ?? COLUMN_PAGE;
+  /** The rendered cards in reading order, lane by lane, column by column: what `j` and `k` walk. */
+  const ids = columns.flatMap((c) => c.tasks.slice(0, shownIn(c.key)).map((t) => t.id));
 
   const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
   const moveCard = async (task: Task, to: Status, key?: string) => {
@@ -89,10 +115,10 @@ export function Board({ search }: { search: string }) {
     if (ids.length === 0) return;
     event.preventDefault();
     // `j` on a column's last rendered card shows the column's next page, as "Show more" would, and walks on into it.
-    const more = by > 0 ? columns.find((c) => c.tasks.length > shownIn(c.status) && c.tasks[shownIn(c.status) - 1]?.id === selected) : undefined;
-    const revealed = more?.tasks[shownIn(more.status)];
+    const more = by > 0 ? columns.find((c) => c.tasks.length > shownIn(c.key) && c.tasks[shownIn(c.key) - 1]?.id === selected) : undefined;
+    const revealed = more?.tasks[shownIn(more.key)];
     if (more && revealed) {
-      setShown({ ...shown, [more.status]: shownIn(more.status) + COLUMN_PAGE });
+      setShown({ ...shown, [more.key]: shownIn(more.key) + COLUMN_PAGE });
       setSelected(revealed.id);
       requestAnimationFrame(() => select(revealed.id));
       return;
@@ -148,25 +174,42 @@ export function Board({ search }: { search: string }) {
         {announcement}
       </p>
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void moveCard(t, to, key)} onDismiss={dismiss} />}</div>
-      <div class="board">
-        {columns.map((column) => (
-          <BoardColumn
-            key={column.status}
-            status={column.status}
-            tasks={column.tasks}
-            shown={shown[column.status] ?? COLUMN_PAGE}
-            onShowMore={() => setShown((s) => ({ ...s, [column.status]: (s[column.status] ?? COLUMN_PAGE) + COLUMN_PAGE }))}
-            now={now}
-            busy={busy}
-            selected={selected}
-            onMove={(task, to) => void moveCard(task, to)}
-            onDropTask={(id, to) => {
-              const task = tasks.get(id);
-              if (task) void moveCard(task, to);
-            }}
-          />
-        ))}
-      </div>
+      {lanes.length === 0 && tasks.size > 0 && <p class="empty">No tasks match these filters.</p>}
+      {lanes.map((lane) => {
+        const board = (
+          <div class="board">
+            {lane.columns.map((column) => (
+              <BoardColumn
+                key={column.key}
+                status={column.status}
+                lane={lane.name}
+                tasks={column.tasks}
+                shown={shownIn(column.key)}
+                onShowMore={() => setShown((s) => ({ ...s, [column.key]: (s[column.key] ?? COLUMN_PAGE) + COLUMN_PAGE }))}
+                now={now}
+                heldSince={heldSince}
+                busy={busy}
+                selected={selected}
+                onMove={(task, to) => void moveCard(task, to)}
+                onDropTask={(id, to) => {
+                  const task = tasks.get(id);
+                  if (task) void moveCard(task, to);
+                }}
+              />
+            ))}
+          </div>
+        );
+        if (lane.name === null) return <div key={lane.lane}>{board}</div>;
+        const count = lane.columns.reduce((n, c) => n + c.tasks.length, 0);
+        return (
+          <section key={lane.lane} class="lane" aria-label={`Swimlane ${lane.name}`} data-lane={lane.lane}>
+            <h2 class="lane-head">
+              {lane.name} <span class="count">{count}</span>
+            </h2>
+            {board}
+          </section>
+        );
+      })}
     </section>
   );
 }

@@ -5,6 +5,9 @@ import { STATUSES, type Status, type Task } from '../types.ts';
 /** Targets that end the work (approving it, dropping it): listed after the others, so the first target, which takes focus, is never one of them. */
 const FINAL: ReadonlySet<Status> = new Set(['done', 'cancelled']);
 
+/** The task's legal targets, Done and Cancelled last: the order of the "Move to…" menu and the command palette. */
+export const legalTargets = (task: Task): Status[] => [...task.legal_transitions].sort((a, b) => Number(FINAL.has(a)) - Number(FINAL.has(b)));
+
 /**
  * A card's keyboard path for what dragging does: "Move to…" opens a list of buttons, the legal
  * targets first (Done and Cancelled last of them), the others marked (trying one explains why
@@ -16,7 +19,7 @@ export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: 
   const [open, setOpen] = useState(false);
   const toggle = useRef<HTMLButtonElement>(null);
   const list = useRef<HTMLDivElement>(null);
-  const legal = [...task.legal_transitions].sort((a, b) => Number(FINAL.has(a)) - Number(FINAL.has(b)));
+  const legal = legalTargets(task);
   const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
   const id = `move-${task.id}`;
   // In the same commit as the list appears (not after paint), so a key pressed at once lands on the list's first target.

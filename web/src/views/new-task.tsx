@@ -2,18 +2,21 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
 import { ProblemNotice } from '../components.tsx';
 import type { Task } from '../types.ts';
+import { type Extras, extrasBody, NewTaskExtras, NO_EXTRAS } from './new-task-extras.tsx';
 import { bodyOf, EMPTY_DRAFT, type TaskDraft, TaskFields } from './task-fields.tsx';
 
 /**
  * "New task" in a modal dialog. It opens with the title focused, so a title typed at once lands
  * there (keys typed in the dialog never reach the page's shortcuts); Ctrl/Cmd+Enter creates the
- * task from any field. A retried submit of the same fields keeps its Idempotency-Key, so it cannot
+ * task from any field. Every field (priority, labels, blockers, assignee, parent, due, not before)
+ * is a native control or a button, reached with Tab in that order. A retried submit of the same fields keeps its Idempotency-Key, so it cannot
  * create two tasks; a refusal keeps everything typed and says what to fix.
  */
 export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (task: Task) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const form = useRef<HTMLFormElement>(null);
   const [draft, setDraft] = useState<TaskDraft>(EMPTY_DRAFT);
+  const [extras, setExtras] = useState<Extras>(NO_EXTRAS);
   const action = useAction();
   // In the same commit as the dialog opens (not after paint, when showModal would have focused Close), so a key pressed at once lands in the title.
   useLayoutEffect(() => {
@@ -21,6 +24,7 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
     if (!element) return;
     if (open && !element.open) {
       setDraft(EMPTY_DRAFT);
+      setExtras(NO_EXTRAS);
       action.dismiss();
       element.showModal();
       element.querySelector<HTMLInputElement>('#new-task-title')?.focus();
@@ -31,7 +35,7 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
   const submit = async (event: Event) => {
     event.preventDefault();
     if (!ready) return;
-    await action.send<Task>({ method: 'POST', path: '/tasks', body: bodyOf(draft) }, onCreated);
+    await action.send<Task>({ method: 'POST', path: '/tasks', body: { ...bodyOf(draft), ...extrasBody(extras) } }, onCreated);
   };
   return (
     <dialog ref={dialog} class="dialog" aria-labelledby="new-task-heading" onClose={onClose}>
@@ -53,6 +57,7 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
         </div>
         {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
         {open && <TaskFields prefix="new-task" draft={draft} onChange={setDraft} />}
+        {open && <NewTaskExtras extras={extras} onChange={setExtras} />}
         <div class="dialog-actions">
           <button type="submit" class="button-primary" disabled={!ready} aria-keyshortcuts="Control+Enter Meta+Enter" title="Create task (Ctrl+Enter)">
             Create task

@@ -24,8 +24,12 @@ function AttemptsLine({ task, now }: { task: Task; now: number }) {
   );
 }
 
-/** A board card: draggable to another column, or moved from its "Move to…" menu; `selected` is the `j`/`k` selection. */
-export function TaskCard({ task, now, busy, selected, onMove }: { task: Task; now: number; busy: boolean; selected: boolean; onMove: (to: Status) => void }) {
+/**
+ * A board card: draggable to another column, or moved from its "Move to…" menu; `selected` is the
+ * `j`/`k` selection. Shows who holds it and for how long (`heldSince`, when known), and its assignee
+ * when that is someone else or nobody holds it.
+ */
+export function TaskCard({ task, now, heldSince, busy, selected, onMove }: { task: Task; now: number; heldSince: number | undefined; busy: boolean; selected: boolean; onMove: (to: Status) => void }) {
   return (
     <article
       class={`task-card priority-edge-${task.priority}${selected ? ' task-card-selected' : ''}`}
@@ -45,9 +49,17 @@ export function TaskCard({ task, now, busy, selected, onMove }: { task: Task; no
       </div>
       <Labels labels={task.labels} />
       {task.lease && (
-        <p class="lease-line">
+        <p class="lease-line" data-testid="holder">
+          <span class="muted">Held by</span>
           <ActorChip actor={task.lease.holder} />
+          {heldSince !== undefined && <span class="held-for">for {duration(now - heldSince)}</span>}
           <span class={Date.parse(task.lease.expires_at) < now ? 'lease-time lease-expired' : 'lease-time'}>{timeLeft(task.lease.expires_at, now)}</span>
+        </p>
+      )}
+      {task.assignee && task.assignee.id !== task.lease?.holder.id && (
+        <p class="lease-line" data-testid="assignee">
+          <span class="muted">Assigned to</span>
+          <ActorChip actor={task.assignee} />
         </p>
       )}
       {task.overdue && <p class="overdue">Overdue</p>}

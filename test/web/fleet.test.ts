@@ -1,0 +1,103 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../harness.ts';
+import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
+
+interface Json {
+  id: string;
+  lease: { id: string; epoch: number; expires_at: string } | null;
+}
+
+const SCOPES = ['tasks:read', 'tasks:write', 'tasks:claim'] as const;
+
+/** The fleet's states by spec/web.md's rules: working, waiting on a human, stuck, idle, offline. */
+describe('an accurate fleet, in Chromium', () => {
+  // Real time plus an offset a test moves: heartbeats can be made to look old to the browser.
+  let offset = 0;
+  const clock = { now: () => new Date(Date.now() + offset) };
+  let h: BrowserHarness;
+  let page: Page;
+
+  const call = apiOf(() => h);
+  const api = <T = Json>(method: string, url: string, body?: unknown, token?: string) => call<T>(method, url, body, token);
+  const card = (name: string) => page.locator(`li.fleet-agent[data-agent="${name}"]`);
+  /** The agent claims a new task and releases it as failed: one failed attempt. */
+  const failOnce = async (agent: Principal, title: string) => {
+    const task = await api('POST', '/api/v1/tasks', { title });
+    const claimed = await api('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token);
+    await api('POST', `/api/v1/leases/${claimed.lease?.id}/release`, { outcome: 'failed', reason: 'tests failed' }, agent.token);
+  };
+  const claim = async (agent: Principal, title: string, body: Record<string, unknown> = {}) => {
+    const task = await api('POST', '/api/v1/tasks', { title });
+    const { lease } = await api('POST', `/api/v1/tasks/${task.id}/claim`, body, agent.token);
+    return { id: task.id, lease };
+  };
+
+  beforeAll(async () => {
+    h = await startBrowser({ clock });
+    page = await adminPage(h);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows heartbeating agents as working, though each failed an attempt in the last hour (was "4 struggling, 0 working")', async () => {
+    const agents = await Promise.all([0, 1, 2, 3].map((i) => h.t.addPrincipal({ name: `crew-${i}`, scopes: [...SCOPES] })));
+    for (const [i, agent] of agents.entries()) {
+      await failOnce(agent, `Flaky job ${i}`);
+      const held = await claim(agent, `Steady job ${i}`);
+      await api('POST', `/api/v1/leases/${held.lease?.id}/heartbeat`, { note: `Step ${i} of 4` }, agent.token);
+    }
+    await page.goto(`${h.base}/fleet`);
+    for (const i of [0, 1, 2, 3]) await card(`crew-${i}`).getByText(`“Step ${i} of 4”`).waitFor(WAIT);
+    for (const i of [0, 1, 2, 3]) expect(await card(`crew-${i}`).getAttribute('data-state')).toBe('working');
+    expect(await page.getByLabel('Agents by state').textContent()).toContain('4 working');
+    // The failure is still told, as information.
+    expect(await card('crew-0').getByTestId('fleet-health').textContent()).toContain('1 failed attempt in the last hour');
+  });
+
+  it('shows an agent whose work waits in review as waiting on a human, then idle once it is approved', async () => {
+    const agent = await h.t.addPrincipal({ name: 'review-bot', scopes: [...SCOPES] });
+    const held = await claim(agent, 'Write the upgrade notes');
+    await api('POST', `/api/v1/tasks/${held.id}/hand_in`, { summary: 'Notes written.', lease_epoch: held.lease?.epoch }, agent.token);
+    await page.goto(`${h.base}/fleet`);
+    const waiting = card('review-bot');
+    await waiting.getByRole('link', { name: 'Write the upgrade notes' }).waitFor(WAIT);
+    expect(await waiting.getAttribute('data-state')).toBe('waiting');
+    expect(await waiting.getByTestId('fleet-state').textContent()).toBe('Waiting on a human');
+    expect(await waiting.getByTestId('fleet-stats').textContent()).toContain('Last hour: 1 handed in, 0 failed (100% succeeded)');
+
+    await api('POST', `/api/v1/tasks/${held.id}/review`, { decision: 'approve' });
+    await page.locator('li.fleet-agent[data-agent="review-bot"][data-state="idle"]').waitFor(WAIT);
+  });
+
+  it('shows an agent stuck after two failed attempts in a row, and working again after a hand-in', async () => {
+    const agent = await h.t.addPrincipal({ name: 'flaky-bot', scopes: [...SCOPES] });
+    await failOnce(agent, 'Migrate the cache 1');
+    await failOnce(agent, 'Migrate the cache 2');
+    const held = await claim(agent, 'Migrate the cache 3');
+    await page.goto(`${h.base}/fleet`);
+    const stuck = page.locator('li.fleet-agent[data-agent="flaky-bot"][data-state="stuck"]');
+    await stuck.waitFor(WAIT);
+    expect(await stuck.getByTestId('fleet-health').textContent()).toContain('its last 2 attempts failed');
+    expect(await stuck.getByTestId('fleet-stats').textContent()).toContain('Last hour: 0 handed in, 2 failed (0% succeeded)');
+    // Stuck agents come first.
+    expect(await page.locator('li.fleet-agent').first().getAttribute('data-agent')).toBe('flaky-bot');
+
+    await api('POST', `/api/v1/tasks/${held.id}/hand_in`, { summary: 'Cache migrated.', lease_epoch: held.lease?.epoch }, agent.token);
+    await page.locator('li.fleet-agent[data-agent="flaky-bot"][data-state="waiting"]').waitFor(WAIT);
+    expect(await card('flaky-bot').getByTestId('fleet-stats').textContent()).toContain('1 handed in, 2 failed (33% succeeded)');
+  });
+
+  it('shows an agent stuck when a lease went two heartbeat intervals without a heartbeat', async () => {
+    const agent = await h.t.addPrincipal({ name: 'silent-bot', scopes: [...SCOPES] });
+    // Claimed 250 s ago on the server's clock with a 300 s lease: heartbeats are due every 100 s, and none came.
+    offset = -250_000;
+    await claim(agent, 'Reindex the archive', { ttl_s: 300 });
+    offset = 0;
+    await page.goto(`${h.base}/fleet`);
+    const stuck = page.locator('li.fleet-agent[data-agent="silent-bot"][data-state="stuck"]');
+    await stuck.getByRole('link', { name: 'Reindex the archive' }).waitFor(WAIT);
+    expect(await stuck.getByTestId('fleet-health').textContent()).toContain('1 lease near lapse without a heartbeat');
+  });
+});

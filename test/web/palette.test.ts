@@ -1,0 +1,78 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
+
+interface Json {
+  id: string;
+  status: string;
+}
+
+/** Ctrl/Cmd+K: go to a task by title or id prefix, act on the selected task; `?` lists the shortcuts. */
+describe('the command palette and the shortcuts, in Chromium', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  let upgrade: Json;
+  let rotate: Json;
+  const api = apiOf(() => h);
+  const palette = () => page.getByRole('dialog', { name: 'Command palette' });
+  const input = () => palette().getByRole('combobox');
+  const active = () => palette().locator('[role=option][aria-selected=true]');
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    upgrade = await api<Json>('POST', '/api/v1/tasks', { title: 'Upgrade the database' });
+    rotate = await api<Json>('POST', '/api/v1/tasks', { title: 'Rotate certificates' });
+    page = await adminPage(h);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('goes to a task by title, then moves it from the palette on its page (a refused move explained)', async () => {
+    await page.keyboard.press('Control+k');
+    await input().waitFor(WAIT);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('combobox');
+    await page.keyboard.type('database');
+    await active().getByText('Upgrade the database').waitFor(WAIT);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/tasks/${upgrade.id}`);
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+
+    await page.keyboard.press('Control+k');
+    // The first action opens the task; moves follow, never Done or Cancelled first.
+    await active().getByText('Open “Upgrade the database”').waitFor(WAIT);
+    const labels = await palette().locator('[role=option]').allTextContents();
+    expect(labels.at(-1)).toMatch(/to (Done|Cancelled)$/);
+    await page.keyboard.type('in progress');
+    await active().getByText('Move “Upgrade the database” to In progress').waitFor(WAIT);
+    await page.keyboard.press('Enter');
+    // The server's refusal is explained in place, with its hint.
+    await palette().getByText('only through tasks_claim').waitFor(WAIT);
+    await input().fill('');
+    await page.keyboard.type('blocked');
+    await active().getByText('Move “Upgrade the database” to Blocked').waitFor(WAIT);
+    await page.keyboard.press('Enter');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    expect((await api<Json>('GET', `/api/v1/tasks/${upgrade.id}`)).status).toBe('blocked');
+  });
+
+  it('goes to a task by the start of its id, with the arrow keys', async () => {
+    await page.keyboard.press('Control+k');
+    await page.keyboard.type(rotate.id.slice(0, 12));
+    await palette().getByRole('option', { name: /Rotate certificates/ }).waitFor(WAIT);
+    // Actions on the open task come first while they match; the arrows reach the task.
+    while (!((await active().textContent()) ?? '').includes('Rotate certificates')) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/tasks/${rotate.id}`);
+  });
+
+  it('lists the shortcuts on ?, and Escape closes them', async () => {
+    await page.locator('main').focus();
+    await page.keyboard.press('?');
+    const keys = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await keys.getByText('Ctrl/Cmd+K').waitFor(WAIT);
+    expect(await keys.textContent()).toContain('Select the next / previous card');
+    await page.keyboard.press('Escape');
+    await keys.waitFor({ state: 'hidden', ...WAIT });
+  });
+});

@@ -1,0 +1,119 @@
+import { get, getAll, type Page, pages } from '../api.ts';
+import type { Agent, Approval, BatonEvent, Token } from '../types.ts';
+import { DAY_MS, OUTCOME_TYPES } from './fleet-state.ts';
+
+/** A lease as GET /leases serves it (the fields the fleet reads). */
+interface LeaseRow {
+  id: string;
+  task_id: string;
+  holder: { id: string; kind: string };
+  machine: string | null;
+  state: 'active' | 'released' | 'expired' | 'ended';
+  heartbeat_interval_s: number;
+  renewed_at: string;
+  expires_at: string;
+}
+
+/** A task in progress or in review, with who handed it in. */
+interface HeldTask {
+  id: string;
+  title: string;
+  status: string;
+  handoff: { by: { id: string } } | null;
+}
+
+/** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
+const TOKENS_MS = 60_000;
+/** The day's outcomes are read once, newest first, up to this many pages of 100; afterwards only what is new. */
+const OUTCOME_PAGES = 10;
+
+export interface Tokens {
+  byAgent: Map<string, Token[]>;
+  readAt: number;
+}
+
+/** The last day's outcome events, newest first, kept between reloads and extended with what is new. */
+export interface OutcomeLog {
+  events: BatonEvent[];
+  /** False when the first read stopped at its page limit before reaching a day back: the day's figures are lower bounds. */
+  complete: boolean;
+}
+
+export interface FleetData {
+  agents: Agent[];
+  /** Active leases. */
+  leases: LeaseRow[];
+  /** Tasks in progress and in review, by id. */
+  tasks: Map<string, HeldTask>;
+  tokens: Tokens;
+  /** lease id → its latest heartbeat event. */
+  beats: Map<string, BatonEvent>;
+  /** Pending approvals (none when the viewer may not list them). */
+  approvals: Approval[];
+  outcomes: OutcomeLog;
+}
+
+const OUTCOMES = `/events?types=${OUTCOME_TYPES.join(',')}`;
+
+/** The day's outcomes: the first time read back a day (bounded); then only the events after the newest one kept. */
+async function readOutcomes(last: OutcomeLog | null): Promise<OutcomeLog> {
+  const dayAgo = Date.now() - DAY_MS;
+  if (last) {
+    const newest = last.events[0]?.id;
+    const fresh = newest ? (await getAll<BatonEvent>(`${OUTCOMES}&since=${newest}`, 5)).data.reverse() : (await get<Page<BatonEvent>>(`${OUTCOMES}&order=desc&limit=100`)).data;
+    return { events: [...fresh, ...last.events].filter((e) => Date.parse(e.created_at) >= dayAgo), complete: last.complete };
+  }
+  const events: BatonEvent[] = [];
+  let complete = false;
+  for await (const page of pages<BatonEvent>(`${OUTCOMES}&order=desc`, OUTCOME_PAGES)) {
+    events.push(...page.data);
+    const oldest = page.data.at(-1);
+    if (!page.has_more || (oldest && Date.parse(oldest.created_at) < dayAgo)) {
+      complete = true;
+      break;
+    }
+  }
+  return { events: events.filter((e) => Date.parse(e.created_at) >= dayAgo), complete };
+}
+
+/**
+ * One reload: six requests (seven on the first, which reads the day's outcomes back), and each
+ * agent's tokens only when `tokens` is missing, stale or lacks an agent.
+ */
+export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog } | null): Promise<FleetData> {
+  // What agents hold now, however old: on a busy queue the newest leases of any state were seconds old and left long-held ones out.
+  const [agents, active, beats, outcomes, tasks, approvals] = await Promise.all([
+    getAll<Agent>('/agents'),
+    getAll<LeaseRow>('/leases?state=active', 3),
+    get<Page<BatonEvent>>('/events?order=desc&types=lease.renewed&limit=100'),
+    readOutcomes(last?.outcomes ?? null),
+    // A leased task is in progress, handed-in work waits in review: one list of both rather than a GET per task.
+    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff', 5),
+    get<Page<Approval>>('/approvals?status=pending&limit=100').then(
+      (page) => page.data,
+      (): Approval[] => [],
+    ),
+  ]);
+  const fleet = agents.data.filter((a) => a.kind === 'agent');
+  const latest = new Map<string, BatonEvent>();
+  for (const event of beats.data) {
+    const lease = String(event.data.lease_id);
+    if (!latest.has(lease)) latest.set(lease, event);
+  }
+  return {
+    agents: fleet,
+    leases: active.data.filter((l) => l.state === 'active'),
+    tasks: new Map(tasks.data.map((t) => [t.id, t])),
+    tokens: await readTokens(fleet, last?.tokens ?? null),
+    beats: latest,
+    approvals,
+    outcomes,
+  };
+}
+
+/** Each agent's tokens: the last read while it is under a minute old and covers every agent, else a new read. */
+async function readTokens(fleet: Agent[], last: Tokens | null): Promise<Tokens> {
+  if (last && Date.now() - last.readAt < TOKENS_MS && fleet.every((a) => last.byAgent.has(a.id))) return last;
+  const read = await Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
+  return { byAgent: new Map(read), readAt: Date.now() };
+}

@@ -1,0 +1,121 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, type Page } from '../api.ts';
+import { StatusBadge } from '../components.tsx';
+import { useSession } from '../session.ts';
+import type { Task } from '../types.ts';
+
+/** The fields only "New task" sets: who it is for, its parent, when it is due, not before when. Dates as `datetime-local` values. */
+export interface Extras {
+  assignee: string;
+  parent: { id: string; title: string } | null;
+  due_at: string;
+  not_before: string;
+}
+
+export const NO_EXTRAS: Extras = { assignee: '', parent: null, due_at: '', not_before: '' };
+
+/** The members of a create request the extras set; local date-times become instants in the browser's zone. */
+export function extrasBody(extras: Extras): Record<string, string> {
+  const instant = (local: string) => new Date(local).toISOString();
+  return {
+    ...(extras.assignee ? { assignee: extras.assignee } : {}),
+    ...(extras.parent ? { parent_id: extras.parent.id } : {}),
+    ...(extras.due_at ? { due_at: instant(extras.due_at) } : {}),
+    ...(extras.not_before ? { not_before: instant(extras.not_before) } : {}),
+  };
+}
+
+/** The parent, found by a server search of titles (the best 8); Tab reaches each match, Enter picks it. */
+function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: (parent: Extras['parent']) => void }) {
+  const [query, setQuery] = useState('');
+  const [found, setFound] = useState<Task[] | null>(null);
+  const q = query.trim();
+  useEffect(() => {
+    if (!q) return undefined;
+    setFound(null);
+    const timer = setTimeout(() => {
+      get<Page<Task>>(`/tasks?q=${encodeURIComponent(q)}&limit=8&fields=title,status`).then(
+        (page) => setFound(page.data),
+        () => setFound([]),
+      );
+    }, 200);
+    return () => clearTimeout(timer);
+  }, [q]);
+  if (value) {
+    return (
+      <div class="field">
+        <span class="field-name">Parent</span>
+        <p class="chip" data-testid="chosen-parent">
+          <span>{value.title}</span>
+          <button type="button" class="button-quiet chip-remove" aria-label={`Remove parent ${value.title}`} onClick={() => onChange(null)}>
+            ✕
+          </button>
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div class="field">
+      <label for="new-task-parent">Parent</label>
+      <input id="new-task-parent" type="search" placeholder="Search tasks by title" autocomplete="off" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+      {q && (
+        <ul class="suggestions" aria-label="Matching parents">
+          {found === null && <li class="muted">Searching…</li>}
+          {found !== null && found.length === 0 && <li class="muted">No task matches “{query}”.</li>}
+          {found?.map((t) => (
+            <li key={t.id}>
+              <button
+                type="button"
+                class="suggestion"
+                onClick={() => {
+                  onChange({ id: t.id, title: t.title });
+                  setQuery('');
+                  requestAnimationFrame(() => document.querySelector<HTMLElement>('.chip-remove[aria-label^="Remove parent"]')?.focus());
+                }}
+              >
+                <StatusBadge status={t.status} /> {t.title}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+/** Assignee, parent, due date and not-before: every one a native control or a button, reached with Tab. */
+export function NewTaskExtras({ extras, onChange }: { extras: Extras; onChange: (extras: Extras) => void }) {
+  const { names } = useSession();
+  const set = <K extends keyof Extras>(key: K, value: Extras[K]) => onChange({ ...extras, [key]: value });
+  const people = [...names].sort((a, b) => a[1].localeCompare(b[1]));
+  return (
+    <div class="task-fields">
+      <div class="field-row">
+        <div class="field">
+          <label for="new-task-assignee">Assignee</label>
+          <select id="new-task-assignee" value={extras.assignee} onChange={(e) => set('assignee', e.currentTarget.value)}>
+            <option value="">Nobody (anyone may claim it)</option>
+            {people.map(([id, name]) => (
+              <option key={id} value={id}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field field-grow">
+          <ParentPicker value={extras.parent} onChange={(parent) => set('parent', parent)} />
+        </div>
+      </div>
+      <div class="field-row">
+        <div class="field">
+          <label for="new-task-due">Due</label>
+          <input id="new-task-due" type="datetime-local" value={extras.due_at} onInput={(e) => set('due_at', e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="new-task-not-before">Not before</label>
+          <input id="new-task-not-before" type="datetime-local" value={extras.not_before} onInput={(e) => set('not_before', e.currentTarget.value)} />
+        </div>
+      </div>
+    </div>
+  );
+}

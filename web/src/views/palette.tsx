@@ -1,0 +1,191 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { get, getAll, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import { ProblemNotice } from '../components.tsx';
+import { STATUS_LABEL } from '../format.ts';
+import { navigate } from '../router.ts';
+import type { Status, Task } from '../types.ts';
+import { legalTargets } from './move-menu.tsx';
+
+/** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
+const ID_PREFIX = /^(tsk_[0-9a-z]{4,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
+const MATCHES = 8;
+
+interface Choice {
+  id: string;
+  label: string;
+  group: 'action' | 'task';
+  run: () => Promise<void> | void;
+}
+
+/** The task a palette opened on acts on: the task page's, or the board's selected card. */
+function selectedTaskId(): string | null {
+  const page = /^\/tasks\/([\w-]+)$/.exec(location.pathname)?.[1];
+  if (page) return page;
+  const card = document.querySelector<HTMLElement>('.task-card-selected') ?? document.activeElement?.closest<HTMLElement>('[data-task-id]');
+  return card?.dataset.taskId ?? null;
+}
+
+/** Tasks whose title matches (the server's search) or whose id starts with the text (a scan of the newest 1,000). */
+async function findTasks(text: string, scan: { tasks: Promise<Task[]> | null }): Promise<Task[]> {
+  if (ID_PREFIX.test(text)) {
+    scan.tasks ??= getAll<Task>('/tasks?fields=title,status', 10).then((r) => r.data);
+    const prefix = text.toLowerCase().startsWith('tsk_') ? text.toLowerCase() : `tsk_${text.toLowerCase()}`;
+    const byId = (await scan.tasks).filter((t) => t.id.toLowerCase().startsWith(prefix)).slice(0, MATCHES);
+    if (byId.length > 0) return byId;
+  }
+  return get<Page<Task>>(`/tasks?q=${encodeURIComponent(text)}&limit=${MATCHES}&fields=title,status`).then(
+    (page) => page.data,
+    () => [],
+  );
+}
+
+/**
+ * The command palette (Ctrl/Cmd+K): go to a task by title or id prefix, or run an action on the
+ * selected task (open it, move it to any legal status, Done and Cancelled last). Arrow keys choose,
+ * Enter runs, Escape closes. Moves are the board's: PATCH with If-Match and a fresh Idempotency-Key.
+ */
+export function CommandPalette({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const scan = useRef<{ tasks: Promise<Task[]> | null }>({ tasks: null });
+  const [text, setText] = useState('');
+  const [target, setTarget] = useState<Task | null>(null);
+  const [found, setFound] = useState<Task[]>([]);
+  const [active, setActive] = useState(0);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  useLayoutEffect(() => {
+    const element = dialog.current;
+    if (!element) return;
+    if (open && !element.open) {
+      setText('');
+      setFound([]);
+      setActive(0);
+      setProblem(null);
+      setTarget(null);
+      scan.current = { tasks: null };
+      const id = selectedTaskId();
+      if (id) get<Task>(`/tasks/${id}`).then(setTarget, () => undefined);
+      element.showModal();
+      input.current?.focus();
+    } else if (!open && element.open) element.close();
+  }, [open]);
+  const q = text.trim();
+  useEffect(() => {
+    if (!q) {
+      setFound([]);
+      return undefined;
+    }
+    const timer = setTimeout(() => void findTasks(q, scan.current).then(setFound), 150);
+    return () => clearTimeout(timer);
+  }, [q]);
+
+  const go = (path: string) => {
+    onClose();
+    navigate(path);
+  };
+  const moveTo = async (task: Task, to: Status) => {
+    try {
+      await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
+      onClose();
+    } catch (error) {
+      setProblem(problemOf(error));
+    }
+  };
+  const actions: Choice[] = target
+    ? [
+        { id: 'open', label: `Open “${target.title}”`, group: 'action' as const, run: () => go(`/tasks/${target.id}`) },
+        ...legalTargets(target).map((to) => ({ id: `move-${to}`, label: `Move “${target.title}” to ${STATUS_LABEL[to]}`, group: 'action' as const, run: () => moveTo(target, to) })),
+      ].filter((c) => !q || c.label.toLowerCase().includes(q.toLowerCase()))
+    : [];
+  const choices: Choice[] = [...actions, ...found.map((t) => ({ id: `task-${t.id}`, label: t.title, group: 'task' as const, run: () => go(`/tasks/${t.id}`) }))];
+  const current = Math.min(active, Math.max(0, choices.length - 1));
+  const optionId = (c: Choice) => `palette-${c.id}`;
+
+  return (
+    <dialog ref={dialog} class="dialog palette" aria-labelledby="palette-heading" onClose={onClose}>
+      <div class="dialog-form">
+        <h2 id="palette-heading" class="sr-only">
+          Command palette
+        </h2>
+        <input
+          ref={input}
+          type="text"
+          class="palette-input"
+          role="combobox"
+          aria-expanded={choices.length > 0}
+          aria-controls="palette-list"
+          aria-autocomplete="list"
+          aria-label="Go to a task by title or id, or run an action"
+          aria-activedescendant={choices[current] ? optionId(choices[current]) : undefined}
+          placeholder={target ? `Go to a task, or act on “${target.title}”` : 'Go to a task by title or id'}
+          value={text}
+          onInput={(e) => {
+            setText(e.currentTarget.value);
+            setActive(0);
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+              e.preventDefault();
+              setActive(Math.max(0, Math.min(choices.length - 1, current + (e.key === 'ArrowDown' ? 1 : -1))));
+            } else if (e.key === 'Enter') {
+              e.preventDefault();
+              void choices[current]?.run();
+            }
+          }}
+        />
+        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+        <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
+          {choices.map((c, i) => (
+            <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
+              <span class="muted small">{c.group === 'action' ? 'Action' : 'Task'}</span> {c.label}
+            </li>
+          ))}
+        </ul>
+        {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
+      </div>
+    </dialog>
+  );
+}
+
+const KEYS: readonly [string, string][] = [
+  ['Ctrl/Cmd+K', 'Command palette: go to a task, act on the selected one'],
+  ['?', 'These shortcuts'],
+  ['c', 'New task (Ctrl/Cmd+Enter creates it)'],
+  ['/', 'Search the board'],
+  ['j / k', 'Select the next / previous card'],
+  ['Enter', 'Open the selected card'],
+  ['m', 'Move the selected card (or this task)'],
+  ['Escape', 'Close a dialog or menu'],
+];
+
+/** `?`: the keyboard shortcuts, in a dialog. */
+export function ShortcutsDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useLayoutEffect(() => {
+    const element = dialog.current;
+    if (open && element && !element.open) element.showModal();
+    else if (!open && element?.open) element.close();
+  }, [open]);
+  return (
+    <dialog ref={dialog} class="dialog" aria-labelledby="shortcuts-heading" onClose={onClose}>
+      <div class="dialog-form">
+        <div class="dialog-head">
+          <h2 id="shortcuts-heading">Keyboard shortcuts</h2>
+          <button type="button" class="button-quiet" aria-label="Close" onClick={onClose}>
+            ✕
+          </button>
+        </div>
+        <dl class="shortcuts">
+          {KEYS.map(([key, what]) => (
+            <div key={key}>
+              <dt>
+                <kbd>{key}</kbd>
+              </dt>
+              <dd>{what}</dd>
+            </div>
+          ))}
+        </dl>
+      </div>
+    </dialog>
+  );
+}
