@@ -16,6 +16,7 @@ import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
+import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Tx } from '../store/connection.ts';
@@ -353,19 +354,12 @@ function invalidInput(operation: Operation, errors: readonly FieldError[]): Bato
   return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
 }
 
-/**
- * A key copied from a template rather than made for this write: empty, or holding `<…>` or `...`. Accepting
- * one would let a naive agent's first write succeed and its next, different write fail as a reuse.
- */
-const PLACEHOLDER_KEY = /^\s*$|[<>]|\.\.\.|…/;
-const FRESH_KEY_HINT = 'Send a fresh unique value (a UUID is fine) as the key of every distinct write, never a template placeholder; reuse a key only to retry the identical write.';
-
 function requireKey(key: string | undefined): string {
   if (key === undefined) {
     throw new BatonError('idempotency_key_required', 'This write needs an Idempotency-Key so that a retry cannot apply it twice.');
   }
-  if (PLACEHOLDER_KEY.test(key)) {
-    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty or a template placeholder, not a key made for this write.`, { hint: FRESH_KEY_HINT });
+  if (isPlaceholderKey(key)) {
+    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty, a template placeholder or an example from the docs, not a key made for this write.`, { hint: FRESH_KEY_HINT });
   }
   if (key.length > MAX_KEY_LENGTH) {
     throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);
