@@ -22,7 +22,7 @@ export async function loadSpecPages(service: Service): Promise<ReadonlyMap<strin
     'state-machine': stateMachineTable(),
     operations: operationsTable(service),
     errors: errorsTable(),
-    limits: limitsTable(buildOpenApi(service.operations, service.baseUrl), new Set(service.operations.map((op) => op.name))),
+    limits: limitsTable(buildOpenApi(service.operations, service.config), new Set(service.operations.map((op) => op.name))),
   };
   const pages = new Map<string, string>();
   for (const file of (await readdir(SPEC_DIR)).filter((f) => f.endsWith('.md'))) {

@@ -8,6 +8,7 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
+import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
@@ -69,7 +70,7 @@ const MAX_KEY_LENGTH = 255;
  */
 export async function execute(deps: ExecuteDeps, operation: CallableOperation, rawInput: unknown, call: Call): Promise<Outcome> {
   authorize(operation, call.principal);
-  const input = validate(operation, rawInput);
+  const input = validate(operation, rawInput, deps.config);
   if (operation.kind === 'read') {
     const ctx = readContext(deps, operation, call);
     const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
@@ -318,18 +319,20 @@ export function authorize(operation: Operation, principal: Principal): void {
 }
 
 /** Parses the input with the operation's schema; throws `invalid_parameter` or `validation_failed` naming each field. */
-export function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
+export function validate(operation: Operation, rawInput: unknown, config: Config): z.output<typeof operation.input> {
   const unsafe = textIssues(rawInput);
   if (unsafe.length > 0) throw invalidInput(operation, unsafe.map((issue) => fieldError(operation, issue.path, issue.detail)));
   const parsed = operation.input.safeParse(rawInput ?? {});
-  if (parsed.success) return parsed.data;
-  const errors = parsed.error.issues.flatMap((issue) => {
+  // Bounds that are this server's config (a lease's ttl_s) are not in the static schema.
+  const configured = outOfBounds(operation.input, rawInput, config).map(({ key, detail }) => fieldError(operation, [key], detail));
+  if (parsed.success && configured.length === 0) return parsed.data;
+  const errors = (parsed.error?.issues ?? []).flatMap((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
     return keys.map((path) =>
       fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message),
     );
   });
-  throw invalidInput(operation, errors);
+  throw invalidInput(operation, [...errors, ...configured]);
 }
 
 interface FieldError {

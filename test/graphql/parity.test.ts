@@ -1,13 +1,14 @@
 import { type GraphQLField, type GraphQLOutputType, getNamedType, isObjectType, isUnionType, isInputType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGraphqlSchema, mutationFieldName, queryFieldName } from '../../src/adapters/graphql/schema.ts';
+import { loadConfig } from '../../src/config.ts';
 import { operations } from '../../src/operations/index.ts';
 import { isCallable, type Operation } from '../../src/operations/define-operation.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { makeFixtures, type OperationRequest, operationRequests, sendOperation } from '../security/operation-requests.ts';
 import { graphql } from './client.ts';
 
-const schema = buildGraphqlSchema(operations);
+const schema = buildGraphqlSchema(operations, loadConfig({}));
 
 let t: TestServer;
 beforeAll(async () => {

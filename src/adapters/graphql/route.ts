@@ -34,7 +34,7 @@ interface ServerContext {
 export function registerGraphql(app: FastifyInstance, service: Service): void {
   const log = (details: object, message: string) => app.log.error(details, message);
   const yoga = createYoga<ServerContext, GraphqlContext>({
-    schema: buildGraphqlSchema(service.operations),
+    schema: buildGraphqlSchema(service.operations, service.config),
     graphqlEndpoint: GRAPHQL_PATH,
     graphiql: false,
     landingPage: false,

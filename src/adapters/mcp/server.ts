@@ -16,7 +16,7 @@ const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work
  * derived once.
  */
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
-  const tools = deriveTools(service.operations);
+  const tools = deriveTools(service.operations, service.config);
   return (caller: McpCaller): McpServer => {
     const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import type { Config } from '../../config.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayCall } from '../../operations/authorization.ts';
@@ -73,12 +74,12 @@ export function selectToolsets(query: string | undefined, principal: Principal):
  * One MCP tool per registry operation that answers once (streams are not tools): name, description, input and output JSON Schemas derived
  * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
  */
-export function deriveTools(operations: readonly Operation[]): ReadonlyMap<string, ToolShape> {
-  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation) }]));
+export function deriveTools(operations: readonly Operation[], config: Config): ReadonlyMap<string, ToolShape> {
+  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation, config) }]));
 }
 
-function toolOf(operation: Operation): Tool {
-  const input = jsonSchema(operation.input, 'input') as JsonSchema & { properties?: Record<string, JsonSchema> };
+function toolOf(operation: Operation, config: Config): Tool {
+  const input = jsonSchema(operation.input, 'input', config) as JsonSchema & { properties?: Record<string, JsonSchema> };
   const properties: Record<string, JsonSchema> = { ...input.properties };
   if (operation.kind === 'write') {
     properties[IDEMPOTENCY_KEY] = {

@@ -117,7 +117,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
-  const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
+  const openapi = JSON.stringify(buildOpenApi(service.operations, service.config));
   app.get(`${API_PREFIX}/openapi.json`, async (request, reply) => {
     // Public, but a request made with a token is counted and told its budget, like the manifest.
     if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
