@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
-import { BatonError, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
+import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
 import { outOfBounds } from '../operations/configured-bounds.ts';
@@ -48,6 +48,8 @@ export interface Call {
   readonly requestId?: string;
   /** The rate budget counted when the caller authenticated. */
   readonly budget?: RateBudget;
+  /** How the caller's interface words hints, for the problem a failed write stores for its replays. */
+  readonly dialect: Dialect;
 }
 
 /** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
@@ -157,7 +159,7 @@ async function executeWrite(
     // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
-      const body = JSON.stringify(toProblem(failure, deps.baseUrl));
+      const body = JSON.stringify(toProblem(failure, deps.baseUrl, call.dialect));
       await deps.db.transaction().execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
         .catch(() => undefined);
     }
@@ -175,7 +177,7 @@ function uncertainIfUnavailable(failure: BatonError, key: string): BatonError {
     'unavailable',
     `${failure.detail} This write may or may not have been applied.`,
     {
-      hint: `Retry with the same Idempotency-Key ("${key}"): if the write was applied, the retry answers with its stored outcome; if not, it is applied once.`,
+      hint: `Retry with the same [[Idempotency-Key]] ("${key}"): if the write was applied, the retry answers with its stored outcome; if not, it is applied once.`,
       headers: failure.headers,
     },
   );

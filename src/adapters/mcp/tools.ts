@@ -10,6 +10,7 @@ import type { Authenticated } from '../../service/authenticate.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { Service } from '../../service/service.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import { MCP_DIALECT } from './dialect.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
 const META = {
@@ -148,6 +149,7 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
       expectedVersion,
       requestId: caller.requestId,
       budget: caller.budget,
+      dialect: MCP_DIALECT,
     });
     if (idempotencyKey !== undefined) meta[META.replayed] = outcome.replayed;
     if (!outcome.ok) return errorResult(outcome.body, meta);
@@ -182,7 +184,7 @@ function badArgument(name: string, detail: string): BatonError {
 
 /** The one translation of a `BatonError` into an MCP tool error, carrying the same problem document REST sends. */
 function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
-  const problem = toProblem(error, baseUrl);
+  const problem = toProblem(error, baseUrl, MCP_DIALECT);
   if (problem.status >= 500) problem.request_id = requestId;
   return errorResult(JSON.stringify(problem), meta);
 }

@@ -147,7 +147,9 @@ function pathItem(op: Operation, config: Config) {
       if (required.has(name)) body.required.push(name);
     } else {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) });
+      // A list in the query is comma-separated (`?status=todo,blocked`); repeating the parameter works too.
+      const style = rest['type'] === 'array' ? { style: 'form', explode: false } : {};
+      parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...style, ...(description ? { description } : {}) });
     }
   }
   if (op.kind === 'write') {

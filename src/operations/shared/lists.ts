@@ -28,32 +28,36 @@ export const viewParam = z.enum(['compact', 'full']).default('compact').describe
 export const LIST_PARAM_MAX = 2000;
 
 /**
- * A comma-separated query value as its items, trimmed. One rule for every list filter: a value with
- * no items (`?status=`, `?status=,,,`) is refused with a 400 naming the parameter, never read as
- * "no filter" nor as "match nothing"; to not filter, omit the parameter.
+ * A list filter's items. Over MCP and GraphQL it is an array (`["todo","blocked"]`), as every list
+ * there is; over REST, comma-separated text (`?status=todo,blocked`) or the parameter repeated
+ * (`?status=todo&status=blocked`). Every interface accepts both forms (an MCP or GraphQL caller of
+ * the comma form keeps working): each text item is split at commas and trimmed, blanks dropped. The
+ * derived schemas advertise the array (OpenAPI: a comma-separated `form` query parameter). One rule
+ * for every list filter: a list with no items (`?status=`, `?status=,,,`, `[]`) is refused naming
+ * the parameter, never read as "no filter" nor as "match nothing"; to not filter, leave it out.
  */
-export const commaSeparated = z.string().max(LIST_PARAM_MAX, `at most ${LIST_PARAM_MAX} characters`).transform((value, ctx) => {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (items.length === 0) {
-    ctx.addIssue({ code: 'custom', message: 'empty list: give at least one comma-separated value, or omit the parameter to not filter' });
-    return z.NEVER;
-  }
-  return items;
-});
+export function listFilter<T extends z.ZodType<unknown[]>>(items: T) {
+  return z.preprocess((value: string | readonly string[], ctx) => {
+    if (typeof value === 'string' && value.length > LIST_PARAM_MAX) {
+      ctx.addIssue({ code: 'custom', message: `at most ${LIST_PARAM_MAX} characters` });
+      return value;
+    }
+    const parts = typeof value === 'string' ? [value] : Array.isArray(value) ? (value as unknown[]) : undefined;
+    if (parts === undefined) return value;
+    const split = parts.flatMap((part) => (typeof part === 'string' ? part.split(',').map((s) => s.trim()).filter(Boolean) : [part]));
+    if (split.length === 0) ctx.addIssue({ code: 'custom', message: 'empty list: give at least one value, or leave the parameter out to not filter' });
+    return split;
+  }, items);
+}
 
-/** A comma-separated list of the given names, as a query parameter. */
-export function commaList<const T extends readonly [string, ...string[]]>(names: T, what: string) {
-  return commaSeparated
-    .transform((items, ctx) => {
-      const unknown = items.filter((item) => !names.includes(item));
-      if (unknown.length > 0) {
-        ctx.addIssue({ code: 'custom', message: `unknown ${what}: ${unknown.join(', ')}; allowed: ${names.join(', ')}` });
-        return z.NEVER;
-      }
-      return items;
-    })
+/** Items of a filter of names: each name once would do, repeats are let through as before. */
+const NAMES_MAX = 100;
+
+/** A list filter of the given names. */
+export function namesFilter<const T extends readonly [string, ...string[]]>(names: T, what: string) {
+  return listFilter(z.array(z.enum(names, { error: `unknown ${what}; allowed: ${names.join(', ')}` })).max(NAMES_MAX, `at most ${NAMES_MAX} ${what}`))
     .optional()
-    .describe(`Comma-separated ${what}, any of: ${names.join(', ')}.`);
+    .describe(`The ${what} to keep, any of: ${names.join(', ')}.`);
 }
 
 /** Every list response: a bounded page, its continuation, and the delta cursor. */
