@@ -28,7 +28,7 @@ const BOUNDS: Record<ConfiguredBound, (config: Config) => Bounds> = {
   lease_ttl: ({ leaseTtl: { defaultS, minS, maxS } }) => ({
     minimum: minS,
     maximum: maxS,
-    description: `Lease length in seconds, ${minS}–${maxS} on this server; a claim without it gets ${defaultS}, a heartbeat without it keeps the lease's.`,
+    description: `Lease seconds, ${minS}–${maxS}; default ${defaultS} (a heartbeat: the lease's own).`,
   }),
 };
 

@@ -36,7 +36,7 @@ export const LIST_PARAM_MAX = 2000;
  * for every list filter: a list with no items (`?status=`, `?status=,,,`, `[]`) is refused naming
  * the parameter, never read as "no filter" nor as "match nothing"; to not filter, leave it out.
  */
-export function listFilter<T extends z.ZodType<unknown[]>>(items: T) {
+export function listFilter<T extends z.ZodType<unknown[]>>(items: T, refuse: (items: unknown[]) => string | undefined = () => undefined) {
   return z.preprocess((value: string | readonly string[], ctx) => {
     if (typeof value === 'string' && value.length > LIST_PARAM_MAX) {
       ctx.addIssue({ code: 'custom', message: `at most ${LIST_PARAM_MAX} characters` });
@@ -45,7 +45,9 @@ export function listFilter<T extends z.ZodType<unknown[]>>(items: T) {
     const parts = typeof value === 'string' ? [value] : Array.isArray(value) ? (value as unknown[]) : undefined;
     if (parts === undefined) return value;
     const split = parts.flatMap((part) => (typeof part === 'string' ? part.split(',').map((s) => s.trim()).filter(Boolean) : [part]));
-    if (split.length === 0) ctx.addIssue({ code: 'custom', message: 'empty list: give at least one value, or leave the parameter out to not filter' });
+    // Refused at the list (pointer `/status`, as before arrays), so an issue here stops the items' own checks.
+    const refusal = split.length === 0 ? 'empty list: give at least one value, or leave the parameter out to not filter' : refuse(split);
+    if (refusal !== undefined) ctx.addIssue({ code: 'custom', message: refusal });
     return split;
   }, items);
 }
@@ -55,9 +57,12 @@ const NAMES_MAX = 100;
 
 /** A list filter of the given names. */
 export function namesFilter<const T extends readonly [string, ...string[]]>(names: T, what: string) {
-  return listFilter(z.array(z.enum(names, { error: `unknown ${what}; allowed: ${names.join(', ')}` })).max(NAMES_MAX, `at most ${NAMES_MAX} ${what}`))
+  const unknown = (items: unknown[]) => items.filter((item) => !(names as readonly unknown[]).includes(item));
+  return listFilter(z.array(z.enum(names)).max(NAMES_MAX, `at most ${NAMES_MAX} ${what}`), (items) =>
+    unknown(items).length > 0 ? `unknown ${what}: ${unknown(items).join(', ')}; allowed: ${names.join(', ')}` : undefined,
+  )
     .optional()
-    .describe(`The ${what} to keep, any of: ${names.join(', ')}.`);
+    .describe(`The ${what} to keep.`);
 }
 
 /** Every list response: a bounded page, its continuation, and the delta cursor. */
