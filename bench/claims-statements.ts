@@ -28,7 +28,7 @@ const TTL_S = 300;
 // pickClaimable, with no label filter: the floor ($2) and the claimer ($3) are parameters, and the limit: `1` in the
 // text for one task, else the last parameter ($4), as Baton sends them; only the columns the grant needs.
 const PICK_FILTERS = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $3) AND (not_before IS NULL OR not_before <= $1)  AND ${NO_OPEN_BLOCKERS}`;
-const PICK_COLUMNS = 'id, status, lease_id, lease_holder_id, lease_expires_at, lease_epoch';
+const PICK_COLUMNS = 'id, status, lease_epoch';
 // src/store/leases.ts pickClaimable: queued and lapsed work picked apart by their own indexes, then merged.
 const pick = (limit: '1' | '$4') => `
     WITH queued AS (

@@ -28,7 +28,7 @@ const BOUNDS: Record<ConfiguredBound, (config: Config) => Bounds> = {
   lease_ttl: ({ leaseTtl: { defaultS, minS, maxS } }) => ({
     minimum: minS,
     maximum: maxS,
-    description: `Lease seconds, ${minS}–${maxS}; default ${defaultS} (a heartbeat: the lease's own).`,
+    description: `Seconds, ${minS}–${maxS} (claims: default ${defaultS}).`,
   }),
 };
 

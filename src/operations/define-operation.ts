@@ -11,6 +11,7 @@ import type { Ids } from '../ids.ts';
 import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
+import type { Cursors } from './shared/cursors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -70,6 +71,8 @@ export interface OperationContext {
   readonly rateBudget?: RateBudget | undefined;
   /** Every operation this service serves (whoami lists them, an approval runs one, an allowlist names them). */
   readonly operations: readonly Operation[];
+  /** Signs the lists' `next_cursor` and checks the `cursor` a caller sends back, with the server's cursor key. */
+  readonly cursors: Cursors;
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
@@ -83,6 +86,11 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   readonly description?: string;
   /** The scope a token needs; null means any authenticated caller (whoami). */
   readonly scope: Scope | null;
+  /**
+   * Only a human may call it: an agent is refused `403 human_required` whatever its scopes, so no
+   * agent is offered it (the manifest, tools/list and whoami leave it out of an agent's lists).
+   */
+  readonly humanOnly?: boolean;
   readonly approval: ApprovalClass;
   readonly http: HttpBinding;
   readonly input: I;
@@ -94,8 +102,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
    * a replay then answers with this redacted copy. Without it the stored response is the response.
    */
   readonly redactForReplay?: (output: z.output<O>) => z.output<O>;
-  /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
-  approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
+  /**
+   * For gated operations: reads the target (throwing not_found) so the approval binds to its version.
+   * Given the requesting `actor`, a target hidden from them is not_found too: nobody can ask for an
+   * approval on what they may not see, nor learn from the answer that it exists.
+   */
+  approvalTarget?(db: Kysely<DB>, input: z.output<I>, actor?: Principal): Promise<ApprovalTarget>;
   /**
    * For gated operations on a resource that belongs to a principal: true when this caller may run it
    * without an approval (it owns the resource, or holds `agents:admin`). Without it, the gate always applies.

@@ -23,20 +23,22 @@ export interface LapsedOutcome {
 }
 
 /**
- * Locks up to `limit` in-progress tasks whose lease has run out. SKIP LOCKED: several instances
- * sweep at once without taking the same task, and a task being claimed right now is left to the claim.
+ * Locks in-progress tasks whose lease has run out: the `limit` that ran out first (the sweeper), or
+ * those of `ids` that still have (a claim that picked them). SKIP LOCKED: several instances sweep
+ * at once without taking the same task, and a task a claim holds is left to that claim; a row this
+ * transaction already locked is never skipped. A task whose lease was expired, renewed or replaced
+ * before the lock fails the re-checked filter and is left out, so a lapse is counted once.
  */
-export async function lockLapsed(tx: Tx, now: Date, limit: number): Promise<Lapsed[]> {
-  const rows = await tx
+export async function lockLapsed(tx: Tx, now: Date, which: { limit: number } | { ids: readonly string[] }): Promise<Lapsed[]> {
+  let query = tx
     .selectFrom('tasks')
     .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at', 'attempts', 'max_attempts', 'failures'])
     .where('status', '=', 'in_progress')
     .where('lease_expires_at', '<=', now)
-    .orderBy('lease_expires_at')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
+    .orderBy('lease_expires_at');
+  if ('ids' in which) query = query.where('id', '=', (eb) => eb.fn.any(eb.val(which.ids)));
+  else query = query.limit(which.limit);
+  const rows = await query.forUpdate().skipLocked().execute();
   return rows.filter((r): r is Lapsed => r.lease_id !== null && r.holder_id !== null && r.expires_at !== null);
 }
 

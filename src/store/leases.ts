@@ -5,8 +5,8 @@ import { sendStatement, type Tx } from './connection.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
 
-/** What a claim needs of a task it is about to lease: its id and its current lease, if one ran out. */
-export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_id' | 'lease_holder_id' | 'lease_expires_at' | 'lease_epoch'>;
+/** What a claim needs of a task it picked: its id, its epoch, and its status (`in_progress`: its lease lapsed). */
+export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_epoch'>;
 
 export interface ClaimQuery {
   now: Date;
@@ -19,8 +19,9 @@ export interface ClaimQuery {
 
 /**
  * Picks and locks up to `limit` claimable tasks in claim order (priority, then age): `todo` tasks
- * whose blockers are all done, and `in_progress` tasks whose lease has run out (claimable at once,
- * without waiting for the sweeper). SKIP LOCKED: concurrent claimers never wait on or take the same row.
+ * whose blockers are all done, and `in_progress` tasks whose lease has run out (found without waiting
+ * for the sweeper; the caller counts that lapse, as the sweeper would, before it grants anything).
+ * SKIP LOCKED: concurrent claimers, and sweepers, never wait on or take the same row.
  * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
  * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
  *
@@ -41,7 +42,7 @@ export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<ClaimableRow
   return rows;
 }
 
-const CLAIMABLE_COLUMNS = 'id, status, lease_id, lease_holder_id, lease_expires_at, lease_epoch';
+const CLAIMABLE_COLUMNS = 'id, status, lease_epoch';
 
 /** Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several). */
 const pickText = (labels: boolean, one: boolean) => {
@@ -63,8 +64,11 @@ const PICK = {
   labels: { one: pickText(true, true), many: pickText(true, false) },
 };
 
+/** What a grant needs of a locked, claimable task: its id and the fencing epoch its new lease follows. */
+export type GrantedTask = Pick<TaskRow, 'id' | 'lease_epoch'>;
+
 export interface Grant {
-  task: ClaimableRow;
+  task: GrantedTask;
   lease: {
     id: string;
     holder_id: string;
@@ -77,19 +81,15 @@ export interface Grant {
 }
 
 /**
- * Grants leases on locked tasks: ends any lease each task still had (as expired), then, in one
- * statement for any number of grants, inserts the new leases and moves the tasks to in_progress
- * with a higher fencing epoch. The update repeats the task ids: joined only to the JSON rows
+ * Grants leases on locked, claimable tasks (none still holds a lease: a lapsed one is expired and
+ * counted first): in one statement for any number of grants, inserts the new leases and moves the
+ * tasks to in_progress with a higher fencing epoch. The update repeats the task ids: joined only to the JSON rows
  * (estimated at 100), the planner read the whole tasks table on every claim. One grant names its
  * task as a scalar: an array parameter's generic plan assumes ten elements, costs itself above the
  * custom plan, and PostgreSQL then re-plans the statement on every single claim.
  */
 export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): Promise<{ tasks: GrantedRow[]; leases: LeaseRow[] }> {
   if (grants.length === 0) return { tasks: [], leases: [] };
-  const superseded = grants.map((g) => g.task.lease_id).filter((id): id is string => id !== null);
-  if (superseded.length > 0) {
-    await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', '=', (eb) => eb.fn.any(eb.val(superseded))).where('state', '=', 'active').execute();
-  }
   // The lease rows are wholly known here, so the insert need not send them back.
   const leases: LeaseRow[] = grants.map((g) => ({
     ...g.lease,

@@ -40,6 +40,12 @@ export async function ancestorIds(db: Kysely<DB>, id: string): Promise<string[]>
   return rows.map((r) => r.id);
 }
 
+/** How many live subtasks the task has (direct children only). */
+export async function childCount(db: Kysely<DB>, id: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE parent_id = ${id} AND deleted_at IS NULL`.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** How many levels of live descendants hang below the task: 0 when it has no children. */
 export async function subtreeHeight(db: Kysely<DB>, id: string): Promise<number> {
   const { rows } = await sql<{ height: number }>`

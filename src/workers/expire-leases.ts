@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { failedAttempt } from '../operations/tasks/attempts.ts';
+import { countLapses, expireLapses } from '../operations/tasks/attempts.ts';
 import type { Ids } from '../ids.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
-import { expireLapsed, lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
+import { lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
 import type { DB } from '../store/schema.ts';
 
 const BATCH = 100;
@@ -26,12 +26,8 @@ export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
     const done = await db.transaction().execute(async (tx) => {
       const now = deps.clock.now();
       const warned = await warnExpiring(tx, now, BATCH);
-      const lapsed = await lockLapsed(tx, now, BATCH);
-      const failed = lapsed.map((l) => ({
-        lapsed: l,
-        ...failedAttempt({ id: l.task_id, attempts: l.attempts, max_attempts: l.max_attempts, failures: l.failures }, { kind: 'expired', reason: null, lease_id: l.lease_id, holder_id: l.holder_id }, { config: deps.config, now, by: 'system' }),
-      }));
-      await expireLapsed(tx, lapsed, failed.map((f) => ({ task_id: f.lapsed.task_id, ...f.changes })), now);
+      const lapsed = await lockLapsed(tx, now, { limit: BATCH });
+      const expired = await expireLapses(tx, countLapses(lapsed, { config: deps.config, now }), now);
       const event = (type: NewEventRow['type'], subject: string, data: Record<string, unknown>): NewEventRow => ({
         id: deps.ids.make('evt'),
         type,
@@ -46,10 +42,7 @@ export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
       });
       await appendEvents(tx, [
         ...warned.map((w) => event('lease.expiring', w.task_id, { lease_id: w.lease_id, holder_id: w.holder_id, expires_at: w.expires_at.toISOString() })),
-        ...failed.flatMap(({ lapsed: l, events }) => [
-          event('lease.expired', l.task_id, { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }),
-          ...events.map((e) => event(e.type, e.subject, e.data)),
-        ]),
+        ...expired.map((e) => event(e.type, e.subject, e.data)),
       ]);
       report.warned += warned.length;
       report.expired += lapsed.length;

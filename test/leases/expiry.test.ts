@@ -188,7 +188,7 @@ describe(`the sweeper, with ${INSTANCES} instance(s) sweeping one database (PGli
   });
 });
 
-describe('claims never wait for the sweeper (sweepIntervalMs: 0)', () => {
+describe('claims never wait for the sweeper (sweepIntervalMs: 0; no back-off, so a counted lapse is claimable at once)', () => {
   const clock = testClock();
   let c: Cluster;
   let first: Principal;
@@ -211,15 +211,21 @@ describe('claims never wait for the sweeper (sweepIntervalMs: 0)', () => {
     return claim;
   }
 
-  /** The timeline: the old lease expired (by the system, once), the task went back to todo, then the new claim. */
+  /**
+   * The timeline: the old lease expired (by the system, once) and counted as a failed attempt (with
+   * no back-off, as these suites configure), the task went back to todo, then the new claim.
+   */
   async function expectTakenOver(old: Claim, fresh: Claim): Promise<void> {
     expect(fresh.lease).toMatchObject({ epoch: 2, holder: { id: second.id }, state: 'active' });
     const events = await taskEvents(c, old.task.id);
     const expired = leaseEvents(events, 'lease.expired', old.lease.id);
     expect(expired).toHaveLength(1);
     expect(expired[0]?.actor.kind).toBe('system');
+    const counted = leaseEvents(events, 'task.attempt_failed', old.lease.id);
+    expect(counted).toMatchObject([{ actor: { kind: 'system' }, data: { attempt: 1, kind: 'expired' } }]);
     const returned = events.findIndex((e) => e.type === 'task.status_changed' && e.data.reason === 'lease_expired');
     expect(events[returned]?.actor.kind).toBe('system');
+    expect(events.indexOf(counted[0]!)).toBeLessThan(returned);
     const claimed = events.findIndex((e) => e.type === 'task.claimed' && e.data.lease_id === fresh.lease.id);
     expect(events[claimed]?.actor).toEqual({ id: second.id, kind: 'agent' });
     expect(events.indexOf(expired[0]!)).toBeLessThan(returned);

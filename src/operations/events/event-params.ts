@@ -10,7 +10,7 @@ export const eventListParams = {
   order: z.enum(['asc', 'desc']).default('asc').describe('`asc` (default) reads forward from `since`; `desc` gives the newest first.'),
   types: listFilter(z.array(z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'event types look like task.created')).max(20))
     .optional()
-    .describe('Event types to keep, e.g. `task.created` and `task.status_changed`.'),
+    .describe('Event types to keep.'),
   view: viewParam,
   fields: namesFilter(EVENT_FIELDS, 'event fields'),
 };

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { configuredBound } from '../configured-bounds.ts';
 import type { Principal } from '../../domain/principal.ts';
-import { type ClaimableRow, grantLeases } from '../../store/leases.ts';
+import { type GrantedTask, grantLeases } from '../../store/leases.ts';
+import { lockLapsed } from '../../store/lease-expiry.ts';
+import { countLapses, type CountedLapse, expireLapses } from '../tasks/attempts.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { CLAIM_FIELDS, taskOutput } from '../tasks/task-schema.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
@@ -34,11 +36,24 @@ export interface Claimed {
 /** One claim in a claim answer: the task, your lease, and what humans said about it. */
 export const claimOutput = z.object({ task: taskOutput, lease: leaseOutput, discussion: discussionOutput });
 
+/** The lapsed leases of these tasks, locked, counted as the sweeper counts them; nothing is written yet. */
+export async function lapsesOf(tx: Tx, ctx: OperationContext, taskIds: readonly string[]): Promise<CountedLapse[]> {
+  return countLapses(await lockLapsed(tx, ctx.now, { ids: taskIds }), ctx);
+}
+
 /**
- * Grants `actor` a lease on each locked task and records it: a task whose old lease had run out
- * first gets that lease's expiry and return to the queue, by the system actor; then the claim.
+ * Expires counted lapses and emits their events, by the system: what a grant does first to a lapsed
+ * lease it would supersede. The task then waits out its back-off, or is dead-lettered, as after a sweep.
  */
-export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly ClaimableRow[], ttlS: number): Promise<Claimed[]> {
+export async function expireSuperseded(tx: Tx, ctx: OperationContext, counted: readonly CountedLapse[]): Promise<void> {
+  for (const event of await expireLapses(tx, counted, ctx.now)) ctx.emit(event);
+}
+
+/**
+ * Grants `actor` a lease on each locked, claimable task (todo: a lapsed lease is expired and counted
+ * first, `expireSuperseded`) and records the claim.
+ */
+export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly GrantedTask[], ttlS: number): Promise<Claimed[]> {
   const actor: Principal = ctx.actor;
   const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
   const grants = tasks.map((task) => ({
@@ -50,10 +65,6 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
   // A task nobody has discussed (no human comment, no change request) has nothing to read.
   const said = await discussions(tx, granted.tasks.filter((task) => task.discussed || task.changes_requested_id !== null));
   return grants.map(({ task, lease }) => {
-    if (task.status === 'in_progress' && task.lease_id) {
-      ctx.emit({ type: 'lease.expired', subject: task.id, data: { lease_id: task.lease_id, holder_id: task.lease_holder_id, expired_at: task.lease_expires_at?.toISOString() ?? null }, by: 'system' });
-      ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'lease_expired' }, by: 'system' });
-    }
     ctx.emit({ type: 'task.claimed', subject: task.id, data: { lease_id: lease.id, epoch: task.lease_epoch + 1, ttl_s: ttlS, expires_at: expiresAt.toISOString() } });
     ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'todo', to: 'in_progress' } });
     const row = byTask.get(task.id);

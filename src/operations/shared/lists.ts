@@ -11,21 +11,24 @@ export const limitParam = z.coerce
   .int()
   .min(1, 'limit must be at least 1')
   .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
-  .default(25)
-  .describe('Page size, 1–100.');
+  .default(25);
 
-export const cursorParam = z.string().min(1).max(512).optional().describe('Opaque: the `next_cursor` of the previous page.');
+/** No description: a page's `next_cursor` says to pass it as `cursor`, and every tool listing spends what this would repeat. */
+export const cursorParam = z.string().min(1).max(512).optional();
 
 export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('An event id: return only what changed strictly after it. Pass the `sync_cursor` of your previous read.');
+  .describe('An event id (a `sync_cursor`): only what changed after it.');
 
-export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
+export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 
 /** The longest comma-separated query value: every list filter's items fit many times over. */
 export const LIST_PARAM_MAX = 2000;
+
+/** The most items any list filter takes (a filter's own bound may be lower). */
+const LIST_ITEMS_MAX = 100;
 
 /**
  * A list filter's items. Over MCP and GraphQL it is an array (`["todo","blocked"]`), as every list
@@ -46,23 +49,20 @@ export function listFilter<T extends z.ZodType<unknown[]>>(items: T, refuse: (it
     if (parts === undefined) return value;
     const split = parts.flatMap((part) => (typeof part === 'string' ? part.split(',').map((s) => s.trim()).filter(Boolean) : [part]));
     // Refused at the list (pointer `/status`, as before arrays), so an issue here stops the items' own checks.
-    const refusal = split.length === 0 ? 'empty list: give at least one value, or leave the parameter out to not filter' : refuse(split);
+    const refusal =
+      split.length === 0 ? 'empty list: give at least one value, or leave the parameter out to not filter' : split.length > LIST_ITEMS_MAX ? `at most ${LIST_ITEMS_MAX} items` : refuse(split);
     if (refusal !== undefined) ctx.addIssue({ code: 'custom', message: refusal });
     return split;
   }, items);
 }
 
-/** Items of a filter of names: each name once would do, repeats are let through as before. */
-const NAMES_MAX = 100;
-
 /** A list filter of the given names. */
 export function namesFilter<const T extends readonly [string, ...string[]]>(names: T, what: string) {
   const unknown = (items: unknown[]) => items.filter((item) => !(names as readonly unknown[]).includes(item));
-  return listFilter(z.array(z.enum(names)).max(NAMES_MAX, `at most ${NAMES_MAX} ${what}`), (items) =>
+  // No description: the name and the enum say it, and every tools/list carries it (test/agent/budgets.test.ts).
+  return listFilter(z.array(z.enum(names)).max(LIST_ITEMS_MAX), (items) =>
     unknown(items).length > 0 ? `unknown ${what}: ${unknown(items).join(', ')}; allowed: ${names.join(', ')}` : undefined,
-  )
-    .optional()
-    .describe(`The ${what} to keep.`);
+  ).optional();
 }
 
 /** Every list response: a bounded page, its continuation, and the delta cursor. */
@@ -78,57 +78,12 @@ export function pageSchema<T extends z.ZodType>(item: T) {
   });
 }
 
-/** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search';
-
-/** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
-const POSITION: Record<CursorKind, RegExp> = {
-  tasks: /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
-  events: /^[1-9][0-9]{0,18}$/,
-  leases: /^lea_[0-9A-HJKMNP-TV-Z]{26}$/,
-  approvals: /^apr_[0-9A-HJKMNP-TV-Z]{26}$/,
-  agents: /^agt_[0-9A-HJKMNP-TV-Z]{26}$/,
-  tokens: /^tok_[0-9A-HJKMNP-TV-Z]{26}$/,
-  webhooks: /^whk_[0-9A-HJKMNP-TV-Z]{26}$/,
-  deliveries: /^[1-9][0-9]{0,18}$/,
-  comments: /^cmt_[0-9A-HJKMNP-TV-Z]{26}$/,
-  // A ranked search's position: the rank as PostgreSQL printed it (a float4), the task id, then
-  // the digest of the `q` that ranked it (a rank means nothing under another query).
-  task_search: /^[0-9][0-9.e+-]{0,23} tsk_[0-9A-HJKMNP-TV-Z]{26} [0-9a-f]{16}$/,
-};
-
-export function encodeCursor(kind: CursorKind, position: string): string {
-  return Buffer.from(JSON.stringify({ k: kind, p: position })).toString('base64url');
-}
-
-/** The position inside a cursor; a cursor this list did not issue is a 400, not a crash or a wrong page. */
-export function decodeCursor(kind: CursorKind, cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (parsed && typeof parsed === 'object' && 'k' in parsed && 'p' in parsed && parsed.k === kind && typeof parsed.p === 'string' && POSITION[kind].test(parsed.p)) {
-      return parsed.p;
-    }
-  } catch {
-    // fall through to the problem below
-  }
-  throw new BatonError('invalid_parameter', `cursor is not one this ${kind} list issued.`, {
-    hint: 'Pass the next_cursor of a previous page of the same list unchanged, or omit cursor to start from the first page.',
-    extra: { errors: [{ pointer: '/cursor', detail: `not a cursor issued by this ${kind} list`, location: 'query' }] },
-  });
-}
-
-/** Splits a `limit + 1` fetch into the page and its continuation. */
-export function paginate<T>(
-  rows: T[],
-  limit: number,
-  kind: CursorKind,
-  position: (row: T) => string,
-): { rows: T[]; has_more: boolean; next_cursor: string | null } {
+/** Splits a `limit + 1` fetch into the page and its continuation, `cursorAfter` its last row (`Cursors.encode`). */
+export function paginate<T>(rows: T[], limit: number, cursorAfter: (row: T) => string): { rows: T[]; has_more: boolean; next_cursor: string | null } {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
-  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(kind, position(last)) : null };
+  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? cursorAfter(last) : null };
 }
 
 /** Keeps only the chosen fields (and always `id`), in the object's own order. */

@@ -3,6 +3,8 @@ import type { Config } from '../../config.ts';
 import type { AttemptFailure } from '../../store/schema.ts';
 import type { TaskChanges, TaskRow } from '../../store/tasks.ts';
 import type { EventDraft } from '../define-operation.ts';
+import type { Tx } from '../../store/connection.ts';
+import { expireLapsed, type Lapsed } from '../../store/lease-expiry.ts';
 
 /** The task columns a failed attempt sets. */
 export type AttemptChanges = Required<Pick<TaskChanges, 'status' | 'attempts' | 'not_before' | 'blocked_reason' | 'failures'>>;
@@ -35,4 +37,36 @@ export function failedAttempt(
     changes: { status, attempts: outcome.attempts, not_before: outcome.notBefore, blocked_reason: outcome.exhausted ? 'attempts_exhausted' : null, failures },
     events,
   };
+}
+
+/** A lapsed lease counted as a failed attempt: where its task goes, and the events that say so. */
+export interface CountedLapse {
+  readonly lapsed: Lapsed;
+  readonly changes: AttemptChanges;
+  /** `lease.expired`, then the failed attempt's events, all by the system. */
+  readonly events: EventDraft[];
+}
+
+/** What counting each lapsed lease as a failed attempt does to its task; nothing is written (see `expireLapses`). */
+export function countLapses(lapsed: readonly Lapsed[], ctx: { config: Config; now: Date }): CountedLapse[] {
+  return lapsed.map((l) => {
+    const failed = failedAttempt(
+      { id: l.task_id, attempts: l.attempts, max_attempts: l.max_attempts, failures: l.failures },
+      { kind: 'expired', reason: null, lease_id: l.lease_id, holder_id: l.holder_id },
+      { ...ctx, by: 'system' },
+    );
+    const expired: EventDraft = { type: 'lease.expired', subject: l.task_id, data: { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }, by: 'system' };
+    return { lapsed: l, changes: failed.changes, events: [expired, ...failed.events] };
+  });
+}
+
+/**
+ * Expires counted lapses, their tasks locked (`lockLapsed`): each lease `expired`, each task moved
+ * as its failed attempt says (back-off, or the dead-letter). The sweeper and every grant that
+ * supersedes a lapsed lease go through here, so a lapse counts the same whoever finds it. Returns
+ * the events to write, in order.
+ */
+export async function expireLapses(tx: Tx, counted: readonly CountedLapse[], now: Date): Promise<EventDraft[]> {
+  await expireLapsed(tx, counted.map((c) => c.lapsed), counted.map((c) => ({ task_id: c.lapsed.task_id, ...c.changes })), now);
+  return counted.flatMap((c) => c.events);
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
-import { nextClaimableAt, pickClaimable } from '../../store/leases.ts';
+import { type ClaimableRow, type ClaimQuery, nextClaimableAt, pickClaimable } from '../../store/leases.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
-import { type Claimed, claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { type Claimed, claimOutput, claimTasks, expireSuperseded, lapsesOf, resolveTtl, ttlParam } from '../leases/grant.ts';
 import type { Tx } from '../../store/connection.ts';
 import type { TaskPriority } from '../../domain/task-priority.ts';
 import { taskLabels, taskPriority } from './task-schema.ts';
@@ -39,13 +39,31 @@ export async function claimNext(
   const ttlS = resolveTtl(ctx, q.ttl_s);
   if (q.limit === 0) return { claims: [], retry_after_s: null, next_claimable_at: null };
   // A task given back in this transaction is still locked by it, so SKIP LOCKED would not skip it: ask for more and drop it.
-  const picked = await pickClaimable(tx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length });
+  const picked = await pickUnlapsed(tx, ctx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length });
   const tasks = picked.filter((task) => !exclude.includes(task.id)).slice(0, q.limit);
   const claims = await claimTasks(tx, ctx, tasks, ttlS);
   if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
   const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
   const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
   return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
+}
+
+/**
+ * Picks claimable tasks, none with a lapsed lease: a lapsed lease picked is first counted as the
+ * sweeper counts it (`expireSuperseded`), which puts its task in back-off or the dead-letter (or,
+ * with no back-off, back in the queue), and the pick runs again. Each pass leaves fewer lapsed tasks
+ * to pick, so it ends; a pick that finds none (the common case) is the only round trip.
+ */
+async function pickUnlapsed(tx: Tx, ctx: OperationContext, query: ClaimQuery): Promise<ClaimableRow[]> {
+  for (;;) {
+    const picked = await pickClaimable(tx, query);
+    const lapsed = picked.filter((task) => task.status === 'in_progress').map((task) => task.id);
+    if (lapsed.length === 0) return picked;
+    const counted = await lapsesOf(tx, ctx, lapsed);
+    // Locked by this transaction since the pick, each is still lapsed; one left out would be picked forever.
+    if (counted.length !== lapsed.length) throw new Error(`picked ${lapsed.length} lapsed tasks but locked ${counted.length}`);
+    await expireSuperseded(tx, ctx, counted);
+  }
 }
 
 export const claimNextTask = defineOperation({

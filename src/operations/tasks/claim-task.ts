@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { type TaskStatus, TRANSITIONS } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
-import { lockTask } from '../../store/tasks.ts';
+import { lockTask, type TaskRow } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { claimOutput, claimTasks, resolveTtl, ttlParam } from '../leases/grant.ts';
+import { claimOutput, claimTasks, expireSuperseded, lapsesOf, resolveTtl, ttlParam } from '../leases/grant.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { taskId } from './task-schema.ts';
@@ -12,7 +12,7 @@ export const claimTask = defineOperation({
   name: 'tasks_claim',
   summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
   description:
-    'A task whose lease has run out is claimable at once. Refusals (409): already_claimed, assigned_to_other, dependencies_pending. The answer carries the `discussion`.',
+    'A lapsed lease counts as a failed attempt first. Refusals (409): already_claimed, assigned_to_other, dependencies_pending, backoff_pending. The answer carries the `discussion`.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -50,18 +50,37 @@ export const claimTask = defineOperation({
         hint: 'Claim a todo task instead: [[tasks_claim_next]] takes the next one.',
       });
     }
-    if (task.not_before !== null && task.not_before > ctx.now) {
-      const waitS = Math.ceil((task.not_before.getTime() - ctx.now.getTime()) / 1000);
-      throw new BatonError('backoff_pending', `Task ${task.id} failed its last attempt and is not claimable before ${task.not_before.toISOString()}.`, {
-        extra: { not_before: task.not_before.toISOString(), attempts: task.attempts },
+    // A lapsed lease is counted first, as the sweeper counts it; a claim it leaves in back-off or the
+    // dead-letter is refused, and the refusal, rolled back, leaves the counting to the sweeper.
+    const lapse = task.status === 'in_progress' ? (await lapsesOf(tx, ctx, [task.id]))[0] : undefined;
+    if (lapse?.changes.status === 'blocked') throw lapseExhausted(task, lapse.changes.attempts);
+    const notBefore = lapse ? lapse.changes.not_before : task.not_before;
+    if (notBefore !== null && notBefore > ctx.now) {
+      const waitS = Math.ceil((notBefore.getTime() - ctx.now.getTime()) / 1000);
+      const why = lapse ? `'s lease lapsed at ${task.lease_expires_at?.toISOString()}, failed attempt ${lapse.changes.attempts}, so it` : ' failed its last attempt and';
+      throw new BatonError('backoff_pending', `Task ${task.id}${why} is not claimable before ${notBefore.toISOString()}.`, {
+        extra: { not_before: notBefore.toISOString(), attempts: lapse?.changes.attempts ?? task.attempts },
         headers: { 'retry-after': String(waitS) },
       });
     }
     if (task.waiting_on.length > 0) {
       throw new BatonError('dependencies_pending', `Task ${task.id} waits on ${task.waiting_on.join(', ')}.`, { extra: { waiting_on: task.waiting_on } });
     }
+    if (lapse) await expireSuperseded(tx, ctx, [lapse]);
     const [claimed] = await claimTasks(tx, ctx, [task], ttlS);
     if (!claimed) throw new Error('claim returned nothing');
     return claimed;
   },
 });
+
+/** A claim refused because the lapsed lease it would supersede used the task's last attempt. */
+function lapseExhausted(task: TaskRow, attempts: number): BatonError {
+  return new BatonError(
+    'invalid_transition',
+    `Task ${task.id}'s lease lapsed at ${task.lease_expires_at?.toISOString()}, failed attempt ${attempts}, its last: the task leaves the queue (blocked, attempts_exhausted).`,
+    {
+      extra: { legal_transitions: [...TRANSITIONS.blocked], current_status: 'blocked' },
+      hint: `A human requeues a dead-lettered task: [[tasks_requeue id=${task.id}]]. Claim other work with [[tasks_claim_next]].`,
+    },
+  );
+}

@@ -6,8 +6,7 @@ import { shapeTask } from './task-view.ts';
 import { resolveAssignee } from '../shared/principals.ts';
 import { assigneeParam, maxAttemptsParam, blockedBy, parentParam, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent } from './task-tree.ts';
-import { BatonError } from '../../errors.ts';
-import { existingTaskIds } from '../../store/tasks.ts';
+import { checkBlockers } from './blockers.ts';
 
 export const createTask = defineOperation({
   name: 'tasks_create',
@@ -32,14 +31,9 @@ export const createTask = defineOperation({
   output: taskOutput,
   version: (task) => task.version ?? 1,
   async run(tx, ctx, input) {
-    const known = await existingTaskIds(tx, input.blocked_by);
-    const unknown = input.blocked_by.filter((id) => !known.has(id));
-    if (unknown.length > 0) {
-      throw new BatonError('validation_failed', `blocked_by names ${unknown.join(', ')}, which ${unknown.length === 1 ? 'is' : 'are'} not an existing task.`, {
-        extra: { errors: unknown.map((id) => ({ pointer: `/blocked_by/${input.blocked_by.indexOf(id)}`, detail: 'no such task', location: 'body' })) },
-      });
-    }
+    // The tree lock before the blocker-graph lock, as in tasks_update.
     if (input.parent_id !== undefined) await checkParent(tx, undefined, input.parent_id);
+    await checkBlockers(tx, undefined, input.blocked_by);
     const assignee = input.assignee === undefined ? undefined : await resolveAssignee(tx, input.assignee);
     const row = await insertTask(tx, {
       id: ctx.ids.make('tsk'),

@@ -14,7 +14,7 @@ export const BLOCKERS_MAX = 20;
 export const TASK_ARTIFACTS_MAX = 100;
 export const HANDOFF_ARTIFACTS_MAX = 20;
 
-export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID').describe('Task id, `tsk_<ULID>`.');
+export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID');
 export const taskStatus = z.enum(TASK_STATUSES);
 export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
@@ -35,6 +35,13 @@ export const assigneeParam = z
 
 /** Trees of subtasks are at most this many levels deep (a top-level task is level 1). */
 export const TREE_DEPTH_MAX = 8;
+/** Live subtasks one task may have: a close locks them all, and `children` counts them on every read. */
+export const SUBTASKS_MAX = 200;
+/**
+ * The longest chain of blockers (A waits on B, which waits on C…), counted in tasks: every new
+ * edge walks the chains through it, so the walk is bounded, and deeper plans are flattened.
+ */
+export const BLOCKER_CHAIN_MAX = 32;
 
 /** A time a caller sets: RFC 3339 with a zone, years 2000–2999. */
 const TIME = /^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/;
@@ -83,9 +90,10 @@ export const handoff = z.object({
 });
 
 /**
- * A request the caller may send next, ready to use: no prior knowledge of the API needed. Over MCP it
- * is the call of the tool named `operation`, with `id` from `href`, `body` as the other arguments,
- * the Idempotency-Key as `idempotency_key` and If-Match's number as `expected_version`.
+ * A request the caller may send next, ready to use: no prior knowledge of the API needed, only the
+ * words of the members `fill` names. Over MCP it is the call of the tool named `operation`, with `id`
+ * from `href`, `body` as the other arguments, the Idempotency-Key as `idempotency_key` and If-Match's
+ * number as `expected_version`.
  */
 export const nextAction = z.object({
   operation: z.string().describe('The operation, also the MCP tool name; spec/agent-guide.md explains each.'),
@@ -93,6 +101,11 @@ export const nextAction = z.object({
   href: z.string(),
   headers: z.record(z.string(), z.string()).optional().describe('Headers to send as given: the Idempotency-Key is a fresh one made for this one action (resend it only to retry the action).'),
   body: z.record(z.string(), z.unknown()).optional().describe('The JSON body; absent: send none (or `{}`).'),
+  fill: z
+    .array(z.string())
+    .max(2)
+    .optional()
+    .describe('Body members only you can write, to add before sending: a hand-in\'s `summary`, a change request\'s `comment`. Absent: send the action as it is.'),
 });
 export type NextAction = z.infer<typeof nextAction>;
 

@@ -1,16 +1,17 @@
 import type { TaskStatus } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import type { Tx } from '../../store/connection.ts';
-import { ancestorIds, lockOpenDescendants, lockTaskTree, subtreeHeight } from '../../store/task-tree.ts';
+import { ancestorIds, childCount, lockOpenDescendants, lockTaskTree, subtreeHeight } from '../../store/task-tree.ts';
 import { existingTaskIds, type TaskRow, updateTask } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
-import { TREE_DEPTH_MAX } from './task-schema.ts';
+import { SUBTASKS_MAX, TREE_DEPTH_MAX } from './task-schema.ts';
 
 /**
  * Checks that `parentId` may become the parent of task `id` (undefined for a task being created):
- * an existing task, not the task itself, not one of its descendants, and the tree no deeper than
- * TREE_DEPTH_MAX. Holds the tree lock to the end of the transaction, so concurrent moves cannot
- * make a cycle between them (an update takes it before locking its task, to keep one lock order).
+ * an existing task, not the task itself, not one of its descendants, with fewer than SUBTASKS_MAX
+ * subtasks, and the tree no deeper than TREE_DEPTH_MAX. Holds the tree lock to the end of the
+ * transaction, so concurrent moves cannot make a cycle or pass a bound between them (an update
+ * takes it before locking its task, to keep one lock order).
  */
 export async function checkParent(tx: Tx, id: string | undefined, parentId: string): Promise<void> {
   if (id === parentId) throw new BatonError('parent_self', `Task ${id} cannot be its own parent.`, { extra: { errors: [{ pointer: '/parent_id', detail: 'a task cannot be its own parent', location: 'body' }] } });
@@ -22,8 +23,15 @@ export async function checkParent(tx: Tx, id: string | undefined, parentId: stri
   }
   const ancestors = await ancestorIds(tx, parentId);
   if (id !== undefined && ancestors.includes(id)) {
+    const chain = ancestors.slice(0, ancestors.indexOf(id) + 1);
     throw new BatonError('parent_cycle', `Task ${parentId} is a descendant of ${id}: making it ${id}'s parent would make a cycle.`, {
-      extra: { ancestors: ancestors.slice(0, ancestors.indexOf(id) + 1), errors: [{ pointer: '/parent_id', detail: 'a descendant of this task', location: 'body' }] },
+      extra: { ancestors: chain, cycle: [id, ...chain], errors: [{ pointer: '/parent_id', detail: 'a descendant of this task', location: 'body' }] },
+    });
+  }
+  const children = await childCount(tx, parentId);
+  if (children >= SUBTASKS_MAX) {
+    throw new BatonError('too_many_subtasks', `Task ${parentId} has ${children} subtasks already; the limit is ${SUBTASKS_MAX}.`, {
+      extra: { limit: SUBTASKS_MAX, found: children + 1, errors: [{ pointer: '/parent_id', detail: `at most ${SUBTASKS_MAX} subtasks per task`, location: 'body' }] },
     });
   }
   const height = id === undefined ? 0 : await subtreeHeight(tx, id);
