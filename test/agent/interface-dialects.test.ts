@@ -43,6 +43,11 @@ describe('ttl_s advertises the bounds this server enforces (BATON_LEASE_TTL_MIN_
     expect(page).not.toMatch(/`ttl_s`: 1–86400/);
   });
 
+  it('in the full manifest', async () => {
+    const manifest = (await t.request('GET', '/api/v1?view=full')).json<{ leases: { ttl_s: Record<string, number> } }>();
+    expect(manifest.leases.ttl_s).toEqual({ default: 120, min: 60, max: 900 });
+  });
+
   it('in the MCP tools', async () => {
     const { tools } = await mcp.listTools();
     for (const name of CLAIMS) {
