@@ -75,12 +75,12 @@ export interface OperationContext {
   readonly cursors: Cursors;
 }
 
-interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
+interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends string> {
   /**
    * `resource_verb` (a resource name has no `_`), or one word (`whoami`); also the MCP tool name and the
    * toolAllowlist entry. Matches ^[a-zA-Z0-9_-]{1,64}$, the tool-name pattern every MCP host accepts.
    */
-  readonly name: string;
+  readonly name: N;
   /** One sentence, written once; feeds OpenAPI, the manifest, MCP and GraphQL. */
   readonly summary: string;
   readonly description?: string;
@@ -121,7 +121,7 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   revealToRequester?(db: Kysely<DB>, ctx: OperationContext, redacted: z.output<O>): Promise<z.output<O>>;
 }
 
-export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'read';
   run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
   /**
@@ -132,7 +132,7 @@ export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> exten
   runBatch?(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>, ids: readonly string[]): Promise<(z.output<O> | BatonError)[]>;
 }
 
-export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'write';
   /** Runs inside the request's one transaction; throwing rolls back every write and event. */
   run(tx: Tx, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
@@ -156,7 +156,7 @@ export interface StreamContext {
  * A live subscription (SSE on REST, a subscription on GraphQL). `output` is the schema of ONE item.
  * Not idempotent, not gated: streams only read.
  */
-export interface StreamOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface StreamOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'stream';
   /**
    * Checks where the stream starts (throwing `BatonError` before any item is sent), then returns the
@@ -175,13 +175,16 @@ export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType =
 /** Operations answered with one response (everything but streams). */
 export type CallableOperation = ReadOperation<z.ZodObject, z.ZodType> | WriteOperation<z.ZodObject, z.ZodType>;
 
-/** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. Keeps its kind in the type. */
 /** The registry's bound: whoami's lists and an allowlist hold at most this many operations (test/openapi/manifest.test.ts holds the registry below it). */
 export const OPERATIONS_MAX = 100;
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: ReadOperation<I, O>): ReadOperation<I, O>;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: WriteOperation<I, O>): WriteOperation<I, O>;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: StreamOperation<I, O>): StreamOperation<I, O>;
+/**
+ * Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it.
+ * Keeps its kind and its name (as a literal type, so the registry's names form a union) in the type.
+ */
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: ReadOperation<I, O, N>): ReadOperation<I, O, N>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: WriteOperation<I, O, N>): WriteOperation<I, O, N>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: StreamOperation<I, O, N>): StreamOperation<I, O, N>;
 export function defineOperation(operation: Operation): Operation {
   return operation;
 }
