@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toBatonError } from './errors.ts';
+import { BatonError, type Dialect, hintReferences, renderHint, toBatonError, toProblem } from './errors.ts';
 
 /** An error as the `pg` driver raises it for a SQLSTATE. */
 function databaseError(code: string, message: string): Error {
@@ -19,5 +19,27 @@ describe('toBatonError', () => {
     const internal = toBatonError(databaseError('23502', 'null value in column "title" violates not-null constraint'));
     expect([internal.code, internal.status]).toEqual(['internal', 500]);
     expect(internal.detail).not.toContain('title');
+  });
+});
+
+describe('renderHint', () => {
+  const dialect: Dialect = {
+    call: (operation, args) => `<${operation}${Object.entries(args).map(([k, v]) => ` ${k}:${v}`).join('')}>`,
+    idempotencyKey: 'KEY',
+    expectedVersion: 'VERSION',
+    schema: 'SCHEMA',
+    fieldLocations: false,
+  };
+
+  it('words each reference, with its arguments, for the interface; the rest of the text stays', () => {
+    const hint = 'List with [[leases_list holder=me state=active]], claim with [[tasks_claim_next]]; retry with the same [[Idempotency-Key]] and [[If-Match]] (see [[schema]]).';
+    expect(renderHint(hint, dialect)).toBe('List with <leases_list holder:me state:active>, claim with <tasks_claim_next>; retry with the same KEY and VERSION (see SCHEMA).');
+    expect(hintReferences(hint)).toEqual(['leases_list', 'tasks_claim_next']);
+  });
+
+  it('drops the HTTP location of field errors where the interface has none', () => {
+    const error = new BatonError('invalid_parameter', 'limit is too big.', { extra: { errors: [{ pointer: '/limit', detail: 'at most 100', location: 'query' }] } });
+    expect(toProblem(error, 'http://baton.test', dialect).errors).toEqual([{ pointer: '/limit', detail: 'at most 100' }]);
+    expect(toProblem(error, 'http://baton.test', { ...dialect, fieldLocations: true }).errors).toEqual([{ pointer: '/limit', detail: 'at most 100', location: 'query' }]);
   });
 });

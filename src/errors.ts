@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'not_found',
   'route_not_found',
   'method_not_allowed',
+  'tool_renamed',
   'validation_failed',
   'invalid_parameter',
   'malformed_json',
@@ -108,14 +109,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 403,
     title: 'Missing scope',
     retryable: false,
-    hint: 'Your token lacks the scope named in `required_scope`; ask an admin for a token that has it. GET /api/v1/whoami lists your scopes.',
+    hint: 'Your token lacks the scope named in `required_scope`; ask an admin for a token that has it. [[whoami]] lists your scopes.',
     docs: '/spec/api.md#scopes',
   },
   tool_not_allowed: {
     status: 403,
     title: 'Operation not in your allowlist',
     retryable: false,
-    hint: "This operation is outside your agent's toolAllowlist; GET /api/v1/whoami lists what you may call.",
+    hint: "This operation is outside your agent's toolAllowlist; [[whoami]] lists what you may call.",
     docs: '/spec/api.md#scopes',
   },
   human_required: {
@@ -146,6 +147,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     hint: 'The `Allow` header lists the methods this path accepts.',
     docs: '/spec/api.md',
   },
+  tool_renamed: {
+    status: 404,
+    title: 'Tool renamed',
+    retryable: false,
+    hint: 'Call the tool named in `renamed_to` with the same arguments: tool names use `_`, not `.`, since Baton 0.2 (tools/list names them all).',
+    docs: '/spec/mcp.md#tools',
+  },
   validation_failed: {
     status: 400,
     title: 'Request failed validation',
@@ -157,7 +165,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 400,
     title: 'Invalid query or path parameter',
     retryable: false,
-    hint: 'Fix the parameter named in `errors`; bounds and allowed values are in the OpenAPI document.',
+    hint: 'Fix the parameter named in `errors`; bounds and allowed values are in [[schema]].',
     docs: '/spec/api.md#validation',
   },
   malformed_json: {
@@ -206,7 +214,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 408,
     title: 'Request took too long to arrive',
     retryable: true,
-    hint: 'The request was not received in time; send it again (a write with the same Idempotency-Key).',
+    hint: 'The request was not received in time; send it again (a write with the same [[Idempotency-Key]]).',
     docs: '/spec/api.md#limits',
   },
   unsupported_media_type: {
@@ -234,7 +242,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 422,
     title: 'Idempotency key reused with a different request',
     retryable: false,
-    hint: 'Use a fresh Idempotency-Key for a new request; reuse a key only to retry the identical request.',
+    hint: 'Use a fresh [[Idempotency-Key]] for a new request; reuse a key only to retry the identical request.',
     docs: '/spec/api.md#idempotency',
   },
   idempotency_in_progress: {
@@ -255,7 +263,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Version conflict',
     retryable: true,
-    hint: 'The resource changed since you read it: GET it again, reapply your change to `current_version`, and retry with the new ETag in If-Match.',
+    hint: 'The resource changed since you read it: read it again, reapply your change to it, and retry with `current_version` in [[If-Match]].',
     docs: '/spec/api.md#concurrency',
   },
   invalid_transition: {
@@ -269,14 +277,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Task already claimed',
     retryable: false,
-    hint: 'Another holder has this task until `lease_expires_at`; claim the next task with POST /api/v1/tasks/claim instead.',
+    hint: 'Another holder has this task until `lease_expires_at`; claim the next task with [[tasks_claim_next]] instead.',
     docs: '/spec/domain-model.md#leases',
   },
   dependencies_pending: {
     status: 409,
     title: 'Task waits on other tasks',
     retryable: false,
-    hint: 'The tasks in `waiting_on` must be done first; claim other work with POST /api/v1/tasks/claim.',
+    hint: 'The tasks in `waiting_on` must be done first; claim other work with [[tasks_claim_next]].',
     docs: '/spec/domain-model.md#leases',
   },
   lease_expired: {
@@ -290,21 +298,21 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Lease no longer active',
     retryable: false,
-    hint: 'This lease was released or ended when the task changed status; GET /api/v1/leases?holder=me&state=active lists the leases you hold.',
+    hint: 'This lease was released or ended when the task changed status; [[leases_list holder=me state=active]] lists the leases you hold.',
     docs: '/spec/domain-model.md#leases',
   },
   not_lease_holder: {
     status: 403,
     title: 'Another principal holds the lease',
     retryable: false,
-    hint: 'Only the lease holder (or a human) may change a task in progress; claim unleased work with POST /api/v1/tasks/claim.',
+    hint: 'Only the lease holder (or a human) may change a task in progress; claim unleased work with [[tasks_claim_next]].',
     docs: '/spec/domain-model.md#leases',
   },
   assigned_to_other: {
     status: 409,
     title: 'Task assigned to someone else',
     retryable: false,
-    hint: 'Only the assignee (named in `assignee`) may claim this task; claim your own or unassigned work with POST /api/v1/tasks/claim.',
+    hint: 'Only the assignee (named in `assignee`) may claim this task; claim your own or unassigned work with [[tasks_claim_next]].',
     docs: '/spec/collaboration.md#assignment',
   },
   assignee_lease_held: {
@@ -332,7 +340,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 422,
     title: 'Unknown principal',
     retryable: false,
-    hint: 'Name an existing agent or human by id (`agt_…`) or by exact name; GET /api/v1/agents lists them. `errors` points at the field.',
+    hint: 'Name an existing agent or human by id (`agt_…`) or by exact name; [[agents_list]] lists them. `errors` points at the field.',
     docs: '/spec/collaboration.md#mentions',
   },
   principal_disabled: {
@@ -346,7 +354,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 410,
     title: 'Task deleted',
     retryable: false,
-    hint: 'The task was deleted: its thread and history stay readable (GET /api/v1/tasks/{id}/comments and /events), but nothing new can be added.',
+    hint: 'The task was deleted: its thread and history stay readable ([[comments_list]] and [[tasks_events]]), but nothing new can be added.',
     docs: '/spec/collaboration.md#comments',
   },
   not_comment_author: {
@@ -367,14 +375,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Task is not claimable yet',
     retryable: true,
-    hint: 'The task waits until `not_before` (see Retry-After): it was scheduled for later, or it failed its last attempt and is backing off; claim other work with POST /api/v1/tasks/claim meanwhile.',
+    hint: 'The task waits until `not_before` (see Retry-After): it was scheduled for later, or it failed its last attempt and is backing off; claim other work with [[tasks_claim_next]] meanwhile.',
     docs: '/spec/collaboration.md#attempts-and-the-dead-letter',
   },
   not_dead_lettered: {
     status: 409,
     title: 'Task is not in the dead-letter',
     retryable: false,
-    hint: 'Only a task whose attempts are exhausted (blocked, `blocked_reason: attempts_exhausted`) can be requeued; GET /api/v1/tasks?blocked_reason=attempts_exhausted lists them.',
+    hint: 'Only a task whose attempts are exhausted (blocked, `blocked_reason: attempts_exhausted`) can be requeued; [[tasks_list blocked_reason=attempts_exhausted]] lists them.',
     docs: '/spec/collaboration.md#attempts-and-the-dead-letter',
   },
   parent_self: {
@@ -444,7 +452,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 429,
     title: 'Too many uploads in progress for this token',
     retryable: true,
-    hint: 'Wait for your other artifact uploads to finish (or `Retry-After` seconds), then send this one again with the same Idempotency-Key; nothing ran.',
+    hint: 'Wait for your other artifact uploads to finish (or `Retry-After` seconds), then send this one again with the same [[Idempotency-Key]]; nothing ran.',
     docs: '/spec/api.md#limits',
     headers: { 'retry-after': '1' },
   },
@@ -452,7 +460,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 503,
     title: 'Too many uploads in progress on this server',
     retryable: true,
-    hint: 'Wait `Retry-After` seconds, then send the same request again with the same Idempotency-Key; nothing ran.',
+    hint: 'Wait `Retry-After` seconds, then send the same request again with the same [[Idempotency-Key]]; nothing ran.',
     docs: '/spec/api.md#limits',
     headers: { 'retry-after': '1' },
   },
@@ -460,7 +468,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Approval already decided or expired',
     retryable: false,
-    hint: 'Read the approval (GET /api/v1/approvals/{id}) for its outcome; a new request makes a new approval.',
+    hint: 'Read the approval ([[approvals_get]]) for its outcome; a new request makes a new approval.',
     docs: '/spec/api.md#approvals',
   },
   approval_stale: {
@@ -516,21 +524,21 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 500,
     title: 'Internal error',
     retryable: true,
-    hint: 'Something failed on our side and nothing was written; retry (a write with the same Idempotency-Key). Quote `request_id` if it keeps failing.',
+    hint: 'Something failed on our side and nothing was written; retry (a write with the same [[Idempotency-Key]]). Quote `request_id` if it keeps failing.',
     docs: '/spec/errors.md',
   },
   unavailable: {
     status: 503,
     title: 'Service unavailable',
     retryable: true,
-    hint: 'The database did not answer; retry after `Retry-After` seconds, a write with the same Idempotency-Key.',
+    hint: 'The database did not answer; retry after `Retry-After` seconds, a write with the same [[Idempotency-Key]].',
     docs: '/spec/errors.md',
   },
   write_contention: {
     status: 503,
     title: 'The write kept colliding with concurrent writes',
     retryable: true,
-    hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same Idempotency-Key after `Retry-After` seconds.',
+    hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same [[Idempotency-Key]] after `Retry-After` seconds.',
     docs: '/spec/errors.md',
     headers: { 'retry-after': '1' },
   },
@@ -630,21 +638,76 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
-/** Renders the problem document for an error, with absolute `type` and `docs_url` under `baseUrl`. */
-export function toProblem(error: BatonError, baseUrl: string): Problem {
+/**
+ * How one interface words a hint. Hints name the way forward as references in `[[…]]`, which each
+ * interface renders its own way: `[[tasks_claim_next]]` is `POST /api/v1/tasks/claim` over REST,
+ * `tasks_claim_next` over MCP and the `claimNextTask` mutation over GraphQL; arguments follow the
+ * name (`[[leases_list holder=me state=active]]`). Three names are the write-safety inputs and the
+ * input's schema: `[[Idempotency-Key]]`, `[[If-Match]]` and `[[schema]]`.
+ */
+export interface Dialect {
+  /** A call of the named operation with these arguments. */
+  call(operation: string, args: Readonly<Record<string, string>>): string;
+  /** The input that carries the idempotency key, and the one that carries the expected version. */
+  readonly idempotencyKey: string;
+  readonly expectedVersion: string;
+  /** Where the accepted inputs, their bounds and values are described. */
+  readonly schema: string;
+  /** Whether `errors` entries say where a field travels (`path`, `query`, `body`): only over HTTP routes. */
+  readonly fieldLocations: boolean;
+}
+
+/** A hint's references, `[[name key=value …]]`. */
+const HINT_REFERENCE = /\[\[([^\]]+)\]\]/g;
+
+/** The hint with its references worded for one interface. */
+export function renderHint(hint: string, dialect: Dialect): string {
+  return hint.replace(HINT_REFERENCE, (_match, reference: string) => {
+    const [name = '', ...args] = reference.trim().split(/\s+/);
+    if (name === 'Idempotency-Key') return dialect.idempotencyKey;
+    if (name === 'If-Match') return dialect.expectedVersion;
+    if (name === 'schema') return dialect.schema;
+    return dialect.call(name, Object.fromEntries(args.map((arg) => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)])));
+  });
+}
+
+/** The operation names a hint refers to (a test holds them to the registry). */
+export function hintReferences(hint: string): string[] {
+  return [...hint.matchAll(HINT_REFERENCE)].map((m) => m[1]?.trim().split(/\s+/)[0] ?? '').filter((name) => !['Idempotency-Key', 'If-Match', 'schema'].includes(name));
+}
+
+/** Hints worded by operation names alone, for text no one interface serves (an approval's stored result). */
+export const OPERATION_NAMES: Dialect = {
+  call: (operation, args) => (Object.keys(args).length === 0 ? `\`${operation}\`` : `\`${operation}\` with ${JSON.stringify(args)}`),
+  idempotencyKey: 'idempotency key',
+  expectedVersion: 'expected version',
+  schema: 'the operation\'s input schema',
+  fieldLocations: true,
+};
+
+/** Renders the problem document for an error, with absolute `type` and `docs_url` under `baseUrl`, worded for one interface. */
+export function toProblem(error: BatonError, baseUrl: string, dialect: Dialect): Problem {
   const spec = ERRORS[error.code];
+  const errors = error.extra['errors'];
   // Extras first: they may add members but never overwrite the standard ones.
   return {
     ...error.extra,
+    ...(Array.isArray(errors) && !dialect.fieldLocations ? { errors: errors.map(withoutLocation) } : {}),
     type: `${baseUrl}/errors/${error.code}`,
     title: spec.title,
     status: spec.status,
     code: error.code,
     detail: error.detail,
-    hint: error.hint,
+    hint: renderHint(error.hint, dialect),
     retryable: spec.retryable,
     docs_url: `${baseUrl}${spec.docs}`,
   };
+}
+
+function withoutLocation(entry: unknown): unknown {
+  if (typeof entry !== 'object' || entry === null) return entry;
+  const { location: _location, ...rest } = entry as Record<string, unknown>;
+  return rest;
 }
 
 /** The problem document's schema, for OpenAPI and MCP (derived JSON Schema, never hand-written). */
@@ -660,7 +723,7 @@ export const problemSchema = z
     docs_url: z.string(),
     legal_transitions: z.array(z.string()).optional().describe('On transition errors: the statuses reachable now.'),
     errors: z
-      .array(z.object({ pointer: z.string(), detail: z.string(), location: z.enum(['path', 'query', 'body']) }))
+      .array(z.object({ pointer: z.string(), detail: z.string(), location: z.enum(['path', 'query', 'body']).optional().describe('REST only: where the field travels.') }))
       .optional()
       .describe('On validation errors: one entry per bad field, as a JSON pointer into the input.'),
   })

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { ERROR_CODES, ERRORS, BatonError, type ErrorCode } from '../errors.ts';
+import { ERROR_CODES, ERRORS, BatonError, type ErrorCode, OPERATION_NAMES, renderHint } from '../errors.ts';
 import { TASK_STATUSES, TRANSITIONS, transitionGuard, transitionVia } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
 import { authorizationTable } from './authorization-docs.ts';
@@ -24,7 +24,7 @@ export async function loadSpecPages(service: Service): Promise<ReadonlyMap<strin
     operations: operationsTable(service),
     errors: errorsTable(),
     authorization: authorizationTable(service.operations),
-    limits: limitsTable(buildOpenApi(service.operations, service.baseUrl), new Set(service.operations.map((op) => op.name))),
+    limits: limitsTable(buildOpenApi(service.operations, service.config), new Set(service.operations.map((op) => op.name))),
   };
   const pages = new Map<string, string>();
   for (const file of (await readdir(SPEC_DIR)).filter((f) => f.endsWith('.md'))) {
@@ -40,14 +40,14 @@ export function registerDocs(app: FastifyInstance, service: Service, pages: Read
   app.get<{ Params: { page: string } }>('/spec/:page', async (request, reply) => {
     const page = pages.get(request.params.page);
     if (!page) {
-      return sendProblem(reply, new BatonError('route_not_found', `No spec page ${request.params.page}; see /spec/index.md.`), service.baseUrl, request.id);
+      return sendProblem(reply, new BatonError('route_not_found', `No spec page ${request.params.page}; see /spec/index.md.`), service, request.id);
     }
     return reply.type(MARKDOWN).send(page);
   });
   app.get<{ Params: { code: string } }>('/errors/:code', async (request, reply) => {
     const code = request.params.code as ErrorCode;
     if (!ERROR_CODES.includes(code)) {
-      return sendProblem(reply, new BatonError('route_not_found', `No error code ${code}; see /spec/errors.md.`), service.baseUrl, request.id);
+      return sendProblem(reply, new BatonError('route_not_found', `No error code ${code}; see /spec/errors.md.`), service, request.id);
     }
     return reply.type(MARKDOWN).send(errorPage(code));
   });
@@ -81,7 +81,7 @@ function operationsTable(service: Service): string {
 function errorsTable(): string {
   const rows = ERROR_CODES.map((code) => {
     const e = ERRORS[code];
-    return `| [\`${code}\`](/errors/${code}) | ${e.status} | ${e.retryable} | ${e.title} | ${e.hint} |`;
+    return `| [\`${code}\`](/errors/${code}) | ${e.status} | ${e.retryable} | ${e.title} | ${renderHint(e.hint, OPERATION_NAMES)} |`;
   });
   return ['| code | status | retryable | title | what to do |', '|---|---|---|---|---|', ...rows].join('\n');
 }
@@ -93,7 +93,7 @@ function errorPage(code: ErrorCode): string {
     '',
     `**${e.title}** — HTTP ${e.status}, retryable: ${e.retryable}.`,
     '',
-    `What to do: ${e.hint}`,
+    `What to do: ${renderHint(e.hint, OPERATION_NAMES)}`,
     '',
     `Background: [${e.docs}](${e.docs}). All codes: [/spec/errors.md](/spec/errors.md).`,
     '',

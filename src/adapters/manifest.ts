@@ -114,6 +114,8 @@ export function buildManifest(service: Service, principal: Principal | undefined
       backoff_s: service.config.retryBackoffS,
       rule: 'A failed attempt (a release with outcome failed, a lapsed lease) waits out the next back-off before the task may be claimed again; after max_attempts (the task\'s own, else default_max_attempts) it leaves the queue: blocked, blocked_reason attempts_exhausted.',
     },
+    // The bounds this server enforces, as its schemas say them (operations/configured-bounds.ts).
+    leases: { ttl_s: { default: service.config.leaseTtl.defaultS, min: service.config.leaseTtl.minS, max: service.config.leaseTtl.maxS } },
     approvals: 'Operations whose approval is destructive or outward return 202 with a pending approval unless the caller is a human with approvals:decide; such a human approves (it runs then, once, as the requester) or denies.',
     conventions: {
       idempotency: 'Every write needs an Idempotency-Key header (≤ 255 chars), remembered 24 h per principal; a retry returns the original response with Idempotency-Replayed: true.',

@@ -3,6 +3,7 @@ import { BatonProblem } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { StartupError } from '../startup-error.ts';
 import { adminCommands } from './admin.ts';
+import { cliHint } from './hints.ts';
 import { type Context, CliError, createContext } from './context.ts';
 import { connectionReason, EXIT, exitCodeOf, isConnectionError } from './exit-codes.ts';
 import { loginCommands } from './login.ts';
@@ -49,7 +50,7 @@ function program(env: Record<string, string | undefined>): Command {
 /** One line: what went wrong, then what to do (the problem's hint). */
 function describe(error: unknown, ctx: Context): string {
   if (error instanceof BatonProblem) {
-    const hint = error.hint ? ` Hint: ${error.hint}` : '';
+    const hint = error.hint ? ` Hint: ${cliHint(error.hint)}` : '';
     return `error: ${error.message.replace(/\.$/, '')} (${error.code}, HTTP ${error.status}).${hint}`;
   }
   if (isConnectionError(error)) {

@@ -25,7 +25,7 @@ export async function executeBatch(
   authorize(operation, call.principal);
   const inputs = ids.map((id): Record<string, unknown> | BatonError => {
     try {
-      return validate(operation, { ...input, [param]: id });
+      return validate(operation, { ...input, [param]: id }, deps.config);
     } catch (error) {
       return toError(error);
     }

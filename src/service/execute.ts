@@ -5,9 +5,10 @@ import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
-import { BatonError, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
+import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
+import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { insertApproval } from '../store/approvals.ts';
@@ -16,6 +17,7 @@ import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
+import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Tx } from '../store/connection.ts';
@@ -49,6 +51,8 @@ export interface Call {
   readonly requestId?: string;
   /** The rate budget counted when the caller authenticated. */
   readonly budget?: RateBudget;
+  /** How the caller's interface words hints, for the problem a failed write stores for its replays. */
+  readonly dialect: Dialect;
 }
 
 /** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
@@ -71,7 +75,7 @@ const MAX_KEY_LENGTH = 255;
  */
 export async function execute(deps: ExecuteDeps, operation: CallableOperation, rawInput: unknown, call: Call): Promise<Outcome> {
   authorize(operation, call.principal);
-  const input = validate(operation, rawInput);
+  const input = validate(operation, rawInput, deps.config);
   if (operation.kind === 'read') {
     const ctx = readContext(deps, operation, call);
     const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
@@ -158,7 +162,7 @@ async function executeWrite(
     // Once the handler started, its outcome is what a replay returns (Stripe's rule); a retryable
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
-      const body = JSON.stringify(toProblem(failure, deps.baseUrl));
+      const body = JSON.stringify(toProblem(failure, deps.baseUrl, call.dialect));
       await deps.db.transaction().execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
         .catch(() => undefined);
     }
@@ -176,7 +180,7 @@ function uncertainIfUnavailable(failure: BatonError, key: string): BatonError {
     'unavailable',
     `${failure.detail} This write may or may not have been applied.`,
     {
-      hint: `Retry with the same Idempotency-Key ("${key}"): if the write was applied, the retry answers with its stored outcome; if not, it is applied once.`,
+      hint: `Retry with the same [[Idempotency-Key]] ("${key}"): if the write was applied, the retry answers with its stored outcome; if not, it is applied once.`,
       headers: failure.headers,
     },
   );
@@ -321,18 +325,20 @@ export function authorize(operation: Operation, principal: Principal): void {
 }
 
 /** Parses the input with the operation's schema; throws `invalid_parameter` or `validation_failed` naming each field. */
-export function validate(operation: Operation, rawInput: unknown): z.output<typeof operation.input> {
+export function validate(operation: Operation, rawInput: unknown, config: Config): z.output<typeof operation.input> {
   const unsafe = textIssues(rawInput);
   if (unsafe.length > 0) throw invalidInput(operation, unsafe.map((issue) => fieldError(operation, issue.path, issue.detail)));
   const parsed = operation.input.safeParse(rawInput ?? {});
-  if (parsed.success) return parsed.data;
-  const errors = parsed.error.issues.flatMap((issue) => {
+  // Bounds that are this server's config (a lease's ttl_s) are not in the static schema.
+  const configured = outOfBounds(operation.input, rawInput, config).map(({ key, detail }) => fieldError(operation, [key], detail));
+  if (parsed.success && configured.length === 0) return parsed.data;
+  const errors = (parsed.error?.issues ?? []).flatMap((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
     return keys.map((path) =>
       fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message),
     );
   });
-  throw invalidInput(operation, errors);
+  throw invalidInput(operation, [...errors, ...configured]);
 }
 
 interface FieldError {
@@ -357,19 +363,12 @@ function invalidInput(operation: Operation, errors: readonly FieldError[]): Bato
   return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
 }
 
-/**
- * A key copied from a template rather than made for this write: empty, or holding `<…>` or `...`. Accepting
- * one would let a naive agent's first write succeed and its next, different write fail as a reuse.
- */
-const PLACEHOLDER_KEY = /^\s*$|[<>]|\.\.\.|…/;
-const FRESH_KEY_HINT = 'Send a fresh unique value (a UUID is fine) as the key of every distinct write, never a template placeholder; reuse a key only to retry the identical write.';
-
 function requireKey(key: string | undefined): string {
   if (key === undefined) {
     throw new BatonError('idempotency_key_required', 'This write needs an Idempotency-Key so that a retry cannot apply it twice.');
   }
-  if (PLACEHOLDER_KEY.test(key)) {
-    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty or a template placeholder, not a key made for this write.`, { hint: FRESH_KEY_HINT });
+  if (isPlaceholderKey(key)) {
+    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty, a template placeholder or an example from the docs, not a key made for this write.`, { hint: FRESH_KEY_HINT });
   }
   if (key.length > MAX_KEY_LENGTH) {
     throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);

@@ -31,7 +31,7 @@ export async function subscribe(
 ): Promise<AsyncIterable<unknown>> {
   if (operation.kind !== 'stream') throw new BatonError('method_not_allowed', `${operation.name} is not a stream.`);
   authorize(operation, call.principal);
-  const input = validate(operation, call.input);
+  const input = validate(operation, call.input, deps.config);
   const stop = new AbortController();
   const signal = AbortSignal.any([call.signal, stop.signal]);
   const recheck = setInterval(() => {

@@ -54,7 +54,7 @@ describe('every 401 carries WWW-Authenticate: Bearer', () => {
 });
 
 describe('a placeholder Idempotency-Key is refused', () => {
-  const placeholders = ['<unique>', '<...>', '<uuid>', '', '   ', '...', '…'];
+  const placeholders = ['<unique>', '<...>', '<uuid>', '', '   ', '...', '…', '{{uuid}}', '${IDEMPOTENCY_KEY}', '$(uuidgen)', 'YOUR_KEY_HERE', 'IDEMPOTENCY_KEY', 'q3Zr8V0kfj2LwX1a'];
 
   it.each(placeholders)('REST: %j is a 400 whose hint asks for a fresh unique value, and nothing is written', async (key) => {
     const before = await countRows(t);
@@ -67,7 +67,7 @@ describe('a placeholder Idempotency-Key is refused', () => {
   it('MCP: the same refusal as a tool error, through the 1.x and the v2 client', async () => {
     const clients = [await mcpClient(baseUrl, t.adminToken, '1.x'), await mcpClient(baseUrl, t.adminToken, 'v2')];
     for (const client of clients) {
-      for (const key of ['<unique>', '']) {
+      for (const key of ['<unique>', '', '{{uuid}}', 'YOUR_KEY_HERE']) {
         const result = await client.callTool('tasks_create', { title: 'copied a template', idempotency_key: key });
         const problem = problemOf(result);
         expect(problem).toMatchObject({ code: 'idempotency_key_required', status: 400 });

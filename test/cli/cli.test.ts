@@ -130,6 +130,9 @@ describe('baton tasks', () => {
 
     const missing = await baton(['tasks', 'show', 'tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV'], 4);
     expect(missing.stderr).toMatch(/^error: No task tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV \(not_found, HTTP 404\)\. Hint: .+\n$/);
+    // The hint names the CLI's command where REST's names the route.
+    expect(missing.stderr).toContain('Hint: List tasks with `baton tasks list`');
+    expect(missing.stderr).not.toContain('/api/v1');
     const usage = await baton(['tasks', 'move', created.id], 2);
     expect(usage.stderr).toContain("error: missing required argument 'status'");
   });

@@ -35,7 +35,11 @@ describe('a refusal looks the same on REST and MCP', () => {
       const mcp = await connectV2(baseUrl, who.token, 'modern');
       const result = await mcp.callTool({ name, arguments: body ?? {} });
       await mcp.close();
-      expect(mcpAnswer(result)).toEqual({ ok: false, body: rest.json() });
+      // The same problem, its hint worded for MCP (spec/mcp.md, "Errors").
+      const { hint: restHint, ...restProblem } = rest.json<{ hint: string }>();
+      const { hint: mcpHint, ...mcpProblem } = mcpAnswer(result).body as { hint: string };
+      expect(mcpProblem).toEqual(restProblem);
+      expect(mcpHint.replace('`whoami`', 'GET /api/v1/whoami')).toBe(restHint);
       expect(rest.json<{ code: string }>().code).toBe(name === 'tasks_create' ? 'forbidden_scope' : 'tool_not_allowed');
     }
   });

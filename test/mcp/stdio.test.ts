@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -63,6 +64,35 @@ describe('baton mcp (stdio)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('passes the server\'s problem on a refused token to the MCP client, and to stderr', async () => {
+    const client = new Client({ name: 'baton-test-stdio-refused', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    const transport = new StdioClientTransport(cli(generateToken()));
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await client.connect(transport);
+    try {
+      expect(client.getInstructions()).toMatch(/invalid_token, HTTP 401/);
+      const refused = await client.listTools().then(() => undefined, (error: unknown) => error as Error);
+      expect(refused?.message).toMatch(/Token not accepted \(invalid_token, HTTP 401\)/);
+      expect(refused?.message).toContain('Hint: The token is malformed, unknown, expired or revoked');
+      expect(refused?.message).toContain(`${baseUrl}/mcp`);
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toContain('Hint: The token is malformed, unknown, expired or revoked');
+  });
+
+  it('names the URL it tried when the server cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await runCli({ BATON_URL: `http://127.0.0.1:${port}`, BATON_TOKEN: generateToken() });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toContain(`http://127.0.0.1:${port}/mcp`);
+    expect(unreachable.stderr).toMatch(/ECONNREFUSED/);
   });
 
   it('exits with a message when the token is missing or refused', async () => {

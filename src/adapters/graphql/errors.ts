@@ -1,8 +1,14 @@
 import { GraphQLError } from 'graphql';
-import { BatonError, ERROR_CODES, type Problem, toProblem } from '../../errors.ts';
+import { BatonError, type Dialect, ERROR_CODES, type Problem, toProblem } from '../../errors.ts';
 
 /** Where unexpected failures are reported before they become an `internal` problem. */
 export type ErrorLog = (details: object, message: string) => void;
+
+/** What a GraphQL problem is rendered with: the base of its links and GraphQL's wording of hints. */
+export interface Problems {
+  readonly baseUrl: string;
+  readonly dialect: Dialect;
+}
 
 /** A GraphQL error whose `extensions` is the problem document REST would send (`code`, `status`, `hint`, …). */
 export function problemError(problem: Problem, from?: GraphQLError): GraphQLError {
@@ -27,7 +33,7 @@ function isProblemShaped(error: GraphQLError): boolean {
  * about one field (no `path`: authentication, rate limits, invalid documents, limits) also carry the
  * problem's HTTP status and headers for the response.
  */
-export function toGraphQLError(error: unknown, baseUrl: string, log: ErrorLog): GraphQLError {
+export function toGraphQLError(error: unknown, problems: Problems, log: ErrorLog): GraphQLError {
   const located = error instanceof GraphQLError ? error : undefined;
   const original = located?.originalError ?? error;
   let translated: GraphQLError;
@@ -36,13 +42,13 @@ export function toGraphQLError(error: unknown, baseUrl: string, log: ErrorLog): 
   } else if (original instanceof GraphQLError && isProblemShaped(original)) {
     translated = new GraphQLError(original.message, { nodes: located?.nodes, path: located?.path, extensions: original.extensions });
   } else if (original instanceof BatonError) {
-    translated = problemError(toProblem(original, baseUrl), located);
+    translated = problemError(toProblem(original, problems.baseUrl, problems.dialect), located);
     if (!located?.path) translated.extensions['http'] = { status: original.status, headers: original.headers };
   } else if (original instanceof GraphQLError) {
-    translated = problemError(toProblem(new BatonError('invalid_query', original.message), baseUrl), original);
+    translated = problemError(toProblem(new BatonError('invalid_query', original.message), problems.baseUrl, problems.dialect), original);
   } else {
     log({ err: original, path: located?.path }, 'graphql resolver failed unexpectedly');
-    translated = problemError(toProblem(new BatonError('internal', 'The server failed while handling this request; nothing was written.'), baseUrl), located);
+    translated = problemError(toProblem(new BatonError('internal', 'The server failed while handling this request; nothing was written.'), problems.baseUrl, problems.dialect), located);
   }
   if (!translated.path && !translated.extensions['http']) {
     translated.extensions['http'] = { status: Number(translated.extensions['status']) };

@@ -5,7 +5,8 @@ import { BatonError, type ErrorCode } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import { sendProblem } from '../rest/problem.ts';
 import type { Service } from '../../service/service.ts';
-import { toGraphQLError } from './errors.ts';
+import { graphqlDialect } from './dialect.ts';
+import { type Problems, toGraphQLError } from './errors.ts';
 import { queryLimits } from './limits.ts';
 import type { GraphqlContext } from './resolvers.ts';
 import { buildGraphqlSchema } from './schema.ts';
@@ -33,17 +34,19 @@ interface ServerContext {
  */
 export function registerGraphql(app: FastifyInstance, service: Service): void {
   const log = (details: object, message: string) => app.log.error(details, message);
+  const schema = buildGraphqlSchema(service.operations, service.config);
+  const problems = { baseUrl: service.baseUrl, dialect: graphqlDialect(schema, service.operations) };
   const yoga = createYoga<ServerContext, GraphqlContext>({
-    schema: buildGraphqlSchema(service.operations),
+    schema,
     graphqlEndpoint: GRAPHQL_PATH,
     graphiql: false,
     landingPage: false,
     logging: false,
-    maskedErrors: { maskError: (error) => toGraphQLError(error, service.baseUrl, log) },
-    plugins: [queryLimits(), problemsEverywhere(service.baseUrl, log)],
+    maskedErrors: { maskError: (error) => toGraphQLError(error, problems, log) },
+    plugins: [queryLimits(), problemsEverywhere(problems, log)],
     context: async ({ req, reply }): Promise<GraphqlContext> => {
       const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql');
-      return { service, call: { principal, budget, requestId: req.id }, loaders: new Map(), idempotency: {}, pendingApprovals: new WeakSet() };
+      return { service, call: { principal, budget, requestId: req.id, dialect: problems.dialect }, loaders: new Map(), idempotency: {}, pendingApprovals: new WeakSet() };
     },
   });
 
@@ -57,7 +60,7 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
       if (response.status >= 400 && response.body === null) {
         const refusal = HTTP_REFUSALS[response.status] ?? HTTP_REFUSALS[400];
         if (response.headers.has('allow')) reply.header('allow', response.headers.get('allow'));
-        return sendProblem(reply, new BatonError(refusal.code, refusal.detail), service.baseUrl, req.id);
+        return sendProblem(reply, new BatonError(refusal.code, refusal.detail), service, req.id);
       }
       for (const [name, value] of response.headers) reply.header(name, value);
       return reply.code(response.status).send(response.body);
@@ -69,7 +72,7 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
  * Gives every error the problem shape (also those GraphQL raises before execution: syntax,
  * validation, limits), and reports each write's Idempotency-Key in `extensions.idempotency`.
  */
-function problemsEverywhere(baseUrl: string, log: (details: object, message: string) => void): Plugin<GraphqlContext> {
+function problemsEverywhere(problems: Problems, log: (details: object, message: string) => void): Plugin<GraphqlContext> {
   return {
     onExecute({ args }) {
       return {
@@ -85,7 +88,7 @@ function problemsEverywhere(baseUrl: string, log: (details: object, message: str
       if (Array.isArray(result) || Symbol.asyncIterator in result) return;
       const single = result as ExecutionResult;
       if (!single.errors?.length) return;
-      payload.setResult({ ...single, errors: single.errors.map((e) => toGraphQLError(e, baseUrl, log)) });
+      payload.setResult({ ...single, errors: single.errors.map((e) => toGraphQLError(e, problems, log)) });
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   getNamedType,
   getNullableType,
 } from 'graphql';
+import type { Config } from '../../config.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type Operation, operationParts, pathParameters } from '../../operations/define-operation.ts';
 import { type GraphqlContext, openStream, operationInput, type Projection, runNested, runRead, runWrite, selectedFields } from './resolvers.ts';
@@ -63,7 +64,7 @@ function isPage(schema: JsonSchema): boolean {
  * fields, writes Mutation fields (see spec/graphql.md for the naming rules), and a read at
  * `/<things>/{id}/<sub>` also becomes field `<sub>` on the type of `/<things>/{id}`, batched.
  */
-export function buildGraphqlSchema(operations: readonly Operation[]): GraphQLSchema {
+export function buildGraphqlSchema(operations: readonly Operation[], config: Config): GraphQLSchema {
   const types = new TypeRegistry();
   const outputs = new Map<Operation, GraphQLOutputType>();
   // Entities first, so that the shapes they share with other outputs carry their names.
@@ -79,7 +80,7 @@ export function buildGraphqlSchema(operations: readonly Operation[]): GraphQLSch
   const mutation: Record<string, Field> = {};
   const subscription: Record<string, Field> = {};
   for (const op of operations) {
-    const input = jsonSchema(op.input, 'input');
+    const input = jsonSchema(op.input, 'input', config);
     const projection = projectionOf(op, input);
     const output = outputs.get(op) ?? GraphQLString;
     if (op.kind === 'stream') {

@@ -17,7 +17,9 @@ import {
   GraphQLString,
   valueFromASTUntyped,
 } from 'graphql';
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { Config } from '../../config.ts';
+import { jsonSchema as derive } from '../json-schema.ts';
 
 /** The JSON Schema subset `z.toJSONSchema` emits for Baton's operations. */
 export interface JsonSchema {
@@ -32,9 +34,11 @@ export interface JsonSchema {
   default?: unknown;
 }
 
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
-  return rest as JsonSchema;
+/** The shared derivation (../json-schema.ts), typed as the subset the GraphQL types read. */
+export function jsonSchema(schema: z.ZodType, io: 'output'): JsonSchema;
+export function jsonSchema(schema: z.ZodType, io: 'input', config: Config): JsonSchema;
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output', config?: Config): JsonSchema {
+  return io === 'input' && config ? derive(schema, io, config) : derive(schema, 'output');
 }
 
 /** Free-form JSON (records such as an event's `data`, an approval's `input`), passed through as is. */

@@ -2,6 +2,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotoc
 import { z } from 'zod';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
+import { retiredNameResult } from './retired-names.ts';
 import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
 
@@ -16,7 +17,7 @@ const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work
  * derived once.
  */
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
-  const tools = deriveTools(service.operations);
+  const tools = deriveTools(service.operations, service.config);
   return (caller: McpCaller): McpServer => {
     const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
@@ -25,6 +26,8 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
     mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller, caller.listing) }));
     mcp.server.setRequestHandler('tools/call', async (request) => {
       const shape = tools.get(request.params.name);
+      const renamed = shape ? undefined : retiredNameResult(request.params.name, tools, service.baseUrl);
+      if (renamed) return renamed;
       if (!shape) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
       const result = await callTool(service, shape, request.params.arguments ?? {}, caller);
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);

@@ -1,5 +1,5 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Server } from '@modelcontextprotocol/server';
+import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { StdioConfig } from '../../config.ts';
 import { MCP_PATH } from './http.ts';
@@ -7,29 +7,117 @@ import { BATON_VERSION } from '../../version.ts';
 
 const IDENTITY = { name: 'baton', version: BATON_VERSION };
 
+/** The members of the server's problem document a refusal is told by. */
+interface Refusal {
+  readonly code: string;
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly hint: string;
+}
+
 /**
  * `baton mcp`: an MCP server on this process's stdio that forwards every request to a Baton
  * server's /mcp with the bearer token. No tool logic lives here, so stdio clients get exactly
  * what Streamable HTTP clients get, and every call is authenticated, rate limited and logged by
  * the server. Resolves once connected to the server; stops when stdin closes.
+ *
+ * When the server refuses the token (401, 403), its problem (title, detail, hint) goes to stderr
+ * and to the MCP client: the bridge still serves stdio, answering every request with that problem,
+ * and exits 1 when stdin closes. A server it cannot reach is an error naming the URL tried.
  */
 export async function serveStdioProxy(config: StdioConfig): Promise<void> {
+  const endpoint = new URL(MCP_PATH, config.url);
+  let refusal: Refusal | undefined;
+  const remoteFetch: FetchLike = async (url, init) => {
+    const response = await fetch(url, init).catch((error: unknown) => {
+      throw new Error(`cannot reach the Baton server at ${endpoint.href} (${reasonOf(error)}); is it running? Check BATON_URL.`);
+    });
+    if (response.status === 401 || response.status === 403) refusal = await refusalOf(response.clone());
+    return response;
+  };
   const remote = new Client({ name: 'baton-mcp-stdio', version: IDENTITY.version }, { versionNegotiation: { mode: 'auto' } });
-  await remote.connect(
-    new StreamableHTTPClientTransport(new URL(MCP_PATH, config.url), { requestInit: { headers: { authorization: `Bearer ${config.token}` } } }),
-  );
+  try {
+    await remote.connect(
+      new StreamableHTTPClientTransport(endpoint, { fetch: remoteFetch, requestInit: { headers: { authorization: `Bearer ${config.token}` } } }),
+    );
+  } catch (error) {
+    if (!refusal) throw error;
+    serveRefusal(refusal, endpoint);
+    return;
+  }
+  // A refusal later on (the token revoked meanwhile) reaches the client as that problem, not a bare HTTP error.
+  const forward =
+    <A, R>(call: (args: A) => Promise<R>) =>
+    async (args: A): Promise<R> => {
+      refusal = undefined;
+      try {
+        return await call(args);
+      } catch (error) {
+        if (refusal) throw refusalError(refusal, endpoint);
+        throw error;
+      }
+    };
   const capabilities = remote.getServerCapabilities() ?? {};
   const handle = serveStdio(() => {
     const server = new Server(remote.getServerVersion() ?? IDENTITY, { capabilities, instructions: remote.getInstructions() });
-    server.setRequestHandler('tools/list', (request) => remote.listTools(request.params));
+    server.setRequestHandler('tools/list', forward((request) => remote.listTools(request.params)));
     // Results are already shaped (structuredContent objects) by the server; projection only adapts the era.
-    server.setRequestHandler('tools/call', async (request) => server.projectCallToolResult(await remote.callTool(request.params), undefined));
-    server.setRequestHandler('resources/list', (request) => remote.listResources(request.params));
-    server.setRequestHandler('resources/templates/list', (request) => remote.listResourceTemplates(request.params));
-    server.setRequestHandler('resources/read', (request) => remote.readResource(request.params));
-    server.setRequestHandler('prompts/list', (request) => remote.listPrompts(request.params));
-    server.setRequestHandler('prompts/get', (request) => remote.getPrompt(request.params));
+    server.setRequestHandler('tools/call', forward(async (request) => server.projectCallToolResult(await remote.callTool(request.params), undefined)));
+    server.setRequestHandler('resources/list', forward((request) => remote.listResources(request.params)));
+    server.setRequestHandler('resources/templates/list', forward((request) => remote.listResourceTemplates(request.params)));
+    server.setRequestHandler('resources/read', forward((request) => remote.readResource(request.params)));
+    server.setRequestHandler('prompts/list', forward((request) => remote.listPrompts(request.params)));
+    server.setRequestHandler('prompts/get', forward((request) => remote.getPrompt(request.params)));
     return server;
   });
   process.stdin.once('end', () => void Promise.all([handle.close(), remote.close()]));
+}
+
+/**
+ * Serves stdio for a refused token: the client connects (so its host can show why), its
+ * instructions and every tools or resources request carry the server's problem, and the process
+ * exits 1 when stdin closes.
+ */
+function serveRefusal(refusal: Refusal, endpoint: URL): void {
+  process.stderr.write(`error: ${sentence(refusal, endpoint)}\n`);
+  process.exitCode = 1;
+  const handle = serveStdio(() => {
+    const server = new Server(IDENTITY, { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: sentence(refusal, endpoint) });
+    const refuse = () => Promise.reject(refusalError(refusal, endpoint));
+    for (const method of ['tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get'] as const) {
+      server.setRequestHandler(method, refuse);
+    }
+    return server;
+  });
+  process.stdin.once('end', () => void handle.close());
+}
+
+function sentence(refusal: Refusal, endpoint: URL): string {
+  return `the Baton server at ${endpoint.href} refused the token: ${refusal.title} (${refusal.code}, HTTP ${refusal.status}). ${refusal.detail} Hint: ${refusal.hint}`;
+}
+
+/** The refusal as the MCP client sees it: a JSON-RPC error with the problem's words, and the problem as its data. */
+function refusalError(refusal: Refusal, endpoint: URL): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, sentence(refusal, endpoint), refusal);
+}
+
+/** The server's problem document, or what the response said when it sent none. */
+async function refusalOf(response: Response): Promise<Refusal> {
+  const text = await response.text();
+  try {
+    const problem = JSON.parse(text) as Partial<Refusal>;
+    if (typeof problem.code === 'string' && typeof problem.detail === 'string') {
+      return { code: problem.code, status: response.status, title: problem.title ?? '', detail: problem.detail, hint: problem.hint ?? '' };
+    }
+  } catch {
+    // not a problem document: described below
+  }
+  return { code: `http_${response.status}`, status: response.status, title: response.statusText, detail: text.slice(0, 200), hint: 'Check BATON_TOKEN.' };
+}
+
+function reasonOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import type { Config } from '../../config.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayInvoke } from '../../operations/authorization.ts';
@@ -10,6 +11,7 @@ import type { Principal } from '../../domain/principal.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import { MCP_DIALECT } from './dialect.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
 const META = {
@@ -74,12 +76,12 @@ export function selectToolsets(query: string | undefined, principal: Principal):
  * One MCP tool per registry operation that answers once (streams are not tools): name, description, input and output JSON Schemas derived
  * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
  */
-export function deriveTools(operations: readonly Operation[]): ReadonlyMap<string, ToolShape> {
-  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation) }]));
+export function deriveTools(operations: readonly Operation[], config: Config): ReadonlyMap<string, ToolShape> {
+  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation, config) }]));
 }
 
-function toolOf(operation: Operation): Tool {
-  const input = jsonSchema(operation.input, 'input') as JsonSchema & { properties?: Record<string, JsonSchema> };
+function toolOf(operation: Operation, config: Config): Tool {
+  const input = jsonSchema(operation.input, 'input', config) as JsonSchema & { properties?: Record<string, JsonSchema> };
   const properties: Record<string, JsonSchema> = { ...input.properties };
   // Described once, in the server's instructions, not in each of some thirty write tools.
   if (operation.kind === 'write') properties[IDEMPOTENCY_KEY] = { type: 'string', minLength: 1, maxLength: 255 };
@@ -166,6 +168,7 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
       expectedVersion,
       requestId: caller.requestId,
       budget: caller.budget,
+      dialect: MCP_DIALECT,
     });
     if (idempotencyKey !== undefined) meta[META.replayed] = outcome.replayed;
     if (!outcome.ok) return errorResult(outcome.body, meta);
@@ -200,7 +203,7 @@ function badArgument(name: string, detail: string): BatonError {
 
 /** The one translation of a `BatonError` into an MCP tool error, carrying the same problem document REST sends. */
 function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
-  const problem = toProblem(error, baseUrl);
+  const problem = toProblem(error, baseUrl, MCP_DIALECT);
   if (problem.status >= 500) problem.request_id = requestId;
   return errorResult(JSON.stringify(problem), meta);
 }

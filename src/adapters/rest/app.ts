@@ -70,8 +70,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     requestIdHeader: false,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: frameworkErrors(service.baseUrl, (request, reply) => sayBudget(service, request, reply)),
-    clientErrorHandler: clientErrorHandler(service.baseUrl),
+    frameworkErrors: frameworkErrors(service, (request, reply) => sayBudget(service, request, reply)),
+    clientErrorHandler: clientErrorHandler(service),
     // Node's default, stated: the request line and headers together (past it: 431 headers_too_large).
     http: { maxHeaderSize: MAX_HEADER_BYTES },
   });
@@ -125,7 +125,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     if (!(error instanceof BatonError) && failure.code === 'internal') request.log.error({ err: error }, 'unhandled error');
     // Refused before the handler ran (the body: 400, 413, 415), so not yet counted.
     if (!(error instanceof BatonError)) await sayBudget(service, request, reply);
-    return sendProblem(reply, failure, service.baseUrl, request.id);
+    return sendProblem(reply, failure, service, request.id);
   });
 
   const allowed = methodsByPath(service);
@@ -135,9 +135,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     const methods = allowed.filter(([pattern]) => pattern.test(path)).map(([, method]) => method);
     if (methods.length > 0) {
       reply.header('allow', methods.join(', '));
-      return sendProblem(reply, new BatonError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`), service.baseUrl, request.id);
+      return sendProblem(reply, new BatonError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${methods.join(' or ')}.`), service, request.id);
     }
-    return sendProblem(reply, new BatonError('route_not_found', `No route ${request.method} ${path}.`), service.baseUrl, request.id);
+    return sendProblem(reply, new BatonError('route_not_found', `No route ${request.method} ${path}.`), service, request.id);
   });
 
   // Only JSON bodies: a text/plain body is 415, not a string that fails validation.
@@ -145,7 +145,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
-  const openapi = JSON.stringify(buildOpenApi(service.operations, service.baseUrl));
+  const openapi = JSON.stringify(buildOpenApi(service.operations, service.config));
   app.get(`${API_PREFIX}/openapi.json`, async (request, reply) => {
     // Public, but a request made with a token is counted and told its budget, like the manifest.
     if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));

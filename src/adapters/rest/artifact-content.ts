@@ -3,6 +3,7 @@ import { getArtifact } from '../../operations/artifacts/get-artifact.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits } from './if-match.ts';
+import { restDialect } from './dialect.ts';
 import { API_PREFIX } from './routes.ts';
 
 /**
@@ -20,6 +21,7 @@ export function registerArtifactContentRoute(app: FastifyInstance, service: Serv
       expectedVersion: undefined,
       requestId: request.id,
       budget,
+      dialect: restDialect(service.operations),
     });
     // A read either succeeds or throws a BatonError (answered by the app's error handler).
     const artifact = JSON.parse(outcome.body) as { sha256: string; content_type: string; content: string };

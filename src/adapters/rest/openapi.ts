@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Config } from '../../config.ts';
 import { problemSchema } from '../../errors.ts';
 import { type Operation, operationParts, parameterLocation, pathParameters, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
@@ -12,12 +13,12 @@ const problemResponse = {
 };
 
 /** The OpenAPI 3.1 document, generated from the same Zod schemas that validate requests. */
-export function buildOpenApi(operations: readonly Operation[], baseUrl: string) {
+export function buildOpenApi(operations: readonly Operation[], config: Config) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const path = `${API_PREFIX}${op.http.path}`;
     paths[path] ??= {};
-    paths[path][op.http.method.toLowerCase()] = pathItem(op);
+    paths[path][op.http.method.toLowerCase()] = pathItem(op, config);
   }
   Object.assign(paths, servicePaths());
   return {
@@ -27,7 +28,7 @@ export function buildOpenApi(operations: readonly Operation[], baseUrl: string) 
       version: 'v1',
       description: 'Task coordination for humans and software agents. Generated from the operation registry; see /spec/index.md.',
     },
-    servers: [{ url: baseUrl }],
+    servers: [{ url: config.publicUrl }],
     security: [{ bearer: [] }],
     paths,
     components: {
@@ -133,8 +134,8 @@ function streamContent(item: z.ZodType) {
   };
 }
 
-function pathItem(op: Operation) {
-  const input = jsonSchema(op.input, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+function pathItem(op: Operation, config: Config) {
+  const input = jsonSchema(op.input, 'input', config) as { properties?: Record<string, JsonSchema>; required?: string[] };
   const properties = input.properties ?? {};
   const required = new Set(input.required ?? []);
   const parameters: unknown[] = [];
@@ -146,7 +147,9 @@ function pathItem(op: Operation) {
       if (required.has(name)) body.required.push(name);
     } else {
       const { description, ...rest } = schema;
-      parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...(description ? { description } : {}) });
+      // A list in the query is comma-separated (`?status=todo,blocked`); repeating the parameter works too.
+      const style = rest['type'] === 'array' ? { style: 'form', explode: false } : {};
+      parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...style, ...(description ? { description } : {}) });
     }
   }
   if (op.kind === 'write') {

@@ -5,6 +5,7 @@ import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import type { Outcome } from '../../service/execute.ts';
 import { bounded, ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
+import { restDialect } from './dialect.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { uploadSlots } from './upload-slots.ts';
 
@@ -31,6 +32,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
     service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
   );
   const takeUploadSlot = uploadSlots(service.config);
+  const dialect = restDialect(service.operations);
   for (const operation of service.operations) {
     if (operation.kind === 'stream') {
       registerStreamRoute(app, service, operation, routeUrl(operation));
@@ -52,6 +54,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
           expectedVersion: operation.kind === 'write' ? parseIfMatch(header(request, 'if-match')) : undefined,
           requestId: request.id,
           budget,
+          dialect,
         });
         if (outcome.replayed) reply.header('idempotency-replayed', 'true');
         if (outcome.version !== undefined) {

@@ -3,7 +3,7 @@ import type { Scope } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
 
 export function agentNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No agent ${id}.`, { hint: 'GET /api/v1/agents lists principals.' });
+  return new BatonError('not_found', `No agent ${id}.`, { hint: '[[agents_list]] lists principals.' });
 }
 
 /**

@@ -9,7 +9,7 @@ export function checkAllowlist(names: readonly string[] | null | undefined, oper
   const unknown = names.filter((n) => !known.has(operationKey(n)));
   if (unknown.length === 0) return;
   throw new BatonError('validation_failed', `tool_allowlist names unknown operations: ${unknown.join(', ')}.`, {
-    hint: 'Use operation names from GET /api/v1 (e.g. tasks_claim_next).',
+    hint: 'Use operation names from the manifest (GET /api/v1), e.g. tasks_claim_next.',
     extra: { errors: unknown.map((n) => ({ pointer: `/tool_allowlist/${names.indexOf(n)}`, detail: 'no such operation', location: 'body' })) },
   });
 }

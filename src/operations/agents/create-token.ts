@@ -52,7 +52,7 @@ export const createToken = defineOperation({
     });
     if (!row) {
       throw new BatonError('conflict_state', `Agent ${agent.id} already has a live token for machine "${input.machine}".`, {
-        hint: 'One token per agent and machine: revoke the old one (DELETE /api/v1/tokens/{id}) or use another machine label.',
+        hint: 'One token per agent and machine: revoke the old one ([[tokens_revoke]]) or use another machine label.',
       });
     }
     ctx.emit({ type: 'token.created', subject: row.id, data: { agent_id: agent.id, machine: row.machine, scopes, expires_at: row.expires_at?.toISOString() ?? null } });

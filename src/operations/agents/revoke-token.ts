@@ -17,7 +17,7 @@ export const revokeToken = defineOperation({
     const row = await lockToken(tx, input.id);
     // Another agent's token is answered as absent, so ids cannot be probed.
     if (!row || (ctx.actor.kind !== 'human' && row.agent_id !== ctx.actor.id)) {
-      throw new BatonError('not_found', `No token ${input.id}.`, { hint: 'GET /api/v1/agents/{id}/tokens lists an agent\'s tokens.' });
+      throw new BatonError('not_found', `No token ${input.id}.`, { hint: "[[tokens_list]] lists an agent's tokens." });
     }
     if (row.revoked_at) return toToken(row);
     const revoked = await revokeTokenRow(tx, row.id, ctx.now);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { BatonError, toBatonError, toProblem } from '../../errors.ts';
+import { BatonError, OPERATION_NAMES, toBatonError, toProblem } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { type ApprovalRow, decideApproval } from '../../store/approvals.ts';
 import { findGrantById } from '../../store/tokens.ts';
@@ -46,7 +46,7 @@ export const approveApproval = defineOperation({
     } catch (error) {
       await sql`ROLLBACK TO SAVEPOINT approved_operation`.execute(tx);
       const failure = toBatonError(error);
-      result = { status: failure.status, body: toProblem(failure, ctx.config.publicUrl), ok: false };
+      result = { status: failure.status, body: toProblem(failure, ctx.config.publicUrl, OPERATION_NAMES), ok: false };
       drafts.length = 0;
     }
     const decided = await decideApproval(tx, row.id, {

@@ -5,7 +5,7 @@ import { defineOperation } from '../define-operation.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 
 export function approvalNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No approval ${id}.`, { hint: 'GET /api/v1/approvals lists the approvals you can see.' });
+  return new BatonError('not_found', `No approval ${id}.`, { hint: '[[approvals_list]] lists the approvals you can see.' });
 }
 
 export const getApproval = defineOperation({

@@ -12,7 +12,7 @@ import { MENTIONS_MAX } from './comment-schema.ts';
 import { taskNotFound } from '../tasks/get-task.ts';
 
 export function commentNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No comment ${id}.`, { hint: "GET /api/v1/tasks/{id}/comments lists a task's comments." });
+  return new BatonError('not_found', `No comment ${id}.`, { hint: "[[comments_list]] lists a task's comments." });
 }
 
 export function taskDeleted(id: string): BatonError {

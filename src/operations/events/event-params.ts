@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commaList, commaSeparated, cursorParam, limitParam, sinceParam, viewParam } from '../shared/lists.ts';
+import { cursorParam, limitParam, listFilter, namesFilter, sinceParam, viewParam } from '../shared/lists.ts';
 import { EVENT_FIELDS } from './event-schema.ts';
 
 /** Query parameters both event lists share. */
@@ -8,10 +8,9 @@ export const eventListParams = {
   cursor: cursorParam,
   limit: limitParam,
   order: z.enum(['asc', 'desc']).default('asc').describe('`asc` (default) reads forward from `since`; `desc` gives the newest first.'),
-  types: commaSeparated
-    .pipe(z.array(z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'event types look like task.created')).max(20))
+  types: listFilter(z.array(z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'event types look like task.created')).max(20))
     .optional()
-    .describe('Comma-separated event types to keep, e.g. `task.created,task.status_changed`.'),
+    .describe('Event types to keep.'),
   view: viewParam,
-  fields: commaList(EVENT_FIELDS, 'event fields'),
+  fields: namesFilter(EVENT_FIELDS, 'event fields'),
 };

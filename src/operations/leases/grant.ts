@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
+import { configuredBound } from '../configured-bounds.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { type GrantedTask, grantLeases } from '../../store/leases.ts';
 import { lockLapsed } from '../../store/lease-expiry.ts';
@@ -11,12 +12,8 @@ import { type Lease, leaseOutput, toLease } from './lease-schema.ts';
 import { type Discussion, discussionOutput, discussions } from '../comments/discussion.ts';
 import type { Tx } from '../../store/connection.ts';
 
-export const ttlParam = z
-  .int()
-  .min(1)
-  .max(86_400)
-  .optional()
-  .describe('Lease length in seconds: default 300, bounds 30–3600 unless configured otherwise.');
+/** Bounds and default are the server's (`resolveTtl` enforces them); derived schemas carry them (configured-bounds.ts). */
+export const ttlParam = z.int().meta(configuredBound('lease_ttl')).optional();
 
 /** The TTL to grant: the request's, checked against the configured bounds, or the default. */
 export function resolveTtl(ctx: OperationContext, requested: number | undefined): number {

@@ -5,7 +5,7 @@ import type { TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export function leaseNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No lease ${id}.`, { hint: 'GET /api/v1/leases?holder=me&state=active lists the leases you hold.' });
+  return new BatonError('not_found', `No lease ${id}.`, { hint: '[[leases_list holder=me state=active]] lists the leases you hold.' });
 }
 
 /**

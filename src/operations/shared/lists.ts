@@ -27,33 +27,42 @@ export const viewParam = z.enum(['compact', 'full']).default('compact').describe
 /** The longest comma-separated query value: every list filter's items fit many times over. */
 export const LIST_PARAM_MAX = 2000;
 
-/**
- * A comma-separated query value as its items, trimmed. One rule for every list filter: a value with
- * no items (`?status=`, `?status=,,,`) is refused with a 400 naming the parameter, never read as
- * "no filter" nor as "match nothing"; to not filter, omit the parameter.
- */
-export const commaSeparated = z.string().max(LIST_PARAM_MAX, `at most ${LIST_PARAM_MAX} characters`).transform((value, ctx) => {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-  if (items.length === 0) {
-    ctx.addIssue({ code: 'custom', message: 'empty list: give at least one comma-separated value, or omit the parameter to not filter' });
-    return z.NEVER;
-  }
-  return items;
-});
+/** The most items any list filter takes (a filter's own bound may be lower). */
+const LIST_ITEMS_MAX = 100;
 
-/** A comma-separated list of the given names, as a query parameter. */
-export function commaList<const T extends readonly [string, ...string[]]>(names: T, what: string) {
-  return commaSeparated
-    .transform((items, ctx) => {
-      const unknown = items.filter((item) => !names.includes(item));
-      if (unknown.length > 0) {
-        ctx.addIssue({ code: 'custom', message: `unknown ${what}: ${unknown.join(', ')}; allowed: ${names.join(', ')}` });
-        return z.NEVER;
-      }
-      return items;
-    })
-    .optional()
-    .describe(`Comma-separated ${what}, any of: ${names.join(', ')}.`);
+/**
+ * A list filter's items. Over MCP and GraphQL it is an array (`["todo","blocked"]`), as every list
+ * there is; over REST, comma-separated text (`?status=todo,blocked`) or the parameter repeated
+ * (`?status=todo&status=blocked`). Every interface accepts both forms (an MCP or GraphQL caller of
+ * the comma form keeps working): each text item is split at commas and trimmed, blanks dropped. The
+ * derived schemas advertise the array (OpenAPI: a comma-separated `form` query parameter). One rule
+ * for every list filter: a list with no items (`?status=`, `?status=,,,`, `[]`) is refused naming
+ * the parameter, never read as "no filter" nor as "match nothing"; to not filter, leave it out.
+ */
+export function listFilter<T extends z.ZodType<unknown[]>>(items: T, refuse: (items: unknown[]) => string | undefined = () => undefined) {
+  return z.preprocess((value: string | readonly string[], ctx) => {
+    if (typeof value === 'string' && value.length > LIST_PARAM_MAX) {
+      ctx.addIssue({ code: 'custom', message: `at most ${LIST_PARAM_MAX} characters` });
+      return value;
+    }
+    const parts = typeof value === 'string' ? [value] : Array.isArray(value) ? (value as unknown[]) : undefined;
+    if (parts === undefined) return value;
+    const split = parts.flatMap((part) => (typeof part === 'string' ? part.split(',').map((s) => s.trim()).filter(Boolean) : [part]));
+    // Refused at the list (pointer `/status`, as before arrays), so an issue here stops the items' own checks.
+    const refusal =
+      split.length === 0 ? 'empty list: give at least one value, or leave the parameter out to not filter' : split.length > LIST_ITEMS_MAX ? `at most ${LIST_ITEMS_MAX} items` : refuse(split);
+    if (refusal !== undefined) ctx.addIssue({ code: 'custom', message: refusal });
+    return split;
+  }, items);
+}
+
+/** A list filter of the given names. */
+export function namesFilter<const T extends readonly [string, ...string[]]>(names: T, what: string) {
+  const unknown = (items: unknown[]) => items.filter((item) => !(names as readonly unknown[]).includes(item));
+  // No description: the name and the enum say it, and every tools/list carries it (test/agent/budgets.test.ts).
+  return listFilter(z.array(z.enum(names)).max(LIST_ITEMS_MAX), (items) =>
+    unknown(items).length > 0 ? `unknown ${what}: ${unknown(items).join(', ')}; allowed: ${names.join(', ')}` : undefined,
+  ).optional();
 }
 
 /** Every list response: a bounded page, its continuation, and the delta cursor. */

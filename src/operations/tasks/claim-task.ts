@@ -34,7 +34,7 @@ export const claimTask = defineOperation({
           ? `You already hold task ${task.id} (lease ${task.lease_id}) until ${task.lease_expires_at?.toISOString()}.`
           : `Task ${task.id} is held by ${task.lease_holder_kind} ${task.lease_holder_id} until ${task.lease_expires_at?.toISOString()}.`,
         {
-          ...(yours ? { hint: `Keep working: send heartbeats to POST /api/v1/leases/${task.lease_id}/heartbeat.` } : {}),
+          ...(yours ? { hint: `Keep working: send heartbeats with [[leases_heartbeat id=${task.lease_id}]].` } : {}),
           extra: { holder: { id: task.lease_holder_id, kind: task.lease_holder_kind }, lease_id: yours ? task.lease_id : undefined, lease_expires_at: task.lease_expires_at?.toISOString() },
         },
       );
@@ -47,7 +47,7 @@ export const claimTask = defineOperation({
     if (task.status !== 'todo' && task.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; only todo tasks can be claimed.`, {
         extra: { legal_transitions: [...TRANSITIONS[task.status as TaskStatus]], current_status: task.status },
-        hint: 'Claim a todo task instead: POST /api/v1/tasks/claim takes the next one.',
+        hint: 'Claim a todo task instead: [[tasks_claim_next]] takes the next one.',
       });
     }
     // A lapsed lease is counted first, as the sweeper counts it; a claim it leaves in back-off or the
@@ -80,7 +80,7 @@ function lapseExhausted(task: TaskRow, attempts: number): BatonError {
     `Task ${task.id}'s lease lapsed at ${task.lease_expires_at?.toISOString()}, failed attempt ${attempts}, its last: the task leaves the queue (blocked, attempts_exhausted).`,
     {
       extra: { legal_transitions: [...TRANSITIONS.blocked], current_status: 'blocked' },
-      hint: `A human requeues a dead-lettered task: POST /api/v1/tasks/${task.id}/requeue. Claim other work with POST /api/v1/tasks/claim.`,
+      hint: `A human requeues a dead-lettered task: [[tasks_requeue id=${task.id}]]. Claim other work with [[tasks_claim_next]].`,
     },
   );
 }

@@ -3,7 +3,7 @@ import { BatonError } from '../../errors.ts';
 import { findCompactTask, findTask } from '../../store/tasks.ts';
 import { discussions } from '../comments/discussion.ts';
 import { defineOperation } from '../define-operation.ts';
-import { commaList, viewParam } from '../shared/lists.ts';
+import { namesFilter, viewParam } from '../shared/lists.ts';
 import { shapeTask, toCompactTask } from './task-view.ts';
 import { TASK_FIELDS, taskId, taskOutput } from './task-schema.ts';
 
@@ -14,7 +14,7 @@ export const getTask = defineOperation({
   scope: 'tasks:read',
   approval: 'none',
   http: { method: 'GET', path: '/tasks/{id}' },
-  input: z.strictObject({ id: taskId, view: viewParam, fields: commaList(TASK_FIELDS, 'task fields') }),
+  input: z.strictObject({ id: taskId, view: viewParam, fields: namesFilter(TASK_FIELDS, 'task fields') }),
   output: taskOutput,
   version: (task) => task.version ?? 0,
   async run(db, ctx, input) {
@@ -34,5 +34,5 @@ export const getTask = defineOperation({
 });
 
 export function taskNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No task ${id}.`, { hint: 'List tasks with GET /api/v1/tasks to find existing ids.' });
+  return new BatonError('not_found', `No task ${id}.`, { hint: 'List tasks with [[tasks_list]] to find existing ids.' });
 }

@@ -44,7 +44,7 @@ export const handInTask = defineOperation({
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     if (row.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${row.id} is ${row.status}; only work in progress can be handed in.`, {
-        hint: 'Claim the task first (POST /api/v1/tasks/{id}/claim), do the work, then hand it in.',
+        hint: `Claim the task first ([[tasks_claim id=${row.id}]]), do the work, then hand it in.`,
         extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
       });
     }

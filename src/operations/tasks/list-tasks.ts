@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../store/schema.ts';
 import { BatonError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
-import { commaList, commaSeparated, cursorParam, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
+import { cursorParam, limitParam, listFilter, namesFilter, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
 import { shapeTask, type TaskShape, toListTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput, taskRef } from './task-schema.ts';
 
@@ -23,11 +23,8 @@ export const listTasks = defineOperation({
   approval: 'none',
   http: { method: 'GET', path: '/tasks' },
   input: z.strictObject({
-    status: commaList(TASK_STATUSES, 'statuses'),
-    labels: commaSeparated
-      .pipe(taskLabels)
-      .optional()
-      .describe('Comma-separated labels; a task must carry all of them.'),
+    status: namesFilter(TASK_STATUSES, 'statuses'),
+    labels: listFilter(taskLabels).optional().describe('Labels a task must all carry.'),
     assignee: z
       .string()
       .regex(new RegExp(`^(me|none|${idPattern('agt').replace(/^\^|\$$/g, '')})$`), 'assignee is me, none, or a principal id (agt_…)')
@@ -39,7 +36,7 @@ export const listTasks = defineOperation({
     cursor: cursorParam,
     limit: limitParam,
     view: viewParam,
-    fields: commaList(TASK_FIELDS, 'task fields'),
+    fields: namesFilter(TASK_FIELDS, 'task fields'),
     since: sinceParam,
   }),
   output: pageSchema(taskOutput),

@@ -124,8 +124,8 @@ function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
     throw new BatonError('invalid_transition', `Task ${row.id} moves from ${from} to ${to} only through ${via}, not a status update.`, {
       hint:
         via === 'tasks_claim'
-          ? `Claim it: POST /api/v1/tasks/${row.id}/claim.`
-          : `Release the lease: POST /api/v1/leases/${row.lease_id ?? '{lease_id}'}/release.`,
+          ? `Claim it: [[tasks_claim id=${row.id}]].`
+          : `Release the lease: [[leases_release id=${row.lease_id ?? '{lease_id}'}]].`,
       extra: { legal_transitions: legal, current_status: from, operation: via },
     });
   }

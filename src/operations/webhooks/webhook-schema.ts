@@ -120,5 +120,5 @@ export async function revealSecret<T extends { id: string; version: number; secr
 }
 
 function webhookNotFound(id: string): BatonError {
-  return new BatonError('not_found', `No webhook ${id}.`, { hint: 'GET /api/v1/webhooks lists the webhooks that exist.' });
+  return new BatonError('not_found', `No webhook ${id}.`, { hint: '[[webhooks_list]] lists the webhooks that exist.' });
 }
