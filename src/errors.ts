@@ -326,7 +326,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 403,
     title: "Another principal's task",
     retryable: false,
-    hint: 'An agent assigns only unassigned tasks and its own, and never ends another principal\'s lease: ask a human (or an agent with agents:admin) to reassign it, e.g. by mentioning them in a comment on the task.',
+    hint: 'An agent assigns and changes only unassigned tasks and its own (and changes those it created), and never ends another principal\'s lease: ask a human (or an agent with agents:admin) to reassign or change it, e.g. by mentioning them in a comment on the task.',
     docs: '/spec/collaboration.md#assignment',
   },
   separation_of_duties: {

@@ -77,6 +77,7 @@ describe('transitionVia', () => {
 describe('transitionGuard', () => {
   it('lets a human or a reviewer finish a review', () => {
     expect(transitionGuard('in_review', 'done')).toBe('human_or_reviewer');
+    expect(transitionGuard('in_review', 'in_progress')).toBe('human_or_reviewer');
   });
 
   it('lets only a human reopen done or cancelled work', () => {
@@ -85,7 +86,7 @@ describe('transitionGuard', () => {
   });
 
   it('lets anyone with the scope make every other legal move', () => {
-    const guarded = new Set(['in_review>done', 'done>todo', 'cancelled>todo']);
+    const guarded = new Set(['in_review>done', 'in_review>in_progress', 'done>todo', 'cancelled>todo']);
     for (const [from, to] of legalPairs) {
       if (guarded.has(`${from}>${to}`)) continue;
       expect(transitionGuard(from, to), `${from}>${to}`).toBe('anyone');

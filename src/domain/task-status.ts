@@ -28,7 +28,8 @@ export function transitionVia(from: TaskStatus, to: TaskStatus): TransitionVia {
 export type TransitionGuard = 'anyone' | 'human_or_reviewer' | 'human';
 
 export function transitionGuard(from: TaskStatus, to: TaskStatus): TransitionGuard {
-  if (from === 'in_review' && to === 'done') return 'human_or_reviewer';
+  // Approving and sending work back are review decisions, as through tasks_review.
+  if (from === 'in_review' && (to === 'done' || to === 'in_progress')) return 'human_or_reviewer';
   if ((from === 'done' || from === 'cancelled') && to === 'todo') return 'human';
   return 'anyone';
 }

@@ -27,7 +27,7 @@ export interface ByOwnership {
  * The principals of the table. Agents hold every scope but `agents:admin`, the agent admin every
  * scope, so that only kind and ownership refuse them; the human admin holds every scope (as the
  * bootstrap admin does), the human member `MEMBER_SCOPES` (there are no roles yet). A fifth column,
- * an agent missing the operation's scope, is the same for every operation: `withoutScope`.
+ * an agent missing the operation's scope (or a case's own `scope`), is the same for every operation: `withoutScope`.
  */
 export const TABLE_PRINCIPALS = ['human_admin', 'human_member', 'agent', 'agent_admin'] as const;
 export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
@@ -52,6 +52,8 @@ export interface AccessCase {
   readonly cells: Readonly<Record<TablePrincipal, Cell | ByOwnership>>;
   /** The rule behind a cell that is not plain scope checking, when it is new or easy to miss. */
   readonly note?: string;
+  /** A scope the request needs beyond the operation's: the agent without the scope lacks this one. */
+  readonly scope?: Scope;
 }
 
 /** An operation's row: its main request, and other requests to it that other rules govern. */
@@ -70,6 +72,8 @@ const ABSENT = refused(404, 'not_found');
 const NOT_HOLDER = refused(403, 'not_lease_holder');
 /** Separation of duties (BATON_SEPARATION_OF_DUTIES, on by default). */
 const OWN_HAND_IN = refused(403, 'separation_of_duties');
+/** Another's task, taken or changed by an agent without agents:admin (issue 36 item 1). */
+const OTHERS_TASK = { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED };
 
 function owned(own: Cell, others: Cell): ByOwnership {
   return { own, others };
@@ -110,6 +114,22 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
         // issue 36 item 4
         note: 'Separation of duties: whoever handed the work in may not approve it.',
       },
+      {
+        request: 'send back work in review',
+        object: 'hand_in',
+        cells: alike(ALLOWED),
+        scope: 'tasks:review',
+        // issue 36 item 1
+        note: 'A review decision: an agent needs tasks:review, as with tasks_review (403 forbidden_scope without it); a reviewer sends back anyone\'s work.',
+      },
+      {
+        request: 'cancel work in review',
+        object: 'hand_in',
+        cells: OTHERS_TASK,
+        note: "An agent changes only unassigned tasks, its own and those it created; work in review is its hand-in's author's (403 not_your_task otherwise).",
+      },
+      { request: 'cancel a todo task', object: 'assignment', cells: OTHERS_TASK },
+      { request: 'rename a todo task', object: 'assignment', cells: OTHERS_TASK },
     ],
   },
   tasks_delete: {
@@ -129,14 +149,14 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   tasks_assign: {
     request: 'assign a task in progress to oneself, ending the lease on it',
     object: 'lease',
-    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
+    cells: OTHERS_TASK,
     // issue 36 item 1
     note: "Ending someone else's lease, or taking a task assigned to someone else, is for humans and agents:admin; an agent is refused (403 not_your_task).",
     also: [
       {
         request: 'assign a todo task to oneself',
         object: 'assignment',
-        cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
+        cells: OTHERS_TASK,
       },
     ],
   },

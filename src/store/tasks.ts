@@ -47,10 +47,11 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
  * The columns the compact view of a live task shows (operations/tasks/task-view.ts `toCompactTask`),
  * the answer of nearly every single-task read: a third of the row, without the subtask counts'
  * subquery; of the JSON columns, the artifact references and the hand-in (`next_actions` offers its
- * review to anyone but the principal that handed it in).
+ * review to anyone but the principal that handed it in), and whose task it is (an agent is offered
+ * status moves only on its own, unassigned or created tasks).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
 export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts'>;

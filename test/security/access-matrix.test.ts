@@ -114,7 +114,8 @@ async function mismatches(operation: Operation): Promise<string[]> {
   for (const [i, access] of cases.entries()) {
     const request = requests[i] as AccessRequest;
     const callers: [string, Actor, Record<'own' | 'others', Cell>][] = TABLE_PRINCIPALS.map((who) => [who.replace('_', ' '), actors.get(who) as Actor, ownership(access.cells[who])]);
-    callers.push(['agent without the scope', scopeless.get(operation.scope) as Actor, { own: null, others: withoutScope(operation.scope) }]);
+    const scope = access.scope ?? operation.scope;
+    callers.push([`agent without ${scope ?? 'scopes'}`, scopeless.get(scope) as Actor, { own: null, others: withoutScope(scope) }]);
     for (const [who, caller, cells] of callers) {
       for (const whose of access.object === null ? (['others'] as const) : (['own', 'others'] as const)) {
         const cell = cells[whose];

@@ -31,6 +31,10 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   tasks_update: [
     { input: ({ target }) => ({ id: target.task, title: 'Renamed by the access matrix' }) },
     { input: ({ target }) => ({ id: target.id, status: 'done' }), consumes: true },
+    { input: ({ target }) => ({ id: target.id, status: 'in_progress' }), consumes: true },
+    { input: ({ target }) => ({ id: target.id, status: 'cancelled' }), consumes: true },
+    { input: ({ target }) => ({ id: target.id, status: 'cancelled' }), consumes: true },
+    { input: ({ target }) => ({ id: target.id, title: 'Renamed by the access matrix' }) },
   ],
   tasks_delete: [{ input: ({ target }) => ({ id: target.id }), consumes: true }],
   tasks_claim_next: [{ input: () => ({ labels: NONE }) }],

@@ -10,6 +10,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
 import { assigneeParam, taskId, taskOutput } from './task-schema.ts';
 import type { LeaseEnding } from '../../store/tasks.ts';
+import { actsOnAnyTask, assignedToOther, notYourTask } from './task-access.ts';
 
 export const assignTask = defineOperation({
   name: 'tasks_assign',
@@ -67,12 +68,8 @@ export const assignTask = defineOperation({
  * with or without `release_lease`. Taking someone else's work is for humans (spec/collaboration.md, "Assignment").
  */
 function checkTakesOnlyOwnWork(row: TaskRow, actor: Principal, endsLease: boolean): void {
-  if (actor.kind === 'human' || actor.scopes.has('agents:admin')) return;
-  if (row.assignee_id !== null && row.assignee_id !== actor.id) {
-    throw new BatonError('not_your_task', `Task ${row.id} is assigned to ${row.assignee_kind} ${row.assignee_id}; an agent may change the assignment only of an unassigned task or its own.`, {
-      extra: { assignee: { id: row.assignee_id, kind: row.assignee_kind } },
-    });
-  }
+  if (actsOnAnyTask(actor)) return;
+  if (assignedToOther(row, actor)) throw notYourTask(row, 'an agent may change the assignment only of an unassigned task or its own');
   if (endsLease && row.lease_holder_id !== actor.id) {
     throw new BatonError('not_your_task', `Task ${row.id} is held by ${row.lease_holder_kind} ${row.lease_holder_id} until ${row.lease_expires_at?.toISOString()}; an agent may not end another's lease.`, {
       extra: { holder: { id: row.lease_holder_id, kind: row.lease_holder_kind } },

@@ -7,6 +7,7 @@ import type { CompactTaskRow, ListTaskRow, TaskRow } from '../../store/tasks.ts'
 import { toArtifactRef } from '../artifacts/artifact-schema.ts';
 import { mayCall } from '../authorization.ts';
 import { project } from '../shared/lists.ts';
+import { actsOnAnyTask, othersWork } from './task-access.ts';
 import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task, TASK_CORE } from './task-schema.ts';
 
 export type TaskShape = Partial<Task> & Pick<Task, (typeof TASK_CORE)[number]>;
@@ -214,7 +215,7 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   }
   const to = FORWARD[from];
   // A task in progress is the holder's to move; a human may override.
-  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human') && !handsIn && !reviews && !ownHandIn;
+  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human') && !handsIn && !reviews && !ownHandIn && mayChange(row, actor);
   if (to && mayMove && transitionVia(from, to) === 'tasks_update' && mayCall(actor, 'tasks_update', 'tasks:write') && passesGuard(from, to, actor)) {
     actions.push({ operation: 'tasks_update', method: 'PATCH', href, headers: versioned(), body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to } });
   }
@@ -222,6 +223,11 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
     actions.push({ operation: 'tasks_claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });
   }
   return actions;
+}
+
+/** Outside a lease and a review, an agent changes only unassigned tasks, its own and those it created (update-task.ts checkOwnWork). */
+function mayChange(row: CompactTaskRow, actor: Principal): boolean {
+  return actsOnAnyTask(actor) || !othersWork(row, actor) || row.created_by_id === actor.id;
 }
 
 function passesGuard(from: TaskStatus, to: TaskStatus, actor: Principal): boolean {

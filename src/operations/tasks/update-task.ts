@@ -21,6 +21,7 @@ import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput
 import { checkParent, closeChildren } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
 import { checkNotOwnHandIn } from './separation-of-duties.ts';
+import { actsOnAnyTask, notYourTask, othersWork } from './task-access.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
 import { lockBlockerGraph } from '../../store/blockers.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -68,11 +69,12 @@ export const updateTask = defineOperation({
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
+    const changes = diff(row, input);
+    checkOwnWork(row, changes, ctx.actor);
     if (row.status === 'in_review' && input.status === 'done') await checkNotOwnHandIn(tx, ctx, row);
     if (input.blocked_by) await checkBlockers(tx, row, input.blocked_by);
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
-    const changes = diff(row, input);
     // Nothing differs: no write, no event, no new version.
     if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
@@ -108,6 +110,20 @@ export function checkLease(row: TaskRow, epoch: number | undefined, ctx: Operati
       extra: { task_id: row.id, expired_at: row.lease_expires_at.toISOString() },
     });
   }
+}
+
+/**
+ * An agent without `agents:admin` changes only tasks that are unassigned (and not another's work in review), its own, or created by it
+ * (an orchestrator edits what it handed out); a task in progress is its lease holder's (checkLease).
+ * A reviewer's decision on work in review (to done or back to in_progress, guarded by tasks:review)
+ * is allowed on anyone's task, as through tasks_review; cancelling or editing it is not.
+ * spec/collaboration.md, "Assignment".
+ */
+function checkOwnWork(row: TaskRow, changes: TaskChanges, actor: Principal): void {
+  if (row.status === 'in_progress' || actsOnAnyTask(actor) || !othersWork(row, actor) || row.created_by_id === actor.id) return;
+  const reviews = row.status === 'in_review' && (changes.status === 'done' || changes.status === 'in_progress') && Object.keys(changes).length === 1;
+  if (reviews) return;
+  throw notYourTask(row, 'an agent may change only an unassigned task, its own, or one it created (a reviewer may also approve it or request changes)');
 }
 
 function checkTransition(row: TaskRow, to: TaskStatus, actor: Principal): void {
