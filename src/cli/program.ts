@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { BatonProblem } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { StartupError } from '../startup-error.ts';
+import { readVersion } from '../version.ts';
 import { adminCommands } from './admin.ts';
 import { type Context, CliError, createContext } from './context.ts';
 import { connectionReason, EXIT, exitCodeOf, isConnectionError } from './exit-codes.ts';
@@ -14,9 +15,10 @@ import { tasksCommand } from './tasks.ts';
  * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
  * included, and a documented exit code (exit-codes.ts).
  */
-function program(env: Record<string, string | undefined>): Command {
+function program(env: Record<string, string | undefined>, version: string): Command {
   const root = new Command('baton')
     .description('Baton: task coordination for humans and software agents')
+    .version(version, '-V, --version', 'print the version of Baton and exit')
     .option('--json', 'print JSON instead of tables and messages (on every command)')
     .showHelpAfterError('(add --help for usage)')
     .configureHelp({ showGlobalOptions: true })
@@ -61,7 +63,7 @@ function describe(error: unknown, ctx: Context): string {
 }
 
 try {
-  await program(process.env).parseAsync(process.argv);
+  await program(process.env, readVersion()).parseAsync(process.argv);
 } catch (error) {
   // Commander already printed its message (unknown command, missing argument) or the help.
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
