@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { type BatonClient, type CallOptions, createClient } from '../client/index.ts';
-import { EXIT } from './exit-codes.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
 import { createOutput, type Output } from './output.ts';
 import { configPath, effectiveLogin, readLogin } from './session.ts';
 
 /** A failure the CLI itself reports: its message is the one line printed, `code` the exit code. */
 export class CliError extends Error {
   override name = 'CliError';
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode) {
     super(message);
     this.exitCode = exitCode;
   }
