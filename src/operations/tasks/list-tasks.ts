@@ -35,6 +35,12 @@ export const listTasks = defineOperation({
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    id_prefix: z
+      .string()
+      .regex(/^[0-9A-HJKMNP-TV-Z]{6,26}$/i, 'id_prefix is the start of the ULID after tsk_: 6 to 26 of its characters')
+      .transform((prefix) => prefix.toUpperCase())
+      .optional()
+      .describe('Only tasks whose id starts with `tsk_` and these characters (6–26 of the ULID, any case), as git names a commit by a prefix of its hash.'),
     q: z.string().max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Ranked text search.'),
     cursor: cursorParam,
     limit: limitParam,
@@ -57,6 +63,7 @@ export const listTasks = defineOperation({
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
       blockedReason: input.blocked_reason,
       parent: input.parent === 'none' ? null : input.parent,
+      idPrefix: input.id_prefix === undefined ? undefined : `tsk_${input.id_prefix}`,
       changedAfterSeq,
       beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
       limit: input.limit,
