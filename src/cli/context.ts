@@ -17,6 +17,8 @@ export class CliError extends Error {
 /** What every command's action gets: where to write, and the client of the logged-in server. */
 export interface Context {
   readonly env: Record<string, string | undefined>;
+  /** The arguments `baton` was given (without `baton`), to print a command to run next. */
+  readonly argv: readonly string[];
   readonly out: Output;
   /** The server's URL and a client with the token (BATON_URL/BATON_TOKEN, else the login). */
   connect(): Promise<{ url: string; client: BatonClient }>;
@@ -24,13 +26,14 @@ export interface Context {
   write(options: { idempotencyKey?: string }, extra?: CallOptions): CallOptions;
 }
 
-export function createContext(command: Command, env: Record<string, string | undefined>): Context {
+export function createContext(command: Command, env: Record<string, string | undefined>, argv: readonly string[]): Context {
   const { json } = command.optsWithGlobals<{ json?: boolean }>();
   const out = createOutput({ json: json === true, env });
   // One key per invocation: a script that retries the same command line passes --idempotency-key.
   const key = crypto.randomUUID();
   return {
     env,
+    argv,
     out,
     async connect() {
       const login = effectiveLogin(env, await readLogin(configPath(env)));

@@ -3,7 +3,9 @@ import { BatonProblem } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { StartupError } from '../startup-error.ts';
 import { readVersion } from '../version.ts';
+import { accountCommands, tokensListCommand } from './account.ts';
 import { adminCommands } from './admin.ts';
+import { completionCommand } from './completion.ts';
 import { type Context, CliError, createContext } from './context.ts';
 import { connectionReason, EXIT, type ExitCode, exitCodeOf, isConnectionError } from './exit-codes.ts';
 import { loginCommands } from './login.ts';
@@ -15,7 +17,9 @@ import { tasksCommand } from './tasks.ts';
  * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
  * included, and a documented exit code (exit-codes.ts).
  */
-function program(env: Record<string, string | undefined>, version: string, json: boolean): Command {
+function program(env: Record<string, string | undefined>, argv: readonly string[], version: string): Command {
+  // Known before parsing, so that an error in parsing is JSON too.
+  const json = argv.includes('--json');
   const root = new Command('baton')
     .description('Baton: task coordination for humans and software agents')
     .version(version, '-V, --version', 'print the version of Baton and exit')
@@ -26,7 +30,7 @@ function program(env: Record<string, string | undefined>, version: string, json:
     (action: (ctx: Context, ...args: never[]) => Promise<void>) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args.at(-1) as Command;
-      const ctx = createContext(command, env);
+      const ctx = createContext(command, env, argv);
       try {
         await action(ctx, ...(args.slice(0, -1) as never[]));
       } catch (error) {
@@ -36,7 +40,10 @@ function program(env: Record<string, string | undefined>, version: string, json:
       }
     };
 
-  for (const command of [...loginCommands(run), tasksCommand(run), ...adminCommands(run), ...serverCommands(run)]) root.addCommand(command);
+  const admin = adminCommands(run);
+  // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
+  admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
+  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
   // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
     command.exitOverride().configureHelp({ showGlobalOptions: true });
@@ -74,10 +81,9 @@ function describe(error: unknown, ctx: Context): string {
   return `error: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-// Known before parsing, so that an error in parsing is JSON too.
-const json = process.argv.includes('--json');
+const argv = process.argv.slice(2);
 try {
-  await program(process.env, readVersion(), json).parseAsync(process.argv);
+  await program(process.env, argv, readVersion()).parseAsync(process.argv);
 } catch (error) {
   // Commander already printed its message (unknown command, missing argument) or the help.
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
@@ -85,7 +91,7 @@ try {
     // An option's parser (CliError), the configuration of `baton mcp` (ConfigError): usage errors.
     const code = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? EXIT.usage : EXIT.failed;
     const line = error instanceof ConfigError || error instanceof StartupError ? error.message : `error: ${error instanceof Error ? error.message : String(error)}`;
-    process.stderr.write(`${json ? JSON.stringify(problemDocument(error, line, code)) : line}\n`);
+    process.stderr.write(`${argv.includes('--json') ? JSON.stringify(problemDocument(error, line, code)) : line}\n`);
     process.exitCode = code;
   }
 }

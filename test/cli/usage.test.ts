@@ -42,3 +42,16 @@ describe('usage errors', () => {
     expect(unreachable.code).toBe(7);
   });
 });
+
+describe('baton completion', () => {
+  it('prints a bash script offering every command and its options, and a zsh one built on it', async () => {
+    const bash = await runBaton(['completion', 'bash']);
+    expect(bash.code).toBe(0);
+    expect(bash.stdout).toContain('complete -F _baton baton');
+    expect(bash.stdout).toMatch(/^ {4}"tasks"\) words="[^"]*\blist\b[^"]*\bready\b/m);
+    expect(bash.stdout).toMatch(/^ {4}"tasks list"\) words="[^"]*--cursor --all/m);
+    const zsh = await runBaton(['completion', 'zsh']);
+    expect(zsh.stdout).toMatch(/^autoload -U \+X compinit && compinit\nautoload -U \+X bashcompinit && bashcompinit\n/);
+    expect((await runBaton(['completion', 'fish'])).code).toBe(2);
+  });
+});
