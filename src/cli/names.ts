@@ -22,3 +22,9 @@ export async function principalNames(client: BatonClient, ids: Iterable<string>)
 export function nameOf(names: ReadonlyMap<string, string>, id: string | undefined): string {
   return id === undefined ? '' : (names.get(id) ?? id);
 }
+
+/** The titles of the tasks a table names, by id (a task deleted since, or not readable, is left out). */
+export async function taskTitles(client: BatonClient, ids: Iterable<string>): Promise<Map<string, string>> {
+  const tasks = await Promise.all([...new Set(ids)].filter((id) => id.startsWith('tsk_')).map((id) => client.tasks.get({ id }).catch(() => undefined)));
+  return new Map(tasks.flatMap((task) => (task?.title ? [[task.id, task.title] as const] : [])));
+}

@@ -260,6 +260,12 @@ describe('baton agents, tokens and approvals', () => {
     }
     const listed = (await baton(['approvals', 'list', '--status', 'pending'])).stdout;
     for (const id of pending) expect(listed).toMatch(new RegExp(`${id}\\s+pending\\s+tasks[._]delete`));
+    // The target by its title and the requester by name, not by id.
+    expect(listed).toMatch(new RegExp(`${pending[0]}\\s+pending\\s+tasks[._]delete\\s+delete me\\s+cli-bot\\s`));
+    const agentsPage = await json<{ data: unknown[]; has_more: boolean; next_cursor: string | null }>(['agents', 'list', '--limit', '1']);
+    expect(agentsPage.data).toHaveLength(1);
+    expect(agentsPage.has_more).toBe(true);
+    expect((await baton(['agents', 'list', '--limit', '1'])).stderr).toMatch(/more follow: baton agents list --limit 1 --cursor \S+; or --all/);
     expect((await baton(['approvals', 'approve', pending[0] ?? ''])).stdout).toBe(`${pending[0]} is approved (the operation answered 200)\n`);
     expect((await baton(['approvals', 'deny', pending[1] ?? '', '--reason', 'still needed'])).stdout).toBe(`${pending[1]} is denied\n`);
 
