@@ -245,7 +245,8 @@ export function tasksCommand(run: Run): Command {
       const { client } = await ctx.connect();
       const id = await resolveTaskId(client, given);
       const page = await readPages(o, (p) => client.tasks.events({ id, ...p }));
-      printPage(ctx, page, (rows) => ctx.out.table(['TIME', 'TYPE', 'BY', 'DATA'], rows.map(eventRow)));
+      const names = await principalNames(client, page.data.flatMap((e) => (e.actor ? [e.actor.id] : [])));
+      printPage(ctx, page, (rows) => ctx.out.table(['TIME', 'TYPE', 'BY', 'DATA'], rows.map((event) => eventRow(event, names))));
     }),
   );
 
@@ -269,7 +270,7 @@ export function tasksCommand(run: Run): Command {
         for await (const event of events) {
           // One JSON document per line with --json (NDJSON), so `jq` can follow along.
           if (ctx.out.json) ctx.out.line(JSON.stringify(event));
-          else ctx.out.line(eventRow(event).join('  '));
+          else ctx.out.line(eventRow(event, new Map()).join('  '));
         }
       }),
     );
@@ -324,8 +325,9 @@ function printTask(ctx: Context, task: Task, headline?: string): void {
   for (const [key, value] of rows) if (value) ctx.out.line(`${c.dim(key.padEnd(width))}  ${value}`);
 }
 
-function eventRow(event: TaskEvent): string[] {
-  return [event.created_at ?? '', event.type ?? '', event.actor ? `${event.actor.kind}:${event.actor.id}` : '', `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
+function eventRow(event: TaskEvent, names: ReadonlyMap<string, string>): string[] {
+  const name = event.actor ? names.get(event.actor.id) : undefined;
+  return [event.created_at ?? '', event.type ?? '', name ?? (event.actor ? `${event.actor.kind}:${event.actor.id}` : ''), `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
 }
 
 function reason(error: unknown): string {

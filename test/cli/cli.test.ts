@@ -194,6 +194,7 @@ describe('the command line people expect', () => {
     expect((await json<{ data: unknown[] }>(['tasks', 'list', '--label', 'ready-view', '--assignee', '@me'])).data).toEqual([]);
     await baton(['tasks', 'comment', mine.id, 'by name']);
     expect((await baton(['tasks', 'comments', mine.id])).stdout).toMatch(/^\S+\s+admin\s+by name$/m);
+    expect((await baton(['tasks', 'events', mine.id])).stdout).toMatch(/^\S+\s+task\.created\s+admin\s+tsk_/m);
 
     const me = await json<{ principal: { id: string } }>(['whoami']);
     const tokens = await baton(['tokens', 'list']);
