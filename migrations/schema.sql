@@ -175,6 +175,12 @@ CREATE TABLE rate_counters (
   count integer NOT NULL
 );
 
+CREATE TABLE server_keys (
+  purpose text NOT NULL,
+  key bytea NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now()
+);
+
 CREATE TABLE task_search (
   task_id text NOT NULL,
   search_doc tsvector NOT NULL
@@ -299,6 +305,8 @@ ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
+ALTER TABLE server_keys ADD CONSTRAINT server_keys_key_check CHECK ((length(key) >= 32));
+ALTER TABLE server_keys ADD CONSTRAINT server_keys_pkey PRIMARY KEY (purpose);
 ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_id_fkey FOREIGN KEY (assignee_id) REFERENCES agents(id);
@@ -330,6 +338,7 @@ CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
+CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);

@@ -64,6 +64,7 @@ const schema = z.object({
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds: the wait after the first failed attempt, the second, …')
     .default('30,300,1800'),
+  BATON_SEPARATION_OF_DUTIES: z.enum(['on', 'off']).default('on'),
 });
 
 type Env = z.infer<typeof schema>;
@@ -115,6 +116,8 @@ export interface Config {
   readonly maxAttempts: number;
   /** Seconds a task waits after its 1st, 2nd, … failed attempt; the last entry repeats. */
   readonly retryBackoffS: readonly number[];
+  /** Whoever handed a task in (or held the lease it was handed in from) may not approve it (spec/collaboration.md, "Review with feedback"). */
+  readonly separationOfDuties: boolean;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -151,6 +154,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_WEBHOOK_INTERVAL_MS: '1000',
   BATON_MAX_ATTEMPTS: '3',
   BATON_RETRY_BACKOFF_S: '30,300,1800',
+  BATON_SEPARATION_OF_DUTIES: 'off',
 };
 
 export class ConfigError extends Error {
@@ -206,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     webhookIntervalMs: e.BATON_WEBHOOK_INTERVAL_MS,
     maxAttempts: e.BATON_MAX_ATTEMPTS,
     retryBackoffS: Object.freeze(e.BATON_RETRY_BACKOFF_S.split(',').map(Number)),
+    separationOfDuties: e.BATON_SEPARATION_OF_DUTIES === 'on',
     ...overrides,
   });
 }

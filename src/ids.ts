@@ -30,7 +30,8 @@ function pooledRandom(): () => number {
   };
 }
 
-const ULID = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
+/** A ULID's 26 characters: Crockford base32, the first at most 7 (48 bits of time). */
+export const ULID = '[0-7][0-9A-HJKMNP-TV-Z]{25}';
 const patterns = new Map(ID_PREFIXES.map((p) => [p, new RegExp(`^${p}_${ULID}$`)]));
 
 /** True when `value` is a well-formed id of the given kind. */

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './adapters/rest/app.ts';
@@ -11,14 +13,18 @@ import { bootstrapAdmin } from './service/bootstrap.ts';
 import { startEventTail } from './service/event-tail.ts';
 import { embeddedSecretKey } from './service/secret-key.ts';
 import { createService, type Service } from './service/service.ts';
+import { StartupError } from './startup-error.ts';
+import { databaseLocation } from './startup.ts';
+import { countAgents } from './store/agents.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
-import { migrate } from './store/migrate.ts';
+import { isMigrated, migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
+import { readCursorKey } from './store/server-keys.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -61,10 +67,24 @@ export async function migrateDatabase(config: Config): Promise<string[]> {
   }
 }
 
-/** `baton admin-token`: migrates if needed, then mints a new admin token straight in the configured database. */
+/**
+ * `baton admin-token`: mints a new admin token straight in the configured database, migrating it
+ * if needed. Refuses (a `StartupError` saying where it looked) a database no server has started
+ * on: a missing data directory, one holding no database, a database without Baton's schema or
+ * without principals. It never creates one, since no server would accept a token minted there.
+ */
 export async function mintAdminTokenDirectly(config: Config): Promise<MintedAdminToken> {
+  const where = databaseLocation(config);
+  const setting = config.databaseUrl ? 'DATABASE_URL' : 'BATON_DATA_DIR';
+  const refuse = (what: string) =>
+    new StartupError(`${what}; baton admin-token mints a token in the database a server already uses and never creates one. Set ${setting} as the server has it.`);
+  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'PG_VERSION'))) {
+    throw refuse(`There is no database in ${where}${existsSync(config.dataDir) ? '' : ': no such directory'}`);
+  }
   const database = await openDatabase(config);
   try {
+    if (!(await isMigrated(database))) throw refuse(`${where} holds no Baton database (no baton_migrations table)`);
+    if ((await countAgents(database.db)) === 0) throw refuse(`${where} has no principals: no Baton server has started on it (a first start prints the bootstrap admin token)`);
     await migrate(database);
     return await mintAdminToken(database.db, { clock: systemClock, ids: createIds() });
   } finally {
@@ -115,6 +135,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
   const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);
+  const cursorKey = await readCursorKey(database.db);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
@@ -122,7 +143,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
-  const service = createService({ database, config, clock, ids, log, tail, onCommit: (events) => committed(events) });
+  const service = createService({ database, config, clock, ids, log, tail, cursorKey, onCommit: (events) => committed(events) });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version: readVersion() });
   const workers: Loop[] = [];

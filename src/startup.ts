@@ -68,6 +68,15 @@ function postgresTarget(databaseUrl: string, message: string): PostgresTarget {
 }
 
 /**
+ * Where the configured database is, for a line to an operator: the PostgreSQL URL with its
+ * password hidden, or the absolute data directory, each with the variable that sets it.
+ */
+export function databaseLocation(config: Config): string {
+  if (config.databaseUrl) return `the PostgreSQL database ${postgresTarget(config.databaseUrl, '').redacted} (DATABASE_URL)`;
+  return `${resolve(config.dataDir)} (BATON_DATA_DIR)`;
+}
+
+/**
  * Turns a failure to start (open the database, migrate, listen) into one line saying what to
  * change: the variable or file, with the command when there is one. A failure it does not know
  * still gets one line, its message; never a stack trace.

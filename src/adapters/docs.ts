@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ERROR_CODES, ERRORS, BatonError, type ErrorCode } from '../errors.ts';
 import { TASK_STATUSES, TRANSITIONS, transitionGuard, transitionVia } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
+import { authorizationTable } from './authorization-docs.ts';
 import { limitsTable } from './limits-table.ts';
 import { buildOpenApi } from './rest/openapi.ts';
 import { sendProblem } from './rest/problem.ts';
@@ -22,6 +23,7 @@ export async function loadSpecPages(service: Service): Promise<ReadonlyMap<strin
     'state-machine': stateMachineTable(),
     operations: operationsTable(service),
     errors: errorsTable(),
+    authorization: authorizationTable(service.operations),
     limits: limitsTable(buildOpenApi(service.operations, service.baseUrl), new Set(service.operations.map((op) => op.name))),
   };
   const pages = new Map<string, string>();

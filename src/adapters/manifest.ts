@@ -2,7 +2,7 @@ import { SCOPES } from '../domain/scopes.ts';
 import { BatonError } from '../errors.ts';
 import { writeHeaders } from '../operations/tasks/task-view.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
-import { mayCall } from '../operations/authorization.ts';
+import { mayInvoke } from '../operations/authorization.ts';
 import { isCallable, type Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
@@ -32,12 +32,13 @@ export function manifestView(query: string | undefined, principal: Principal | u
 }
 
 /**
- * The compact manifest an agent gets by default (budget: 6 KB, held by test/agent/budgets.test.ts):
- * who it is, how to start (a ready `next_actions` claim), the conventions in one line each, and the
- * operations it may call as `METHOD path`. Everything else is one link away (`links.full`).
+ * The compact manifest an agent gets by default (budget: 3 KB, held by test/agent/budgets.test.ts):
+ * who it is, how to start (a ready `next_actions` claim), the conventions in one line each, the
+ * features a list of operations hides, and the operations it may call (streams included) as
+ * `METHOD path`. Everything else is one link away (`links.full`).
  */
 export function buildCompactManifest(service: Service, principal: Principal) {
-  const allowed = service.operations.filter((op) => mayCall(principal, op.name, op.scope));
+  const allowed = service.operations.filter((op) => mayInvoke(principal, op));
   const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   return {
     name: 'Baton',
@@ -48,17 +49,18 @@ export function buildCompactManifest(service: Service, principal: Principal) {
       ? [{ operation: 'tasks_claim_next', method: 'POST', href: `${API_PREFIX}/tasks/claim`, headers: writeHeaders() }]
       : [],
     conventions: {
-      auth: 'Authorization: Bearer <token> on every request.',
-      next_actions: 'Answers carry next_actions: send method to href with headers and body as given (the Idempotency-Key in them is fresh, made for that action).',
-      idempotency: 'Every write needs an Idempotency-Key: a fresh unique value (a UUID) per write; resend it only to retry.',
-      concurrency: 'Send the ETag you read as If-Match; a mismatch is 409 conflict_version.',
-      leases: 'A claim gives a lease: heartbeat within heartbeat_interval_s; send lease_epoch on task writes. Task after task: leases_cycle hands in and claims the next in one call.',
-      errors: 'application/problem+json: branch on code; hint says what to do; retryable says whether to retry.',
+      auth: 'Authorization: Bearer <token>.',
+      next_actions: 'Send each next_actions entry as given, with what fill names written in (its key is fresh).',
+      idempotency: 'Every write needs a fresh Idempotency-Key; resend it only to retry.',
+      concurrency: 'Send the ETag you read as If-Match; else 409 conflict_version.',
+      leases: 'Heartbeat a lease every heartbeat_interval_s; send its lease_epoch on task writes; leases_cycle hands in and claims the next.',
+      errors: 'problem+json: branch on code, follow hint, retry if retryable.',
     },
-    operations: Object.fromEntries(allowed.filter(isCallable).map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
+    features: features(service),
+    operations: Object.fromEntries(allowed.map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
     needs_approval: decides ? [] : allowed.filter((op) => op.approval !== 'none').map((op) => op.name),
     task_statuses: TASK_STATUSES,
-    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: 'agent (default for agents), admin; ?toolsets=agent,admin' },
+    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: 'agent (default), admin: ?toolsets=agent,admin' },
     links: {
       full: `${API_PREFIX}?view=full`,
       openapi: `${API_PREFIX}/openapi.json`,
@@ -66,6 +68,22 @@ export function buildCompactManifest(service: Service, principal: Principal) {
       errors: '/spec/errors.md',
       compact: `${API_PREFIX}?view=compact`,
     },
+  };
+}
+
+/**
+ * What an agent may use that a list of operations does not show, each with where it lives (an
+ * operation and its members): both views carry it, and test/agent/budgets.test.ts holds every name
+ * in it to the registry.
+ */
+function features(service: Service) {
+  return {
+    search: 'tasks_list q=<words>, ranked.',
+    subtasks: 'tasks_create parent_id; tasks_list parent=<id>.',
+    scheduling: 'not_before, due_at on tasks_create and tasks_update.',
+    attempts: `tasks_create max_attempts (default ${service.config.maxAttempts}); leases_release outcome=failed and a reason: a failed attempt.`,
+    dead_letter: 'tasks_list blocked_reason=attempts_exhausted; a human requeues.',
+    stream: 'events_stream: SSE, resume with Last-Event-ID.',
   };
 }
 
@@ -104,6 +122,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       deltas: 'Pass a sync_cursor (an event id) as since to get only what changed after it.',
       errors: 'Every error is application/problem+json with a stable code, a hint and retryable.',
     },
+    features: features(service),
     entities: [
       { name: 'Task', id_prefix: 'tsk_', href: `${API_PREFIX}/tasks`, statuses: TASK_STATUSES, transitions: TRANSITIONS },
       { name: 'Event', id_prefix: 'evt_', href: `${API_PREFIX}/events` },
@@ -117,7 +136,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       method: op.http.method,
       path: `${API_PREFIX}${op.http.path}`,
       interfaces: INTERFACES.filter((i) => i.serves(op)).map((i) => i.name),
-      ...(principal ? { allowed: mayCall(principal, op.name, op.scope), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
+      ...(principal ? { allowed: mayInvoke(principal, op), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
     })),
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     mcp: {

@@ -43,7 +43,8 @@ export function serverCommands(run: Run): Command[] {
     .description('mint a new admin token straight in the database (for a lost bootstrap token); needs the server’s DATABASE_URL or data dir')
     .action(
       run(async (ctx) => {
-        const minted = await direct(ctx, async (config) => (await server()).mintAdminTokenDirectly(config));
+        // No "Creating the embedded database" notice: it creates none.
+        const minted = await direct(ctx, async (config) => (await server()).mintAdminTokenDirectly(config), { creates: false });
         if (ctx.out.json) return ctx.out.data({ token: minted.token, token_id: minted.tokenId, agent_id: minted.agentId });
         ctx.out.note(`New admin token ${minted.tokenId} for ${minted.agentName} (${minted.agentId}); a token.created event by the system records it. Shown once:`);
         ctx.out.line(minted.token);
@@ -135,10 +136,14 @@ function heldBackNote(stop: { reason: string; webhook_id?: string }): string {
   }
 }
 
-/** Runs `work` on the configured database, turning a failure to reach it into the startup line that says what to change. */
-async function direct<T>(ctx: Context, work: (config: Config) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` on the configured database, turning a failure to reach it into the startup line that
+ * says what to change. Says first when it is about to create the embedded database, unless the
+ * command never creates one.
+ */
+async function direct<T>(ctx: Context, work: (config: Config) => Promise<T>, options = { creates: true }): Promise<T> {
   const config = loadConfig(ctx.env);
-  const notice = embeddedCreationNotice(config);
+  const notice = options.creates ? embeddedCreationNotice(config) : undefined;
   if (notice) ctx.out.note(notice);
   try {
     return await work(config);

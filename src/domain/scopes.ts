@@ -12,6 +12,13 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * A human member's scopes: work on tasks and review them. What a human announced by the auth
+ * provider gets; deciding approvals and administering agents or webhooks (`approvals:decide`,
+ * `agents:admin`, `webhooks:manage`) stay with humans an admin grants them to.
+ */
+export const MEMBER_SCOPES: readonly Scope[] = ['tasks:read', 'tasks:write', 'tasks:claim', 'tasks:review', 'events:read', 'artifacts:write'];
+
 export const PRINCIPAL_KINDS = ['human', 'agent'] as const;
 export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
 

@@ -1,5 +1,6 @@
 import type { Scope } from '../domain/scopes.ts';
 import type { Principal } from '../domain/principal.ts';
+import type { Operation } from './define-operation.ts';
 
 /**
  * The form an operation name is compared in, in a toolAllowlist: dots read as underscores. Names
@@ -19,4 +20,13 @@ export function allowlistAdmits(allowlist: ReadonlySet<string> | null, operation
 export function mayCall(actor: Principal, operation: string, scope: Scope | null): boolean {
   if (scope === null) return true;
   return actor.scopes.has(scope) && allowlistAdmits(actor.toolAllowlist, operation);
+}
+
+/**
+ * True when the caller may call the operation at all: `mayCall`, and a human-only operation is
+ * never an agent's. What the manifest, tools/list and whoami offer (spec/api.md, "Scopes").
+ */
+export function mayInvoke(actor: Principal, operation: Pick<Operation, 'name' | 'scope' | 'humanOnly'>): boolean {
+  if (operation.humanOnly === true && actor.kind !== 'human') return false;
+  return mayCall(actor, operation.name, operation.scope);
 }

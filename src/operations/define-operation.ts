@@ -11,6 +11,7 @@ import type { Ids } from '../ids.ts';
 import type { EventRow } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
+import type { Cursors } from './shared/cursors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -70,19 +71,26 @@ export interface OperationContext {
   readonly rateBudget?: RateBudget | undefined;
   /** Every operation this service serves (whoami lists them, an approval runs one, an allowlist names them). */
   readonly operations: readonly Operation[];
+  /** Signs the lists' `next_cursor` and checks the `cursor` a caller sends back, with the server's cursor key. */
+  readonly cursors: Cursors;
 }
 
-interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
+interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends string> {
   /**
    * `resource_verb` (a resource name has no `_`), or one word (`whoami`); also the MCP tool name and the
    * toolAllowlist entry. Matches ^[a-zA-Z0-9_-]{1,64}$, the tool-name pattern every MCP host accepts.
    */
-  readonly name: string;
+  readonly name: N;
   /** One sentence, written once; feeds OpenAPI, the manifest, MCP and GraphQL. */
   readonly summary: string;
   readonly description?: string;
   /** The scope a token needs; null means any authenticated caller (whoami). */
   readonly scope: Scope | null;
+  /**
+   * Only a human may call it: an agent is refused `403 human_required` whatever its scopes, so no
+   * agent is offered it (the manifest, tools/list and whoami leave it out of an agent's lists).
+   */
+  readonly humanOnly?: boolean;
   readonly approval: ApprovalClass;
   readonly http: HttpBinding;
   readonly input: I;
@@ -94,8 +102,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
    * a replay then answers with this redacted copy. Without it the stored response is the response.
    */
   readonly redactForReplay?: (output: z.output<O>) => z.output<O>;
-  /** For gated operations: reads the target (throwing not_found) so the approval binds to its version. */
-  approvalTarget?(db: Kysely<DB>, input: z.output<I>): Promise<ApprovalTarget>;
+  /**
+   * For gated operations: reads the target (throwing not_found) so the approval binds to its version.
+   * Given the requesting `actor`, a target hidden from them is not_found too: nobody can ask for an
+   * approval on what they may not see, nor learn from the answer that it exists.
+   */
+  approvalTarget?(db: Kysely<DB>, input: z.output<I>, actor?: Principal): Promise<ApprovalTarget>;
   /**
    * For gated operations on a resource that belongs to a principal: true when this caller may run it
    * without an approval (it owns the resource, or holds `agents:admin`). Without it, the gate always applies.
@@ -109,7 +121,7 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType> {
   revealToRequester?(db: Kysely<DB>, ctx: OperationContext, redacted: z.output<O>): Promise<z.output<O>>;
 }
 
-export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'read';
   run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
   /**
@@ -120,7 +132,7 @@ export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType> exten
   runBatch?(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>, ids: readonly string[]): Promise<(z.output<O> | BatonError)[]>;
 }
 
-export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'write';
   /** Runs inside the request's one transaction; throwing rolls back every write and event. */
   run(tx: Tx, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
@@ -144,7 +156,7 @@ export interface StreamContext {
  * A live subscription (SSE on REST, a subscription on GraphQL). `output` is the schema of ONE item.
  * Not idempotent, not gated: streams only read.
  */
-export interface StreamOperation<I extends z.ZodObject, O extends z.ZodType> extends OperationBase<I, O> {
+export interface StreamOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'stream';
   /**
    * Checks where the stream starts (throwing `BatonError` before any item is sent), then returns the
@@ -163,13 +175,16 @@ export type Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodType =
 /** Operations answered with one response (everything but streams). */
 export type CallableOperation = ReadOperation<z.ZodObject, z.ZodType> | WriteOperation<z.ZodObject, z.ZodType>;
 
-/** Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it. Keeps its kind in the type. */
 /** The registry's bound: whoami's lists and an allowlist hold at most this many operations (test/openapi/manifest.test.ts holds the registry below it). */
 export const OPERATIONS_MAX = 100;
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: ReadOperation<I, O>): ReadOperation<I, O>;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: WriteOperation<I, O>): WriteOperation<I, O>;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType>(operation: StreamOperation<I, O>): StreamOperation<I, O>;
+/**
+ * Declares one capability. Adapters derive routes, OpenAPI, MCP tools and GraphQL fields from it.
+ * Keeps its kind and its name (as a literal type, so the registry's names form a union) in the type.
+ */
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: ReadOperation<I, O, N>): ReadOperation<I, O, N>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: WriteOperation<I, O, N>): WriteOperation<I, O, N>;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType, const N extends string>(operation: StreamOperation<I, O, N>): StreamOperation<I, O, N>;
 export function defineOperation(operation: Operation): Operation {
   return operation;
 }

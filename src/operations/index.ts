@@ -48,8 +48,7 @@ import { rotateWebhookSecret } from './webhooks/rotate-webhook-secret.ts';
 import { replayWebhook } from './webhooks/replay-webhook.ts';
 import { updateWebhook } from './webhooks/update-webhook.ts';
 
-/** THE registry: every capability Baton has, each defined once. Adapters derive everything from it. */
-export const operations: readonly Operation[] = [
+const registry = [
   whoami,
   createTask,
   listTasks,
@@ -99,3 +98,9 @@ export const operations: readonly Operation[] = [
   replayWebhook,
   rotateWebhookSecret,
 ];
+
+/** THE registry: every capability Baton has, each defined once. Adapters derive everything from it. */
+export const operations: readonly Operation[] = registry;
+
+/** Every operation's name, as a union: a table keyed by it (authorization-table.ts) must have a row for each. */
+export type OperationName = (typeof registry)[number]['name'];

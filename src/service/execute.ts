@@ -19,6 +19,7 @@ import { fingerprint } from './fingerprint.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Tx } from '../store/connection.ts';
+import type { Cursors } from '../operations/shared/cursors.ts';
 
 export interface ExecuteDeps {
   readonly db: Kysely<DB>;
@@ -27,6 +28,8 @@ export interface ExecuteDeps {
   readonly config: Config;
   /** The operations the service serves, handed to each operation's context. */
   readonly operations: readonly Operation[];
+  /** The lists' cursors, signed with the server's cursor key; handed to each operation's context. */
+  readonly cursors: Cursors;
   /** Absolute base for problem `type` and `docs_url`. */
   readonly baseUrl: string;
   /** Where unexpected failures are reported before they become an `internal` problem, and writes run again. */
@@ -199,7 +202,7 @@ async function requestApproval(
   call: Call,
   k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
 ): Promise<{ outcome: Outcome; events: NewEventRow[] }> {
-  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input) : undefined;
+  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input, call.principal) : undefined;
   // If-Match binds now: an approval must not be made for a version the caller has not seen.
   if (target) assertVersion(target.id, target.version, call.expectedVersion);
   const row = await insertApproval(tx, {
@@ -275,6 +278,7 @@ function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => voi
     emit,
     rateBudget: call.budget,
     operations: deps.operations,
+    cursors: deps.cursors,
   };
 }
 

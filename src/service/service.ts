@@ -5,6 +5,7 @@ import { BatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import type { CallableOperation, EventTail, Operation } from '../operations/define-operation.ts';
 import { operations } from '../operations/index.ts';
+import { cursorCodec } from '../operations/shared/cursors.ts';
 import type { Database } from '../store/database.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
@@ -62,6 +63,8 @@ export interface ServiceDeps {
   readonly tail: EventTail;
   /** Told, once a write through this instance's operations has committed, the events it appended. */
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
+  /** The key every instance on this database signs list cursors with (store/server-keys.ts). */
+  readonly cursorKey: Uint8Array;
 }
 
 export function createService(deps: ServiceDeps): Service {
@@ -69,7 +72,7 @@ export function createService(deps: ServiceDeps): Service {
   const baseUrl = config.publicUrl;
   const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>() };
   const reruns = new Map<string, number>();
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, baseUrl, log: deps.log, reruns, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,

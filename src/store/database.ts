@@ -128,8 +128,14 @@ function queryLog(onQuery: QueryListener | undefined): { log?: (event: LogEvent)
   };
 }
 
-/** Distinct statements one connection prepares at most; past it, further texts run unnamed (planned each time). */
-const MAX_PREPARED_PER_CONNECTION = 500;
+/**
+ * Distinct statements one connection prepares at most. PostgreSQL keeps every prepared statement,
+ * with its plan, until its backend ends: about 0.12 MB for a task list's, whose text differs with
+ * each combination of filters, so 500 of them grew a backend past 60 MB (issue 36 item 10). This
+ * many keep a backend under 16 MB whatever mix of lists callers send (bench/README.md, "Prepared
+ * statements per backend"), and hold the statements a whole walk of the API sends most often.
+ */
+export const MAX_PREPARED_PER_CONNECTION = 64;
 
 /**
  * Names for prepared statements, through pg's public `{ name, text, values }`: PostgreSQL parses
@@ -148,11 +154,18 @@ interface PreparedStatements {
   statement(client: pg.PoolClient, text: string, values: unknown[]): pg.QueryConfig;
   /** Hears a failed statement; a stale prepared statement starts a new generation of names. */
   failed(error: unknown): void;
+  /**
+   * True once `client` was sent a new text past `MAX_PREPARED_PER_CONNECTION` (that one went
+   * unnamed): it is closed when released, and the pool opens a fresh connection, on which the
+   * statements in use are prepared again, rather than running every later new text unplanned.
+   */
+  full(client: pg.PoolClient): boolean;
 }
 
 function preparedStatements(enabled: boolean): PreparedStatements {
   let generation = 0;
   const namesByClient = new WeakMap<pg.PoolClient, Set<string>>();
+  const full = new WeakSet<pg.PoolClient>();
   return {
     statement(client, text, values) {
       if (!enabled || values.length === 0) return { text, values };
@@ -160,7 +173,10 @@ function preparedStatements(enabled: boolean): PreparedStatements {
       let names = namesByClient.get(client);
       if (!names) namesByClient.set(client, (names = new Set()));
       if (!names.has(name)) {
-        if (names.size >= MAX_PREPARED_PER_CONNECTION) return { text, values };
+        if (names.size >= MAX_PREPARED_PER_CONNECTION) {
+          full.add(client);
+          return { text, values };
+        }
         names.add(name);
       }
       return { name, text, values };
@@ -168,6 +184,7 @@ function preparedStatements(enabled: boolean): PreparedStatements {
     failed(error) {
       if (isStalePlan(error)) generation++;
     },
+    full: (client) => full.has(client),
   };
 }
 
@@ -180,8 +197,8 @@ function isStalePlan(error: unknown): boolean {
 /**
  * `pool` as Kysely's PostgreSQL dialect asks for one (its public `PostgresPool` interface): each
  * statement goes out named or not as `statements` says, and a connection on which a statement
- * failed for the connection's sake (lost, timed out, holding a stale plan) is closed on release
- * rather than reused.
+ * failed for the connection's sake (lost, timed out, holding a stale plan), or that is full of
+ * prepared statements, is closed on release rather than reused.
  */
 function kyselyPool(pool: pg.Pool, statements: PreparedStatements): PostgresPool {
   return {
@@ -201,7 +218,7 @@ function kyselyPool(pool: pg.Pool, statements: PreparedStatements): PostgresPool
       return {
         // Kysely's other overload, a cursor, serves only streamed queries, which Baton does not make.
         query: query as unknown as PostgresPoolClient['query'],
-        release: (destroy?: boolean) => client.release(destroy === true || broken),
+        release: (destroy?: boolean) => client.release(destroy === true || broken || statements.full(client)),
       };
     },
     end: () => pool.end(),

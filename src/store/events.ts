@@ -112,8 +112,14 @@ export function settledEvents(db: Kysely<DB>) {
   return selectEvents(db).where(sql<boolean>`seq < ${SETTLED}`);
 }
 
-export interface EventListQuery {
-  subject: string | undefined;
+/** Which events a list keeps, besides their types: those about one subject, by one actor, by one kind of actor. */
+export interface EventFilter {
+  subject?: string | undefined;
+  actorId?: string | undefined;
+  actorKind?: string | undefined;
+}
+
+export interface EventListQuery extends EventFilter {
   types: string[] | undefined;
   afterSeq: string | undefined;
   beforeSeq: string | undefined;
@@ -135,6 +141,8 @@ export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<Eve
   const settled = q.subject === undefined || q.afterSeq !== undefined;
   let query = selectEvents(db);
   if (q.subject) query = query.where('subject', '=', q.subject);
+  if (q.actorId) query = query.where('actor_id', '=', q.actorId);
+  if (q.actorKind) query = query.where('actor_kind', '=', q.actorKind);
   if (q.types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(q.types)));
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
   if (q.beforeSeq !== undefined) query = query.where('seq', '<', q.beforeSeq);
@@ -158,7 +166,7 @@ export async function eventsHeldBack(db: Kysely<DB>, afterSeq?: string): Promise
  * The same page for each of many subjects, in one statement: a LATERAL subquery per subject reads
  * its own `limit + 1` rows off the (subject, seq) index. Rows come grouped by subject.
  */
-export async function listEventsForSubjects(db: Kysely<DB>, subjects: readonly string[], q: Omit<EventListQuery, 'subject'>): Promise<Map<string, EventRow[]>> {
+export async function listEventsForSubjects(db: Kysely<DB>, subjects: readonly string[], q: Omit<EventListQuery, keyof EventFilter>): Promise<Map<string, EventRow[]>> {
   const bySubject = new Map<string, EventRow[]>(subjects.map((s) => [s, []]));
   if (subjects.length === 0) return bySubject;
   const { rows } = await sql<EventRow>`

@@ -58,6 +58,12 @@ export async function migrate(database: Database): Promise<string[]> {
   return [...after.keys()].filter((name) => !before.has(name)).sort();
 }
 
+/** Whether `database` holds Baton's schema, i.e. Baton has migrated it (reads only; creates nothing). */
+export async function isMigrated(database: Database): Promise<boolean> {
+  const [row] = await database.runScript(`SELECT to_regclass('baton_migrations') IS NOT NULL AS migrated`);
+  return row?.migrated === true;
+}
+
 async function readMigrations(): Promise<Migration[]> {
   const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
   return Promise.all(

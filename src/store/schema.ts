@@ -277,6 +277,13 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp;
 }
 
+/** Keys the server makes for itself, one per purpose (migrations/0080_cursor_key.sql). */
+export interface ServerKeysTable {
+  purpose: string;
+  key: Uint8Array;
+  created_at: Generated<Date>;
+}
+
 export interface DB {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -294,4 +301,5 @@ export interface DB {
   artifacts: ArtifactsTable;
   comments: CommentsTable;
   artifact_contents: ArtifactContentsTable;
+  server_keys: ServerKeysTable;
 }

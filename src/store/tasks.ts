@@ -49,10 +49,11 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
 /**
  * The columns the compact view of a live task shows (operations/tasks/task-view.ts `toCompactTask`),
  * the answer of nearly every single-task read: a third of the row, without the subtask counts'
- * subquery or any JSON column but the artifact references.
+ * subquery; of the JSON columns, the artifact references and the hand-in (`next_actions` offers its
+ * review to anyone but the principal that handed it in).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
 export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts'>;

@@ -5,13 +5,25 @@ import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { connectV1, connectV2, listen, outputOf, type ToolResult } from '../mcp/clients.ts';
 import { createTask } from '../rest/fixtures.ts';
-import { AGENT_SCOPES, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
+import { AGENT_SCOPES, filled, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
 
 /**
  * The context an agent spends on Baton, in bytes of response bodies. Sizes are deterministic (fixed
  * id, key and time lengths), so these are tests, not benchmarks; each prints what it measured.
  */
-const BUDGET = { toolsList: 32 * 1024, manifest: 6 * 1024, inProgressTask: 900, loop: 8 * 1024, loopCalls: 5 } as const;
+const BUDGET = {
+  toolsList: 26 * 1024,
+  toolsListHuman: 40 * 1024,
+  manifest: 3 * 1024,
+  inProgressTask: 900,
+  loop: 8 * 1024,
+  loopCalls: 5,
+  // A realistic task (below) in v1's default view, every documented field and action shape kept: issue 38 asks
+  // 900, 1,000 and 200 bytes, which only a v2 shape reaches (spec/api.md, "Context budgets"); these hold v1's floor.
+  realisticTask: 1600,
+  realisticClaim: 2100,
+  twoActions: 400,
+} as const;
 
 let t: TestServer;
 let baseUrl: string;
@@ -29,7 +41,17 @@ const work = (label: string) =>
   createTask(t, { title: 'Fix the flaky test in the billing suite', description: 'test/billing.test.ts fails one run in ten: find why, fix it.', labels: [label] });
 
 describe('tools/list', () => {
-  it.each(['1.x', 'v2'] as const)('for an agent token is at most 32 KB by default, through the %s client; ?toolsets=agent,admin lists everything', async (sdk) => {
+  it('for a human admin (every tool set, the default for humans) is at most 40 KB', async () => {
+    const client = await connectV2(baseUrl, t.adminToken, 'modern');
+    const listed = await client.listTools();
+    const size = bytes(JSON.stringify(listed));
+    report('tools/list, human admin, every tool set', size, BUDGET.toolsListHuman);
+    expect(size).toBeLessThanOrEqual(BUDGET.toolsListHuman);
+    expect(listed.tools).toHaveLength(operations.filter(isCallable).length);
+    await client.close();
+  });
+
+  it.each(['1.x', 'v2'] as const)('for an agent token is at most 26 KB by default, through the %s client', async (sdk) => {
     const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
     const client = sdk === 'v2' ? await connectV2(baseUrl, agent.token, 'modern') : await connectV1(baseUrl, agent.token);
     const listed = await client.listTools();
@@ -51,11 +73,12 @@ describe('tool sets', () => {
     return tools;
   };
 
-  it('?toolsets=agent,admin (or all) lists every tool, ?output_schemas=1 adds output schemas; humans get every set by default', async () => {
+  it('?toolsets=agent,admin (or all) lists every tool an agent may ever call, ?output_schemas=1 adds output schemas; humans get every set by default', async () => {
     const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
     const every = operations.filter(isCallable).map((op) => op.name).sort();
-    expect((await list(agent.token, 'toolsets=agent,admin')).map((tool) => tool.name).sort()).toEqual(every);
-    expect((await list(agent.token, 'toolsets=all')).map((tool) => tool.name).sort()).toEqual(every);
+    const agents = operations.filter((op) => isCallable(op) && op.humanOnly !== true).map((op) => op.name).sort();
+    expect((await list(agent.token, 'toolsets=agent,admin')).map((tool) => tool.name).sort()).toEqual(agents);
+    expect((await list(agent.token, 'toolsets=all')).map((tool) => tool.name).sort()).toEqual(agents);
     expect((await list(t.adminToken, '')).map((tool) => tool.name).sort()).toEqual(every);
     const admin = await list(agent.token, 'toolsets=admin');
     expect(admin.map((tool) => tool.name)).toContain('webhooks_create');
@@ -88,7 +111,28 @@ describe('tool results', () => {
 });
 
 describe('the manifest', () => {
-  it('for an agent token is at most 6 KB by default; the full catalogue is a link away', async () => {
+  it('names in both views the features an agent may use, each by an operation and members the registry has', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const inputs = new Map(operations.map((op) => [op.name, Object.keys(op.input.shape)]));
+    for (const view of ['compact', 'full']) {
+      const { features, operations: listed } = (await t.request('GET', `/api/v1?view=${view}`, { token: agent.token })).json<{ features: Record<string, string>; operations: unknown }>();
+      expect(Object.keys(features)).toEqual(['search', 'subtasks', 'scheduling', 'attempts', 'dead_letter', 'stream']);
+      const text = Object.values(features).join(' ');
+      // Each capability is named by its operation and the members that carry it, as the registry has them.
+      for (const [op, members] of [['tasks_list', ['q', 'parent', 'blocked_reason']], ['tasks_create', ['parent_id', 'not_before', 'due_at', 'max_attempts']], ['leases_release', ['outcome', 'reason']]] as const) {
+        expect(text).toContain(op);
+        for (const member of members) {
+          expect(inputs.get(op), `${op} ${member}`).toContain(member);
+          expect(text).toContain(member);
+        }
+      }
+      expect(text).toContain('events_stream');
+      // The stream is an operation of both views too.
+      expect(JSON.stringify(listed)).toContain('/api/v1/events/stream');
+    }
+  });
+
+  it('for an agent token is at most 3 KB by default; the full catalogue is a link away', async () => {
     const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
     const compact = await t.request('GET', '/api/v1', { token: agent.token });
     report('GET /api/v1, agent token (compact)', bytes(compact.body), BUDGET.manifest);
@@ -102,6 +146,55 @@ describe('the manifest', () => {
   });
 });
 
+/**
+ * A realistic task in progress, not a fixture: a 200-character title, five labels, a parent, a due
+ * date, two artifacts and a lease (issue 38). Answers what the holder reads: the claim and the task.
+ */
+async function realisticWork(label: string, token: string) {
+  // The parent is not claimable for centuries: the loops below claim whatever todo task comes first.
+  const parent = await createTask(t, { title: 'Billing reliability', not_before: '2999-01-01T00:00:00Z' });
+  const title = 'Fix the flaky test in the billing suite: test/billing.test.ts fails one run in ten with a timeout in the invoice retry path; find the race, fix it, add a regression test and link the PR'.padEnd(200, '.');
+  const labels = [label, 'billing', 'flaky-test', 'priority:high', 'team/payments'];
+  const task = await createTask(t, { title, description: 'See the two attached logs.', labels, parent_id: parent.id, due_at: '2027-01-15T17:00:00Z' });
+  for (const n of [1, 2]) {
+    const res = await t.request('POST', '/api/v1/artifacts', { body: { content: `run ${n}: timeout in invoice retry`, task_id: task.id, name: `run-${n}.log` } });
+    expect(res.status, res.body).toBe(201);
+  }
+  const claim = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token, body: {} });
+  expect(claim.status, claim.body).toBe(200);
+  const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token });
+  const shown = read.json<{ title: string; labels: string[]; artifacts: unknown[] }>();
+  expect(shown.title).toHaveLength(200);
+  expect(shown.labels).toEqual(labels);
+  expect(shown.artifacts).toHaveLength(2);
+  return { id: task.id, claim: claim.body, read: read.body };
+}
+
+describe('a realistic in-progress task', () => {
+  it('over REST: the task, the claim and its two next actions stay within v1\'s floor', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const { claim, read } = await realisticWork('realistic-rest', agent.token);
+    const actions = JSON.stringify((JSON.parse(read) as { next_actions: NextAction[] }).next_actions);
+    report('GET /api/v1/tasks/{id}, realistic, the holder (compact)', bytes(read), BUDGET.realisticTask);
+    report('POST /api/v1/tasks/{id}/claim, realistic', bytes(claim), BUDGET.realisticClaim);
+    report('its next_actions (heartbeat, hand-in)', bytes(actions), BUDGET.twoActions);
+    expect(bytes(read)).toBeLessThanOrEqual(BUDGET.realisticTask);
+    expect(bytes(claim)).toBeLessThanOrEqual(BUDGET.realisticClaim);
+    expect(bytes(actions)).toBeLessThanOrEqual(BUDGET.twoActions);
+  });
+
+  it('over MCP: tasks_get answers the same bytes of JSON', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const { id } = await realisticWork('realistic-mcp', agent.token);
+    const client = await mcpClient(baseUrl, agent.token, 'v2');
+    const got = await client.callTool('tasks_get', { id });
+    const size = bytes(JSON.stringify(outputOf(got)));
+    report('tasks_get structuredContent, realistic, the holder', size, BUDGET.realisticTask);
+    expect(size).toBeLessThanOrEqual(BUDGET.realisticTask);
+    await client.close();
+  });
+});
+
 describe('an in-progress task', () => {
   it('is at most 900 bytes, next_actions included, in its compact view', async () => {
     const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
@@ -111,7 +204,7 @@ describe('an in-progress task', () => {
     const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token });
     report('GET /api/v1/tasks/{id}, in progress, the holder (compact, next_actions included)', bytes(read.body), BUDGET.inProgressTask);
     expect(bytes(read.body)).toBeLessThanOrEqual(BUDGET.inProgressTask);
-    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_update']);
+    expect(read.json<{ next_actions: NextAction[] }>().next_actions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_hand_in']);
   });
 });
 
@@ -128,7 +221,7 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     expect(claimed?.task.id).toBe(task.id);
     const beat = await sendAction(t, agent.token, offered(claimed?.task.next_actions, 'leases_heartbeat'));
     read.push(bytes(beat.body));
-    const handIn = await sendAction(t, agent.token, offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks_update'));
+    const handIn = await sendAction(t, agent.token, filled(offered((JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions, 'tasks_hand_in'), { summary: 'Fixed the flaky test.' }));
     read.push(bytes(handIn.body));
     expect(JSON.parse(handIn.body)).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
@@ -152,7 +245,7 @@ describe('the loop manifest → claim → heartbeat → hand in for review, foll
     const { claims } = await call<{ claims: { task: { id: string; next_actions: NextAction[] } }[] }>('tasks_claim_next', {});
     expect(claims[0]?.task.id).toBe(task.id);
     const beat = await follow<{ next_actions: NextAction[] }>(offered(claims[0]?.task.next_actions, 'leases_heartbeat'));
-    const reviewed = await follow<{ id: string; status: string }>(offered(beat.next_actions, 'tasks_update'));
+    const reviewed = await follow<{ id: string; status: string }>(filled(offered(beat.next_actions, 'tasks_hand_in'), { summary: 'Fixed the flaky test.' }));
     expect(reviewed).toMatchObject({ id: task.id, status: 'in_review' });
     const total = read.reduce((a, b) => a + b, 0);
     report(`MCP loop in ${read.length} tool calls, ${sdk} client (${read.join(' + ')})`, total, BUDGET.loop);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { listen, outputOf } from '../mcp/clients.ts';
 import { createTask } from '../rest/fixtures.ts';
-import { AGENT_SCOPES, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
+import { AGENT_SCOPES, filled, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
 
 let t: TestServer;
 let baseUrl: string;
@@ -51,17 +51,35 @@ describe('over REST', () => {
     const beat = await sendAction(t, agent.token, offered(claim?.task.next_actions, 'leases_heartbeat'));
     expect(beat.status, beat.body).toBe(200);
     const beatActions = (JSON.parse(beat.body) as { next_actions: NextAction[] }).next_actions;
-    expect(beatActions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_update']);
+    expect(beatActions.map((a) => a.operation)).toEqual(['leases_heartbeat', 'tasks_hand_in']);
 
-    // After the hand-in, the answer offers more work; following it claims the next task.
-    const handIn = await sendAction(t, agent.token, offered(beatActions, 'tasks_update'));
+    // The hand-in asks for a summary, the one thing only the agent can write; the reviewer reads it as handoff.
+    const handInAction = offered(beatActions, 'tasks_hand_in');
+    expect(handInAction.fill).toEqual(['summary']);
+    const handIn = await sendAction(t, agent.token, filled(handInAction, { summary: 'Fixed the race in the billing test; PR #12.' }));
     expect(handIn.status, handIn.body).toBe(200);
-    const reviewed = JSON.parse(handIn.body) as { status: string; next_actions: NextAction[] };
+    const reviewed = JSON.parse(handIn.body) as { status: string; handoff: { summary: string }; next_actions: NextAction[] };
     expect(reviewed.status).toBe('in_review');
+    expect(reviewed.handoff.summary).toBe('Fixed the race in the billing test; PR #12.');
+    // The agent that handed it in is not offered its review.
+    expect(reviewed.next_actions.map((a) => a.operation)).not.toContain('tasks_review');
+
+    // A reviewer reading the task is offered approve and request-changes; following the latter sends the work back.
+    const reviewer = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES, 'tasks:review'] });
+    const inReview = (await t.request('GET', `/api/v1/tasks/${work.id}`, { token: reviewer.token })).json<{ next_actions: NextAction[] }>();
+    const decisions = inReview.next_actions.filter((a) => a.operation === 'tasks_review');
+    expect(decisions.map((a) => a.body?.decision)).toEqual(['approve', 'request_changes']);
+    const [, requestChanges] = decisions;
+    if (!requestChanges) throw new Error('no request_changes offered');
+    expect(requestChanges.fill).toEqual(['comment']);
     const more = offered(reviewed.next_actions, 'tasks_claim_next');
     const next = await sendAction(t, agent.token, more);
     expect(next.status, next.body).toBe(200);
     expect((JSON.parse(next.body) as ClaimAnswer).claims[0]?.task.id).toBe(second.id);
+
+    const sentBack = await sendAction(t, reviewer.token, filled(requestChanges, { comment: 'Add a regression test, please.' }));
+    expect(sentBack.status, sentBack.body).toBe(200);
+    expect(JSON.parse(sentBack.body)).toMatchObject({ status: 'in_progress', lease: { holder: { id: agent.id } } });
   });
 });
 
@@ -82,8 +100,8 @@ describe.each(['1.x', 'v2'] as const)('over MCP with the %s client', (sdk) => {
     expect(claim?.task.description).toContain('fails one run in ten');
     expect(claim?.task.artifacts[0]?.href).toBe(`/api/v1/artifacts/${work.artifact}/content`);
     const beat = await call<{ next_actions: NextAction[] }>(offered(claim?.task.next_actions, 'leases_heartbeat'));
-    const reviewed = await call<{ status: string; next_actions: NextAction[] }>(offered(beat.next_actions, 'tasks_update'));
-    expect(reviewed.status).toBe('in_review');
+    const reviewed = await call<{ status: string; handoff: { summary: string }; next_actions: NextAction[] }>(filled(offered(beat.next_actions, 'tasks_hand_in'), { summary: 'Fixed it.' }));
+    expect(reviewed).toMatchObject({ status: 'in_review', handoff: { summary: 'Fixed it.' } });
     const next = await call<ClaimAnswer>(offered(reviewed.next_actions, 'tasks_claim_next'));
     // The offered claim_next has no labels: it takes the best todo task anywhere, and every earlier test claimed its own.
     expect(next.claims.map((c) => c.task.id)).toEqual([second.id]);

@@ -11,6 +11,22 @@ export interface NextAction {
   href: string;
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
+  /** Body members the caller writes before sending (a hand-in's `summary`, a change request's `comment`). */
+  fill?: string[];
+}
+
+/**
+ * The action with the members it asks the caller to `fill` written in, from `words` (each must be
+ * given); an action without `fill` as it is.
+ */
+export function filled(action: NextAction, words: Record<string, string> = {}): NextAction {
+  if (!action.fill) return action;
+  const added = Object.fromEntries(action.fill.map((name) => {
+    const word = words[name];
+    if (word === undefined) throw new Error(`the ${action.operation} action asks for ${name}`);
+    return [name, word];
+  }));
+  return { ...action, body: { ...action.body, ...added } };
 }
 
 /**

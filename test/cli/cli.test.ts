@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('baton login and whoami', () => {
-  it('refuses a token whoami refuses, saving nothing; then saves a good one readable only by its owner', { timeout: 60_000 }, async () => {
+  it('refuses a token whoami refuses, saving nothing; then saves a good one readable only by its owner', async () => {
     const refused = await baton(['login', '--url', url, '--token', 'bat_000000000000000000000000000000000000'], 3);
     expect(refused.stderr).toMatch(/^error: .*\(invalid_token, HTTP 401\)\. Hint: .+\n$/);
     await expect(stat(join(scratch, 'config/baton/config.json'))).rejects.toThrow();
@@ -83,7 +83,7 @@ describe('baton login and whoami', () => {
     expect((await baton(['whoami'])).stdout).toContain('admin (human agt_');
   });
 
-  it('lets BATON_URL and BATON_TOKEN override the saved login, and says so when there is none', { timeout: 60_000 }, async () => {
+  it('lets BATON_URL and BATON_TOKEN override the saved login, and says so when there is none', async () => {
     const none = await baton(['whoami'], 3, { XDG_CONFIG_HOME: join(scratch, 'nobody') });
     expect(none.stderr).toBe('error: Not logged in: run `baton login --url <server> --token <token>`, or set BATON_URL and BATON_TOKEN.\n');
     const env = { XDG_CONFIG_HOME: join(scratch, 'nobody'), BATON_URL: url, BATON_TOKEN: adminToken };

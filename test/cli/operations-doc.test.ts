@@ -4,6 +4,10 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { systemClock } from '../../src/clock.ts';
+import { createIds } from '../../src/ids.ts';
+import { bootstrapAdmin } from '../../src/service/bootstrap.ts';
+import { type Database, openPglite } from '../../src/store/database.ts';
 import { engine, freshDatabase } from '../harness.ts';
 import { BATON, childEnv, runBaton } from './run-baton.ts';
 
@@ -28,15 +32,25 @@ beforeAll(async () => {
     env.BATON_DATA_DIR = join(scratch, 'data');
     const restored = await runBaton(['restore', inject('pgliteDump')], env);
     expect(restored.code, restored.stderr).toBe(0);
-    // A server that has started once keeps its webhook key here.
+    // A server that has started once keeps its webhook key here, and made the first admin.
     await writeFile(join(env.BATON_DATA_DIR, 'secret.key'), 'a'.repeat(64), { mode: 0o600 });
+    await startedOnce(await openPglite({ dataDir: env.BATON_DATA_DIR }));
   } else {
     const { database, url } = await freshDatabase();
-    await database.close();
+    await startedOnce(database);
     env.DATABASE_URL = url ?? '';
   }
 }, 120_000);
 afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+/** Leaves `database` as a server's first start does, with its bootstrap admin (`baton admin-token` refuses a database without principals), and closes it. */
+async function startedOnce(database: Database): Promise<void> {
+  try {
+    await bootstrapAdmin(database.db, { clock: systemClock, ids: createIds(), token: undefined });
+  } finally {
+    await database.close();
+  }
+}
 
 async function blocks(): Promise<{ tag: string; script: string }[]> {
   const text = await readFile(DOC, 'utf8');
@@ -69,6 +83,13 @@ it(`runs every ${engine} block of docs/operations.md as written`, { timeout: 300
     if (script.includes('baton backup')) expect(output).toContain('Backed up');
     if (script.includes('baton archive-events')) expect(output).toMatch(/^Archived \d+ events created before /m);
   }
+});
+
+it('says in its upgrade section that a version refuses to start on a database a newer one migrated (test/store/migrations.test.ts shows the refusal)', async () => {
+  const text = await readFile(DOC, 'utf8');
+  const upgrades = text.slice(text.indexOf('## Upgrades and rolling deploys'), text.indexOf('## Rotating secrets'));
+  expect(upgrades).toMatch(/refuses to start\*{0,2}\s+on a database that has\s+migrations it does not know/);
+  expect(upgrades).not.toMatch(/ignores migrations/);
 });
 
 it('is linked from the README', async () => {

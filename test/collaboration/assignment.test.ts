@@ -93,6 +93,62 @@ describe('tasks_assign', () => {
   });
 });
 
+describe('between agents (issue 36 item 1: assignment between agents was advisory)', () => {
+  const claim = (id: string, token: string) => t.request('POST', `/api/v1/tasks/${id}/claim`, { body: {}, token });
+
+  it("an agent cannot end another's lease: 403 not_your_task, with or without release_lease; the holder keeps it and hands in", async () => {
+    const task = await createTask(t);
+    const held = (await claim(task.id, alice.token)).json<Claimed>();
+    for (const body of [{ assignee: bob.id, release_lease: true }, { assignee: bob.id }, { assignee: bob.id, release_lease: true, comment: 'mine now' }]) {
+      const problem = expectProblem(await assign(task.id, body, bob.token), 403, 'not_your_task');
+      expect(problem.holder).toEqual({ id: alice.id, kind: 'agent' });
+      expect(problem.hint).toMatch(/ask a human/);
+    }
+    // No other route ends it either: releasing it by id, or moving the task, is the holder's.
+    expectProblem(await t.request('POST', `/api/v1/leases/${held.lease.id}/release`, { body: {}, token: bob.token }), 403, 'not_lease_holder');
+    expectProblem(await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'blocked' }, token: bob.token }), 403, 'not_lease_holder');
+    expect(await full(task.id)).toMatchObject({ status: 'in_progress', assignee: null, lease: { holder: { id: alice.id } }, version: 2 });
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { body: { summary: 'Done.', lease_epoch: held.lease.epoch }, token: alice.token });
+    expect(handIn.status, handIn.body).toBe(200);
+  });
+
+  it('an agent cannot take, hand on or drop a task assigned to another: 403 not_your_task naming the assignee, nothing written', async () => {
+    const task = await createTask(t, { assignee: alice.id });
+    const before = (await eventsOf(t, task.id)).length;
+    for (const assignee of [bob.id, null]) {
+      const problem = expectProblem(await assign(task.id, { assignee, comment: 'taking this' }, bob.token), 403, 'not_your_task');
+      expect(problem.assignee).toEqual({ id: alice.id, kind: 'agent' });
+    }
+    expect(await eventsOf(t, task.id)).toHaveLength(before);
+    expect((await full(task.id)).assignee).toEqual({ id: alice.id, kind: 'agent' });
+    // Naming the current assignee again changes nothing, so it is not taking: the comment is posted.
+    expect((await assign(task.id, { assignee: alice.id, comment: '@alice ping' }, bob.token)).status).toBe(200);
+  });
+
+  it('an agent assigns unassigned tasks and its own, and unassigns itself', async () => {
+    const open = await createTask(t);
+    expect((await assign(open.id, { assignee: bob.id }, bob.token)).json<FullTask>().assignee).toEqual({ id: bob.id, kind: 'agent' });
+    expect((await assign(open.id, { assignee: alice.id }, bob.token)).json<FullTask>().assignee).toEqual({ id: alice.id, kind: 'agent' });
+    expect((await assign(open.id, { assignee: null }, alice.token)).json<FullTask>().assignee).toBeNull();
+    const other = await createTask(t);
+    expect((await assign(other.id, { assignee: alice.id }, alice.token)).status).toBe(200);
+    // Its own held task goes to another with its own lease ended.
+    await claim(other.id, alice.token);
+    const handed = await assign(other.id, { assignee: bob.id, release_lease: true }, alice.token);
+    expect(handed.status, handed.body).toBe(200);
+    expect(handed.json<FullTask>()).toMatchObject({ status: 'todo', lease: null, assignee: { id: bob.id } });
+  });
+
+  it('a holder of agents:admin, like a human, may take another agent\'s task', async () => {
+    const admin = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'agents:admin'], name: 'fleet-admin' });
+    const task = await createTask(t, { assignee: alice.id });
+    await claim(task.id, alice.token);
+    const res = await assign(task.id, { assignee: admin.id, release_lease: true }, admin.token);
+    expect(res.status, res.body).toBe(200);
+    expect(res.json<FullTask>()).toMatchObject({ status: 'todo', lease: null, assignee: { id: admin.id } });
+  });
+});
+
 describe('filters and whoami', () => {
   it('lists assignee=me, assignee=<id> and assignee=none; whoami counts what is assigned to the caller by status', async () => {
     const carol = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'], name: 'carol' });

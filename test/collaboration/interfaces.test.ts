@@ -68,6 +68,36 @@ describe('over GraphQL', () => {
   });
 });
 
+describe("another agent's task (issue 36 item 1)", () => {
+  /** A task `holder` claimed, and one assigned to it while todo. */
+  async function othersTasks(): Promise<{ holder: Principal; held: string; assigned: string }> {
+    const holder = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim'] });
+    const held = await createTask(t);
+    expect((await t.request('POST', `/api/v1/tasks/${held.id}/claim`, { body: {}, token: holder.token })).status).toBe(200);
+    const assigned = await createTask(t, { assignee: holder.id });
+    return { holder, held: held.id, assigned: assigned.id };
+  }
+
+  it('is not taken over MCP: tasks_assign answers 403 not_your_task, the lease and the assignment stay', async () => {
+    const { holder, held, assigned } = await othersTasks();
+    expect(problemOf(await call('tasks_assign', { id: held, assignee: agent.id, release_lease: true }))).toMatchObject({ code: 'not_your_task', status: 403, holder: { id: holder.id } });
+    expect(problemOf(await call('tasks_assign', { id: assigned, assignee: agent.id }))).toMatchObject({ code: 'not_your_task', status: 403, assignee: { id: holder.id } });
+    const task = (await t.request('GET', `/api/v1/tasks/${held}?view=full`)).json<{ status: string; lease: { holder: { id: string } } }>();
+    expect(task).toMatchObject({ status: 'in_progress', lease: { holder: { id: holder.id } } });
+  });
+
+  it('is not taken over GraphQL: assignTask answers not_your_task, the lease and the assignment stay', async () => {
+    const { holder, held, assigned } = await othersTasks();
+    const mutation = 'mutation ($id: ID!, $who: String, $release: Boolean) { assignTask(id: $id, assignee: $who, release_lease: $release) { id } }';
+    const takeHeld = await graphql(t, mutation, { variables: { id: held, who: agent.id, release: true }, token: agent.token });
+    expect(takeHeld.errors?.[0]?.extensions).toMatchObject({ code: 'not_your_task', status: 403 });
+    const takeAssigned = await graphql(t, mutation, { variables: { id: assigned, who: agent.id }, token: agent.token });
+    expect(takeAssigned.errors?.[0]?.extensions).toMatchObject({ code: 'not_your_task', status: 403 });
+    const task = (await t.request('GET', `/api/v1/tasks/${assigned}?view=full`)).json<{ assignee: { id: string } }>();
+    expect(task.assignee.id).toBe(holder.id);
+  });
+});
+
 describe('attempts and the dead-letter', () => {
   it('an MCP agent reports a failed attempt; a human requeues the dead-lettered task over GraphQL', async () => {
     const task = await createTask(t, { max_attempts: 1, assignee: agent.id });

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -9,8 +10,10 @@ import { engine } from '../harness.ts';
 
 /*
  * One process writes a PGlite data directory: a second one would see only its own writes and lose
- * one side's acknowledged writes on restart. It refuses to start instead; a lock left by a killed
- * process is stale and taken over.
+ * one side's acknowledged writes on restart. It refuses to start instead. The lock is the kernel's,
+ * dropped when its holder dies: what a killed holder left in the lock file never blocks a start,
+ * even when its pid runs again (a container restarted after a crash), and of processes starting
+ * together exactly one holds it.
  */
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,8 +45,38 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 }
 
-async function lockHolder(): Promise<{ pid: number; hostname: string; startedAt: string }> {
-  return JSON.parse(await readFile(join(dataDir, 'baton.lock'), 'utf8')) as { pid: number; hostname: string; startedAt: string };
+async function lockHolder(dir = dataDir): Promise<{ pid: number; hostname: string; startedAt: string } | undefined> {
+  const text = await readFile(join(dir, 'baton.lock'), 'utf8');
+  return text ? (JSON.parse(text) as { pid: number; hostname: string; startedAt: string }) : undefined;
+}
+
+/** What a holder that died without releasing leaves in the lock file: its pid, host and start time. */
+function leftBy(pid: number): string {
+  return `${JSON.stringify({ pid, hostname: hostname(), startedAt: '2026-01-01T00:00:00.000Z' })}\n`;
+}
+
+interface Contender {
+  readonly child: ChildProcess;
+  /** `held`, or `refused: <message>`, once told to try. */
+  readonly verdict: Promise<string>;
+}
+
+/** Starts test/durability/lock-contender.ts on `dir`; resolves once it is loaded and waits to try. */
+function contender(dir: string): Promise<Contender> {
+  const child = spawn(process.execPath, ['test/durability/lock-contender.ts', dir], { cwd: REPO, stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    let verdict: (line: string) => void = () => undefined;
+    const told = new Promise<string>((settle) => (verdict = settle));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const lines = output.split('\n');
+      if (lines[0] === 'ready' && lines.length > 1) resolve({ child, verdict: told });
+      if (lines.length > 2) verdict(lines[1] ?? '');
+    });
+    child.once('exit', (code, signal) => reject(new Error(`the contender exited (${code ?? signal}):\n${output}`)));
+  });
 }
 
 describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pglite only: PostgreSQL serves any number of instances)', () => {
@@ -59,7 +92,7 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
 
   it('refuses a second process with one line naming the directory and the holder; takes over the lock a killed process left', { timeout: 180_000 }, async () => {
     const first = await serve();
-    expect(await lockHolder()).toMatchObject({ pid: first.pid });
+    expect(await lockHolder()).toMatchObject({ pid: first.pid, hostname: hostname() });
 
     const second = await run(process.execPath, ['src/main.ts'], { cwd: REPO, env: env(), timeout: 60_000 }).then(
       () => undefined,
@@ -72,17 +105,47 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
     expect(lines[0]).toContain(`PGlite data directory ${dataDir} is in use by process ${first.pid}`);
     expect(lines[0]).not.toMatch(/\n\s+at /);
 
-    // A killed process leaves its lock behind; its pid is dead, so the lock is stale.
+    // A killed process leaves its record in the lock file, but the kernel dropped its lock.
     first.kill('SIGKILL');
     await exited(first);
-    expect((await lockHolder()).pid).toBe(first.pid);
+    expect((await lockHolder())?.pid).toBe(first.pid);
 
     const third = await serve();
     expect(await lockHolder()).toMatchObject({ pid: third.pid });
     third.kill('SIGTERM');
     await exited(third);
     expect(third.exitCode).toBe(0);
-    expect(await readdir(dataDir)).not.toContain('baton.lock');
+    // A clean exit clears the record, so nothing names a process that no longer holds the directory.
+    expect(await lockHolder()).toBeUndefined();
+  });
+
+  it('starts when the lock file names a dead holder whose pid now runs again (here: this test\'s own process)', { timeout: 180_000 }, async () => {
+    await writeFile(join(dataDir, 'baton.lock'), leftBy(process.pid));
+    const server = await serve();
+    expect(await lockHolder()).toMatchObject({ pid: server.pid });
+    server.kill('SIGTERM');
+    await exited(server);
+    expect(server.exitCode).toBe(0);
+  });
+
+  it('of 4 processes starting together on a directory whose lock file names a dead holder, exactly one holds it, in each of 20 rounds', { timeout: 300_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'baton-lock-race-'));
+    const dead = spawn('true');
+    await once(dead, 'exit');
+    const holders: number[] = [];
+    for (let round = 0; round < 20; round++) {
+      await writeFile(join(dir, 'baton.lock'), leftBy(dead.pid ?? 0));
+      const contenders = await Promise.all([1, 2, 3, 4].map(() => contender(dir)));
+      // All four are loaded: told at once, they try within the same moment.
+      for (const { child } of contenders) child.stdin?.write('go\n');
+      const verdicts = await Promise.all(contenders.map((c) => c.verdict));
+      holders.push(verdicts.filter((v) => v === 'held').length);
+      for (const refusal of verdicts.filter((v) => v !== 'held')) expect(refusal).toContain(`refused: The PGlite data directory ${dir} is in use by `);
+      for (const { child } of contenders) child.stdin?.end();
+      await Promise.all(contenders.map(({ child }) => exited(child)));
+    }
+    expect(holders).toEqual(Array.from({ length: 20 }, () => 1));
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('stopped while creating its database, it still prints the bootstrap token once, exits 0 and releases the lock', { timeout: 180_000 }, async () => {
@@ -99,7 +162,7 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
     await exited(child);
     expect({ code: child.exitCode, signal: child.signalCode }).toEqual({ code: 0, signal: null });
     expect(output).toMatch(/Bootstrap admin token \(shown once; store it now\):\n\n {2}\S+/);
-    expect(await readdir(fresh)).not.toContain('baton.lock');
+    expect(await lockHolder(fresh)).toBeUndefined();
     await rm(fresh, { recursive: true, force: true });
   });
 });

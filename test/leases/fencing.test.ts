@@ -9,6 +9,7 @@ interface NextAction {
   href: string;
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
+  fill?: string[];
 }
 
 const clock = testClock();
@@ -174,19 +175,17 @@ describe('next_actions', () => {
     const { lease } = claimed.json<Claim>();
 
     const held = (await getTask(t, created.id, a.token)).next_actions as NextAction[];
-    expect(ops(held)).toEqual(['leases_heartbeat', 'tasks_update']);
+    expect(ops(held)).toEqual(['leases_heartbeat', 'tasks_hand_in']);
     expect(held.find((x) => x.operation === 'leases_heartbeat')?.href).toBe(`/api/v1/leases/${lease.id}/heartbeat`);
-    const updates = held.filter((x) => x.operation === 'tasks_update');
-    expect(updates).toHaveLength(1);
-    for (const update of updates) expect(update).toMatchObject({ method: 'PATCH', href: `/api/v1/tasks/${created.id}`, body: { lease_epoch: 1 } });
+    const handIn = held.find((x) => x.operation === 'tasks_hand_in');
+    expect(handIn).toMatchObject({ method: 'POST', href: `/api/v1/tasks/${created.id}/hand_in`, body: { lease_epoch: 1 }, fill: ['summary'] });
 
     expect(ops((await getTask(t, created.id, b.token)).next_actions as NextAction[])).toEqual(['tasks_claim_next']);
 
-    // The holder follows the offered move to review, epoch and If-Match included.
-    const toReview = updates.find((x) => x.body?.status === 'in_review');
-    expect(toReview).toBeDefined();
-    const moved = await t.request('PATCH', toReview?.href ?? '', { token: a.token, body: toReview?.body, ifMatch: toReview?.headers?.['If-Match'] ?? '' });
+    // The holder follows the offered hand-in, fenced by its epoch, with its summary written in.
+    expect(handIn?.headers).not.toHaveProperty('If-Match');
+    const moved = await t.request('POST', handIn?.href ?? '', { token: a.token, body: { ...handIn?.body, summary: 'done' } });
     expect(moved.status, moved.body).toBe(200);
-    expect(moved.json()).toMatchObject({ status: 'in_review' });
+    expect(moved.json()).toMatchObject({ status: 'in_review', handoff: { summary: 'done' } });
   });
 });

@@ -1,14 +1,22 @@
 /**
  * The layering is enforced by `npm run lint` (eslint.config.js): an import that crosses a layer
  * the wrong way fails, one that goes down passes. Linted as text at real file paths with the
- * project's own configuration.
+ * project's own configuration, without type information: the layering rule reads only import
+ * specifiers, and building the type-aware program for the first file took 20 to 40 s on a busy
+ * two-core machine (past the 30 s test timeout), so the test's outcome depended on the machine's
+ * speed. `npm run lint` still runs the rule with everything else, type-aware.
  */
 import { ESLint } from 'eslint';
 import { fileURLToPath } from 'node:url';
+import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const eslint = new ESLint({ cwd: REPO, ruleFilter: ({ ruleId }) => ruleId === '@typescript-eslint/no-restricted-imports' });
+const eslint = new ESLint({
+  cwd: REPO,
+  overrideConfig: tseslint.configs.disableTypeChecked,
+  ruleFilter: ({ ruleId }) => ruleId === '@typescript-eslint/no-restricted-imports',
+});
 
 async function importErrors(filePath: string, specifier: string): Promise<string[]> {
   const code = `import * as imported from '${specifier}';\nexport const used = imported;\n`;

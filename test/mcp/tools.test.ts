@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations/index.ts';
 import { isCallable } from '../../src/operations/define-operation.ts';
@@ -25,8 +25,11 @@ describe('tools/list', () => {
     const { tools } = await modern.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(operations.filter(isCallable).map((op) => op.name).sort());
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect(byName.get('tasks_list')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false });
-    expect(byName.get('tasks_delete')?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true });
+    // Only the hints that differ from MCP's defaults (readOnly false, destructive true, idempotent false, openWorld true) are listed.
+    expect(byName.get('tasks_list')?.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
+    expect(byName.get('tasks_update')?.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
+    expect(byName.get('tasks_delete')?.annotations).toEqual({ openWorldHint: false });
+    expect(byName.get('webhooks_create')?.annotations).toEqual({ destructiveHint: false });
     const update = byName.get('tasks_update');
     expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['id', 'status', 'idempotency_key', 'expected_version']));
     expect(byName.get('tasks_create')?.inputSchema.properties).not.toHaveProperty('expected_version');
@@ -59,7 +62,37 @@ describe('tools/list', () => {
     const list = tools.find((tool) => tool.name === 'tasks_list');
     expect(list?._meta?.['baton/allowed']).toBe(false);
     expect(list?.description).toMatch(/may not call this/);
-    expect(tools.find((tool) => tool.name === 'tasks_get')?._meta?.['baton/allowed']).toBe(true);
+    // `_meta` only when it says something: absent means allowed, with no approval to wait for.
+    expect(tools.find((tool) => tool.name === 'tasks_get')).not.toHaveProperty('_meta');
+  });
+
+  it('does not list to an agent the human-only tools it could never call, whatever its scopes, nor offer them in whoami or the manifest', async () => {
+    const humanOnly = operations.filter((op) => op.humanOnly === true).map((op) => op.name).sort();
+    expect(humanOnly).toEqual(['agents_create', 'agents_update', 'approvals_approve', 'approvals_deny', 'tasks_requeue']);
+    const agent = await t.addPrincipal({ kind: 'agent' });
+    const client = await connectV2(baseUrl, agent.token, 'modern');
+    const listed = (await client.listTools()).tools.map((tool) => tool.name);
+    await client.close();
+    const every = new Client({ name: 'toolsets', version: '1.0.0' });
+    await every.connect(new StreamableHTTPClientTransport(new URL('/mcp?toolsets=all', baseUrl), { requestInit: { headers: { authorization: `Bearer ${agent.token}` } } }));
+    const all = (await every.listTools()).tools.map((tool) => tool.name);
+    await every.close();
+    const whoami = (await t.request('GET', '/api/v1/whoami', { token: agent.token })).json<{ can: string[] }>();
+    const compact = (await t.request('GET', '/api/v1?view=compact', { token: agent.token })).json<{ operations: Record<string, string> }>();
+    const full = (await t.request('GET', '/api/v1?view=full', { token: agent.token })).json<{ operations: { name: string; allowed: boolean }[] }>();
+    for (const name of humanOnly) {
+      expect(listed, name).not.toContain(name);
+      expect(all, name).not.toContain(name);
+      expect(whoami.can, name).not.toContain(name);
+      expect(Object.keys(compact.operations), name).not.toContain(name);
+      expect(full.operations.find((op) => op.name === name)?.allowed, name).toBe(false);
+    }
+    // The flag is true: every such tool refuses an agent holding every scope.
+    const task = await t.request('POST', '/api/v1/tasks', { body: { title: 'dead-lettered' } });
+    const requeue = await t.request('POST', `/api/v1/tasks/${task.json<{ id: string }>().id}/requeue`, { token: agent.token, body: {} });
+    expect(requeue.json<{ code: string }>().code).toBe('human_required');
+    const created = await t.request('POST', '/api/v1/agents', { token: agent.token, body: { name: 'spawn', kind: 'agent', scopes: ['tasks:read'] } });
+    expect(created.json<{ code: string }>().code).toBe('human_required');
   });
 });
 

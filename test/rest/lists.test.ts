@@ -66,11 +66,12 @@ async function allPages<T>(url: string): Promise<Page<T>[]> {
 }
 
 const ids = <T extends { id: string }>(items: T[]) => items.map((i) => i.id);
-/** A cursor the server never issued: a real one with its position swapped. */
+/** A cursor the server never issued: a real one with its position swapped, its signature kept. */
 function forge(real: string, position: string): string {
-  const decoded = JSON.parse(Buffer.from(real, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const [body = '', signature = ''] = real.split('.');
+  const decoded = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
   expect(decoded).toHaveProperty('p');
-  return Buffer.from(JSON.stringify({ ...decoded, p: position })).toString('base64url');
+  return `${Buffer.from(JSON.stringify({ ...decoded, p: position })).toString('base64url')}.${signature}`;
 }
 
 async function eventIdsInCommitOrder(subject?: string): Promise<string[]> {

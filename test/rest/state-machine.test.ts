@@ -170,6 +170,7 @@ describe('legal_transitions and next_actions on GET', () => {
     href: string;
     headers?: Record<string, string>;
     body?: Record<string, unknown>;
+    fill?: string[];
   }
   // The one status move next_actions offers from each status (spec/api.md): the step forward.
   const forward: Record<TaskStatus, TaskStatus | null> = { todo: 'in_progress', in_progress: 'in_review', in_review: 'done', blocked: 'todo', done: null, cancelled: null };
@@ -178,6 +179,8 @@ describe('legal_transitions and next_actions on GET', () => {
     token: () => string;
     /** The update-targets this caller may take from `from` (DESIGN.md §4 guards). */
     may: (from: TaskStatus, to: TaskStatus) => boolean;
+    /** Holds tasks:review: offered the review (tasks_review) of work in review instead of the move to done. */
+    reviews: boolean;
   }
   const humanOnly = (from: TaskStatus, to: TaskStatus) => (from === 'done' || from === 'cancelled') && to === 'todo';
   // A task in progress is its lease holder's to move, or a human's (DESIGN.md §4); these agents hold no lease on it.
@@ -193,9 +196,9 @@ describe('legal_transitions and next_actions on GET', () => {
     outsider = await t.addPrincipal({ kind: 'agent', scopes: [...SCOPES], allowlist: ['tasks_get', 'tasks_list'] });
   });
   const callers: Caller[] = [
-    { name: 'a human', token: () => t.adminToken, may: () => true },
-    { name: 'an agent without tasks:review', token: () => agent.token, may: (from, to) => agentMay(from, to) && !(from === 'in_review' && to === 'done') },
-    { name: 'an agent with tasks:review', token: () => reviewer.token, may: agentMay },
+    { name: 'a human', token: () => t.adminToken, may: () => true, reviews: true },
+    { name: 'an agent without tasks:review', token: () => agent.token, may: (from, to) => agentMay(from, to) && !(from === 'in_review' && to === 'done'), reviews: false },
+    { name: 'an agent with tasks:review', token: () => reviewer.token, may: agentMay, reviews: true },
   ];
 
   describe.each(callers)('for $name', (caller) => {
@@ -214,7 +217,12 @@ describe('legal_transitions and next_actions on GET', () => {
         expect(action.headers?.['Idempotency-Key']).toMatch(/^[\w-]{16}$/);
       }
       const moves = shown.next_actions.filter((a) => a.operation === 'tasks_update');
-      const expected = updateTargets(from).filter((to) => to === forward[from] && caller.may(from, to));
+      const reviews = from === 'in_review' && caller.reviews;
+      const expected = updateTargets(from).filter((to) => to === forward[from] && caller.may(from, to) && !reviews);
+      // Work in review is offered its review: approve as it is, or request changes with a comment to write.
+      expect(shown.next_actions.filter((a) => a.operation === 'tasks_review').map((a) => ({ body: a.body, fill: a.fill }))).toEqual(
+        reviews ? [{ body: { decision: 'approve' }, fill: undefined }, { body: { decision: 'request_changes' }, fill: ['comment'] }] : [],
+      );
       expect(moves.map((a) => String(a.body?.status)).sort()).toEqual(expected.sort());
       for (const action of moves) {
         expect(action).toMatchObject({ method: 'PATCH', href: `/api/v1/tasks/${task.id}` });

@@ -52,7 +52,9 @@ describe('oversight in Chromium: approvals in context, the fleet, activity', () 
 
   it('shows each pending approval with what it touches, the change, who asked from where, and a history of decisions', async () => {
     const doomed = await api('POST', '/api/v1/tasks', { title: 'Retire the v1 billing API' });
-    const hook = await api('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'], enabled: false });
+    // The agent's own webhook (another's would be 404 to it): changing it still waits for a human.
+    const asked = await asAgent('POST', '/api/v1/webhooks', { url: 'http://127.0.0.1:9/hooks', event_types: ['task.created'], enabled: false });
+    const hook = (await api<{ result: { body: Json } }>('POST', `/api/v1/approvals/${asked.id}/approve`, {})).result.body;
     await nav(/Approvals/).click();
     await page.getByText('Nothing is waiting for a decision.').waitFor(WAIT);
 

@@ -53,7 +53,7 @@ export function authHeaders(token = getToken()): Record<string, string> {
 }
 
 export interface WriteOptions {
-  /** One Idempotency-Key per user action (see `newKey`); automatic retries reuse it. */
+  /** One Idempotency-Key per user action (see `ActionKey`); automatic retries reuse it. */
   key: string;
   /** The version the user saw, sent as If-Match. */
   ifMatch?: number;
@@ -61,6 +61,42 @@ export interface WriteOptions {
 }
 
 export const newKey = (): string => crypto.randomUUID();
+
+/**
+ * Whether a failed write may be sent again as it was, under the same key: its answer never came
+ * (network failure, a gateway's 5xx) or the server marked the problem retryable (it remembers
+ * nothing for those). A refusal that is not retryable is remembered under its key for a day.
+ */
+function mayRetry(error: unknown): boolean {
+  return error instanceof ApiProblem && error.problem.retryable === true;
+}
+
+/**
+ * The Idempotency-Key of one user action over its attempts. A retry of the same request after a
+ * failure that may be retried carries the same key, so it cannot apply twice. A request that
+ * differs from the last one (the user edited the input), or that follows a success or a refusal,
+ * gets a new key: a correction is never answered with the stored refusal or
+ * `idempotency_key_reused`.
+ */
+export class ActionKey {
+  #key = newKey();
+  #request: string | null = null;
+
+  /** The key to send `request` (its method, path and body) with. */
+  for(request: { method: string; path: string; body?: unknown }): string {
+    const text = JSON.stringify(request);
+    if (this.#request !== null && this.#request !== text) this.#key = newKey();
+    this.#request = text;
+    return this.#key;
+  }
+
+  /** How the attempt ended (`error` unless it succeeded): only a failure that may be retried keeps the key. */
+  settle(error?: unknown): void {
+    if (error !== undefined && mayRetry(error)) return;
+    this.#key = newKey();
+    this.#request = null;
+  }
+}
 
 const RETRY_CODES = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
 const MAX_ATTEMPTS = 3;
@@ -71,7 +107,8 @@ async function toProblem(res: Response): Promise<Problem> {
     const body = (await res.json()) as Partial<Problem>;
     if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, status: res.status } as Problem;
   }
-  return { code: 'http_error', title: `The server answered ${res.status} ${res.statusText}`, status: res.status };
+  // Not Baton's answer (a proxy's): past 500 the write may or may not have reached Baton.
+  return { code: 'http_error', title: `The server answered ${res.status} ${res.statusText}`, status: res.status, retryable: res.status >= 500 };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,7 +123,7 @@ async function send<T>(method: string, path: string, init: RequestInit & { token
         await sleep(500 * attempt);
         continue;
       }
-      throw new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.' });
+      throw new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.', retryable: true });
     }
     if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
     const problem = await toProblem(res);

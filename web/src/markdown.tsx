@@ -29,11 +29,11 @@ export function renderMarkdown(source: string): DocumentFragment {
   return fragment;
 }
 
-/** Rendered Markdown; the sanitised nodes are placed with the DOM, never as an HTML string. */
-export function Markdown({ source }: { source: string }) {
+/** Rendered Markdown (a description, a comment, a hand-in summary); the sanitised nodes are placed with the DOM, never as an HTML string. */
+export function Markdown({ source, class: extra }: { source: string; class?: string }) {
   const ref = useRef<HTMLDivElement>(null);
   useLayoutEffect(() => {
     ref.current?.replaceChildren(renderMarkdown(source));
   }, [source]);
-  return <div class="markdown" ref={ref} />;
+  return <div class={extra ? `markdown ${extra}` : 'markdown'} ref={ref} />;
 }

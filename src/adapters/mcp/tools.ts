@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
-import { mayCall } from '../../operations/authorization.ts';
+import { mayInvoke } from '../../operations/authorization.ts';
 import { type CallableOperation, isCallable, type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
 import type { Scope } from '../../domain/scopes.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Principal } from '../../domain/principal.ts';
 import type { Service } from '../../service/service.ts';
+import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
@@ -80,53 +81,71 @@ export function deriveTools(operations: readonly Operation[]): ReadonlyMap<strin
 function toolOf(operation: Operation): Tool {
   const input = jsonSchema(operation.input, 'input') as JsonSchema & { properties?: Record<string, JsonSchema> };
   const properties: Record<string, JsonSchema> = { ...input.properties };
-  if (operation.kind === 'write') {
-    properties[IDEMPOTENCY_KEY] = {
-      type: 'string',
-      minLength: 1,
-      maxLength: 255,
-      description: 'Same key, same arguments: the first result again, not a second write.',
-    };
-  }
-  if (takesExpectedVersion(operation)) {
-    properties[EXPECTED_VERSION] = {
-      type: 'integer',
-      minimum: 1,
-      description: 'Your last-read `version`; if it changed, conflict_version.',
-    };
-  }
+  // Described once, in the server's instructions, not in each of some thirty write tools.
+  if (operation.kind === 'write') properties[IDEMPOTENCY_KEY] = { type: 'string', minLength: 1, maxLength: 255 };
+  if (takesExpectedVersion(operation)) properties[EXPECTED_VERSION] = { type: 'integer', minimum: 1 };
   const output = jsonSchema(operation.output, 'output');
+  const listedInput = leanSchema({ ...input, type: 'object', properties });
   // No `title`: it would repeat the summary the description opens with, in every listing.
   return {
     name: operation.name,
     description: operation.description ? `${operation.summary} ${operation.description}` : operation.summary,
-    inputSchema: { ...input, type: 'object', properties } as Tool['inputSchema'],
+    inputSchema: listedInput as Tool['inputSchema'],
     // A gated operation answers with a pending approval instead of its output unless the caller decides approvals.
     outputSchema: (operation.approval === 'none' ? { ...output, type: 'object' } : { type: 'object', anyOf: [output, jsonSchema(approvalOutput, 'output')] }),
-    annotations: {
-      readOnlyHint: operation.kind === 'read',
-      destructiveHint: operation.kind === 'write' && (operation.approval === 'destructive' || operation.http.method === 'DELETE'),
-      idempotentHint: operation.kind === 'read',
-      openWorldHint: operation.approval === 'outward',
-    },
+    annotations: annotationsOf(operation),
   };
 }
 
 /**
- * The tools as this caller sees them: every tool of the selected sets, each saying whether the caller
- * may call it (a disallowed tool is listed, not hidden).
+ * An input schema as listed: what the server checks, less what tells a model nothing. An id's
+ * pattern names 26 base32 characters rather than the ULID's exact alphabet, and JavaScript's
+ * safe-integer bounds (what an unbounded integer gets) are left out: the server checks both
+ * exactly, and every byte here is spent in every agent's context (spec/mcp.md, "Tool sets and budgets").
+ */
+function leanSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(leanSchema);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const lean: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    lean[key] = key === 'pattern' && typeof value === 'string' ? value.replaceAll(ULID, '[0-9A-Z]{26}') : leanSchema(value);
+  }
+  return lean;
+}
+
+/**
+ * The hints that differ from MCP's defaults (`readOnlyHint` false, `destructiveHint` true,
+ * `idempotentHint` false, `openWorldHint` true), which a host assumes for an absent one; the
+ * destructive and idempotent hints say nothing about a read. The same facts as all four, in half
+ * the bytes of every listing (spec/mcp.md, "Tools").
+ */
+function annotationsOf(operation: Operation): Tool['annotations'] {
+  const outward = operation.approval === 'outward';
+  if (operation.kind === 'read') return { readOnlyHint: true, ...(outward ? {} : { openWorldHint: false }) };
+  const destructive = operation.approval === 'destructive' || operation.http.method === 'DELETE';
+  return { ...(destructive ? {} : { destructiveHint: false }), ...(outward ? {} : { openWorldHint: false }) };
+}
+
+/**
+ * The tools as this caller sees them: every tool of the selected sets that the caller could ever
+ * call (a human-only operation is not listed to an agent), each disallowed one saying so (a tool
+ * outside the token's scopes or allowlist is listed, not hidden). `_meta` is there only when it
+ * says something: absent means allowed, with no approval to wait for.
  */
 export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Authenticated, listing: ToolListing): Tool[] {
   const { principal } = caller;
   const decidesApprovals = principal.kind === 'human' && principal.scopes.has('approvals:decide');
-  return [...tools.values()].filter(({ operation }) => listing.toolsets.has(toolsetOf(operation))).map(({ operation, tool: { outputSchema, ...tool } }) => {
-    const allowed = mayCall(principal, operation.name, operation.scope);
+  const listed = [...tools.values()].filter(({ operation }) => listing.toolsets.has(toolsetOf(operation)) && !(operation.humanOnly === true && principal.kind !== 'human'));
+  return listed.map(({ operation, tool: { outputSchema, ...tool } }) => {
+    const allowed = mayInvoke(principal, operation);
+    const needsApproval = allowed && operation.approval !== 'none' && !decidesApprovals;
     const refusal = allowed ? '' : ` You may not call this: it needs scope ${operation.scope ?? 'none'} and a place in your toolAllowlist.`;
     return {
       ...tool,
       ...(listing.outputSchemas ? { outputSchema } : {}),
       description: `${tool.description ?? ''}${refusal}`,
-      _meta: { [META.allowed]: allowed, [META.needsApproval]: allowed && operation.approval !== 'none' && !decidesApprovals },
+      ...(allowed && !needsApproval ? {} : { _meta: { [META.allowed]: allowed, [META.needsApproval]: needsApproval } }),
     };
   });
 }

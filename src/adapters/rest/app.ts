@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { constants } from 'node:zlib';
+import fastifyCompress from '@fastify/compress';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { BatonError, toBatonError } from '../../errors.ts';
@@ -34,6 +36,19 @@ const MAX_PARAM_LENGTH = 100;
 const MAX_HEADER_BYTES = 16 * 1024;
 
 /**
+ * Smaller bodies go uncompressed: a claim, a heartbeat or a single task saves a few hundred bytes
+ * at most, not worth the CPU on the hottest paths.
+ */
+const COMPRESS_MIN_BYTES = 1024;
+
+/**
+ * What is compressed, besides what mime-db calls compressible (JavaScript, CSS, SVG): text, JSON
+ * and XML. Never `text/event-stream` (a compressor holds frames back until its buffer fills), nor
+ * octet-stream (artifact bytes, often compressed already), unlike the plugin's default.
+ */
+const COMPRESSIBLE = /^text\/(?!event-stream)|[+/](?:json|text|xml)(?:;|$)/;
+
+/**
  * For a request refused before any route counted it (by the router, as not found, or while reading
  * its body): count it now and say the budget, as every /api/v1 answer to a request made with a
  * token does. A token that is refused gets no fields (a 401 is not counted). Never rejects.
@@ -61,6 +76,19 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     clientErrorHandler: clientErrorHandler(service.baseUrl),
     // Node's default, stated: the request line and headers together (past it: 431 headers_too_large).
     http: { maxHeaderSize: MAX_HEADER_BYTES },
+  });
+
+  // Before any route: the plugin adds its hook to each route as it is defined. Brotli (quality 4,
+  // the plugin's default) or gzip at its fastest level, as the client's Accept-Encoding prefers
+  // (Node's fetch, so the typed client, asks for gzip): on a claim of 10 to 50 tasks level 1 took
+  // a third of the default level's CPU (40-160 µs) for 5 % more bytes. Request bodies are read as
+  // before, never decompressed (a small compressed body could inflate far past the body limit).
+  await app.register(fastifyCompress, {
+    threshold: COMPRESS_MIN_BYTES,
+    encodings: ['br', 'gzip'],
+    customTypes: COMPRESSIBLE,
+    zlibOptions: { level: constants.Z_BEST_SPEED },
+    globalDecompression: false,
   });
 
   // Declared up front, so setting them does not change each request object's shape.

@@ -13,6 +13,7 @@ export const createAgent = defineOperation({
   description: 'Humans only. Then issue it a token per machine with POST /api/v1/agents/{id}/tokens.',
   kind: 'write',
   scope: 'agents:admin',
+  humanOnly: true,
   approval: 'none',
   http: { method: 'POST', path: '/agents', successStatus: 201 },
   input: z.strictObject({

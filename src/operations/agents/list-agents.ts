@@ -3,7 +3,7 @@ import { PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import { findAgent, listAgents as listAgentRows } from '../../store/agents.ts';
 import { latestEventId } from '../../store/events.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../shared/lists.ts';
+import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
 import { agentOutput, toAgent } from './agent-schema.ts';
 
 export const listAgents = defineOperation({
@@ -17,13 +17,14 @@ export const listAgents = defineOperation({
   input: z.strictObject({ kind: z.enum(PRINCIPAL_KINDS).optional(), cursor: cursorParam, limit: limitParam }),
   output: pageSchema(agentOutput),
   async run(db, ctx, input) {
+    const beforeId = ctx.cursors.decode('agents', input.cursor);
     const syncCursor = await latestEventId(db);
     if (ctx.actor.kind !== 'human') {
       const self = await findAgent(db, ctx.actor.id);
       return { data: self ? [toAgent(self)] : [], has_more: false, next_cursor: null, sync_cursor: syncCursor };
     }
-    const rows = await listAgentRows(db, { kind: input.kind, beforeId: decodeCursor('agents', input.cursor), limit: input.limit });
-    const page = paginate(rows, input.limit, 'agents', (row) => row.id);
+    const rows = await listAgentRows(db, { kind: input.kind, beforeId, limit: input.limit });
+    const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('agents', row.id));
     return { data: page.rows.map(toAgent), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
   },
 });

@@ -13,6 +13,7 @@ export const updateAgent = defineOperation({
   description: 'Humans only. Narrowing scopes narrows every token of the principal immediately (a token has the intersection).',
   kind: 'write',
   scope: 'agents:admin',
+  humanOnly: true,
   approval: 'none',
   http: { method: 'PATCH', path: '/agents/{id}' },
   input: z

@@ -17,6 +17,7 @@ export const approveApproval = defineOperation({
   description: 'Humans only. If the target changed since the request, approving is 409 approval_stale: deny it instead.',
   kind: 'write',
   scope: 'approvals:decide',
+  humanOnly: true,
   approval: 'none',
   http: { method: 'POST', path: '/approvals/{id}/approve' },
   input: z.strictObject({ id: approvalId, reason: z.string().trim().min(1).max(500).optional() }),

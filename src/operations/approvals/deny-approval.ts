@@ -9,6 +9,7 @@ export const denyApproval = defineOperation({
   summary: 'Deny a pending request: its operation never runs; the decision is recorded.',
   kind: 'write',
   scope: 'approvals:decide',
+  humanOnly: true,
   approval: 'none',
   http: { method: 'POST', path: '/approvals/{id}/deny' },
   input: z.strictObject({ id: approvalId, reason: z.string().trim().min(1).max(500).optional().describe('Why, for the requester.') }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listApprovals as listApprovalRows } from '../../store/approvals.ts';
 import { latestEventId } from '../../store/events.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../shared/lists.ts';
+import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
 import { APPROVAL_STATUSES, approvalOutput, toApproval } from './approval-schema.ts';
 
 export const listApprovals = defineOperation({
@@ -16,15 +16,16 @@ export const listApprovals = defineOperation({
   input: z.strictObject({ status: z.enum(APPROVAL_STATUSES).optional(), cursor: cursorParam, limit: limitParam }),
   output: pageSchema(approvalOutput),
   async run(db, ctx, input) {
+    const beforeId = ctx.cursors.decode('approvals', input.cursor);
     const syncCursor = await latestEventId(db);
     const rows = await listApprovalRows(db, {
       status: input.status,
       requestedBy: ctx.actor.kind === 'human' ? undefined : ctx.actor.id,
       now: ctx.now,
-      beforeId: decodeCursor('approvals', input.cursor),
+      beforeId,
       limit: input.limit,
     });
-    const page = paginate(rows, input.limit, 'approvals', (row) => row.id);
+    const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('approvals', row.id));
     return { data: page.rows.map((row) => toApproval(row, ctx.now)), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 
-export const artifactId = z.string().regex(new RegExp(idPattern('art')), 'must be an artifact id: art_ followed by a 26-character ULID').describe('Artifact id, `art_<ULID>`.');
+export const artifactId = z.string().regex(new RegExp(idPattern('art')), 'must be an artifact id: art_ followed by a 26-character ULID');
 
 /** How a long body travels inside a response: a reference, never the bytes. */
 export const artifactRef = z.object({

@@ -31,8 +31,7 @@ export const createArtifact = defineOperation({
   name: 'artifacts_create',
   summary: 'Store a long body (text or binary) as an artifact, optionally attached to a task.',
   description:
-    'Send text as `content` (encoding `utf8`, the default) or bytes as base64 (encoding `base64`). The size limit is BATON_ARTIFACT_MAX_BYTES ' +
-    '(decoded; 25 MiB by default), past it 413.',
+    'Text as `content`, or bytes in base64 with `encoding: base64`; past BATON_ARTIFACT_MAX_BYTES decoded (25 MiB by default), 413.',
   kind: 'write',
   scope: 'artifacts:write',
   approval: 'none',

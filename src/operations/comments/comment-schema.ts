@@ -10,7 +10,7 @@ export const COMMENT_ARTIFACTS_MAX = 10;
 /** Mentions per comment: more is a broadcast, not a mention. */
 export const MENTIONS_MAX = 10;
 
-export const commentId = z.string().regex(new RegExp(idPattern('cmt')), 'must be a comment id: cmt_ followed by a 26-character ULID').describe('Comment id, `cmt_<ULID>`.');
+export const commentId = z.string().regex(new RegExp(idPattern('cmt')), 'must be a comment id: cmt_ followed by a 26-character ULID');
 export const commentBody = z
   .string()
   .trim()

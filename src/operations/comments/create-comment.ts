@@ -8,7 +8,7 @@ export const createComment = defineOperation({
   name: 'comments_create',
   summary: 'Comment on a task (Markdown); `@name` mentions notify that principal.',
   description:
-    "Each mentioned principal gets a `comment.mentioned` event with itself as subject. A mention that names no principal is 422 unknown_principal naming it; a deleted task is 410 task_deleted.",
+    'Each one mentioned gets a `comment.mentioned` event. A mention of no principal is 422 unknown_principal; a deleted task, 410 task_deleted.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

@@ -7,7 +7,7 @@ import { commentId, commentOutput, toComment } from './comment-schema.ts';
 export const deleteComment = defineOperation({
   name: 'comments_delete',
   summary: 'Delete your own comment (a human with agents:admin may delete any); a tombstone keeps its place.',
-  description: 'The thread keeps a tombstone (`body` null, `deleted_at` set), the timeline a `comment.deleted` event; the text stays in the audit timeline (`comment.created`).',
+  description: 'The tombstone has `body` null and `deleted_at` set; the timeline keeps the text (`comment.created`) and adds `comment.deleted`.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

@@ -7,7 +7,7 @@ import { commentArtifacts, commentBody, commentId, commentOutput, toComment } fr
 export const updateComment = defineOperation({
   name: 'comments_update',
   summary: 'Edit your own comment: its body and/or artifact references.',
-  description: 'Only the author may edit. Principals newly mentioned by the edit get a `comment.mentioned` event; those already mentioned do not hear of it again.',
+  description: 'Only the author may edit. Only principals newly mentioned get a `comment.mentioned` event.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import { type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
+import { type EventFilter, type EventRow, latestEventId, listEvents, listEventsForSubjects } from '../../store/events.ts';
 import type { DB } from '../../store/schema.ts';
 import { latestArchive } from '../../store/event-archive.ts';
-import { cursorArchived, decodeCursor, paginate, sinceSeq } from '../shared/lists.ts';
+import type { Cursors } from '../shared/cursors.ts';
+import { cursorArchived, paginate, sinceSeq } from '../shared/lists.ts';
 import { shapeEvent } from './event-schema.ts';
 
 export interface EventPageInput {
@@ -15,13 +16,13 @@ export interface EventPageInput {
   fields?: readonly string[] | undefined;
 }
 
-/** The sync cursor and the seq bounds `since` and `cursor` set; reads the sync cursor first. */
-async function eventWindow(db: Kysely<DB>, input: EventPageInput) {
+/** The sync cursor and the seq bounds `since` and `cursor` set; checks the cursor, then reads the sync cursor first. */
+async function eventWindow(db: Kysely<DB>, cursors: Cursors, input: EventPageInput) {
+  const position = cursors.decode('events', input.cursor);
   const syncCursor = await latestEventId(db);
   let afterSeq: string | undefined;
   let beforeSeq: string | undefined;
   if (input.since) afterSeq = await sinceSeq(db, input.since);
-  const position = decodeCursor('events', input.cursor);
   if (position !== undefined) {
     if (input.order === 'asc') afterSeq = await forwardPosition(db, input.cursor ?? '', position);
     else beforeSeq = position;
@@ -36,25 +37,25 @@ async function forwardPosition(db: Kysely<DB>, cursor: string, position: string)
   return position;
 }
 
-function toPage(rows: EventRow[], input: EventPageInput, syncCursor: string | null) {
-  const page = paginate(rows, input.limit, 'events', (row) => String(row.seq));
+function toPage(rows: EventRow[], input: EventPageInput, at: { cursors: Cursors; syncCursor: string | null }) {
+  const page = paginate(rows, input.limit, (row) => at.cursors.encode('events', String(row.seq)));
   return {
     data: page.rows.map((row) => shapeEvent(row, input)),
     has_more: page.has_more,
     next_cursor: page.next_cursor,
-    sync_cursor: syncCursor,
+    sync_cursor: at.syncCursor,
   };
 }
 
-/** One page of the timeline (whole, or one subject's), in commit order. */
-export async function eventPage(db: Kysely<DB>, subject: string | undefined, input: EventPageInput) {
-  const { syncCursor, query } = await eventWindow(db, input);
-  return toPage(await listEvents(db, { subject, ...query }), input, syncCursor);
+/** One page of the timeline (whole, or one subject's or actor's), in commit order. */
+export async function eventPage(db: Kysely<DB>, cursors: Cursors, filter: EventFilter, input: EventPageInput) {
+  const { syncCursor, query } = await eventWindow(db, cursors, input);
+  return toPage(await listEvents(db, { ...filter, ...query }), input, { cursors, syncCursor });
 }
 
 /** The same page for each subject, in a fixed number of queries however many subjects; in `subjects` order. */
-export async function eventPages(db: Kysely<DB>, subjects: readonly string[], input: EventPageInput) {
-  const { syncCursor, query } = await eventWindow(db, input);
-  const rows = await listEventsForSubjects(db, subjects, query);
-  return subjects.map((subject) => toPage(rows.get(subject) ?? [], input, syncCursor));
+export async function eventPages(db: Kysely<DB>, cursors: Cursors, input: EventPageInput & { subjects: readonly string[] }) {
+  const { syncCursor, query } = await eventWindow(db, cursors, input);
+  const rows = await listEventsForSubjects(db, input.subjects, query);
+  return input.subjects.map((subject) => toPage(rows.get(subject) ?? [], input, { cursors, syncCursor }));
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idPattern } from '../../ids.ts';
 import { defineOperation } from '../define-operation.ts';
 import { pageSchema } from '../shared/lists.ts';
 import { eventListParams } from './event-params.ts';
@@ -16,7 +17,14 @@ export const listEvents = defineOperation({
   input: z.strictObject({
     ...eventListParams,
     subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
+    actor: z
+      .string()
+      .regex(new RegExp(`^(me|system|${idPattern('agt').replace(/^\^|\$$/g, '')})$`), 'actor is me, system, or a principal id (agt_…)')
+      .optional()
+      .describe('Only events this principal caused: `agt_…`, `me`, or `system` (lease expiries and other server work).'),
+    actor_kind: z.enum(['human', 'agent', 'system']).optional().describe('Only events caused by a human, an agent or the system.'),
   }),
   output: pageSchema(eventOutput),
-  run: (db, _ctx, input) => eventPage(db, input.subject, input),
+  run: (db, ctx, input) =>
+    eventPage(db, ctx.cursors, { subject: input.subject, actorId: input.actor === 'me' ? ctx.actor.id : input.actor, actorKind: input.actor_kind }, input),
 });

@@ -3,7 +3,7 @@ import { BatonError } from '../../errors.ts';
 import { latestEventId } from '../../store/events.ts';
 import { listLeases as listLeaseRows } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, decodeCursor, limitParam, pageSchema, paginate } from '../shared/lists.ts';
+import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
 import { taskId } from '../tasks/task-schema.ts';
 import { leaseOutput, toLease } from './lease-schema.ts';
 
@@ -24,6 +24,7 @@ export const listLeases = defineOperation({
   }),
   output: pageSchema(leaseOutput),
   async run(db, ctx, input) {
+    const beforeId = ctx.cursors.decode('leases', input.cursor);
     const actor = ctx.actor;
     let holderId = input.holder === 'me' ? actor.id : input.holder;
     if (actor.kind !== 'human') {
@@ -35,8 +36,8 @@ export const listLeases = defineOperation({
       holderId = actor.id;
     }
     const syncCursor = await latestEventId(db);
-    const rows = await listLeaseRows(db, { holderId, taskId: input.task_id, state: input.state, now: ctx.now, beforeId: decodeCursor('leases', input.cursor), limit: input.limit });
-    const page = paginate(rows, input.limit, 'leases', (row) => row.id);
+    const rows = await listLeaseRows(db, { holderId, taskId: input.task_id, state: input.state, now: ctx.now, beforeId, limit: input.limit });
+    const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('leases', row.id));
     return { data: page.rows.map((row) => toLease(row, ctx.now)), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
   },
 });

@@ -14,7 +14,7 @@ export const releaseLease = defineOperation({
   name: 'leases_release',
   summary: 'Give a task back unfinished: the lease ends and the task returns to todo for anyone to claim.',
   description:
-    '`outcome: "failed"` (with a `reason`) counts a failed attempt: the task waits out its back-off (`not_before`), or leaves the queue when its attempts are exhausted (blocked, `attempts_exhausted`).',
+    '`outcome: "failed"` with a `reason` counts a failed attempt: the task backs off (`not_before`), or, its attempts exhausted, is dead-lettered (blocked, `attempts_exhausted`).',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

@@ -3,7 +3,7 @@ import { PRINCIPAL_KINDS, SCOPES } from '../../domain/scopes.ts';
 import { TASK_STATUSES, type TaskStatus } from '../../domain/task-status.ts';
 import { countActiveLeases } from '../../store/leases.ts';
 import { countAssigned } from '../../store/tasks.ts';
-import { mayCall } from '../authorization.ts';
+import { mayInvoke } from '../authorization.ts';
 import { defineOperation, OPERATIONS_MAX } from '../define-operation.ts';
 
 export const whoami = defineOperation({
@@ -23,7 +23,7 @@ export const whoami = defineOperation({
       assigned: z
         .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<TaskStatus, z.ZodInt>)
         .describe('How many tasks are assigned to you, by status: list them with GET /api/v1/tasks?assignee=me.'),
-      can: z.array(z.string()).max(OPERATIONS_MAX).describe('Operations this token may call now (scopes and allowlist).'),
+      can: z.array(z.string()).max(OPERATIONS_MAX).describe('Operations this token may call now (scopes, allowlist, and human-only operations for humans).'),
       needs_approval: z.array(z.string()).max(OPERATIONS_MAX).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
       rate_limit: z
         .object({ limit: z.int(), remaining: z.int(), window_s: z.int(), reset_s: z.int() })
@@ -35,7 +35,7 @@ export const whoami = defineOperation({
     const openLeases = await countActiveLeases(db, actor.id, ctx.now);
     const counts = await countAssigned(db, actor.id);
     const assigned = Object.fromEntries(TASK_STATUSES.map((status) => [status, counts[status] ?? 0])) as Record<TaskStatus, number>;
-    const allowed = ctx.operations.filter((op) => mayCall(actor, op.name, op.scope));
+    const allowed = ctx.operations.filter((op) => mayInvoke(actor, op));
     return {
       principal: { id: actor.id, kind: actor.kind, name: actor.name },
       token: { id: actor.tokenId, machine: actor.machine },

@@ -11,18 +11,18 @@ export const limitParam = z.coerce
   .int()
   .min(1, 'limit must be at least 1')
   .max(100, 'limit must be at most 100 (pages are bounded; follow next_cursor for more)')
-  .default(25)
-  .describe('Page size, 1–100.');
+  .default(25);
 
-export const cursorParam = z.string().min(1).max(512).optional().describe('Opaque: the `next_cursor` of the previous page.');
+/** No description: a page's `next_cursor` says to pass it as `cursor`, and every tool listing spends what this would repeat. */
+export const cursorParam = z.string().min(1).max(512).optional();
 
 export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('An event id: return only what changed strictly after it. Pass the `sync_cursor` of your previous read.');
+  .describe('An event id (a `sync_cursor`): only what changed after it.');
 
-export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`compact` (default) is token-lean; `full` is the whole object.');
+export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 
 /** The longest comma-separated query value: every list filter's items fit many times over. */
 export const LIST_PARAM_MAX = 2000;
@@ -69,57 +69,12 @@ export function pageSchema<T extends z.ZodType>(item: T) {
   });
 }
 
-/** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search';
-
-/** The shape of each kind's position, so a forged cursor is a 400 before it reaches SQL. */
-const POSITION: Record<CursorKind, RegExp> = {
-  tasks: /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/,
-  events: /^[1-9][0-9]{0,18}$/,
-  leases: /^lea_[0-9A-HJKMNP-TV-Z]{26}$/,
-  approvals: /^apr_[0-9A-HJKMNP-TV-Z]{26}$/,
-  agents: /^agt_[0-9A-HJKMNP-TV-Z]{26}$/,
-  tokens: /^tok_[0-9A-HJKMNP-TV-Z]{26}$/,
-  webhooks: /^whk_[0-9A-HJKMNP-TV-Z]{26}$/,
-  deliveries: /^[1-9][0-9]{0,18}$/,
-  comments: /^cmt_[0-9A-HJKMNP-TV-Z]{26}$/,
-  // A ranked search's position: the rank as PostgreSQL printed it (a float4), the task id, then
-  // the digest of the `q` that ranked it (a rank means nothing under another query).
-  task_search: /^[0-9][0-9.e+-]{0,23} tsk_[0-9A-HJKMNP-TV-Z]{26} [0-9a-f]{16}$/,
-};
-
-export function encodeCursor(kind: CursorKind, position: string): string {
-  return Buffer.from(JSON.stringify({ k: kind, p: position })).toString('base64url');
-}
-
-/** The position inside a cursor; a cursor this list did not issue is a 400, not a crash or a wrong page. */
-export function decodeCursor(kind: CursorKind, cursor: string | undefined): string | undefined {
-  if (cursor === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (parsed && typeof parsed === 'object' && 'k' in parsed && 'p' in parsed && parsed.k === kind && typeof parsed.p === 'string' && POSITION[kind].test(parsed.p)) {
-      return parsed.p;
-    }
-  } catch {
-    // fall through to the problem below
-  }
-  throw new BatonError('invalid_parameter', `cursor is not one this ${kind} list issued.`, {
-    hint: 'Pass the next_cursor of a previous page of the same list unchanged, or omit cursor to start from the first page.',
-    extra: { errors: [{ pointer: '/cursor', detail: `not a cursor issued by this ${kind} list`, location: 'query' }] },
-  });
-}
-
-/** Splits a `limit + 1` fetch into the page and its continuation. */
-export function paginate<T>(
-  rows: T[],
-  limit: number,
-  kind: CursorKind,
-  position: (row: T) => string,
-): { rows: T[]; has_more: boolean; next_cursor: string | null } {
+/** Splits a `limit + 1` fetch into the page and its continuation, `cursorAfter` its last row (`Cursors.encode`). */
+export function paginate<T>(rows: T[], limit: number, cursorAfter: (row: T) => string): { rows: T[]; has_more: boolean; next_cursor: string | null } {
   const hasMore = rows.length > limit;
   const page = hasMore ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
-  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(kind, position(last)) : null };
+  return { rows: page, has_more: hasMore, next_cursor: hasMore && last ? cursorAfter(last) : null };
 }
 
 /** Keeps only the chosen fields (and always `id`), in the object's own order. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import { NO_LEASE, type TaskChanges, updateTask } from '../../store/tasks.ts';
+import { NO_LEASE, type TaskChanges, type TaskRow, updateTask } from '../../store/tasks.ts';
+import type { Principal } from '../../domain/principal.ts';
 import { lockLiveTask, postComment } from '../comments/comment-access.ts';
 import { commentBody } from '../comments/comment-schema.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -14,7 +15,7 @@ export const assignTask = defineOperation({
   name: 'tasks_assign',
   summary: 'Set or clear who a task is for; optionally with a comment to them.',
   description:
-    'Only the assignee can claim an assigned task. If another holds it under a live lease: 409 assignee_lease_held, unless `release_lease: true` ends that lease (the task returns to todo).',
+    'Only the assignee can claim an assigned task. If another holds it under a live lease: 409 assignee_lease_held, unless `release_lease: true` ends that lease (the task returns to todo). Agents: only unassigned tasks or their own (403 not_your_task).',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
@@ -35,9 +36,11 @@ export const assignTask = defineOperation({
     if ((to?.id ?? null) === row.assignee_id) return shapeTask(row, ctx.actor, { view: 'full' });
 
     const held = row.status === 'in_progress' && row.lease_id !== null && row.lease_expires_at !== null && row.lease_expires_at > ctx.now;
+    const endsLease = held && to !== null && row.lease_holder_id !== to.id;
+    checkTakesOnlyOwnWork(row, ctx.actor, endsLease);
     let changes: TaskChanges = { assignee_id: to?.id ?? null, assignee_kind: to?.kind ?? null };
     let ending: LeaseEnding | undefined;
-    if (held && to !== null && row.lease_holder_id !== to.id) {
+    if (endsLease) {
       if (!input.release_lease) {
         throw new BatonError('assignee_lease_held', `Task ${row.id} is held by ${row.lease_holder_kind} ${row.lease_holder_id} until ${row.lease_expires_at?.toISOString()}.`, {
           extra: { holder: { id: row.lease_holder_id, kind: row.lease_holder_kind }, lease_id: row.lease_id },
@@ -57,3 +60,22 @@ export const assignTask = defineOperation({
     return shapeTask(updated, ctx.actor, { view: 'full' });
   },
 });
+
+/**
+ * Assignment between agents is not advisory: an agent (without `agents:admin`) may change the
+ * assignment only of an unassigned task or its own, and may not end a lease someone else holds,
+ * with or without `release_lease`. Taking someone else's work is for humans (spec/collaboration.md, "Assignment").
+ */
+function checkTakesOnlyOwnWork(row: TaskRow, actor: Principal, endsLease: boolean): void {
+  if (actor.kind === 'human' || actor.scopes.has('agents:admin')) return;
+  if (row.assignee_id !== null && row.assignee_id !== actor.id) {
+    throw new BatonError('not_your_task', `Task ${row.id} is assigned to ${row.assignee_kind} ${row.assignee_id}; an agent may change the assignment only of an unassigned task or its own.`, {
+      extra: { assignee: { id: row.assignee_id, kind: row.assignee_kind } },
+    });
+  }
+  if (endsLease && row.lease_holder_id !== actor.id) {
+    throw new BatonError('not_your_task', `Task ${row.id} is held by ${row.lease_holder_kind} ${row.lease_holder_id} until ${row.lease_expires_at?.toISOString()}; an agent may not end another's lease.`, {
+      extra: { holder: { id: row.lease_holder_id, kind: row.lease_holder_kind } },
+    });
+  }
+}

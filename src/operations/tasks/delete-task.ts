@@ -10,7 +10,7 @@ export const deleteTask = defineOperation({
   name: 'tasks_delete',
   summary: 'Delete a task (destructive: needs a human\'s approval unless a human with approvals:decide asks).',
   description:
-    'The task disappears from reads and lists; its events stay (the timeline is append-only) and a `since` delta shows the tombstone. Any lease on it ends. An agent gets 202 with a pending approval.',
+    'It leaves reads and lists (a `since` delta shows its tombstone); its events stay. Any lease on it ends. An agent gets 202 with a pending approval.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'destructive',

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../store/schema.ts';
 import { BatonError } from '../../errors.ts';
 import { defineOperation } from '../define-operation.ts';
-import { commaList, commaSeparated, cursorParam, decodeCursor, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
+import { commaList, commaSeparated, cursorParam, limitParam, pageSchema, paginate, sinceParam, sinceSeq, viewParam } from '../shared/lists.ts';
 import { shapeTask, type TaskShape, toListTask } from './task-view.ts';
 import { TASK_FIELDS, taskLabels, taskOutput, taskRef } from './task-schema.ts';
 
@@ -50,13 +50,15 @@ export const listTasks = defineOperation({
   }),
   output: pageSchema(taskOutput),
   async run(db, ctx, input) {
+    // A search's cursor holds its rank, a list's an id: either is checked before anything reaches SQL.
+    const position = ctx.cursors.decode(input.q === undefined ? 'tasks' : 'task_search', input.cursor);
     // Read the sync cursor first: a write landing during the list shows again next time, never goes missing.
     const syncCursor = await latestEventId(db);
     let changedAfterSeq: string | undefined;
     if (input.since) {
       changedAfterSeq = await sinceSeq(db, input.since);
     }
-    const search = input.q === undefined ? undefined : await searchOf(db, input.q, input.cursor);
+    const search = input.q === undefined ? undefined : await searchOf(db, input.q, position);
     const query = {
       statuses: input.status,
       labels: input.labels,
@@ -65,12 +67,13 @@ export const listTasks = defineOperation({
       parent: input.parent === 'none' ? null : input.parent,
       idPrefix: input.id_prefix === undefined ? undefined : `tsk_${input.id_prefix}`,
       changedAfterSeq,
-      beforeId: search ? undefined : decodeCursor('tasks', input.cursor),
+      beforeId: search ? undefined : position,
       limit: input.limit,
     };
-    const cursorOf = (row: { id: string; search_rank?: string }) => (search ? `${row.search_rank ?? '0'} ${row.id} ${searchDigest(search.q)}` : row.id);
+    const cursorAfter = (row: { id: string; search_rank?: string }) =>
+      search ? ctx.cursors.encode('task_search', `${row.search_rank ?? '0'} ${row.id} ${searchDigest(search.q)}`) : ctx.cursors.encode('tasks', row.id);
     const shapePage = <R extends { id: string; search_rank?: string }>(rows: R[], shape: (row: R) => TaskShape) => {
-      const page = paginate(rows, input.limit, search ? 'task_search' : 'tasks', cursorOf);
+      const page = paginate(rows, input.limit, cursorAfter);
       return { data: page.rows.map(shape), has_more: page.has_more, next_cursor: page.next_cursor };
     };
     // The default view reads only the columns it shows; `view=full` or `fields` read whole rows.
@@ -89,13 +92,12 @@ export const listTasks = defineOperation({
  * A search's terms and position. websearch_to_tsquery never fails on syntax, so the only bad query
  * is one with no terms left (stop words, punctuation): a 400 naming `q`, never an empty page.
  */
-async function searchOf(db: Kysely<DB>, q: string, cursor: string | undefined): Promise<TaskSearch> {
+async function searchOf(db: Kysely<DB>, q: string, position: string | undefined): Promise<TaskSearch> {
   if ((await searchTermCount(db, q)) === 0) {
     throw new BatonError('invalid_search', `q ${JSON.stringify(q)} has no words to search for once stop words and punctuation are dropped.`, {
       extra: { errors: [{ pointer: '/q', detail: 'no searchable words', location: 'query' }] },
     });
   }
-  const position = decodeCursor('task_search', cursor);
   if (position === undefined) return { q, after: undefined };
   const [rank = '0', id = '', digest] = position.split(' ');
   if (digest !== searchDigest(q)) {

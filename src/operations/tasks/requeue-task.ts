@@ -13,6 +13,7 @@ export const requeueTask = defineOperation({
   description: 'The task returns to todo, claimable at once, with `attempts` 0; its `failures` stay.',
   kind: 'write',
   scope: 'tasks:write',
+  humanOnly: true,
   approval: 'none',
   http: { method: 'POST', path: '/tasks/{id}/requeue' },
   input: z.strictObject({ id: taskId }),

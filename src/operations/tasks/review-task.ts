@@ -9,6 +9,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
 import { taskId, taskOutput } from './task-schema.ts';
 import { moveLease } from './update-task.ts';
+import { checkNotOwnHandIn } from './separation-of-duties.ts';
 import { closeChildren } from './task-tree.ts';
 import { lockTaskTreeForClose } from '../../store/task-tree.ts';
 
@@ -16,7 +17,8 @@ export const reviewTask = defineOperation({
   name: 'tasks_review',
   summary: 'Decide on work in review: `approve` (→ done) or `request_changes` with a comment (→ in_progress, back to the same agent).',
   description:
-    'request_changes needs `comment`: it is posted to the thread, and the task returns to in_progress under a fresh lease for its assignee (or, if it had none, its last lease holder, who becomes the assignee). That agent sees the comment first: `discussion.changes_requested` on tasks_get (view=full) and on any later claim. If the lease lapses the task returns to todo, still assigned, so only that agent can claim it.',
+    'request_changes needs `comment`: it is posted to the thread, and the task returns to in_progress under a fresh lease for its assignee (or, if it had none, its last lease holder, who becomes the assignee). That agent sees the comment first: `discussion.changes_requested` on tasks_get (view=full) and on any later claim. If the lease lapses the task returns to todo, still assigned, so only that agent can claim it. ' +
+    'Whoever handed it in may not approve it (403 separation_of_duties).',
   kind: 'write',
   scope: 'tasks:review',
   approval: 'none',
@@ -43,6 +45,7 @@ export const reviewTask = defineOperation({
         extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
       });
     }
+    if (input.decision === 'approve') await checkNotOwnHandIn(tx, ctx, row);
     const comment = input.comment === undefined ? undefined : await postComment(tx, ctx, row, { body: input.comment, artifacts: [], pointer: '/comment' });
     let changes: TaskChanges;
     if (input.decision === 'approve') {

@@ -14,7 +14,7 @@ export const BLOCKERS_MAX = 20;
 export const TASK_ARTIFACTS_MAX = 100;
 export const HANDOFF_ARTIFACTS_MAX = 20;
 
-export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID').describe('Task id, `tsk_<ULID>`.');
+export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID');
 export const taskStatus = z.enum(TASK_STATUSES);
 export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
@@ -90,9 +90,10 @@ export const handoff = z.object({
 });
 
 /**
- * A request the caller may send next, ready to use: no prior knowledge of the API needed. Over MCP it
- * is the call of the tool named `operation`, with `id` from `href`, `body` as the other arguments,
- * the Idempotency-Key as `idempotency_key` and If-Match's number as `expected_version`.
+ * A request the caller may send next, ready to use: no prior knowledge of the API needed, only the
+ * words of the members `fill` names. Over MCP it is the call of the tool named `operation`, with `id`
+ * from `href`, `body` as the other arguments, the Idempotency-Key as `idempotency_key` and If-Match's
+ * number as `expected_version`.
  */
 export const nextAction = z.object({
   operation: z.string().describe('The operation, also the MCP tool name; spec/agent-guide.md explains each.'),
@@ -100,6 +101,11 @@ export const nextAction = z.object({
   href: z.string(),
   headers: z.record(z.string(), z.string()).optional().describe('Headers to send as given: the Idempotency-Key is a fresh one made for this one action (resend it only to retry the action).'),
   body: z.record(z.string(), z.unknown()).optional().describe('The JSON body; absent: send none (or `{}`).'),
+  fill: z
+    .array(z.string())
+    .max(2)
+    .optional()
+    .describe('Body members only you can write, to add before sending: a hand-in\'s `summary`, a change request\'s `comment`. Absent: send the action as it is.'),
 });
 export type NextAction = z.infer<typeof nextAction>;
 

@@ -5,7 +5,7 @@ import type { Principal } from '../../domain/principal.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import { project } from '../shared/lists.ts';
 import { COMPACT_FIELDS, TASK_CORE } from './task-schema.ts';
-import { shapeTask, toListTask, toTask } from './task-view.ts';
+import { nextActions, shapeTask, toListTask, toTask } from './task-view.ts';
 
 const at = new Date('2026-11-24T12:00:00.000Z');
 
@@ -54,12 +54,14 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
   };
 }
 
+const handedIn = { handoff: { summary: 'Done.', artifacts: [], by: { id: 'agt_agent', kind: 'agent' as const }, at: at.toISOString() } };
 const leased = { lease_id: 'lse_1', lease_holder_id: 'agt_agent', lease_holder_kind: 'agent' as const, lease_expires_at: new Date(at.getTime() + 60_000) };
 const rows = TASK_STATUSES.flatMap((status) => [
   row(status),
   row(status, leased),
   row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
   row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),
+  row(status, handedIn),
 ]);
 const callers = [
   principal('human', SCOPES),
@@ -113,5 +115,27 @@ describe('toListTask', () => {
         for (const caller of callers) expect(JSON.stringify(toListTask(r, now))).toBe(JSON.stringify(shapeTask(r, caller, { view: 'compact', now }, true)));
       }
     }
+  });
+});
+
+describe('nextActions', () => {
+  const reviewer = (id: string) => ({ ...principal('agent', SCOPES), id });
+  const offered = (r: TaskRow, caller: Principal) =>
+    nextActions(r, caller).map((a) => {
+      const decision = a.body?.['decision'];
+      return `${a.operation}${typeof decision === 'string' ? `:${decision}` : ''}${a.fill ? `[${a.fill.join()}]` : ''}`;
+    });
+
+  it('offer the lease holder its heartbeat and the hand-in with a summary to write', () => {
+    expect(offered(row('in_progress', leased), reviewer('agt_agent'))).toEqual(['leases_heartbeat', 'tasks_hand_in[summary]']);
+  });
+
+  it('offer work in review its two decisions, request-changes with a comment to write, to anyone who may review but the principal that handed it in', () => {
+    const review = row('in_review', handedIn);
+    expect(offered(review, reviewer('agt_other'))).toEqual(['tasks_review:approve', 'tasks_review:request_changes[comment]', 'tasks_claim_next']);
+    expect(offered(review, principal('human', SCOPES))).toEqual(['tasks_review:approve', 'tasks_review:request_changes[comment]']);
+    expect(offered(review, reviewer('agt_agent'))).toEqual(['tasks_claim_next']);
+    // A human without tasks:review gets the move to done, as before.
+    expect(offered(review, principal('human', SCOPES.filter((s) => s !== 'tasks:review')))).toEqual(['tasks_update']);
   });
 });

@@ -182,13 +182,15 @@ export function writeHeaders(): Record<string, string> {
 
 /**
  * What this caller may do next, as ready-to-send requests: claim the task; keep the lease and hand
- * the work in; the forward status move; and, for an agent with nothing to do on this task, claim
- * more work. Explanations live in the docs, keyed by operation, to keep every task small.
+ * the work in with a summary; review work in review (approve, or request changes), unless the
+ * caller handed it in; the other forward status moves; and, for an agent with nothing to do on this
+ * task, claim more work. Explanations live in the docs, keyed by operation, to keep every task small.
  */
 export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[] {
   const from = row.status as TaskStatus;
   const href = `/api/v1/tasks/${row.id}`;
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
+  const versioned = () => ({ ...writeHeaders(), 'If-Match': `"${row.version}"` });
   const actions: NextAction[] = [];
   if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks_claim', 'tasks:claim')) {
     actions.push({ operation: 'tasks_claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
@@ -196,17 +198,23 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   if (from === 'in_progress' && holds && mayCall(actor, 'leases_heartbeat', 'tasks:claim')) {
     actions.push({ operation: 'leases_heartbeat', method: 'POST', href: `/api/v1/leases/${row.lease_id}/heartbeat`, headers: writeHeaders() });
   }
+  const handsIn = from === 'in_progress' && holds && mayCall(actor, 'tasks_hand_in', 'tasks:claim');
+  if (handsIn) {
+    // No If-Match: the lease epoch fences the hand-in, and a human's edit meanwhile (a label, the description) must not refuse it.
+    actions.push({ operation: 'tasks_hand_in', method: 'POST', href: `${href}/hand_in`, headers: writeHeaders(), body: { lease_epoch: row.lease_epoch }, fill: ['summary'] });
+  }
+  // The principal that handed the work in is offered neither its review nor the move to done (separation of duties).
+  const ownHandIn = from === 'in_review' && row.handoff?.by.id === actor.id;
+  const reviews = from === 'in_review' && !ownHandIn && mayCall(actor, 'tasks_review', 'tasks:review');
+  if (reviews) {
+    actions.push({ operation: 'tasks_review', method: 'POST', href: `${href}/review`, headers: versioned(), body: { decision: 'approve' } });
+    actions.push({ operation: 'tasks_review', method: 'POST', href: `${href}/review`, headers: versioned(), body: { decision: 'request_changes' }, fill: ['comment'] });
+  }
   const to = FORWARD[from];
   // A task in progress is the holder's to move; a human may override.
-  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human');
+  const mayMove = !(from === 'in_progress' && !holds && actor.kind !== 'human') && !handsIn && !reviews && !ownHandIn;
   if (to && mayMove && transitionVia(from, to) === 'tasks_update' && mayCall(actor, 'tasks_update', 'tasks:write') && passesGuard(from, to, actor)) {
-    actions.push({
-      operation: 'tasks_update',
-      method: 'PATCH',
-      href,
-      headers: { ...writeHeaders(), 'If-Match': `"${row.version}"` },
-      body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to },
-    });
+    actions.push({ operation: 'tasks_update', method: 'PATCH', href, headers: versioned(), body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to } });
   }
   if (from !== 'todo' && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks_claim_next', 'tasks:claim')) {
     actions.push({ operation: 'tasks_claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });

@@ -10,6 +10,7 @@ import {
 } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
 import type { Principal } from '../../domain/principal.ts';
+import { findPrincipals } from '../../store/agents.ts';
 import { insertLease, latestLease } from '../../store/leases.ts';
 import { type LeaseEnding, lockTask, NO_LEASE, type TaskChanges, type TaskRow, updateTask as updateTaskRow } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
@@ -19,6 +20,7 @@ import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
+import { checkNotOwnHandIn } from './separation-of-duties.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
 import { lockBlockerGraph } from '../../store/blockers.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -66,6 +68,7 @@ export const updateTask = defineOperation({
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
+    if (row.status === 'in_review' && input.status === 'done') await checkNotOwnHandIn(tx, ctx, row);
     if (input.blocked_by) await checkBlockers(tx, row, input.blocked_by);
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
@@ -164,6 +167,7 @@ export async function moveLease(
       extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
     });
   }
+  await checkEnabled(tx, row, previous);
   const ttlS = ctx.config.leaseTtl.defaultS;
   const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
   const epoch = row.lease_epoch + 1;
@@ -186,6 +190,19 @@ export async function moveLease(
   });
   ctx.emit({ type: 'task.claimed', subject: row.id, data: { lease_id: lease.id, epoch, ttl_s: ttlS, expires_at: expiresAt.toISOString(), holder_id: previous.holder_id, reason: 'changes_requested' } });
   return { changes: { lease_id: lease.id, lease_holder_id: previous.holder_id, lease_holder_kind: previous.holder_kind, lease_expires_at: expiresAt, lease_epoch: epoch } };
+}
+
+/**
+ * Work goes back only to a principal who can do it: handing a disabled one a lease (and, on a
+ * review, the assignment) would leave the task waiting for it forever. The caller reassigns first.
+ */
+async function checkEnabled(tx: Tx, row: TaskRow, to: { holder_id: string; holder_kind: 'human' | 'agent' }): Promise<void> {
+  const [principal] = await findPrincipals(tx, { ids: [to.holder_id], names: [] });
+  if (!principal?.disabled) return;
+  throw new BatonError('principal_disabled', `Task ${row.id} would go back to ${to.holder_kind} ${to.holder_id} (${principal.name}), who is disabled.`, {
+    hint: 'Assign the task to another principal (tasks_assign) and request changes with tasks_review: the work goes to the assignee. Or cancel the task.',
+    extra: { principal: { id: to.holder_id, kind: to.holder_kind } },
+  });
 }
 
 function diff(row: TaskRow, input: UpdateInput): TaskChanges {

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { lockWebhook, updateWebhook } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { ownerActsAlone, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget } from './webhook-schema.ts';
+import { ownerActsAlone, toWebhook, visibleWebhook, webhookId, webhookOutput, webhookTarget } from './webhook-schema.ts';
 
 export const deleteWebhook = defineOperation({
   name: 'webhooks_delete',
   summary: 'Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database.',
-  description: 'Another principal\'s webhook needs agents:admin or a human\'s approval.',
+  description: "Runs at once for the webhook's owner. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'destructive',
@@ -17,8 +17,7 @@ export const deleteWebhook = defineOperation({
   input: z.strictObject({ id: webhookId }),
   output: webhookOutput,
   async run(tx, ctx, input) {
-    const row = await lockWebhook(tx, input.id);
-    if (!row) throw webhookNotFound(input.id);
+    const row = visibleWebhook(await lockWebhook(tx, input.id), ctx.actor, input.id);
     assertVersion(`Webhook ${row.id}`, row.version, ctx.expectedVersion);
     const deleted = await updateWebhook(tx, row.id, { enabled: false, deleted_at: ctx.now, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     ctx.emit({ type: 'webhook.deleted', subject: row.id, data: { url: row.url } });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findWebhook } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
-import { mayActAlone, toWebhook, webhookId, webhookNotFound, webhookOutput } from './webhook-schema.ts';
+import { toWebhook, visibleWebhook, webhookId, webhookOutput } from './webhook-schema.ts';
 
 export const getWebhook = defineOperation({
   name: 'webhooks_get',
@@ -14,9 +14,7 @@ export const getWebhook = defineOperation({
   output: webhookOutput,
   version: (webhook) => webhook.version,
   async run(db, ctx, input) {
-    const row = await findWebhook(db, input.id);
     // Another principal's webhook is answered as absent, so ids cannot be probed.
-    if (!row || !mayActAlone(ctx.actor, row)) throw webhookNotFound(input.id);
-    return toWebhook(row);
+    return toWebhook(visibleWebhook(await findWebhook(db, input.id), ctx.actor, input.id));
   },
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { eventsAfter, lockWebhook, queueDeliveries } from '../../store/webhooks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { sinceSeq } from '../shared/lists.ts';
-import { ownerActsAlone, webhookId, webhookNotFound, webhookTarget } from './webhook-schema.ts';
+import { ownerActsAlone, visibleWebhook, webhookId, webhookTarget } from './webhook-schema.ts';
 
 /** One replay queues at most this many events; call again with `through` as `since` for more. */
 const REPLAY_LIMIT = 1000;
@@ -10,7 +10,7 @@ const REPLAY_LIMIT = 1000;
 export const replayWebhook = defineOperation({
   name: 'webhooks_replay',
   summary: 'Re-send what a webhook missed: queue every matching event strictly after `since` that it has not received (failed ones get a new round).',
-  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice. Another principal's webhook needs agents:admin or a human's approval.`,
+  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice. Runs at once for the webhook's owner. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.`,
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',
@@ -27,8 +27,7 @@ export const replayWebhook = defineOperation({
     has_more: z.boolean(),
   }),
   async run(tx, ctx, input) {
-    const webhook = await lockWebhook(tx, input.id);
-    if (!webhook) throw webhookNotFound(input.id);
+    const webhook = visibleWebhook(await lockWebhook(tx, input.id), ctx.actor, input.id);
     const after = await sinceSeq(tx, input.since);
     const events = await eventsAfter(tx, after, null, REPLAY_LIMIT + 1);
     const window = events.slice(0, REPLAY_LIMIT);

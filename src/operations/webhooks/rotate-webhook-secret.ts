@@ -3,14 +3,15 @@ import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webh
 import { nextSecretRef, webhookSecret } from '../../webhook-secret.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { revealSecret, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget } from './webhook-schema.ts';
+import { revealSecret, toWebhook, visibleWebhook, webhookId, webhookOutput, webhookTarget } from './webhook-schema.ts';
 
 export const rotateWebhookSecret = defineOperation({
   name: 'webhooks_rotate_secret',
   summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
   description:
     'Use it when a secret leaked. Deliveries from now on, retries included, are signed with the new secret. ' +
-    'Gated like creation: an agent\'s request waits for a human\'s approval; then the requester alone reads the secret on that approval.',
+    'Gated like creation: an agent\'s request waits for a human\'s approval; then the requester alone reads the secret on that approval. ' +
+    "Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',
@@ -24,8 +25,7 @@ export const rotateWebhookSecret = defineOperation({
   version: (webhook) => webhook.version,
   redactForReplay: (output) => ({ ...output, secret: null }),
   async run(tx, ctx, input) {
-    const row = await lockWebhook(tx, input.id);
-    if (!row) throw webhookNotFound(input.id);
+    const row = visibleWebhook(await lockWebhook(tx, input.id), ctx.actor, input.id);
     assertVersion(`Webhook ${row.id}`, row.version, ctx.expectedVersion);
     const secretRef = nextSecretRef(row.secret_ref, row.id);
     const secret = webhookSecret(ctx.config.secretKey, secretRef, row.id);

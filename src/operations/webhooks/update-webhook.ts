@@ -6,12 +6,12 @@ import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webh
 import { resolveDestination } from '../../webhook-destination.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { eventTypeFilter, toWebhook, webhookId, webhookNotFound, webhookOutput, webhookTarget, webhookUrl } from './webhook-schema.ts';
+import { eventTypeFilter, toWebhook, visibleWebhook, webhookId, webhookOutput, webhookTarget, webhookUrl } from './webhook-schema.ts';
 
 export const updateWebhook = defineOperation({
   name: 'webhooks_update',
   summary: 'Change a webhook\'s URL or event types, or enable or disable it; re-enabling delivers from now on (replay reaches back).',
-  description: 'Outward-facing (it can point deliveries somewhere new), so an agent\'s request waits for a human\'s approval.',
+  description: "Outward-facing (it can point deliveries somewhere new), so an agent's request waits for a human's approval. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',
@@ -23,8 +23,7 @@ export const updateWebhook = defineOperation({
   version: (webhook) => webhook.version,
   approvalTarget: webhookTarget,
   async run(tx, ctx, input) {
-    const row = await lockWebhook(tx, input.id);
-    if (!row) throw webhookNotFound(input.id);
+    const row = visibleWebhook(await lockWebhook(tx, input.id), ctx.actor, input.id);
     assertVersion(`Webhook ${row.id}`, row.version, ctx.expectedVersion);
     if (input.url !== undefined) await resolveDestination(input.url, ctx.config.webhookAllowPrivate);
     const changes: Updateable<WebhooksTable> = {};

@@ -78,10 +78,10 @@ export function toDelivery(row: DeliveryRow): z.infer<typeof deliveryOutput> {
 
 /**
  * A webhook belongs to its creator. Its owner, a holder of `agents:admin` and a human who decides
- * approvals may read it and act on it alone; anyone else reads it as absent, and acts on it only
- * through an approval (spec/realtime.md, "Ownership").
+ * approvals may read it and act on it (through the operation's own gate); to anyone else it is
+ * absent on every route, `404 not_found` as for an id that never existed (spec/realtime.md, "Ownership").
  */
-export function mayActAlone(actor: Principal, row: Pick<WebhookRow, 'created_by_id'>): boolean {
+function mayAccess(actor: Principal, row: Pick<WebhookRow, 'created_by_id'>): boolean {
   return row.created_by_id === actor.id || seesEveryWebhook(actor);
 }
 
@@ -90,17 +90,23 @@ export function seesEveryWebhook(actor: Principal): boolean {
   return actor.scopes.has('agents:admin') || (actor.kind === 'human' && actor.scopes.has('approvals:decide'));
 }
 
-/** `approvalWaived` of the webhook writes gated only when the caller does not own the webhook. */
+/** `approvalWaived` of the webhook writes that need no approval from those who may act on the webhook. */
 export async function ownerActsAlone(db: Kysely<DB>, actor: Principal, input: { id: string }): Promise<boolean> {
   const row = await findWebhook(db, input.id);
-  return row !== undefined && mayActAlone(actor, row);
+  return row !== undefined && mayAccess(actor, row);
 }
 
-/** `approvalTarget` of the gated webhook writes: the webhook at its current version. */
-export async function webhookTarget(db: Kysely<DB>, input: { id: string }): Promise<ApprovalTarget> {
+/** `approvalTarget` of the gated webhook writes: the webhook at its current version; not_found to whom it is hidden. */
+export async function webhookTarget(db: Kysely<DB>, input: { id: string }, actor?: Principal): Promise<ApprovalTarget> {
   const row = await findWebhook(db, input.id);
-  if (!row) throw webhookNotFound(input.id);
+  if (!row || (actor && !mayAccess(actor, row))) throw webhookNotFound(input.id);
   return { id: row.id, version: row.version };
+}
+
+/** The webhook read (or locked) for the caller: one hidden from them is not_found, as one that never existed. */
+export function visibleWebhook(row: WebhookRow | undefined, actor: Principal, id: string): WebhookRow {
+  if (!row || !mayAccess(actor, row)) throw webhookNotFound(id);
+  return row;
 }
 
 /**
@@ -113,6 +119,6 @@ export async function revealSecret<T extends { id: string; version: number; secr
   return { ...redacted, secret: webhookSecret(ctx.config.secretKey, row.secret_ref, row.id) };
 }
 
-export function webhookNotFound(id: string): BatonError {
+function webhookNotFound(id: string): BatonError {
   return new BatonError('not_found', `No webhook ${id}.`, { hint: 'GET /api/v1/webhooks lists the webhooks that exist.' });
 }

@@ -1,15 +1,9 @@
 import { z } from 'zod';
-import type { Scope } from '../../domain/scopes.ts';
+import { MEMBER_SCOPES } from '../../domain/scopes.ts';
 import { insertExternalHuman, lockAgentByExternalId, updateAgent } from '../../store/agents.ts';
 import { revokeAgentTokens } from '../../store/tokens.ts';
 import { type Handled, type HandlerContext, type InboundEvent, readObject } from './receive.ts';
 import type { Tx } from '../../store/connection.ts';
-
-/**
- * What a human announced by the auth provider may do: work on tasks and review them. Deciding
- * approvals and administering agents or webhooks stay with humans an admin grants them to.
- */
-const PROVIDER_HUMAN_SCOPES: readonly Scope[] = ['tasks:read', 'tasks:write', 'tasks:claim', 'tasks:review', 'events:read', 'artifacts:write'];
 
 /** The user object of Clerk-style auth providers (delivered through Svix). */
 const providerUser = z.looseObject({
@@ -89,7 +83,7 @@ function newHuman(externalId: string, state: { name: string; email: string | nul
     id: ctx.ids.make('agt'),
     name: state.name,
     kind: 'human' as const,
-    scopes: [...PROVIDER_HUMAN_SCOPES],
+    scopes: [...MEMBER_SCOPES],
     tool_allowlist: null,
     external_id: externalId,
     external_updated_at: state.at,

@@ -47,7 +47,7 @@ function query(filters: ActivityFilters): string {
   return s ? `?${s}` : '';
 }
 
-/** The server filters by type and subject; actor and kind are kept here (the event list has no such parameters). */
+/** Whether a live event passes the filters (a page read from the server is filtered there, by the same four). */
 function matches(event: BatonEvent, f: ActivityFilters): boolean {
   return (!f.actor || event.actor.id === f.actor) && (!f.kind || event.actor.kind === f.kind) && (!f.type || event.type === f.type) && (!f.task || event.subject === f.task);
 }
@@ -78,6 +78,8 @@ export function Activity({ search }: { search: string }) {
     const q = new URLSearchParams({ order: 'desc', limit: String(PAGE), view: 'full' });
     if (filters.type) q.set('types', filters.type);
     if (filters.task) q.set('subject', filters.task);
+    if (filters.actor) q.set('actor', filters.actor);
+    if (filters.kind) q.set('actor_kind', filters.kind);
     if (cursor) q.set('cursor', cursor);
     return `/events?${q.toString()}`;
   };
@@ -141,7 +143,7 @@ export function Activity({ search }: { search: string }) {
   });
 
   const set = (change: Partial<ActivityFilters>) => navigate(`/activity${query({ ...filters, ...change })}`);
-  const shown = events?.filter((e) => matches(e, filters)) ?? null;
+  const shown = events;
   const names = new Map(principals.map((p) => [p.id, p.name]));
 
   return (

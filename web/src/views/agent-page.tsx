@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { get, type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
@@ -10,33 +11,25 @@ import { Tokens } from './tokens.tsx';
 export function AgentPage({ id }: { id: string }) {
   const { names } = useSession();
   const [agent, setAgent] = useState<Agent | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
+  const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [saved, setSaved] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
   useEffect(() => {
-    get<Agent>(`/agents/${id}`).then(setAgent, (error: unknown) => setProblem(problemOf(error)));
+    get<Agent>(`/agents/${id}`).then(setAgent, (error: unknown) => setLoadProblem(problemOf(error)));
   }, [id]);
 
   const update = async (body: Partial<PrincipalFields & { disabled: boolean }>) => {
     if (!agent) return;
-    setBusy(true);
-    setProblem(null);
     setSaved(false);
-    try {
-      const next = await write<Agent>('PATCH', `/agents/${agent.id}`, { key: newKey(), ifMatch: agent.version, body });
+    const failed = await action.send<Agent>({ method: 'PATCH', path: `/agents/${agent.id}`, ifMatch: agent.version, body }, (next) => {
       names.set(next.id, next.name);
       setAgent(next);
       setSaved(true);
-    } catch (error) {
-      if (!(error instanceof ApiProblem)) throw error;
-      setProblem(error.problem);
-      if (error.problem.code === 'conflict_version') setAgent(await get<Agent>(`/agents/${agent.id}`));
-    } finally {
-      setBusy(false);
-    }
+    });
+    if (failed?.code === 'conflict_version') setAgent(await get<Agent>(`/agents/${agent.id}`));
   };
 
-  if (!agent) return problem ? <PageProblem problem={problem} /> : <Loading what="the principal" />;
+  if (!agent) return loadProblem ? <PageProblem problem={loadProblem} /> : <Loading what="the principal" />;
   return (
     <section class="page" aria-labelledby="agent-title">
       <p class="crumbs">
@@ -49,11 +42,11 @@ export function AgentPage({ id }: { id: string }) {
             <span class="actor-kind">{agent.kind === 'human' ? 'Human' : 'Agent'}</span>
           </span>
         </h1>
-        <button type="button" class={agent.disabled ? 'button' : 'button-danger'} disabled={busy} onClick={() => void update({ disabled: !agent.disabled })}>
+        <button type="button" class={agent.disabled ? 'button' : 'button-danger'} disabled={action.busy} onClick={() => void update({ disabled: !agent.disabled })}>
           {agent.disabled ? 'Enable' : 'Disable (stops all its tokens)'}
         </button>
       </div>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
       {saved && (
         <p class="notice notice-approved" role="status">
           Saved (version {agent.version}).
@@ -62,7 +55,7 @@ export function AgentPage({ id }: { id: string }) {
       <div class="two-col">
         <section class="card">
           <h2>Scopes and allowlist</h2>
-          <PrincipalForm key={agent.version} initial={agent} submitLabel="Save changes" busy={busy} onSubmit={(f) => void update(f)} />
+          <PrincipalForm key={agent.version} initial={agent} submitLabel="Save changes" busy={action.busy} onSubmit={(f) => void update(f)} />
         </section>
         <Tokens agentId={agent.id} />
       </div>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, getAll, newKey, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.ts';
@@ -12,12 +13,10 @@ const NEW_AGENT: PrincipalFields = { name: '', scopes: ['tasks:read', 'tasks:wri
 export function Agents() {
   const { names } = useSession();
   const [agents, setAgents] = useState<Agent[] | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
   const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [creating, setCreating] = useState(false);
   const [kind, setKind] = useState<'agent' | 'human'>('agent');
-  const [busy, setBusy] = useState(false);
-  const [key] = useState(newKey);
+  const action = useAction();
   const load = () => {
     setLoadProblem(null);
     getAll<Agent>('/agents').then(
@@ -26,19 +25,11 @@ export function Agents() {
     );
   };
   useEffect(load, []);
-  const create = async (fields: PrincipalFields) => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      const agent = await write<Agent>('POST', '/agents', { key, body: { ...fields, kind } });
+  const create = (fields: PrincipalFields) =>
+    action.send<Agent>({ method: 'POST', path: '/agents', body: { ...fields, kind } }, (agent) => {
       names.set(agent.id, agent.name);
       navigate(`/agents/${agent.id}`);
-    } catch (error) {
-      if (error instanceof ApiProblem) setProblem(error.problem);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="page" aria-labelledby="agents-title">
       <div class="page-head">
@@ -49,11 +40,11 @@ export function Agents() {
           </button>
         )}
       </div>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
       {creating && (
         <section class="card">
           <h2>New principal</h2>
-          <PrincipalForm initial={NEW_AGENT} submitLabel="Create" busy={busy} onSubmit={(f) => void create(f)}>
+          <PrincipalForm initial={NEW_AGENT} submitLabel="Create" busy={action.busy} onSubmit={(f) => void create(f)}>
             <fieldset>
               <legend>Kind</legend>
               <label class="check">

@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
@@ -120,20 +121,8 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
   const { manifest } = useSession();
   const now = useNow(5_000);
   const [reason, setReason] = useState('');
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
-  const decide = async (verb: 'approve' | 'deny') => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      const body = reason.trim() ? { reason: reason.trim() } : {};
-      onDecided(await write<Approval>('POST', `/approvals/${approval.id}/${verb}`, { key: newKey(), body }));
-    } catch (error) {
-      if (error instanceof ApiProblem) setProblem(error.problem);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, problem, dismiss, send } = useAction();
+  const decide = (verb: 'approve' | 'deny') => send({ method: 'POST', path: `/approvals/${approval.id}/${verb}`, body: reason.trim() ? { reason: reason.trim() } : {} }, onDecided);
   const inputs = Object.entries(approval.input);
   const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
   const context = useContextOf(approval);
@@ -175,7 +164,7 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
           </>
         )}
       </dl>
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {problem && <ProblemNotice problem={problem} onDismiss={dismiss} />}
       <div class="approval-actions">
         <label class="sr-only" for={`${approval.id}-reason`}>
           Reason (optional)

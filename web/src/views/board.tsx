@@ -19,6 +19,21 @@ const refocus = (id: string) =>
     if (document.activeElement === document.body || document.activeElement === null) cardElement(id)?.querySelector<HTMLElement>('.move-toggle')?.focus();
   });
 
+/** "No matches", "1 match", "1,000+ matches" (`more`: the search has matches past those read). */
+const matches = (n: number, more: boolean) => (n === 0 ? `No matches${more ? ' among the best' : ''}` : `${n.toLocaleString('en')}${more ? '+' : ''} match${n === 1 && !more ? '' : 'es'}`);
+
+/**
+ * What a search found, counted as the board shows it: the matches that pass the other filters too
+ * (the cards in the columns), and, when those filters leave some out, how many the search alone found.
+ */
+function SearchCount({ q, shown, found, more, filtered }: { q: string; shown: number; found: number; more: boolean; filtered: boolean }) {
+  return (
+    <p class="muted" role="status">
+      {matches(shown, more)} for “{q}”{filtered && shown !== found && ` with these filters (${matches(found, more).toLowerCase()} without them)`}
+    </p>
+  );
+}
+
 /**
  * Columns by status, live. Filters, search and sort live in the URL (`search`); moves by drag and
  * drop or a card's "Move to…" menu; keys: `/` search, `j`/`k` select, `Enter` open, `m` move.
@@ -125,11 +140,7 @@ export function Board({ search }: { search: string }) {
       </div>
       <BoardFilters query={query} labels={labels} searchBox={searchBox} onChange={set} />
       {query.q && found.pending && <p class="muted">Searching…</p>}
-      {query.q && found.order && (
-        <p class="muted" role="status">
-          {found.order.size === 0 ? 'No matches' : `${found.order.size.toLocaleString('en')}${found.more ? '+' : ''} match${found.order.size === 1 && !found.more ? '' : 'es'}`} for “{query.q}”
-        </p>
-      )}
+      {query.q && found.order && <SearchCount q={query.q} shown={columns.reduce((n, c) => n + c.tasks.length, 0)} found={found.order.size} more={found.more} filtered={query.priority !== '' || query.label !== ''} />}
       {found.problem && <ProblemNotice problem={found.problem} />}
       {complete && tasks.size === 0 && <p class="empty">No tasks yet. Create one with New task (or press c), or let an agent create them over the API.</p>}
       {!complete && <p class="muted board-loading">Loading more tasks… {tasks.size} so far.</p>}

@@ -1,7 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { getAll, newKey, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
+import { Markdown } from '../markdown.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Actor, Task } from '../types.ts';
 
@@ -26,37 +28,6 @@ interface Comment {
 }
 
 
-/**
- * A user action: its Idempotency-Key (made on the first attempt and kept until it succeeds, so
- * pressing the button again after a lost answer cannot post twice), whether it is running, and
- * the problem its last attempt met.
- */
-export function useAction() {
-  const [current, setCurrent] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const key = () => {
-    if (current) return current;
-    const made = newKey();
-    setCurrent(made);
-    return made;
-  };
-  /** Runs `work` with the action's key; its success spends the key, its failure is shown as `problem`. */
-  const run = async (work: (key: string) => Promise<void>) => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      await work(key());
-      setCurrent(null);
-    } catch (error) {
-      setProblem(problemOf(error));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { busy, problem, dismiss: () => setProblem(null), run };
-}
-
 /** The task's thread, live, with a box to post a comment. */
 export function Comments({ taskId }: { taskId: string }) {
   const [comments, setComments] = useState<Comment[] | null>(null);
@@ -79,8 +50,7 @@ export function Comments({ taskId }: { taskId: string }) {
 
   const post = async (e: Event) => {
     e.preventDefault();
-    await action.run(async (key) => {
-      await write('POST', `/tasks/${taskId}/comments`, { key, body: { body: draft } });
+    await action.send({ method: 'POST', path: `/tasks/${taskId}/comments`, body: { body: draft } }, async () => {
       setDraft('');
       await load();
     });
@@ -101,7 +71,7 @@ export function Comments({ taskId }: { taskId: string }) {
               <div class="comment-head">
                 <ActorChip actor={c.author} /> <span class="muted small">{exact(c.created_at)}</span>
               </div>
-              {c.deleted_at ? <p class="muted comment-body">Comment deleted.</p> : <p class="comment-body">{c.body}</p>}
+              {c.deleted_at ? <p class="muted comment-body">Comment deleted.</p> : <Markdown class="comment-body" source={c.body ?? ''} />}
             </li>
           ))}
         </ol>
@@ -127,12 +97,8 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
   useEffect(() => setChoice(task.assignee?.id ?? ''), [task.assignee?.id]);
 
   const assign = async (releaseLease: boolean) => {
-    await action.run(async (key) => {
-      const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
-      // A retry with release_lease is a new request: it needs its own key.
-      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/assign`, { key: releaseLease ? newKey() : key, body });
-      onChanged(updated);
-    });
+    const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
+    await action.send({ method: 'POST', path: `/tasks/${task.id}/assign`, body }, onChanged);
   };
 
   return (
@@ -174,9 +140,8 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
   if (!task.handoff && task.status !== 'in_review') return null;
 
   const decide = async (decision: 'approve' | 'request_changes') => {
-    await action.run(async (key) => {
-      const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
-      const updated = await write<CollabTask>('POST', `/tasks/${task.id}/review`, { key, body });
+    const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
+    await action.send<CollabTask>({ method: 'POST', path: `/tasks/${task.id}/review`, body }, (updated) => {
       setFeedback('');
       onChanged(updated);
     });
@@ -190,7 +155,7 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
           <p class="small muted">
             Handed in by <ActorChip actor={task.handoff.by} /> {exact(task.handoff.at)}
           </p>
-          <p class="handoff-summary">{task.handoff.summary}</p>
+          <Markdown class="handoff-summary" source={task.handoff.summary} />
           {task.handoff.artifacts.length > 0 && <p class="small">Artifacts: {task.handoff.artifacts.map((a) => <code key={a}>{a} </code>)}</p>}
         </div>
       )}
@@ -220,11 +185,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
   const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
-  const requeue = async () => {
-    await action.run(async (key) => {
-      onChanged(await write<CollabTask>('POST', `/tasks/${task.id}/requeue`, { key: key }));
-    });
-  };
+  const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onChanged);
 
   return (
     <section class="card" aria-labelledby="attempts-title">

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, type Page, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { Labels, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { useEvents } from '../session.ts';
-import { type CollabTask, useAction } from './collaboration.tsx';
+import type { CollabTask } from './collaboration.tsx';
 
 /** The dead-letter view: tasks that used every attempt and left the queue, each with its failures and Requeue. */
 export function DeadLetter() {
@@ -47,11 +48,7 @@ export function DeadLetter() {
 function DeadLetterRow({ task, onRequeued }: { task: CollabTask; onRequeued: () => void }) {
   const action = useAction();
   const last = task.failures?.at(-1);
-  const requeue = () =>
-    action.run(async (key) => {
-      await write('POST', `/tasks/${task.id}/requeue`, { key });
-      onRequeued();
-    });
+  const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onRequeued);
   return (
     <li class="card dead-letter-task" data-task={task.id}>
       <h2>

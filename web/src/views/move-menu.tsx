@@ -2,16 +2,21 @@ import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { STATUS_LABEL } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 
+/** Targets that end the work (approving it, dropping it): listed after the others, so the first target, which takes focus, is never one of them. */
+const FINAL: ReadonlySet<Status> = new Set(['done', 'cancelled']);
+
 /**
  * A card's keyboard path for what dragging does: "Move to…" opens a list of buttons, the legal
- * targets first, the others marked (trying one explains why not). The first target takes focus;
- * Escape closes and gives focus back to the toggle. A disclosure of plain buttons rather than a
- * `<select>`, whose arrow keys would move the task before the user chose.
+ * targets first (Done and Cancelled last of them), the others marked (trying one explains why
+ * not). The first target takes focus; Escape closes and gives focus back to the toggle. A
+ * disclosure of plain buttons rather than a `<select>`, whose arrow keys would move the task
+ * before the user chose. Used by the board's cards and the task page.
  */
 export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: Status) => void; disabled: boolean }) {
   const [open, setOpen] = useState(false);
   const toggle = useRef<HTMLButtonElement>(null);
   const list = useRef<HTMLDivElement>(null);
+  const legal = [...task.legal_transitions].sort((a, b) => Number(FINAL.has(a)) - Number(FINAL.has(b)));
   const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
   const id = `move-${task.id}`;
   // In the same commit as the list appears (not after paint), so a key pressed at once lands on the list's first target.
@@ -53,7 +58,7 @@ export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: 
       </button>
       {open && (
         <div id={id} ref={list} class="move-options" role="group" aria-label={`Move “${task.title}” to`}>
-          {task.legal_transitions.map((s) => (
+          {legal.map((s) => (
             <button key={s} type="button" class="move-option" onClick={() => choose(s)}>
               {STATUS_LABEL[s]}
             </button>

@@ -1,55 +1,60 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiProblem, newKey, type Problem, write } from '../api.ts';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useAction } from '../action.ts';
 import { ProblemNotice } from '../components.tsx';
 import type { Task } from '../types.ts';
 import { bodyOf, EMPTY_DRAFT, type TaskDraft, TaskFields } from './task-fields.tsx';
 
 /**
- * "New task" in a modal dialog. One Idempotency-Key per opening: a retried submit cannot create two
- * tasks. A refusal keeps everything typed and says what to fix.
+ * "New task" in a modal dialog. It opens with the title focused, so a title typed at once lands
+ * there (keys typed in the dialog never reach the page's shortcuts); Ctrl/Cmd+Enter creates the
+ * task from any field. A retried submit of the same fields keeps its Idempotency-Key, so it cannot
+ * create two tasks; a refusal keeps everything typed and says what to fix.
  */
 export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (task: Task) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const form = useRef<HTMLFormElement>(null);
   const [draft, setDraft] = useState<TaskDraft>(EMPTY_DRAFT);
-  const [key, setKey] = useState(newKey);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [busy, setBusy] = useState(false);
-  useEffect(() => {
+  const action = useAction();
+  // In the same commit as the dialog opens (not after paint, when showModal would have focused Close), so a key pressed at once lands in the title.
+  useLayoutEffect(() => {
     const element = dialog.current;
     if (!element) return;
     if (open && !element.open) {
       setDraft(EMPTY_DRAFT);
-      setKey(newKey());
-      setProblem(null);
+      action.dismiss();
       element.showModal();
+      element.querySelector<HTMLInputElement>('#new-task-title')?.focus();
     } else if (!open && element.open) element.close();
   }, [open]);
 
+  const ready = !action.busy && draft.title.trim() !== '';
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setProblem(null);
-    try {
-      onCreated(await write<Task>('POST', '/tasks', { key, body: bodyOf(draft) }));
-    } catch (error) {
-      if (error instanceof ApiProblem) setProblem(error.problem);
-    } finally {
-      setBusy(false);
-    }
+    if (!ready) return;
+    await action.send<Task>({ method: 'POST', path: '/tasks', body: bodyOf(draft) }, onCreated);
   };
   return (
     <dialog ref={dialog} class="dialog" aria-labelledby="new-task-heading" onClose={onClose}>
-      <form class="dialog-form" onSubmit={(e) => void submit(e)}>
+      <form
+        ref={form}
+        class="dialog-form"
+        onSubmit={(e) => void submit(e)}
+        onKeyDown={(e) => {
+          if (e.key !== 'Enter' || !(e.ctrlKey || e.metaKey)) return;
+          e.preventDefault();
+          form.current?.requestSubmit();
+        }}
+      >
         <div class="dialog-head">
           <h2 id="new-task-heading">New task</h2>
           <button type="button" class="button-quiet" aria-label="Close" onClick={onClose}>
             ✕
           </button>
         </div>
-        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
-        {open && <TaskFields key={key} prefix="new-task" draft={draft} onChange={setDraft} />}
+        {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+        {open && <TaskFields prefix="new-task" draft={draft} onChange={setDraft} />}
         <div class="dialog-actions">
-          <button type="submit" class="button-primary" disabled={busy || !draft.title.trim()}>
+          <button type="submit" class="button-primary" disabled={!ready} aria-keyshortcuts="Control+Enter Meta+Enter" title="Create task (Ctrl+Enter)">
             Create task
           </button>
           <button type="button" onClick={onClose}>

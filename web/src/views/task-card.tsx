@@ -1,44 +1,8 @@
 import { ActorChip, Labels, PriorityBadge } from '../components.tsx';
-import { duration, STATUS_LABEL, timeLeft } from '../format.ts';
-import { STATUSES, type Status, type Task } from '../types.ts';
+import { duration, timeLeft } from '../format.ts';
+import type { Status, Task } from '../types.ts';
 import { useSession } from '../session.ts';
 import { MoveMenu } from './move-menu.tsx';
-
-/** Every other status: the legal moves first, the rest marked (trying one explains why not). */
-export function MoveSelect({ task, onMove, disabled }: { task: Task; onMove: (to: Status) => void; disabled?: boolean }) {
-  const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
-  return (
-    <select
-      class="move"
-      aria-label={`Move “${task.title}” to another status`}
-      value=""
-      disabled={disabled}
-      onChange={(e) => {
-        const to = e.currentTarget.value as Status;
-        e.currentTarget.value = '';
-        if (to) onMove(to);
-      }}
-    >
-      <option value="">Move to…</option>
-      <optgroup label="Allowed">
-        {task.legal_transitions.map((s) => (
-          <option key={s} value={s}>
-            {STATUS_LABEL[s]}
-          </option>
-        ))}
-      </optgroup>
-      {others.length > 0 && (
-        <optgroup label={`Not allowed from ${STATUS_LABEL[task.status]}`}>
-          {others.map((s) => (
-            <option key={s} value={s}>
-              {STATUS_LABEL[s]}
-            </option>
-          ))}
-        </optgroup>
-      )}
-    </select>
-  );
-}
 
 /** Failed attempts and when the task may be claimed again, on cards that have either (a list item carries them only then). */
 function AttemptsLine({ task, now }: { task: Task; now: number }) {

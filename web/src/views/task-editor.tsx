@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Problem, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { get } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
 import type { Task } from '../types.ts';
 import { bodyOf, draftOf, type TaskDraft, TaskFields } from './task-fields.tsx';
@@ -52,35 +53,25 @@ function ConflictView({ theirs, mine }: { theirs: Task; mine: Partial<Body> }) {
 export function TaskEditor({ task, onSaved, onCancel }: { task: Task; onSaved: (task: Task) => void; onCancel: () => void }) {
   const [base, setBase] = useState(task);
   const [draft, setDraft] = useState(() => draftOf(task));
-  const [problem, setProblem] = useState<Problem | null>(null);
   const [conflict, setConflict] = useState<{ theirs: Task; mine: Partial<Body> } | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, dismiss, send } = useAction();
 
   const save = async (event: Event) => {
     event.preventDefault();
     const body = changedFields(base, draft);
     if (Object.keys(body).length === 0) return onCancel();
-    setBusy(true);
-    setProblem(null);
-    try {
-      onSaved(await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: base.version, body }));
-    } catch (error) {
-      if (!(error instanceof ApiProblem)) throw error;
-      setProblem(error.problem);
-      if (error.problem.code === 'conflict_version') {
-        const theirs = await get<Task>(`/tasks/${task.id}?view=full`);
-        setConflict({ theirs, mine: body });
-        setBase(theirs);
-      }
-    } finally {
-      setBusy(false);
+    const failed = await send({ method: 'PATCH', path: `/tasks/${task.id}`, ifMatch: base.version, body }, onSaved);
+    if (failed?.code === 'conflict_version') {
+      const theirs = await get<Task>(`/tasks/${task.id}?view=full`);
+      setConflict({ theirs, mine: body });
+      setBase(theirs);
     }
   };
   const useTheirs = () => {
     if (!conflict) return;
     setDraft(draftOf(conflict.theirs));
     setConflict(null);
-    setProblem(null);
+    dismiss();
   };
 
   return (
@@ -102,7 +93,7 @@ export function TaskEditor({ task, onSaved, onCancel }: { task: Task; onSaved: (
           </div>
         </div>
       ) : (
-        problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />
+        problem && <ProblemNotice problem={problem} onDismiss={dismiss} />
       )}
       <TaskFields prefix="edit" draft={draft} onChange={setDraft} taskId={task.id} />
       <div class="dialog-actions">

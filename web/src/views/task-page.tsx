@@ -8,7 +8,7 @@ import { can, useEvents, useSession } from '../session.ts';
 import { TaskEditor } from './task-editor.tsx';
 import type { ArtifactRef, BatonEvent, Task } from '../types.ts';
 import { MoveNotice } from './move-notice.tsx';
-import { MoveSelect } from './task-card.tsx';
+import { MoveMenu } from './move-menu.tsx';
 import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
 import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
@@ -39,7 +39,13 @@ export function TaskPage({ id }: { id: string }) {
   const now = useNow();
   const session = useSession();
   const [editing, setEditing] = useState(false);
-  useShortcuts({ e: () => setEditing(can(session, 'tasks_update')) });
+  useShortcuts({
+    e: () => setEditing(can(session, 'tasks_update')),
+    m: (event) => {
+      event.preventDefault();
+      document.querySelector<HTMLButtonElement>('.task-head .move-toggle')?.click();
+    },
+  });
   const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
 
   const load = () =>
@@ -78,7 +84,7 @@ export function TaskPage({ id }: { id: string }) {
         <div class="task-head-meta">
           <StatusBadge status={task.status} />
           <PriorityBadge priority={task.priority} />
-          <MoveSelect task={task} onMove={(to) => void move(task, to)} disabled={busy === task.id} />
+          <MoveMenu task={task} onMove={(to) => void move(task, to)} disabled={busy === task.id} />
         </div>
       </div>
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>

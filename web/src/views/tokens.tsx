@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, getAll, newKey, type Problem, problemOf, write } from '../api.ts';
+import { useAction } from '../action.ts';
+import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import type { Token } from '../types.ts';
@@ -49,8 +50,7 @@ export function Tokens({ agentId }: { agentId: string }) {
   const [expiry, setExpiry] = useState(0);
   const [created, setCreated] = useState<Token | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
-  const [key, setKey] = useState(newKey);
+  const action = useAction();
   const load = () =>
     getAll<Token>(`/agents/${agentId}/tokens`).then(
       (res) => {
@@ -61,27 +61,17 @@ export function Tokens({ agentId }: { agentId: string }) {
     );
   useEffect(() => void load(), [agentId]);
 
-  const attempt = async (action: () => Promise<void>) => {
-    setProblem(null);
-    try {
-      await action();
-    } catch (error) {
-      if (error instanceof ApiProblem) setProblem(error.problem);
-    }
-  };
   const create = (event: Event) => {
     event.preventDefault();
-    void attempt(async () => {
-      const body = { machine: machine.trim(), ...(expiry ? { expires_in_s: expiry } : {}) };
-      setCreated(await write<Token>('POST', `/agents/${agentId}/tokens`, { key, body }));
+    const body = { machine: machine.trim(), ...(expiry ? { expires_in_s: expiry } : {}) };
+    void action.send<Token>({ method: 'POST', path: `/agents/${agentId}/tokens`, body }, async (token) => {
+      setCreated(token);
       setMachine('');
-      setKey(newKey());
       await load();
     });
   };
   const revoke = (id: string) =>
-    void attempt(async () => {
-      await write<Token>('DELETE', `/tokens/${id}`, { key: newKey() });
+    void action.send({ method: 'DELETE', path: `/tokens/${id}` }, async () => {
       setConfirming(null);
       await load();
     });
@@ -90,7 +80,7 @@ export function Tokens({ agentId }: { agentId: string }) {
     <section class="card" aria-labelledby="tokens-title">
       <h2 id="tokens-title">Tokens</h2>
       {created && <NewToken token={created} onDone={() => setCreated(null)} />}
-      {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
       <form class="inline-form" onSubmit={create}>
         <label for="machine">Machine label</label>
         <input id="machine" required maxLength={64} pattern="[A-Za-z0-9][A-Za-z0-9._:\-]{0,63}" placeholder="e.g. laptop-1" value={machine} onInput={(e) => setMachine(e.currentTarget.value)} />
@@ -113,13 +103,11 @@ export function Tokens({ agentId }: { agentId: string }) {
         <p class="muted">No tokens yet.</p>
       ) : (
         <div class="table-wrap">
-          <table class="table">
+          <table class="table tokens">
             <thead>
               <tr>
                 <th scope="col">Machine</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
+                <th scope="col">Used</th>
                 <th scope="col">State</th>
                 <th scope="col">
                   <span class="sr-only">Actions</span>
@@ -129,12 +117,14 @@ export function Tokens({ agentId }: { agentId: string }) {
             <tbody>
               {tokens.map((t) => (
                 <tr key={t.id} data-token-id={t.id}>
-                  <td>{t.machine}</td>
-                  <td>
-                    <code>{t.prefix}…</code>
+                  <td class="token-machine">
+                    {t.machine}
+                    <code class="small">{t.prefix}…</code>
                   </td>
-                  <td class="small">{exact(t.created_at)}</td>
-                  <td class="small">{t.last_used_at ? exact(t.last_used_at) : 'never'}</td>
+                  <td class="small token-used">
+                    <span>Last used {t.last_used_at ? exact(t.last_used_at) : 'never'}</span>
+                    <span class="muted">Created {exact(t.created_at)}</span>
+                  </td>
                   <td>
                     {t.revoked_at ? (
                       <span class="status status-cancelled">Revoked</span>

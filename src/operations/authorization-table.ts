@@ -1,0 +1,231 @@
+import type { ErrorCode } from '../errors.ts';
+import type { Scope } from '../domain/scopes.ts';
+import type { OperationName } from './index.ts';
+
+/**
+ * The authorization model as a table: for every operation, what each kind of principal gets on its
+ * own object and on someone else's. The property test (test/security/access-matrix.test.ts) runs
+ * every cell over REST, MCP and GraphQL; spec/api.md ("Authorization model") serves it.
+ */
+
+/** What a caller gets: the operation runs (2xx), is refused (the problem's status and code), or waits for a human (202 and a pending approval). */
+export type Outcome =
+  | { readonly kind: 'allowed' }
+  | { readonly kind: 'approval' }
+  | { readonly kind: 'refused'; readonly status: 403 | 404 | 409; readonly code: ErrorCode | undefined };
+
+/** One outcome; several where either is right (a rule still being settled); null where the caller cannot own such an object. */
+export type Cell = Outcome | readonly Outcome[] | null;
+
+/** The answer on the caller's own object and on another principal's. */
+export interface ByOwnership {
+  readonly own: Cell;
+  readonly others: Cell;
+}
+
+/**
+ * The principals of the table. Agents hold every scope but `agents:admin`, the agent admin every
+ * scope, so that only kind and ownership refuse them; the human admin holds every scope (as the
+ * bootstrap admin does), the human member `MEMBER_SCOPES` (there are no roles yet). A fifth column,
+ * an agent missing the operation's scope, is the same for every operation: `withoutScope`.
+ */
+export const TABLE_PRINCIPALS = ['human_admin', 'human_member', 'agent', 'agent_admin'] as const;
+export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
+
+/**
+ * What an operation acts on, and what makes it the caller's own:
+ * - `task`: a todo task it created; `artifact`: an artifact it stored;
+ * - `lease`: a task in progress under its lease (others': under another agent's);
+ * - `assignment`: a todo task assigned to it (others': assigned to another agent);
+ * - `hand_in`: a task in review that it handed in; `dead_task`: a task whose attempts it used up;
+ * - `comment`: a comment it wrote; `approval`: a request it made; `webhook`: a webhook it created;
+ * - `principal`: its own record; `token`: another token of its own.
+ * Someone else's object belongs to another agent.
+ */
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact';
+
+export interface AccessCase {
+  /** The request the cells are about, in words. */
+  readonly request: string;
+  /** What it acts on; null: nothing anyone owns (one answer per principal). */
+  readonly object: OwnedObject | null;
+  readonly cells: Readonly<Record<TablePrincipal, Cell | ByOwnership>>;
+  /** The rule behind a cell that is not plain scope checking, when it is new or easy to miss. */
+  readonly note?: string;
+}
+
+/** An operation's row: its main request, and other requests to it that other rules govern. */
+export interface AccessRow extends AccessCase {
+  readonly also?: readonly AccessCase[];
+}
+
+const ALLOWED: Outcome = { kind: 'allowed' };
+const APPROVAL: Outcome = { kind: 'approval' };
+function refused(status: 403 | 404 | 409, code?: ErrorCode): Outcome {
+  return { kind: 'refused', status, code };
+}
+const NO_SCOPE = refused(403, 'forbidden_scope');
+const HUMANS_ONLY = refused(403, 'human_required');
+const ABSENT = refused(404, 'not_found');
+const NOT_HOLDER = refused(403, 'not_lease_holder');
+/** Separation of duties (BATON_SEPARATION_OF_DUTIES, on by default). */
+const OWN_HAND_IN = refused(403, 'separation_of_duties');
+
+function owned(own: Cell, others: Cell): ByOwnership {
+  return { own, others };
+}
+
+function alike(cell: Cell | ByOwnership): Record<TablePrincipal, Cell | ByOwnership> {
+  return { human_admin: cell, human_member: cell, agent: cell, agent_admin: cell };
+}
+
+/** Humans as one, agents as one. */
+function byKind(human: Cell | ByOwnership, agent: Cell | ByOwnership): Record<TablePrincipal, Cell | ByOwnership> {
+  return { human_admin: human, human_member: human, agent, agent_admin: agent };
+}
+
+/** The principal-administration operations: humans with agents:admin; an agent admin only on itself. */
+const ADMIN_ONLY = { human_admin: ALLOWED, human_member: NO_SCOPE, agent: NO_SCOPE };
+
+/** A webhook is its owner's, an agents:admin's and a deciding human's to act on alone; anyone else finds it absent. */
+const WEBHOOK = { human_admin: ALLOWED, human_member: owned(null, NO_SCOPE), agent: owned(ALLOWED, ABSENT), agent_admin: ALLOWED };
+/** Webhook writes gated for every caller but a human who decides approvals: they choose where events go, or hand out the signing key. */
+const WEBHOOK_GATED = { ...WEBHOOK, agent: owned(APPROVAL, ABSENT), agent_admin: APPROVAL };
+
+export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
+  whoami: { request: 'who am I', object: null, cells: alike(ALLOWED) },
+  tasks_create: { request: 'create a task', object: null, cells: alike(ALLOWED) },
+  tasks_list: { request: 'list tasks', object: null, cells: alike(ALLOWED) },
+  tasks_get: { request: 'read a task', object: 'task', cells: alike(ALLOWED) },
+  tasks_update: {
+    request: 'rename a task in progress',
+    object: 'lease',
+    cells: byKind(ALLOWED, owned(ALLOWED, NOT_HOLDER)),
+    note: "A task in progress is its lease holder's to change; humans may override.",
+    also: [
+      {
+        request: 'move a task in review to done',
+        object: 'hand_in',
+        cells: alike(owned(OWN_HAND_IN, ALLOWED)),
+        // issue 36 item 4
+        note: 'Separation of duties: whoever handed the work in may not approve it.',
+      },
+    ],
+  },
+  tasks_delete: {
+    request: 'delete a task',
+    object: 'task',
+    cells: { human_admin: ALLOWED, human_member: APPROVAL, agent: APPROVAL, agent_admin: APPROVAL },
+    note: 'Destructive: only a human who decides approvals runs it directly.',
+  },
+  tasks_claim_next: { request: 'claim the next task (none matches)', object: null, cells: alike(ALLOWED) },
+  tasks_claim: {
+    request: 'claim a todo task',
+    object: 'assignment',
+    cells: alike(owned(ALLOWED, refused(409, 'assigned_to_other'))),
+    note: 'Only the assignee claims an assigned task, humans included.',
+  },
+  tasks_events: { request: "read a task's events", object: 'task', cells: alike(ALLOWED) },
+  tasks_assign: {
+    request: 'assign a task in progress to oneself, ending the lease on it',
+    object: 'lease',
+    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
+    // issue 36 item 1
+    note: "Ending someone else's lease, or taking a task assigned to someone else, is for humans and agents:admin; an agent is refused (403 not_your_task).",
+    also: [
+      {
+        request: 'assign a todo task to oneself',
+        object: 'assignment',
+        cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_your_task')), agent_admin: ALLOWED },
+      },
+    ],
+  },
+  tasks_hand_in: { request: 'hand work in', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, NOT_HOLDER)) },
+  tasks_review: {
+    request: 'approve work in review',
+    object: 'hand_in',
+    cells: alike(owned(OWN_HAND_IN, ALLOWED)),
+    // issue 36 item 4
+    note: 'Separation of duties: whoever handed the work in may not approve it.',
+  },
+  tasks_requeue: { request: 'requeue a dead-lettered task', object: 'dead_task', cells: byKind(ALLOWED, HUMANS_ONLY) },
+  comments_list: { request: "list a task's comments", object: 'task', cells: alike(ALLOWED) },
+  comments_create: { request: 'comment on a task', object: 'task', cells: alike(ALLOWED) },
+  comments_get: { request: 'read a comment', object: 'comment', cells: alike(ALLOWED) },
+  comments_update: { request: 'edit a comment', object: 'comment', cells: alike(owned(ALLOWED, refused(403, 'not_comment_author'))) },
+  comments_delete: {
+    request: 'delete a comment',
+    object: 'comment',
+    cells: { ...alike(owned(ALLOWED, refused(403, 'not_comment_author'))), human_admin: ALLOWED },
+    note: 'A human with agents:admin moderates: deletes any comment.',
+  },
+  leases_list: { request: 'list leases', object: null, cells: alike(ALLOWED) },
+  leases_get: { request: 'read a lease', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, ABSENT)) },
+  leases_heartbeat: { request: 'renew a lease', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
+  leases_release: { request: 'release a lease', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, NOT_HOLDER)) },
+  leases_release_many: { request: 'release leases in a batch', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, NOT_HOLDER)) },
+  leases_cycle: { request: "hand in a lease's task and claim the next", object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
+  leases_cycle_many: { request: 'cycle leases in a batch', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
+  events_list: { request: 'read the timeline', object: null, cells: alike(ALLOWED) },
+  events_stream: { request: 'follow the timeline (REST only)', object: null, cells: alike(ALLOWED) },
+  approvals_list: { request: 'list approvals', object: null, cells: alike(ALLOWED) },
+  approvals_get: {
+    request: 'read an approval',
+    object: 'approval',
+    cells: { human_admin: owned(null, ALLOWED), human_member: ALLOWED, agent: owned(ALLOWED, ABSENT), agent_admin: owned(ALLOWED, ABSENT) },
+    note: 'A human who decides approvals runs gated operations directly, so never has a request of its own.',
+  },
+  approvals_approve: {
+    request: 'approve a request',
+    object: 'approval',
+    cells: { human_admin: owned(null, ALLOWED), human_member: NO_SCOPE, agent: HUMANS_ONLY, agent_admin: HUMANS_ONLY },
+  },
+  approvals_deny: {
+    request: 'deny a request',
+    object: 'approval',
+    cells: { human_admin: owned(null, ALLOWED), human_member: NO_SCOPE, agent: HUMANS_ONLY, agent_admin: HUMANS_ONLY },
+  },
+  agents_list: { request: 'list principals', object: null, cells: { ...ADMIN_ONLY, agent_admin: ALLOWED }, note: 'An agent sees only itself.' },
+  agents_create: { request: 'create a principal', object: null, cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },
+  agents_get: { request: 'read a principal', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  agents_update: { request: 'rename a principal', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },
+  tokens_create: { request: 'issue a token', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  tokens_list: { request: "list a principal's tokens", object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  tokens_revoke: { request: 'revoke a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
+  artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
+  webhooks_list: { request: 'list webhooks', object: null, cells: { human_admin: ALLOWED, human_member: NO_SCOPE, agent: ALLOWED, agent_admin: ALLOWED } },
+  webhooks_create: {
+    request: 'create a webhook',
+    object: null,
+    cells: { human_admin: ALLOWED, human_member: NO_SCOPE, agent: APPROVAL, agent_admin: APPROVAL },
+    note: 'Outward: only a human who decides approvals runs it directly.',
+  },
+  webhooks_get: {
+    request: 'read a webhook',
+    object: 'webhook',
+    cells: WEBHOOK,
+    // issue 36 item 5
+    note: "Another principal's webhook is answered 404 on every webhook route, reads and writes alike, unless the caller holds agents:admin or is a human who decides approvals.",
+  },
+  webhooks_update: {
+    request: "change a webhook's event types",
+    object: 'webhook',
+    cells: WEBHOOK_GATED,
+    note: 'Outward, like creating one and rotating its secret: gated for its owner and agents:admin too.',
+  },
+  webhooks_delete: { request: 'delete a webhook', object: 'webhook', cells: WEBHOOK },
+  webhooks_deliveries: { request: "read a webhook's deliveries", object: 'webhook', cells: WEBHOOK },
+  webhooks_replay: { request: 'replay events to a webhook', object: 'webhook', cells: WEBHOOK },
+  webhooks_rotate_secret: { request: "rotate a webhook's secret", object: 'webhook', cells: WEBHOOK_GATED },
+};
+
+/** The fifth column: an agent missing the operation's scope is refused by it, whatever it asks about. */
+export function withoutScope(scope: Scope | null): Outcome {
+  return scope === null ? ALLOWED : NO_SCOPE;
+}
+
+/** A cell's answer on the caller's own object and on another's (the same when ownership does not matter). */
+export function ownership(cell: Cell | ByOwnership): ByOwnership {
+  return cell !== null && 'own' in cell ? cell : { own: cell, others: cell };
+}
