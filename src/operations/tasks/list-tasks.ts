@@ -35,12 +35,13 @@ export const listTasks = defineOperation({
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    // Kept short: every byte here is in each agent's tools/list (test/agent/budgets.test.ts).
     id_prefix: z
       .string()
-      .regex(/^[0-9A-HJKMNP-TV-Z]{6,26}$/i, 'id_prefix is the start of the ULID after tsk_: 6 to 26 of its characters')
+      .regex(/^[0-9A-Z]{6,26}$/i, 'id_prefix is 6 to 26 characters of the ULID after tsk_')
       .transform((prefix) => prefix.toUpperCase())
       .optional()
-      .describe('Only tasks whose id starts with `tsk_` and these characters (6–26 of the ULID, any case), as git names a commit by a prefix of its hash.'),
+      .describe('Ids starting tsk_ + this (6+ ULID characters).'),
     q: z.string().max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Ranked text search.'),
     cursor: cursorParam,
     limit: limitParam,
