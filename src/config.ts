@@ -10,7 +10,15 @@ const seconds = z.coerce.number().int().positive();
 const schema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.url().optional(),
+  DATABASE_URL: z
+    .url()
+    .superRefine((url, ctx) => {
+      const scheme = url.split(':')[0] ?? '';
+      if (!/^postgres(ql)?$/i.test(scheme)) {
+        ctx.addIssue({ code: 'custom', message: `must be a PostgreSQL URL (postgres://…), not ${scheme}://; Baton keeps its data only in PostgreSQL, or unset DATABASE_URL for the embedded database` });
+      }
+    })
+    .optional(),
   BATON_DATA_DIR: z.string().min(1).default('.baton/data'),
   BATON_PUBLIC_URL: z.url().optional(),
   BATON_BOOTSTRAP_TOKEN: z
@@ -161,7 +169,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       const name = String(issue.path[0]) as keyof Env;
       return `  ${name}: ${issue.message} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
     });
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One bad variable is one line; several are listed one per line.
+    throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
   if (!(e.BATON_LEASE_TTL_MIN_S <= e.BATON_LEASE_TTL_DEFAULT_S && e.BATON_LEASE_TTL_DEFAULT_S <= e.BATON_LEASE_TTL_MAX_S)) {
@@ -226,7 +235,8 @@ export function loadStdioConfig(env: Record<string, string | undefined>): StdioC
       const name = String(issue.path[0]) as keyof typeof examples;
       return `  ${name}: ${issue.message} (example: ${name}=${examples[name]})`;
     });
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One bad variable is one line; several are listed one per line.
+    throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
   }
   return Object.freeze({ url: parsed.data.BATON_URL, token: parsed.data.BATON_TOKEN });
 }

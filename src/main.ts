@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServer, type Server } from './server.ts';
@@ -29,10 +30,12 @@ export async function main(): Promise<void> {
   // "serving" must reach this handler, not the default one that kills without releasing the lock.
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  const notice = embeddedCreationNotice(config);
-  if (notice) process.stdout.write(`${notice}\n`);
   let address: string;
   try {
+    // HOST is resolved first, so a name that does not resolve fails before the database is opened.
+    await lookup(config.host);
+    const notice = embeddedCreationNotice(config);
+    if (notice) process.stdout.write(`${notice}\n`);
     server = await createServer(config, { logger });
     address = await server.app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -6,6 +6,7 @@ import { buildApp } from './adapters/rest/app.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { createIds } from './ids.ts';
+import { readVersion } from './version.ts';
 import { mintAdminToken, type MintedAdminToken } from './service/admin-token.ts';
 import { archiveEvents, type ArchiveReport } from './service/archive-events.ts';
 import { bootstrapAdmin } from './service/bootstrap.ts';
@@ -144,7 +145,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, onCommit: (events) => committed(events) });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
-  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance });
+  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version: readVersion() });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));

@@ -17,6 +17,7 @@ interface SystemError {
   readonly code?: unknown;
   readonly syscall?: unknown;
   readonly path?: unknown;
+  readonly hostname?: unknown;
   readonly address?: unknown;
   readonly port?: unknown;
   readonly message?: unknown;
@@ -92,6 +93,11 @@ export function explainStartupError(error: unknown, config: Config): string {
     if (code === 'EACCES') return `Not allowed to listen on port ${config.port}: ports below 1024 need privileges. Set PORT to 1024 or above (example: PORT=3000) and put a reverse proxy in front.`;
     if (code === 'EADDRNOTAVAIL') return `This machine has no address ${config.host} to listen on. Set HOST to one of its addresses (example: HOST=127.0.0.1 or HOST=0.0.0.0).`;
     return `Cannot listen on ${config.host}:${config.port}: ${message}. Check HOST and PORT.`;
+  }
+
+  // Listening resolves HOST first; a name no resolver knows fails there, before any socket.
+  if (e.syscall === 'getaddrinfo' && e.hostname === config.host && (code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {
+    return `HOST ${config.host} does not resolve to an address of this machine. Set HOST to an address or name it has (example: HOST=127.0.0.1, or HOST=0.0.0.0 for every interface).`;
   }
 
   if (config.databaseUrl) {

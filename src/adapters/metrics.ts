@@ -9,9 +9,14 @@ import { RequestMetrics } from './request-metrics.ts';
  * Request metrics are labelled by operation name (or route pattern), never by raw URL, so label
  * cardinality stays bounded. Served without a token, like /healthz: it holds only aggregate counts.
  */
-export function registerMetrics(app: FastifyInstance, service: Service): void {
+export function registerMetrics(app: FastifyInstance, service: Service, version: string): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'baton_' });
+  // The Prometheus convention for "which build runs": a constant 1, the facts in its labels.
+  new Gauge({ name: 'baton_build_info', help: 'Always 1; the labels say which Baton release and Node.js version run.', labelNames: ['version', 'node'] as const, registers: [registry] }).set(
+    { version, node: process.versions.node },
+    1,
+  );
   const requests = new RequestMetrics(registry);
   // Read at scrape time, in one query, just before the registry renders.
   const tasks = new Gauge({ name: 'baton_tasks', help: 'Tasks by status (deleted tasks excluded).', labelNames: ['status'] as const, registers: [registry] });

@@ -2,6 +2,8 @@ import { Command, Option } from 'commander';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
 import { APPROVAL_STATUSES } from '../operations/approvals/approval-schema.ts';
 import { collect, type Context, integer } from './context.ts';
+import { nameOf, principalNames, taskTitles } from './names.ts';
+import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
@@ -11,18 +13,13 @@ const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key,
 /** `baton agents …`, `baton tokens …`, `baton approvals …`: administration through the REST API. */
 export function adminCommands(run: Run): Command[] {
   const agents = new Command('agents').description('the principals (people and agents) that hold tokens');
-  agents
-    .command('list')
-    .description('list principals')
-    .addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))
-    .action(
-      run(async (ctx, o: { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
-        const { client } = await ctx.connect();
-        const page = await client.agents.list({ limit: 100, ...(o.kind ? { kind: o.kind } : {}) });
-        if (ctx.out.json) return ctx.out.data(page.data);
-        ctx.out.table(['ID', 'NAME', 'KIND', 'SCOPES', 'DISABLED'], page.data.map((a) => [a.id, a.name, a.kind, a.scopes.join(','), a.disabled ? 'yes' : '']));
-      }),
-    );
+  withPaging(agents.command('list').description('list principals').addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))).action(
+    run(async (ctx, o: PagingOptions & { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
+      const { client } = await ctx.connect();
+      const page = await readPages(o, (p) => client.agents.list({ ...p, ...(o.kind ? { kind: o.kind } : {}) }));
+      printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'SCOPES', 'DISABLED'], rows.map((a) => [a.id, a.name, a.kind, a.scopes.join(','), a.disabled ? 'yes' : ''])));
+    }),
+  );
   agents
     .command('create')
     .description('create a principal (then give it a token with `baton tokens create`)')
@@ -75,18 +72,19 @@ export function adminCommands(run: Run): Command[] {
     );
 
   const approvals = new Command('approvals').description('gated operations waiting for a human');
-  approvals
-    .command('list')
-    .description('list approvals')
-    .addOption(new Option('--status <status>', 'only this status').choices(APPROVAL_STATUSES))
-    .action(
-      run(async (ctx, o: { status?: (typeof APPROVAL_STATUSES)[number] }) => {
-        const { client } = await ctx.connect();
-        const page = await client.approvals.list({ limit: 100, ...(o.status ? { status: o.status } : {}) });
-        if (ctx.out.json) return ctx.out.data(page.data);
-        ctx.out.table(['ID', 'STATUS', 'OPERATION', 'TARGET', 'REQUESTED BY', 'EXPIRES'], page.data.map((a) => [a.id, a.status, a.operation, a.target?.id ?? '', a.requested_by.id, a.expires_at]));
-      }),
-    );
+  withPaging(approvals.command('list').description('list approvals').addOption(new Option('--status <status>', 'only this status').choices(APPROVAL_STATUSES))).action(
+    run(async (ctx, o: PagingOptions & { status?: (typeof APPROVAL_STATUSES)[number] }) => {
+      const { client } = await ctx.connect();
+      const page = await readPages(o, (p) => client.approvals.list({ ...p, ...(o.status ? { status: o.status } : {}) }));
+      const [names, titles] = await Promise.all([principalNames(client, page.data.map((a) => a.requested_by.id)), taskTitles(client, page.data.flatMap((a) => (a.target ? [a.target.id] : [])))]);
+      printPage(ctx, page, (rows) =>
+        ctx.out.table(
+          ['ID', 'STATUS', 'OPERATION', 'TARGET', 'REQUESTED BY', 'EXPIRES'],
+          rows.map((a) => [a.id, a.status, a.operation, a.target ? (titles.get(a.target.id) ?? a.target.id) : '', nameOf(names, a.requested_by.id), a.expires_at]),
+        ),
+      );
+    }),
+  );
   for (const verdict of ['approve', 'deny'] as const) {
     const command = approvals
       .command(verdict)

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { type BatonClient, type CallOptions, createClient } from '../client/index.ts';
-import { EXIT } from './exit-codes.ts';
+import { EXIT, type ExitCode } from './exit-codes.ts';
 import { createOutput, type Output } from './output.ts';
 import { configPath, effectiveLogin, readLogin } from './session.ts';
 
 /** A failure the CLI itself reports: its message is the one line printed, `code` the exit code. */
 export class CliError extends Error {
   override name = 'CliError';
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode) {
     super(message);
     this.exitCode = exitCode;
   }
@@ -17,6 +17,8 @@ export class CliError extends Error {
 /** What every command's action gets: where to write, and the client of the logged-in server. */
 export interface Context {
   readonly env: Record<string, string | undefined>;
+  /** The arguments `baton` was given (without `baton`), to print a command to run next. */
+  readonly argv: readonly string[];
   readonly out: Output;
   /** The server's URL and a client with the token (BATON_URL/BATON_TOKEN, else the login). */
   connect(): Promise<{ url: string; client: BatonClient }>;
@@ -24,13 +26,14 @@ export interface Context {
   write(options: { idempotencyKey?: string }, extra?: CallOptions): CallOptions;
 }
 
-export function createContext(command: Command, env: Record<string, string | undefined>): Context {
+export function createContext(command: Command, env: Record<string, string | undefined>, argv: readonly string[]): Context {
   const { json } = command.optsWithGlobals<{ json?: boolean }>();
   const out = createOutput({ json: json === true, env });
   // One key per invocation: a script that retries the same command line passes --idempotency-key.
   const key = crypto.randomUUID();
   return {
     env,
+    argv,
     out,
     async connect() {
       const login = effectiveLogin(env, await readLogin(configPath(env)));

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { createClient } from '../client/index.ts';
-import type { Context } from './context.ts';
+import { CliError, type Context } from './context.ts';
+import { EXIT } from './exit-codes.ts';
 import { configPath, effectiveLogin, saveLogin } from './session.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
@@ -16,7 +17,7 @@ export function loginCommands(run: Run): Command[] {
       run(async (ctx, o: { url?: string; token?: string }) => {
         const url = o.url ?? ctx.env.BATON_URL;
         const token = o.token ?? ctx.env.BATON_TOKEN ?? (process.stdin.isTTY ? undefined : await firstLine());
-        if (!url || !token) throw new Error('baton login needs --url and --token (or BATON_URL and BATON_TOKEN, or the token on stdin).');
+        if (!url || !token) throw new CliError('baton login needs --url and --token (or BATON_URL and BATON_TOKEN, or the token on stdin).', EXIT.usage);
         const me = await createClient({ baseUrl: url, token }).whoami({});
         const path = configPath(ctx.env);
         await saveLogin(path, { url, token });

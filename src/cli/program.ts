@@ -2,10 +2,13 @@ import { Command, CommanderError } from 'commander';
 import { BatonProblem } from '../client/index.ts';
 import { ConfigError } from '../config.ts';
 import { StartupError } from '../startup-error.ts';
+import { readVersion } from '../version.ts';
+import { accountCommands, tokensListCommand } from './account.ts';
 import { adminCommands } from './admin.ts';
 import { cliHint } from './hints.ts';
+import { completionCommand } from './completion.ts';
 import { type Context, CliError, createContext } from './context.ts';
-import { connectionReason, EXIT, exitCodeOf, isConnectionError } from './exit-codes.ts';
+import { connectionReason, EXIT, type ExitCode, exitCodeOf, isConnectionError } from './exit-codes.ts';
 import { loginCommands } from './login.ts';
 import { serverCommands } from './server-commands.ts';
 import { tasksCommand } from './tasks.ts';
@@ -15,36 +18,54 @@ import { tasksCommand } from './tasks.ts';
  * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
  * included, and a documented exit code (exit-codes.ts).
  */
-function program(env: Record<string, string | undefined>): Command {
+function program(env: Record<string, string | undefined>, argv: readonly string[], version: string): Command {
+  // Known before parsing, so that an error in parsing is JSON too.
+  const json = argv.includes('--json');
   const root = new Command('baton')
     .description('Baton: task coordination for humans and software agents')
-    .option('--json', 'print JSON instead of tables and messages (on every command)')
-    .showHelpAfterError('(add --help for usage)')
-    .configureHelp({ showGlobalOptions: true })
-    .exitOverride();
+    .version(version, '-V, --version', 'print the version of Baton and exit')
+    .option('--json', 'print JSON instead of tables and messages, errors included (on every command)');
 
   /** Wraps an action: builds its context, and turns what it throws into one line and an exit code. */
   const run =
     (action: (ctx: Context, ...args: never[]) => Promise<void>) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args.at(-1) as Command;
-      const ctx = createContext(command, env);
+      const ctx = createContext(command, env, argv);
       try {
         await action(ctx, ...(args.slice(0, -1) as never[]));
       } catch (error) {
-        process.stderr.write(`${describe(error, ctx)}\n`);
-        process.exitCode = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? EXIT.usage : exitCodeOf(error);
+        const code = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? EXIT.usage : exitCodeOf(error);
+        process.stderr.write(`${ctx.out.json ? JSON.stringify(problemDocument(error, describe(error, ctx), code)) : describe(error, ctx)}\n`);
+        process.exitCode = code;
       }
     };
 
-  for (const command of [...loginCommands(run), tasksCommand(run), ...adminCommands(run), ...serverCommands(run)]) root.addCommand(command);
-  // Every subcommand reports usage errors like the root: a message, a hint, exit 2.
+  const admin = adminCommands(run);
+  // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
+  admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
+  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
+  // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
-    command.exitOverride().showHelpAfterError('(add --help for usage)').configureHelp({ showGlobalOptions: true });
+    command.exitOverride().configureHelp({ showGlobalOptions: true });
+    if (json) command.configureOutput({ outputError: (message, write) => write(`${JSON.stringify(problemDocument(undefined, message.trim(), EXIT.usage))}\n`) });
+    else command.showHelpAfterError('(add --help for usage)');
     command.commands.forEach(configure);
   };
-  root.commands.forEach(configure);
+  configure(root);
   return root;
+}
+
+const CODE_OF_EXIT: Record<ExitCode, string> = { 0: 'ok', 1: 'failed', 2: 'usage', 3: 'auth', 4: 'not_found', 5: 'conflict', 6: 'invalid', 7: 'unavailable' };
+
+/**
+ * A failure under --json: the server's problem document as it came (with `status`), or for a
+ * failure of the command line itself one shaped like it; both say the `exit_code`.
+ */
+function problemDocument(error: unknown, line: string, exitCode: ExitCode): Record<string, unknown> {
+  if (error instanceof BatonProblem) return { ...error.problem, status: error.status, code: error.code, retryable: error.retryable, exit_code: exitCode };
+  const code = isConnectionError(error) ? 'unreachable' : CODE_OF_EXIT[exitCode];
+  return { code, detail: line.replace(/^error: /, ''), retryable: exitCode === EXIT.unavailable, exit_code: exitCode };
 }
 
 /** One line: what went wrong, then what to do (the problem's hint). */
@@ -61,13 +82,17 @@ function describe(error: unknown, ctx: Context): string {
   return `error: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+const argv = process.argv.slice(2);
 try {
-  await program(process.env).parseAsync(process.argv);
+  await program(process.env, argv, readVersion()).parseAsync(process.argv);
 } catch (error) {
   // Commander already printed its message (unknown command, missing argument) or the help.
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   else {
-    process.stderr.write(`${error instanceof ConfigError || error instanceof StartupError ? error.message : `error: ${error instanceof Error ? error.message : String(error)}`}\n`);
-    process.exitCode = error instanceof ConfigError ? EXIT.usage : EXIT.failed;
+    // An option's parser (CliError), the configuration of `baton mcp` (ConfigError): usage errors.
+    const code = error instanceof CliError ? error.exitCode : error instanceof ConfigError ? EXIT.usage : EXIT.failed;
+    const line = error instanceof ConfigError || error instanceof StartupError ? error.message : `error: ${error instanceof Error ? error.message : String(error)}`;
+    process.stderr.write(`${argv.includes('--json') ? JSON.stringify(problemDocument(error, line, code)) : line}\n`);
+    process.exitCode = code;
   }
 }

@@ -73,6 +73,7 @@ export function serverCommands(run: Run): Command[] {
         if (existsSync(join(config.dataDir, 'PG_VERSION'))) {
           throw new CliError(`${resolve(config.dataDir)} (BATON_DATA_DIR) already holds a database: move it aside or point BATON_DATA_DIR at a new directory.`, EXIT.usage);
         }
+        if (!existsSync(file)) throw new CliError(`No backup file ${resolve(file)}: give the path of a file written by baton backup.`, EXIT.usage);
         const bytes = await readFile(file);
         const applied = await ctx.out.progress('restoring', direct(ctx, async () => (await server()).restoreEmbedded(config, bytes)));
         ctx.out.line(`Restored ${resolve(file)} into ${resolve(config.dataDir)}${applied.length > 0 ? `; applied ${applied.join(', ')}` : ''}.`);

@@ -5,9 +5,15 @@ import { TASK_STATUSES } from '../domain/task-status.ts';
 import { CliError, collect, type Context, integer } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { statusText } from './output.ts';
+import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
+import { resolveTaskId } from './short-ids.ts';
+import { nameOf, principalNames } from './names.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+/** How a task argument is described: an id, or a unique prefix of it. */
+const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 characters or more';
 
 const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
@@ -15,32 +21,52 @@ const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key,
 export function tasksCommand(run: Run): Command {
   const tasks = new Command('tasks').description('list, create, claim and follow tasks');
 
+  withPaging(
+    tasks
+      .command('list')
+      .description('list tasks, newest first')
+      .addOption(new Option('--status <status>', 'only these statuses (repeatable, or comma-separated)').argParser(collect))
+      .option('--label <label>', 'only tasks carrying all these labels (repeatable)', collect)
+      .option('--assignee <who>', 'only tasks assigned to @me (or me), none, or a principal (agt_…)'),
+  ).action(
+    run(async (ctx, o: PagingOptions & { status?: string[]; label?: string[]; assignee?: string }) => {
+      const { client } = await ctx.connect();
+      const filters = { ...(o.status ? { status: o.status.join(',') } : {}), ...(o.label ? { labels: o.label.join(',') } : {}), ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}) };
+      const page = await ctx.out.progress('listing tasks', readPages(o, (p) => client.tasks.list({ ...filters, ...p })));
+      const names = await principalNames(client, page.data.flatMap((t) => (t.lease ? [t.lease.holder.id] : [])));
+      printPage(ctx, page, (rows) => printTaskTable(ctx, rows, names));
+    }),
+  );
+
   tasks
-    .command('list')
-    .description('list tasks, newest first')
-    .addOption(new Option('--status <status>', 'only these statuses (repeatable, or comma-separated)').argParser(collect))
+    .command('ready')
+    .description('the tasks you could claim now: todo, for you or for anyone, waiting on no blocker, not backing off; highest priority first')
     .option('--label <label>', 'only tasks carrying all these labels (repeatable)', collect)
-    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
     .action(
-      run(async (ctx, options: { status?: string[]; label?: string[]; limit: number }) => {
+      run(async (ctx, o: { label?: string[] }) => {
         const { client } = await ctx.connect();
-        const page = await ctx.out.progress(
-          'listing tasks',
-          client.tasks.list({ limit: options.limit, ...(options.status ? { status: options.status.join(',') } : {}), ...(options.label ? { labels: options.label.join(',') } : {}) }),
-        );
-        if (ctx.out.json) return ctx.out.data(page.data);
-        printTaskTable(ctx, page.data);
-        if (page.has_more) ctx.out.note(`(more: raise --limit, or use --json and the API's cursor)`);
+        const labels = o.label ? { labels: o.label.join(',') } : {};
+        // The server filters by status and assignee; blockers and back-off are read off each item.
+        const read = (assignee: 'me' | 'none') => readPages({ all: true, limit: 100 }, (p) => client.tasks.list({ status: 'todo', assignee, ...labels, ...p }));
+        const pages = await ctx.out.progress('listing tasks', Promise.all([read('me'), read('none')]));
+        const now = Date.now();
+        const ready = pages
+          .flatMap((page) => page.data)
+          .filter((t) => !t.lease && (t.waiting_on ?? []).length === 0 && (!t.not_before || Date.parse(t.not_before) <= now))
+          .sort((a, b) => TASK_PRIORITIES.indexOf(b.priority ?? 'normal') - TASK_PRIORITIES.indexOf(a.priority ?? 'normal') || a.id.localeCompare(b.id));
+        printPage(ctx, { data: ready, has_more: false, next_cursor: null }, (rows) => printTaskTable(ctx, rows, new Map()));
+        if (!ctx.out.json && ready.length === 0) ctx.out.note('nothing is ready for you to claim');
       }),
     );
 
   tasks
     .command('show')
     .description('show one task')
-    .argument('<id>', 'task id (tsk_…)')
+    .argument('<id>', TASK_ID)
     .action(
-      run(async (ctx, id: string) => {
+      run(async (ctx, given: string) => {
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         printTask(ctx, await client.tasks.get({ id, view: 'full' }));
       }),
     );
@@ -68,7 +94,7 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('update')
     .description('change a task; refused if someone changed it since it was read (If-Match)')
-    .argument('<id>', 'task id')
+    .argument('<id>', TASK_ID)
     .option('--title <title>', 'new title')
     .option('-d, --description <text>', 'new description')
     .addOption(new Option('-p, --priority <priority>', 'new priority').choices(TASK_PRIORITIES))
@@ -76,8 +102,9 @@ export function tasksCommand(run: Run): Command {
     .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES))
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; idempotencyKey?: string }) => {
+      run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         const changes = { ...(o.title ? { title: o.title } : {}), ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.status ? { status: o.status } : {}) };
         const task = await updateCurrent(ctx, client, id, changes, o);
         printTask(ctx, task, `updated ${task.id} (version ${task.version})`);
@@ -87,12 +114,13 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('move')
     .description('move a task to another status (the state machine decides which are legal)')
-    .argument('<id>', 'task id')
+    .argument('<id>', TASK_ID)
     .addArgument(new Command().createArgument('<status>', 'the new status').choices(TASK_STATUSES))
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, status: (typeof TASK_STATUSES)[number], o: { idempotencyKey?: string }) => {
+      run(async (ctx, given: string, status: (typeof TASK_STATUSES)[number], o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         const task = await updateCurrent(ctx, client, id, { status }, o);
         printTask(ctx, task, `${task.id} is now ${task.status}`);
       }),
@@ -101,7 +129,7 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('claim')
     .description('claim a task: the one given, or the next claimable one (highest priority first)')
-    .argument('[id]', 'task id; omitted: the next claimable task')
+    .argument('[id]', `${TASK_ID}; omitted: the next claimable task`)
     .option('--label <label>', 'with no id: only tasks carrying these labels (repeatable)', collect)
     .option('--ttl <seconds>', 'lease length', integer('--ttl'))
     .addOption(idempotency())
@@ -109,7 +137,7 @@ export function tasksCommand(run: Run): Command {
       run(async (ctx, id: string | undefined, o: { label?: string[]; ttl?: number; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
         const ttl = o.ttl === undefined ? {} : { ttl_s: o.ttl };
-        const claims = id ? [await client.tasks.claim({ id, ...ttl }, ctx.write(o))] : (await client.tasks.claimNext({ ...(o.label ? { labels: o.label } : {}), ...ttl }, ctx.write(o))).claims;
+        const claims = id ? [await client.tasks.claim({ id: await resolveTaskId(client, id), ...ttl }, ctx.write(o))] : (await client.tasks.claimNext({ ...(o.label ? { labels: o.label } : {}), ...ttl }, ctx.write(o))).claims;
         if (ctx.out.json) return ctx.out.data(claims);
         if (claims.length === 0) return ctx.out.note('nothing to claim');
         for (const { task, lease } of claims) ctx.out.line(`claimed ${task.id} ${task.title ?? ''}\nlease ${lease.id} epoch ${lease.epoch} expires ${lease.expires_at}`);
@@ -119,7 +147,7 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('heartbeat')
     .description('extend the lease on a task you hold')
-    .argument('<id>', 'task id or lease id')
+    .argument('<id>', `${TASK_ID}, or lease id`)
     .option('--note <text>', 'progress, one line for the timeline')
     .option('--ttl <seconds>', 'new lease length', integer('--ttl'))
     .addOption(idempotency())
@@ -135,7 +163,7 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('release')
     .description('give a task back (it returns to todo for the next claimer)')
-    .argument('<id>', 'task id or lease id')
+    .argument('<id>', `${TASK_ID}, or lease id`)
     .option('--note <text>', 'why, for the next claimer')
     .option('--failed <reason>', 'the attempt failed: counted, so the task backs off or leaves the queue when out of attempts')
     .addOption(idempotency())
@@ -151,13 +179,14 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('hand-in')
     .description('hand a task you hold in for review, saying what you did')
-    .argument('<id>', 'task id')
+    .argument('<id>', TASK_ID)
     .requiredOption('-s, --summary <text>', 'what you did and how to check it (Markdown)')
     .option('--artifact <id>', 'an artifact for the reviewer, art_… (repeatable)', collect)
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, o: { summary: string; artifact?: string[]; idempotencyKey?: string }) => {
+      run(async (ctx, given: string, o: { summary: string; artifact?: string[]; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         const task = await client.tasks.handIn({ id, summary: o.summary, ...(o.artifact ? { artifacts: o.artifact } : {}) }, ctx.write(o));
         printTask(ctx, task, `${task.id} handed in for review`);
       }),
@@ -166,14 +195,15 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('review')
     .description('decide on a task in review: approve it (done), or request changes (back to its last holder)')
-    .argument('<id>', 'task id')
+    .argument('<id>', TASK_ID)
     .addArgument(new Command().createArgument('<decision>', 'approve or request-changes').choices(['approve', 'request-changes']))
     .option('-c, --comment <text>', 'feedback, posted as a comment; required to request changes')
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, decision: 'approve' | 'request-changes', o: { comment?: string; idempotencyKey?: string }) => {
+      run(async (ctx, given: string, decision: 'approve' | 'request-changes', o: { comment?: string; idempotencyKey?: string }) => {
         if (decision === 'request-changes' && !o.comment) throw new CliError('request-changes needs --comment saying what to change', EXIT.usage);
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         const task = await client.tasks.review({ id, decision: decision === 'approve' ? 'approve' : 'request_changes', ...(o.comment ? { comment: o.comment } : {}) }, ctx.write(o));
         printTask(ctx, task, decision === 'approve' ? `${task.id} approved: ${task.status}` : `${task.id} sent back: ${task.status}`);
       }),
@@ -182,49 +212,43 @@ export function tasksCommand(run: Run): Command {
   tasks
     .command('comment')
     .description('comment on a task (Markdown; @name mentions a principal)')
-    .argument('<id>', 'task id')
+    .argument('<id>', TASK_ID)
     .argument('<body>', 'the comment')
     .addOption(idempotency())
     .action(
-      run(async (ctx, id: string, body: string, o: { idempotencyKey?: string }) => {
+      run(async (ctx, given: string, body: string, o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
         const comment = await client.comments.create({ id, body }, ctx.write(o));
         if (ctx.out.json) return ctx.out.data(comment);
         ctx.out.note(`commented ${comment.id} on ${id}`);
       }),
     );
 
-  tasks
-    .command('comments')
-    .description("a task's comments, oldest first")
-    .argument('<id>', 'task id')
-    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
-    .action(
-      run(async (ctx, id: string, o: { limit: number }) => {
-        const { client } = await ctx.connect();
-        const page = await client.comments.list({ id, limit: o.limit });
-        if (ctx.out.json) return ctx.out.data(page.data);
+  withPaging(tasks.command('comments').description("a task's comments, oldest first").argument('<id>', TASK_ID)).action(
+    run(async (ctx, given: string, o: PagingOptions) => {
+      const { client } = await ctx.connect();
+      const id = await resolveTaskId(client, given);
+      const page = await readPages(o, (p) => client.comments.list({ id, ...p }));
+      const names = await principalNames(client, page.data.map((c) => c.author.id));
+      printPage(ctx, page, (rows) =>
         ctx.out.table(
           ['TIME', 'BY', 'COMMENT'],
-          page.data.map((c) => [c.created_at, `${c.author.kind}:${c.author.id}`, c.body === null ? '(deleted)' : c.body.replace(/\s+/g, ' ')]),
-        );
-        if (page.has_more) ctx.out.note('(more: raise --limit, or use --json and the API\'s cursor)');
-      }),
-    );
+          rows.map((c) => [c.created_at, nameOf(names, c.author.id), c.body === null ? '(deleted)' : c.body.replace(/\s+/g, ' ')]),
+        ),
+      );
+    }),
+  );
 
-  tasks
-    .command('events')
-    .description("a task's timeline, oldest first")
-    .argument('<id>', 'task id')
-    .option('--limit <n>', 'at most this many (1–100)', integer('--limit'), 50)
-    .action(
-      run(async (ctx, id: string, o: { limit: number }) => {
-        const { client } = await ctx.connect();
-        const page = await client.tasks.events({ id, limit: o.limit });
-        if (ctx.out.json) return ctx.out.data(page.data);
-        ctx.out.table(['TIME', 'TYPE', 'BY', 'DATA'], page.data.map(eventRow));
-      }),
-    );
+  withPaging(tasks.command('events').description("a task's timeline, oldest first").argument('<id>', TASK_ID)).action(
+    run(async (ctx, given: string, o: PagingOptions) => {
+      const { client } = await ctx.connect();
+      const id = await resolveTaskId(client, given);
+      const page = await readPages(o, (p) => client.tasks.events({ id, ...p }));
+      const names = await principalNames(client, page.data.flatMap((e) => (e.actor ? [e.actor.id] : [])));
+      printPage(ctx, page, (rows) => ctx.out.table(['TIME', 'TYPE', 'BY', 'DATA'], rows.map((event) => eventRow(event, names))));
+    }),
+  );
 
   tasks
     .command('watch')
@@ -246,7 +270,7 @@ export function tasksCommand(run: Run): Command {
         for await (const event of events) {
           // One JSON document per line with --json (NDJSON), so `jq` can follow along.
           if (ctx.out.json) ctx.out.line(JSON.stringify(event));
-          else ctx.out.line(eventRow(event).join('  '));
+          else ctx.out.line(eventRow(event, new Map()).join('  '));
         }
       }),
     );
@@ -262,18 +286,19 @@ async function updateCurrent(ctx: Context, client: BatonClient, id: string, chan
 }
 
 /** A lease id as given, or the current lease of the task given. */
-async function leaseId(client: BatonClient, id: string): Promise<string> {
-  if (!id.startsWith('tsk_')) return id;
+async function leaseId(client: BatonClient, given: string): Promise<string> {
+  if (given.startsWith('lea_')) return given;
+  const id = await resolveTaskId(client, given);
   const task = await client.tasks.get({ id });
   if (!task.lease) throw new CliError(`Task ${id} has no lease: it is ${task.status}. Claim it first (baton tasks claim ${id}).`, EXIT.conflict);
   return task.lease.id;
 }
 
-function printTaskTable(ctx: Context, tasks: readonly Task[]): void {
+function printTaskTable(ctx: Context, tasks: readonly Task[], names: ReadonlyMap<string, string>): void {
   const c = ctx.out.colors;
   ctx.out.table(
     ['ID', 'STATUS', 'PRIORITY', 'TITLE', 'LABELS', 'HOLDER'],
-    tasks.map((t) => [t.id, statusText(c, t.status ?? ''), t.priority ?? '', t.title ?? '', (t.labels ?? []).join(','), t.lease?.holder.id ?? '']),
+    tasks.map((t) => [t.id, statusText(c, t.status ?? ''), t.priority ?? '', t.title ?? '', (t.labels ?? []).join(','), nameOf(names, t.lease?.holder.id)]),
   );
 }
 
@@ -300,8 +325,9 @@ function printTask(ctx: Context, task: Task, headline?: string): void {
   for (const [key, value] of rows) if (value) ctx.out.line(`${c.dim(key.padEnd(width))}  ${value}`);
 }
 
-function eventRow(event: TaskEvent): string[] {
-  return [event.created_at ?? '', event.type ?? '', event.actor ? `${event.actor.kind}:${event.actor.id}` : '', `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
+function eventRow(event: TaskEvent, names: ReadonlyMap<string, string>): string[] {
+  const name = event.actor ? names.get(event.actor.id) : undefined;
+  return [event.created_at ?? '', event.type ?? '', name ?? (event.actor ? `${event.actor.kind}:${event.actor.id}` : ''), `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
 }
 
 function reason(error: unknown): string {

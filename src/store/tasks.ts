@@ -13,6 +13,9 @@ export interface ArtifactRefRow {
   sha256: string;
 }
 
+/** A task id's length: `tsk_` and a 26-character ULID. */
+const ID_LENGTH = 30;
+
 /**
  * The blockers of the outer `tasks` row that are not done yet: one primary-key lookup per blocker.
  * `b.id = ANY (tasks.blocked_by)` let the planner read the whole table instead while it was small
@@ -290,6 +293,8 @@ export interface TaskListQuery<C extends 'full' | 'list' = 'full' | 'list'> {
   blockedReason?: 'attempts_exhausted' | undefined;
   /** A task id: only its children; null: only top-level tasks. */
   parent?: string | null | undefined;
+  /** Only tasks whose id starts with this (`tsk_` and part of a ULID). */
+  idPrefix?: string | undefined;
   /** Only tasks with an event after this sequence number (the `since` delta). */
   changedAfterSeq: string | undefined;
   /** Keyset position: ids strictly below this one (newest first). */
@@ -327,6 +332,12 @@ export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: Ta
   if (q.blockedReason !== undefined) query = query.where('blocked_reason', '=', q.blockedReason);
   if (q.parent === null) query = query.where('parent_id', 'is', null);
   else if (q.parent !== undefined) query = query.where('parent_id', '=', q.parent);
+  if (q.idPrefix !== undefined) {
+    // Ids are fixed-length ULIDs: the prefix padded with the lowest and highest ULID characters
+    // bounds a range of the primary key, read off its index; LIKE alone would scan every task.
+    const pad = ID_LENGTH - q.idPrefix.length;
+    query = query.where('id', '>=', q.idPrefix + '0'.repeat(pad)).where('id', '<=', q.idPrefix + 'Z'.repeat(pad));
+  }
   if (q.changedAfterSeq !== undefined) {
     const seq = q.changedAfterSeq;
     const changed = await subjectsChangedAfter(db, seq);

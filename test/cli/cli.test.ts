@@ -105,7 +105,7 @@ describe('baton tasks', () => {
     expect(table).toMatch(/^ID\s+STATUS\s+PRIORITY\s+TITLE\s+LABELS\s+HOLDER\n/);
     expect(table).toMatch(new RegExp(`${created.id}  todo\\s+high\\s+Write the guide  cli\\n`));
     expect(table).not.toContain('\u001b['); // no colour off a terminal
-    expect((await json<{ id: string }[]>(['tasks', 'list', '--status', 'todo'])).map((t) => t.id)).toContain(once1.id);
+    expect((await json<{ data: { id: string }[] }>(['tasks', 'list', '--status', 'todo'])).data.map((t) => t.id)).toContain(once1.id);
 
     // update sends If-Match at the version it just read.
     const updated = await json<{ title: string; version: number }>(['tasks', 'update', created.id, '--title', 'Write the operations guide']);
@@ -135,6 +135,83 @@ describe('baton tasks', () => {
     expect(missing.stderr).not.toContain('/api/v1');
     const usage = await baton(['tasks', 'move', created.id], 2);
     expect(usage.stderr).toContain("error: missing required argument 'status'");
+  });
+});
+
+describe('the command line people expect', () => {
+  it('pages with --cursor and --all, says on stderr how to see more, and --json carries the next cursor', { timeout: 120_000 }, async () => {
+    const made: string[] = [];
+    for (const title of ['page one', 'page two', 'page three']) made.push((await json<{ id: string }>(['tasks', 'create', title, '--label', 'paging'])).id);
+    const first = await baton(['tasks', 'list', '--label', 'paging', '--limit', '2']);
+    expect(first.stdout.trim().split('\n')).toHaveLength(3); // the head and two rows
+    const more = /more follow: (baton tasks list --label paging --limit 2 --cursor (\S+)); or --all for every one\)\n$/.exec(first.stderr);
+    expect(more, first.stderr).not.toBeNull();
+    const rest = await baton(['tasks', 'list', '--label', 'paging', '--limit', '2', '--cursor', more?.[2] ?? '']);
+    expect(rest.stdout).toContain(made[0]);
+    expect(rest.stderr).toBe('');
+    const page = await json<{ data: { id: string }[]; has_more: boolean; next_cursor: string | null }>(['tasks', 'list', '--label', 'paging', '--limit', '2']);
+    expect(page).toMatchObject({ has_more: true, next_cursor: more?.[2] });
+    const all = await json<{ data: { id: string }[]; has_more: boolean; next_cursor: string | null }>(['tasks', 'list', '--label', 'paging', '--all', '--limit', '1']);
+    expect(Object.keys(all).sort()).toEqual(['data', 'has_more', 'next_cursor']);
+    expect(all).toMatchObject({ has_more: false, next_cursor: null });
+    expect(all.data.map((t) => t.id)).toEqual([...made].reverse());
+    await baton(['tasks', 'list', '--all', '--cursor', 'x'], 2);
+  });
+
+  it('names a task by a unique prefix of its ULID, lists the candidates of an ambiguous one (exit 2)', { timeout: 120_000 }, async () => {
+    // Tasks made moments apart share the ULID's time part; make pairs until two share 6 characters.
+    let pair: string[] = [];
+    let common = '';
+    while (common.length < 6) {
+      pair = [(await json<{ id: string }>(['tasks', 'create', 'short id A'])).id, (await json<{ id: string }>(['tasks', 'create', 'short id B'])).id];
+      const [a = '', b = ''] = pair.map((id) => id.slice(4));
+      common = a.slice(0, [...a].findIndex((c, i) => c !== b[i]));
+    }
+    const [a = '', b = ''] = pair;
+    const unique = a.slice(4, 4 + common.length + 1).toLowerCase();
+    expect((await baton(['tasks', 'show', unique])).stdout).toMatch(new RegExp(`^id\\s+${a}$`, 'm'));
+    expect((await json<{ id: string }>(['tasks', 'show', `tsk_${unique}`])).id).toBe(a);
+    const ambiguous = await baton(['tasks', 'show', common], 2);
+    expect(ambiguous.stderr).toMatch(new RegExp(`^error: tsk_${common} names more than one task: .*${b} \\(short id B\\).*Give more characters of the id\\.\n$`));
+    expect(ambiguous.stderr).toContain(`${a} (short id A)`);
+    const none = await baton(['tasks', 'show', '000000'], 4);
+    expect(none.stderr).toBe('error: No task id starts with tsk_000000.\n');
+    // Under --json a failure is the problem document, on stderr.
+    const missing = await baton(['tasks', 'show', 'tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV', '--json'], 4);
+    const problem = JSON.parse(missing.stderr) as { hint?: unknown };
+    expect(problem).toMatchObject({ code: 'not_found', status: 404, retryable: false, exit_code: 4 });
+    expect(typeof problem.hint).toBe('string');
+    expect(missing.stdout).toBe('');
+  });
+
+  it('shows names instead of ids, lists tokens, filters by @me, shows what is ready, and reports and ends the login', { timeout: 180_000 }, async () => {
+    const mine = await json<{ id: string }>(['tasks', 'create', 'ready for anyone', '--label', 'ready-view', '-p', 'high']);
+    const waiting = await json<{ id: string }>(['tasks', 'create', 'waits on mine', '--label', 'ready-view', '--blocked-by', mine.id]);
+    const ready = await json<{ data: { id: string }[] }>(['tasks', 'ready', '--label', 'ready-view']);
+    expect(ready.data.map((t) => t.id)).toEqual([mine.id]);
+    expect(ready.data.map((t) => t.id)).not.toContain(waiting.id);
+    await baton(['tasks', 'claim', mine.id.slice(4, 20)]);
+    expect((await json<{ data: unknown[] }>(['tasks', 'ready', '--label', 'ready-view'])).data).toEqual([]);
+    // The holder by name, not by id.
+    expect((await baton(['tasks', 'list', '--label', 'ready-view'])).stdout).toMatch(new RegExp(`${mine.id}  in_progress\\s+high\\s+ready for anyone\\s+ready-view\\s+admin\\n`));
+    expect((await json<{ data: unknown[] }>(['tasks', 'list', '--label', 'ready-view', '--assignee', '@me'])).data).toEqual([]);
+    await baton(['tasks', 'comment', mine.id, 'by name']);
+    expect((await baton(['tasks', 'comments', mine.id])).stdout).toMatch(/^\S+\s+admin\s+by name$/m);
+    expect((await baton(['tasks', 'events', mine.id])).stdout).toMatch(/^\S+\s+task\.created\s+admin\s+tsk_/m);
+
+    const me = await json<{ principal: { id: string } }>(['whoami']);
+    const tokens = await baton(['tokens', 'list']);
+    expect(tokens.stdout).toMatch(/^ID\s+MACHINE\s+PREFIX\s+SCOPES\s+LAST USED\s+EXPIRES\s+REVOKED\s+CREATED BY\n/);
+    expect(tokens.stdout).toMatch(/^tok_\w+\s+bootstrap/m);
+    expect((await json<{ data: { agent_id: string }[] }>(['tokens', 'list', me.principal.id])).data.every((t) => t.agent_id === me.principal.id)).toBe(true);
+
+    const status = await baton(['auth', 'status']);
+    expect(status.stdout).toMatch(new RegExp(`^Logged in to ${url} \\(from .+config\\.json\\) as admin \\(human agt_\\w+\\)\ntoken tok_\\w+ on \\S+ \\(from .+config\\.json\\); scopes: `));
+    const logout = await baton(['logout']);
+    expect(logout.stderr).toMatch(/^Logged out: removed .+config\.json\.\n$/);
+    expect((await baton(['auth', 'status'], 3)).stderr).toContain('Not logged in');
+    expect((await baton(['logout'])).stderr).toMatch(/^No saved login in /);
+    await baton(['login', '--url', url, '--token', adminToken]);
   });
 });
 
@@ -187,6 +264,12 @@ describe('baton agents, tokens and approvals', () => {
     }
     const listed = (await baton(['approvals', 'list', '--status', 'pending'])).stdout;
     for (const id of pending) expect(listed).toMatch(new RegExp(`${id}\\s+pending\\s+tasks[._]delete`));
+    // The target by its title and the requester by name, not by id.
+    expect(listed).toMatch(new RegExp(`${pending[0]}\\s+pending\\s+tasks[._]delete\\s+delete me\\s+cli-bot\\s`));
+    const agentsPage = await json<{ data: unknown[]; has_more: boolean; next_cursor: string | null }>(['agents', 'list', '--limit', '1']);
+    expect(agentsPage.data).toHaveLength(1);
+    expect(agentsPage.has_more).toBe(true);
+    expect((await baton(['agents', 'list', '--limit', '1'])).stderr).toMatch(/more follow: baton agents list --limit 1 --cursor \S+; or --all/);
     expect((await baton(['approvals', 'approve', pending[0] ?? ''])).stdout).toBe(`${pending[0]} is approved (the operation answered 200)\n`);
     expect((await baton(['approvals', 'deny', pending[1] ?? '', '--reason', 'still needed'])).stdout).toBe(`${pending[1]} is denied\n`);
 

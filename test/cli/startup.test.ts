@@ -1,5 +1,5 @@
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,5 +117,34 @@ describe.skipIf(engine !== 'postgres')('PostgreSQL', { timeout: 120_000 }, () =>
     const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url ?? '', PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
+  });
+});
+
+describe('start-up errors any engine gives', () => {
+  it('names DATABASE_URL when it is not a PostgreSQL URL (mysql://, http://), exit 2', async () => {
+    for (const scheme of ['mysql', 'http']) {
+      const { code, stdout, stderr } = await runBaton(['serve'], { DATABASE_URL: `${scheme}://baton@db.example/baton`, PORT: '0' });
+      expect(stderr).toBe(
+        `Invalid configuration: DATABASE_URL: must be a PostgreSQL URL (postgres://…), not ${scheme}://; Baton keeps its data only in PostgreSQL, or unset DATABASE_URL for the embedded database (example: DATABASE_URL=postgres://baton@127.0.0.1:5432/baton)\n`,
+      );
+      expect(stdout).toBe('');
+      expect(code).toBe(2);
+    }
+  });
+
+  it('names HOST when it does not resolve, before opening any database, exit 1', async () => {
+    const dataDir = join(scratch, 'never-created');
+    const { code, stdout, stderr } = await runBaton(['serve'], { HOST: 'no-such-host.invalid', BATON_DATA_DIR: dataDir, PORT: '0', BATON_LOG_LEVEL: 'silent' });
+    expect(stderr).toBe('HOST no-such-host.invalid does not resolve to an address of this machine. Set HOST to an address or name it has (example: HOST=127.0.0.1, or HOST=0.0.0.0 for every interface).\n');
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    await expect(stat(dataDir)).rejects.toThrow();
+  });
+
+  it('names the restore file when it does not exist, exit 2', async () => {
+    const missing = join(scratch, 'no-such-backup.tar');
+    const { code, stderr } = await runBaton(['restore', missing], { BATON_DATA_DIR: join(scratch, 'restore-target') });
+    expect(stderr).toBe(`error: No backup file ${missing}: give the path of a file written by baton backup.\n`);
+    expect(code).toBe(2);
   });
 });

@@ -132,6 +132,24 @@ describe('GET /tasks filters and views', () => {
     expect(ids(two.data).sort()).toEqual([todo.id, done.id].sort());
   });
 
+  it('filters by id_prefix: a prefix of the ULID (6 or more characters, any case) names the tasks whose id starts with it', async () => {
+    const a = await createTask(t);
+    const b = await createTask(t);
+    const ulid = a.id.slice('tsk_'.length);
+    expect(ids((await getPage<TaskBody>(`/api/v1/tasks?id_prefix=${ulid}`)).data)).toEqual([a.id]);
+    expect(ids((await getPage<TaskBody>(`/api/v1/tasks?id_prefix=${ulid.slice(0, 12).toLowerCase()}`)).data)).toContain(a.id);
+    const six = await getPage<TaskBody>(`/api/v1/tasks?id_prefix=${ulid.slice(0, 6)}&limit=100`);
+    expect(ids(six.data)).toContain(a.id);
+    for (const id of ids(six.data)) expect(id.startsWith(`tsk_${ulid.slice(0, 6)}`)).toBe(true);
+    // Two tasks made moments apart share the ULID's time part: their common prefix names both.
+    const common = ulid.slice(0, [...ulid].findIndex((c, i) => c !== b.id.slice(4)[i]));
+    if (common.length >= 6) expect(ids((await getPage<TaskBody>(`/api/v1/tasks?id_prefix=${common}&limit=100`)).data)).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect((await getPage<TaskBody>('/api/v1/tasks?id_prefix=000000')).data).toEqual([]);
+    expectProblem(await t.request('GET', `/api/v1/tasks?id_prefix=${ulid.slice(0, 5)}`), 400, 'invalid_parameter');
+    expectProblem(await t.request('GET', '/api/v1/tasks?id_prefix=01JX4-'), 400, 'invalid_parameter');
+    expect((await getPage<TaskBody>('/api/v1/tasks?id_prefix=UUUUUU')).data).toEqual([]);
+  });
+
   it('filters by labels: a task must carry every label asked for', async () => {
     const both = await createTask(t, { labels: ['lx', 'ly'] });
     const onlyX = await createTask(t, { labels: ['lx'] });

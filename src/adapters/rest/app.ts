@@ -26,6 +26,8 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger & Pick<Logger, 'isLevelEnabled'>;
   /** One pass of every maintenance loop, for /cron/keepalive. */
   readonly runMaintenance: () => Promise<MaintenanceReport>;
+  /** The release that runs (package.json's version), in /healthz, the manifest and /metrics. */
+  readonly version: string;
 }
 
 /** The longest path parameter (ids are 30 characters); past it: 414 uri_too_long. */
@@ -157,9 +159,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     const principal = caller?.principal;
     const view = manifestView((request.query as { view?: string }).view, principal);
     const manifest = view === 'compact' && principal ? buildCompactManifest(service, principal) : buildManifest(service, principal);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(manifest));
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...manifest, release: options.version }));
   });
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', async () => ({ status: 'ok', version: options.version }));
   app.get('/readyz', async () => {
     await service.checkReady();
     return { status: 'ready' };
@@ -169,7 +171,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const pages = await loadSpecPages(service);
   registerDocs(app, service, pages);
   registerMcpRoute(app, service, pages);
-  registerMetrics(app, service);
+  registerMetrics(app, service, options.version);
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);
   return app;

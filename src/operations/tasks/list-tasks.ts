@@ -32,6 +32,13 @@ export const listTasks = defineOperation({
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    // Kept short: every byte here is in each agent's tools/list (test/agent/budgets.test.ts).
+    id_prefix: z
+      .string()
+      .regex(/^[0-9A-Z]{6,26}$/i, 'id_prefix is 6 to 26 characters of the ULID after tsk_')
+      .transform((prefix) => prefix.toUpperCase())
+      .optional()
+      .describe('Ids starting tsk_ + this (6+ ULID characters).'),
     q: z.string().max(SEARCH_MAX, `q is limited to ${SEARCH_MAX} characters`).optional().describe('Ranked text search.'),
     cursor: cursorParam,
     limit: limitParam,
@@ -56,6 +63,7 @@ export const listTasks = defineOperation({
       assignee: input.assignee === 'me' ? ctx.actor.id : input.assignee === 'none' ? null : input.assignee,
       blockedReason: input.blocked_reason,
       parent: input.parent === 'none' ? null : input.parent,
+      idPrefix: input.id_prefix === undefined ? undefined : `tsk_${input.id_prefix}`,
       changedAfterSeq,
       beforeId: search ? undefined : position,
       limit: input.limit,
