@@ -114,6 +114,15 @@ describe('list filters are arrays over MCP and GraphQL, comma-separated (or repe
     expect(res.data?.tasks.data.map((task) => task.id)).toEqual([wanted]);
   });
 
+  it("GraphQL still takes a v1 query's String variables in the lists' places (the comma form), and no other scalar", async () => {
+    const v1 = 'query ($s: String, $l: String) { tasks(status: $s, labels: $l) { data { id } } }';
+    const res = await graphql<{ tasks: Page }>(t, v1, { variables: { s: 'todo', l: 'dialect-a,dialect-b' } });
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.tasks.data.map((task) => task.id)).toEqual([wanted]);
+    const wrongScalar = await graphql(t, 'query ($l: Int) { tasks(labels: $l) { data { id } } }', { variables: { l: 1 } });
+    expect(wrongScalar.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_query' });
+  });
+
   it('REST takes the comma form and the parameter repeated', async () => {
     for (const query of ['labels=dialect-a,dialect-b', 'labels=dialect-a&labels=dialect-b']) {
       const res = await t.request('GET', `/api/v1/tasks?${query}`);
