@@ -338,7 +338,14 @@ export interface PgliteDatabase extends Database {
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
-  const pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {});
+  } catch (error) {
+    // The kernel lock lives as long as its open file: let the directory go with the failed start.
+    await lock?.release();
+    throw error;
+  }
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(options.onQuery) });
   return {
     db,

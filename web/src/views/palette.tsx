@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { get, getAll, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import { get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
@@ -7,7 +7,7 @@ import type { Status, Task } from '../types.ts';
 import { legalTargets } from './move-menu.tsx';
 
 /** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
-const ID_PREFIX = /^(tsk_[0-9a-z]{4,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
+const ID_PREFIX = /^(tsk_[0-9a-z]{6,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
 const MATCHES = 8;
 
 interface Choice {
@@ -25,18 +25,18 @@ function selectedTaskId(): string | null {
   return card?.dataset.taskId ?? null;
 }
 
-/** Tasks whose title matches (the server's search) or whose id starts with the text (a scan of the newest 1,000). */
-async function findTasks(text: string, scan: { tasks: Promise<Task[]> | null }): Promise<Task[]> {
+/** Tasks whose id starts with the text (the server's `id_prefix`, as the CLI's short ids) or whose title matches (the server's search). */
+async function findTasks(text: string): Promise<Task[]> {
+  const read = (query: string) =>
+    get<Page<Task>>(`/tasks?${query}&limit=${MATCHES}&fields=title,status`).then(
+      (page) => page.data,
+      () => [],
+    );
   if (ID_PREFIX.test(text)) {
-    scan.tasks ??= getAll<Task>('/tasks?fields=title,status', 10).then((r) => r.data);
-    const prefix = text.toLowerCase().startsWith('tsk_') ? text.toLowerCase() : `tsk_${text.toLowerCase()}`;
-    const byId = (await scan.tasks).filter((t) => t.id.toLowerCase().startsWith(prefix)).slice(0, MATCHES);
+    const byId = await read(`id_prefix=${encodeURIComponent(text.replace(/^tsk_/i, ''))}`);
     if (byId.length > 0) return byId;
   }
-  return get<Page<Task>>(`/tasks?q=${encodeURIComponent(text)}&limit=${MATCHES}&fields=title,status`).then(
-    (page) => page.data,
-    () => [],
-  );
+  return read(`q=${encodeURIComponent(text)}`);
 }
 
 /**
@@ -47,7 +47,6 @@ async function findTasks(text: string, scan: { tasks: Promise<Task[]> | null }):
 export function CommandPalette({ open, onClose }: { open: boolean; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const input = useRef<HTMLInputElement>(null);
-  const scan = useRef<{ tasks: Promise<Task[]> | null }>({ tasks: null });
   const [text, setText] = useState('');
   const [target, setTarget] = useState<Task | null>(null);
   const [found, setFound] = useState<Task[]>([]);
@@ -62,7 +61,6 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setActive(0);
       setProblem(null);
       setTarget(null);
-      scan.current = { tasks: null };
       const id = selectedTaskId();
       if (id) get<Task>(`/tasks/${id}`).then(setTarget, () => undefined);
       element.showModal();
@@ -75,7 +73,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setFound([]);
       return undefined;
     }
-    const timer = setTimeout(() => void findTasks(q, scan.current).then(setFound), 150);
+    const timer = setTimeout(() => void findTasks(q).then(setFound), 150);
     return () => clearTimeout(timer);
   }, [q]);
 
