@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, type Page } from '../api.ts';
 import { StatusBadge } from '../components.tsx';
 import { useSession } from '../session.ts';
@@ -29,7 +29,15 @@ export function extrasBody(extras: Extras): Record<string, string> {
 function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: (parent: Extras['parent']) => void }) {
   const [query, setQuery] = useState('');
   const [found, setFound] = useState<Task[] | null>(null);
+  const remove = useRef<HTMLButtonElement>(null);
+  const chosen = useRef(false);
   const q = query.trim();
+  // Focus moves to the chosen parent's Remove in the same commit as it appears (not a frame later,
+  // when the user may already have tabbed on and be typing a date).
+  useLayoutEffect(() => {
+    if (value && chosen.current) remove.current?.focus();
+    chosen.current = false;
+  }, [value]);
   useEffect(() => {
     if (!q) return undefined;
     setFound(null);
@@ -47,7 +55,7 @@ function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: 
         <span class="field-name">Parent</span>
         <p class="chip" data-testid="chosen-parent">
           <span>{value.title}</span>
-          <button type="button" class="button-quiet chip-remove" aria-label={`Remove parent ${value.title}`} onClick={() => onChange(null)}>
+          <button ref={remove} type="button" class="button-quiet chip-remove" aria-label={`Remove parent ${value.title}`} onClick={() => onChange(null)}>
             ✕
           </button>
         </p>
@@ -68,9 +76,9 @@ function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: 
                 type="button"
                 class="suggestion"
                 onClick={() => {
+                  chosen.current = true;
                   onChange({ id: t.id, title: t.title });
                   setQuery('');
-                  requestAnimationFrame(() => document.querySelector<HTMLElement>('.chip-remove[aria-label^="Remove parent"]')?.focus());
                 }}
               >
                 <StatusBadge status={t.status} /> {t.title}
