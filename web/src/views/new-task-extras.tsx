@@ -1,8 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { get, type Page } from '../api.ts';
-import { StatusBadge } from '../components.tsx';
 import { useSession } from '../session.ts';
 import type { Task } from '../types.ts';
+import { TaskSuggestions } from './task-fields.tsx';
 
 /** The fields only "New task" sets: who it is for, its parent, when it is due, not before when. Dates as `datetime-local` values. */
 export interface Extras {
@@ -67,25 +67,17 @@ function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: 
       <label for="new-task-parent">Parent</label>
       <input id="new-task-parent" type="search" placeholder="Search tasks by title" autocomplete="off" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
       {q && (
-        <ul class="suggestions" aria-label="Matching parents">
-          {found === null && <li class="muted">Searching…</li>}
-          {found !== null && found.length === 0 && <li class="muted">No task matches “{query}”.</li>}
-          {found?.map((t) => (
-            <li key={t.id}>
-              <button
-                type="button"
-                class="suggestion"
-                onClick={() => {
-                  chosen.current = true;
-                  onChange({ id: t.id, title: t.title });
-                  setQuery('');
-                }}
-              >
-                <StatusBadge status={t.status} /> {t.title}
-              </button>
-            </li>
-          ))}
-        </ul>
+        <TaskSuggestions
+          label="Matching parents"
+          pending={found === null ? 'Searching…' : null}
+          tasks={found ?? []}
+          query={query}
+          onPick={(t) => {
+            chosen.current = true;
+            onChange({ id: t.id, title: t.title });
+            setQuery('');
+          }}
+        />
       )}
     </div>
   );

@@ -83,26 +83,35 @@ function DependencyPicker({ id, value, exclude, onChange }: { id: string; value:
       )}
       <input id={id} type="search" placeholder="Search tasks by title" autocomplete="off" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
       {q && (
-        <ul class="suggestions" aria-label="Matching tasks">
-          {tasks === null && <li class="muted">Loading tasks…</li>}
-          {tasks !== null && matches.length === 0 && <li class="muted">No task matches “{query}”.</li>}
-          {matches.map((t) => (
-            <li key={t.id}>
-              <button
-                type="button"
-                class="suggestion"
-                onClick={() => {
-                  onChange([...value, t.id]);
-                  setQuery('');
-                }}
-              >
-                <StatusBadge status={t.status} /> {t.title}
-              </button>
-            </li>
-          ))}
-        </ul>
+        <TaskSuggestions
+          label="Matching tasks"
+          pending={tasks === null ? 'Loading tasks…' : null}
+          tasks={matches}
+          query={query}
+          onPick={(t) => {
+            onChange([...value, t.id]);
+            setQuery('');
+          }}
+        />
       )}
     </div>
+  );
+}
+
+/** Tasks matching a title search, each a button that picks it: the blocker and parent pickers' list. */
+export function TaskSuggestions(props: { label: string; pending: string | null; tasks: readonly Task[]; query: string; onPick: (task: Task) => void }) {
+  return (
+    <ul class="suggestions" aria-label={props.label}>
+      {props.pending !== null && <li class="muted">{props.pending}</li>}
+      {props.pending === null && props.tasks.length === 0 && <li class="muted">No task matches “{props.query}”.</li>}
+      {props.tasks.map((t) => (
+        <li key={t.id}>
+          <button type="button" class="suggestion" onClick={() => props.onPick(t)}>
+            <StatusBadge status={t.status} /> {t.title}
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }
 
