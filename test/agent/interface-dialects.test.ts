@@ -123,6 +123,16 @@ describe('list filters are arrays over MCP and GraphQL, comma-separated (or repe
     expect(wrongScalar.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_query' });
   });
 
+  it("GraphQL still takes a v1 query's string literal for status (the comma form), and refuses one that names no status", async () => {
+    const res = await graphql<{ tasks: Page }>(t, '{ tasks(status: "todo,blocked", labels: "dialect-a,dialect-b") { data { id } } }');
+    expect(res.errors).toBeUndefined();
+    expect(res.data?.tasks.data.map((task) => task.id)).toEqual([wanted]);
+    const single = await graphql<{ tasks: Page }>(t, '{ tasks(status: "todo", labels: "dialect-a,dialect-b") { data { id } } }');
+    expect(single.data?.tasks.data.map((task) => task.id)).toEqual([wanted]);
+    const unknown = await graphql(t, '{ tasks(status: "todo,sleeping") { data { id } } }');
+    expect(unknown.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_query' });
+  });
+
   it('REST takes the comma form and the parameter repeated', async () => {
     for (const query of ['labels=dialect-a,dialect-b', 'labels=dialect-a&labels=dialect-b']) {
       const res = await t.request('GET', `/api/v1/tasks?${query}`);

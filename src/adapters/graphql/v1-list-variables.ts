@@ -1,12 +1,15 @@
 import {
   type ASTVisitor,
   type DocumentNode,
+  type EnumValueNode,
   getNullableType,
   GraphQLError,
   GraphQLString,
   type GraphQLSchema,
+  isEnumType,
   isListType,
   isNonNullType,
+  isSchema,
   isTypeSubTypeOf,
   Kind,
   specifiedRules,
@@ -16,9 +19,11 @@ import {
   type VariableDefinitionNode,
   type ValueNode,
   typeFromAST,
-  type TypeInfo,
+  TypeInfo,
   validate as specifiedValidate,
   VariablesInAllowedPositionRule,
+  visit,
+  visitWithTypeInfo,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
@@ -31,7 +36,16 @@ import type { Plugin } from 'graphql-yoga';
  * splits the comma form as REST does.
  */
 export function v1ListVariables(): Plugin {
+  let schema: GraphQLSchema | undefined;
   return {
+    onSchemaChange({ schema: changed }: { schema: unknown }) {
+      if (isSchema(changed)) schema = changed;
+    },
+    onParse() {
+      return ({ result, replaceParseResult }: { result: unknown; replaceParseResult: (document: DocumentNode) => void }) => {
+        if (schema && isDocument(result)) replaceParseResult(enumListLiterals(schema, result));
+      };
+    },
     onValidate({ setValidationFn }) {
       setValidationFn((schema: GraphQLSchema, document: DocumentNode, rules?: readonly ValidationRule[], options?: { maxErrors?: number }, typeInfo?: TypeInfo) => {
         const v1Rules = (rules ?? specifiedRules).map((rule) => (rule === VariablesInAllowedPositionRule ? variablesInAllowedPositionV1 : rule));
@@ -39,6 +53,34 @@ export function v1ListVariables(): Plugin {
       });
     },
   };
+}
+
+function isDocument(value: unknown): value is DocumentNode {
+  return typeof value === 'object' && value !== null && 'kind' in value && value.kind === Kind.DOCUMENT;
+}
+
+/**
+ * A v1 query wrote `status: "todo"` (or `"todo,blocked"`) when `status` was a `String`; now that it is a
+ * list of `TaskStatus`, such a string literal becomes the list of enum values it names, so the query
+ * keeps working. A literal that names no value is left as it was, and validation refuses it.
+ */
+function enumListLiterals(schema: GraphQLSchema, document: DocumentNode): DocumentNode {
+  const typeInfo = new TypeInfo(schema);
+  return visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Argument(node) {
+        const type = getNullableType(typeInfo.getInputType());
+        if (node.value.kind !== Kind.STRING || !isListType(type)) return undefined;
+        const item = getNullableType(type.ofType);
+        if (!isEnumType(item)) return undefined;
+        const names = node.value.value.split(',').map((name) => name.trim()).filter(Boolean);
+        if (names.length === 0 || names.some((name) => item.getValue(name) === undefined)) return undefined;
+        const values = names.map((name): EnumValueNode => ({ kind: Kind.ENUM, value: name }));
+        return { ...node, value: { kind: Kind.LIST, values } };
+      },
+    }),
+  );
 }
 
 /** GraphQL's VariablesInAllowedPosition, plus: a `String` variable where a list is expected. */
