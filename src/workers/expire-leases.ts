@@ -27,7 +27,7 @@ export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
       const now = deps.clock.now();
       const warned = await warnExpiring(tx, now, BATCH);
       const lapsed = await lockLapsed(tx, now, { limit: BATCH });
-      const expired = await expireLapses(tx, countLapses(lapsed, { config: deps.config, now }), now);
+      const expired = await expireLapses(tx, countLapses(lapsed, { config: deps.config }), now);
       const event = (type: NewEventRow['type'], subject: string, data: Record<string, unknown>): NewEventRow => ({
         id: deps.ids.make('evt'),
         type,

@@ -108,18 +108,21 @@ describe('a claim that finds a lapsed lease counts it as the sweeper does', () =
     // Counting the lapse would put the task in back-off: refused, and (rolled back) nothing is written.
     const refused = await c.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: other.token, body: { ttl_s: 1 } });
     const problem = expectProblem(refused, 409, 'backoff_pending');
-    const notBefore = new Date(clock.now().getTime() + BACKOFF_S[0]! * 1000).toISOString();
+    // The attempt failed when its lease ran out: the back-off runs from then, whoever counts the lapse.
+    const notBefore = new Date(Date.parse(first.lease.expires_at) + BACKOFF_S[0]! * 1000).toISOString();
     expect(problem).toMatchObject({ not_before: notBefore, attempts: 1 });
     expect(refused.headers['retry-after']).toBe(String(BACKOFF_S[0]));
     expect(await full(task.id)).toMatchObject({ status: 'in_progress', attempts: 0 });
     expect((await taskEvents(c, task.id)).filter((e) => e.type === 'lease.expired')).toHaveLength(0);
 
+    // The sweep comes later and counts the same lapse to the same not_before the refusal gave.
+    clock.advance(1_000);
     await sweepAll();
     await sweepAll();
     expect(await full(task.id)).toMatchObject({ status: 'todo', attempts: 1, not_before: notBefore });
     expectProblem(await c.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: other.token, body: { ttl_s: 1 } }), 409, 'backoff_pending');
 
-    clock.advance(BACKOFF_S[0]! * 1000);
+    clock.setPast(notBefore, 0);
     const second = await claimTask(c, task.id, other.token, { ttl_s: 1 });
     expect(second.lease.epoch).toBe(2);
     clock.setPast(second.lease.expires_at);
@@ -147,7 +150,7 @@ describe('a claim that finds a lapsed lease counts it as the sweeper does', () =
     expect(res.status, res.body).toBe(200);
     const body = res.json<{ claims: Claim[]; next_claimable_at: string | null }>();
     expect(body.claims).toEqual([]);
-    expect(body.next_claimable_at).toBe(new Date(clock.now().getTime() + BACKOFF_S[0]! * 1000).toISOString());
+    expect(body.next_claimable_at).toBe(new Date(Date.parse(lapsed.lease.expires_at) + BACKOFF_S[0]! * 1000).toISOString());
     expect(await full(lapsing.id)).toMatchObject({ status: 'todo', attempts: 1, failures: [{ kind: 'expired', lease_id: lapsed.lease.id }] });
     const events = await taskEvents(c, lapsing.id);
     expect(events.filter((e) => e.type === 'lease.expired')).toMatchObject([{ actor: { kind: 'system' }, data: { lease_id: lapsed.lease.id } }]);
@@ -157,6 +160,23 @@ describe('a claim that finds a lapsed lease counts it as the sweeper does', () =
     const after = await taskEvents(c, lapsing.id);
     expect(after.filter((e) => e.type === 'lease.expired')).toHaveLength(1);
     expect(after.filter((e) => e.type === 'task.attempt_failed')).toHaveLength(1);
+  });
+
+  it('one claim counts at most 3 picks of lapsed leases and leaves the rest to the next claim or the sweeper', async () => {
+    const agent = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    const other = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    const label = 'lapsed-pile';
+    const lapsing = await Promise.all(Array.from({ length: 4 }, () => createTask(c, { labels: [label], priority: 'high' })));
+    const waiting = await createTask(c, { labels: [label], priority: 'low' });
+    const leases = await Promise.all(lapsing.map((task) => claimTask(c, task.id, other.token, { ttl_s: 1 })));
+    clock.setPast(leases.map((l) => l.lease.expires_at).sort().at(-1) ?? '');
+
+    const claim = async () => (await c.request('POST', '/api/v1/tasks/claim', { token: agent.token, body: { labels: [label] } })).json<{ claims: Claim[] }>();
+    const counted = async () => (await Promise.all(lapsing.map((task) => full(task.id)))).filter((task) => task.attempts === 1).length;
+    expect((await claim()).claims).toEqual([]);
+    expect(await counted()).toBe(3);
+    expect((await claim()).claims.map((claimed) => claimed.task.id)).toEqual([waiting.id]);
+    expect(await counted()).toBe(4);
   });
 });
 

@@ -47,13 +47,18 @@ export interface CountedLapse {
   readonly events: EventDraft[];
 }
 
-/** What counting each lapsed lease as a failed attempt does to its task; nothing is written (see `expireLapses`). */
-export function countLapses(lapsed: readonly Lapsed[], ctx: { config: Config; now: Date }): CountedLapse[] {
+/**
+ * What counting each lapsed lease as a failed attempt does to its task; nothing is written (see
+ * `expireLapses`). The attempt failed when its lease ran out, so its failure time and back-off run
+ * from `expires_at`, not from when it was found: a sweep and a claim that refuses (and rolls back)
+ * count the same lapse to the same `not_before`.
+ */
+export function countLapses(lapsed: readonly Lapsed[], ctx: { config: Config }): CountedLapse[] {
   return lapsed.map((l) => {
     const failed = failedAttempt(
       { id: l.task_id, attempts: l.attempts, max_attempts: l.max_attempts, failures: l.failures },
       { kind: 'expired', reason: null, lease_id: l.lease_id, holder_id: l.holder_id },
-      { ...ctx, by: 'system' },
+      { config: ctx.config, now: l.expires_at, by: 'system' },
     );
     const expired: EventDraft = { type: 'lease.expired', subject: l.task_id, data: { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }, by: 'system' };
     return { lapsed: l, changes: failed.changes, events: [expired, ...failed.events] };

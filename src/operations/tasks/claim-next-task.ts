@@ -48,14 +48,19 @@ export async function claimNext(
   return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
 }
 
+/** How many picks one claim makes through lapsed leases before it leaves the rest to the sweeper. */
+const PICK_ROUNDS = 3;
+
 /**
  * Picks claimable tasks, none with a lapsed lease: a lapsed lease picked is first counted as the
  * sweeper counts it (`expireSuperseded`), which puts its task in back-off or the dead-letter (or,
- * with no back-off, back in the queue), and the pick runs again. Each pass leaves fewer lapsed tasks
- * to pick, so it ends; a pick that finds none (the common case) is the only round trip.
+ * with no back-off, back in the queue), and the pick runs again. A pick that finds none (the common
+ * case) is the only round trip. After `PICK_ROUNDS` picks the claim takes what the last one found
+ * unlapsed (maybe nothing), so a queue full of lapsed leases costs one claim a bounded amount of work;
+ * the sweeper counts the rest.
  */
 async function pickUnlapsed(tx: Tx, ctx: OperationContext, query: ClaimQuery): Promise<ClaimableRow[]> {
-  for (;;) {
+  for (let round = 1; ; round++) {
     const picked = await pickClaimable(tx, query);
     const lapsed = picked.filter((task) => task.status === 'in_progress').map((task) => task.id);
     if (lapsed.length === 0) return picked;
@@ -63,6 +68,7 @@ async function pickUnlapsed(tx: Tx, ctx: OperationContext, query: ClaimQuery): P
     // Locked by this transaction since the pick, each is still lapsed; one left out would be picked forever.
     if (counted.length !== lapsed.length) throw new Error(`picked ${lapsed.length} lapsed tasks but locked ${counted.length}`);
     await expireSuperseded(tx, ctx, counted);
+    if (round === PICK_ROUNDS) return picked.filter((task) => task.status !== 'in_progress');
   }
 }
 
