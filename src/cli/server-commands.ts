@@ -37,7 +37,12 @@ export function serverCommands(run: Run): Command[] {
 
   const mcp = new Command('mcp')
     .description("serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp (BATON_URL, BATON_TOKEN)")
-    .action(async () => (await import('../adapters/mcp/stdio-proxy.ts')).serveStdioProxy(loadStdioConfig(process.env)));
+    .action(async () => {
+      const { serveStdioProxy, ServerUnreachable } = await import('../adapters/mcp/stdio-proxy.ts');
+      await serveStdioProxy(loadStdioConfig(process.env)).catch((error: unknown) => {
+        throw error instanceof ServerUnreachable ? new CliError(error.message, EXIT.unavailable) : error;
+      });
+    });
 
   const adminToken = new Command('admin-token')
     .description('mint a new admin token straight in the database (for a lost bootstrap token); needs the server’s DATABASE_URL or data dir')

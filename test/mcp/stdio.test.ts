@@ -90,7 +90,7 @@ describe('baton mcp (stdio)', () => {
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
     const unreachable = await runCli({ BATON_URL: `http://127.0.0.1:${port}`, BATON_TOKEN: generateToken() });
-    expect(unreachable.status).toBe(1);
+    expect(unreachable.status).toBe(7); // README, "Exit codes": the server is unreachable
     expect(unreachable.stderr).toContain(`http://127.0.0.1:${port}/mcp`);
     expect(unreachable.stderr).toMatch(/ECONNREFUSED/);
   });
@@ -100,7 +100,7 @@ describe('baton mcp (stdio)', () => {
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/BATON_TOKEN/);
     const refused = await runCli({ BATON_URL: baseUrl, BATON_TOKEN: generateToken() });
-    expect(refused.status).toBe(1);
+    expect(refused.status).toBe(3); // README, "Exit codes": the token was refused
     expect(refused.stderr).toMatch(/401|invalid_token/);
   });
 });

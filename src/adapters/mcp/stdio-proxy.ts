@@ -24,14 +24,15 @@ interface Refusal {
  *
  * When the server refuses the token (401, 403), its problem (title, detail, hint) goes to stderr
  * and to the MCP client: the bridge still serves stdio, answering every request with that problem,
- * and exits 1 when stdin closes. A server it cannot reach is an error naming the URL tried.
+ * and the process exits 3 (the CLI's code for a refused token) when stdin closes. A server it cannot
+ * reach is a `ServerUnreachable` naming the URL tried (the CLI exits 7).
  */
 export async function serveStdioProxy(config: StdioConfig): Promise<void> {
   const endpoint = new URL(MCP_PATH, config.url);
   let refusal: Refusal | undefined;
   const remoteFetch: FetchLike = async (url, init) => {
     const response = await fetch(url, init).catch((error: unknown) => {
-      throw new Error(`cannot reach the Baton server at ${endpoint.href} (${reasonOf(error)}); is it running? Check BATON_URL.`);
+      throw new ServerUnreachable(`cannot reach the Baton server at ${endpoint.href} (${reasonOf(error)}); is it running? Check BATON_URL.`);
     });
     if (response.status === 401 || response.status === 403) refusal = await refusalOf(response.clone());
     return response;
@@ -42,7 +43,7 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
       new StreamableHTTPClientTransport(endpoint, { fetch: remoteFetch, requestInit: { headers: { authorization: `Bearer ${config.token}` } } }),
     );
   } catch (error) {
-    if (!refusal) throw error;
+    if (!refusal) throw error instanceof Error && error.cause instanceof ServerUnreachable ? error.cause : error;
     serveRefusal(refusal, endpoint);
     return;
   }
@@ -74,14 +75,22 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
   process.stdin.once('end', () => void Promise.all([handle.close(), remote.close()]));
 }
 
+/** The Baton server did not answer at all (refused, unknown host, reset). */
+export class ServerUnreachable extends Error {
+  override name = 'ServerUnreachable';
+}
+
+/** What the process exits with after serving a refusal: the CLI's code for a refused token (README, "Exit codes"). */
+const REFUSED_TOKEN_EXIT = 3;
+
 /**
  * Serves stdio for a refused token: the client connects (so its host can show why), its
  * instructions and every tools or resources request carry the server's problem, and the process
- * exits 1 when stdin closes.
+ * exits 3 when stdin closes.
  */
 function serveRefusal(refusal: Refusal, endpoint: URL): void {
   process.stderr.write(`error: ${sentence(refusal, endpoint)}\n`);
-  process.exitCode = 1;
+  process.exitCode = REFUSED_TOKEN_EXIT;
   const handle = serveStdio(() => {
     const server = new Server(IDENTITY, { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: sentence(refusal, endpoint) });
     const refuse = () => Promise.reject(refusalError(refusal, endpoint));
