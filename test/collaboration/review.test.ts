@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { createTask, eventsOf, expectProblem } from '../rest/fixtures.ts';
+import type { NextAction } from '../agent/follow.ts';
 
 interface Claimed {
   task: { id: string };
@@ -47,6 +48,16 @@ describe('tasks_hand_in', () => {
     const task = await full(id, reviewer.token);
     expect(task).toMatchObject({ status: 'in_review', lease: null, handoff: { summary: 'Implemented the parser; run `npm test`.', artifacts: [artifact], by: { id: worker.id } } });
     expect((await eventsOf(t, id)).map((e) => e.type).slice(-3)).toEqual(['task.handed_in', 'lease.released', 'task.status_changed']);
+  });
+
+  it('the offered hand-in is ready to send: a v1 client that ignores fill hands in with an empty summary', async () => {
+    const task = await createTask(t);
+    const claim = (await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: worker.token })).json<Claimed & { task: { next_actions: NextAction[] } }>();
+    const handIn = claim.task.next_actions.find((action) => action.operation === 'tasks_hand_in');
+    expect(handIn?.fill).toEqual(['summary']);
+    const res = await t.request('POST', handIn?.href ?? '', { body: handIn?.body ?? {}, token: worker.token, headers: handIn?.headers ?? {} });
+    expect(res.status, res.body).toBe(200);
+    expect(await full(task.id, reviewer.token)).toMatchObject({ status: 'in_review', handoff: { summary: '', by: { id: worker.id } } });
   });
 
   it('refuses a stale epoch, someone else, unknown artifacts, and a task not in progress', async () => {

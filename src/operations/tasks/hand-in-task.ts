@@ -28,6 +28,7 @@ export const handInTask = defineOperation({
       .trim()
       .min(1, 'summary must not be empty')
       .max(HANDOFF_SUMMARY_MAX, `summary is limited to ${HANDOFF_SUMMARY_MAX} characters; put the long form in an artifact and list it in artifacts`)
+      .default('')
       .describe(`What you did and how to check it, Markdown, up to ${HANDOFF_SUMMARY_MAX} characters.`),
     artifacts: z
       .array(artifactId)

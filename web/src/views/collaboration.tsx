@@ -155,7 +155,7 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
           <p class="small muted">
             Handed in by <ActorChip actor={task.handoff.by} /> {exact(task.handoff.at)}
           </p>
-          <Markdown class="handoff-summary" source={task.handoff.summary} />
+          {task.handoff.summary === '' ? <p class="small muted">No summary given.</p> : <Markdown class="handoff-summary" source={task.handoff.summary} />}
           {task.handoff.artifacts.length > 0 && <p class="small">Artifacts: {task.handoff.artifacts.map((a) => <code key={a}>{a} </code>)}</p>}
         </div>
       )}
