@@ -13,7 +13,7 @@ const STRICT_KEYWORDS = new Set(['type', 'description', 'properties', 'required'
 /** The string formats both name. */
 const STRICT_FORMATS = new Set(['date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 /** What a strict caller sends to clear an optional member that takes null (`null` there means "absent"). */
-export const CLEAR = 'none';
+const CLEAR = 'none';
 
 const NULL: JsonSchema = { type: 'null' };
 

@@ -4,14 +4,14 @@ import type { Config } from '../../config.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayInvoke } from '../../operations/authorization.ts';
-import { type CallableOperation, isCallable, type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
+import { type CallableOperation, isCallable, type Operation, takesExpectedVersion, type Toolset } from '../../operations/define-operation.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { MCP_DIALECT } from './dialect.ts';
 import { type SchemaMode, strictSchema } from './strict-schema.ts';
-import { toolsetOf, type Toolset } from './toolsets.ts';
+import { toolsetOf } from './toolsets.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
 const META = {

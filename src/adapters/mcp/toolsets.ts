@@ -3,8 +3,6 @@ import type { Principal } from '../../domain/principal.ts';
 import { BatonError } from '../../errors.ts';
 import { type Operation, TOOLSETS, type Toolset } from '../../operations/define-operation.ts';
 
-export { TOOLSETS, type Toolset };
-
 /** The scopes of working on tasks and of reviewing that work, whose undeclared operations land in `tasks`. */
 const TASK_SCOPES: readonly (Scope | null)[] = [null, 'tasks:read', 'tasks:write', 'tasks:claim', 'tasks:review', 'events:read', 'artifacts:write', 'approvals:decide'];
 
