@@ -7,6 +7,7 @@ import { isCallable, type Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
+import { DEFAULT_TOOLSETS, toolsetOf } from './mcp/toolsets.ts';
 import { API_PREFIX } from './rest/routes.ts';
 
 /**
@@ -34,11 +35,12 @@ export function manifestView(query: string | undefined, principal: Principal | u
 /**
  * The compact manifest an agent gets by default (budget: 3 KB, held by test/agent/budgets.test.ts):
  * who it is, how to start (a ready `next_actions` claim), the conventions in one line each, the
- * features a list of operations hides, and the operations it may call (streams included) as
- * `METHOD path`. Everything else is one link away (`links.full`).
+ * features a list of operations hides, and the operations of its default MCP tool sets it may call
+ * (streams included) as `METHOD path`. Every other operation is one link away (`links.full`).
  */
 export function buildCompactManifest(service: Service, principal: Principal) {
-  const allowed = service.operations.filter((op) => mayInvoke(principal, op));
+  const defaults: readonly string[] = DEFAULT_TOOLSETS[principal.kind];
+  const allowed = service.operations.filter((op) => mayInvoke(principal, op) && (!isCallable(op) || defaults.includes(toolsetOf(op))));
   const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   return {
     name: 'Baton',
@@ -60,7 +62,7 @@ export function buildCompactManifest(service: Service, principal: Principal) {
     operations: Object.fromEntries(allowed.map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
     needs_approval: decides ? [] : allowed.filter((op) => op.approval !== 'none').map((op) => op.name),
     task_statuses: TASK_STATUSES,
-    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: 'agent (default), admin: ?toolsets=agent,admin' },
+    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: `${defaults.join(',')} (default); ?toolsets=work,tasks or all; ?schemas=strict` },
     links: {
       full: `${API_PREFIX}?view=full`,
       openapi: `${API_PREFIX}/openapi.json`,
@@ -145,7 +147,8 @@ export function buildManifest(service: Service, principal: Principal | undefined
       url: `${service.baseUrl}${MCP_PATH}`,
       transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton mcp` with BATON_URL and BATON_TOKEN',
       tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
-      toolsets: 'agent (the default for agent tokens) and admin (the rest; the default for humans adds it): /mcp?toolsets=agent,admin or all',
+      toolsets: 'work (the default for agents), tasks (humans get work and tasks), admin: /mcp?toolsets=work,tasks or all; agent means work,tasks',
+      schemas: 'loose (default) or strict (OpenAI and Anthropic strict modes): /mcp?schemas=strict',
       resources: 'the /spec/*.md pages',
       prompts: ['resume'],
     },

@@ -18,6 +18,14 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** `destructive` and `outward` operations need a human's approval before they run (security issue). */
 export type ApprovalClass = 'none' | 'destructive' | 'outward';
 
+/**
+ * The MCP tool sets (spec/mcp.md, "Tool sets and budgets"): `work` is an agent's loop, listed by
+ * default to every caller; `tasks` the rest of working on tasks and reviewing them, listed by
+ * default to humans; `admin` the rest (agents, tokens, webhooks, deletes), listed on request.
+ */
+export const TOOLSETS = ['work', 'tasks', 'admin'] as const;
+export type Toolset = (typeof TOOLSETS)[number];
+
 export interface HttpBinding {
   readonly method: HttpMethod;
   /** Under /api/v1, with `{name}` path parameters that are keys of the input. */
@@ -92,6 +100,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends st
    */
   readonly humanOnly?: boolean;
   readonly approval: ApprovalClass;
+  /**
+   * Its MCP tool set, when declared; undeclared, a rule reads its scope and approval class (`tasks`
+   * or `admin`, src/adapters/mcp/toolsets.ts). `work` is only ever declared: it is in every agent's
+   * context, and test/agent/budgets.test.ts holds its members to a reviewed list.
+   */
+  readonly toolset?: Toolset;
   readonly http: HttpBinding;
   readonly input: I;
   readonly output: O;

@@ -28,10 +28,10 @@ export async function listen(t: TestServer): Promise<string> {
   return t.app.listen({ port: 0, host: '127.0.0.1' });
 }
 
-/** The v2 SDK client: `modern` negotiates the 2026-07-28 revision, `legacy` speaks 2025-11-25. */
-export async function connectV2(baseUrl: string, token: string, era: 'modern' | 'legacy'): Promise<Client> {
+/** The v2 SDK client: `modern` negotiates the 2026-07-28 revision, `legacy` speaks 2025-11-25; `query` is /mcp's (`toolsets=all`). */
+export async function connectV2(baseUrl: string, token: string, era: 'modern' | 'legacy', query = ''): Promise<Client> {
   const client = new Client({ name: 'baton-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' } });
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp${query ? `?${query}` : ''}`, baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 

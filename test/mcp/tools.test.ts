@@ -11,7 +11,8 @@ let modern: Client;
 beforeAll(async () => {
   t = await startTestServer();
   baseUrl = await listen(t);
-  modern = await connectV2(baseUrl, t.adminToken, 'modern');
+  // Every tool set: a human's default lists work and tasks only (test/agent/budgets.test.ts).
+  modern = await connectV2(baseUrl, t.adminToken, 'modern', 'toolsets=all');
 });
 afterAll(async () => {
   await modern.close();

@@ -1,10 +1,13 @@
 import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/fastify';
 import { createMcpHandler, localhostAllowedHostnames } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BatonError } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { type McpCaller, mcpServerFactory } from './server.ts';
-import { selectToolsets } from './tools.ts';
+import type { SchemaMode } from './strict-schema.ts';
+import type { ToolListing } from './tools.ts';
+import { selectToolsets } from './toolsets.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -26,8 +29,12 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
       const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');
-      const query = request.query as { toolsets?: string; output_schemas?: string };
-      const listing = { toolsets: selectToolsets(query.toolsets, principal), outputSchemas: query.output_schemas === '1' || query.output_schemas === 'true' };
+      const query = request.query as { toolsets?: string; output_schemas?: string; schemas?: string };
+      const listing: ToolListing = {
+        toolsets: selectToolsets(query.toolsets, principal),
+        outputSchemas: query.output_schemas === '1' || query.output_schemas === 'true',
+        schemas: schemaMode(query.schemas),
+      };
       const caller: McpCaller = { principal, budget, requestId: request.id, listing };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
@@ -37,6 +44,16 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
       });
       return reply.send(response);
     },
+  });
+}
+
+/** `?schemas=`: `loose` (the default) or `strict`; anything else is a 400. */
+function schemaMode(query: string | undefined): SchemaMode {
+  if (query === undefined || query === '' || query === 'loose') return 'loose';
+  if (query === 'strict') return 'strict';
+  throw new BatonError('invalid_parameter', `schemas must be loose or strict, not ${JSON.stringify(query)}.`, {
+    hint: 'Ask for /mcp?schemas=strict (OpenAI and Anthropic strict modes), or leave it out.',
+    extra: { errors: [{ pointer: '/schemas', detail: 'loose or strict', location: 'query' }] },
   });
 }
 

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { retiredNameResult } from './retired-names.ts';
+import { fromStrict } from './strict-schema.ts';
 import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
 
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
 export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
 
-const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Every write takes an \`idempotency_key\`: resend the same one only to retry the same call (you get the first result, not a second write); without one the server makes one. \`expected_version\` is the \`version\` you read: if it changed, the call is refused with conflict_version. Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt.`;
+const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Every write takes an \`idempotency_key\`: resend the same one only to retry the same call (you get the first result, not a second write); without one the server makes one. \`expected_version\` is the \`version\` you read: if it changed, the call is refused with conflict_version. Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt. tools/list holds your default tool set; any tool can be called by name, and /mcp?toolsets=work,tasks (or all) lists more.`;
 
 /**
  * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
@@ -29,7 +30,10 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       const renamed = shape ? undefined : retiredNameResult(request.params.name, tools, service.baseUrl);
       if (renamed) return renamed;
       if (!shape) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
-      const result = await callTool(service, shape, request.params.arguments ?? {}, caller);
+      const args = request.params.arguments ?? {};
+      // A strict host sends every member, null for the ones it leaves out (spec/mcp.md, "Strict schemas").
+      const input = caller.listing.schemas === 'strict' ? (fromStrict(args, shape.tool.inputSchema) as Record<string, unknown>) : args;
+      const result = await callTool(service, shape, input, caller);
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
     for (const [file, text] of pages) {
@@ -61,7 +65,7 @@ function resumeSteps(lastEventId: string | undefined): string {
     '1. Call `whoami`: check your principal, scopes and `open_leases`.',
     '2. Call `leases_list` with {"holder": "me", "state": "active"}: the leases you still hold.',
     '3. For each lease, call `tasks_get` with its task id: status, version, `legal_transitions` and `next_actions`.',
-    `4. Call \`events_list\` with ${since}: what happened while you were away.`,
+    `4. Call \`events_list\` (tool set tasks: /mcp?toolsets=work,tasks) with ${since}: what happened while you were away.`,
     '5. Continue: `leases_heartbeat` a lease you keep working under, `tasks_hand_in` with a summary when the work is done, or `leases_release` what you drop.',
     'A lease that expired is gone: its task went back to todo; claim again with `tasks_claim_next`. Every write takes an idempotency_key; reuse it only to retry the same call.',
   ].join('\n');

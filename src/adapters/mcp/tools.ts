@@ -4,14 +4,14 @@ import type { Config } from '../../config.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayInvoke } from '../../operations/authorization.ts';
-import { type CallableOperation, isCallable, type Operation, takesExpectedVersion } from '../../operations/define-operation.ts';
-import type { Scope } from '../../domain/scopes.ts';
+import { type CallableOperation, isCallable, type Operation, takesExpectedVersion, type Toolset } from '../../operations/define-operation.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
-import type { Principal } from '../../domain/principal.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { MCP_DIALECT } from './dialect.ts';
+import { type SchemaMode, strictSchema } from './strict-schema.ts';
+import { toolsetOf } from './toolsets.ts';
 
 /** `_meta` keys of a tool result (MCP reserves unprefixed names, so ours carry `baton/`). */
 const META = {
@@ -28,21 +28,8 @@ const EXPECTED_VERSION = 'expected_version';
 interface ToolShape {
   readonly operation: CallableOperation;
   readonly tool: Tool;
-}
-
-/**
- * Tool sets, chosen with `/mcp?toolsets=agent,admin` (as GitHub's MCP server does). `agent` holds
- * what an agent works with: the operations of the task-work scopes that run without a human's
- * approval, deletes left out. `admin` holds the rest (agents, tokens, webhooks, approvals, deletes). The rule reads
- * the registry; no operation is listed by hand.
- */
-export const TOOLSETS = ['agent', 'admin'] as const;
-export type Toolset = (typeof TOOLSETS)[number];
-const AGENT_WORK_SCOPES: readonly (Scope | null)[] = [null, 'tasks:read', 'tasks:write', 'tasks:claim', 'events:read', 'artifacts:write'];
-
-export function toolsetOf(operation: Operation): Toolset {
-  const agentWork = AGENT_WORK_SCOPES.includes(operation.scope) && operation.approval === 'none' && operation.http.method !== 'DELETE';
-  return agentWork ? 'agent' : 'admin';
+  /** The input schema as strict hosts take it (`?schemas=strict`). */
+  readonly strictInput: Tool['inputSchema'];
 }
 
 /** What a caller's tools/list holds: the tool sets, and whether output schemas are included. */
@@ -53,23 +40,8 @@ export interface ToolListing {
    * are listed only on request (`?output_schemas=1`); the OpenAPI document has them all.
    */
   readonly outputSchemas: boolean;
-}
-
-/**
- * The tool sets a caller lists: those named in `?toolsets=` (`all` for every set), else the default
- * for its kind: `agent` for agents, every set for humans. Unknown names are a 400.
- */
-export function selectToolsets(query: string | undefined, principal: Principal): ReadonlySet<Toolset> {
-  if (query === undefined || query.trim() === '') return new Set(principal.kind === 'agent' ? ['agent'] : TOOLSETS);
-  const names = query.split(',').map((name) => name.trim());
-  const unknown = names.filter((name) => name !== 'all' && !(TOOLSETS as readonly string[]).includes(name));
-  if (unknown.length > 0) {
-    throw new BatonError('invalid_parameter', `Unknown tool set ${unknown.join(', ')}.`, {
-      hint: `Name tool sets from ${[...TOOLSETS, 'all'].join(', ')}, comma-separated: /mcp?toolsets=agent,admin.`,
-      extra: { errors: [{ pointer: '/toolsets', detail: `one of ${[...TOOLSETS, 'all'].join(', ')}`, location: 'query' }] },
-    });
-  }
-  return new Set(names.includes('all') ? TOOLSETS : (names as Toolset[]));
+  /** `strict` (`?schemas=strict`): input schemas that OpenAI's and Anthropic's strict modes accept. */
+  readonly schemas: SchemaMode;
 }
 
 /**
@@ -77,17 +49,22 @@ export function selectToolsets(query: string | undefined, principal: Principal):
  * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
  */
 export function deriveTools(operations: readonly Operation[], config: Config): ReadonlyMap<string, ToolShape> {
-  return new Map(operations.filter(isCallable).map((operation) => [operation.name, { operation, tool: toolOf(operation, config) }]));
+  return new Map(
+    operations.filter(isCallable).map((operation) => {
+      const tool = toolOf(operation, config);
+      return [operation.name, { operation, tool, strictInput: strictSchema(tool.inputSchema) as Tool['inputSchema'] }];
+    }),
+  );
 }
 
 function toolOf(operation: Operation, config: Config): Tool {
   const input = jsonSchema(operation.input, 'input', config) as JsonSchema & { properties?: Record<string, JsonSchema> };
   const properties: Record<string, JsonSchema> = { ...input.properties };
   // Described once, in the server's instructions, not in each of some thirty write tools.
-  if (operation.kind === 'write') properties[IDEMPOTENCY_KEY] = { type: 'string', minLength: 1, maxLength: 255 };
+  if (operation.kind === 'write') properties[IDEMPOTENCY_KEY] = { type: 'string' };
   if (takesExpectedVersion(operation)) properties[EXPECTED_VERSION] = { type: 'integer', minimum: 1 };
   const output = jsonSchema(operation.output, 'output');
-  const listedInput = leanSchema({ ...input, type: 'object', properties });
+  const listedInput = leanSchema({ ...input, type: 'object', properties: leanProperties(properties) });
   // No `title`: it would repeat the summary the description opens with, in every listing.
   return {
     name: operation.name,
@@ -99,21 +76,32 @@ function toolOf(operation: Operation, config: Config): Tool {
   };
 }
 
+/** Keywords a listing leaves out: length and count bounds, which the server checks and reports with a hint (spec/mcp.md, "Tool sets and budgets"). */
+const UNLISTED_KEYWORDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
+
 /**
- * An input schema as listed: what the server checks, less what tells a model nothing. An id's
- * pattern names 26 base32 characters rather than the ULID's exact alphabet, and JavaScript's
- * safe-integer bounds (what an unbounded integer gets) are left out: the server checks both
- * exactly, and every byte here is spent in every agent's context (spec/mcp.md, "Tool sets and budgets").
+ * An input schema as listed: what the server checks, less what tells a model little. An id's
+ * pattern names 26 base32 characters rather than the ULID's exact alphabet; JavaScript's
+ * safe-integer bounds (what an unbounded integer gets), length and count bounds, and the member
+ * names a `fields` list may hold (the full view shows them) are left out. The server checks all of
+ * them exactly, and every byte here is spent in every agent's context (spec/mcp.md, "Tool sets and budgets").
  */
 function leanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(leanSchema);
   if (typeof schema !== 'object' || schema === null) return schema;
   const lean: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
-    if ((key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
-    lean[key] = key === 'pattern' && typeof value === 'string' ? value.replaceAll(ULID, '[0-9A-Z]{26}') : leanSchema(value);
+    if (UNLISTED_KEYWORDS.has(key) || (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) || (key === 'minimum' && value === Number.MIN_SAFE_INTEGER)) continue;
+    if (key === 'pattern' && typeof value === 'string') lean[key] = value.replaceAll(ULID, '[0-9A-Z]{26}');
+    else lean[key] = leanSchema(value);
   }
   return lean;
+}
+
+/** The `fields` member of a read, listed as a list of names without their enumeration. */
+function leanProperties(properties: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  const fields = properties['fields'];
+  return fields?.type === 'array' ? { ...properties, fields: { ...fields, items: { type: 'string' } } } : properties;
 }
 
 /**
@@ -139,12 +127,13 @@ export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Auth
   const { principal } = caller;
   const decidesApprovals = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   const listed = [...tools.values()].filter(({ operation }) => listing.toolsets.has(toolsetOf(operation)) && !(operation.humanOnly === true && principal.kind !== 'human'));
-  return listed.map(({ operation, tool: { outputSchema, ...tool } }) => {
+  return listed.map(({ operation, strictInput, tool: { outputSchema, ...tool } }) => {
     const allowed = mayInvoke(principal, operation);
     const needsApproval = allowed && operation.approval !== 'none' && !decidesApprovals;
     const refusal = allowed ? '' : ` You may not call this: it needs scope ${operation.scope ?? 'none'} and a place in your toolAllowlist.`;
     return {
       ...tool,
+      ...(listing.schemas === 'strict' ? { inputSchema: strictInput } : {}),
       ...(listing.outputSchemas ? { outputSchema } : {}),
       description: `${tool.description ?? ''}${refusal}`,
       ...(allowed && !needsApproval ? {} : { _meta: { [META.allowed]: allowed, [META.needsApproval]: needsApproval } }),

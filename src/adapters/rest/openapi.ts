@@ -112,7 +112,7 @@ function servicePaths(): Record<string, Record<string, unknown>> {
     },
     '/mcp': {
       post: {
-        ...open('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=agent,admin`, `?output_schemas=1`.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) }, 'mcp'),
+        ...open('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) }, 'mcp'),
         operationId: 'mcp',
         security: [{ bearer: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },

@@ -35,6 +35,7 @@ export const createArtifact = defineOperation({
   kind: 'write',
   scope: 'artifacts:write',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/artifacts', successStatus: 201, bodyLimit: 'artifact' },
   input: z.strictObject({
     content: z.string().describe('The body: text, or base64 when `encoding` is `base64`.'),

@@ -12,6 +12,7 @@ export const createComment = defineOperation({
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/tasks/{id}/comments', successStatus: 201 },
   input: z.strictObject({ id: taskId, body: commentBody, artifacts: commentArtifacts.default([]) }),
   output: commentOutput,

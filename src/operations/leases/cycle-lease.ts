@@ -70,6 +70,7 @@ export const cycleLease = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/leases/{id}/cycle' },
   input: z.strictObject({ ...leaseEnding, ...claimFilter, ttl_s: ttlParam }),
   output: z.object({ ended: endedOutput, ...claimNextOutput }),

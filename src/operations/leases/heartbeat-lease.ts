@@ -14,6 +14,7 @@ export const heartbeatLease = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/leases/{id}/heartbeat' },
   input: z.strictObject({
     id: leaseId,

@@ -14,6 +14,7 @@ export const listLeases = defineOperation({
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'GET', path: '/leases' },
   input: z.strictObject({
     holder: z.string().min(1).max(64).optional().describe('`me`, or a principal id (humans only).'),

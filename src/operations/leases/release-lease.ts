@@ -18,6 +18,7 @@ export const releaseLease = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/leases/{id}/release' },
   input: z.strictObject({
     id: leaseId,

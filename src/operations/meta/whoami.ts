@@ -12,6 +12,7 @@ export const whoami = defineOperation({
   kind: 'read',
   scope: null,
   approval: 'none',
+  toolset: 'work',
   http: { method: 'GET', path: '/whoami' },
   input: z.strictObject({}),
   output: z.object({

@@ -80,6 +80,7 @@ export const claimNextTask = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/tasks/claim' },
   input: z.strictObject({
     ...claimFilter,

@@ -16,6 +16,7 @@ export const claimTask = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/tasks/{id}/claim' },
   input: z.strictObject({ id: taskId, ttl_s: ttlParam }),
   output: claimOutput,

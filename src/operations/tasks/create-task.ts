@@ -15,6 +15,7 @@ export const createTask = defineOperation({
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/tasks', successStatus: 201 },
   input: z.strictObject({
     title: taskTitle,

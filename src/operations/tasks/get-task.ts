@@ -13,6 +13,7 @@ export const getTask = defineOperation({
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'GET', path: '/tasks/{id}' },
   input: z.strictObject({ id: taskId, view: viewParam, fields: namesFilter(TASK_FIELDS, 'task fields') }),
   output: taskOutput,

@@ -20,6 +20,7 @@ export const handInTask = defineOperation({
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'POST', path: '/tasks/{id}/hand_in' },
   input: z.strictObject({
     id: taskId,

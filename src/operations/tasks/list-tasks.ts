@@ -21,6 +21,7 @@ export const listTasks = defineOperation({
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'GET', path: '/tasks' },
   input: z.strictObject({
     status: namesFilter(TASK_STATUSES, 'statuses'),

@@ -53,6 +53,7 @@ export const updateTask = defineOperation({
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
+  toolset: 'work',
   http: { method: 'PATCH', path: '/tasks/{id}' },
   input: updateInput,
   output: taskOutput,
