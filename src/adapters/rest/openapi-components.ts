@@ -67,9 +67,6 @@ const COMPONENTS: readonly Component[] = [
   { name: 'ManifestCompact', matches: compactManifestSchema },
 ];
 
-/** The names of the component schemas, for tests and docs. */
-export const COMPONENT_NAMES = COMPONENTS.map((c) => c.name);
-
 const componentRef = (name: string) => `#/components/schemas/${name}`;
 /** Where an exact view is emitted before it takes its component's name (never a component name: those are PascalCase). */
 const exactId = (name: string) => `exact:${name}`;
