@@ -8,6 +8,7 @@ import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
 import { DEFAULT_TOOLSETS, toolsetOf } from './mcp/toolsets.ts';
+import type { CompactManifest, Manifest } from './manifest-schema.ts';
 import { API_PREFIX } from './rest/routes.ts';
 
 /**
@@ -38,7 +39,7 @@ export function manifestView(query: string | undefined, principal: Principal | u
  * features a list of operations hides, and the operations of its default MCP tool sets it may call
  * (streams included) as `METHOD path`. Every other operation is one link away (`links.full`).
  */
-export function buildCompactManifest(service: Service, principal: Principal) {
+export function buildCompactManifest(service: Service, principal: Principal): CompactManifest {
   const defaults: readonly string[] = DEFAULT_TOOLSETS[principal.kind];
   const allowed = service.operations.filter((op) => mayInvoke(principal, op) && (!isCallable(op) || defaults.includes(toolsetOf(op))));
   const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
@@ -61,7 +62,7 @@ export function buildCompactManifest(service: Service, principal: Principal) {
     features: features(service),
     operations: Object.fromEntries(allowed.map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
     needs_approval: decides ? [] : allowed.filter((op) => op.approval !== 'none').map((op) => op.name),
-    task_statuses: TASK_STATUSES,
+    task_statuses: [...TASK_STATUSES],
     mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: `${defaults.join(',')} (default); ?toolsets=work,tasks or all; ?schemas=strict` },
     links: {
       full: `${API_PREFIX}?view=full`,
@@ -78,7 +79,7 @@ export function buildCompactManifest(service: Service, principal: Principal) {
  * operation and its members): both views carry it, and test/agent/budgets.test.ts holds every name
  * in it to the registry.
  */
-function features(service: Service) {
+function features(service: Service): Manifest['features'] {
   return {
     search: 'tasks_list q=<words>, ranked.',
     subtasks: 'tasks_create parent_id; tasks_list parent=<id>.',
@@ -93,7 +94,7 @@ function features(service: Service) {
  * The capability manifest at GET /api/v1 (`?view=full`): everything an agent needs to start, derived from the
  * registry. With a token it also says what THAT token may call right now.
  */
-export function buildManifest(service: Service, principal: Principal | undefined) {
+export function buildManifest(service: Service, principal: Principal | undefined): Manifest {
   return {
     name: 'Baton',
     description: 'Task coordination for humans and software agents: tasks with a server-enforced state machine, an append-only event timeline, idempotent and version-checked writes.',
@@ -103,7 +104,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       mode: 'bearer',
       header: 'Authorization: Bearer <token>',
       token_format: 'bat_ + 30 base62 characters + 6-character CRC32 checksum',
-      scopes: SCOPES,
+      scopes: [...SCOPES],
     },
     rate_limits: {
       scope: 'per token, shared by every instance; an agent may have its own limit',
@@ -113,7 +114,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
     },
     attempts: {
       default_max_attempts: service.config.maxAttempts,
-      backoff_s: service.config.retryBackoffS,
+      backoff_s: [...service.config.retryBackoffS],
       rule: 'A failed attempt (a release with outcome failed, a lapsed lease) waits out the next back-off before the task may be claimed again; after max_attempts (the task\'s own, else default_max_attempts) it leaves the queue: blocked, blocked_reason attempts_exhausted.',
     },
     // The bounds this server enforces, as its schemas say them (operations/configured-bounds.ts).
@@ -128,7 +129,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
     },
     features: features(service),
     entities: [
-      { name: 'Task', id_prefix: 'tsk_', href: `${API_PREFIX}/tasks`, statuses: TASK_STATUSES, transitions: TRANSITIONS },
+      { name: 'Task', id_prefix: 'tsk_', href: `${API_PREFIX}/tasks`, statuses: [...TASK_STATUSES], transitions: Object.fromEntries(TASK_STATUSES.map((s) => [s, [...TRANSITIONS[s]]])) },
       { name: 'Event', id_prefix: 'evt_', href: `${API_PREFIX}/events` },
     ],
     operations: service.operations.map((op) => ({

@@ -1,8 +1,12 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations/index.ts';
+import { startNode } from '../cli/run-baton.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { fetchDocument, type OpenApiDocument, schemaCompiler } from './openapi-document.ts';
+import { fetchDocument, type OpenApiDocument, resolveResponse, schemaCompiler } from './openapi-document.ts';
 
 let t: TestServer;
 let document: OpenApiDocument;
@@ -81,7 +85,10 @@ describe('the document and the registry', () => {
         .map(([, op]) => op.operationId),
     );
     // Besides the registry: the routes the service itself serves, documented so a generated client sees them all.
-    const service = ['manifest', 'openapi', 'healthz', 'readyz', 'metrics', 'graphql', 'mcp', 'inboundPayments', 'inboundAuth', 'cronKeepalive'];
+    const service = [
+      ...['manifest', 'openapi', 'artifacts_content', 'healthz', 'readyz', 'metrics', 'spec', 'specPage', 'errorPage'],
+      ...['graphql', 'graphqlGet', 'graphqlOptions', 'mcp', 'mcpGet', 'mcpDelete', 'inboundPayments', 'inboundAuth', 'cronKeepalive', 'cronKeepalivePost'],
+    ];
     expect(documented.sort()).toEqual([...operations.map((op) => op.name), ...service].sort());
   });
 
@@ -90,7 +97,8 @@ describe('the document and the registry', () => {
       const entry = document.paths[`/api/v1${op.http.path}`]?.[op.http.method.toLowerCase()];
       const success = entry?.responses[String(op.http.successStatus ?? 200)];
       expect(success?.content?.[op.kind === 'stream' ? 'text/event-stream' : 'application/json']?.schema, op.name).toBeDefined();
-      expect(entry?.responses.default?.content?.['application/problem+json']?.schema, op.name).toEqual({ $ref: '#/components/schemas/Problem' });
+      const problem = entry?.responses.default && resolveResponse(document, [], entry.responses.default).response;
+      expect(problem?.content?.['application/problem+json']?.schema, op.name).toEqual({ $ref: '#/components/schemas/Problem' });
     }
   });
 
@@ -116,4 +124,99 @@ describe('the document and the registry', () => {
       }
     }
   });
+});
+
+/** The app's routes from Fastify's route tree, as `METHOD /path/{param}`; HEAD left out (Fastify adds one to every GET). */
+function servedRoutes(tree: string): string[] {
+  const stack: string[] = [];
+  const routes: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^(.*?)[└├]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    const path = `${stack[depth - 1] ?? ''}${match[2] ?? ''}`.replace(/:(\w+)/g, '{$1}');
+    stack[depth] = path;
+    for (const method of match[3]?.split(', ') ?? []) if (method !== 'HEAD') routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
+
+describe('the document and the app', () => {
+  it('documents every route the app serves, but the web app pages; and serves every route it documents', async () => {
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((method) => METHODS.includes(method))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const served = servedRoutes(t.app.printRoutes({ commonPrefix: false }));
+    expect(served).toContain('GET /api/v1/artifacts/{id}/content');
+    expect(documented.filter((route) => !served.includes(route))).toEqual([]);
+    // What the document leaves out is the web app: pages for a browser (text/plain while it is not built).
+    for (const route of served.filter((r) => !documented.includes(r))) {
+      const [method = '', path = ''] = route.split(' ');
+      expect(method, route).toBe('GET');
+      expect(path, route).not.toMatch(/^\/(api|graphql|mcp|spec|errors)\b/);
+      const res = await t.request('GET', path.replace(/\{\w+\}/g, 'x'), { token: null });
+      expect(String(res.headers['content-type']), route).toMatch(/^text\/(html|plain)/);
+    }
+  });
+
+  it('is at most 200 KB, its shared schemas named once under components', async () => {
+    const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
+    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(200 * 1024);
+    for (const name of ['Task', 'TaskCompact', 'ClaimedTask', 'TaskFields', 'NextAction', 'Lease', 'Claim', 'Comment', 'Event', 'Approval', 'Webhook', 'Agent', 'Token', 'Artifact', 'Problem', 'Manifest', 'ManifestCompact']) {
+      expect(document.components.schemas[name], name).toBeDefined();
+    }
+    const claim = document.paths['/api/v1/tasks/claim']?.post;
+    expect(JSON.stringify(claim?.responses['200'])).toContain('"$ref":"#/components/schemas/Claim"');
+    // The claim's body may be left out: every member has a default, and the server takes none.
+    expect(claim?.requestBody?.required).toBe(false);
+    const claimed = await t.request('POST', '/api/v1/tasks/claim');
+    expect(claimed.status, claimed.body).toBe(200);
+  });
+
+  it('requires in each view the members that view always carries', () => {
+    const required = (name: string) => (document.components.schemas[name] as { required?: string[] }).required ?? [];
+    expect(required('ClaimedTask')).toEqual(expect.arrayContaining(['id', 'title', 'description', 'labels', 'lease', 'next_actions', 'version']));
+    expect(required('TaskCompact')).toEqual(expect.arrayContaining(['id', 'title', 'labels', 'lease', 'next_actions', 'legal_transitions']));
+    // The full view: every member, but the discussion only tasks_get adds.
+    const task = document.components.schemas['Task'] as { properties: Record<string, unknown> };
+    expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => p !== 'discussion').sort());
+    expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));
+    expect(required('Claim')).toEqual(['task', 'lease', 'discussion']);
+    expect(required('ManifestCompact')).toEqual(expect.arrayContaining(['next_actions', 'operations', 'you']));
+  });
+
+  it('types both views of the manifest, as served', async () => {
+    const compile = schemaCompiler(document);
+    const { token } = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim'] });
+    for (const [name, request] of [
+      ['ManifestCompact', { token }],
+      ['Manifest', { token: null }],
+      ['Manifest', {}],
+    ] as const) {
+      const res = await t.request('GET', '/api/v1', request);
+      const validate = compile(['components', 'schemas', name]);
+      expect(validate(res.json()), `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it('passes Redocly CLI lint (recommended, redocly.yaml) with 0 errors and 0 warnings', async () => {
+    const redocly = fileURLToPath(new URL('../../node_modules/@redocly/cli/bin/cli.js', import.meta.url));
+    const config = fileURLToPath(new URL('../../redocly.yaml', import.meta.url));
+    const scratch = fileURLToPath(new URL('../../scratch/', import.meta.url));
+    await mkdir(scratch, { recursive: true });
+    const dir = await mkdtemp(join(scratch, 'redocly-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      await writeFile(file, JSON.stringify(document));
+      const { code, stdout } = await startNode([redocly, 'lint', file, '--config', config, '--format', 'json'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }).outcome;
+      const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+      expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+      expect(code).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -8,7 +8,7 @@ export interface OpenApiDocument {
   openapi: string;
   servers?: { url: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { schemas: Record<string, unknown> };
+  components: { schemas: Record<string, unknown>; responses?: Record<string, OpenApiResponse> };
 }
 
 export interface OpenApiParameter {
@@ -19,6 +19,7 @@ export interface OpenApiParameter {
 }
 
 export interface OpenApiResponse {
+  $ref?: string;
   description: string;
   content?: Record<string, { schema?: unknown }>;
   headers?: Record<string, unknown>;
@@ -29,6 +30,18 @@ export interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema?: unknown }> };
   responses: Record<string, OpenApiResponse>;
+}
+
+/**
+ * A response of an operation, a `#/components/responses/…` reference followed, with the document
+ * path of the response object it resolves to (for `schemaCompiler`).
+ */
+export function resolveResponse(document: OpenApiDocument, at: readonly string[], response: OpenApiResponse): { response: OpenApiResponse; path: string[] } {
+  const name = response.$ref?.replace('#/components/responses/', '');
+  if (name === undefined) return { response, path: [...at] };
+  const target = document.components.responses?.[name];
+  if (!target) throw new Error(`unresolved response reference ${String(response.$ref)}`);
+  return { response: target, path: ['components', 'responses', name] };
 }
 
 /** GET /api/v1/openapi.json, as the server serves it. */

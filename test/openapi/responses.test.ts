@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/errors.ts';
 import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { fetchDocument, matchTemplate, type OpenApiDocument, schemaCompiler } from './openapi-document.ts';
+import { fetchDocument, matchTemplate, type OpenApiDocument, resolveResponse, schemaCompiler } from './openapi-document.ts';
 import { type Exchange, type Walk, walkEveryOperation } from './walk.ts';
 
 let t: TestServer;
@@ -70,11 +70,12 @@ describe('every response body of every route validates against the OpenAPI docum
         continue;
       }
       const declared = String(exchange.status) in responses ? String(exchange.status) : exchange.status >= 400 && 'default' in responses ? 'default' : undefined;
-      const response = declared === undefined ? undefined : responses[declared];
-      if (declared === undefined || response === undefined) {
+      const declaredResponse = declared === undefined ? undefined : responses[declared];
+      if (declared === undefined || declaredResponse === undefined) {
         failures.push(`${label}: status not declared (declared: ${Object.keys(responses).join(', ')})`);
         continue;
       }
+      const { response, path } = resolveResponse(document, ['paths', template, method, 'responses', declared], declaredResponse);
       if (!response.content) {
         if (exchange.body !== '') failures.push(`${label}: declared without content, but has a body`);
         continue;
@@ -84,7 +85,7 @@ describe('every response body of every route validates against the OpenAPI docum
         failures.push(`${label}: content-type ${String(exchange.contentType)} not declared (declared: ${Object.keys(response.content).join(', ')})`);
         continue;
       }
-      const validate = compile(['paths', template, method, 'responses', declared, 'content', type, 'schema']);
+      const validate = compile([...path, 'content', type, 'schema']);
       const body = parsed(exchange);
       if (!validate(body)) {
         failures.push(`${label}: ${JSON.stringify(validate.errors?.map((e) => `${e.instancePath} ${e.message ?? ''}`))} in ${exchange.body.slice(0, 300)}`);

@@ -7,7 +7,7 @@ import { artifactId } from '../artifacts/artifact-schema.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { recordHandIn } from '../tasks/hand-in-task.ts';
 import { claimFilter, claimNext, claimNextOutput } from '../tasks/claim-next-task.ts';
-import { HANDOFF_SUMMARY_MAX, taskOutput } from '../tasks/task-schema.ts';
+import { HANDOFF_SUMMARY_MAX, taskOutput, taskView } from '../tasks/task-schema.ts';
 import { shapeTask } from '../tasks/task-view.ts';
 import { ttlParam } from './grant.ts';
 import { lockLiveLease } from './held-lease.ts';
@@ -33,8 +33,12 @@ export const leaseEnding = {
 };
 export type LeaseEnding = z.output<z.ZodObject<typeof leaseEnding>>;
 
+/** The ended task's fields in a cycle's answer: enough to see where it went, not the whole task again. */
+const ENDED_FIELDS = ['id', 'title', 'status', 'version', 'attempts', 'not_before', 'blocked_reason'] as const;
 /** One ended lease in a cycle's answer: the task as it is now, and the lease as it ended. */
 export const endedOutput = z.object({ task: taskOutput, lease: leaseOutput });
+/** `endedOutput` as every cycle answers it: its task's ENDED_FIELDS each present (the OpenAPI document's `EndedLease`). */
+export const endedLeaseView = z.object({ task: taskView(ENDED_FIELDS), lease: leaseOutput });
 
 /** Refuses an ending without what its outcome needs (or with what it cannot take); `at` is its JSON pointer. */
 export function checkEnding(ending: LeaseEnding, at: string): void {
@@ -45,9 +49,6 @@ export function checkEnding(ending: LeaseEnding, at: string): void {
   if (ending.outcome === 'failed' && ending.reason === undefined) throw wrong('reason', 'required with outcome failed');
   if (ending.outcome === 'failed' && (ending.summary !== undefined || ending.artifacts.length > 0)) throw wrong('summary', 'summary and artifacts go with outcome handed_in');
 }
-
-/** The ended task's fields in a cycle's answer: enough to see where it went, not the whole task again. */
-const ENDED_FIELDS = ['id', 'title', 'status', 'version', 'attempts', 'not_before', 'blocked_reason'] as const;
 
 /** A lease as a cycle ended it, and its task as it is now. */
 export function endedView(ctx: OperationContext, lease: LeaseRow, task: TaskRow, outcome: LeaseEnding['outcome']): z.output<typeof endedOutput> {

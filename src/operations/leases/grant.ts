@@ -6,7 +6,7 @@ import { type GrantedTask, grantLeases } from '../../store/leases.ts';
 import { lockLapsed } from '../../store/lease-expiry.ts';
 import { countLapses, type CountedLapse, expireLapses } from '../tasks/attempts.ts';
 import type { OperationContext } from '../define-operation.ts';
-import { CLAIM_FIELDS, taskOutput } from '../tasks/task-schema.ts';
+import { CLAIM_FIELDS, claimedTaskView, taskOutput } from '../tasks/task-schema.ts';
 import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
 import { type Lease, leaseOutput, toLease } from './lease-schema.ts';
 import { type Discussion, discussionOutput, discussions } from '../comments/discussion.ts';
@@ -35,6 +35,8 @@ export interface Claimed {
 
 /** One claim in a claim answer: the task, your lease, and what humans said about it. */
 export const claimOutput = z.object({ task: taskOutput, lease: leaseOutput, discussion: discussionOutput });
+/** `claimOutput` as every claim is: its task in the claim view, each member present (the OpenAPI document's `Claim`). */
+export const claimView = z.object({ task: claimedTaskView, lease: leaseOutput, discussion: discussionOutput });
 
 /** The lapsed leases of these tasks, locked, counted as the sweeper counts them; nothing is written yet. */
 export async function lapsesOf(tx: Tx, ctx: OperationContext, taskIds: readonly string[]): Promise<CountedLapse[]> {

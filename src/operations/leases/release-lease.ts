@@ -6,7 +6,7 @@ import { NO_LEASE, type TaskRow, updateTask } from '../../store/tasks.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { failedAttempt } from '../tasks/attempts.ts';
 import { shapeTask } from '../tasks/task-view.ts';
-import { taskOutput } from '../tasks/task-schema.ts';
+import { compactTaskOutput } from '../tasks/task-schema.ts';
 import { lockLiveLease } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 
@@ -26,7 +26,7 @@ export const releaseLease = defineOperation({
     outcome: z.enum(['released', 'failed']).default('released').describe('`failed`: the attempt failed (counted; needs `reason`). `released`: handed back, not counted.'),
     reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional().describe('Required with outcome failed: what went wrong.'),
   }),
-  output: z.object({ task: taskOutput, lease: leaseOutput }),
+  output: z.object({ task: compactTaskOutput, lease: leaseOutput }),
   async run(tx, ctx, input) {
     if (input.outcome === 'failed' && input.reason === undefined) {
       throw new BatonError('validation_failed', 'A release with outcome failed needs a reason.', {

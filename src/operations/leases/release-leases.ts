@@ -3,7 +3,7 @@ import { findLeases } from '../../store/leases.ts';
 import { lockTaskIds, requeueTasks } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from '../tasks/task-view.ts';
-import { taskOutput } from '../tasks/task-schema.ts';
+import { compactTaskOutput } from '../tasks/task-schema.ts';
 import { assertActionable, leaseNotFound } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 
@@ -29,7 +29,7 @@ export const releaseLeases = defineOperation({
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Why, for the next claimers: recorded on every lease.released event.'),
   }),
   output: z.object({
-    released: z.array(z.object({ task: taskOutput, lease: leaseOutput })).max(MAX_LEASES).describe('One entry per lease, in the order of `ids`.'),
+    released: z.array(z.object({ task: compactTaskOutput, lease: leaseOutput })).max(MAX_LEASES).describe('One entry per lease, in the order of `ids`.'),
   }),
   async run(tx, ctx, input) {
     const found = new Map((await findLeases(tx, input.ids)).map((lease) => [lease.id, lease]));

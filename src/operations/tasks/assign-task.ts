@@ -8,7 +8,7 @@ import { defineOperation } from '../define-operation.ts';
 import { type PrincipalRef, resolveAssignee } from '../shared/principals.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
-import { assigneeParam, taskId, taskOutput } from './task-schema.ts';
+import { assigneeParam, taskId, fullTaskOutput } from './task-schema.ts';
 import type { LeaseEnding } from '../../store/tasks.ts';
 import { actsOnAnyTask, assignedToOther, notYourTask } from './task-access.ts';
 
@@ -27,7 +27,7 @@ export const assignTask = defineOperation({
     release_lease: z.boolean().default(false).describe("End another's lease on the task (it returns to todo)."),
     comment: commentBody.optional().describe('A comment posted with the assignment (mentions work as in comments_create).'),
   }),
-  output: taskOutput,
+  output: fullTaskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
     const row = await lockLiveTask(tx, input.id);

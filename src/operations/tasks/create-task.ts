@@ -4,7 +4,7 @@ import { insertTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
 import { resolveAssignee } from '../shared/principals.ts';
-import { assigneeParam, maxAttemptsParam, blockedBy, parentParam, taskDescription, taskLabels, taskOutput, taskPriority, taskTitle, timeParam } from './task-schema.ts';
+import { assigneeParam, maxAttemptsParam, blockedBy, parentParam, taskDescription, taskLabels, compactTaskOutput, taskPriority, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
 
@@ -29,7 +29,7 @@ export const createTask = defineOperation({
     not_before: timeParam('not_before').optional(),
     due_at: timeParam('due_at').optional(),
   }),
-  output: taskOutput,
+  output: compactTaskOutput,
   version: (task) => task.version ?? 1,
   async run(tx, ctx, input) {
     // The tree lock before the blocker-graph lock, as in tasks_update.

@@ -4,7 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
-import { taskId, taskOutput } from './task-schema.ts';
+import { taskId, fullTaskOutput } from './task-schema.ts';
 
 export const deleteTask = defineOperation({
   name: 'tasks_delete',
@@ -16,7 +16,7 @@ export const deleteTask = defineOperation({
   approval: 'destructive',
   http: { method: 'DELETE', path: '/tasks/{id}' },
   input: z.strictObject({ id: taskId }),
-  output: taskOutput,
+  output: fullTaskOutput,
   async approvalTarget(db, input) {
     const task = await findTask(db, input.id);
     if (!task) throw taskNotFound(input.id);

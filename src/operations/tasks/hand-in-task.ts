@@ -7,7 +7,7 @@ import { checkArtifacts, lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
-import { HANDOFF_ARTIFACTS_MAX, HANDOFF_SUMMARY_MAX, taskId, taskOutput } from './task-schema.ts';
+import { HANDOFF_ARTIFACTS_MAX, HANDOFF_SUMMARY_MAX, taskId, fullTaskOutput } from './task-schema.ts';
 import { checkLease } from './update-task.ts';
 import type { OperationContext } from '../define-operation.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -39,7 +39,7 @@ export const handInTask = defineOperation({
       .describe('Artifacts for the reviewer (a diff, a report), by id.'),
     lease_epoch: z.int().min(1).optional().describe("Your lease's fencing epoch: a stale one is refused with lease_expired."),
   }),
-  output: taskOutput,
+  output: fullTaskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
     const row = await lockLiveTask(tx, input.id);

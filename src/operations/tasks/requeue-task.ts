@@ -5,7 +5,7 @@ import { lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
-import { taskId, taskOutput } from './task-schema.ts';
+import { taskId, fullTaskOutput } from './task-schema.ts';
 
 export const requeueTask = defineOperation({
   name: 'tasks_requeue',
@@ -17,7 +17,7 @@ export const requeueTask = defineOperation({
   approval: 'none',
   http: { method: 'POST', path: '/tasks/{id}/requeue' },
   input: z.strictObject({ id: taskId }),
-  output: taskOutput,
+  output: fullTaskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
     if (ctx.actor.kind !== 'human') throw new BatonError('human_required', 'Only a human may requeue a task whose attempts are exhausted.');

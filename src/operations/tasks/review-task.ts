@@ -7,7 +7,7 @@ import { commentBody } from '../comments/comment-schema.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
-import { taskId, taskOutput } from './task-schema.ts';
+import { taskId, fullTaskOutput } from './task-schema.ts';
 import { moveLease } from './update-task.ts';
 import { checkNotOwnHandIn } from './separation-of-duties.ts';
 import { closeChildren } from './task-tree.ts';
@@ -28,7 +28,7 @@ export const reviewTask = defineOperation({
     decision: z.enum(['approve', 'request_changes']),
     comment: commentBody.optional().describe('Required with request_changes: what to change. Optional with approve.'),
   }),
-  output: taskOutput,
+  output: fullTaskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
     if (input.decision === 'request_changes' && input.comment === undefined) {

@@ -109,7 +109,8 @@ export const nextAction = z.object({
 });
 export type NextAction = z.infer<typeof nextAction>;
 
-const fullTask = z.object({
+/** The whole task, the `full` view: every member present (`discussion` only on tasks_get). */
+export const fullTask = z.object({
   id: taskId,
   title: z.string(),
   description: z.string(),
@@ -161,3 +162,22 @@ const CORE = { id: true, title: true, status: true, version: true } as const;
 export const TASK_CORE = Object.keys(CORE) as (keyof typeof CORE)[];
 /** A task as served: the core always; the other fields as the view or `fields` selected. */
 export const taskOutput = fullTask.partial().required(CORE).strict();
+
+/** A schema of the task members `fields` names, each required: what a fixed view always carries. */
+export function taskView(fields: readonly (keyof Task)[]) {
+  const mask: Partial<Record<keyof Task, true>> = Object.fromEntries(fields.map((field) => [field, true]));
+  return fullTask.pick(mask).strict();
+}
+
+/** The compact view of a live task: every COMPACT_FIELDS member present. */
+export const compactTaskView = taskView(COMPACT_FIELDS);
+/** The task in a claim's answer: every CLAIM_FIELDS member present. */
+export const claimedTaskView = taskView(CLAIM_FIELDS);
+
+/**
+ * A write's answer in a fixed view (compact, full): the same schema as `taskOutput` (so GraphQL and
+ * MCP derive one task type), distinct objects so the OpenAPI document can name each answer's exact
+ * view, its members required (src/adapters/rest/openapi-components.ts).
+ */
+export const compactTaskOutput = taskOutput.clone();
+export const fullTaskOutput = taskOutput.clone();

@@ -17,7 +17,7 @@ import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { taskNotFound } from './get-task.ts';
 import { shapeTask } from './task-view.ts';
-import { blockedBy, parentParam, taskDescription, taskId, taskLabels, taskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
+import { blockedBy, parentParam, taskDescription, taskId, taskLabels, compactTaskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
 import { checkNotOwnHandIn } from './separation-of-duties.ts';
@@ -56,7 +56,7 @@ export const updateTask = defineOperation({
   toolset: 'work',
   http: { method: 'PATCH', path: '/tasks/{id}' },
   input: updateInput,
-  output: taskOutput,
+  output: compactTaskOutput,
   version: (task) => task.version ?? 0,
   async run(tx, ctx, input) {
     // A move in the tree, or a move to done of a task with subtasks (which locks them), takes the

@@ -1,0 +1,132 @@
+import { ERROR_CODES } from '../../errors.ts';
+import { json, problemFor, RATE_HEADERS, ref, schemaRef } from './openapi-parts.ts';
+import { API_PREFIX } from './routes.ts';
+
+type PathItems = Record<string, Record<string, unknown>>;
+
+const open = (summary: string, description: string, responses: Record<string, unknown>, tag = 'service') => ({
+  summary,
+  description,
+  tags: [tag],
+  security: [{}, { bearer: [] }],
+  responses,
+});
+const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
+const path = (name: string, schema: Record<string, unknown> = { type: 'string', maxLength: 100 }) => ({ name, in: 'path', required: true, schema });
+
+/**
+ * The routes outside the registry, documented so a generated client sees every route Baton serves
+ * (test/openapi/document.test.ts compares them with the app's routes). Not here: the web app's
+ * pages and assets (HTML for a browser), and the HEAD twin of every GET.
+ */
+export function servicePaths(): PathItems {
+  return { ...metaPaths(), ...docsPaths(), ...protocolPaths(), ...inboundPaths() };
+}
+
+function metaPaths(): PathItems {
+  return {
+    [API_PREFIX]: {
+      get: {
+        ...open(
+          'The capability manifest',
+          'Compact for an agent token, full otherwise; `?view=compact|full` chooses (spec/api.md).',
+          { '200': { ...json('The manifest, in the view asked for.', { oneOf: [schemaRef('ManifestCompact'), schemaRef('Manifest')] }), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401) },
+          'meta',
+        ),
+        operationId: 'manifest',
+        parameters: [{ name: 'view', in: 'query', required: false, schema: { type: 'string', enum: ['compact', 'full'] } }],
+      },
+    },
+    [`${API_PREFIX}/openapi.json`]: { get: { ...open('This OpenAPI document', 'Generated from the operation registry.', { '200': { ...json('OpenAPI 3.1.'), headers: RATE_HEADERS }, '401': problemFor(401) }, 'meta'), operationId: 'openapi' } },
+    [`${API_PREFIX}/artifacts/{id}/content`]: {
+      get: {
+        ...open(
+          "An artifact's bytes",
+          "The REST form of artifacts_get with its body (same scope and errors); every artifact `href` points here. Served with the stored content type and `ETag: \"<sha256>\"`, as an attachment.",
+          {
+            '200': { description: 'The bytes, with the stored content type.', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } }, headers: { ...RATE_HEADERS, ETag: ref('ETag') } },
+            '304': { description: 'Not modified (If-None-Match matched).' },
+            '400': problemFor(400),
+            '401': problemFor(401),
+            '403': problemFor(403),
+            '404': problemFor(404),
+            '429': problemFor(429),
+          },
+          'artifacts',
+        ),
+        operationId: 'artifacts_content',
+        security: [{ bearer: [] }],
+        parameters: [path('id'), { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
+      },
+    },
+    '/healthz': { get: { ...open('Liveness', 'The process answers, saying which release runs.', { '200': json('`{"status":"ok","version":"0.2.0"}`') }), operationId: 'healthz', security: [] } },
+    '/readyz': { get: { ...open('Readiness', 'The database answers.', { '200': json('`{"status":"ready"}`'), '503': problemFor(503) }), operationId: 'readyz', security: [] } },
+    '/metrics': { get: { ...open('Prometheus metrics', 'Text exposition format.', { '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } }), operationId: 'metrics', security: [] } },
+  };
+}
+
+function docsPaths(): PathItems {
+  return {
+    '/spec': { get: { ...open('The served spec', 'Redirects to /spec/index.md.', { '302': { description: 'To /spec/index.md.', headers: { Location: ref('Location') } } }, 'docs'), operationId: 'spec', security: [] } },
+    '/spec/{page}': {
+      get: { ...open('A spec page', 'One page of the specification, as Markdown (`index.md`, `api.md` …).', { '200': markdown('The page.'), '404': problemFor(404) }, 'docs'), operationId: 'specPage', security: [], parameters: [path('page')] },
+    },
+    '/errors/{code}': {
+      get: {
+        ...open('An error code', "The page a problem's `type` names: what the code means and what to do.", { '200': markdown('The page.'), '404': problemFor(404) }, 'docs'),
+        operationId: 'errorPage',
+        security: [],
+        parameters: [path('code', { type: 'string', enum: ERROR_CODES })],
+      },
+    },
+  };
+}
+
+function protocolPaths(): PathItems {
+  const graphqlAnswer = { '200': { ...json('A GraphQL response.'), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
+  const mcpAnswer = (description: string) => ({ '200': { ...json(description), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
+  const mcp = (summary: string, description: string, responses: Record<string, unknown>) => ({ ...open(summary, description, responses, 'mcp'), security: [{ bearer: [] }] });
+  return {
+    '/graphql': {
+      get: {
+        ...open('GraphQL over GET', 'Queries only (mutations need POST); a subscription with `Accept: text/event-stream` answers as server-sent events.', graphqlAnswer, 'graphql'),
+        operationId: 'graphqlGet',
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: 'query', in: 'query', required: true, schema: { type: 'string' } },
+          { name: 'variables', in: 'query', required: false, schema: { type: 'string' }, description: 'JSON.' },
+          { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+      },
+      post: {
+        ...open('GraphQL', 'The registry as GraphQL (spec/graphql.md); errors carry the problem document in `extensions`.', graphqlAnswer, 'graphql'),
+        operationId: 'graphql',
+        security: [{ bearer: [] }],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, variables: { type: 'object' }, operationName: { type: 'string' } } } } } },
+      },
+      options: { ...open('GraphQL preflight', 'CORS preflight, answered by GraphQL Yoga.', { '204': { description: 'Allowed methods and headers.' } }, 'graphql'), operationId: 'graphqlOptions', security: [] },
+    },
+    '/mcp': {
+      post: {
+        ...mcp('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', mcpAnswer('A JSON-RPC response, or an SSE stream of them.')),
+        operationId: 'mcp',
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+      get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpGet' },
+      delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpDelete' },
+    },
+  };
+}
+
+function inboundPaths(): PathItems {
+  const cron = (operationId: string) => ({
+    ...open('Keep-alive cron', 'Bearer CRON_SECRET; runs one pass of every maintenance loop (spec/inbound.md).', { '200': json('A report of what each loop did.'), '401': problemFor(401), '503': problemFor(503) }, 'inbound'),
+    operationId,
+    security: [{ cron: [] }],
+  });
+  return {
+    '/webhooks/payments': { post: { ...open('Inbound payments webhook', 'Stripe-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundPayments', security: [] } },
+    '/webhooks/auth': { post: { ...open('Inbound auth-provider webhook', 'Svix-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundAuth', security: [] } },
+    '/cron/keepalive': { get: cron('cronKeepalive'), post: cron('cronKeepalivePost') },
+  };
+}
