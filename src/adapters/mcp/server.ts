@@ -29,7 +29,13 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       const renamed = shape ? undefined : retiredNameResult(request.params.name, tools, service.baseUrl);
       if (renamed) return renamed;
       if (!shape) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool ${request.params.name}; tools/list names them all.`);
-      const result = await callTool(service, shape, request.params.arguments ?? {}, caller);
+      const { name } = request.params;
+      const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'baton.operation': shape.operation.name };
+      const result = await service.tracing.inSpan(`tools/call ${name}`, 'internal', attributes, async (span) => {
+        const called = await callTool(service, shape, request.params.arguments ?? {}, caller);
+        if (called.isError) span?.setAttribute('error.type', 'tool_error');
+        return called;
+      });
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
     for (const [file, text] of pages) {
