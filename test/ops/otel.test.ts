@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTracing } from '../../src/tracing.ts';
+import { startTracing, tracingOff } from '../../src/tracing.ts';
 import { freshDatabase, startTestServer, type TestServer } from '../harness.ts';
 import { pollUntil } from '../leases/instances.ts';
 import { type Receiver, startReceiver } from '../realtime/receiver.ts';
@@ -24,17 +24,22 @@ interface OtlpRequest {
 const KIND = { internal: 1, server: 2, client: 3 };
 
 /** A real OTLP/HTTP receiver: takes POST /v1/traces with OTLP/JSON bodies and keeps what it decodes. */
-async function startCollector(): Promise<{ url: string; requests: OtlpRequest[]; spans: () => OtlpSpan[]; close: () => Promise<void> }> {
+async function startCollector(): Promise<{ url: string; requests: OtlpRequest[]; protobuf: Buffer[]; headers: IncomingHttpHeaders[]; spans: () => OtlpSpan[]; close: () => Promise<void> }> {
   const requests: OtlpRequest[] = [];
+  const protobuf: Buffer[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      if (request.method !== 'POST' || request.url !== '/v1/traces' || !String(request.headers['content-type']).startsWith('application/json')) {
+      const type = String(request.headers['content-type']);
+      if (request.method !== 'POST' || request.url !== '/v1/traces' || !/^application\/(json|x-protobuf)/.test(type)) {
         response.writeHead(400).end();
         return;
       }
-      requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest);
+      headers.push(request.headers);
+      if (type.startsWith('application/x-protobuf')) protobuf.push(Buffer.concat(chunks));
+      else requests.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpRequest);
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -43,6 +48,8 @@ async function startCollector(): Promise<{ url: string; requests: OtlpRequest[];
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    protobuf,
+    headers,
     spans: () => requests.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
@@ -159,12 +166,38 @@ describe('OpenTelemetry tracing, exported over OTLP/HTTP', () => {
   });
 });
 
+describe('OpenTelemetry over http/protobuf (the default protocol)', () => {
+  it('exports protobuf to <OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces, with the configured headers', async () => {
+    const collector = await startCollector();
+    try {
+      const tracing = await startTracing(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`, OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=blue' }).tracing, 'test');
+      await tracing.inSpan('a protobuf span', 'internal', {}, async () => undefined);
+      await tracing.shutdown();
+      expect(collector.protobuf).toHaveLength(1);
+      // Protobuf carries strings as UTF-8 bytes: the span's name is in the body.
+      expect(collector.protobuf[0]?.includes('a protobuf span')).toBe(true);
+      expect(collector.headers[0]?.['x-tenant']).toBe('blue');
+    } finally {
+      await collector.close();
+    }
+  });
+});
+
 describe('OpenTelemetry off', () => {
   it('is off without OTEL_* variables, and OTEL_SDK_DISABLED=true turns it off whatever else is set', () => {
     expect(loadConfig({}).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_TRACES_EXPORTER: 'otlp' }).tracing?.url).toBe('http://localhost:4318/v1/traces');
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/custom', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-tenant=1' }).tracing).toMatchObject({
+      url: 'http://collector:4318/custom',
+      protocol: 'http/protobuf',
+      headers: { authorization: 'Bearer abc', 'x-tenant': '1' },
+    });
+  });
+
+  it('loads no SDK module when off: tracing is the shared no-op', async () => {
+    expect(await startTracing(undefined, 'test')).toBe(tracingOff);
   });
 
   it('sends nothing when disabled, even with an endpoint set', async () => {
