@@ -153,7 +153,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
-  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
+  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing });
   const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
