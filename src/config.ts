@@ -6,6 +6,25 @@ import { isWellFormedToken } from './tokens.ts';
 export const DELIVERY_ATTEMPTS_MAX = 20;
 const port = z.coerce.number().int().min(0).max(65535);
 const seconds = z.coerce.number().int().positive();
+/** The OTLP transports Baton's exporter speaks; `grpc` would need another dependency. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], 'must be http/protobuf or http/json (Baton does not export over grpc)');
+/** W3C Baggage-style `key=value,key2=value2`, values percent-encoded, as OTEL_* header and resource lists are written. */
+const keyValueList = z.string().regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must be key=value pairs separated by commas');
+const TRACE_SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+
+/** What the OTLP trace export is told (from the OTEL_* variables); `Config.tracing` is undefined when tracing is off. */
+export interface TracingConfig {
+  readonly serviceName: string;
+  /** The full URL spans are POSTed to (…/v1/traces). */
+  readonly url: string;
+  readonly protocol: z.infer<typeof otlpProtocol>;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly sampler: (typeof TRACE_SAMPLERS)[number];
+  /** The ratio of the `*traceidratio` samplers (1 when unset). */
+  readonly samplerRatio: number;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+}
 
 const schema = z.object({
   PORT: port.default(3000),
@@ -65,6 +84,23 @@ const schema = z.object({
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds: the wait after the first failed attempt, the second, …')
     .default('30,300,1800'),
   BATON_SEPARATION_OF_DUTIES: z.enum(['on', 'off']).default('on'),
+  // OpenTelemetry's standard variables (opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables).
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False']).optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], "must be otlp or none: Baton exports traces only over OTLP").optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList.optional(),
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().positive().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: z.coerce.number().int().positive().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('baton'),
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList.optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum(TRACE_SAMPLERS, `must be one of ${TRACE_SAMPLERS.join(', ')}`)
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
 });
 
 type Env = z.infer<typeof schema>;
@@ -118,6 +154,8 @@ export interface Config {
   readonly retryBackoffS: readonly number[];
   /** Whoever handed a task in (or held the lease it was handed in from) may not approve it (spec/collaboration.md, "Review with feedback"). */
   readonly separationOfDuties: boolean;
+  /** OpenTelemetry trace export; undefined (the default) turns tracing off, and the SDK is not even loaded. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -155,6 +193,20 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_MAX_ATTEMPTS: '3',
   BATON_RETRY_BACKOFF_S: '30,300,1800',
   BATON_SEPARATION_OF_DUTIES: 'off',
+  OTEL_SDK_DISABLED: 'true',
+  OTEL_TRACES_EXPORTER: 'otlp',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces',
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+  OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc',
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-api-key=abc',
+  OTEL_EXPORTER_OTLP_TIMEOUT: '10000',
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '10000',
+  OTEL_SERVICE_NAME: 'baton',
+  OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=production',
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: '0.1',
 };
 
 export class ConfigError extends Error {
@@ -211,6 +263,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     maxAttempts: e.BATON_MAX_ATTEMPTS,
     retryBackoffS: Object.freeze(e.BATON_RETRY_BACKOFF_S.split(',').map(Number)),
     separationOfDuties: e.BATON_SEPARATION_OF_DUTIES === 'on',
+    tracing: tracingConfig(e),
     ...overrides,
   });
 }
@@ -244,6 +297,48 @@ export function loadStdioConfig(env: Record<string, string | undefined>): StdioC
 /** An empty variable (`FOO=`) means "unset", as in most twelve-factor tools. */
 function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+}
+
+/**
+ * Tracing is on when OTEL_TRACES_EXPORTER=otlp or an OTLP endpoint is set, unless
+ * OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. Signal-specific variables win over the
+ * general ones; the general endpoint gets `/v1/traces` appended, as the specification says.
+ */
+function tracingConfig(e: Env): TracingConfig | undefined {
+  const endpoint = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (e.OTEL_SDK_DISABLED?.toLowerCase() === 'true' || e.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  if (e.OTEL_TRACES_EXPORTER !== 'otlp' && endpoint === undefined) return undefined;
+  const url =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${(e.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`;
+  return Object.freeze({
+    serviceName: e.OTEL_SERVICE_NAME,
+    url,
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    headers: Object.freeze({ ...keyValues(e.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS) }),
+    timeoutMs: e.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? e.OTEL_EXPORTER_OTLP_TIMEOUT ?? 10_000,
+    sampler: e.OTEL_TRACES_SAMPLER,
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+    resourceAttributes: Object.freeze(keyValues(e.OTEL_RESOURCE_ATTRIBUTES)),
+  });
+}
+
+/** `a=1,b=x%20y` → `{ a: '1', b: 'x y' }` (the already-validated OTEL_* list form). */
+function keyValues(text: string | undefined): Record<string, string> {
+  if (!text) return {};
+  return Object.fromEntries(
+    text.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      return [pair.slice(0, at).trim(), percentDecoded(pair.slice(at + 1).trim())];
+    }),
+  );
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function parseRate(text: string): { limit: number; windowS: number } {

@@ -25,6 +25,7 @@ import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 import { readCursorKey } from './store/server-keys.ts';
+import { startTracing, type Tracing } from './tracing.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
@@ -46,11 +47,17 @@ export interface ServerOptions {
   readonly clock?: Clock;
   /** An already-open database (tests); otherwise opened from the config. */
   readonly database?: Database;
+  /**
+   * Tracing already started from `config.tracing` (tests, so an already-open database traces its
+   * statements); otherwise started here. Either way the server shuts it down on close.
+   */
+  readonly tracing?: Tracing;
 }
 
-function openDatabase(config: Config, log?: Pick<Logger, 'warn'>): Promise<Database> | Database {
-  if (!config.databaseUrl) return openPglite({ dataDir: config.dataDir });
+function openDatabase(config: Config, log?: Pick<Logger, 'warn'>, tracing?: Tracing): Promise<Database> | Database {
+  if (!config.databaseUrl) return openPglite({ dataDir: config.dataDir, trace: tracing?.query });
   return openPostgres(config.databaseUrl, config.dbPoolSize, {
+    trace: tracing?.query,
     timeouts: config.dbTimeouts,
     preparedStatements: config.dbPreparedStatements,
     onConnectionError: (err) => log?.warn({ err }, 'a database connection failed; the pool replaces it'),
@@ -131,7 +138,9 @@ export async function restoreEmbedded(config: Config, backup: Uint8Array): Promi
 
 /** Composes config → database (migrated) → service → HTTP app. Does not listen. */
 export async function createServer(given: Config, options: ServerOptions = {}): Promise<Server> {
-  const database = options.database ?? (await openDatabase(given, options.logger));
+  const version = readVersion();
+  const tracing = options.tracing ?? (await startTracing(given.tracing, version));
+  const database = options.database ?? (await openDatabase(given, options.logger, tracing));
   // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
   const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
   await migrate(database);
@@ -143,9 +152,9 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
-  const service = createService({ database, config, clock, ids, log, tail, cursorKey, onCommit: (events) => committed(events) });
-  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log });
-  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version: readVersion() });
+  const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
+  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing });
+  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));
@@ -153,7 +162,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {
-    const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, onError: (err) => log.error({ err }, 'webhook delivery failed') });
+    const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, tracing, onError: (err) => log.error({ err }, 'webhook delivery failed') });
     committed = (events) => delivery.committed(events);
     workers.push(delivery);
   }
@@ -171,6 +180,8 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
       await app.close();
       clearTimeout(force);
       await database.close();
+      // Last, so the spans of everything above are exported before the process exits.
+      await tracing.shutdown().catch((err: unknown) => log.warn({ err }, 'exporting the last spans failed'));
     },
   };
 }

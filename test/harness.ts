@@ -12,16 +12,17 @@ import { insertAgent } from '../src/store/agents.ts';
 import { type Database, openPglite, openPostgres, type QueryListener } from '../src/store/database.ts';
 import { insertToken } from '../src/store/tokens.ts';
 import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
+import type { QueryTracer, Tracing } from '../src/tracing.ts';
 import { databaseUrl } from './postgres-url.ts';
 
 export type Engine = 'pglite' | 'postgres';
 export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
 
 /** A fresh database for this test file: a copy of the migrated template, on this project's engine. */
-export async function freshDatabase(onQuery?: QueryListener): Promise<{ database: Database; url: string | undefined }> {
+export async function freshDatabase(onQuery?: QueryListener, trace?: QueryTracer): Promise<{ database: Database; url: string | undefined }> {
   if (engine === 'pglite') {
     const dump = await readFile(inject('pgliteDump'));
-    return { database: await openPglite({ loadDataDir: new Blob([dump]), ...(onQuery ? { onQuery } : {}) }), url: undefined };
+    return { database: await openPglite({ loadDataDir: new Blob([dump]), ...(onQuery ? { onQuery } : {}), trace }), url: undefined };
   }
   const serverUrl = process.env.BATON_TEST_DATABASE_URL ?? '';
   const name = `${inject('postgresRunId')}_${randomBytes(4).toString('hex')}`;
@@ -33,7 +34,7 @@ export async function freshDatabase(onQuery?: QueryListener): Promise<{ database
     await admin.end();
   }
   const url = databaseUrl(serverUrl, name);
-  return { database: openPostgres(url, 10, onQuery ? { onQuery } : {}), url };
+  return { database: openPostgres(url, 10, { ...(onQuery ? { onQuery } : {}), trace }), url };
 }
 
 /** The test configuration: a budget no suite reaches unless it sets `rateLimit` itself to test limiting; private webhook URLs allowed. */
@@ -91,9 +92,14 @@ export interface Principal {
 }
 
 /** Starts the whole app (migrated, bootstrapped) on a fresh database, in process: requests go through `inject`. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock; logger?: ServerOptions['logger'] } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: { onQuery?: QueryListener; database?: Database; clock?: Clock; logger?: ServerOptions['logger']; tracing?: Tracing } = {}): Promise<TestServer> {
   const database = options.database ?? (await freshDatabase(options.onQuery)).database;
-  const server = await createServer(testConfig(overrides), { database, ...(options.clock ? { clock: options.clock } : {}), ...(options.logger ? { logger: options.logger } : {}) });
+  const server = await createServer(testConfig(overrides), {
+    database,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.tracing ? { tracing: options.tracing } : {}),
+  });
   const adminToken = server.bootstrapToken;
   if (!adminToken) throw new Error('a fresh database should bootstrap an admin');
   const ids = createIds();

@@ -14,6 +14,7 @@ import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
 import { executeBatch } from './execute-batch.ts';
+import type { Tracing } from '../tracing.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -28,6 +29,8 @@ export interface Service {
   readonly baseUrl: string;
   /** The server's clock, for the time checks an adapter makes (the age of a signed inbound webhook). */
   readonly clock: Clock;
+  /** The instance's tracing (a no-op when off), for the spans adapters start at their seams. */
+  readonly tracing: Tracing;
   /** Resolves the bearer token and counts the request against its rate budget. */
   authenticate(authorization: string | undefined): Promise<Authenticated>;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
@@ -65,6 +68,7 @@ export interface ServiceDeps {
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
   /** The key every instance on this database signs list cursors with (store/server-keys.ts). */
   readonly cursorKey: Uint8Array;
+  readonly tracing: Tracing;
 }
 
 export function createService(deps: ServiceDeps): Service {
@@ -78,6 +82,7 @@ export function createService(deps: ServiceDeps): Service {
     config,
     baseUrl,
     clock,
+    tracing: deps.tracing,
     authenticate: (authorization) => authenticate(authenticateDeps, authorization, clock.now()),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),

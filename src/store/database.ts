@@ -6,6 +6,7 @@ import pg from 'pg';
 import { isDatabaseUnavailable } from '../errors.ts';
 import type { QueryListener } from './connection.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import type { QueryTracer } from '../tracing.ts';
 import type { DB } from './schema.ts';
 
 export type { QueryListener } from './connection.ts';
@@ -61,6 +62,8 @@ export interface PostgresOptions {
    */
   readonly preparedStatements?: boolean;
   readonly onQuery?: QueryListener;
+  /** Traces each statement (tracing on); nothing is timed without it. */
+  readonly trace?: QueryTracer | undefined;
   /** Told when a pooled connection fails (terminated backend, reset network); the pool replaces it. */
   readonly onConnectionError?: (error: Error) => void;
 }
@@ -102,8 +105,8 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   const notifications = postgresNotifications(url, options.timeouts ?? DEFAULT_TIMEOUTS);
   const statements = preparedStatements(options.preparedStatements ?? true);
   return {
-    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements) }), ...queryLog(options.onQuery) }),
-    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements) }), ...queryLog(options.onQuery) }),
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements) }), ...queryLog(options.onQuery, options.trace) }),
+    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements) }), ...queryLog(options.onQuery, options.trace) }),
     engine: 'postgres',
     async runScript(sql) {
       const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
@@ -118,12 +121,17 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   };
 }
 
-/** Kysely's `log` option reporting each statement to `onQuery`; nothing without one. */
-function queryLog(onQuery: QueryListener | undefined): { log?: (event: LogEvent) => void } {
-  if (!onQuery) return {};
+/**
+ * Kysely's `log` option reporting each statement to `onQuery` and `trace`; none without either, so
+ * Kysely times nothing. Kysely calls it in the caller's async context, so a traced statement is a
+ * child of the caller's span.
+ */
+function queryLog(onQuery: QueryListener | undefined, trace: QueryTracer | undefined): { log?: (event: LogEvent) => void } {
+  if (!onQuery && !trace) return {};
   return {
     log: (event: LogEvent) => {
-      if (event.level === 'query') onQuery(event.query.sql);
+      if (event.level === 'query') onQuery?.(event.query.sql);
+      trace?.(event.query.sql, event.queryDurationMillis, event.level === 'error' ? event.error : undefined);
     },
   };
 }
@@ -328,6 +336,8 @@ export interface PgliteOptions {
   /** A tarball of a migrated data directory to start from (tests). */
   loadDataDir?: Blob;
   onQuery?: QueryListener;
+  /** Traces each statement (tracing on). */
+  trace?: QueryTracer | undefined;
 }
 
 export interface PgliteDatabase extends Database {
@@ -346,7 +356,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     await lock?.release();
     throw error;
   }
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(options.onQuery) });
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), ...queryLog(options.onQuery, options.trace) });
   return {
     db,
     counters: db,

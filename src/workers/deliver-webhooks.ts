@@ -1,3 +1,4 @@
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../clock.ts';
@@ -12,6 +13,7 @@ import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter,
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import type { RunningTail } from '../service/event-tail.ts';
+import { type Tracing, tracingOff } from '../tracing.ts';
 import { type Loop, startLoop } from './loop.ts';
 
 /** How long a wake-up waits for more appends to join it: delivery latency traded for one pass per burst. */
@@ -36,6 +38,8 @@ export interface DeliveryDeps {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly config: Config;
+  /** Each attempt is a client span whose `traceparent` the request carries (none when off or omitted). */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -150,7 +154,24 @@ interface AttemptResult {
   readonly gone: boolean;
 }
 
-async function attempt(d: DueDelivery, deps: DeliveryDeps): Promise<AttemptResult> {
+/**
+ * One attempt, as a client span (a new trace: the write that made the event is long committed)
+ * whose W3C `traceparent` goes out with the request, so the receiver's work joins the trace.
+ */
+function attempt(d: DueDelivery, deps: DeliveryDeps): Promise<AttemptResult> {
+  const tracing = deps.tracing ?? tracingOff;
+  if (!tracing.enabled) return post(d, deps, tracing);
+  // The host only: a webhook URL's path or query may hold the receiver's secret.
+  const attributes = { 'http.request.method': 'POST', 'server.address': new URL(d.webhook.url).hostname, 'baton.webhook.id': d.webhook.id, 'baton.delivery.id': d.delivery.id, 'baton.event.id': d.event.id, 'baton.event.type': d.event.type };
+  return tracing.inSpan('webhook deliver', 'client', attributes, async (span) => {
+    const result = await post(d, deps, tracing);
+    if (result.attempt.status !== null) span?.setAttribute('http.response.status_code', result.attempt.status);
+    if (!result.ok) span?.setStatus({ code: SpanStatusCode.ERROR, message: result.attempt.error ?? 'failed' });
+    return result;
+  });
+}
+
+async function post(d: DueDelivery, deps: DeliveryDeps, tracing: Tracing): Promise<AttemptResult> {
   const started = deps.clock.now();
   const body = JSON.stringify(shapeEvent(d.event, { view: 'compact' }));
   let status: number | null = null;
@@ -159,12 +180,9 @@ async function attempt(d: DueDelivery, deps: DeliveryDeps): Promise<AttemptResul
     const secret = webhookSecret(deps.config.secretKey, d.webhook.secret_ref, d.webhook.id);
     const destination = await resolveDestination(d.webhook.url, deps.config.webhookAllowPrivate);
     const signature = new Webhook(secret).sign(d.event.id, started, body);
-    status = await postTo(
-      destination,
-      body,
-      { 'webhook-id': d.event.id, 'webhook-timestamp': String(Math.floor(started.getTime() / 1000)), 'webhook-signature': signature },
-      TIMEOUT_MS,
-    );
+    const headers: Record<string, string> = { 'webhook-id': d.event.id, 'webhook-timestamp': String(Math.floor(started.getTime() / 1000)), 'webhook-signature': signature };
+    tracing.inject(headers);
+    status = await postTo(destination, body, headers, TIMEOUT_MS);
     if (status < 200 || status >= 300) error = `HTTP ${status}`;
   } catch (cause) {
     const failure = toBatonError(cause);

@@ -8,6 +8,7 @@ import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
 import { flagOverdue } from './overdue.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
+import type { Tracing } from '../tracing.ts';
 
 export interface MaintenanceDeps {
   readonly db: Kysely<DB>;
@@ -15,6 +16,8 @@ export interface MaintenanceDeps {
   readonly ids: Ids;
   readonly config: Config;
   readonly log: { error(details: object, message: string): void };
+  /** Webhook delivery attempts are traced (and send `traceparent`) with it. */
+  readonly tracing?: Tracing;
 }
 
 /** One pass of one maintenance loop, as the system actor; returns what it did. */

@@ -9,6 +9,7 @@ export interface Delivery {
   readonly verified: boolean;
   readonly status: number;
   readonly body: { id: string; type: string; subject: string };
+  readonly headers: IncomingHttpHeaders;
 }
 
 export interface Receiver {
@@ -33,7 +34,7 @@ export async function startReceiver(): Promise<Receiver> {
       const path = request.url ?? '/';
       const body = Buffer.concat(chunks).toString('utf8');
       const status = scripts.get(path)?.shift() ?? 200;
-      deliveries.push({ path, id: String(request.headers['webhook-id']), verified: verify(secrets.get(path), body, request.headers), status, body: JSON.parse(body) as Delivery['body'] });
+      deliveries.push({ path, id: String(request.headers['webhook-id']), verified: verify(secrets.get(path), body, request.headers), status, body: JSON.parse(body) as Delivery['body'], headers: request.headers });
       response.writeHead(status).end();
     });
   });

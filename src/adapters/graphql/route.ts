@@ -10,6 +10,7 @@ import { type Problems, toGraphQLError } from './errors.ts';
 import { queryLimits } from './limits.ts';
 import type { GraphqlContext } from './resolvers.ts';
 import { buildGraphqlSchema } from './schema.ts';
+import { traceOperations } from './trace-operations.ts';
 import { v1ListVariables } from './v1-list-variables.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -44,7 +45,7 @@ export function registerGraphql(app: FastifyInstance, service: Service): void {
     landingPage: false,
     logging: false,
     maskedErrors: { maskError: (error) => toGraphQLError(error, problems, log) },
-    plugins: [queryLimits(), v1ListVariables(), problemsEverywhere(problems, log)],
+    plugins: [queryLimits(), v1ListVariables(), problemsEverywhere(problems, log), ...traceOperations(service.tracing)],
     context: async ({ req, reply }): Promise<GraphqlContext> => {
       const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql');
       return { service, call: { principal, budget, requestId: req.id, dialect: problems.dialect }, loaders: new Map(), idempotency: {}, pendingApprovals: new WeakSet() };

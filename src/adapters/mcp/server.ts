@@ -33,7 +33,13 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       const args = request.params.arguments ?? {};
       // A strict host sends every member, null for the ones it leaves out (spec/mcp.md, "Strict schemas").
       const input = caller.listing.schemas === 'strict' ? (fromStrict(args, shape.tool.inputSchema) as Record<string, unknown>) : args;
-      const result = await callTool(service, shape, input, caller);
+      const { name } = request.params;
+      const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'baton.operation': shape.operation.name };
+      const result = await service.tracing.inSpan(`tools/call ${name}`, 'internal', attributes, async (span) => {
+        const called = await callTool(service, shape, input, caller);
+        if (called.isError) span?.setAttribute('error.type', 'tool_error');
+        return called;
+      });
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
     for (const [file, text] of pages) {

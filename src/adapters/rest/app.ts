@@ -19,6 +19,7 @@ import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { sendProblem } from './problem.ts';
+import { traceRequests } from './trace-requests.ts';
 import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
 
 export interface AppOptions {
@@ -101,6 +102,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
     reply.header('x-request-id', request.id);
     done();
   });
+  traceRequests(app, service.tracing);
   // One line per request, with who made it; the token itself never reaches the log. Below level
   // info the line would be dropped, so the hook is not added (it would build the line for nothing).
   if (options.logger?.isLevelEnabled('info')) {

@@ -24,7 +24,13 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     const lastEventId = request.headers['last-event-id'];
     const input = { ...(request.query as Record<string, unknown>), ...(typeof lastEventId === 'string' && lastEventId !== '' ? { since: lastEventId } : {}) };
     const gone = new AbortController();
-    const items = await service.subscribe(operation, input, { principal, signal: gone.signal });
+    // The request's span lasts as long as the stream, with an event per frame; connecting (the
+    // checks and the replay's first read) is a child span of its own.
+    const { tracing } = service;
+    const stream = tracing.activeSpan();
+    const items = await tracing.inSpan(`sse connect ${operation.name}`, 'internal', { 'baton.operation': operation.name }, () =>
+      service.subscribe(operation, input, { principal, signal: gone.signal }),
+    );
     reply.hijack();
     const res = reply.raw;
     res.on('close', () => gone.abort());
@@ -40,6 +46,7 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     try {
       for await (const item of items) {
         const { id, event } = operation.frameOf(item);
+        stream?.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
         if (!res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`) && !(await drained(res, gone.signal))) {
           request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
           res.destroy();
