@@ -81,7 +81,7 @@ describe('the document and the registry', () => {
         .map(([, op]) => op.operationId),
     );
     // Besides the registry: the routes the service itself serves, documented so a generated client sees them all.
-    const service = ['manifest', 'openapi', 'healthz', 'readyz', 'metrics', 'graphql', 'mcp', 'inboundPayments', 'inboundAuth', 'cronKeepalive'];
+    const service = ['manifest', 'openapi', 'healthz', 'readyz', 'metrics', 'graphql', 'mcp', 'a2a', 'agentCard', 'inboundPayments', 'inboundAuth', 'cronKeepalive'];
     expect(documented.sort()).toEqual([...operations.map((op) => op.name), ...service].sort());
   });
 

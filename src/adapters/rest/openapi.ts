@@ -118,6 +118,15 @@ function servicePaths(): Record<string, Record<string, unknown>> {
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       },
     },
+    '/a2a': {
+      post: {
+        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
+        operationId: 'a2a',
+        security: [{ bearer: [] }],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+    '/.well-known/agent-card.json': { get: { ...open('A2A Agent Card', 'Public: the A2A interface, its security scheme and skills (spec/a2a.md).', { '200': json('The Agent Card.') }, 'a2a'), operationId: 'agentCard', security: [] } },
     '/webhooks/payments': { post: { ...open('Inbound payments webhook', 'Stripe-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundPayments', security: [] } },
     '/webhooks/auth': { post: { ...open('Inbound auth-provider webhook', 'Svix-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundAuth', security: [] } },
     '/cron/keepalive': { get: { ...open('Keep-alive cron', 'Bearer CRON_SECRET; runs one pass of every maintenance loop (spec/inbound.md).', { '200': json('A report of what each loop did.'), '401': problemFor(401), '503': problemFor(503) }, 'inbound'), operationId: 'cronKeepalive', security: [{ cron: [] }] } },
