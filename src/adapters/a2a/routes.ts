@@ -7,7 +7,7 @@ import { A2A_PATH, buildAgentCard } from './agent-card.ts';
 import { BatonUser, batonRequestHandler } from './request-handler.ts';
 
 /** Where A2A clients look for the card (A2A §8.2, RFC 8615). */
-export const AGENT_CARD_URL = '/.well-known/agent-card.json';
+const AGENT_CARD_URL = '/.well-known/agent-card.json';
 /** A comment line this often keeps proxies from closing a quiet A2A stream (as on /events/stream). */
 const PING_MS = 15_000;
 

@@ -23,7 +23,7 @@ const HANDOFF_ARTIFACT = 'handoff';
  * `in_review` stays `working` (no input is required of the client); a dead-lettered task
  * (`blocked_reason: attempts_exhausted`) has `failed`.
  */
-export function taskStateOf(task: Pick<BatonTask, 'status' | 'blocked_reason'>): TaskState {
+function taskStateOf(task: Pick<BatonTask, 'status' | 'blocked_reason'>): TaskState {
   if (task.blocked_reason === 'attempts_exhausted') return TaskState.TASK_STATE_FAILED;
   switch (task.status) {
     case 'todo':

@@ -8,7 +8,7 @@ import { listTasks } from '../../operations/tasks/list-tasks.ts';
 import { MCP_DIALECT } from './dialect.ts';
 
 /** The URIs of Baton's live resources (spec/mcp.md § Resources). */
-export const RESOURCE_URIS = {
+const RESOURCE_URIS = {
   task: (id: string) => `baton://tasks/${id}`,
   inbox: 'baton://inbox',
   ready: 'baton://ready',
