@@ -55,7 +55,7 @@ const NOT_APPLICABLE: Record<string, string> = {
   'completion-complete': 'no completion capability: no prompt or resource template argument has a closed set of values worth completing.',
   'elicitation-sep1034-defaults': 'Baton never asks the client for input (no elicitation).',
   'elicitation-sep1330-enums': 'Baton never asks the client for input (no elicitation).',
-  'resources-subscribe': 'the spec pages do not change while the server runs; /mcp is stateless, so there is nothing to subscribe to.',
+  'resources-subscribe': '2025-era clients are served statelessly on /mcp, with no sessions to subscribe in (2026-07-28 clients use subscriptions/listen; baton mcp offers resources/subscribe).',
   'resources-unsubscribe': 'as resources-subscribe.',
   'server-sse-multiple-streams': 'needs a session id; /mcp is stateless (each request authenticated on its own, any instance can answer), so the scenario ends in a warning.',
 };

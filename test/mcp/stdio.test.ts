@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/tokens.ts';
@@ -61,6 +62,28 @@ describe('baton mcp (stdio)', () => {
       expect(problemOf(await client.callTool({ name: 'tasks_create', arguments: { title: 'no scope' } }))).toMatchObject({ code: 'forbidden_scope', retryable: false });
       const { resources } = await client.listResources();
       expect(resources.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('gives a 1.x client resources/subscribe, relaying the server\'s updates when the task changes over REST', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'events:read'] });
+    const created = await t.request('POST', '/api/v1/tasks', { body: { title: 'Watched over stdio' } });
+    const task = created.json<{ id: string; version: number }>();
+    const client = new V1Client({ name: 'baton-test-stdio-subscribe', version: '1.0.0' });
+    await client.connect(new V1StdioClientTransport(cli(agent.token)));
+    try {
+      expect(client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true, listChanged: false });
+      const uri = `baton://tasks/${task.id}`;
+      const updated = new Promise<string>((resolve) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => resolve(notification.params.uri)));
+      await client.subscribeResource({ uri });
+      const changed = await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { title: 'Watched over stdio, renamed' }, ifMatch: `"${task.version}"` });
+      expect(changed.status, changed.body).toBe(200);
+      expect(await updated).toBe(uri);
+      const [content] = (await client.readResource({ uri })).contents as { text: string }[];
+      expect(JSON.parse(content?.text ?? '')).toMatchObject({ id: task.id, title: 'Watched over stdio, renamed' });
+      await client.unsubscribeResource({ uri });
     } finally {
       await client.close();
     }

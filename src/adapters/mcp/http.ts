@@ -1,9 +1,11 @@
 import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/fastify';
-import { createMcpHandler, localhostAllowedHostnames } from '@modelcontextprotocol/server';
+import { createMcpHandler, InMemoryServerEventBus, localhostAllowedHostnames, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
+import { streamEvents } from '../../operations/events/stream-events.ts';
+import { resourcesChangedBy } from './resources.ts';
 import { type McpCaller, mcpServerFactory } from './server.ts';
 import type { SchemaMode } from './strict-schema.ts';
 import type { ToolListing } from './tools.ts';
@@ -19,9 +21,10 @@ export const MCP_PATH = '/mcp';
  */
 export function registerMcpRoute(app: FastifyInstance, service: Service, pages: ReadonlyMap<string, string>): void {
   const build = mcpServerFactory(service, pages);
-  const handler = createMcpHandler((ctx) => build(ctx.authInfo?.extra?.caller as McpCaller), {
-    onerror: (error) => app.log.debug({ err: error }, 'mcp request rejected'),
-  });
+  const options = { onerror: (error: Error) => app.log.debug({ err: error }, 'mcp request rejected') };
+  const factory = (ctx: { era: 'legacy' | 'modern'; authInfo?: { extra?: Record<string, unknown> } }) =>
+    build(ctx.authInfo?.extra?.['caller'] as McpCaller, { subscribe: ctx.era === 'modern' });
+  const handler = createMcpHandler(factory, options);
   app.addHook('onClose', () => handler.close());
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -38,13 +41,35 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
       const caller: McpCaller = { principal, budget, requestId: request.id, listing };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
-      const response = await handler.fetch(webRequest(request, controller.signal), {
+      const listen = isListen(request.body) ? await listenHandler(caller, controller.signal) : undefined;
+      const response = await (listen ?? handler).fetch(webRequest(request, controller.signal), {
         authInfo: { token: principal.tokenId, clientId: principal.id, scopes: [...principal.scopes], extra: { caller } },
         parsedBody: request.body,
       });
+      if (listen) controller.signal.addEventListener('abort', () => void listen.close(), { once: true });
       return reply.send(response);
     },
   });
+
+  /** A handler for one listen stream, its bus fed by the caller's events until the client goes. */
+  async function listenHandler(caller: McpCaller, signal: AbortSignal): Promise<McpHttpHandler> {
+    const bus = new InMemoryServerEventBus((error) => app.log.warn({ err: error }, 'mcp listen delivery failed'));
+    const events = await service.subscribe(streamEvents, {}, { principal: caller.principal, signal });
+    void (async () => {
+      try {
+        for await (const event of events as AsyncIterable<{ type: string; subject: string }>) {
+          for (const uri of resourcesChangedBy(event)) bus.publish({ kind: 'resource_updated', uri });
+        }
+      } catch (err) {
+        app.log.warn({ err }, 'mcp listen stream ended; the client listens again');
+      }
+    })();
+    return createMcpHandler(factory, { ...options, bus });
+  }
+}
+
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
 }
 
 /** `?schemas=`: `loose` (the default) or `strict`; anything else is a 400. */

@@ -4,6 +4,7 @@ import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
 import { retiredNameResult } from './retired-names.ts';
 import { fromStrict } from './strict-schema.ts';
+import { registerLiveResources } from './resources.ts';
 import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
 
@@ -13,17 +14,24 @@ export type McpCaller = Authenticated & { readonly requestId: string; readonly l
 const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Every write takes an \`idempotency_key\`: resend the same one only to retry the same call (you get the first result, not a second write); without one the server makes one. \`expected_version\` is the \`version\` you read: if it changed, the call is refused with conflict_version. Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt. tools/list holds your default tool set; any tool can be called by name, and /mcp?toolsets=work,tasks (or all) lists more.`;
 
 /**
- * Builds the MCP surface for one caller: a tool per registry operation, the served spec pages as
- * resources, and the resume prompt. Built per request (the SDK's stateless serving), from parts
- * derived once.
+ * Builds the MCP surface for one caller: a tool per registry operation, the live resources (a task,
+ * the caller's inbox and ready queue), the served spec pages as resources, and the resume prompt.
+ * Built per request (the SDK's stateless serving), from parts derived once. `subscribe` is whether
+ * the serving transport can deliver resource updates (spec/mcp.md § Resources); nothing else is
+ * advertised that a per-request server cannot honour (no `listChanged`: the lists never change
+ * within a session).
  */
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
   const tools = deriveTools(service.operations, service.config);
-  return (caller: McpCaller): McpServer => {
+  return (caller: McpCaller, transport: { readonly subscribe: boolean }): McpServer => {
     const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
     // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
-    mcp.server.registerCapabilities({ tools: { listChanged: false } });
+    mcp.server.registerCapabilities({
+      tools: { listChanged: false },
+      resources: { listChanged: false, ...(transport.subscribe ? { subscribe: true } : {}) },
+      prompts: { listChanged: false },
+    });
     mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller, caller.listing) }));
     mcp.server.setRequestHandler('tools/call', async (request) => {
       const shape = tools.get(request.params.name);
@@ -42,6 +50,7 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       });
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
+    registerLiveResources(mcp, service, caller);
     for (const [file, text] of pages) {
       const uri = `${service.baseUrl}/spec/${file}`;
       mcp.registerResource(file, uri, { title: title(text, file), mimeType: 'text/markdown' }, () => ({ contents: [{ uri, mimeType: 'text/markdown', text }] }));

@@ -1,4 +1,4 @@
-import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, type FetchLike, type McpSubscription, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { StdioConfig } from '../../config.ts';
@@ -60,8 +60,18 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
       }
     };
   const capabilities = remote.getServerCapabilities() ?? {};
-  const handle = serveStdio(() => {
-    const server = new Server(remote.getServerVersion() ?? IDENTITY, { capabilities, instructions: remote.getInstructions() });
+  const subscriptions = resourceSubscriptions(remote);
+  const handle = serveStdio((ctx) => {
+    // A 2025-era stdio session is stateful, so it gets resources/subscribe (relayed from the server's
+    // listen stream); a 2026-era client's listen filter is answered by the SDK's entry, unseen here.
+    const legacy = ctx.era === 'legacy';
+    const resources = { ...capabilities.resources, subscribe: legacy };
+    const server = new Server(remote.getServerVersion() ?? IDENTITY, { capabilities: { ...capabilities, resources }, instructions: remote.getInstructions() });
+    if (legacy) {
+      subscriptions.deliverTo((uri) => void server.sendResourceUpdated({ uri }));
+      server.setRequestHandler('resources/subscribe', forward(async (request) => subscriptions.add(request.params.uri)));
+      server.setRequestHandler('resources/unsubscribe', forward(async (request) => subscriptions.remove(request.params.uri)));
+    }
     server.setRequestHandler('tools/list', forward((request) => remote.listTools(request.params)));
     // Results are already shaped (structuredContent objects) by the server; projection only adapts the era.
     server.setRequestHandler('tools/call', forward(async (request) => server.projectCallToolResult(await remote.callTool(request.params), undefined)));
@@ -72,7 +82,45 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
     server.setRequestHandler('prompts/get', forward((request) => remote.getPrompt(request.params)));
     return server;
   });
-  process.stdin.once('end', () => void Promise.all([handle.close(), remote.close()]));
+  process.stdin.once('end', () => void Promise.all([handle.close(), subscriptions.close(), remote.close()]));
+}
+
+/**
+ * The stdio client's resource subscriptions, relayed from one `subscriptions/listen` stream on the
+ * server whose filter is the set subscribed to now (reopened, new before old, when it changes).
+ */
+function resourceSubscriptions(remote: Client) {
+  const uris = new Set<string>();
+  let listening: McpSubscription | undefined;
+  let deliver: (uri: string) => void = () => undefined;
+  remote.setNotificationHandler('notifications/resources/updated', (notification) => {
+    if (uris.has(notification.params.uri)) deliver(notification.params.uri);
+  });
+  const relisten = async () => {
+    const previous = listening;
+    listening = uris.size === 0 ? undefined : await remote.listen({ resourceSubscriptions: [...uris] });
+    const current = listening;
+    // The server went away (a restart): listen again, so updates keep coming.
+    void current?.closed.then((reason) => (reason === 'remote' && listening === current ? relisten() : undefined)).catch(() => undefined);
+    await previous?.close();
+  };
+  return {
+    deliverTo(callback: (uri: string) => void) {
+      deliver = callback;
+    },
+    async add(uri: string) {
+      if (!uris.has(uri)) {
+        uris.add(uri);
+        await relisten();
+      }
+      return {};
+    },
+    async remove(uri: string) {
+      if (uris.delete(uri)) await relisten();
+      return {};
+    },
+    close: () => listening?.close(),
+  };
 }
 
 /** The Baton server did not answer at all (refused, unknown host, reset). */

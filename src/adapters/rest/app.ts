@@ -9,6 +9,7 @@ import type { Service } from '../../service/service.ts';
 import type { MaintenanceReport } from '../../domain/maintenance-report.ts';
 import { registerInboundRoutes } from '../inbound/routes.ts';
 import { loadSpecPages, registerDocs } from '../docs.ts';
+import { registerA2ARoutes } from '../a2a/routes.ts';
 import { registerMcpRoute } from '../mcp/http.ts';
 import { registerGraphql } from '../graphql/route.ts';
 import { buildCompactManifest, buildManifest, manifestView } from '../manifest.ts';
@@ -173,6 +174,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   const pages = await loadSpecPages(service);
   registerDocs(app, service, pages);
   registerMcpRoute(app, service, pages);
+  registerA2ARoutes(app, service);
   registerMetrics(app, service, options.version);
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);

@@ -115,6 +115,15 @@ function protocolPaths(): PathItems {
       get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpGet' },
       delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpDelete' },
     },
+    '/a2a': {
+      post: {
+        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
+        operationId: 'a2a',
+        security: [{ bearer: [] }],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+    '/.well-known/agent-card.json': { get: { ...open('A2A Agent Card', 'Public: the A2A interface, its security scheme and skills (spec/a2a.md).', { '200': json('The Agent Card.') }, 'a2a'), operationId: 'agentCard', security: [] } },
   };
 }
 
