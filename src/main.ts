@@ -38,6 +38,7 @@ export async function main(): Promise<void> {
     if (notice) process.stdout.write(`${notice}\n`);
     server = await createServer(config, { logger });
     address = await server.app.listen({ port: config.port, host: config.host });
+    if (server.metricsApp && config.metricsAddress) await server.metricsApp.listen(config.metricsAddress);
   } catch (error) {
     // One line saying what to change, never a stack trace (docs/operations.md lists them).
     process.stderr.write(`${explainStartupError(error, config)}\n`);
