@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
-import { freePort, runBaton, type Started, startBaton } from './run-baton.ts';
+import { bootstrapToken, freePort, runBaton, type Started, startBaton } from './run-baton.ts';
 
 /**
  * The real `baton` binary against a real `baton serve` process, on this project's engine: every
@@ -24,7 +24,7 @@ let cliEnv: Record<string, string>;
 async function startServer(first = false): Promise<string> {
   server = startBaton(['serve'], serverEnv);
   if (!first) return (await server.printed(/Baton is serving at/))[0];
-  return (await server.printed(/Bootstrap admin token[^\n]*\n\n\s+(bat_\w+)/))[1] ?? '';
+  return await bootstrapToken(server);
 }
 
 async function stopServer(): Promise<void> {
@@ -49,7 +49,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'baton-cli-'));
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn' };
+  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_DATA_DIR: join(scratch, 'data') };
   if (engine === 'pglite') {
     // `baton restore` of the migrated template: the data directory every server start here uses.
     serverEnv.BATON_DATA_DIR = join(scratch, 'data');
