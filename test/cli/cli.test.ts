@@ -277,6 +277,22 @@ describe('baton agents, tokens and approvals', () => {
     const refused = await baton(['whoami'], 3, asBot);
     expect(refused.stderr).toMatch(/\(invalid_token, HTTP 401\)/);
   });
+
+  it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {
+    const agent = await json<{ id: string }>(['agents', 'create', 'rotating-bot', '--scope', 'tasks:read']);
+    const old = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'rotating-box']);
+    const rotated = await baton(['tokens', 'rotate', old.id, '--grace', '10m']);
+    const fresh = rotated.stdout.trim();
+    expect(fresh).toMatch(/^bat_\w+$/);
+    expect(rotated.stderr).toMatch(new RegExp(`^token tok_\\w+ replaces ${old.id} on rotating-box; the old one works until \\S+Z \\(shown once; store it now\\):\n$`));
+    for (const t of [old.token, fresh]) expect((await baton(['whoami'], 0, { BATON_URL: url, BATON_TOKEN: t })).stdout).toContain('rotating-bot');
+    // Without a grace the replaced one stops at once; --json carries the new token and the replaced one.
+    const again = await json<{ token: string; machine: string; replaced: { revoked_at: string } }>(['tokens', 'rotate', (await json<{ data: { id: string; revoked_at: string | null }[] }>(['tokens', 'list', agent.id])).data.find((t) => t.revoked_at === null)?.id ?? '']);
+    expect(again.machine).toBe('rotating-box');
+    expect((await baton(['whoami'], 3, { BATON_URL: url, BATON_TOKEN: fresh })).stderr).toMatch(/\(invalid_token, HTTP 401\)/);
+    expect((await baton(['whoami'], 0, { BATON_URL: url, BATON_TOKEN: again.token })).stdout).toContain('rotating-bot');
+    expect((await baton(['tokens', 'rotate', old.id, '--grace', 'soon'], 2)).stderr).toContain('--grace must be a duration such as 90s, 10m, 2h or 1d, got "soon"');
+  });
 });
 
 describe('baton tasks watch and baton admin-token', () => {
