@@ -67,7 +67,8 @@ CREATE TABLE artifacts (
 CREATE TABLE baton_migrations (
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
-  checksum text
+  checksum text,
+  contract boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE billing_accounts (

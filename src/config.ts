@@ -70,6 +70,16 @@ const schema = z.object({
     .regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, 'must be a Svix signing secret: whsec_ followed by base64')
     .optional(),
   CRON_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  BATON_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'must be <host>:<port>, e.g. 127.0.0.1:9464')
+    .transform((a, ctx) => {
+      const at = a.lastIndexOf(':');
+      const port = Number(a.slice(at + 1));
+      if (port > 65535) ctx.addIssue({ code: 'custom', message: 'the port must be at most 65535' });
+      return { host: a.slice(0, at).replace(/^\[|\]$/g, ''), port };
+    })
+    .optional(),
   BATON_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. 32 random bytes as hex)').optional(),
   BATON_WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
   BATON_WEBHOOK_RETRY_SCHEDULE: z
@@ -140,6 +150,8 @@ export interface Config {
   readonly authWebhookSecret: string | undefined;
   /** Bearer secret of /cron/keepalive; unset: the route answers 503. */
   readonly cronSecret: string | undefined;
+  /** Where /metrics is also served, without a token (BATON_METRICS_ADDRESS); on the API's address it needs `metrics:read`. */
+  readonly metricsAddress: { readonly host: string; readonly port: number } | undefined;
   /** Derives webhook signing secrets (`derived:v1`); embedded mode makes one in the data dir when unset. */
   readonly secretKey: string | undefined;
   /** Lets webhooks reach loopback, private and link-local addresses (tests, private networks). */
@@ -186,6 +198,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   STRIPE_WEBHOOK_SECRET: 'whsec_… from the Stripe dashboard',
   AUTH_WEBHOOK_SECRET: 'whsec_… from the auth provider (Svix)',
   CRON_SECRET: 'the output of `openssl rand -hex 32`',
+  BATON_METRICS_ADDRESS: '127.0.0.1:9464',
   BATON_SECRET_KEY: 'the output of `openssl rand -hex 32`',
   BATON_WEBHOOK_ALLOW_PRIVATE: '0',
   BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
@@ -256,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
     authWebhookSecret: e.AUTH_WEBHOOK_SECRET,
     cronSecret: e.CRON_SECRET,
+    metricsAddress: e.BATON_METRICS_ADDRESS,
     secretKey: e.BATON_SECRET_KEY,
     webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE === '1',
     webhookRetryScheduleMs: Object.freeze(e.BATON_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s) * 1000)),

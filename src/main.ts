@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { createServer, type Server } from './server.ts';
-import { embeddedCreationNotice, explainStartupError } from './startup.ts';
+import { bootstrapTokenNotice, embeddedCreationNotice, explainStartupError } from './startup.ts';
 
 /** `npm start` and `baton serve`: serve Baton with the configuration in the environment. */
 export async function main(): Promise<void> {
@@ -38,6 +38,7 @@ export async function main(): Promise<void> {
     if (notice) process.stdout.write(`${notice}\n`);
     server = await createServer(config, { logger });
     address = await server.app.listen({ port: config.port, host: config.host });
+    if (server.metricsApp && config.metricsAddress) await server.metricsApp.listen(config.metricsAddress);
   } catch (error) {
     // One line saying what to change, never a stack trace (docs/operations.md lists them).
     process.stderr.write(`${explainStartupError(error, config)}\n`);
@@ -46,12 +47,7 @@ export async function main(): Promise<void> {
   }
   const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(`\nBaton is serving at ${address} (web app ${server.service.baseUrl}/, API ${server.service.baseUrl}/api/v1, database: ${where})\n`);
-  if (server.bootstrapToken) {
-    process.stdout.write(
-      `\nBootstrap admin token (shown once; store it now):\n\n  ${server.bootstrapToken}\n\n` +
-        `Try: curl -H "Authorization: Bearer ${server.bootstrapToken}" ${server.service.baseUrl}/api/v1/whoami\n\n`,
-    );
-  }
+  if (server.bootstrapToken) process.stdout.write(await bootstrapTokenNotice(server.bootstrapToken, config, process.stdout.isTTY === true));
   // Stopped while starting: the token above is still printed, as it is shown only once.
   if (stopping) await closeAndExit(server);
 }

@@ -35,6 +35,8 @@ const CLOSE_GRACE_MS = 2000;
 
 export interface Server {
   readonly app: FastifyInstance;
+  /** /metrics alone, open, for BATON_METRICS_ADDRESS (main.ts listens there); undefined when it is not set. */
+  readonly metricsApp: FastifyInstance | undefined;
   readonly service: Service;
   readonly database: Database;
   /** The bootstrap admin token, only when this start created the first principal. */
@@ -143,7 +145,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const database = options.database ?? (await openDatabase(given, options.logger, tracing));
   // Embedded mode needs no configuration: its secret key is made once and kept in the data dir.
   const config = given.secretKey || given.databaseUrl || options.database ? given : { ...given, secretKey: await embeddedSecretKey(given.dataDir) };
-  await migrate(database);
+  await migrate(database, { log: options.logger });
   const cursorKey = await readCursorKey(database.db);
   const clock = options.clock ?? systemClock;
   const ids = createIds();
@@ -154,7 +156,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
   const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing });
-  const app = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
+  const { app, metricsApp } = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));
@@ -168,11 +170,13 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   }
   return {
     app,
+    metricsApp,
     service,
     database,
     bootstrapToken,
     async close() {
       await Promise.all(workers.map((w) => w.stop()));
+      await metricsApp?.close();
       // Ends every open stream first, so closing the HTTP server does not wait on them.
       await tail.close();
       // In-flight requests get a grace period; then connections a client keeps busy are dropped.

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.ts';
 import { StartupError } from './startup-error.ts';
 
@@ -65,6 +66,41 @@ function postgresTarget(databaseUrl: string, message: string): PostgresTarget {
     redacted: url.toString(),
     message,
   };
+}
+
+/**
+ * Where a first start that does not print to a terminal leaves the bootstrap admin token: beside
+ * the data directory (not in it, so `baton backup` never carries it), readable by its owner only.
+ */
+export function bootstrapTokenFile(config: Config): string {
+  return join(dirname(resolve(config.dataDir)), 'bootstrap-admin-token');
+}
+
+/**
+ * What a first start says about the bootstrap admin token it made. On a terminal: the token, once.
+ * Otherwise (a journal, a log collector: output that persists) the token goes to
+ * `bootstrapTokenFile` (mode 0600) and the line names the file only. A token the operator chose
+ * (BATON_BOOTSTRAP_TOKEN) is never repeated.
+ */
+export async function bootstrapTokenNotice(token: string, config: Config, terminal: boolean): Promise<string> {
+  if (config.bootstrapToken) return '\nBootstrap admin created; its token is the one in BATON_BOOTSTRAP_TOKEN.\n\n';
+  if (terminal) return `\nBootstrap admin token (shown once; store it now):\n\n  ${token}\n\n`;
+  const file = bootstrapTokenFile(config);
+  try {
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, `${token}\n`, { mode: 0o600 });
+    // The mode above applies only to a new file; an old one keeps its own otherwise.
+    await chmod(file, 0o600);
+  } catch (error) {
+    return (
+      `\nThe bootstrap admin token could not be written to ${file} (${(error as Error).message}); it is not printed, as this output is not a terminal.\n` +
+      'Mint an admin token with: baton admin-token (docs/operations.md, "Lost admin token").\n\n'
+    );
+  }
+  return (
+    `\nBootstrap admin token written to ${file} (readable by this user only; not printed, as this output is not a terminal and may be kept).\n` +
+    'Read it, store it, then delete the file. A new admin token any time: baton admin-token (docs/operations.md, "Lost admin token").\n\n'
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { BatonError } from '../errors.ts';
 import { TASK_STATUSES } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
 import { RequestMetrics } from './request-metrics.ts';
@@ -7,9 +8,12 @@ import { RequestMetrics } from './request-metrics.ts';
 /**
  * Prometheus metrics at GET /metrics, one registry per app (tests run several apps in one process).
  * Request metrics are labelled by operation name (or route pattern), never by raw URL, so label
- * cardinality stays bounded. Served without a token, like /healthz: it holds only aggregate counts.
+ * cardinality stays bounded. On the API's address it needs a token with `metrics:read` (or an
+ * admin's `agents:admin`): process and queue figures are not for the world. With
+ * BATON_METRICS_ADDRESS set, `metricsApp` is a second app serving only /metrics there, without a
+ * token (an address only the scraper reaches); undefined otherwise.
  */
-export function registerMetrics(app: FastifyInstance, service: Service, version: string): void {
+export async function registerMetrics(app: FastifyInstance, service: Service, version: string): Promise<FastifyInstance | undefined> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'baton_' });
   // The Prometheus convention for "which build runs": a constant 1, the facts in its labels.
@@ -44,7 +48,7 @@ export function registerMetrics(app: FastifyInstance, service: Service, version:
     requests.record(request.operationName ?? request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  app.get('/metrics', async (_request, reply) => {
+  const scrape = async (_request: FastifyRequest, reply: FastifyReply) => {
     const stats = await service.stats();
     for (const status of TASK_STATUSES) tasks.set({ status }, stats.tasksByStatus[status] ?? 0);
     leases.set(stats.activeLeases);
@@ -52,5 +56,20 @@ export function registerMetrics(app: FastifyInstance, service: Service, version:
     heldBack.set(stats.eventsHeldBack);
     heldBackS.set(stats.eventsHeldBackS);
     return reply.type(registry.contentType).send(await registry.metrics());
+  };
+  app.get('/metrics', async (request, reply) => {
+    const { principal } = await service.authenticate(request.headers.authorization);
+    request.principalId = principal.id;
+    request.principalKind = principal.kind;
+    if (!principal.scopes.has('metrics:read') && !principal.scopes.has('agents:admin')) {
+      throw new BatonError('forbidden_scope', `/metrics needs scope metrics:read; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
+        extra: { required_scope: 'metrics:read' },
+      });
+    }
+    return scrape(request, reply);
   });
+  if (!service.config.metricsAddress) return undefined;
+  const metricsApp = Fastify({ logger: false });
+  metricsApp.get('/metrics', scrape);
+  return metricsApp;
 }

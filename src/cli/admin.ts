@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
 import { APPROVAL_STATUSES } from '../operations/approvals/approval-schema.ts';
-import { collect, type Context, integer } from './context.ts';
+import { collect, type Context, duration, integer } from './context.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 
@@ -54,6 +54,22 @@ export function adminCommands(run: Run): Command[] {
         );
         if (ctx.out.json) return ctx.out.data(token);
         ctx.out.note(`token ${token.id} for ${token.agent_id} on ${token.machine} (shown once; store it now):`);
+        ctx.out.line(token.token ?? '(not shown: this answer is a replay of an earlier request with the same idempotency key)');
+      }),
+    );
+  tokens
+    .command('rotate')
+    .description('replace a token without downtime: a new one for the same principal, machine and scopes, printed once; the old one stops after --grace')
+    .argument('<token-id>', 'the token to replace (tok_…)')
+    .option('--grace <duration>', 'how long the old token keeps working, e.g. 10m (default: it stops now)', duration('--grace'))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { grace?: number; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const token = await client.tokens.rotate({ id, ...(o.grace === undefined ? {} : { grace_s: o.grace }) }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(token);
+        const until = token.replaced.revoked_at ?? 'now';
+        ctx.out.note(`token ${token.id} replaces ${token.replaced.id} on ${token.machine}; the old one works until ${until} (shown once; store it now):`);
         ctx.out.line(token.token ?? '(not shown: this answer is a replay of an earlier request with the same idempotency key)');
       }),
     );

@@ -51,6 +51,17 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter(Boolean)];
 }
 
+const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Parses a duration option (`90`, `90s`, `10m`, `2h`, `1d`) into seconds, or fails with a usage error naming it. */
+export function duration(name: string) {
+  return (value: string): number => {
+    const match = /^(\d+)([smhd]?)$/.exec(value.trim());
+    if (!match) throw new CliError(`${name} must be a duration such as 90s, 10m, 2h or 1d, got "${value}"`, EXIT.usage);
+    return Number(match[1]) * (UNIT_S[match[2] || 's'] ?? 1);
+  };
+}
+
 /** Parses a positive integer option or fails with a usage error naming it. */
 export function integer(name: string) {
   return (value: string): number => {

@@ -13,6 +13,7 @@ import type { getAgent } from '../operations/agents/get-agent.ts';
 import type { listAgents } from '../operations/agents/list-agents.ts';
 import type { listTokens } from '../operations/agents/list-tokens.ts';
 import type { revokeToken } from '../operations/agents/revoke-token.ts';
+import type { rotateToken } from '../operations/agents/rotate-token.ts';
 import type { updateAgent } from '../operations/agents/update-agent.ts';
 import type { approveApproval } from '../operations/approvals/approve-approval.ts';
 import type { denyApproval } from '../operations/approvals/deny-approval.ts';
@@ -182,6 +183,7 @@ export function createClient(options: ClientOptions) {
       list: route<typeof listTokens>(t, 'GET', '/agents/{id}/tokens'),
       create: route<typeof createToken>(t, 'POST', '/agents/{id}/tokens'),
       revoke: route<typeof revokeToken>(t, 'DELETE', '/tokens/{id}'),
+      rotate: route<typeof rotateToken>(t, 'POST', '/tokens/{id}/rotate'),
     },
     approvals: {
       list: route<typeof listApprovals>(t, 'GET', '/approvals'),

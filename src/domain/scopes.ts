@@ -1,4 +1,7 @@
-/** Token scopes (DESIGN.md §6). An operation requires exactly one. */
+/**
+ * Token scopes (DESIGN.md §6). An operation requires exactly one. `metrics:read` is for GET /metrics
+ * alone (a Prometheus scraper's token); `agents:admin` admits it too, so admins made before it existed can scrape.
+ */
 export const SCOPES = [
   'tasks:read',
   'tasks:write',
@@ -9,6 +12,7 @@ export const SCOPES = [
   'agents:admin',
   'webhooks:manage',
   'artifacts:write',
+  'metrics:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -212,6 +212,7 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   tokens_create: { request: 'issue a token', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   tokens_list: { request: "list a principal's tokens", object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   tokens_revoke: { request: 'revoke a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  tokens_rotate: { request: 'rotate a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
   webhooks_list: { request: 'list webhooks', object: null, cells: { human_admin: ALLOWED, human_member: NO_SCOPE, agent: ALLOWED, agent_admin: ALLOWED } },

@@ -4,6 +4,7 @@ import { getAgent } from './agents/get-agent.ts';
 import { listAgents } from './agents/list-agents.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
+import { rotateToken } from './agents/rotate-token.ts';
 import { updateAgent } from './agents/update-agent.ts';
 import { createComment } from './comments/create-comment.ts';
 import { deleteComment } from './comments/delete-comment.ts';
@@ -87,6 +88,7 @@ const registry = [
   createToken,
   listTokens,
   revokeToken,
+  rotateToken,
   createArtifact,
   getArtifact,
   listWebhooks,

@@ -74,7 +74,8 @@ const FIND_GRANT_AND_COUNT = `
       -- connections mostly bump other rows, so a busy token does not queue on one row lock.
       INSERT INTO rate_counters (token_id, window_start, shard, count)
       SELECT token_id, $2, pg_backend_pid() % 16, 1 FROM g
-      WHERE revoked_at IS NULL AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
+      -- A revocation in the future is a rotated token's grace (tokens_rotate): live until then.
+      WHERE (revoked_at IS NULL OR revoked_at > $3) AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
       ON CONFLICT (token_id, window_start, shard) DO UPDATE SET count = rate_counters.count + 1
       RETURNING shard, count
     )
@@ -125,14 +126,24 @@ export async function listTokens(db: Kysely<DB>, agentId: string, beforeId: stri
     .execute();
 }
 
-/** True when a live token for this agent already carries this machine label. */
-export async function revokeToken(tx: Tx, id: string, now: Date): Promise<TokenRow> {
-  return tx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+/**
+ * Revokes a token as of `at`: now, or the end of a rotated token's grace. Either way its machine
+ * label is free at once (the one-live-token index counts only rows with no revocation).
+ */
+export async function revokeToken(tx: Tx, id: string, at: Date): Promise<TokenRow> {
+  return tx.updateTable('tokens').set({ revoked_at: at }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
 /** Revokes every live token of an agent (used when a principal is deleted upstream). */
 export async function revokeAgentTokens(tx: Tx, agentId: string, now: Date): Promise<string[]> {
-  const rows = await tx.updateTable('tokens').set({ revoked_at: now }).where('agent_id', '=', agentId).where('revoked_at', 'is', null).returning('id').execute();
+  const rows = await tx
+    .updateTable('tokens')
+    .set({ revoked_at: now })
+    .where('agent_id', '=', agentId)
+    // Tokens in a rotation's grace too.
+    .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', now)]))
+    .returning('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 

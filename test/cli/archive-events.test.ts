@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
-import { freePort, runBaton, type Started, startBaton } from './run-baton.ts';
+import { bootstrapToken, freePort, runBaton, type Started, startBaton } from './run-baton.ts';
 
 /**
  * Retention through the real binary: `baton archive-events` moves old events to a file and deletes
@@ -20,7 +20,7 @@ let token: string;
 
 async function startServer(first = false): Promise<void> {
   server = startBaton(['serve'], serverEnv);
-  if (first) token = (await server.printed(/Bootstrap admin token[^\n]*\n\n\s+(bat_\w+)/))[1] ?? '';
+  if (first) token = await bootstrapToken(server);
   else await server.printed(/Baton is serving at/);
 }
 
@@ -72,7 +72,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'baton-archive-'));
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_WEBHOOK_ALLOW_PRIVATE: '1', BATON_SECRET_KEY: 'archive-test-secret-key-0123456789abcdef' };
+  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_WEBHOOK_ALLOW_PRIVATE: '1', BATON_SECRET_KEY: 'archive-test-secret-key-0123456789abcdef', BATON_DATA_DIR: join(scratch, 'data') };
   if (engine === 'pglite') {
     serverEnv.BATON_DATA_DIR = join(scratch, 'data');
     const restored = await runBaton(['restore', inject('pgliteDump')], serverEnv);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
-import { freePort, runBaton, type Started, startBaton } from './run-baton.ts';
+import { bootstrapToken, freePort, runBaton, type Started, startBaton } from './run-baton.ts';
 
 /**
  * The real `baton` binary against a real `baton serve` process, on this project's engine: every
@@ -24,7 +24,7 @@ let cliEnv: Record<string, string>;
 async function startServer(first = false): Promise<string> {
   server = startBaton(['serve'], serverEnv);
   if (!first) return (await server.printed(/Baton is serving at/))[0];
-  return (await server.printed(/Bootstrap admin token[^\n]*\n\n\s+(bat_\w+)/))[1] ?? '';
+  return await bootstrapToken(server);
 }
 
 async function stopServer(): Promise<void> {
@@ -49,7 +49,7 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'baton-cli-'));
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn' };
+  serverEnv = { PORT: String(port), HOST: '127.0.0.1', BATON_LOG_LEVEL: 'warn', BATON_DATA_DIR: join(scratch, 'data') };
   if (engine === 'pglite') {
     // `baton restore` of the migrated template: the data directory every server start here uses.
     serverEnv.BATON_DATA_DIR = join(scratch, 'data');
@@ -276,6 +276,22 @@ describe('baton agents, tokens and approvals', () => {
     expect((await baton(['tokens', 'revoke', token.id])).stdout).toBe(`revoked ${token.id} (cli-test)\n`);
     const refused = await baton(['whoami'], 3, asBot);
     expect(refused.stderr).toMatch(/\(invalid_token, HTTP 401\)/);
+  });
+
+  it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {
+    const agent = await json<{ id: string }>(['agents', 'create', 'rotating-bot', '--scope', 'tasks:read']);
+    const old = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'rotating-box']);
+    const rotated = await baton(['tokens', 'rotate', old.id, '--grace', '10m']);
+    const fresh = rotated.stdout.trim();
+    expect(fresh).toMatch(/^bat_\w+$/);
+    expect(rotated.stderr).toMatch(new RegExp(`^token tok_\\w+ replaces ${old.id} on rotating-box; the old one works until \\S+Z \\(shown once; store it now\\):\n$`));
+    for (const t of [old.token, fresh]) expect((await baton(['whoami'], 0, { BATON_URL: url, BATON_TOKEN: t })).stdout).toContain('rotating-bot');
+    // Without a grace the replaced one stops at once; --json carries the new token and the replaced one.
+    const again = await json<{ token: string; machine: string; replaced: { revoked_at: string } }>(['tokens', 'rotate', (await json<{ data: { id: string; revoked_at: string | null }[] }>(['tokens', 'list', agent.id])).data.find((t) => t.revoked_at === null)?.id ?? '']);
+    expect(again.machine).toBe('rotating-box');
+    expect((await baton(['whoami'], 3, { BATON_URL: url, BATON_TOKEN: fresh })).stderr).toMatch(/\(invalid_token, HTTP 401\)/);
+    expect((await baton(['whoami'], 0, { BATON_URL: url, BATON_TOKEN: again.token })).stdout).toContain('rotating-bot');
+    expect((await baton(['tokens', 'rotate', old.id, '--grace', 'soon'], 2)).stderr).toContain('--grace must be a duration such as 90s, 10m, 2h or 1d, got "soon"');
   });
 });
 

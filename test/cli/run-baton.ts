@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -73,4 +74,13 @@ export async function freePort(): Promise<number> {
   probe.close();
   await once(probe, 'close');
   return port;
+}
+
+/**
+ * The bootstrap admin token a first `baton serve` made: its output is not a terminal, so it names
+ * the file (mode 0600) it wrote the token to instead of printing it.
+ */
+export async function bootstrapToken(server: Started): Promise<string> {
+  const [, file = ''] = await server.printed(/Bootstrap admin token written to (\S+) /);
+  return (await readFile(file, 'utf8')).trim();
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,13 +81,14 @@ function contender(dir: string): Promise<Contender> {
 
 describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pglite only: PostgreSQL serves any number of instances)', () => {
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'baton-one-writer-'));
+    // A directory of its own around it: a first start leaves the bootstrap token file beside it.
+    dataDir = join(await mkdtemp(join(tmpdir(), 'baton-one-writer-')), 'data');
   });
 
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(children.map(exited));
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(dirname(dataDir), { recursive: true, force: true });
   });
 
   it('refuses a second process with one line naming the directory and the holder; takes over the lock a killed process left', { timeout: 180_000 }, async () => {
@@ -148,9 +149,9 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('stopped while creating its database, it still prints the bootstrap token once, exits 0 and releases the lock', { timeout: 180_000 }, async () => {
+  it('stopped while creating its database, it still hands out the bootstrap token once, exits 0 and releases the lock', { timeout: 180_000 }, async () => {
     const fresh = await mkdtemp(join(tmpdir(), 'baton-stopped-early-'));
-    const child = spawn(process.execPath, ['src/main.ts'], { cwd: REPO, env: { ...env(), BATON_DATA_DIR: fresh }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['src/main.ts'], { cwd: REPO, env: { ...env(), BATON_DATA_DIR: join(fresh, 'data') }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -161,8 +162,11 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     await exited(child);
     expect({ code: child.exitCode, signal: child.signalCode }).toEqual({ code: 0, signal: null });
-    expect(output).toMatch(/Bootstrap admin token \(shown once; store it now\):\n\n {2}\S+/);
-    expect(await lockHolder(fresh)).toBeUndefined();
+    // Not a terminal: the token goes to a file beside the data directory, and only its path is printed.
+    const file = /Bootstrap admin token written to (\S+) /.exec(output)?.[1] ?? '';
+    expect(file).toBe(join(fresh, 'bootstrap-admin-token'));
+    expect(await readFile(file, 'utf8')).toMatch(/^bat_\w+\n$/);
+    expect(await lockHolder(join(fresh, 'data'))).toBeUndefined();
     await rm(fresh, { recursive: true, force: true });
   });
 });

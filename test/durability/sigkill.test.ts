@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/tokens.ts';
@@ -36,12 +36,13 @@ const token = generateToken();
 
 describe.skipIf(engine !== 'pglite')('embedded PGlite survives SIGKILL (pglite only: PostgreSQL’s durability is the server’s own)', () => {
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'baton-durability-'));
+    // A directory of its own around it: a first start leaves the bootstrap token file beside it.
+    dataDir = join(await mkdtemp(join(tmpdir(), 'baton-durability-')), 'data');
   });
 
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
+    await rm(dirname(dataDir), { recursive: true, force: true });
   });
 
   it('keeps every acknowledged write and its event across a SIGKILL mid-stream', { timeout: 300_000 }, async () => {

@@ -158,7 +158,7 @@ export async function getTask(r: Requester, id: string, token?: string): Promise
  * them once they have settled.
  */
 export async function eventsSettled(r: Requester): Promise<void> {
-  const heldBack = async () => /^baton_events_held_back (\d+)$/m.exec((await r.request('GET', '/metrics', { token: null })).body)?.[1];
+  const heldBack = async () => /^baton_events_held_back (\d+)$/m.exec((await r.request('GET', '/metrics')).body)?.[1];
   // Up to a minute: the longest a stalled session may stay idle in a transaction (BATON_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS).
   const deadline = Date.now() + 60_000;
   while ((await heldBack()) !== '0') {

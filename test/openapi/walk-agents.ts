@@ -55,6 +55,10 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('GET', `/api/v1/agents/${bot.id}/tokens`, { token: agentAdmin }, 404);
   await call('GET', `/api/v1/agents/${UNKNOWN.agent}/tokens`, {}, 404);
 
+  const rotated = (await call('POST', `/api/v1/tokens/${token.id}/rotate`, { body: { grace_s: 60 } }, 201)).json<{ id: string }>();
+  await call('POST', `/api/v1/tokens/${token.id}/rotate`, { body: {} }, 409);
+  await call('POST', `/api/v1/tokens/${UNKNOWN.token}/rotate`, { body: {} }, 404);
+  await call('POST', `/api/v1/tokens/${rotated.id}/rotate`, { body: { grace_s: -1 } }, 400);
   await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
   await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
   await call('DELETE', `/api/v1/tokens/${UNKNOWN.token}`, {}, 404);

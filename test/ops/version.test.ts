@@ -25,7 +25,7 @@ describe('which version runs', () => {
   });
 
   it('/metrics serves baton_build_info{version,node} 1', async () => {
-    const res = await t.request('GET', '/metrics', { token: null });
+    const res = await t.request('GET', '/metrics');
     expect(res.body).toContain(`baton_build_info{version="${version}",node="${process.versions.node}"} 1`);
   });
 });

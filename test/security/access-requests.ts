@@ -72,6 +72,7 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   tokens_create: [{ input: ({ target }) => ({ id: target.id, machine: `matrix-${randomUUID().slice(0, 8)}` }) }],
   tokens_list: [{ input: ({ target }) => ({ id: target.id }) }],
   tokens_revoke: [{ input: ({ target }) => ({ id: target.id }), consumes: true }],
+  tokens_rotate: [{ input: ({ target }) => ({ id: target.id }), consumes: true }],
   artifacts_create: [{ input: ({ target }) => ({ content: 'Notes from the access matrix.', task_id: target.id }) }],
   artifacts_get: [{ input: ({ target }) => ({ id: target.id, content: 'utf8' }) }],
   webhooks_list: [{ input: () => ({}) }],

@@ -62,7 +62,7 @@ async function sayBudget(service: Service, request: FastifyRequest, reply: Fasti
 }
 
 /** The HTTP app: the registry's routes plus MCP, GraphQL, manifest, OpenAPI, docs, health, metrics and the web app at `/`. */
-export async function buildApp(service: Service, options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(service: Service, options: AppOptions): Promise<{ app: FastifyInstance; metricsApp: FastifyInstance | undefined }> {
   // Fastify types its instance by the logger it is given; it needs only the base logger.
   const loggerInstance: FastifyBaseLogger | undefined = options.logger;
   const app = Fastify({
@@ -175,10 +175,10 @@ export async function buildApp(service: Service, options: AppOptions): Promise<F
   registerDocs(app, service, pages);
   registerMcpRoute(app, service, pages);
   registerA2ARoutes(app, service);
-  registerMetrics(app, service, options.version);
+  const metricsApp = await registerMetrics(app, service, options.version);
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);
-  return app;
+  return { app, metricsApp };
 }
 
 /** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */

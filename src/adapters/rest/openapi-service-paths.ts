@@ -61,7 +61,17 @@ function metaPaths(): PathItems {
     },
     '/healthz': { get: { ...open('Liveness', 'The process answers, saying which release runs.', { '200': json('`{"status":"ok","version":"0.2.0"}`') }), operationId: 'healthz', security: [] } },
     '/readyz': { get: { ...open('Readiness', 'The database answers.', { '200': json('`{"status":"ready"}`'), '503': problemFor(503) }), operationId: 'readyz', security: [] } },
-    '/metrics': { get: { ...open('Prometheus metrics', 'Text exposition format.', { '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } }), operationId: 'metrics', security: [] } },
+    '/metrics': {
+      get: {
+        ...open('Prometheus metrics', 'Text exposition format. Needs a token with `metrics:read` (or `agents:admin`); BATON_METRICS_ADDRESS serves it without one elsewhere.', {
+          '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '401': problemFor(401),
+          '403': problemFor(403),
+        }),
+        operationId: 'metrics',
+        security: [{ bearer: [] }],
+      },
+    },
   };
 }
 

@@ -19,7 +19,8 @@ export const revokeToken = defineOperation({
     if (!row || (ctx.actor.kind !== 'human' && row.agent_id !== ctx.actor.id)) {
       throw new BatonError('not_found', `No token ${input.id}.`, { hint: "[[tokens_list]] lists an agent's tokens." });
     }
-    if (row.revoked_at) return toToken(row);
+    // A rotated token still in its grace is revoked now.
+    if (row.revoked_at && row.revoked_at <= ctx.now) return toToken(row);
     const revoked = await revokeTokenRow(tx, row.id, ctx.now);
     ctx.emit({ type: 'token.revoked', subject: row.id, data: { agent_id: row.agent_id, machine: row.machine } });
     return toToken(revoked);

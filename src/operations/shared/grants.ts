@@ -10,7 +10,7 @@ import type { TokenGrant } from '../../store/tokens.ts';
  */
 export function principalFromGrant(grant: TokenGrant | undefined, now: Date): Principal {
   if (!grant) throw new BatonError('invalid_token', 'No such token.');
-  if (grant.revoked_at) throw new BatonError('invalid_token', `Token ${grant.token_id} was revoked.`);
+  if (grant.revoked_at && grant.revoked_at <= now) throw new BatonError('invalid_token', `Token ${grant.token_id} was revoked.`);
   if (grant.expires_at && grant.expires_at <= now) throw new BatonError('invalid_token', `Token ${grant.token_id} expired.`);
   if (grant.disabled) throw new BatonError('invalid_token', `Agent ${grant.agent_id} is disabled.`);
   const { scopes, toolAllowlist } = grantedSets(grant);
