@@ -143,7 +143,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     mcp: {
       url: `${service.baseUrl}${MCP_PATH}`,
-      transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton mcp` with BATON_URL and BATON_TOKEN',
+      transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton-tasks mcp` with BATON_URL and BATON_TOKEN',
       tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
       toolsets: 'agent (the default for agent tokens) and admin (the rest; the default for humans adds it): /mcp?toolsets=agent,admin or all',
       resources: 'the /spec/*.md pages',
