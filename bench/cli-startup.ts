@@ -5,11 +5,11 @@
  * tasks from this checkout in-process, then runs the installed bin (`node_modules/.bin/baton`, what
  * `npm i -g` puts on PATH) BENCH_CLI_RUNS times (default 30) after 3 warm-up runs, one after the
  * other, and `npx baton-tasks tasks list` 10 times for comparison. BENCH_TARBALL skips the packing.
- * Prints the median and p99 wall time with the machine, date and commit.
+ * Prints the median and p99 wall time and the median CPU time with the machine, date, commit and load.
  */
 import { execFileSync } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createServer } from '../src/server.ts';
@@ -26,22 +26,32 @@ const base = await server.app.listen({ port: 0, host: '127.0.0.1' });
 const env = { BATON_URL: base, BATON_TOKEN: server.bootstrapToken ?? '' };
 for (let i = 0; i < 20; i++) await server.app.inject({ method: 'POST', url: '/api/v1/tasks', headers: { authorization: `Bearer ${env.BATON_TOKEN}`, 'idempotency-key': `bench-${i}` }, payload: { title: `task ${i}` } });
 
-/** Wall time of one run to its exit, in ms; fails the benchmark if the command fails. */
-async function once(command: string, args: string[]): Promise<number> {
+/**
+ * One run to its exit: wall time, and the CPU time (user + system) GNU time reports, which a busy
+ * shared machine inflates far less than the wall time; fails the benchmark if the command fails.
+ */
+async function once(command: string, args: string[]): Promise<{ wall: number; cpu: number }> {
   const began = performance.now();
-  const { code, stdout, stderr } = await start(command, args, { cwd: project, env }).outcome;
-  const ms = performance.now() - began;
-  if (code !== 0 || !stdout.includes('task 19')) throw new Error(`${command} ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`);
-  return ms;
+  const { code, stdout, stderr } = await start('/usr/bin/time', ['-f', 'cpu %U %S', command, ...args], { cwd: project, env }).outcome;
+  const wall = performance.now() - began;
+  const cpu = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(stderr);
+  if (code !== 0 || !stdout.includes('task 19') || !cpu) throw new Error(`${command} ${args.join(' ')} exited ${code}:\n${stdout}\n${stderr}`);
+  return { wall, cpu: (Number(cpu[1]) + Number(cpu[2])) * 1000 };
 }
 
-async function measure(command: string, args: string[], runs: number): Promise<{ median: number; p99: number }> {
+interface Figures {
+  median: number;
+  p99: number;
+  cpuMedian: number;
+}
+
+async function measure(command: string, args: string[], runs: number): Promise<Figures> {
   for (let i = 0; i < 3; i++) await once(command, args);
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) times.push(await once(command, args));
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)] ?? Number.NaN;
-  return { median: at(0.5), p99: at(0.99) };
+  const samples: { wall: number; cpu: number }[] = [];
+  for (let i = 0; i < runs; i++) samples.push(await once(command, args));
+  const at = (values: number[], q: number) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(q * values.length) - 1)] ?? Number.NaN;
+  const walls = samples.map((s) => s.wall);
+  return { median: at(walls, 0.5), p99: at(walls, 0.99), cpuMedian: at(samples.map((s) => s.cpu), 0.5) };
 }
 
 try {
@@ -50,9 +60,10 @@ try {
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
   const cpu = cpus();
   console.log(`${new Date().toISOString().slice(0, 10)}, Baton ${commit}, ${cpu.length} cores (${cpu[0]?.model ?? 'unknown'}), Node ${process.versions.node}`);
-  console.log('| command | runs | median ms | p99 ms |\n|---|---:|---:|---:|');
-  console.log(`| baton tasks list (installed bin) | ${RUNS} | ${bin.median.toFixed(0)} | ${bin.p99.toFixed(0)} |`);
-  console.log(`| npx baton-tasks tasks list | 10 | ${npx.median.toFixed(0)} | ${npx.p99.toFixed(0)} |`);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end`);
+  console.log('| command | runs | median ms | p99 ms | median CPU ms |\n|---|---:|---:|---:|---:|');
+  console.log(`| baton tasks list (installed bin) | ${RUNS} | ${bin.median.toFixed(0)} | ${bin.p99.toFixed(0)} | ${bin.cpuMedian.toFixed(0)} |`);
+  console.log(`| npx baton-tasks tasks list | 10 | ${npx.median.toFixed(0)} | ${npx.p99.toFixed(0)} | ${npx.cpuMedian.toFixed(0)} |`);
 } finally {
   await server.close();
   await rm(project, { recursive: true, force: true });

@@ -131,6 +131,10 @@ function copy(name: string, edits: [string, string][] = []): void {
   writeFileSync(`${BUILD}${name}`, text);
 }
 
+// The client is released with the server it was generated from, under the same version.
+const versionOf = (path: string) => (JSON.parse(readFileSync(here(path), 'utf8')) as { version: string }).version;
+if (versionOf('./package.json') !== versionOf('../../package.json')) throw new Error('packages/client/package.json must carry the version of the root package.json');
+
 rmSync(BUILD, { recursive: true, force: true });
 rmSync(DIST, { recursive: true, force: true });
 mkdirSync(BUILD, { recursive: true });
