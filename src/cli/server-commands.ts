@@ -3,7 +3,6 @@ import { open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import type { Config } from '../config.ts';
-import { generateToken } from '../tokens.ts';
 import { CliError, type Context } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 
@@ -32,7 +31,7 @@ export function serverCommands(run: Run): Command[] {
     );
 
   const token = new Command('token').description('print a new well-formed token, e.g. for BATON_BOOTSTRAP_TOKEN').action(
-    run(async (ctx) => ctx.out.line(generateToken())),
+    run(async (ctx) => ctx.out.line((await import('../tokens.ts')).generateToken())),
   );
 
   const mcp = new Command('mcp')

@@ -149,4 +149,25 @@ describe('the web app of the server package', () => {
     await signIn(page, token);
     await page.getByText(title).first().waitFor({ timeout: 15_000 });
   });
+
+  it('runs the packed client in the page, as the server\'s own origin serves it', async () => {
+    const dist = join(clientProject, 'node_modules/baton-tasks-client/dist/');
+    if (!context) throw new Error('the board test launches the browser');
+    const page = await context.newPage();
+    // The client's files under the packed server's origin, so the page's Content-Security-Policy ('self') admits them.
+    await page.route(`${base}/packed-client/**`, async (route) =>
+      route.fulfill({ contentType: 'text/javascript', body: await readFile(join(dist, new URL(route.request().url()).pathname.replace('/packed-client/', ''))) }),
+    );
+    await page.goto(base);
+    const titles = await page.evaluate(
+      async ({ baseUrl, token, entry }) => {
+        const packedClient = (await import(entry)) as { createClient: typeof createClient };
+        const baton = packedClient.createClient({ baseUrl, token });
+        await baton.tasks.create({ title: 'created in the browser' });
+        return (await baton.tasks.list({ q: 'browser' })).data.map((task) => task.title);
+      },
+      { baseUrl: base, token, entry: '/packed-client/index.js' },
+    );
+    expect(titles).toContain('created in the browser');
+  });
 });

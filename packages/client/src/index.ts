@@ -69,7 +69,7 @@ export interface Transport {
 function transport(options: ClientOptions): Transport {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const api = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
-  const newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
+  const newKey = options.idempotencyKey ?? randomKey;
   return {
     options,
     async send(method, path, input, call = {}, query = []) {
@@ -102,6 +102,16 @@ function transport(options: ClientOptions): Transport {
       return response;
     },
   };
+}
+
+/** A random UUID; browsers give crypto.randomUUID to secure contexts only (https, localhost), getRandomValues to every page. */
+function randomKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A query or path value as text: strings as they are, numbers and booleans as JSON writes them. */
