@@ -35,7 +35,8 @@ if (process.env.BATON_TEST_DATABASE_URL) {
     test: {
       name: 'postgres',
       include: ['test/**/*.test.ts'],
-      exclude: [...configDefaults.exclude, 'test/web/**'],
+      // The packed packages serve on PGlite, as a fresh install does; one run of them is enough.
+      exclude: [...configDefaults.exclude, 'test/web/**', 'test/package/**'],
       globalSetup: ['test/setup-postgres.ts'],
       env: { BATON_TEST_ENGINE: 'postgres' },
     },

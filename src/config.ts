@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { ConfigError } from './startup-error.ts';
 import { isWellFormedToken } from './tokens.ts';
+
+export { ConfigError } from './startup-error.ts';
 
 
 /** Attempts one webhook delivery may make: a delivery lists them all, so the list is bounded. */
@@ -42,7 +45,7 @@ const schema = z.object({
   BATON_PUBLIC_URL: z.url().optional(),
   BATON_BOOTSTRAP_TOKEN: z
     .string()
-    .refine(isWellFormedToken, 'must be a Baton token (bat_ + 30 base62 characters + a 6-character checksum); make one with `npx baton token`')
+    .refine(isWellFormedToken, 'must be a Baton token (bat_ + 30 base62 characters + a 6-character checksum); make one with `npx baton-tasks token`')
     .optional(),
   BATON_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BATON_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
@@ -177,7 +180,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   DATABASE_URL: 'postgres://baton@127.0.0.1:5432/baton',
   BATON_DATA_DIR: '.baton/data',
   BATON_PUBLIC_URL: 'https://baton.example.com',
-  BATON_BOOTSTRAP_TOKEN: 'the output of `npx baton token`',
+  BATON_BOOTSTRAP_TOKEN: 'the output of `npx baton-tasks token`',
   BATON_LOG_LEVEL: 'info',
   BATON_DB_POOL_SIZE: '10',
   BATON_DB_CONNECT_TIMEOUT_MS: '5000',
@@ -222,9 +225,6 @@ const EXAMPLES: Record<keyof Env, string> = {
   OTEL_TRACES_SAMPLER_ARG: '0.1',
 };
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 /** Parses the environment once. Throws a `ConfigError` naming each bad variable and an example value. */
 export function loadConfig(env: Record<string, string | undefined>, overrides: Partial<Config> = {}): Config {

@@ -64,7 +64,7 @@ if (import.meta.main) {
   // `node src/main.ts migrate` used to start a server: arguments belong to the command line.
   const args = process.argv.slice(2);
   if (args.length > 0) {
-    process.stderr.write(`src/main.ts (npm start) takes no arguments, got: ${args.join(' ')}\nFor commands use the command line: npx baton serve | migrate | token | mcp (npm run migrate migrates).\n`);
+    process.stderr.write(`src/main.ts (npm start) takes no arguments, got: ${args.join(' ')}\nFor commands use the command line: npx baton-tasks serve | migrate | token | mcp (npm run migrate migrates).\n`);
     process.exit(2);
   }
   await main();

@@ -7,3 +7,8 @@
 export class StartupError extends Error {
   override name = 'StartupError';
 }
+
+/** A bad configuration variable; its message names the variable and an example value. Here rather than in config.ts so the command line can tell it apart without loading Zod. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

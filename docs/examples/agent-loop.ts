@@ -1,4 +1,4 @@
-import { createClient } from 'baton/client';
+import { createClient } from 'baton-tasks-client';
 
 // An agent's whole loop: claim work, report progress, hand it to review. Stops when the queue is empty.
 const baton = createClient({ baseUrl: process.env.BATON_URL ?? 'http://127.0.0.1:3000', token: process.env.BATON_TOKEN ?? '' });

@@ -146,7 +146,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     mcp: {
       url: `${service.baseUrl}${MCP_PATH}`,
-      transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton mcp` with BATON_URL and BATON_TOKEN',
+      transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton-tasks mcp` with BATON_URL and BATON_TOKEN',
       tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
       toolsets: 'work (the default for agents), tasks (humans get work and tasks), admin: /mcp?toolsets=work,tasks or all; agent means work,tasks',
       schemas: 'loose (default) or strict (OpenAI and Anthropic strict modes): /mcp?schemas=strict',

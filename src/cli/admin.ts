@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
-import { APPROVAL_STATUSES } from '../operations/approvals/approval-schema.ts';
+import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
 import { collect, type Context, duration, integer } from './context.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';

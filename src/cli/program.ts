@@ -1,7 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { BatonProblem } from '../client/index.ts';
-import { ConfigError } from '../config.ts';
-import { StartupError } from '../startup-error.ts';
+import { ConfigError, StartupError } from '../startup-error.ts';
 import { readVersion } from '../version.ts';
 import { accountCommands, tokensListCommand } from './account.ts';
 import { adminCommands } from './admin.ts';
@@ -14,7 +13,7 @@ import { serverCommands } from './server-commands.ts';
 import { tasksCommand } from './tasks.ts';
 
 /**
- * `baton`: the command line for people and agents (the REST API through baton/client) and for
+ * `baton`: the command line for people and agents (the REST API through the typed client (src/client/, published as baton-tasks-client)) and for
  * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
  * included, and a documented exit code (exit-codes.ts).
  */

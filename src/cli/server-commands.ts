@@ -2,18 +2,17 @@ import { existsSync } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { type Config, loadConfig, loadStdioConfig } from '../config.ts';
-import { embeddedCreationNotice, explainStartupError } from '../startup.ts';
-import { generateToken } from '../tokens.ts';
+import type { Config } from '../config.ts';
 import { CliError, type Context } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
-// The server, the database drivers and the MCP SDK load only for the commands that use them, so
-// the API commands start quickly.
+// The server, the database drivers, the MCP SDK and even the configuration's Zod schema load only
+// for the commands that use them, so the API commands start quickly (bench/cli-startup.ts).
 const server = () => import('../server.ts');
+const configuration = () => import('../config.ts');
 
 /**
  * The commands that run beside the database rather than through the API: serving, migrating,
@@ -32,14 +31,14 @@ export function serverCommands(run: Run): Command[] {
     );
 
   const token = new Command('token').description('print a new well-formed token, e.g. for BATON_BOOTSTRAP_TOKEN').action(
-    run(async (ctx) => ctx.out.line(generateToken())),
+    run(async (ctx) => ctx.out.line((await import('../tokens.ts')).generateToken())),
   );
 
   const mcp = new Command('mcp')
     .description("serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp (BATON_URL, BATON_TOKEN)")
     .action(async () => {
       const { serveStdioProxy, ServerUnreachable } = await import('../adapters/mcp/stdio-proxy.ts');
-      await serveStdioProxy(loadStdioConfig(process.env)).catch((error: unknown) => {
+      await serveStdioProxy((await configuration()).loadStdioConfig(process.env)).catch((error: unknown) => {
         throw error instanceof ServerUnreachable ? new CliError(error.message, EXIT.unavailable) : error;
       });
     });
@@ -61,7 +60,7 @@ export function serverCommands(run: Run): Command[] {
     .argument('<file>', 'where to write the backup (a tar file)')
     .action(
       run(async (ctx, file: string) => {
-        const config = embeddedOnly(ctx, 'backup', 'pg_dump --format=custom --file=baton.dump "$DATABASE_URL"');
+        const config = await embeddedOnly(ctx, 'backup', 'pg_dump --format=custom --file=baton.dump "$DATABASE_URL"');
         if (!existsSync(join(config.dataDir, 'PG_VERSION'))) throw new CliError(`No embedded database in ${resolve(config.dataDir)} (BATON_DATA_DIR) to back up.`, EXIT.usage);
         const bytes = await ctx.out.progress('backing up', direct(ctx, async () => (await server()).backupEmbedded(config)));
         await writeFile(file, bytes, { mode: 0o600 });
@@ -74,7 +73,7 @@ export function serverCommands(run: Run): Command[] {
     .argument('<file>', 'a file written by baton backup')
     .action(
       run(async (ctx, file: string) => {
-        const config = embeddedOnly(ctx, 'restore', 'pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" baton.dump');
+        const config = await embeddedOnly(ctx, 'restore', 'pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" baton.dump');
         if (existsSync(join(config.dataDir, 'PG_VERSION'))) {
           throw new CliError(`${resolve(config.dataDir)} (BATON_DATA_DIR) already holds a database: move it aside or point BATON_DATA_DIR at a new directory.`, EXIT.usage);
         }
@@ -147,7 +146,8 @@ function heldBackNote(stop: { reason: string; webhook_id?: string }): string {
  * command never creates one.
  */
 async function direct<T>(ctx: Context, work: (config: Config) => Promise<T>, options = { creates: true }): Promise<T> {
-  const config = loadConfig(ctx.env);
+  const config = (await configuration()).loadConfig(ctx.env);
+  const { embeddedCreationNotice, explainStartupError } = await import('../startup.ts');
   const notice = options.creates ? embeddedCreationNotice(config) : undefined;
   if (notice) ctx.out.note(notice);
   try {
@@ -157,8 +157,8 @@ async function direct<T>(ctx: Context, work: (config: Config) => Promise<T>, opt
   }
 }
 
-function embeddedOnly(ctx: Context, what: string, instead: string): Config {
-  const config = loadConfig(ctx.env);
+async function embeddedOnly(ctx: Context, what: string, instead: string): Promise<Config> {
+  const config = (await configuration()).loadConfig(ctx.env);
   if (config.databaseUrl) throw new CliError(`baton ${what} is for the embedded database; with DATABASE_URL use PostgreSQL's own tools: ${instead}`, EXIT.usage);
   return config;
 }

@@ -1,5 +1,7 @@
 /**
- * `baton/client`: a typed client of Baton's REST API, shared by the CLI, the web app and the tests.
+ * The typed client of Baton's REST API in the checkout, used by the CLI and the tests. The package
+ * `baton-tasks-client` is built from this folder by packages/client/build.ts, with one method per
+ * operation generated from the registry (docs/client.md).
  *
  * Every input and output type is derived from the operation registry's own Zod schemas (type-only
  * imports: nothing of the server is loaded at run time), so a change to an operation changes the

@@ -1,6 +1,6 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { Transport } from './index.ts';
 import { BatonProblem } from './problem.ts';
+import { SseParserStream } from './sse.ts';
 
 export interface StreamOptions {
   readonly signal?: AbortSignal;
@@ -25,7 +25,7 @@ export async function* followStream<T>(t: Transport, path: string, input: Record
   if (lastId === undefined) {
     // Starting "now" by the server's clock would lose what happens during a reconnect before the
     // first event arrives; the newest event's id is a fixed starting point instead.
-    const newest = (await (await t.send('GET', '/events', { order: 'desc', limit: 1, fields: 'id' }, { signal: options.signal })).json()) as { data: { id: string }[] };
+    const newest = (await (await t.send('GET', '/events', { order: 'desc', limit: 1, fields: 'id' }, options.signal ? { signal: options.signal } : {})).json()) as { data: { id: string }[] };
     lastId = newest.data[0]?.id;
   }
   let delay = FIRST_DELAY_MS;
@@ -36,7 +36,7 @@ export async function* followStream<T>(t: Transport, path: string, input: Record
       if (!response.body) throw new Error('the stream has no body');
       const frames = response.body
         .pipeThrough(new TextDecoderStream())
-        .pipeThrough(new EventSourceParserStream({ onRetry: (ms) => (serverRetry = ms) }))
+        .pipeThrough(new SseParserStream({ onRetry: (ms) => (serverRetry = ms) }))
         .getReader();
       for (let next = await frames.read(); !next.done; next = await frames.read()) {
         const frame = next.value;

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.ts';
@@ -38,7 +40,13 @@ it('runs the documented agent loop as written: it claims, heartbeats and hands e
   for (const title of ['write the guide', 'check the guide']) {
     ids.push((await t.request('POST', '/api/v1/tasks', { body: { title, labels: ['docs'] } })).json<{ id: string }>().id);
   }
-  const { code, stdout, stderr } = await runNode([EXAMPLE], { BATON_URL: baseUrl, BATON_TOKEN: t.adminToken });
+  // The example imports the client package by name; here it runs on the checkout's src/client/
+  // (test/package/packages.test.ts runs it as written on the packed client).
+  const dir = await mkdtemp(join(tmpdir(), 'baton-example-'));
+  const script = join(dir, 'agent-loop.ts');
+  const source = await readFile(EXAMPLE, 'utf8');
+  await writeFile(script, source.replace("from 'baton-tasks-client'", `from ${JSON.stringify(new URL('../../src/client/index.ts', import.meta.url).href)}`));
+  const { code, stdout, stderr } = await runNode([script], { BATON_URL: baseUrl, BATON_TOKEN: t.adminToken }).finally(() => rm(dir, { recursive: true, force: true }));
   expect(stderr).toBe('');
   expect(code).toBe(0);
   expect(stdout).toContain('working as admin');

@@ -16,7 +16,7 @@ it('npm start refuses arguments instead of serving: `node src/main.ts migrate` e
     );
     expect(failure?.code).toBe(2);
     expect(failure?.stderr).toContain('takes no arguments, got: migrate');
-    expect(failure?.stderr).toContain('npx baton serve | migrate | token | mcp');
+    expect(failure?.stderr).toContain('npx baton-tasks serve | migrate | token | mcp');
     expect(failure?.stdout).not.toContain('Baton is serving');
     // Nothing was started: the data directory is untouched.
     expect(await readdir(dataDir)).toEqual([]);

@@ -1,11 +1,10 @@
 import { z } from 'zod';
+import { APPROVAL_STATUSES } from '../../domain/approval-status.ts';
 import { idPattern } from '../../ids.ts';
 import type { ApprovalRow } from '../../store/approvals.ts';
 import { actorRef, holderRef } from '../tasks/task-schema.ts';
 
 export const approvalId = z.string().regex(new RegExp(idPattern('apr')), 'must be an approval id: apr_ followed by a 26-character ULID');
-
-export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'failed', 'expired'] as const;
 
 export const approvalOutput = z.object({
   id: z.string(),

@@ -3,7 +3,8 @@ import { listApprovals as listApprovalRows } from '../../store/approvals.ts';
 import { latestEventId } from '../../store/events.ts';
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
-import { APPROVAL_STATUSES, approvalOutput, toApproval } from './approval-schema.ts';
+import { APPROVAL_STATUSES } from '../../domain/approval-status.ts';
+import { approvalOutput, toApproval } from './approval-schema.ts';
 
 export const listApprovals = defineOperation({
   name: 'approvals_list',
