@@ -176,6 +176,30 @@ CREATE TABLE rate_counters (
   count integer NOT NULL
 );
 
+CREATE TABLE schedules (
+  id text NOT NULL,
+  name text NOT NULL,
+  cron text NOT NULL,
+  time_zone text NOT NULL,
+  task jsonb NOT NULL,
+  overlap text NOT NULL,
+  catch_up integer NOT NULL,
+  enabled boolean NOT NULL,
+  next_run_at timestamp with time zone,
+  held_at timestamp with time zone,
+  last_run_at timestamp with time zone,
+  last_task_id text,
+  owner_token_id text NOT NULL,
+  version integer NOT NULL DEFAULT 1,
+  deleted_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL
+);
+
 CREATE TABLE server_keys (
   purpose text NOT NULL,
   key bytea NOT NULL,
@@ -306,6 +330,9 @@ ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
+ALTER TABLE schedules ADD CONSTRAINT schedules_catch_up_check CHECK (((catch_up >= 0) AND (catch_up <= 100)));
+ALTER TABLE schedules ADD CONSTRAINT schedules_overlap_check CHECK ((overlap = ANY (ARRAY['skip'::text, 'coalesce'::text, 'always'::text])));
+ALTER TABLE schedules ADD CONSTRAINT schedules_pkey PRIMARY KEY (id);
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_key_check CHECK ((length(key) >= 32));
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_pkey PRIMARY KEY (purpose);
 ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
@@ -346,6 +373,7 @@ CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree 
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE (enabled AND (deleted_at IS NULL));
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
 CREATE INDEX tasks_blocked_by ON public.tasks USING gin (blocked_by) WHERE (blocked_by <> '{}'::text[]);

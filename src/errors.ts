@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   'principal_disabled',
   'task_deleted',
   'not_comment_author',
+  'not_schedule_owner',
   'comment_deleted',
   'backoff_pending',
   'not_dead_lettered',
@@ -356,6 +357,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'The task was deleted: its thread and history stay readable ([[comments_list]] and [[tasks_events]]), but nothing new can be added.',
     docs: '/spec/collaboration.md#comments',
+  },
+  not_schedule_owner: {
+    status: 403,
+    title: "Not the schedule's owner",
+    retryable: false,
+    hint: 'A schedule is changed or deleted by its creator, a human, or a holder of agents:admin.',
+    docs: '/spec/collaboration.md#recurring-work',
   },
   not_comment_author: {
     status: 403,

@@ -21,6 +21,7 @@ import { isMigrated, migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
+import { runSchedules } from './workers/schedules.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
@@ -155,12 +156,13 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
-  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing });
+  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing, service });
   const { app, metricsApp } = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => flagOverdue(database.db, { clock, ids }), (err) => log.error({ err }, 'overdue pass failed')));
+    workers.push(startLoop(config.sweepIntervalMs, () => runSchedules(database.db, { clock, ids, service }), (err) => log.error({ err }, 'schedule pass failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {

@@ -48,5 +48,9 @@ export const EVENT_TYPES = [
   'webhook.disabled',
   'webhook.replayed',
   'webhook.secret_rotated',
+  'schedule.created',
+  'schedule.updated',
+  'schedule.deleted',
+  'schedule.skipped',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -39,10 +39,10 @@ export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
  * - `assignment`: a todo task assigned to it (others': assigned to another agent);
  * - `hand_in`: a task in review that it handed in; `dead_task`: a task whose attempts it used up;
  * - `comment`: a comment it wrote; `approval`: a request it made; `webhook`: a webhook it created;
- * - `principal`: its own record; `token`: another token of its own.
+ * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created.
  * Someone else's object belongs to another agent.
  */
-export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact';
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule';
 
 export interface AccessCase {
   /** The request the cells are about, in words. */
@@ -215,6 +215,16 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   tokens_rotate: { request: 'rotate a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
+  schedules_create: { request: 'create a schedule', object: null, cells: alike(ALLOWED) },
+  schedules_list: { request: 'list schedules', object: null, cells: alike(ALLOWED) },
+  schedules_get: { request: 'read a schedule', object: 'schedule', cells: alike(ALLOWED) },
+  schedules_update: {
+    request: 'rename a schedule',
+    object: 'schedule',
+    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_schedule_owner')), agent_admin: ALLOWED },
+    note: "A schedule is its creator's, a human's or an agents:admin's to change.",
+  },
+  schedules_delete: { request: 'delete a schedule', object: 'schedule', cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_schedule_owner')), agent_admin: ALLOWED } },
   webhooks_list: { request: 'list webhooks', object: null, cells: { human_admin: ALLOWED, human_member: NO_SCOPE, agent: ALLOWED, agent_admin: ALLOWED } },
   webhooks_create: {
     request: 'create a webhook',

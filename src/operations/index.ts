@@ -40,6 +40,11 @@ import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
+import { createSchedule } from './schedules/create-schedule.ts';
+import { deleteSchedule } from './schedules/delete-schedule.ts';
+import { getSchedule } from './schedules/get-schedule.ts';
+import { listSchedules } from './schedules/list-schedules.ts';
+import { updateSchedule } from './schedules/update-schedule.ts';
 import { createWebhook } from './webhooks/create-webhook.ts';
 import { deleteWebhook } from './webhooks/delete-webhook.ts';
 import { getWebhook } from './webhooks/get-webhook.ts';
@@ -91,6 +96,11 @@ const registry = [
   rotateToken,
   createArtifact,
   getArtifact,
+  listSchedules,
+  createSchedule,
+  getSchedule,
+  updateSchedule,
+  deleteSchedule,
   listWebhooks,
   createWebhook,
   getWebhook,

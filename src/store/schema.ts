@@ -284,7 +284,36 @@ export interface ServerKeysTable {
   created_at: Generated<Date>;
 }
 
+export interface SchedulesTable {
+  id: string;
+  name: string;
+  cron: string;
+  time_zone: string;
+  /** The task each occurrence creates: tasks_create's input without ids of its own. */
+  task: unknown;
+  overlap: 'skip' | 'coalesce' | 'always';
+  catch_up: number;
+  enabled: boolean;
+  /** The first occurrence not yet handled; null when the expression has no more. */
+  next_run_at: Timestamp | null;
+  /** An occurrence held back (overlap coalesce) while the last task is open. */
+  held_at: Timestamp | null;
+  last_run_at: Timestamp | null;
+  last_task_id: string | null;
+  /** The token the schedule was created with: its tasks carry it as their provenance. */
+  owner_token_id: string;
+  version: Generated<number>;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
 export interface DB {
+  schedules: SchedulesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;

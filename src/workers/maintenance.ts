@@ -7,6 +7,8 @@ import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
 import { flagOverdue } from './overdue.ts';
+import { runSchedules } from './schedules.ts';
+import type { Service } from '../service/service.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
 
@@ -18,6 +20,8 @@ export interface MaintenanceDeps {
   readonly log: { error(details: object, message: string): void };
   /** Webhook delivery attempts are traced (and send `traceparent`) with it. */
   readonly tracing?: Tracing;
+  /** Runs the operations a pass performs for a principal (a schedule's tasks). */
+  readonly service: Pick<Service, 'execute'>;
 }
 
 /** One pass of one maintenance loop, as the system actor; returns what it did. */
@@ -30,6 +34,7 @@ type Pass = (deps: MaintenanceDeps) => Promise<object>;
 const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
   overdue: (d) => flagOverdue(d.db, d),
+  schedules: (d) => runSchedules(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };

@@ -7,6 +7,7 @@ import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
 import { walkTasks } from './walk-tasks.ts';
 import { walkWebhooks } from './walk-webhooks.ts';
+import { walkSchedules } from './walk-schedules.ts';
 
 /** One request and the response it got, as a client saw it. */
 export interface Exchange {
@@ -106,6 +107,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkLists(w, tasks);
   await walkArtifacts(w);
   await walkWebhooks(w);
+  await walkSchedules(w);
   await walkCollaboration(w);
   return { exchanges, surprises };
 }

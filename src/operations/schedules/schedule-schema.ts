@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { cronOf, nextRuns, OVERLAPS } from '../../domain/schedule-plan.ts';
+import type { ActorKind } from '../../domain/scopes.ts';
+import type { Principal } from '../../domain/principal.ts';
+import { BatonError } from '../../errors.ts';
+import { idPattern } from '../../ids.ts';
+import type { ScheduleRow } from '../../store/schedules.ts';
+import { actorRef, assigneeParam, maxAttemptsParam, taskDescription, taskLabels, taskPriority, taskTitle } from '../tasks/task-schema.ts';
+
+export const scheduleId = z.string().regex(new RegExp(idPattern('sch')), 'must be a schedule id: sch_ followed by a 26-character ULID');
+
+/** The task each occurrence creates: what tasks_create takes, less what only one task can have (parent, blockers, dates). */
+export const scheduledTask = z.strictObject({
+  title: taskTitle,
+  description: taskDescription.default(''),
+  priority: taskPriority.default('normal'),
+  labels: taskLabels.default([]),
+  assignee: assigneeParam.optional(),
+  max_attempts: maxAttemptsParam.optional(),
+});
+
+export const cronParam = z.string().trim().min(9).max(120).describe("Five-field cron expression, e.g. '0 9 * * 1-5' (09:00 on weekdays).");
+export const timeZoneParam = z.string().min(1).max(64).describe("IANA time zone the expression is read in, e.g. 'Europe/Berlin'.");
+export const overlapParam = z.enum(OVERLAPS).describe('While the last task is open: skip the occurrence, coalesce (create one when it closes), or always create.');
+export const catchUpParam = z.int().min(0).max(100).describe('After downtime, how many missed occurrences to create (the latest); 0 skips them.');
+
+const PREVIEW = 5;
+
+export const scheduleOutput = z.object({
+  id: z.string(),
+  name: z.string(),
+  cron: z.string(),
+  time_zone: z.string(),
+  task: z.record(z.string(), z.unknown()),
+  overlap: z.enum(OVERLAPS),
+  catch_up: z.int(),
+  enabled: z.boolean(),
+  next_runs: z.array(z.iso.datetime()).max(PREVIEW).describe('The next occurrences (up to 5); empty while disabled.'),
+  held: z.iso.datetime().nullable().describe('An occurrence held back (coalesce) until the last task closes.'),
+  last_run_at: z.iso.datetime().nullable(),
+  last_task_id: z.string().nullable(),
+  version: z.int(),
+  created_at: z.iso.datetime(),
+  created_by: actorRef,
+  updated_at: z.iso.datetime(),
+  updated_by: actorRef,
+});
+
+export function toSchedule(row: ScheduleRow): z.infer<typeof scheduleOutput> {
+  const upcoming = row.enabled && row.next_run_at ? [row.next_run_at, ...nextRuns(row.cron, row.time_zone, row.next_run_at, PREVIEW - 1)] : [];
+  return {
+    id: row.id,
+    name: row.name,
+    cron: row.cron,
+    time_zone: row.time_zone,
+    task: row.task as Record<string, unknown>,
+    overlap: row.overlap,
+    catch_up: row.catch_up,
+    enabled: row.enabled,
+    next_runs: upcoming.map((at) => at.toISOString()),
+    held: row.held_at?.toISOString() ?? null,
+    last_run_at: row.last_run_at?.toISOString() ?? null,
+    last_task_id: row.last_task_id,
+    version: row.version,
+    created_at: row.created_at.toISOString(),
+    created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
+    updated_at: row.updated_at.toISOString(),
+    updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
+  };
+}
+
+/** Throws `validation_failed` at the member that is wrong when the expression or the zone cannot be read. */
+export function checkCron(cron: string, timeZone: string): void {
+  if (!zoneKnown(timeZone)) {
+    throw new BatonError('validation_failed', `Unknown time zone "${timeZone}".`, {
+      hint: "Name an IANA time zone, such as 'UTC', 'Europe/Berlin' or 'America/New_York'.",
+      extra: { errors: [{ pointer: '/time_zone', detail: 'an IANA time zone', location: 'body' }] },
+    });
+  }
+  try {
+    cronOf(cron, timeZone);
+  } catch (error) {
+    throw new BatonError('validation_failed', `The cron expression "${cron}" cannot be read: ${error instanceof Error ? error.message : String(error)}`, {
+      hint: "Give five fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5'.",
+      extra: { errors: [{ pointer: '/cron', detail: 'a five-field cron expression', location: 'body' }] },
+    });
+  }
+}
+
+function zoneKnown(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A schedule is its creator's to change, or any human's or agent admin's. */
+export function mayChangeSchedule(actor: Principal, row: Pick<ScheduleRow, 'created_by_id'>): boolean {
+  return row.created_by_id === actor.id || actor.kind === 'human' || actor.scopes.has('agents:admin');
+}
+
+export function scheduleNotFound(id: string): BatonError {
+  return new BatonError('not_found', `No schedule ${id}.`, { hint: '[[schedules_list]] lists the schedules that exist.' });
+}

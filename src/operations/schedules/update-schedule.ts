@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { nextRun } from '../../domain/schedule-plan.ts';
+import { BatonError } from '../../errors.ts';
+import { lockSchedule, updateSchedule as writeSchedule } from '../../store/schedules.ts';
+import { defineOperation } from '../define-operation.ts';
+import { resolveAssignee } from '../shared/principals.ts';
+import { assertVersion } from '../shared/versions.ts';
+import { catchUpParam, checkCron, cronParam, mayChangeSchedule, overlapParam, scheduledTask, scheduleId, scheduleNotFound, scheduleOutput, timeZoneParam, toSchedule } from './schedule-schema.ts';
+
+export const updateSchedule = defineOperation({
+  name: 'schedules_update',
+  summary: 'Change a schedule: its expression, zone, task, policies, or pause it (enabled: false) and resume it.',
+  description: 'A new expression or zone, or resuming, plans from now: occurrences while paused are not made up. Tasks already made are not touched.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  toolset: 'admin',
+  http: { method: 'PATCH', path: '/schedules/{id}' },
+  input: z.strictObject({
+    id: scheduleId,
+    name: z.string().trim().min(1).max(200).optional(),
+    cron: cronParam.optional(),
+    time_zone: timeZoneParam.optional(),
+    task: scheduledTask.optional(),
+    overlap: overlapParam.optional(),
+    catch_up: catchUpParam.optional(),
+    enabled: z.boolean().optional(),
+  }),
+  output: scheduleOutput,
+  version: (schedule) => schedule.version,
+  async run(tx, ctx, input) {
+    const row = await lockSchedule(tx, input.id);
+    if (!row) throw scheduleNotFound(input.id);
+    assertVersion(`Schedule ${row.id}`, row.version, ctx.expectedVersion);
+    if (!mayChangeSchedule(ctx.actor, row)) {
+      throw new BatonError('not_schedule_owner', `Schedule ${row.id} is ${row.created_by_kind} ${row.created_by_id}'s.`);
+    }
+    const { id: _id, ...given } = input;
+    const cron = given.cron ?? row.cron;
+    const timeZone = given.time_zone ?? row.time_zone;
+    checkCron(cron, timeZone);
+    if (given.task?.assignee !== undefined) await resolveAssignee(tx, given.task.assignee, '/task/assignee');
+    const replans = given.cron !== undefined || given.time_zone !== undefined || (given.enabled === true && !row.enabled);
+    const changed = Object.fromEntries(Object.entries(given).filter(([key, value]) => value !== undefined && JSON.stringify(value) !== JSON.stringify(row[key as keyof typeof row])));
+    const updated = await writeSchedule(tx, row.id, {
+      ...changed,
+      ...(replans ? { next_run_at: nextRun(cron, timeZone, ctx.now), held_at: null } : {}),
+      updated_at: ctx.now,
+      updated_by_id: ctx.actor.id,
+      updated_by_kind: ctx.actor.kind,
+    });
+    ctx.emit({ type: 'schedule.updated', subject: row.id, data: { changes: changed } });
+    return toSchedule(updated);
+  },
+});

@@ -1,0 +1,113 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Principal } from '../domain/principal.ts';
+import { plan } from '../domain/schedule-plan.ts';
+import { BatonError, OPERATION_NAMES } from '../errors.ts';
+import { createTask } from '../operations/tasks/create-task.ts';
+import type { Service } from '../service/service.ts';
+import { findPrincipals } from '../store/agents.ts';
+import { appendEvents } from '../store/events.ts';
+import { advanceSchedule, dueSchedules, type ScheduleRow, taskOpen } from '../store/schedules.ts';
+import type { DB } from '../store/schema.ts';
+import type { Ids } from '../ids.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+
+const BATCH = 50;
+
+export interface ScheduleDeps {
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly service: Pick<Service, 'execute'>;
+}
+
+/**
+ * One pass over the schedules with an occurrence due: each due occurrence the plan keeps (on time,
+ * or caught up after downtime) creates its task through `tasks_create`, as the schedule's creator
+ * from the token it was created with (machine `schedule:<id>`), under the idempotency key
+ * `schedule-<id>-<occurrence ms>`; then the schedule moves past them with a compare-and-set. Two
+ * instances handling one schedule at once create each occurrence's task once (the second gets the
+ * stored answer, or backs off while the first still runs), and only one of them moves the
+ * schedule; a pass cut short between the two steps is finished by the next, which replays the keys.
+ */
+export async function runSchedules(db: Kysely<DB>, deps: ScheduleDeps): Promise<{ created: number; skipped: number }> {
+  const now = deps.clock.now();
+  let created = 0;
+  let skipped = 0;
+  for (const schedule of await dueSchedules(db, now, BATCH)) {
+    const done = await runSchedule(db, deps, schedule, now).catch((error: unknown) => {
+      // Another instance is creating this occurrence right now: it finishes the schedule.
+      if (error instanceof BatonError && error.code === 'idempotency_in_progress') return { created: 0, skipped: 0 };
+      throw error;
+    });
+    created += done.created;
+    skipped += done.skipped;
+  }
+  return { created, skipped };
+}
+
+async function runSchedule(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, now: Date): Promise<{ created: number; skipped: number }> {
+  const due = schedule.next_run_at && schedule.next_run_at <= now ? plan(schedule, schedule.next_run_at, now) : { create: [], missed: 0, next: schedule.next_run_at };
+  // A held occurrence (coalesce) goes first, once the last task has closed.
+  const occurrences = schedule.held_at ? [schedule.held_at, ...due.create] : [...due.create];
+  const owner = await ownerOf(db, schedule);
+  let lastTaskId = schedule.last_task_id;
+  let lastRunAt = schedule.last_run_at;
+  let held: Date | null = null;
+  const skippedAt: Date[] = [];
+  for (const at of occurrences) {
+    const open = lastTaskId !== null && (await taskOpen(db, lastTaskId));
+    if (open && schedule.overlap === 'skip') {
+      skippedAt.push(at);
+      continue;
+    }
+    if (open && schedule.overlap === 'coalesce') {
+      // One occurrence waits for the open task; later ones fold into it.
+      held = held ?? at;
+      continue;
+    }
+    if (!owner) {
+      skippedAt.push(at);
+      continue;
+    }
+    const outcome = await deps.service.execute(createTask, schedule.task, {
+      principal: { ...owner, machine: `schedule:${schedule.id}` },
+      idempotencyKey: `schedule-${schedule.id}-${at.getTime()}`,
+      expectedVersion: undefined,
+      dialect: OPERATION_NAMES,
+    });
+    lastTaskId = (JSON.parse(outcome.body) as { id: string }).id;
+    lastRunAt = at;
+  }
+  const won = await advanceSchedule(db, schedule, { next_run_at: due.next, held_at: held, last_run_at: lastRunAt, last_task_id: lastTaskId });
+  if (!won) return { created: 0, skipped: 0 };
+  if (skippedAt.length > 0 || due.missed > 0) await recordSkipped(db, deps, schedule, { skipped: skippedAt, missed: due.missed, owner: owner !== undefined }, now);
+  return { created: occurrences.length - skippedAt.length - (held ? 1 : 0), skipped: skippedAt.length + due.missed };
+}
+
+/** The schedule's creator as the principal its tasks are created by; undefined once disabled or gone. */
+async function ownerOf(db: Kysely<DB>, schedule: ScheduleRow): Promise<Principal | undefined> {
+  const [found] = await findPrincipals(db, { ids: [schedule.created_by_id], names: [] });
+  if (!found || found.disabled) return undefined;
+  return { id: found.id, kind: found.kind, name: found.name, scopes: new Set(['tasks:write']), toolAllowlist: null, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
+}
+
+/** `schedule.skipped` by the system: which occurrences made no task, and why. */
+async function recordSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, what: { skipped: Date[]; missed: number; owner: boolean }, now: Date): Promise<void> {
+  const reason = !what.owner ? 'owner_disabled' : what.skipped.length > 0 ? 'last_task_open' : 'missed';
+  await db.transaction().execute((tx) =>
+    appendEvents(tx, [
+      {
+        id: deps.ids.make('evt'),
+        type: 'schedule.skipped',
+        subject: schedule.id,
+        actor_id: SYSTEM_ACTOR.id,
+        actor_kind: SYSTEM_ACTOR.kind,
+        token_id: null,
+        machine: null,
+        idempotency_key: null,
+        data: { occurrences: what.skipped.map((at) => at.toISOString()), missed: what.missed, reason, last_task_id: schedule.last_task_id },
+        created_at: now,
+      },
+    ]),
+  );
+}
