@@ -4,6 +4,9 @@ import { getAgent } from './agents/get-agent.ts';
 import { listAgents } from './agents/list-agents.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
+import { setRole } from './agents/set-role.ts';
+import { listSessions } from './sessions/list-sessions.ts';
+import { revokeSession } from './sessions/revoke-session.ts';
 import { updateAgent } from './agents/update-agent.ts';
 import { createComment } from './comments/create-comment.ts';
 import { deleteComment } from './comments/delete-comment.ts';
@@ -87,6 +90,9 @@ const registry = [
   createToken,
   listTokens,
   revokeToken,
+  setRole,
+  listSessions,
+  revokeSession,
   createArtifact,
   getArtifact,
   listWebhooks,
