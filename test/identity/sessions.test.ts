@@ -179,7 +179,7 @@ describe('roles', () => {
       const viewer = await service.signIn({ issuer: 'https://idp.example', subject: 'v', name: 'Vera', email: null, roleValues: ['staff', 'baton-viewers'] }, CHROME);
       const cookie = { cookie: `baton_session=${viewer.secret}` };
       const me = await t2.app.inject({ method: 'GET', url: '/api/v1/whoami', headers: cookie });
-      expect(JSON.parse(me.body).scopes).toEqual(['tasks:read', 'events:read']);
+      expect(me.json<{ scopes: string[] }>().scopes).toEqual(['tasks:read', 'events:read']);
       const agent = await t2.request('GET', `/api/v1/agents/${viewer.agentId}`);
       expect(agent.json()).toMatchObject({ role: 'viewer', kind: 'human', name: 'Vera' });
 
@@ -187,9 +187,10 @@ describe('roles', () => {
       expect(changed.status).toBe(200);
       expect(changed.json()).toMatchObject({ role: 'member' });
       const after = await t2.app.inject({ method: 'GET', url: '/api/v1/whoami', headers: cookie });
-      expect(JSON.parse(after.body).scopes).toContain('tasks:write');
+      expect(after.json<{ scopes: string[] }>().scopes).toContain('tasks:write');
       const events = await t2.request('GET', `/api/v1/events?types=agent.role_changed`);
-      expect(events.json<{ data: { subject: string; data: unknown }[] }>().data).toEqual([expect.objectContaining({ subject: viewer.agentId, data: expect.objectContaining({ from: 'viewer', to: 'member' }) })]);
+      const changes = events.json<{ data: { subject: string; data: { from: string; to: string } }[] }>().data;
+      expect(changes.map((e) => [e.subject, e.data.from, e.data.to])).toEqual([[viewer.agentId, 'viewer', 'member']]);
 
       // Only an owner makes an owner: an admin (by role) is refused, the bootstrap owner is not.
       const admin = await service.signIn({ issuer: 'https://idp.example', subject: 'a', name: 'Ada', email: null, roleValues: ['baton-admins'] }, CHROME);
@@ -200,7 +201,7 @@ describe('roles', () => {
       const byAdmin = await t2.app.inject({
         method: 'POST',
         url: `/api/v1/agents/${viewer.agentId}/role`,
-        headers: { cookie: `baton_session=${admin.secret}; baton_csrf=${csrfCookie?.value}`, 'x-csrf-token': JSON.parse(session.body).csrf_token, 'idempotency-key': 'r1', 'content-type': 'application/json' },
+        headers: { cookie: `baton_session=${admin.secret}; baton_csrf=${csrfCookie?.value}`, 'x-csrf-token': session.json<{ csrf_token: string }>().csrf_token, 'idempotency-key': 'r1', 'content-type': 'application/json' },
         payload: JSON.stringify({ role: 'owner' }),
       });
       expect(byAdmin.statusCode).toBe(403);
