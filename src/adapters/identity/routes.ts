@@ -144,5 +144,7 @@ function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = (error as { error?: unknown; error_description?: unknown });
   const provider = typeof cause.error === 'string' ? ` (${cause.error}${typeof cause.error_description === 'string' ? `: ${cause.error_description}` : ''})` : '';
-  return `${error.message}${provider}`;
+  // "invalid response encountered" says little; its cause names the check (state, iss, exp…).
+  const why = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${why}${provider}`;
 }
