@@ -42,7 +42,8 @@ export async function startProvider(options: { redirectUri: string; accounts: Re
     cookies: { keys: ['oidc-provider-test-cookie-key'] },
     features: { devInteractions: { enabled: true } },
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (request, response) => void handle(request, response));
   return {
     issuer,
     clientId,
