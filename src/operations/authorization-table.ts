@@ -222,11 +222,11 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: { ...ADMIN_ONLY, human_admin: owned(ALLOWED, refused(409, 'conflict_state')), agent_admin: HUMANS_ONLY },
     note: 'Roles are for humans: an agent as the target is 409 conflict_state. Only an owner makes an owner or changes one (403 owner_required).',
   },
-  sessions_list: { request: 'list my sessions', object: null, cells: alike(ALLOWED), note: 'Sessions come from single sign-on; an agent has none. Another person\'s: humans with agents:admin only (404 otherwise).' },
+  sessions_list: { request: 'list my sessions', object: null, cells: byKind(ALLOWED, HUMANS_ONLY), note: "Sessions come from single sign-on, for humans. Another person's: humans with agents:admin only (404 otherwise)." },
   sessions_revoke: {
     request: 'revoke a session that is not mine, or none',
     object: null,
-    cells: alike(ABSENT),
+    cells: byKind(ABSENT, HUMANS_ONLY),
     note: "A person revokes their own sessions; a human with agents:admin anyone's; anyone else's is answered 404 (test/identity/sessions.test.ts).",
   },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },

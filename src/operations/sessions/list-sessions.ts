@@ -12,6 +12,7 @@ export const listSessions = defineOperation({
   summary: "List a person's live web sessions (device, last seen); yours by default, anyone's for an admin.",
   kind: 'read',
   scope: null,
+  humanOnly: true,
   approval: 'none',
   http: { method: 'GET', path: '/sessions' },
   input: z.strictObject({ agent_id: agentId.optional(), cursor: cursorParam, limit: limitParam }),

@@ -8,6 +8,7 @@ export const revokeSession = defineOperation({
   summary: 'End a web session on the server at once (its cookie stops working); yours, or anyone\'s for an admin.',
   kind: 'write',
   scope: null,
+  humanOnly: true,
   approval: 'none',
   http: { method: 'DELETE', path: '/sessions/{id}' },
   input: z.strictObject({ id: sessionId }),
