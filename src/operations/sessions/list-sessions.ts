@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
 import { latestEventId } from '../../store/events.ts';
 import { listSessions as listSessionRows } from '../../store/sessions.ts';
 import { agentId } from '../agents/agent-schema.ts';
@@ -18,6 +19,7 @@ export const listSessions = defineOperation({
   input: z.strictObject({ agent_id: agentId.optional(), cursor: cursorParam, limit: limitParam }),
   output: pageSchema(sessionOutput),
   async run(db, ctx, input) {
+    if (ctx.actor.kind !== 'human') throw new BatonError('human_required', 'Sessions are for humans signed in with single sign-on; agents use tokens.');
     const beforeId = ctx.cursors.decode('sessions', input.cursor);
     const whose = input.agent_id ?? ctx.actor.id;
     if (!mayManageSessionsOf(ctx.actor, whose)) throw agentNotFound(whose);

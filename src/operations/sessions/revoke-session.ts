@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
 import { endSession, lockSession } from '../../store/sessions.ts';
 import { defineOperation } from '../define-operation.ts';
 import { mayManageSessionsOf, sessionId, sessionNotFound, sessionOutput, toSession } from './session-schema.ts';
@@ -14,6 +15,7 @@ export const revokeSession = defineOperation({
   input: z.strictObject({ id: sessionId }),
   output: sessionOutput,
   async run(tx, ctx, input) {
+    if (ctx.actor.kind !== 'human') throw new BatonError('human_required', 'Sessions are for humans signed in with single sign-on; agents use tokens.');
     const row = await lockSession(tx, input.id);
     if (!row || !mayManageSessionsOf(ctx.actor, row.agent_id)) throw sessionNotFound(input.id);
     if (row.ended_at) return toSession(row, ctx.actor);
