@@ -18,7 +18,8 @@ CREATE TABLE agents (
   rate_limit integer,
   external_id text,
   email text,
-  external_updated_at timestamp with time zone
+  external_updated_at timestamp with time zone,
+  role text
 );
 
 CREATE TABLE approvals (
@@ -169,6 +170,15 @@ CREATE TABLE leases (
   created_by_kind text NOT NULL
 );
 
+CREATE TABLE oidc_identities (
+  issuer text NOT NULL,
+  subject text NOT NULL,
+  agent_id text NOT NULL,
+  email text,
+  created_at timestamp with time zone NOT NULL,
+  last_sign_in_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE rate_counters (
   token_id text NOT NULL,
   window_start bigint NOT NULL,
@@ -204,6 +214,19 @@ CREATE TABLE server_keys (
   purpose text NOT NULL,
   key bytea NOT NULL,
   created_at timestamp with time zone NOT NULL DEFAULT now()
+);
+
+CREATE TABLE sessions (
+  id text NOT NULL,
+  token_id text NOT NULL,
+  agent_id text NOT NULL,
+  user_agent text NOT NULL,
+  issuer text,
+  created_at timestamp with time zone NOT NULL,
+  last_seen_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  ended_at timestamp with time zone,
+  end_reason text
 );
 
 CREATE TABLE task_search (
@@ -297,6 +320,8 @@ ALTER TABLE agents ADD CONSTRAINT agents_external_id_key UNIQUE (external_id);
 ALTER TABLE agents ADD CONSTRAINT agents_kind_check CHECK ((kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE agents ADD CONSTRAINT agents_pkey PRIMARY KEY (id);
 ALTER TABLE agents ADD CONSTRAINT agents_rate_limit_check CHECK ((rate_limit > 0));
+ALTER TABLE agents ADD CONSTRAINT agents_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text, 'viewer'::text])));
+ALTER TABLE agents ADD CONSTRAINT agents_role_human CHECK (((role IS NULL) OR (kind = 'human'::text)));
 ALTER TABLE agents ADD CONSTRAINT agents_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE approvals ADD CONSTRAINT approvals_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE approvals ADD CONSTRAINT approvals_decided_by_kind_check CHECK ((decided_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
@@ -329,12 +354,19 @@ ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind =
 ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
+ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
 ALTER TABLE schedules ADD CONSTRAINT schedules_catch_up_check CHECK (((catch_up >= 0) AND (catch_up <= 100)));
 ALTER TABLE schedules ADD CONSTRAINT schedules_overlap_check CHECK ((overlap = ANY (ARRAY['skip'::text, 'coalesce'::text, 'always'::text])));
 ALTER TABLE schedules ADD CONSTRAINT schedules_pkey PRIMARY KEY (id);
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_key_check CHECK ((length(key) >= 32));
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_pkey PRIMARY KEY (purpose);
+ALTER TABLE sessions ADD CONSTRAINT sessions_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
+ALTER TABLE sessions ADD CONSTRAINT sessions_end_reason_check CHECK ((end_reason = ANY (ARRAY['signed_out'::text, 'revoked'::text, 'idle'::text, 'disabled'::text])));
+ALTER TABLE sessions ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
+ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES tokens(id);
+ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_key UNIQUE (token_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_id_fkey FOREIGN KEY (assignee_id) REFERENCES agents(id);
@@ -373,7 +405,9 @@ CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree 
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);
 CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE (enabled AND (deleted_at IS NULL));
+CREATE INDEX sessions_agent ON public.sessions USING btree (agent_id, id);
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
 CREATE INDEX tasks_blocked_by ON public.tasks USING gin (blocked_by) WHERE (blocked_by <> '{}'::text[]);

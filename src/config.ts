@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './startup-error.ts';
+import { ROLES, type Role } from './domain/roles.ts';
 import { isWellFormedToken } from './tokens.ts';
 
 export { ConfigError } from './startup-error.ts';
@@ -114,6 +115,19 @@ const schema = z.object({
     .enum(TRACE_SAMPLERS, `must be one of ${TRACE_SAMPLERS.join(', ')}`)
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  BATON_OIDC_ISSUER: z.url().optional(),
+  BATON_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  BATON_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  BATON_OIDC_NAME: z.string().trim().min(1).max(40).default('single sign-on'),
+  BATON_OIDC_ROLE_CLAIM: z.string().min(1).default('groups'),
+  BATON_OIDC_ROLE_MAP: z
+    .string()
+    .regex(/^[^=,]+=(owner|admin|member|viewer)(,[^=,]+=(owner|admin|member|viewer))*$/, 'must be comma-separated <claim value>=<role>, roles owner, admin, member or viewer')
+    .optional(),
+  BATON_OIDC_DEFAULT_ROLE: z.enum(ROLES).default('member'),
+  BATON_OIDC_REQUIRED: z.enum(['0', '1']).default('0'),
+  BATON_SESSION_IDLE_TIMEOUT_S: seconds.default(8 * 3600),
+  BATON_SESSION_ABSOLUTE_TIMEOUT_S: seconds.default(7 * 24 * 3600),
 });
 
 type Env = z.infer<typeof schema>;
@@ -171,6 +185,25 @@ export interface Config {
   readonly separationOfDuties: boolean;
   /** OpenTelemetry trace export; undefined (the default) turns tracing off, and the SDK is not even loaded. */
   readonly tracing: TracingConfig | undefined;
+  /** Single sign-on for humans (spec/identity.md); undefined unless BATON_OIDC_ISSUER is set. */
+  readonly oidc: OidcConfig | undefined;
+  /** Cookie sessions of the web app: idle and absolute timeouts. */
+  readonly session: { readonly idleS: number; readonly absoluteS: number };
+}
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The provider's name on the sign-in page ("Sign in with <name>"). */
+  readonly name: string;
+  /** The ID token claim (a string or a list of strings) that `roleMap` reads. */
+  readonly roleClaim: string;
+  /** Claim value → role, for a person's first sign-in; the first match in this order wins. */
+  readonly roleMap: readonly (readonly [string, Role])[];
+  readonly defaultRole: Role;
+  /** Humans sign in only through the provider: their bearer tokens are refused (bar the system's bootstrap and recovery tokens). */
+  readonly required: boolean;
 }
 
 /** Example values printed beside a config error, so the fix is one copy away. */
@@ -223,6 +256,16 @@ const EXAMPLES: Record<keyof Env, string> = {
   OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=production',
   OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
   OTEL_TRACES_SAMPLER_ARG: '0.1',
+  BATON_OIDC_ISSUER: 'https://login.example.com/realms/acme',
+  BATON_OIDC_CLIENT_ID: 'baton',
+  BATON_OIDC_CLIENT_SECRET: 'the client secret the provider shows',
+  BATON_OIDC_NAME: 'Okta',
+  BATON_OIDC_ROLE_CLAIM: 'groups',
+  BATON_OIDC_ROLE_MAP: 'baton-admins=admin,baton-viewers=viewer',
+  BATON_OIDC_DEFAULT_ROLE: 'member',
+  BATON_OIDC_REQUIRED: '1',
+  BATON_SESSION_IDLE_TIMEOUT_S: '28800',
+  BATON_SESSION_ABSOLUTE_TIMEOUT_S: '604800',
 };
 
 
@@ -278,6 +321,8 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     retryBackoffS: Object.freeze(e.BATON_RETRY_BACKOFF_S.split(',').map(Number)),
     separationOfDuties: e.BATON_SEPARATION_OF_DUTIES === 'on',
     tracing: tracingConfig(e),
+    oidc: oidcConfig(e),
+    session: Object.freeze({ idleS: e.BATON_SESSION_IDLE_TIMEOUT_S, absoluteS: e.BATON_SESSION_ABSOLUTE_TIMEOUT_S }),
     ...overrides,
   });
 }
@@ -353,6 +398,33 @@ function percentDecoded(text: string): string {
   } catch {
     return text;
   }
+}
+
+function oidcConfig(e: Env): OidcConfig | undefined {
+  if (!e.BATON_OIDC_ISSUER) {
+    if (e.BATON_OIDC_REQUIRED === '1') throw new ConfigError('Invalid configuration:\n  BATON_OIDC_REQUIRED=1 needs BATON_OIDC_ISSUER (example: BATON_OIDC_ISSUER=https://login.example.com/realms/acme)');
+    return undefined;
+  }
+  if (!e.BATON_OIDC_CLIENT_ID || !e.BATON_OIDC_CLIENT_SECRET) {
+    throw new ConfigError('Invalid configuration:\n  BATON_OIDC_ISSUER needs BATON_OIDC_CLIENT_ID and BATON_OIDC_CLIENT_SECRET (example: BATON_OIDC_CLIENT_ID=baton)');
+  }
+  const roleMap = (e.BATON_OIDC_ROLE_MAP ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.lastIndexOf('=');
+      return Object.freeze([pair.slice(0, at).trim(), pair.slice(at + 1) as Role] as const);
+    });
+  return Object.freeze({
+    issuer: e.BATON_OIDC_ISSUER,
+    clientId: e.BATON_OIDC_CLIENT_ID,
+    clientSecret: e.BATON_OIDC_CLIENT_SECRET,
+    name: e.BATON_OIDC_NAME,
+    roleClaim: e.BATON_OIDC_ROLE_CLAIM,
+    roleMap: Object.freeze(roleMap),
+    defaultRole: e.BATON_OIDC_DEFAULT_ROLE,
+    required: e.BATON_OIDC_REQUIRED === '1',
+  });
 }
 
 function parseRate(text: string): { limit: number; windowS: number } {

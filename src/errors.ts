@@ -86,6 +86,9 @@ export const ERROR_CODES = [
   'unavailable',
   'write_contention',
   'not_configured',
+  'csrf_failed',
+  'sign_in_failed',
+  'owner_required',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -556,6 +559,27 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'The operator must set the environment variable named in `detail` and restart; nothing was recorded.',
     docs: '/spec/inbound.md',
+  },
+  csrf_failed: {
+    status: 403,
+    title: 'Cross-site request refused',
+    retryable: false,
+    hint: 'A write made with the session cookie must carry the `x-csrf-token` header from GET /auth/session; reload the app. Scripts and agents send a bearer token instead.',
+    docs: '/spec/identity.md#csrf',
+  },
+  sign_in_failed: {
+    status: 400,
+    title: 'Sign-in refused',
+    retryable: false,
+    hint: 'Start again from the sign-in page (GET /auth/oidc/login); `detail` says what the provider or Baton refused. Nothing was recorded.',
+    docs: '/spec/identity.md#single-sign-on',
+  },
+  owner_required: {
+    status: 403,
+    title: 'Owner required',
+    retryable: false,
+    hint: "Only an owner makes an owner or changes an owner's role; ask one of the owners ([[agents_list]]).",
+    docs: '/spec/identity.md#roles',
   },
 };
 

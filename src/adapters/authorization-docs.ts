@@ -3,6 +3,7 @@ import {
   type AccessCase,
   type Cell,
   type ByOwnership,
+  cellOf,
   ownership,
   TABLE_PRINCIPALS,
 } from '../operations/authorization-table.ts';
@@ -30,12 +31,12 @@ function describeCells(cells: Cell | ByOwnership, object: AccessCase['object']):
  * and request, a column per principal, then the notes that name the rules behind the cells.
  */
 export function authorizationTable(operations: readonly Operation[]): string {
-  const lines = ['| operation | request (object) | human admin | human member | agent | agent admin |', '|---|---|---|---|---|---|'];
+  const lines = ['| operation | request (object) | human admin | human member | human viewer | agent | agent admin |', '|---|---|---|---|---|---|---|'];
   const notes: string[] = [];
   for (const operation of operations) {
     const row = AUTHORIZATION_TABLE[operation.name as keyof typeof AUTHORIZATION_TABLE];
     for (const access of [row, ...(row.also ?? [])]) {
-      const cells = TABLE_PRINCIPALS.map((who) => describeCells(access.cells[who], access.object));
+      const cells = TABLE_PRINCIPALS.map((who) => describeCells(cellOf(access, who, operation.scope), access.object));
       lines.push(`| \`${operation.name}\` | ${access.request}${access.object ? ` (${access.object.replace('_', ' ')})` : ''} | ${cells.join(' | ')} |`);
       if (access.note) notes.push(`- \`${operation.name}\`, ${access.request}: ${access.note}`);
     }

@@ -16,6 +16,11 @@ export const EVENT_TYPES = [
   'agent.updated',
   'token.created',
   'token.revoked',
+  'agent.role_changed',
+  // Cookie sessions of the web app (spec/identity.md); the subject is the session.
+  'session.signed_in',
+  'session.signed_out',
+  'session.revoked',
   'artifact.created',
   // Comments have their task as subject (they are in its timeline); a mention has the mentioned principal as subject, to route on.
   'comment.created',

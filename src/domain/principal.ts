@@ -11,4 +11,6 @@ export interface Principal {
   readonly toolAllowlist: ReadonlySet<string> | null;
   readonly tokenId: string;
   readonly machine: string;
+  /** The cookie session this request came with (`ses_…`); absent for a bearer token. */
+  readonly sessionId?: string;
 }

@@ -1,4 +1,5 @@
 import type { ErrorCode } from '../errors.ts';
+import { ROLE_SCOPES } from '../domain/roles.ts';
 import type { Scope } from '../domain/scopes.ts';
 import type { OperationName } from './index.ts';
 
@@ -25,11 +26,13 @@ export interface ByOwnership {
 
 /**
  * The principals of the table. Agents hold every scope but `agents:admin`, the agent admin every
- * scope, so that only kind and ownership refuse them; the human admin holds every scope (as the
- * bootstrap admin does), the human member `MEMBER_SCOPES` (there are no roles yet). A fifth column,
- * an agent missing the operation's scope (or a case's own `scope`), is the same for every operation: `withoutScope`.
+ * scope, so that only kind and ownership refuse them; the humans hold their role's scopes
+ * (src/domain/roles.ts): the human admin every scope (as the bootstrap owner does; an owner differs
+ * only in agents_set_role, test/identity/roles.test.ts), the member `MEMBER_SCOPES`, the viewer
+ * read scopes. A further column, an agent missing the operation's scope (or a case's own `scope`),
+ * is the same for every operation: `withoutScope`.
  */
-export const TABLE_PRINCIPALS = ['human_admin', 'human_member', 'agent', 'agent_admin'] as const;
+export const TABLE_PRINCIPALS = ['human_admin', 'human_member', 'human_viewer', 'agent', 'agent_admin'] as const;
 export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
 
 /**
@@ -49,7 +52,8 @@ export interface AccessCase {
   readonly request: string;
   /** What it acts on; null: nothing anyone owns (one answer per principal). */
   readonly object: OwnedObject | null;
-  readonly cells: Readonly<Record<TablePrincipal, Cell | ByOwnership>>;
+  /** The viewer's cell may be left out: then it is `viewerCell`'s. */
+  readonly cells: Readonly<Record<Exclude<TablePrincipal, 'human_viewer'>, Cell | ByOwnership> & { human_viewer?: Cell | ByOwnership }>;
   /** The rule behind a cell that is not plain scope checking, when it is new or easy to miss. */
   readonly note?: string;
   /** A scope the request needs beyond the operation's: the agent without the scope lacks this one. */
@@ -79,12 +83,12 @@ function owned(own: Cell, others: Cell): ByOwnership {
   return { own, others };
 }
 
-function alike(cell: Cell | ByOwnership): Record<TablePrincipal, Cell | ByOwnership> {
+function alike(cell: Cell | ByOwnership): AccessCase['cells'] {
   return { human_admin: cell, human_member: cell, agent: cell, agent_admin: cell };
 }
 
 /** Humans as one, agents as one. */
-function byKind(human: Cell | ByOwnership, agent: Cell | ByOwnership): Record<TablePrincipal, Cell | ByOwnership> {
+function byKind(human: Cell | ByOwnership, agent: Cell | ByOwnership): AccessCase['cells'] {
   return { human_admin: human, human_member: human, agent, agent_admin: agent };
 }
 
@@ -213,6 +217,19 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   tokens_list: { request: "list a principal's tokens", object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   tokens_revoke: { request: 'revoke a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   tokens_rotate: { request: 'rotate a token', object: 'token', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
+  agents_set_role: {
+    request: "set a principal's role to admin",
+    object: 'principal',
+    cells: { ...ADMIN_ONLY, human_admin: owned(ALLOWED, refused(409, 'conflict_state')), agent_admin: HUMANS_ONLY },
+    note: 'Roles are for humans: an agent as the target is 409 conflict_state. Only an owner makes an owner or changes one (403 owner_required).',
+  },
+  sessions_list: { request: 'list my sessions', object: null, cells: byKind(ALLOWED, HUMANS_ONLY), note: "Sessions come from single sign-on, for humans. Another person's: humans with agents:admin only (404 otherwise)." },
+  sessions_revoke: {
+    request: 'revoke a session that is not mine, or none',
+    object: null,
+    cells: byKind(ABSENT, HUMANS_ONLY),
+    note: "A person revokes their own sessions; a human with agents:admin anyone's; anyone else's is answered 404 (test/identity/sessions.test.ts).",
+  },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
   schedules_create: { request: 'create a schedule', object: null, cells: alike(ALLOWED) },
@@ -250,6 +267,23 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   webhooks_replay: { request: 'replay events to a webhook', object: 'webhook', cells: WEBHOOK },
   webhooks_rotate_secret: { request: "rotate a webhook's secret", object: 'webhook', cells: WEBHOOK_GATED },
 };
+
+/**
+ * A principal's cell of a case. The viewer's, unless the row states it, is the member's where the
+ * viewer role holds every scope the request needs (the operation's and the case's), else 403
+ * `forbidden_scope`: a viewer reads what a member reads and writes nothing. A viewer owns no
+ * objects (it cannot make one) but its own record.
+ */
+export function cellOf(access: AccessCase, who: TablePrincipal, operationScope: Scope | null): Cell | ByOwnership {
+  if (who !== 'human_viewer') return access.cells[who];
+  if (access.cells.human_viewer !== undefined) return access.cells.human_viewer;
+  const needed = [operationScope, access.scope ?? null].filter((s): s is Scope => s !== null);
+  const member = ownership(access.cells.human_member);
+  const answer = (cell: Cell) => (needed.every((s) => ROLE_SCOPES.viewer.includes(s)) ? cell : NO_SCOPE);
+  if (access.object === null) return answer(member.others);
+  // A viewer makes nothing, so owns nothing but its own record.
+  return { own: access.object === 'principal' ? answer(member.own) : null, others: answer(member.others) };
+}
 
 /** The fifth column: an agent missing the operation's scope is refused by it, whatever it asks about. */
 export function withoutScope(scope: Scope | null): Outcome {

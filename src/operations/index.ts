@@ -5,6 +5,9 @@ import { listAgents } from './agents/list-agents.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
 import { rotateToken } from './agents/rotate-token.ts';
+import { setRole } from './agents/set-role.ts';
+import { listSessions } from './sessions/list-sessions.ts';
+import { revokeSession } from './sessions/revoke-session.ts';
 import { updateAgent } from './agents/update-agent.ts';
 import { createComment } from './comments/create-comment.ts';
 import { deleteComment } from './comments/delete-comment.ts';
@@ -94,6 +97,9 @@ const registry = [
   listTokens,
   revokeToken,
   rotateToken,
+  setRole,
+  listSessions,
+  revokeSession,
   createArtifact,
   getArtifact,
   listSchedules,

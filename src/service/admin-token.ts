@@ -34,7 +34,7 @@ export async function mintAdminToken(db: Kysely<DB>, deps: { clock: Clock; ids: 
     let admin = humans.filter((h) => !h.disabled && SCOPES.every((s) => s === 'metrics:read' || h.scopes.includes(s))).at(-1);
     if (!admin) {
       const by = { created_at: now, created_by_id: SYSTEM_ACTOR.id, created_by_kind: SYSTEM_ACTOR.kind };
-      admin = await insertAgent(tx, { id: deps.ids.make('agt'), name: 'admin', kind: 'human', scopes: [...SCOPES], tool_allowlist: null, ...by });
+      admin = await insertAgent(tx, { id: deps.ids.make('agt'), name: 'admin', kind: 'human', scopes: [...SCOPES], tool_allowlist: null, role: 'owner', ...by });
       await appendEvents(tx, [{ id: deps.ids.make('evt'), type: 'agent.created', subject: admin.id, data: { name: 'admin', kind: 'human', scopes: SCOPES, recovery: true }, ...systemProvenance(now) }]);
     }
     const token = generateToken();

@@ -12,6 +12,8 @@ export interface AuthenticateDeps {
   readonly rate: { readonly limit: number; readonly windowS: number };
   /** When this instance last wrote each token's `last_used_at` (epoch ms); owned by the service instance. */
   readonly lastTouched: Map<string, number>;
+  /** BATON_OIDC_REQUIRED: a human's bearer token is refused unless the system made it. */
+  readonly humansUseSso: boolean;
 }
 
 export interface Authenticated {
@@ -27,12 +29,29 @@ export interface Authenticated {
 export async function authenticate(deps: AuthenticateDeps, authorization: string | undefined, now: Date): Promise<Authenticated> {
   const { db, rate } = deps;
   const tokenHash = bearerHash(authorization);
-  const windowMs = rate.windowS * 1000;
-  const windowStart = Math.floor(now.getTime() / windowMs) * rate.windowS;
+  const windowStart = rateWindowStart(rate.windowS, now);
   const grant = await findGrantAndCount(db, tokenHash, windowStart, now);
   const principal = principalFromGrant(grant, now);
-  const limit = grant?.rate_limit ?? rate.limit;
-  const used = grant?.used ?? 0;
+  if (deps.humansUseSso && principal.kind === 'human' && grant?.token_created_by_kind !== 'system') {
+    throw new BatonError('invalid_token', `Humans sign in through single sign-on on this server (BATON_OIDC_REQUIRED); token ${principal.tokenId} is refused.`, {
+      hint: 'Sign in at /auth/oidc/login; tokens are for agents (and the bootstrap and recovery tokens of the system).',
+    });
+  }
+  return counted(deps, principal, { limit: grant?.rate_limit ?? null, used: grant?.used ?? 0 }, now);
+}
+
+/** The start of the fixed rate window `now` falls in, in epoch seconds. */
+export function rateWindowStart(windowS: number, now: Date): number {
+  return Math.floor(now.getTime() / (windowS * 1000)) * windowS;
+}
+
+/** Checks a request already counted against its token's window and says the budget left; 429 past it. */
+export function counted(deps: AuthenticateDeps, principal: Principal, count: { limit: number | null; used: number }, now: Date): Authenticated {
+  const { db, rate } = deps;
+  const windowMs = rate.windowS * 1000;
+  const windowStart = rateWindowStart(rate.windowS, now);
+  const limit = count.limit ?? rate.limit;
+  const used = count.used;
   const resetS = Math.max(1, Math.ceil((windowStart * 1000 + windowMs - now.getTime()) / 1000));
   const budget: RateBudget = { limit, remaining: Math.max(0, limit - used), windowS: rate.windowS, resetS };
   if (used > limit) {

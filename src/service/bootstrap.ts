@@ -22,7 +22,7 @@ export async function bootstrapAdmin(db: Kysely<DB>, deps: { clock: Clock; ids: 
     const token = deps.token ?? generateToken();
     const agentId = deps.ids.make('agt');
     const by = { created_at: now, created_by_id: SYSTEM_ACTOR.id, created_by_kind: SYSTEM_ACTOR.kind };
-    await insertAgent(tx, { id: agentId, name: 'admin', kind: 'human', scopes: [...SCOPES], tool_allowlist: null, ...by });
+    await insertAgent(tx, { id: agentId, name: 'admin', kind: 'human', scopes: [...SCOPES], tool_allowlist: null, role: 'owner', ...by });
     await appendEvents(tx, [
       { id: deps.ids.make('evt'), type: 'agent.created', subject: agentId, data: { name: 'admin', kind: 'human', scopes: SCOPES, bootstrap: true }, ...systemProvenance(now) },
     ]);

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -9,7 +10,8 @@ import { cursorCodec } from '../operations/shared/cursors.ts';
 import type { Database } from '../store/database.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
-import { type Authenticated, authenticate } from './authenticate.ts';
+import { type Authenticated, authenticate, counted, rateWindowStart } from './authenticate.ts';
+import { authenticateSession, type SignedIn, signIn, signOut, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
@@ -31,8 +33,17 @@ export interface Service {
   readonly clock: Clock;
   /** The instance's tracing (a no-op when off), for the spans adapters start at their seams. */
   readonly tracing: Tracing;
-  /** Resolves the bearer token and counts the request against its rate budget. */
-  authenticate(authorization: string | undefined): Promise<Authenticated>;
+  /**
+   * Resolves the bearer token, or without one the session cookie's secret, and counts the request
+   * against its rate budget (spec/identity.md, "Sessions").
+   */
+  authenticate(authorization: string | undefined, sessionSecret?: string): Promise<Authenticated>;
+  /** Opens a cookie session for a person whose ID token the caller verified (creating them on first sign-in). */
+  signIn(identity: VerifiedIdentity, userAgent: string): Promise<SignedIn>;
+  /** Ends the session of a cookie secret on the server; an unknown or ended one is left alone. */
+  signOut(sessionSecret: string): Promise<void>;
+  /** The key this server signs its own cookies with (the sign-in state, the CSRF secret), the same on every instance. */
+  readonly cookieKey: Buffer;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
   /**
    * Opens a stream operation (`kind: 'stream'`, e.g. events_stream) for one caller. Authorization and
@@ -74,7 +85,8 @@ export interface ServiceDeps {
 export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
   const baseUrl = config.publicUrl;
-  const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>() };
+  const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>(), humansUseSso: config.oidc?.required ?? false };
+  const sessionDeps = { db: database.db, clock, ids: deps.ids, config };
   const reruns = new Map<string, number>();
   const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
@@ -83,7 +95,15 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     clock,
     tracing: deps.tracing,
-    authenticate: (authorization) => authenticate(authenticateDeps, authorization, clock.now()),
+    async authenticate(authorization, sessionSecret) {
+      if (authorization !== undefined || sessionSecret === undefined) return authenticate(authenticateDeps, authorization, clock.now());
+      const now = clock.now();
+      const { principal, used, limit } = await authenticateSession(sessionDeps, sessionSecret, rateWindowStart(config.rateLimit.windowS, now));
+      return counted(authenticateDeps, principal, { used, limit }, now);
+    },
+    signIn: (identity, userAgent) => signIn(sessionDeps, identity, userAgent),
+    signOut: (secret) => signOut(sessionDeps, secret),
+    cookieKey: createHmac('sha256', deps.cursorKey).update('baton cookies').digest(),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
     subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),

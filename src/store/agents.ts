@@ -15,6 +15,7 @@ export interface NewAgentRow {
   external_updated_at?: Date | null;
   disabled?: boolean;
   email?: string | null;
+  role?: 'owner' | 'admin' | 'member' | 'viewer' | null;
   created_at: Date;
   created_by_id: string;
   created_by_kind: string;
@@ -61,6 +62,7 @@ export interface AgentChanges {
   rate_limit?: number | null;
   email?: string | null;
   external_updated_at?: Date | null;
+  role?: 'owner' | 'admin' | 'member' | 'viewer' | null;
 }
 
 export async function updateAgent(

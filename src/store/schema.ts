@@ -15,6 +15,8 @@ export interface AgentsTable {
   /** When the auth provider last changed this human; older deliveries are not applied. */
   external_updated_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   email: Generated<string | null>;
+  /** A human's role (src/domain/roles.ts); null for agents and for humans given scopes one by one. */
+  role: Generated<'owner' | 'admin' | 'member' | 'viewer' | null>;
   version: Generated<number>;
   created_at: Timestamp;
   created_by_id: string;
@@ -312,6 +314,28 @@ export interface SchedulesTable {
   updated_by_kind: string;
 }
 
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  agent_id: string;
+  email: string | null;
+  created_at: Timestamp;
+  last_sign_in_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  token_id: string;
+  agent_id: string;
+  user_agent: string;
+  issuer: string | null;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | null;
+}
+
 export interface DB {
   schedules: SchedulesTable;
   webhooks: WebhooksTable;
@@ -331,4 +355,6 @@ export interface DB {
   comments: CommentsTable;
   artifact_contents: ArtifactContentsTable;
   server_keys: ServerKeysTable;
+  oidc_identities: OidcIdentitiesTable;
+  sessions: SessionsTable;
 }

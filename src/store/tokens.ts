@@ -45,6 +45,8 @@ export interface TokenGrant {
   tool_allowlist: string[] | null;
   disabled: boolean;
   rate_limit: number | null;
+  /** Who made the token: `system` for the bootstrap and recovery tokens. */
+  token_created_by_kind: string;
   /** Requests this token made in the current window, this one included; null when the grant is unusable. */
   used: number | null;
 }
@@ -64,7 +66,7 @@ export async function findGrantAndCount(db: Kysely<DB>, hash: Uint8Array, window
 // Parameters: the token's hash, the rate window's start (epoch seconds), now.
 const FIND_GRANT_AND_COUNT = `
     WITH g AS (
-      SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at,
+      SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
         a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
         a.tool_allowlist, a.disabled, a.rate_limit
       FROM tokens t JOIN agents a ON a.id = t.agent_id
@@ -87,7 +89,7 @@ const FIND_GRANT_AND_COUNT = `
 /** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
 export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {
   const { rows } = await sql<TokenGrant>`
-    SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at,
+    SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
       a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
       a.tool_allowlist, a.disabled, a.rate_limit, NULL::int AS used
     FROM tokens t JOIN agents a ON a.id = t.agent_id

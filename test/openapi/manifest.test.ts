@@ -65,7 +65,8 @@ describe('GET /api/v1 (the capability manifest)', () => {
     const manifest = res.json<Manifest>();
     expect(manifest.you).toMatchObject({ id: reader.id, scopes: ['tasks:read'] });
     expect(manifest.operations.length).toBe(operations.length);
-    for (const op of manifest.operations) expect(op.allowed, op.name).toBe(op.scope === null || op.scope === 'tasks:read');
+    const humanOnly = new Set(operations.filter((op) => op.humanOnly === true).map((op) => op.name));
+    for (const op of manifest.operations) expect(op.allowed, op.name).toBe((op.scope === null || op.scope === 'tasks:read') && !humanOnly.has(op.name));
     expect(manifest.operations.some((op) => op.allowed === false)).toBe(true);
   });
 

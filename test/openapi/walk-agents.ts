@@ -61,6 +61,16 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('POST', `/api/v1/tokens/${rotated.id}/rotate`, { body: { grace_s: -1 } }, 400);
   await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
   await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
+
+  // A person who signed in with single sign-on: their role and sessions (spec/identity.md).
+  const person = await w.t.server.service.signIn({ issuer: 'https://idp.example', subject: 'walker-person', name: 'Walker Person', email: null, roleValues: [] }, 'walker');
+  await call('POST', `/api/v1/agents/${person.agentId}/role`, { body: { role: 'viewer' } }, 200);
+  await call('POST', `/api/v1/agents/${bot.id}/role`, { body: { role: 'viewer' } }, 409);
+  await call('POST', `/api/v1/agents/${person.agentId}/role`, { body: { role: 'boss' } }, 400);
+  await call('GET', `/api/v1/sessions?agent_id=${person.agentId}`, {}, 200);
+  await call('GET', '/api/v1/sessions', {}, 200);
+  await call('DELETE', `/api/v1/sessions/${person.sessionId}`, {}, 200);
+  await call('DELETE', '/api/v1/sessions/ses_01JZZZZZZZZZZZZZZZZZZZZZZZ', {}, 404);
   await call('DELETE', `/api/v1/tokens/${UNKNOWN.token}`, {}, 404);
   await call('DELETE', '/api/v1/tokens/not-a-token', {}, 400);
   await call('DELETE', `/api/v1/tokens/${token.id}`, { token: who.reader.token }, 403);

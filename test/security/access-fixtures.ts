@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MEMBER_SCOPES, SCOPES, type PrincipalKind, type Scope } from '../../src/domain/scopes.ts';
+import { ROLE_SCOPES } from '../../src/domain/roles.ts';
 import type { OwnedObject, TablePrincipal } from '../../src/operations/authorization-table.ts';
 import type { TestServer } from '../harness.ts';
 
@@ -22,6 +23,7 @@ const NOT_ADMIN = SCOPES.filter((s) => s !== 'agents:admin');
 const PRINCIPAL_SCOPES: Record<TablePrincipal, { kind: PrincipalKind; scopes: readonly Scope[] }> = {
   human_admin: { kind: 'human', scopes: SCOPES },
   human_member: { kind: 'human', scopes: MEMBER_SCOPES },
+  human_viewer: { kind: 'human', scopes: ROLE_SCOPES.viewer },
   agent: { kind: 'agent', scopes: NOT_ADMIN },
   agent_admin: { kind: 'agent', scopes: SCOPES },
 };

@@ -4,6 +4,7 @@ import { SCOPES, type Scope } from '../../src/domain/scopes.ts';
 import {
   AUTHORIZATION_TABLE,
   type Cell,
+  cellOf,
   type OwnedObject,
   ownership,
   TABLE_PRINCIPALS,
@@ -113,9 +114,9 @@ async function mismatches(operation: Operation): Promise<string[]> {
   const found: string[] = [];
   for (const [i, access] of cases.entries()) {
     const request = requests[i] as AccessRequest;
-    const callers: [string, Actor, Record<'own' | 'others', Cell>][] = TABLE_PRINCIPALS.map((who) => [who.replace('_', ' '), actors.get(who) as Actor, ownership(access.cells[who])]);
+    const callers: [string, Actor, Record<'own' | 'others', Cell>][] = TABLE_PRINCIPALS.map((who) => [who.replace('_', ' '), actors.get(who) as Actor, ownership(cellOf(access, who, operation.scope))]);
     const scope = access.scope ?? operation.scope;
-    callers.push([`agent without ${scope ?? 'scopes'}`, scopeless.get(scope) as Actor, { own: null, others: withoutScope(scope) }]);
+    callers.push([`agent without ${scope ?? 'scopes'}`, scopeless.get(scope) as Actor, { own: null, others: scope === null ? ownership(cellOf(access, 'agent', null)).others : withoutScope(scope) }]);
     for (const [who, caller, cells] of callers) {
       for (const whose of access.object === null ? (['others'] as const) : (['own', 'others'] as const)) {
         const cell = cells[whose];
@@ -148,7 +149,7 @@ describe('the authorization table', () => {
     const page = await t.request('GET', '/spec/api.md');
     expect(page.body).not.toContain('<!-- generated:authorization -->');
     const lines = page.body.split('\n');
-    expect(operations.filter((op) => !lines.some((line) => line.startsWith(`| \`${op.name}\` |`) && line.split('|').length === 8)).map((op) => op.name)).toEqual([]);
+    expect(operations.filter((op) => !lines.some((line) => line.startsWith(`| \`${op.name}\` |`) && line.split('|').length === 9)).map((op) => op.name)).toEqual([]);
   });
 
   it("has a request for each of a row's cases", () => {

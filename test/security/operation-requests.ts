@@ -27,6 +27,9 @@ export interface Fixtures {
   readonly comment: string;
   /** A task whose only attempt failed: in the dead-letter. */
   readonly deadTask: string;
+  /** A person who signed in with single sign-on (a member), and their live session. */
+  readonly person: string;
+  readonly session: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -80,6 +83,9 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens_create': (fx) => ({ params: { id: fx.agent }, body: { machine: `m-${randomUUID().slice(0, 8)}` } }),
   'tokens_list': (fx) => ({ params: { id: fx.agent } }),
   'tokens_revoke': (fx) => ({ params: { id: fx.token } }),
+  'agents_set_role': (fx) => ({ params: { id: fx.person }, body: { role: 'viewer' } }),
+  'sessions_list': (fx) => ({ query: `agent_id=${fx.person}` }),
+  'sessions_revoke': (fx) => ({ params: { id: fx.session } }),
   'artifacts_create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
   'artifacts_get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
   'webhooks_list': () => ({}),
@@ -118,7 +124,8 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const comment = await ok(t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'fixture comment' } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
-  return { task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id };
+  const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -1,4 +1,7 @@
-/** The one way the app talks to Baton: bearer token from sessionStorage, problems as `ApiProblem`. */
+/**
+ * The one way the app talks to Baton: the session cookie (single sign-on) with its CSRF token, or a
+ * pasted bearer token from sessionStorage; problems as `ApiProblem`.
+ */
 
 const TOKEN_KEY = 'baton.token';
 export const API = '/api/v1';
@@ -48,8 +51,34 @@ export function handleUnauthorized(handler: (problem: Problem) => void): void {
   onUnauthorized = handler;
 }
 
+/** What GET /auth/session says: the provider to offer, the cookie's session, and its CSRF token. */
+export interface AuthState {
+  oidc: { name: string; login_url: string; required: boolean } | null;
+  session: { id: string; principal_id: string } | null;
+  csrf_token: string | null;
+}
+
+let csrfToken: string | null = null;
+
+/** Asks the server whether this browser has a session cookie (HttpOnly, so only the server can tell), and keeps its CSRF token. */
+export async function readAuthState(): Promise<AuthState> {
+  const res = await fetch('/auth/session', { headers: { accept: 'application/json' } });
+  const state = res.ok ? ((await res.json()) as AuthState) : { oidc: null, session: null, csrf_token: null };
+  csrfToken = state.csrf_token;
+  return state;
+}
+
+/** Ends the cookie session on the server (a pasted token is simply forgotten). */
+export async function endCookieSession(): Promise<void> {
+  if (csrfToken === null) return;
+  await fetch('/auth/logout', { method: 'POST', headers: { 'x-csrf-token': csrfToken } }).catch(() => undefined);
+  csrfToken = null;
+}
+
+/** A pasted token wins; otherwise the cookie goes by itself and writes carry the CSRF token. */
 export function authHeaders(token = getToken()): Record<string, string> {
-  return token ? { authorization: `Bearer ${token}` } : {};
+  if (token) return { authorization: `Bearer ${token}` };
+  return csrfToken ? { 'x-csrf-token': csrfToken } : {};
 }
 
 export interface WriteOptions {

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, get, getAll, getToken, handleUnauthorized, type Problem, setToken } from './api.ts';
+import { ApiProblem, type AuthState, endCookieSession, get, getAll, getToken, handleUnauthorized, type Problem, readAuthState, setToken } from './api.ts';
 import { Feed } from './live.ts';
 import { can, SessionContext, type Session } from './session.ts';
 import { Shell } from './shell.tsx';
@@ -8,10 +8,11 @@ import { SignIn } from './sign-in.tsx';
 import type { Agent, Manifest, Whoami } from './types.ts';
 import './styles.css';
 
-async function openSession(token: string): Promise<Session> {
-  const whoami = await get<Whoami>('/whoami', token);
-  setToken(token);
-  const manifest = (await (await fetch('/api/v1')).json()) as Manifest;
+/** Opens the app with a pasted token, or with the session cookie when `token` is null. */
+async function openSession(token: string | null): Promise<Session> {
+  const whoami = await get<Whoami>('/whoami', token ?? undefined);
+  if (token) setToken(token);
+  const manifest = (await (await fetch('/api/v1', token ? { headers: { authorization: `Bearer ${token}` } } : {})).json()) as Manifest;
   const names = new Map<string, string>([[whoami.principal.id, whoami.principal.name]]);
   if (can({ whoami }, 'agents_list')) {
     for (const agent of (await getAll<Agent>('/agents')).data) names.set(agent.id, agent.name);
@@ -30,9 +31,10 @@ async function openSession(token: string): Promise<Session> {
 function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [checking, setChecking] = useState(() => getToken() !== null);
+  const [checking, setChecking] = useState(true);
+  const [auth, setAuth] = useState<AuthState | null>(null);
 
-  const signIn = async (token: string) => {
+  const signIn = async (token: string | null) => {
     try {
       setSession(await openSession(token));
       setProblem(null);
@@ -48,16 +50,24 @@ function App() {
     });
     setToken(null);
     setProblem(why);
+    // The cookie session ends on the server too; then the sign-in page learns it is gone.
+    void endCookieSession().then(readAuthState).then(setAuth);
   };
 
   useEffect(() => {
-    handleUnauthorized((p) => signOut({ ...p, title: 'You have been signed out: this token is no longer accepted' }));
+    handleUnauthorized((p) => signOut({ ...p, title: 'You have been signed out: this session or token is no longer accepted' }));
     const stored = getToken();
-    if (stored) void signIn(stored).finally(() => setChecking(false));
+    void readAuthState()
+      .then(async (state) => {
+        setAuth(state);
+        if (stored) await signIn(stored);
+        else if (state.session) await signIn(null);
+      })
+      .finally(() => setChecking(false));
   }, []);
 
   if (checking) return <p class="loading">Signing in…</p>;
-  if (!session) return <SignIn onSubmit={signIn} problem={problem} />;
+  if (!session) return <SignIn onSubmit={signIn} problem={problem} oidc={auth?.oidc ?? null} />;
   return (
     <SessionContext.Provider value={session}>
       <Shell onSignOut={() => signOut(null)} />

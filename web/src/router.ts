@@ -10,6 +10,7 @@ export type Route =
   | { page: 'fleet' }
   | { page: 'activity'; search: string }
   | { page: 'dead-letter' }
+  | { page: 'sessions' }
   | { page: 'missing' };
 
 export function parseRoute(path: string, search = ''): Route {
@@ -19,6 +20,7 @@ export function parseRoute(path: string, search = ''): Route {
   if (path === '/dead-letter') return { page: 'dead-letter' };
   if (path === '/approvals') return { page: 'approvals' };
   if (path === '/agents') return { page: 'agents' };
+  if (path === '/sessions') return { page: 'sessions' };
   const task = /^\/tasks\/([\w-]+)$/.exec(path);
   if (task?.[1]) return { page: 'task', id: task[1] };
   const agent = /^\/agents\/([\w-]+)$/.exec(path);

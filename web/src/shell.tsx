@@ -11,6 +11,7 @@ import { DeadLetter } from './views/dead-letter.tsx';
 import { Fleet } from './views/fleet.tsx';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
+import { Sessions } from './views/sessions.tsx';
 import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { Approval, Task } from './types.ts';
@@ -77,6 +78,8 @@ function page(route: Route) {
       return <Activity search={route.search} />;
     case 'dead-letter':
       return <DeadLetter />;
+    case 'sessions':
+      return <Sessions />;
     case 'missing':
       return (
         <section class="page">
@@ -178,9 +181,15 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           <span class={`live live-${mode}`} role="status" title="How this page receives changes">
             {MODE_TEXT[mode]}
           </span>
-          <span class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}`}>
-            {whoami.principal.name}
-          </span>
+          {whoami.principal.kind === 'human' ? (
+            <a href="/sessions" class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}: your sessions`}>
+              {whoami.principal.name}
+            </a>
+          ) : (
+            <span class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}`}>
+              {whoami.principal.name}
+            </span>
+          )}
           <button type="button" class="button-quiet" onClick={onSignOut}>
             Sign out
           </button>

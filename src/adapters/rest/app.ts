@@ -16,6 +16,8 @@ import { buildCompactManifest, buildManifest, manifestView } from '../manifest.t
 import { registerMetrics } from '../metrics.ts';
 import { registerArtifactContentRoute } from './artifact-content.ts';
 import { registerCronRoute } from './cron.ts';
+import { registerCookies, sessionSecret } from '../identity/cookies.ts';
+import { registerIdentityRoutes } from '../identity/routes.ts';
 import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
@@ -93,6 +95,9 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
     globalDecompression: false,
   });
 
+  // Cookies and the CSRF check of cookie-authenticated writes, before any route (spec/identity.md).
+  await registerCookies(app, service);
+
   // Declared up front, so setting them does not change each request object's shape.
   app.decorateRequest('operationName', undefined);
   app.decorateRequest('principalId', undefined);
@@ -157,7 +162,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
     return reply.type('application/json; charset=utf-8').send(openapi);
   });
   app.get(API_PREFIX, async (request, reply) => {
-    const caller = request.headers.authorization ? await service.authenticate(request.headers.authorization) : undefined;
+    const secret = sessionSecret(request);
+    const caller = request.headers.authorization || secret ? await service.authenticate(request.headers.authorization, secret) : undefined;
     if (caller) reply.headers(rateLimitHeaders(caller.budget));
     const principal = caller?.principal;
     const view = manifestView((request.query as { view?: string }).view, principal);
@@ -170,6 +176,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
     return { status: 'ready' };
   });
   registerCronRoute(app, service, options.runMaintenance);
+  registerIdentityRoutes(app, service);
   await registerInboundRoutes(app, service);
   const pages = await loadSpecPages(service);
   registerDocs(app, service, pages);
@@ -197,6 +204,9 @@ function fromFastifyError(error: FastifyError | BatonError): BatonError {
       break;
   }
   // JSON syntax errors and prototype-poisoning refusals arrive as plain 400s from the body parser.
+  if (error.code === 'FST_CSRF_MISSING_SECRET' || error.code === 'FST_CSRF_INVALID_TOKEN') {
+    return new BatonError('csrf_failed', 'A write with the session cookie came without a valid x-csrf-token header (a cross-site request, or a page from before the session began).');
+  }
   if (error.statusCode === 400 && (error instanceof SyntaxError || /JSON|prototype/i.test(error.message))) {
     return new BatonError('malformed_json', `The body is not valid JSON: ${error.message}`);
   }

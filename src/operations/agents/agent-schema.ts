@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PRINCIPAL_KINDS, type ActorKind, SCOPES } from '../../domain/scopes.ts';
+import { ROLES } from '../../domain/roles.ts';
 import { idPattern } from '../../ids.ts';
 import type { AgentRow } from '../../store/agents.ts';
 import type { TokenRow } from '../../store/tokens.ts';
@@ -15,6 +16,7 @@ export const agentOutput = z.object({
   id: z.string(),
   name: z.string(),
   kind: z.enum(PRINCIPAL_KINDS),
+  role: z.enum(ROLES).nullable().describe("A human's role; null for agents."),
   scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
   tool_allowlist: z.array(z.string()).max(100).nullable().describe('Operation names this principal may call; null: any its scopes allow.'),
   disabled: z.boolean(),
@@ -31,6 +33,7 @@ export function toAgent(row: AgentRow) {
     id: row.id,
     name: row.name,
     kind: row.kind,
+    role: row.role,
     scopes: SCOPES.filter((s) => row.scopes.includes(s)),
     tool_allowlist: row.tool_allowlist,
     disabled: row.disabled,

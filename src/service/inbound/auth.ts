@@ -84,6 +84,7 @@ function newHuman(externalId: string, state: { name: string; email: string | nul
     name: state.name,
     kind: 'human' as const,
     scopes: [...MEMBER_SCOPES],
+    role: 'member' as const,
     tool_allowlist: null,
     external_id: externalId,
     external_updated_at: state.at,

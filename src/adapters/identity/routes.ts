@@ -1,0 +1,150 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import * as oidc from 'openid-client';
+import type { OidcConfig } from '../../config.ts';
+import { BatonError } from '../../errors.ts';
+import type { Service } from '../../service/service.ts';
+import { sendProblem } from '../rest/problem.ts';
+import { cookieBase, CSRF_HEADER, SESSION_COOKIE, sessionSecret } from './cookies.ts';
+import { safeReturnTo } from './return-to.ts';
+
+/** The sign-in in progress: state, nonce and PKCE verifier, in a signed cookie that only the callback reads. */
+const LOGIN_COOKIE = 'baton_oidc';
+const LOGIN_PATH = '/auth/oidc';
+/** How long a person may take at the provider before the callback is refused. */
+const LOGIN_TTL_MS = 10 * 60_000;
+
+interface LoginState {
+  readonly state: string;
+  readonly nonce: string;
+  readonly verifier: string;
+  readonly returnTo: string;
+  /** When the sign-in started (epoch ms, the server's clock). */
+  readonly at: number;
+}
+
+/**
+ * Single sign-on and the web app's session (spec/identity.md): GET /auth/oidc/login starts the
+ * authorization code flow with PKCE, state and nonce; GET /auth/oidc/callback checks the answer
+ * with openid-client (state, `iss`, nonce, the ID token's signature and times), opens a session
+ * and sets its cookie; GET /auth/session tells the app whether it is signed in (and its CSRF
+ * token); POST /auth/logout ends the session on the server.
+ */
+export function registerIdentityRoutes(app: FastifyInstance, service: Service): void {
+  const provider = service.config.oidc;
+  const redirectUri = `${service.baseUrl}${LOGIN_PATH}/callback`;
+  // Discovered once per app, again after a failure: the provider's metadata, not a cache of anyone's data.
+  let discovered: Promise<oidc.Configuration> | undefined;
+  const configuration = async (conf: OidcConfig): Promise<oidc.Configuration> => {
+    discovered ??= oidc.discovery(new URL(conf.issuer), conf.clientId, conf.clientSecret, undefined, insecureLoopback(conf.issuer) ? { execute: [oidc.allowInsecureRequests] } : {});
+    const found = await discovered.catch((error: unknown) => {
+      discovered = undefined;
+      throw new BatonError('unavailable', `The OpenID provider ${conf.issuer} could not be discovered: ${messageOf(error)}`, { headers: { 'retry-after': '5' } });
+    });
+    // The ID token's times are checked against this server's clock (the injectable one), not the process's.
+    const skew = Math.round((service.clock.now().getTime() - Date.now()) / 1000);
+    const config = new oidc.Configuration(found.serverMetadata(), conf.clientId, { client_secret: conf.clientSecret, [oidc.clockSkew]: skew });
+    if (insecureLoopback(conf.issuer)) oidc.allowInsecureRequests(config);
+    return config;
+  };
+  const fail = (reply: FastifyReply, request: FastifyRequest, error: unknown) =>
+    sendProblem(reply, error instanceof BatonError ? error : new BatonError('sign_in_failed', messageOf(error)), service, request.id);
+
+  app.get(`${LOGIN_PATH}/login`, async (request, reply) => {
+    try {
+      if (!provider) throw new BatonError('not_configured', 'Single sign-on is off on this server: set BATON_OIDC_ISSUER, BATON_OIDC_CLIENT_ID and BATON_OIDC_CLIENT_SECRET.');
+      const returnTo = safeReturnTo((request.query as { return_to?: unknown }).return_to, service.baseUrl);
+      const config = await configuration(provider);
+      const login: LoginState = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier(), returnTo, at: service.clock.now().getTime() };
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope: 'openid profile email',
+        state: login.state,
+        nonce: login.nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(login.verifier),
+        code_challenge_method: 'S256',
+      });
+      reply.setCookie(LOGIN_COOKIE, JSON.stringify(login), { ...cookieBase(service), path: LOGIN_PATH, signed: true, maxAge: LOGIN_TTL_MS / 1000 });
+      return reply.redirect(url.href, 302);
+    } catch (error) {
+      return fail(reply, request, error);
+    }
+  });
+
+  app.get(`${LOGIN_PATH}/callback`, async (request, reply) => {
+    // One use: the cookie goes whatever happens, so a replayed callback finds no sign-in to finish.
+    const login = readLogin(request);
+    reply.clearCookie(LOGIN_COOKIE, { ...cookieBase(service), path: LOGIN_PATH });
+    try {
+      if (!provider) throw new BatonError('not_configured', 'Single sign-on is off on this server.');
+      if (!login) throw new BatonError('sign_in_failed', 'No sign-in is in progress in this browser (or it was tampered with); start again.');
+      if (service.clock.now().getTime() - login.at > LOGIN_TTL_MS) throw new BatonError('sign_in_failed', 'The sign-in took longer than 10 minutes; start again.');
+      const config = await configuration(provider);
+      const current = new URL(request.url, service.baseUrl);
+      const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: true });
+      const claims = tokens.claims();
+      if (!claims) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
+      const email = typeof claims.email === 'string' ? claims.email : null;
+      const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? claims.sub;
+      const roleClaim = claims[provider.roleClaim];
+      const roleValues = Array.isArray(roleClaim) ? roleClaim.filter((v): v is string => typeof v === 'string') : typeof roleClaim === 'string' ? [roleClaim] : [];
+      const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, roleValues }, request.headers['user-agent'] ?? '');
+      reply.setCookie(SESSION_COOKIE, signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
+      return reply.redirect(login.returnTo, 303);
+    } catch (error) {
+      return fail(reply, request, error);
+    }
+  });
+
+  app.get('/auth/session', async (request, reply) => {
+    const offer = provider ? { name: provider.name, login_url: `${LOGIN_PATH}/login`, required: provider.required } : null;
+    const secret = sessionSecret(request);
+    const caller = secret === undefined ? undefined : await service.authenticate(undefined, secret).catch(() => undefined);
+    if (secret !== undefined && !caller) reply.clearCookie(SESSION_COOKIE, cookieBase(service));
+    reply.header('cache-control', 'no-store');
+    if (!caller || secret === undefined) return { oidc: offer, session: null, csrf_token: null };
+    return {
+      oidc: offer,
+      session: { id: caller.principal.sessionId, principal_id: caller.principal.id },
+      csrf_token: reply.generateCsrf({ userInfo: secret }),
+      csrf_header: CSRF_HEADER,
+    };
+  });
+
+  // CSRF-checked by the cookie hook like every cookie-authenticated write.
+  app.post('/auth/logout', async (request, reply) => {
+    const secret = sessionSecret(request);
+    if (secret !== undefined) await service.signOut(secret);
+    reply.clearCookie(SESSION_COOKIE, cookieBase(service));
+    return reply.code(204).send();
+  });
+}
+
+function readLogin(request: FastifyRequest): LoginState | undefined {
+  const raw = request.cookies[LOGIN_COOKIE];
+  if (!raw) return undefined;
+  const unsigned = request.unsignCookie(raw);
+  if (!unsigned.valid || unsigned.value === null) return undefined;
+  try {
+    const value = JSON.parse(unsigned.value) as Partial<LoginState>;
+    if (typeof value.state !== 'string' || typeof value.nonce !== 'string' || typeof value.verifier !== 'string' || typeof value.returnTo !== 'string' || typeof value.at !== 'number') return undefined;
+    return value as LoginState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Plain HTTP is allowed only to a provider on this machine (development and tests); anywhere else the issuer must be https. */
+function insecureLoopback(issuer: string): boolean {
+  const url = new URL(issuer);
+  return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/** openid-client's errors carry the provider's `error` and `error_description`; say them. */
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { error?: unknown; error_description?: unknown });
+  const provider = typeof cause.error === 'string' ? ` (${cause.error}${typeof cause.error_description === 'string' ? `: ${cause.error_description}` : ''})` : '';
+  // "invalid response encountered" says little; its cause names the check (state, iss, exp…).
+  const why = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${why}${provider}`;
+}

@@ -1,0 +1,133 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Principal } from '../domain/principal.ts';
+import { ROLE_SCOPES, type Role } from '../domain/roles.ts';
+import { SCOPES } from '../domain/scopes.ts';
+import { BatonError } from '../errors.ts';
+import type { Ids } from '../ids.ts';
+import { principalFromGrant } from '../operations/shared/grants.ts';
+import { findAgent, insertAgent, updateAgent } from '../store/agents.ts';
+import { appendEvents, type NewEventRow } from '../store/events.ts';
+import type { DB } from '../store/schema.ts';
+import { endSession, findIdentity, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
+import { findGrantAndCount, insertToken } from '../store/tokens.ts';
+import { systemProvenance } from './bootstrap.ts';
+
+/** The cookie secret's form: not a `bat_` token, so it is refused as a bearer without a lookup. */
+const SECRET = /^bses_[A-Za-z0-9_-]{43}$/;
+
+/** What a verified ID token says about the person signing in. */
+export interface VerifiedIdentity {
+  readonly issuer: string;
+  readonly subject: string;
+  readonly name: string;
+  readonly email: string | null;
+  /** The values of the configured role claim (BATON_OIDC_ROLE_CLAIM). */
+  readonly roleValues: readonly string[];
+}
+
+export interface SignedIn {
+  /** The cookie's value; shown once, stored only as its SHA-256. */
+  readonly secret: string;
+  readonly sessionId: string;
+  readonly agentId: string;
+}
+
+export interface SessionDeps {
+  readonly db: Kysely<DB>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly config: Config;
+}
+
+/**
+ * Opens a session for a person the provider vouched for, in one transaction: the first sign-in of
+ * an issuer+subject makes the human (role from the claim map, else the default) and links it; a
+ * disabled person is refused. Writes `agent.created` (by the system) and `session.signed_in` (by
+ * the person, through the new session's token).
+ */
+export async function signIn(deps: SessionDeps, who: VerifiedIdentity, userAgent: string): Promise<SignedIn> {
+  const { oidc, session } = deps.config;
+  return deps.db.transaction().execute(async (tx) => {
+    const now = deps.clock.now();
+    const events: NewEventRow[] = [];
+    const linked = await findIdentity(tx, who.issuer, who.subject);
+    let agent = linked ? await findAgent(tx, linked.agent_id) : undefined;
+    if (!agent) {
+      const role = roleFor(who.roleValues, oidc?.roleMap ?? [], oidc?.defaultRole ?? 'member');
+      const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
+      agent = await insertAgent(tx, { id: deps.ids.make('agt'), name: who.name, kind: 'human', scopes: [...ROLE_SCOPES[role]], tool_allowlist: null, email: who.email, role, ...by });
+      await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
+      events.push({ id: deps.ids.make('evt'), type: 'agent.created', subject: agent.id, data: { name: who.name, kind: 'human', role, scopes: ROLE_SCOPES[role], via: 'oidc', issuer: who.issuer }, ...systemProvenance(now) });
+    } else {
+      if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`);
+      await touchIdentity(tx, who.issuer, who.subject, who.email, now);
+      if (who.email !== null && who.email !== agent.email) await updateAgent(tx, agent.id, { email: who.email, updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' });
+    }
+    const secret = `bses_${randomBytes(32).toString('base64url')}`;
+    const sessionId = deps.ids.make('ses');
+    const tokenId = deps.ids.make('tok');
+    const machine = `session:${sessionId}`;
+    const expiresAt = new Date(now.getTime() + session.absoluteS * 1000);
+    // Every scope on the token: the person's scopes (their role's) govern, and a role change applies at the next request.
+    await insertToken(tx, {
+      id: tokenId, agent_id: agent.id, machine, token_hash: secretHash(secret), token_prefix: 'session', scopes: [...SCOPES],
+      expires_at: expiresAt, created_at: now, created_by_id: agent.id, created_by_kind: 'human',
+    });
+    await insertSession(tx, { id: sessionId, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
+    events.push({
+      id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, expires_at: expiresAt.toISOString() },
+      actor_id: agent.id, actor_kind: 'human', token_id: tokenId, machine, idempotency_key: null, created_at: now,
+    });
+    await appendEvents(tx, events);
+    return { secret, sessionId, agentId: agent.id };
+  });
+}
+
+/** The first role whose claim value the person carries, in the map's order; else the default. */
+export function roleFor(values: readonly string[], map: readonly (readonly [string, Role])[], fallback: Role): Role {
+  return map.find(([value]) => values.includes(value))?.[1] ?? fallback;
+}
+
+/**
+ * The principal a session cookie stands for, counted against its token's rate window like a
+ * bearer token. Refused (401 `invalid_token`) once the session was signed out or revoked, passed
+ * its absolute timeout (its token's expiry) or its idle timeout, or its person was disabled —
+ * checked on every request, so a change applies at the next one.
+ */
+export async function authenticateSession(deps: SessionDeps, secret: string, windowStart: number): Promise<{ principal: Principal; used: number; limit: number | null }> {
+  if (!SECRET.test(secret)) throw new BatonError('invalid_token', 'The session cookie is not a Baton session; sign in again.');
+  const now = deps.clock.now();
+  const grant = await findGrantAndCount(deps.db, secretHash(secret), windowStart, now);
+  const session = grant ? await findSessionByToken(deps.db, grant.token_id) : undefined;
+  if (!grant || !session) throw new BatonError('invalid_token', 'No such session; sign in again.');
+  if (session.ended_at) throw new BatonError('invalid_token', `Session ${session.id} ended (${session.end_reason ?? 'ended'}); sign in again.`);
+  const principal = principalFromGrant(grant, now);
+  if (session.last_seen_at.getTime() + deps.config.session.idleS * 1000 <= now.getTime()) {
+    await deps.db.transaction().execute((tx) => endSession(tx, session.id, 'idle', now));
+    throw new BatonError('invalid_token', `Session ${session.id} was idle for ${deps.config.session.idleS} s; sign in again.`);
+  }
+  await touchSession(deps.db, session.id, now);
+  return { principal: { ...principal, sessionId: session.id }, used: grant.used ?? 0, limit: grant.rate_limit };
+}
+
+/** Ends the cookie's session on the server (`session.signed_out`, by its person); a session already over is left as it is. */
+export async function signOut(deps: SessionDeps, secret: string): Promise<void> {
+  if (!SECRET.test(secret)) return;
+  const session = await findSessionBySecretHash(deps.db, secretHash(secret));
+  if (!session) return;
+  await deps.db.transaction().execute(async (tx) => {
+    const now = deps.clock.now();
+    const ended = await endSession(tx, session.id, 'signed_out', now);
+    if (!ended) return;
+    await appendEvents(tx, [
+      { id: deps.ids.make('evt'), type: 'session.signed_out', subject: session.id, data: { agent_id: session.agent_id }, actor_id: session.agent_id, actor_kind: 'human', token_id: session.token_id, machine: session.machine, idempotency_key: null, created_at: now },
+    ]);
+  });
+}
+
+function secretHash(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}

@@ -1,0 +1,71 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Tx } from './connection.ts';
+import type { DB, OidcIdentitiesTable, SessionsTable } from './schema.ts';
+
+export type SessionRow = Selectable<SessionsTable>;
+export type OidcIdentityRow = Selectable<OidcIdentitiesTable>;
+type EndReason = NonNullable<SessionRow['end_reason']>;
+
+export async function findIdentity(tx: Tx, issuer: string, subject: string): Promise<OidcIdentityRow | undefined> {
+  return tx.selectFrom('oidc_identities').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).forUpdate().executeTakeFirst();
+}
+
+export async function insertIdentity(tx: Tx, row: OidcIdentityRow): Promise<void> {
+  await tx.insertInto('oidc_identities').values(row).execute();
+}
+
+export async function touchIdentity(tx: Tx, issuer: string, subject: string, email: string | null, now: Date): Promise<void> {
+  await tx.updateTable('oidc_identities').set({ email, last_sign_in_at: now }).where('issuer', '=', issuer).where('subject', '=', subject).execute();
+}
+
+export async function insertSession(tx: Tx, row: Omit<SessionRow, 'ended_at' | 'end_reason'>): Promise<void> {
+  await tx.insertInto('sessions').values(row).execute();
+}
+
+/** The session whose cookie secret has this hash, if any. */
+export async function findSessionBySecretHash(db: Kysely<DB>, hash: Uint8Array): Promise<(SessionRow & { machine: string }) | undefined> {
+  return db.selectFrom('sessions as s').innerJoin('tokens as t', 't.id', 's.token_id').selectAll('s').select('t.machine').where('t.token_hash', '=', hash).executeTakeFirst();
+}
+
+/** The session a token backs, if any. */
+export async function findSessionByToken(db: Kysely<DB>, tokenId: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('sessions').selectAll().where('token_id', '=', tokenId).executeTakeFirst();
+}
+
+export async function lockSession(tx: Tx, id: string): Promise<SessionRow | undefined> {
+  return tx.selectFrom('sessions').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Records a request on a session, at most once a minute (the idle timeout is counted in minutes),
+ * so reads stay cheap.
+ */
+export async function touchSession(db: Kysely<DB>, id: string, now: Date): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ last_seen_at: now })
+    .where('id', '=', id)
+    .where('last_seen_at', '<', new Date(now.getTime() - 60_000))
+    .execute();
+}
+
+/** Ends a live session and revokes its token; answers the row, or undefined when it had ended. */
+export async function endSession(tx: Tx, id: string, reason: EndReason, now: Date): Promise<SessionRow | undefined> {
+  const row = await tx.updateTable('sessions').set({ ended_at: now, end_reason: reason }).where('id', '=', id).where('ended_at', 'is', null).returningAll().executeTakeFirst();
+  if (row) await tx.updateTable('tokens').set({ revoked_at: now }).where('id', '=', row.token_id).where('revoked_at', 'is', null).execute();
+  return row;
+}
+
+/** A person's sessions, newest first; `limit + 1` rows for has_more. Live ones only unless `ended`. */
+export async function listSessions(db: Kysely<DB>, q: { agentId: string; beforeId: string | undefined; limit: number; now: Date }): Promise<SessionRow[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('agent_id', '=', q.agentId)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', q.now)
+    .$if(q.beforeId !== undefined, (qb) => qb.where('id', '<', q.beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(q.limit + 1)
+    .execute();
+}

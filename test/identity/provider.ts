@@ -1,0 +1,57 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+/** A person the test provider knows, by login name (their subject). */
+export interface TestAccount {
+  readonly name: string;
+  readonly email: string;
+  readonly groups: readonly string[];
+}
+
+export interface TestProvider {
+  /** http://127.0.0.1:<port>: the issuer, and where its discovery document is. */
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A real OpenID provider (oidc-provider) on a free port, with one confidential client `baton`
+ * allowed to return to `redirectUri`, PKCE required, the `groups` claim in the ID token, and its
+ * development login and consent pages (any password).
+ */
+export async function startProvider(options: { redirectUri: string; accounts: Record<string, TestAccount>; idTokenTtlS?: number }): Promise<TestProvider> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const clientId = 'baton';
+  const clientSecret = 'baton-test-client-secret';
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
+    pkce: { required: () => true },
+    claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email'] },
+    // The claims go in the ID token itself (Baton reads no userinfo).
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, sub) => {
+      const account = options.accounts[sub];
+      return account ? { accountId: sub, claims: () => ({ sub, name: account.name, email: account.email, groups: [...account.groups] }) } : undefined;
+    },
+    ttl: { IdToken: options.idTokenTtlS ?? 3600 },
+    cookies: { keys: ['oidc-provider-test-cookie-key'] },
+    features: { devInteractions: { enabled: true } },
+  });
+  const handle = provider.callback();
+  server.on('request', (request, response) => void handle(request, response));
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,241 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Clock } from '../../src/clock.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { startProvider, type TestProvider } from '../identity/provider.ts';
+import { WAIT } from './browser.ts';
+
+/**
+ * Single sign-on end to end (spec/identity.md): Chromium, a listening Baton, and real OpenID
+ * providers (oidc-provider) started here. The ID token lives 60 s; Baton's clock is the test's.
+ */
+
+let offsetMs = 0;
+const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+let t: TestServer;
+let idp: TestProvider;
+let other: TestProvider;
+let browser: Browser;
+let base: string;
+
+const ACCOUNTS = {
+  ada: { name: 'Ada Lovelace', email: 'ada@example.com', groups: ['baton-admins'] },
+  bob: { name: 'Bob Builder', email: 'bob@example.com', groups: ['staff'] },
+  eve: { name: 'Eve Early', email: 'eve@example.com', groups: [] },
+};
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  const redirectUri = `${base}/auth/oidc/callback`;
+  idp = await startProvider({ redirectUri, accounts: ACCOUNTS, idTokenTtlS: 60 });
+  other = await startProvider({ redirectUri, accounts: ACCOUNTS });
+  t = await startTestServer(
+    {
+      publicUrl: base,
+      oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, name: 'Test IdP', roleClaim: 'groups', roleMap: [['baton-admins', 'admin']], defaultRole: 'member', required: false },
+    },
+    { clock },
+  );
+  await t.app.listen({ port, host: '127.0.0.1' });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+}, 120_000);
+
+afterAll(async () => {
+  await browser.close();
+  t.app.server.closeAllConnections();
+  await t.close();
+  await idp.close();
+  await other.close();
+});
+
+/** Logs in at the provider's development pages (any password) and consents, until the browser is back at Baton. */
+async function atProvider(page: Page, login: string): Promise<void> {
+  for (let step = 0; step < 4 && !page.url().startsWith(base); step++) {
+    const field = page.locator('input[name=login]');
+    if (await field.isVisible()) {
+      await field.fill(login);
+      await page.fill('input[name=password]', 'any');
+      await Promise.all([page.waitForURL((url) => !url.href.includes('/login'), WAIT).catch(() => undefined), page.click('button[type=submit]')]);
+    } else {
+      await Promise.all([page.waitForURL((url) => url.href.startsWith(base) || url.href.includes('/interaction/'), WAIT).catch(() => undefined), page.click('button[type=submit]')]);
+    }
+    await page.waitForLoadState();
+  }
+}
+
+/** Signs in through the provider from `start`; answers the callback URL the provider sent the browser to (already visited). */
+async function through(page: Page, login: string, start = `${base}/auth/oidc/login`): Promise<string> {
+  let callback = '';
+  const seen = (request: { url(): string }) => {
+    if (request.url().startsWith(`${base}/auth/oidc/callback`)) callback = request.url();
+  };
+  page.on('request', seen);
+  await page.goto(start);
+  await atProvider(page, login);
+  await expect.poll(() => callback, WAIT).toContain('code=');
+  page.off('request', seen);
+  return callback;
+}
+
+/** The problem the page shows (the callback answers problem+json). */
+async function shownProblem(page: Page): Promise<{ code: string; detail: string }> {
+  await page.waitForLoadState();
+  return JSON.parse((await page.textContent('body')) ?? '{}') as { code: string; detail: string };
+}
+
+async function problemAt(page: Page, url: string): Promise<{ status: number; code: string; detail: string }> {
+  const res = await page.goto(url);
+  const body = (await res?.json()) as { code: string; detail: string };
+  return { status: res?.status() ?? 0, code: body.code, detail: body.detail };
+}
+
+async function signedIn(page: Page): Promise<boolean> {
+  return page.evaluate(async () => ((await (await fetch('/auth/session')).json()) as { session: unknown }).session !== null);
+}
+
+describe('single sign-on in Chromium', () => {
+  it('signs a person in with the provider, lands where they were going, and every new tab and shared link is signed in', { timeout: 120_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/approvals`);
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+    await atProvider(page, 'ada');
+    await page.waitForURL(`${base}/approvals`, WAIT);
+    await page.getByRole('link', { name: 'Ada Lovelace' }).waitFor(WAIT);
+
+    // A shared link opened in a new tab: no sign-in page, no token.
+    const tab = await context.newPage();
+    await tab.goto(`${base}/agents`);
+    await tab.getByRole('link', { name: 'Ada Lovelace' }).waitFor(WAIT);
+    // First sign-in made the person: admin by the groups claim, linked to the provider.
+    const people = (await t.request('GET', '/api/v1/agents?kind=human')).json<{ data: { name: string; role: string; id: string }[] }>().data;
+    expect(people.find((p) => p.name === 'Ada Lovelace')).toMatchObject({ role: 'admin' });
+
+    // Their sessions page lists this browser; writes work with the cookie and its CSRF token.
+    await tab.goto(`${base}/sessions`);
+    await tab.getByText('This browser').waitFor(WAIT);
+    const made = await tab.evaluate(async () => {
+      const auth = (await (await fetch('/auth/session')).json()) as { csrf_token: string };
+      const res = await fetch('/api/v1/tasks', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID(), 'x-csrf-token': auth.csrf_token }, body: JSON.stringify({ title: 'Made by Ada over SSO' }) });
+      return res.status;
+    });
+    expect(made).toBe(201);
+
+    // Sign-out ends it on the server: the other tab is signed out at its next request.
+    await tab.getByRole('button', { name: 'Sign out' }).click();
+    await tab.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    expect(await signedIn(page)).toBe(false);
+    await context.close();
+  });
+
+  it('refuses a return_to that points off-site: no redirect anywhere', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    for (const target of ['https://evil.example/', '//evil.example/x', '/\\evil.example']) {
+      const problem = await problemAt(page, `${base}/auth/oidc/login?return_to=${encodeURIComponent(target)}`);
+      expect(problem).toMatchObject({ status: 400, code: 'sign_in_failed' });
+      expect(page.url().startsWith(base)).toBe(true);
+    }
+    await context.close();
+  });
+
+  it('refuses a callback with a wrong state', { timeout: 60_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const used = new URL(await through(page, 'bob'));
+    // A new sign-in is in progress in this browser; a callback carrying another state is refused before its code is used.
+    await page.evaluate(async () => void (await fetch('/auth/oidc/login', { redirect: 'manual' })));
+    used.searchParams.set('state', 'forged-state');
+    const problem = await problemAt(page, used.href);
+    expect(problem).toMatchObject({ status: 400, code: 'sign_in_failed' });
+    expect(problem.detail).toMatch(/state/);
+    await context.close();
+  });
+
+  it('refuses a replayed code, even with the sign-in cookie it came with', { timeout: 60_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    let used = '';
+    page.on('request', (request) => {
+      if (request.url().startsWith(`${base}/auth/oidc/callback`)) used = request.url();
+    });
+    await page.goto(`${base}/auth/oidc/login`);
+    const loginCookie = (await context.cookies(`${base}/auth/oidc/callback`)).find((c) => c.name === 'baton_oidc')?.value ?? '';
+    await atProvider(page, 'bob');
+    await page.getByRole('link', { name: 'Bob Builder' }).waitFor(WAIT);
+    // The same browser again: its sign-in cookie was used up.
+    expect(await problemAt(page, used)).toMatchObject({ status: 400, code: 'sign_in_failed' });
+    // An attacker replaying the whole request, cookie included: the provider refuses the used code.
+    expect(loginCookie).not.toBe('');
+    const replay = await fetch(used, { headers: { cookie: `baton_oidc=${loginCookie}` }, redirect: 'manual' });
+    expect(replay.status).toBe(400);
+    expect(((await replay.json()) as { detail: string }).detail).toMatch(/invalid_grant/);
+    await context.close();
+  });
+
+  it('refuses an expired ID token', { timeout: 60_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/auth/oidc/login`);
+    // The ID token lives 60 s (30 s of tolerance); the sign-in itself 10 minutes: Baton's clock is 5 minutes on when it comes back.
+    offsetMs = 5 * 60_000;
+    try {
+      await atProvider(page, 'bob');
+      await page.waitForURL(`${base}/auth/oidc/callback**`, WAIT);
+      const problem = await shownProblem(page);
+      expect(problem.code).toBe('sign_in_failed');
+      expect(problem.detail).toMatch(/exp|timestamp/);
+    } finally {
+      offsetMs = 0;
+    }
+    expect(await signedIn(page)).toBe(false);
+    await context.close();
+  });
+
+  it('refuses an answer from another provider (iss mix-up)', { timeout: 60_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // Baton's authorization request, sent to the other provider instead: it answers with its own code and iss.
+    const start = await fetch(`${base}/auth/oidc/login`, { redirect: 'manual' });
+    const authorize = new URL(start.headers.get('location') ?? '');
+    const loginCookie = /baton_oidc=([^;]+)/.exec(start.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    await context.addCookies([{ name: 'baton_oidc', value: loginCookie, url: `${base}/auth/oidc` }]);
+    const callback = await through(page, 'bob', new URL(authorize.pathname + authorize.search, other.issuer).href);
+    expect(new URL(callback).searchParams.get('iss')).toBe(other.issuer);
+    const problem = await shownProblem(page);
+    expect(problem.code).toBe('sign_in_failed');
+    expect(problem.detail).toMatch(/iss/);
+    expect(await signedIn(page)).toBe(false);
+    await context.close();
+  });
+
+  it('refuses a disabled person at their next request, and at their next sign-in', { timeout: 60_000 }, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/auth/oidc/login?return_to=%2Factivity`);
+    await atProvider(page, 'eve');
+    await page.waitForURL(`${base}/activity`, WAIT);
+    await page.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
+    const eve = (await t.request('GET', '/api/v1/agents?kind=human')).json<{ data: { name: string; id: string; role: string }[] }>().data.find((p) => p.name === 'Eve Early');
+    expect(eve?.role).toBe('member');
+    expect((await t.request('PATCH', `/api/v1/agents/${eve?.id}`, { body: { disabled: true } })).status).toBe(200);
+    const status = await page.evaluate(async () => (await fetch('/api/v1/whoami')).status);
+    expect(status).toBe(401);
+    await page.reload();
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    await through(page, 'eve');
+    expect((await shownProblem(page)).code).toBe('sign_in_failed');
+    await context.close();
+  });
+});
