@@ -7,6 +7,7 @@ import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
 import { flagOverdue } from './overdue.ts';
+import { expireAsks } from './expire-asks.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 
 export interface MaintenanceDeps {
@@ -27,6 +28,7 @@ type Pass = (deps: MaintenanceDeps) => Promise<object>;
 const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
   overdue: (d) => flagOverdue(d.db, d),
+  ask_deadlines: (d) => expireAsks(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };
