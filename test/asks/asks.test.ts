@@ -169,10 +169,10 @@ describe('inbox and mentions', () => {
     const id = inbox.data[0]?.id ?? '';
     const marked = await t.request('POST', '/api/v1/inbox/mark', { token: agent.token, body: { ids: [id], state: 'done' } });
     expect(marked.status, marked.body).toBe(200);
-    expect(marked.json<{ data: { state: string }[] }>().data).toEqual([expect.objectContaining({ state: 'done' })]);
+    expect(marked.json<{ items: { state: string }[] }>().items).toEqual([expect.objectContaining({ state: 'done' })]);
     // Someone else's item is not changed.
     const foreign = await t.request('POST', '/api/v1/inbox/mark', { token: human.token, body: { ids: [id], state: 'unread' } });
-    expect(foreign.json<{ data: unknown[] }>().data).toEqual([]);
+    expect(foreign.json<{ items: unknown[] }>().items).toEqual([]);
   });
 });
 
@@ -183,14 +183,14 @@ describe('wait', () => {
     const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'wake me' } })).json<{ id: string }>();
     // Arrives between two waits: the next wait from the cursor returns it at once.
     await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { token: human.token, body: { body: 'hey @asker-bot' } });
-    const second = await t.request('GET', `/api/v1/wait?timeout_s=30&work=no&cursor=${encodeURIComponent(first.cursor)}`, { token: agent.token });
+    const second = await t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(first.cursor)}`, { token: agent.token });
     const body = second.json<{ items: { type: string; task_id: string; by: string }[]; cursor: string; timed_out: boolean }>();
     expect(body.timed_out).toBe(false);
     expect(body.items).toEqual([expect.objectContaining({ type: 'comment.mentioned', task_id: task.id, by: human.id })]);
     // The next wait blocks until an answer to the agent's ask arrives.
     expect((await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} })).status).toBe(200);
     const made = await ask(task.id, {});
-    const waiting = t.request('GET', `/api/v1/wait?timeout_s=30&work=no&cursor=${encodeURIComponent(body.cursor)}`, { token: agent.token });
+    const waiting = t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(body.cursor)}`, { token: agent.token });
     await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'no' } });
     const woke = (await waiting).json<{ items: { type: string; data: { ask_id?: string } }[] }>();
     expect(woke.items).toEqual([expect.objectContaining({ type: 'ask.answered', data: expect.objectContaining({ ask_id: made.id }) as unknown })]);

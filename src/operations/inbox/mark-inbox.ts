@@ -15,9 +15,9 @@ export const markInbox = defineOperation({
     ids: z.array(z.string().regex(new RegExp(idPattern('inb')), 'must be an inbox item id (inb_…)')).min(1).max(100),
     state: z.enum(INBOX_STATES),
   }),
-  output: z.object({ data: z.array(inboxItemOutput).max(100).describe('The items changed; ids not yours are skipped.'), counts: inboxCounts }),
+  output: z.object({ items: z.array(inboxItemOutput).max(100).describe('The items changed; ids not yours are skipped.'), counts: inboxCounts }),
   async run(tx, ctx, input) {
     const rows = await markInboxRows(tx, ctx.actor.id, input.ids, input.state, ctx.now);
-    return { data: rows.map(toInboxItem), counts: await countInbox(tx, ctx.actor.id) };
+    return { items: rows.map(toInboxItem), counts: await countInbox(tx, ctx.actor.id) };
   },
 });

@@ -4,7 +4,6 @@ import { eventsFor } from '../../store/inbox-events.ts';
 import { peekClaimable } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
 import { mayCall } from '../authorization.ts';
-import { cursorParam } from '../shared/lists.ts';
 import { LONG_POLL_MAX_S, longPoll } from '../shared/long-poll.ts';
 
 /** Events one wait answers with at most; the cursor resumes after the last. */
@@ -23,26 +22,26 @@ export const wait = defineOperation({
   name: 'wait',
   summary: 'Block (at most 60 s) until something arrives for you: an ask, an answer, a mention, a review decision, or work to claim.',
   description:
-    'Pass the returned `cursor` to the next wait and nothing is missed between two waits. `work`: a task you may claim now (level-triggered; `work=no` to leave it out). `timed_out`: nothing came.',
+    'Pass the returned `cursor` as `after` to the next wait and nothing is missed between two waits. `work`: a task you may claim now (level-triggered; `work=no` to leave it out). `timed_out`: nothing came.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
   http: { method: 'GET', path: '/wait' },
   input: z.strictObject({
-    cursor: cursorParam,
+    after: z.string().min(1).max(512).optional().describe('The `cursor` of your last wait.'),
     timeout_s: z.coerce.number().int().min(0).max(LONG_POLL_MAX_S).default(30),
     work: z.enum(['yes', 'no']).optional().describe('Report claimable work (default yes for agents that may claim).'),
   }),
   output: z.object({
     items: z.array(waitItem).max(WAIT_ITEMS_MAX),
     work: z.object({ task_id: z.string(), title: z.string() }).nullable(),
-    cursor: z.string().describe('Pass as `cursor` to the next wait.'),
+    cursor: z.string().describe('Pass as `after` to the next wait.'),
     timed_out: z.boolean(),
   }),
   async run(db, ctx, input) {
     const me = ctx.actor.id;
     const wantsWork = input.work !== undefined ? input.work === 'yes' : (ctx.actor.kind === 'agent' && mayCall(ctx.actor, 'tasks_claim_next', 'tasks:claim'));
-    let after = ctx.cursors.decode('wait', input.cursor) ?? (await latestSeq(db));
+    let after = ctx.cursors.decode('wait', input.after) ?? (await latestSeq(db));
     const check = async () => {
       const head = await latestSeq(db);
       const rows = await eventsFor(db, me, after, head, WAIT_ITEMS_MAX);
