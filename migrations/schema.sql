@@ -65,6 +65,27 @@ CREATE TABLE artifacts (
   created_by_kind text NOT NULL
 );
 
+CREATE TABLE asks (
+  id text NOT NULL,
+  task_id text NOT NULL,
+  question text NOT NULL,
+  options jsonb NOT NULL DEFAULT '[]'::jsonb,
+  to_id text NOT NULL,
+  chain text[] NOT NULL,
+  step integer NOT NULL DEFAULT 0,
+  timeout_s integer NOT NULL,
+  due_at timestamp with time zone NOT NULL,
+  default_answer jsonb NOT NULL,
+  asked_by_id text NOT NULL,
+  asked_by_kind text NOT NULL,
+  status text NOT NULL DEFAULT 'open'::text,
+  answer jsonb,
+  answered_by_id text,
+  answered_by_kind text,
+  answered_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE baton_migrations (
   name text NOT NULL,
   applied_at timestamp with time zone NOT NULL DEFAULT now(),
@@ -148,6 +169,19 @@ CREATE TABLE inbound_deliveries (
   provider_type text NOT NULL,
   event_id text NOT NULL,
   received_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE inbox_items (
+  id text NOT NULL,
+  principal_id text NOT NULL,
+  kind text NOT NULL,
+  task_id text NOT NULL,
+  ref_id text NOT NULL,
+  by_id text NOT NULL,
+  excerpt text NOT NULL DEFAULT ''::text,
+  state text NOT NULL DEFAULT 'unread'::text,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL
 );
 
 CREATE TABLE leases (
@@ -266,7 +300,8 @@ CREATE TABLE tasks (
   failures jsonb NOT NULL DEFAULT '[]'::jsonb,
   parent_id text,
   due_at timestamp with time zone,
-  overdue_at timestamp with time zone
+  overdue_at timestamp with time zone,
+  open_asks integer NOT NULL DEFAULT 0
 );
 
 CREATE TABLE tokens (
@@ -334,6 +369,12 @@ ALTER TABLE artifacts ADD CONSTRAINT artifacts_created_by_kind_check CHECK ((cre
 ALTER TABLE artifacts ADD CONSTRAINT artifacts_pkey PRIMARY KEY (id);
 ALTER TABLE artifacts ADD CONSTRAINT artifacts_size_bytes_check CHECK ((size_bytes >= 0));
 ALTER TABLE artifacts ADD CONSTRAINT artifacts_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE asks ADD CONSTRAINT asks_answered_by_kind_check CHECK ((answered_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE asks ADD CONSTRAINT asks_asked_by_kind_check CHECK ((asked_by_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE asks ADD CONSTRAINT asks_pkey PRIMARY KEY (id);
+ALTER TABLE asks ADD CONSTRAINT asks_status_check CHECK ((status = ANY (ARRAY['open'::text, 'answered'::text, 'defaulted'::text, 'cancelled'::text])));
+ALTER TABLE asks ADD CONSTRAINT asks_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE asks ADD CONSTRAINT asks_to_id_fkey FOREIGN KEY (to_id) REFERENCES agents(id);
 ALTER TABLE baton_migrations ADD CONSTRAINT baton_migrations_pkey PRIMARY KEY (name);
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status_check CHECK ((last_invoice_status = ANY (ARRAY['paid'::text, 'payment_failed'::text])));
@@ -349,6 +390,10 @@ ALTER TABLE events ADD CONSTRAINT events_seq_key UNIQUE (seq);
 ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal_id, key);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_pkey PRIMARY KEY (provider, provider_event_id);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_provider_check CHECK ((provider = ANY (ARRAY['payments'::text, 'auth'::text])));
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check CHECK ((kind = ANY (ARRAY['ask'::text, 'answer'::text, 'mention'::text, 'review'::text, 'assigned'::text])));
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_pkey PRIMARY KEY (id);
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_state_check CHECK ((state = ANY (ARRAY['unread'::text, 'read'::text, 'done'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
@@ -396,12 +441,16 @@ ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updat
 
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
+CREATE INDEX asks_open_due ON public.asks USING btree (due_at) WHERE (status = 'open'::text);
+CREATE INDEX asks_open_to ON public.asks USING btree (to_id, id) WHERE (status = 'open'::text);
+CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
+CREATE INDEX inbox_items_principal ON public.inbox_items USING btree (principal_id, state, id);
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);

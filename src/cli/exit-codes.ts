@@ -20,6 +20,8 @@ export const EXIT = {
   invalid: 6,
   /** Try again later: the server is unreachable, rate limited (429) or unavailable (503). */
   unavailable: 7,
+  /** `baton wait` only: nothing arrived before --timeout (not a failure; run it again with the cursor). */
+  idle: 8,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -11,6 +11,7 @@ import { connectionReason, EXIT, type ExitCode, exitCodeOf, isConnectionError } 
 import { loginCommands } from './login.ts';
 import { serverCommands } from './server-commands.ts';
 import { tasksCommand } from './tasks.ts';
+import { inboxCommands } from './inbox.ts';
 
 /**
  * `baton`: the command line for people and agents (the REST API through the typed client (src/client/, published as baton-tasks-client)) and for
@@ -43,7 +44,7 @@ function program(env: Record<string, string | undefined>, argv: readonly string[
   const admin = adminCommands(run);
   // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
   admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
-  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
+  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...inboxCommands(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
   // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
     command.exitOverride().configureHelp({ showGlobalOptions: true });
@@ -55,7 +56,7 @@ function program(env: Record<string, string | undefined>, argv: readonly string[
   return root;
 }
 
-const CODE_OF_EXIT: Record<ExitCode, string> = { 0: 'ok', 1: 'failed', 2: 'usage', 3: 'auth', 4: 'not_found', 5: 'conflict', 6: 'invalid', 7: 'unavailable' };
+const CODE_OF_EXIT: Record<ExitCode, string> = { 0: 'ok', 1: 'failed', 2: 'usage', 3: 'auth', 4: 'not_found', 5: 'conflict', 6: 'invalid', 7: 'unavailable', 8: 'idle' };
 
 /**
  * A failure under --json: the server's problem document as it came (with `status`), or for a

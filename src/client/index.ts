@@ -8,6 +8,14 @@
  * client's types with it. Each method is one REST route; test/cli/client.test.ts checks every
  * route here against the registry's HTTP bindings.
  */
+import type { answerAsk } from '../operations/asks/answer-ask.ts';
+import type { cancelAsk } from '../operations/asks/cancel-ask.ts';
+import type { createAsk } from '../operations/asks/create-ask.ts';
+import type { getAsk } from '../operations/asks/get-ask.ts';
+import type { listAsks } from '../operations/asks/list-asks.ts';
+import type { listInbox } from '../operations/inbox/list-inbox.ts';
+import type { markInbox } from '../operations/inbox/mark-inbox.ts';
+import type { wait } from '../operations/inbox/wait.ts';
 import type { z } from 'zod';
 import type { createAgent } from '../operations/agents/create-agent.ts';
 import type { createToken } from '../operations/agents/create-token.ts';
@@ -187,6 +195,19 @@ export function createClient(options: ClientOptions) {
       revoke: route<typeof revokeToken>(t, 'DELETE', '/tokens/{id}'),
       rotate: route<typeof rotateToken>(t, 'POST', '/tokens/{id}/rotate'),
     },
+    asks: {
+      list: route<typeof listAsks>(t, 'GET', '/asks'),
+      get: route<typeof getAsk>(t, 'GET', '/asks/{id}'),
+      create: route<typeof createAsk>(t, 'POST', '/tasks/{id}/asks'),
+      answer: route<typeof answerAsk>(t, 'POST', '/asks/{id}/answer'),
+      cancel: route<typeof cancelAsk>(t, 'POST', '/asks/{id}/cancel'),
+    },
+    inbox: {
+      list: route<typeof listInbox>(t, 'GET', '/inbox'),
+      mark: route<typeof markInbox>(t, 'POST', '/inbox/mark'),
+    },
+    /** Blocks (at most `timeout_s`, ≤ 60 s) until something arrives for the caller; resume with the returned `cursor`. */
+    wait: route<typeof wait>(t, 'GET', '/wait'),
     approvals: {
       list: route<typeof listApprovals>(t, 'GET', '/approvals'),
       get: route<typeof getApproval>(t, 'GET', '/approvals/{id}'),

@@ -35,6 +35,12 @@ export const EVENT_TYPES = [
   'task.requeued',
   // Written once per due date, by the system, when an open task passes it.
   'task.overdue',
+  // Asks have their task as subject (they are in its timeline); `data.to` names who is asked.
+  'ask.created',
+  'ask.answered',
+  'ask.escalated',
+  'ask.defaulted',
+  'ask.cancelled',
   // Inbound webhooks: one event per accepted delivery, by the system actor.
   'payment.checkout_completed',
   'payment.subscription_updated',

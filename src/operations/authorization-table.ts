@@ -42,10 +42,11 @@ export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
  * - `assignment`: a todo task assigned to it (others': assigned to another agent);
  * - `hand_in`: a task in review that it handed in; `dead_task`: a task whose attempts it used up;
  * - `comment`: a comment it wrote; `approval`: a request it made; `webhook`: a webhook it created;
- * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created.
+ * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created;
+ * - `ask`: an open ask addressed to it; `ask_made`: an open ask it made.
  * Someone else's object belongs to another agent.
  */
-export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule';
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'ask' | 'ask_made';
 
 export interface AccessCase {
   /** The request the cells are about, in words. */
@@ -183,6 +184,24 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: { ...alike(owned(ALLOWED, refused(403, 'not_comment_author'))), human_admin: ALLOWED },
     note: 'A human with agents:admin moderates: deletes any comment.',
   },
+  asks_create: { request: 'ask a question on a task', object: 'task', cells: alike(ALLOWED) },
+  asks_list: { request: 'list asks', object: null, cells: alike(ALLOWED) },
+  asks_get: { request: 'read an ask', object: 'ask', cells: alike(ALLOWED) },
+  asks_answer: {
+    request: 'answer an ask',
+    object: 'ask',
+    cells: { human_admin: ALLOWED, human_member: owned(ALLOWED, refused(403, 'not_addressee')), agent: owned(ALLOWED, refused(403, 'not_addressee')), agent_admin: owned(ALLOWED, refused(403, 'not_addressee')) },
+    note: "An ask is its addressees' to answer (those it went to so far); a human with agents:admin answers any.",
+  },
+  asks_cancel: {
+    request: 'withdraw an ask',
+    object: 'ask_made',
+    cells: byKind(ALLOWED, owned(ALLOWED, refused(403, 'not_your_task'))),
+    note: 'Its asker withdraws an ask; a human withdraws any.',
+  },
+  inbox_list: { request: 'read one\'s inbox', object: null, cells: alike(ALLOWED) },
+  inbox_mark: { request: 'mark one\'s inbox items', object: null, cells: alike(ALLOWED), note: 'Items not the caller\'s are skipped, never changed.' },
+  wait: { request: 'wait for what arrives for one', object: null, cells: alike(ALLOWED) },
   leases_list: { request: 'list leases', object: null, cells: alike(ALLOWED) },
   leases_get: { request: 'read a lease', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, ABSENT)) },
   leases_heartbeat: { request: 'renew a lease', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },

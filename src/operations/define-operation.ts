@@ -81,6 +81,8 @@ export interface OperationContext {
   readonly operations: readonly Operation[];
   /** Signs the lists' `next_cursor` and checks the `cursor` a caller sends back, with the server's cursor key. */
   readonly cursors: Cursors;
+  /** The instance's follower of the timeline, for a read that waits for something to happen (a bounded long-poll). */
+  readonly tail?: EventTail | undefined;
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends string> {

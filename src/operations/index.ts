@@ -21,6 +21,14 @@ import { denyApproval } from './approvals/deny-approval.ts';
 import { getApproval } from './approvals/get-approval.ts';
 import { listApprovals } from './approvals/list-approvals.ts';
 import type { Operation } from './define-operation.ts';
+import { answerAsk } from './asks/answer-ask.ts';
+import { cancelAsk } from './asks/cancel-ask.ts';
+import { createAsk } from './asks/create-ask.ts';
+import { getAsk } from './asks/get-ask.ts';
+import { listAsks } from './asks/list-asks.ts';
+import { listInbox } from './inbox/list-inbox.ts';
+import { markInbox } from './inbox/mark-inbox.ts';
+import { wait } from './inbox/wait.ts';
 import { listEvents } from './events/list-events.ts';
 import { streamEvents } from './events/stream-events.ts';
 import { getLease } from './leases/get-lease.ts';
@@ -76,6 +84,14 @@ const registry = [
   getComment,
   updateComment,
   deleteComment,
+  createAsk,
+  listAsks,
+  getAsk,
+  answerAsk,
+  cancelAsk,
+  listInbox,
+  markInbox,
+  wait,
   listLeases,
   getLease,
   heartbeatLease,

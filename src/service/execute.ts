@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
+import { type CallableOperation, type EventDraft, type EventTail, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
 import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
@@ -40,6 +40,8 @@ export interface ExecuteDeps {
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
   /** Writes this instance ran again after the database broke them off, by operation (read by /metrics). */
   readonly reruns?: Map<string, number>;
+  /** The timeline's follower, handed to reads that long-poll (asks_get's `wait_s`, wait). */
+  readonly tail?: EventTail;
 }
 
 /** How one interface presents a call: who, and the write-safety headers or arguments. */
@@ -283,6 +285,7 @@ function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => voi
     rateBudget: call.budget,
     operations: deps.operations,
     cursors: deps.cursors,
+    tail: deps.tail,
   };
 }
 

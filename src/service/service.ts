@@ -88,7 +88,7 @@ export function createService(deps: ServiceDeps): Service {
   const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>(), humansUseSso: config.oidc?.required ?? false };
   const sessionDeps = { db: database.db, clock, ids: deps.ids, config };
   const reruns = new Map<string, number>();
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, LeasesTable } from './schema.ts';
 import { NO_OPEN_BLOCKERS, TASK_COLUMNS, type TaskRow } from './tasks.ts';
 import { sendStatement, type Tx } from './connection.ts';
@@ -138,7 +138,8 @@ const grantText = (tasks: string) => `
     FROM granted g
     WHERE tasks.id = g.task_id AND ${tasks}
     RETURNING ${TASK_COLUMNS},
-      EXISTS (SELECT 1 FROM comments c WHERE c.task_id = tasks.id AND c.author_kind = 'human' AND c.deleted_at IS NULL) AS discussed`;
+      (EXISTS (SELECT 1 FROM comments c WHERE c.task_id = tasks.id AND c.author_kind = 'human' AND c.deleted_at IS NULL)
+        OR EXISTS (SELECT 1 FROM asks a WHERE a.task_id = tasks.id AND a.status IN ('answered', 'defaulted'))) AS discussed`;
 const GRANT_ONE = grantText('tasks.id = $3');
 const GRANT_MANY = grantText('tasks.id = ANY ($3::text[])');
 
@@ -275,4 +276,17 @@ export async function nextClaimableAt(db: Kysely<DB>, claimerId: string, now: Da
     .where((eb) => eb.or([eb('assignee_id', 'is', null), eb('assignee_id', '=', claimerId)]))
     .executeTakeFirst();
   return row?.at ? new Date(row.at) : null;
+}
+
+/**
+ * The first task `claimerId` could claim now (claim order), without locking or claiming it: what
+ * `wait` reports as work. A lapsed lease is left to the claim and the sweeper.
+ */
+export async function peekClaimable(db: Kysely<DB>, claimerId: string, now: Date): Promise<{ id: string; title: string } | undefined> {
+  const { rows } = await sql<{ id: string; title: string }>`
+    SELECT id, title FROM tasks
+    WHERE status = 'todo' AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = ${claimerId})
+      AND (not_before IS NULL OR not_before <= ${now}) AND ${sql.raw(NO_OPEN_BLOCKERS)}
+    ORDER BY priority DESC, id LIMIT 1`.execute(db);
+  return rows[0];
 }

@@ -74,6 +74,7 @@ export interface TasksTable {
   parent_id: Generated<string | null>;
   due_at: Generated<Date | null>;
   overdue_at: Generated<Date | null>;
+  open_asks: Generated<number>;
 }
 
 /** One failed attempt, as `tasks.failures` keeps it. */
@@ -336,6 +337,55 @@ export interface SessionsTable {
   end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | null;
 }
 
+export interface AsksTable {
+  id: string;
+  task_id: string;
+  question: string;
+  options: Generated<AskOption[]>;
+  to_id: string;
+  chain: string[];
+  step: Generated<number>;
+  timeout_s: number;
+  due_at: Timestamp;
+  default_answer: AskAnswer;
+  asked_by_id: string;
+  asked_by_kind: 'human' | 'agent';
+  status: Generated<'open' | 'answered' | 'defaulted' | 'cancelled'>;
+  answer: AskAnswer | null;
+  answered_by_id: string | null;
+  answered_by_kind: 'human' | 'agent' | 'system' | null;
+  answered_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+/** One choice of an ask: a short label, and the value an agent reads (the label when absent). */
+export interface AskOption {
+  label: string;
+  value?: string;
+}
+
+/** What an ask was answered with: the text, and the option chosen when it had options. */
+export interface AskAnswer {
+  text: string;
+  option?: string;
+}
+
+export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned';
+export type InboxState = 'unread' | 'read' | 'done';
+
+export interface InboxItemsTable {
+  id: string;
+  principal_id: string;
+  kind: InboxKind;
+  task_id: string;
+  ref_id: string;
+  by_id: string;
+  excerpt: Generated<string>;
+  state: Generated<InboxState>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   schedules: SchedulesTable;
   webhooks: WebhooksTable;
@@ -357,4 +407,6 @@ export interface DB {
   server_keys: ServerKeysTable;
   oidc_identities: OidcIdentitiesTable;
   sessions: SessionsTable;
+  asks: AsksTable;
+  inbox_items: InboxItemsTable;
 }

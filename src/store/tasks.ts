@@ -41,7 +41,7 @@ const childCounts: RawBuilder<Record<string, number>> = sql.raw<Record<string, n
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
   'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts',
-  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at'] as const satisfies readonly (keyof TasksTable)[];
+  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
 export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`].join(', ');
@@ -54,7 +54,7 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
  * status moves only on its own, unassigned or created tasks).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
 export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts'>;
@@ -71,7 +71,7 @@ export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitin
  * each per row of every page (bench/README.md, "Growth"). `deleted_at` names a `since` delta's tombstones.
  */
 const LIST_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind', 'open_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as a list page in the default view reads it. */
 export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on'>;

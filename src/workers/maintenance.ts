@@ -9,6 +9,7 @@ import { prune } from './prune.ts';
 import { flagOverdue } from './overdue.ts';
 import { runSchedules } from './schedules.ts';
 import type { Service } from '../service/service.ts';
+import { expireAsks } from './expire-asks.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
 
@@ -35,6 +36,7 @@ const PASSES: Readonly<Record<string, Pass>> = {
   lease_expiry: (d) => sweepLeases(d.db, d),
   overdue: (d) => flagOverdue(d.db, d),
   schedules: (d) => runSchedules(d.db, d),
+  ask_deadlines: (d) => expireAsks(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
 };

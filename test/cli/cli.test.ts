@@ -333,3 +333,23 @@ describe('baton tasks watch and baton admin-token', () => {
     expect((await watch.outcome).stderr).toMatch(/connection lost \(.+\); reconnecting in \d+\.\d s/);
   });
 });
+
+describe('baton wait, inbox and answer', () => {
+  it('wait exits 8 when nothing came, then prints an ask from the cursor on; answer answers it once', { timeout: 120_000 }, async () => {
+    await baton(['login', '--url', url, '--token', adminToken]);
+    const cursorFile = join(scratch, 'wait-cursor');
+    await baton(['wait', '--cursor-file', cursorFile, '--timeout', '0', '--no-work'], 8);
+    const api = (path: string, body: unknown) =>
+      fetch(`${url}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
+    const task = await api('/tasks', { title: 'Asked from the CLI test' });
+    const ask = await api(`/tasks/${task.id}/asks`, { question: 'Ship?', options: [{ label: 'yes' }, { label: 'no' }], to: 'admin', timeout_s: 600, default: { option: 'no' } });
+    const woke = JSON.parse((await baton(['wait', '--cursor-file', cursorFile, '--timeout', '5', '--no-work', '--json'])).stdout) as { items: { type: string; data: { ask_id: string } }[] };
+    expect(woke.items).toEqual([expect.objectContaining({ type: 'ask.created', data: expect.objectContaining({ ask_id: ask.id }) as unknown })]);
+    await baton(['wait', '--cursor-file', cursorFile, '--timeout', '0', '--no-work'], 8);
+    const answered = JSON.parse((await baton(['answer', ask.id, 'yes', '--json'])).stdout) as { status: string; answer: { option: string } };
+    expect(answered).toMatchObject({ status: 'answered', answer: { option: 'yes' } });
+    const again = await baton(['answer', ask.id, 'no'], 5);
+    expect(again.stderr).toContain('ask_closed');
+    expect((await baton(['inbox', '--json'])).stdout).toContain('"counts"');
+  });
+});

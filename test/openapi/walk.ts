@@ -2,6 +2,7 @@ import type { RequestOptions, Response, TestServer } from '../harness.ts';
 import { walkAgents } from './walk-agents.ts';
 import { walkArtifacts } from './walk-artifacts.ts';
 import { walkCollaboration } from './walk-collaboration.ts';
+import { walkAsks } from './walk-asks.ts';
 import { walkApprovals } from './walk-approvals.ts';
 import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
@@ -109,5 +110,6 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkWebhooks(w);
   await walkSchedules(w);
   await walkCollaboration(w);
+  await walkAsks(w);
   return { exchanges, surprises };
 }

@@ -90,6 +90,16 @@ export function objectMaker(t: TestServer) {
       const task = await adminTask();
       return { id: (await call<Made>('DELETE', `/api/v1/tasks/${task.id}`, owner.token, undefined, 202)).id, task: task.id };
     },
+    ask: async (owner) => {
+      const task = await adminTask();
+      const body = { question: 'Ship it?', options: [{ label: 'yes' }, { label: 'no' }], to: owner.id, timeout_s: 3600, default: { option: 'no' } };
+      return { id: (await call<Made>('POST', `/api/v1/tasks/${task.id}/asks`, undefined, body, 201)).id, task: task.id };
+    },
+    ask_made: async (owner) => {
+      const task = await adminTask();
+      const body = { question: 'Which way?', to: owner.id, timeout_s: 3600, default: { text: 'left' } };
+      return { id: (await call<Made>('POST', `/api/v1/tasks/${task.id}/asks`, owner.token, body, 201)).id, task: task.id };
+    },
     principal: (owner) => Promise.resolve({ id: owner.id, task: '' }),
     token: async (owner) => idOnly(await call<Made>('POST', `/api/v1/agents/${owner.id}/tokens`, undefined, { machine: `matrix-${randomUUID().slice(0, 8)}` }, 201)),
     schedule: async (owner) => idOnly(await call<Made>('POST', '/api/v1/schedules', owner.token, { name: 'matrix schedule', cron: '0 9 * * *', task: { title: 'matrix' }, enabled: false }, 201)),

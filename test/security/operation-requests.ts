@@ -30,6 +30,11 @@ export interface Fixtures {
   /** A person who signed in with single sign-on (a member), and their live session. */
   readonly person: string;
   readonly session: string;
+  /** Two open asks on `task`, by the admin to the admin: one to answer, one to withdraw. */
+  readonly ask: string;
+  readonly askToCancel: string;
+  /** The bootstrap admin's principal id. */
+  readonly admin: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -62,6 +67,14 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'comments_get': (fx) => ({ params: { id: fx.comment } }),
   'comments_update': (fx) => ({ params: { id: fx.comment }, body: { body: 'Edited by the matrix.' } }),
   'comments_delete': (fx) => ({ params: { id: fx.comment } }),
+  'asks_create': (fx) => ({ params: { id: fx.task }, body: { question: 'Ship it?', options: [{ label: 'yes' }, { label: 'no' }], to: fx.admin, timeout_s: 600, default: { option: 'no' } } }),
+  'asks_list': (fx) => ({ query: `task_id=${fx.task}&status=open` }),
+  'asks_get': (fx) => ({ params: { id: fx.ask } }),
+  'asks_answer': (fx) => ({ params: { id: fx.ask }, body: { option: 'yes' } }),
+  'asks_cancel': (fx) => ({ params: { id: fx.askToCancel } }),
+  'inbox_list': () => ({ query: 'state=unread&limit=5' }),
+  'inbox_mark': () => ({ body: { ids: ['inb_01J0000000000000000000000A'], state: 'done' } }),
+  'wait': () => ({ query: 'timeout_s=0&work=no' }),
   'leases_list': () => ({ query: 'holder=me' }),
   'leases_get': (fx) => ({ params: { id: fx.lease } }),
   'leases_heartbeat': (fx) => ({ params: { id: fx.lease }, body: { note: 'still here' } }),
@@ -122,10 +135,14 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const doomedClaim = await ok(t.request('POST', `/api/v1/tasks/${deadTask.id}/claim`, { body: {} }), 200);
   await ok(t.request('POST', `/api/v1/leases/${doomedClaim.lease.id}/release`, { body: { outcome: 'failed', reason: 'fixture failure' } }), 200);
   const comment = await ok(t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'fixture comment' } }), 201);
+  const admin = (await t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
+  const askBody = { question: 'Fixture question?', options: [{ label: 'yes' }, { label: 'no' }], to: admin, timeout_s: 3600, default: { option: 'no' } };
+  const ask = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
+  const askToCancel = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id };
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -52,6 +52,8 @@ export interface Task {
   children?: Record<Status, number>;
   due_at?: string | null;
   overdue?: boolean;
+  /** Asks on it waiting for a human's answer (spec/asks.md): only when there are any. */
+  open_asks?: number;
   not_before?: string | null;
   /** Failed attempts (spec/collaboration.md#attempts-and-the-dead-letter): on list items only once one failed. */
   attempts?: number;

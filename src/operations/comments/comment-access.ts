@@ -8,6 +8,8 @@ import { lockTask, type TaskRow, tasksEverExisted } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { mentionsIn, type PrincipalRef, resolveMentions } from '../shared/principals.ts';
 import { assertVersion } from '../shared/versions.ts';
+import { insertInboxItems } from '../../store/inbox.ts';
+import { inboxItem } from '../asks/ask-flow.ts';
 import { MENTIONS_MAX } from './comment-schema.ts';
 import { taskNotFound } from '../tasks/get-task.ts';
 
@@ -97,5 +99,8 @@ export async function postComment(tx: Tx, ctx: OperationContext, task: TaskRow, 
   });
   ctx.emit({ type: 'comment.created', subject: task.id, data: { comment_id: row.id, body: row.body, artifacts: row.artifacts, mentions: row.mentions } });
   emitMentions(ctx, mentioned, row);
+  // A principal's own comment does not wake it (the loop guard of issue 40 §3).
+  const others = mentioned.filter((p) => p.id !== ctx.actor.id);
+  await insertInboxItems(tx, others.map((p) => inboxItem(ctx.ids, ctx.now, { principal_id: p.id, kind: 'mention', task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.body.slice(0, 200) })));
   return row;
 }

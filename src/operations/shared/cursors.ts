@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BatonError } from '../../errors.ts';
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'sessions';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'sessions' | 'asks' | 'inbox' | 'wait';
 
 /**
  * The cursors of every list, signed with the server's cursor key (spec/api.md, "Pagination"): a
@@ -56,6 +56,9 @@ const POSITION: Record<CursorKind, (position: string) => boolean> = {
   task_search: searchPosition,
   schedules: id('sch'),
   sessions: id('ses'),
+  asks: id('ask'),
+  inbox: id('inb'),
+  wait: seq,
 };
 
 /** Bytes of HMAC-SHA256 a cursor carries: 128 bits, as many as a forger must guess. */

@@ -1,3 +1,5 @@
+import { insertInboxItems } from '../../store/inbox.ts';
+import { inboxItem } from '../asks/ask-flow.ts';
 import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { NO_LEASE, type TaskChanges, type TaskRow, updateTask } from '../../store/tasks.ts';
@@ -53,6 +55,9 @@ export const assignTask = defineOperation({
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: 'todo', reason: 'reassigned' } });
     }
     const updated = await updateTask(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind }, ending);
+    if (to && to.id !== ctx.actor.id) {
+      await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: to.id, kind: 'assigned', task_id: row.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.title.slice(0, 200) })]);
+    }
     ctx.emit({
       type: 'task.assigned',
       subject: row.id,

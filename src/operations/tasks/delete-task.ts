@@ -1,3 +1,4 @@
+import { closeAsksOfEndedTask } from '../asks/ask-flow.ts';
 import { z } from 'zod';
 import { findTask, lockTask, NO_LEASE, updateTask } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
@@ -27,6 +28,7 @@ export const deleteTask = defineOperation({
     if (!task) throw taskNotFound(input.id);
     assertVersion(`Task ${task.id}`, task.version, ctx.expectedVersion);
     if (task.lease_id) ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: task.lease_id, reason: 'task_deleted' } });
+    await closeAsksOfEndedTask(tx, ctx, task, 'task_deleted');
     const deleted = await updateTask(
       tx,
       task.id,

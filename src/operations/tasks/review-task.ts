@@ -1,3 +1,5 @@
+import { insertInboxItems } from '../../store/inbox.ts';
+import { inboxItem } from '../asks/ask-flow.ts';
 import { z } from 'zod';
 import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
@@ -52,7 +54,7 @@ export const reviewTask = defineOperation({
       // Approval never cancels subtasks: that takes tasks_update with cancel_children.
       await closeChildren(tx, ctx, row, false);
       changes = { status: 'done', changes_requested_id: null };
-      ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved' } });
+      ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved', ...(row.handoff ? { handed_in_by: row.handoff.by.id } : {}) } });
     } else {
       const assignee = row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : undefined;
       const lease = await moveLease(tx, ctx, row, 'in_progress', assignee);
@@ -62,6 +64,10 @@ export const reviewTask = defineOperation({
       ctx.emit({ type: 'task.changes_requested', subject: row.id, data: { comment_id: comment?.id, to: holder } });
       if (!assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: holder, reason: 'changes_requested' } });
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'in_progress', reason: 'changes_requested' } });
+    }
+    if (row.handoff && row.handoff.by.id !== ctx.actor.id) {
+      const excerpt = input.decision === 'approve' ? 'approved' : `changes requested: ${input.comment?.slice(0, 180) ?? ''}`;
+      await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: row.handoff.by.id, kind: 'review', task_id: row.id, ref_id: row.id, by_id: ctx.actor.id, excerpt })]);
     }
     const updated = await updateTask(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     return shapeTask(updated, ctx.actor, { view: 'full' });

@@ -47,6 +47,7 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     parent_id: null,
     due_at: null,
     overdue_at: null,
+    open_asks: 0,
     waiting_on: [],
     artifacts: [],
     child_counts: {},
@@ -58,6 +59,7 @@ const handedIn = { handoff: { summary: 'Done.', artifacts: [], by: { id: 'agt_ag
 const leased = { lease_id: 'lse_1', lease_holder_id: 'agt_agent', lease_holder_kind: 'agent' as const, lease_expires_at: new Date(at.getTime() + 60_000) };
 const rows = TASK_STATUSES.flatMap((status) => [
   row(status),
+  row(status, { open_asks: 2 }),
   row(status, leased),
   row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
   row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),

@@ -26,6 +26,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     lease: leaseSummary(row),
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
+    ...openAsks(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
     next_actions: row.deleted_at ? [] : nextActions(row, actor),
@@ -129,7 +130,13 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
     version: row.version,
     lease: leaseSummary(row),
     waiting_on: row.waiting_on,
+    ...openAsks(row),
   };
+}
+
+/** `open_asks` where a task has any: most have none, and the task stays small. */
+function openAsks(row: { open_asks: number }): { open_asks?: number } {
+  return row.open_asks > 0 ? { open_asks: row.open_asks } : {};
 }
 
 function leaseSummary(row: CompactTaskRow | ListTaskRow): Task['lease'] {

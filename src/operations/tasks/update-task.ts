@@ -1,3 +1,4 @@
+import { closeAsksOfEndedTask } from '../asks/ask-flow.ts';
 import { z } from 'zod';
 import { priorityFromRank, priorityRank } from '../../domain/task-priority.ts';
 import {
@@ -80,6 +81,7 @@ export const updateTask = defineOperation({
     if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
     if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
+    if (changes.status === 'done' || changes.status === 'cancelled') await closeAsksOfEndedTask(tx, ctx, row, `task_${changes.status}`);
     const lease = changes.status === undefined ? { changes: {} } : await moveLease(tx, ctx, row, changes.status as TaskStatus);
     const updated = await updateTaskRow(
       tx,

@@ -20,6 +20,9 @@ interface HeldTask {
   title: string;
   status: string;
   handoff: { by: { id: string } } | null;
+  lease?: { holder: { id: string } } | null;
+  /** Open asks on it (spec/asks.md); absent when none. */
+  open_asks?: number;
 }
 
 /** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
@@ -88,7 +91,7 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog } |
     get<Page<BatonEvent>>('/events?order=desc&types=lease.renewed&limit=100'),
     readOutcomes(last?.outcomes ?? null),
     // A leased task is in progress, handed-in work waits in review: one list of both rather than a GET per task.
-    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff', 5),
+    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff,lease,open_asks', 5),
     get<Page<Approval>>('/approvals?status=pending&limit=100').then(
       (page) => page.data,
       (): Approval[] => [],

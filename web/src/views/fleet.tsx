@@ -65,10 +65,12 @@ export function Fleet() {
     const mine = outcomes.filter((o) => o.agentId === agent.id);
     const inReview = tasks.filter((t) => t.status === 'in_review' && t.handoff?.by.id === agent.id);
     const asked = data.approvals.filter((a) => a.requested_by.id === agent.id);
+    // Asks on the tasks it holds: it waits on a human's answer (spec/asks.md).
+    const askedHumans = tasks.filter((t) => t.lease?.holder.id === agent.id && (t.open_asks ?? 0) > 0).length;
     const tokens = data.tokens.byAgent.get(agent.id) ?? [];
     const used = tokens.map((t) => (t.last_used_at ? Date.parse(t.last_used_at) : 0)).concat(held.map((l) => Date.parse(l.renewed_at)));
     const lastSeen = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
-    const state = fleetState({ agent, held, outcomes: mine, waitingOn: inReview.length + asked.length, lastSeen }, now);
+    const state = fleetState({ agent, held, outcomes: mine, waitingOn: inReview.length + asked.length + askedHumans, lastSeen }, now);
     return { agent, held, mine, inReview, asked, tokens, lastSeen, state };
   });
   rows.sort((a, b) => FLEET_ORDER.indexOf(a.state) - FLEET_ORDER.indexOf(b.state) || a.agent.name.localeCompare(b.agent.name));

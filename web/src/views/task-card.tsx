@@ -63,6 +63,11 @@ export function TaskCard({ task, now, heldSince, busy, selected, onMove }: { tas
         </p>
       )}
       {task.overdue && <p class="overdue">Overdue</p>}
+      {task.open_asks !== undefined && task.open_asks > 0 && (
+        <p class="waiting-human" data-testid="waiting-on-human">
+          Waiting on a human ({task.open_asks} open ask{task.open_asks > 1 ? 's' : ''})
+        </p>
+      )}
       {task.parent_id && (
         <p class="subtask-of">
           Subtask of <a href={`/tasks/${task.parent_id}`}>parent</a>

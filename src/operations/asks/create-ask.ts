@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { BatonError } from '../../errors.ts';
+import { adjustOpenAsks, insertAsk } from '../../store/asks.ts';
+import { insertInboxItems } from '../../store/inbox.ts';
+import { lockLiveTask } from '../comments/comment-access.ts';
+import { defineOperation } from '../define-operation.ts';
+import { resolveMentions } from '../shared/principals.ts';
+import { taskId } from '../tasks/task-schema.ts';
+import { inboxItem } from './ask-flow.ts';
+import { answerOf, ASK_ESCALATION_MAX, ASK_OPTIONS_MAX, ASK_TEXT_MAX, ASK_TIMEOUT_MAX_S, askOption, askOutput, toAsk } from './ask-schema.ts';
+
+const principalName = z.string().min(1).max(100);
+
+export const createAsk = defineOperation({
+  name: 'asks_create',
+  summary: 'Ask a principal a question on a task, with a deadline and the default answer applied at it.',
+  description:
+    'Free text, or a choice among `options`. `escalation`: who is asked next as each deadline passes. Get the answer with asks_get `wait_s`, `wait`, the stream (`ask.answered`), or your next claim of the task.',
+  kind: 'write',
+  scope: 'tasks:write',
+  approval: 'none',
+  toolset: 'work',
+  http: { method: 'POST', path: '/tasks/{id}/asks', successStatus: 201 },
+  input: z.strictObject({
+    id: taskId,
+    question: z.string().trim().min(1).max(ASK_TEXT_MAX),
+    options: z.array(askOption).max(ASK_OPTIONS_MAX).default([]),
+    to: principalName.describe('Who is asked: a principal id or name.'),
+    escalation: z.array(principalName).max(ASK_ESCALATION_MAX).default([]),
+    timeout_s: z.int().min(1).max(ASK_TIMEOUT_MAX_S).optional().describe('Seconds each addressee gets (or give due_at).'),
+    due_at: z.iso.datetime({ offset: true }).optional(),
+    default: z.strictObject({ text: z.string().max(ASK_TEXT_MAX).optional(), option: z.string().max(80).optional() }).describe('Applied at the last deadline.'),
+  }),
+  output: askOutput,
+  async run(tx, ctx, input) {
+    const task = await lockLiveTask(tx, input.id);
+    if (task.status === 'done' || task.status === 'cancelled') {
+      throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; ask on an open task.`, { extra: { current_status: task.status } });
+    }
+    const dueAt = deadline(ctx.now, input);
+    const chain = await resolveMentions(tx, [input.to, ...input.escalation], '/to');
+    const options = input.options.map((o) => (o.value === undefined ? { label: o.label } : { label: o.label, value: o.value }));
+    const fallback = answerOf(options, input.default, '/default');
+    const row = await insertAsk(tx, {
+      id: ctx.ids.make('ask'),
+      task_id: task.id,
+      question: input.question,
+      options,
+      to_id: chain[0]?.id ?? '',
+      chain: chain.map((p) => p.id),
+      timeout_s: input.timeout_s ?? Math.max(1, Math.round((dueAt.getTime() - ctx.now.getTime()) / 1000)),
+      due_at: dueAt,
+      default_answer: fallback,
+      asked_by_id: ctx.actor.id,
+      asked_by_kind: ctx.actor.kind,
+      created_at: ctx.now,
+    });
+    await adjustOpenAsks(tx, task.id, 1);
+    if (row.to_id !== ctx.actor.id) {
+      await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: row.to_id, kind: 'ask', task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.question.slice(0, 200) })]);
+    }
+    ctx.emit({ type: 'ask.created', subject: task.id, data: { ask_id: row.id, asked_by: ctx.actor.id, to: row.to_id, question: row.question.slice(0, 200), due_at: dueAt.toISOString() } });
+    return toAsk(row);
+  },
+});
+
+function deadline(now: Date, input: { timeout_s?: number | undefined; due_at?: string | undefined }): Date {
+  if ((input.timeout_s === undefined) === (input.due_at === undefined)) {
+    throw new BatonError('validation_failed', 'Give exactly one of timeout_s and due_at.', { extra: { errors: [{ pointer: '/timeout_s', detail: 'exactly one of timeout_s and due_at', location: 'body' }] } });
+  }
+  const at = input.due_at === undefined ? new Date(now.getTime() + (input.timeout_s ?? 0) * 1000) : new Date(input.due_at);
+  if (at <= now || at.getTime() - now.getTime() > ASK_TIMEOUT_MAX_S * 1000) {
+    throw new BatonError('validation_failed', `due_at must be in the future, at most ${ASK_TIMEOUT_MAX_S} s away.`, { extra: { errors: [{ pointer: '/due_at', detail: 'in the future, at most a week away', location: 'body' }] } });
+  }
+  return at;
+}

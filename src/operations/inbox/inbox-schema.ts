@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import type { InboxItemRow } from '../../store/inbox.ts';
+
+export const INBOX_KINDS = ['ask', 'answer', 'mention', 'review', 'assigned'] as const;
+export const INBOX_STATES = ['unread', 'read', 'done'] as const;
+
+export const inboxCounts = z.object({ unread: z.int(), read: z.int(), done: z.int() });
+
+export const inboxItemOutput = z.object({
+  id: z.string(),
+  kind: z.enum(INBOX_KINDS),
+  task_id: z.string(),
+  ref_id: z.string().describe('The ask, comment or task it is about.'),
+  by: z.string().describe('Who caused it (a principal id).'),
+  excerpt: z.string(),
+  state: z.enum(INBOX_STATES),
+  created_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+});
+
+export function toInboxItem(row: InboxItemRow): z.infer<typeof inboxItemOutput> {
+  return {
+    id: row.id,
+    kind: row.kind,
+    task_id: row.task_id,
+    ref_id: row.ref_id,
+    by: row.by_id,
+    excerpt: row.excerpt,
+    state: row.state,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,29 @@
+import { type Kysely, sql } from 'kysely';
+import { type EventRow, settledEvents } from './events.ts';
+import type { DB } from './schema.ts';
+
+/**
+ * The events in (afterSeq, upToSeq] that are for `principalId`: an ask to it, an answer to its ask,
+ * a mention of it by another, a review decision on its hand-in, a task assigned to it by another.
+ * In commit order, at most `limit`. Scans the timeline from `afterSeq` (the seq index), so a wait
+ * that keeps its cursor reads only what is new.
+ */
+export async function eventsFor(db: Kysely<DB>, principalId: string, afterSeq: string, upToSeq: string, limit: number): Promise<EventRow[]> {
+  const me = principalId;
+  return settledEvents(db)
+    .where('seq', '>', afterSeq)
+    .where('seq', '<=', upToSeq)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('type', 'in', ['ask.created', 'ask.escalated']), sql<boolean>`data->>'to' = ${me}`]),
+        eb.and([eb('type', 'in', ['ask.answered', 'ask.defaulted']), sql<boolean>`data->>'asked_by' = ${me}`, eb('actor_id', '<>', me)]),
+        eb.and([eb('type', '=', 'comment.mentioned'), eb('subject', '=', me), eb('actor_id', '<>', me)]),
+        eb.and([eb('type', '=', 'task.changes_requested'), sql<boolean>`data->'to'->>'id' = ${me}`, eb('actor_id', '<>', me)]),
+        eb.and([eb('type', '=', 'task.status_changed'), sql<boolean>`data->>'handed_in_by' = ${me}`, eb('actor_id', '<>', me)]),
+        eb.and([eb('type', '=', 'task.assigned'), sql<boolean>`data->'to'->>'id' = ${me}`, eb('actor_id', '<>', me)]),
+      ]),
+    )
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import type { Ids } from '../ids.ts';
+import { closeAsk, escalate } from '../operations/asks/ask-flow.ts';
+import { type AskRow, lockAskTask } from '../store/asks.ts';
+import { appendEvents } from '../store/events.ts';
+import type { DB } from '../store/schema.ts';
+
+const BATCH = 100;
+
+/**
+ * One pass: each open ask past its deadline goes to the next principal of its chain, or, after the
+ * last, closes with its default answer (`ask.escalated` / `ask.defaulted`, by the system actor).
+ * Exactly once across instances: each ask is handled in its own transaction that locks its task and
+ * then the ask, and re-reads it there; an instance that finds it already moved on skips it.
+ */
+export async function expireAsks(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ escalated: number; defaulted: number }> {
+  let escalated = 0;
+  let defaulted = 0;
+  const due = await db.selectFrom('asks').select(['id', 'task_id']).where('status', '=', 'open').where('due_at', '<=', deps.clock.now()).orderBy('due_at').limit(BATCH).execute();
+  for (const { id, task_id } of due) {
+    const done = await db.transaction().execute(async (tx) => {
+      await lockAskTask(tx, task_id);
+      const now = deps.clock.now();
+      const row: AskRow | undefined = await tx.selectFrom('asks').selectAll().where('id', '=', id).where('status', '=', 'open').where('due_at', '<=', now).forUpdate().executeTakeFirst();
+      if (!row) return undefined;
+      const by = { id: SYSTEM_ACTOR.id, kind: 'system' as const, now, ids: deps.ids };
+      const last = row.step + 1 >= row.chain.length;
+      const { event } = last ? await closeAsk(tx, row, { status: 'defaulted', answer: row.default_answer }, by) : await escalate(tx, row, by);
+      await appendEvents(tx, [
+        { id: deps.ids.make('evt'), type: event.type, subject: event.subject, actor_id: SYSTEM_ACTOR.id, actor_kind: SYSTEM_ACTOR.kind, token_id: null, machine: null, idempotency_key: null, data: event.data, created_at: now },
+      ]);
+      return last ? 'defaulted' : 'escalated';
+    });
+    if (done === 'defaulted') defaulted++;
+    if (done === 'escalated') escalated++;
+  }
+  return { escalated, defaulted };
+}

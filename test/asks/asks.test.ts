@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+
+const CRON_SECRET = 'cron-secret-for-tests-0123456789';
+/** The server's clock, moved by the test: deadlines pass without sleeping. */
+let at = new Date('2026-11-28T09:00:00.000Z');
+const clock: Clock = { now: () => new Date(at) };
+
+let t: TestServer;
+let agent: { id: string; token: string };
+let human: { id: string; token: string };
+let other: { id: string; token: string };
+beforeAll(async () => {
+  t = await startTestServer({ cronSecret: CRON_SECRET, sweepIntervalMs: 0 }, { clock });
+  agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'], name: 'asker-bot' });
+  human = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write', 'tasks:review', 'events:read'], name: 'alice' });
+  other = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write', 'tasks:review', 'events:read'], name: 'bob' });
+});
+afterAll(() => t.close());
+
+interface Ask {
+  id: string;
+  status: string;
+  to: string;
+  answer: { text: string; option?: string } | null;
+  answered_by: { id: string } | null;
+  defaulted: boolean;
+  escalation: string[];
+}
+
+const sweep = () => t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+
+async function claimedTask(title: string): Promise<{ id: string; lease: string }> {
+  const task = (await t.request('POST', '/api/v1/tasks', { body: { title } })).json<{ id: string }>();
+  const claim = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} });
+  expect(claim.status, claim.body).toBe(200);
+  return { id: task.id, lease: claim.json<{ lease: { id: string } }>().lease.id };
+}
+
+async function ask(taskId: string, body: Record<string, unknown>): Promise<Ask> {
+  const res = await t.request('POST', `/api/v1/tasks/${taskId}/asks`, { token: agent.token, body: { question: 'Deploy to production?', options: [{ label: 'yes', value: 'deploy' }, { label: 'no' }], to: 'alice', timeout_s: 600, default: { option: 'no' }, ...body } });
+  expect(res.status, res.body).toBe(201);
+  return res.json<Ask>();
+}
+
+describe('asks', () => {
+  it('an open ask shows on the task and in the addressee inbox; the answer reaches the asker by long-poll, timeline and next claim', async () => {
+    const task = await claimedTask('ask flow');
+    const made = await ask(task.id, {});
+    expect(made).toMatchObject({ status: 'open', to: human.id, answer: null });
+    const view = (await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token })).json<{ open_asks?: number }>();
+    expect(view.open_asks).toBe(1);
+    const listed = (await t.request('GET', '/api/v1/tasks?limit=100')).json<{ data: { id: string; open_asks?: number }[] }>();
+    expect(listed.data.find((x) => x.id === task.id)?.open_asks).toBe(1);
+
+    const inbox = (await t.request('GET', '/api/v1/inbox?state=unread', { token: human.token })).json<{ data: { kind: string; ref_id: string }[]; counts: { unread: number } }>();
+    expect(inbox.data.find((i) => i.ref_id === made.id)?.kind).toBe('ask');
+    expect(inbox.counts.unread).toBeGreaterThanOrEqual(1);
+
+    // The asker waits on the ask while the human answers.
+    const waiting = t.request('GET', `/api/v1/asks/${made.id}?wait_s=30`, { token: agent.token });
+    const key = 'answer-once-1';
+    const answered = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, key, body: { option: 'yes' } });
+    expect(answered.status, answered.body).toBe(200);
+    const got = (await waiting).json<Ask>();
+    expect(got).toMatchObject({ status: 'answered', answer: { text: 'deploy', option: 'yes' }, answered_by: { id: human.id }, defaulted: false });
+
+    // Idempotent: the same key replays; a second answer is refused.
+    const replay = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, key, body: { option: 'yes' } });
+    expect(replay.status).toBe(200);
+    const again = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'no' } });
+    expect(again.status).toBe(409);
+    expect(again.json<{ code: string; ask_status: string }>()).toMatchObject({ code: 'ask_closed', ask_status: 'answered' });
+
+    expect((await t.request('GET', `/api/v1/tasks/${task.id}`, { token: agent.token })).json<{ open_asks?: number }>().open_asks).toBeUndefined();
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string; actor_id?: string; data: Record<string, unknown> }[] }>().data;
+    const answeredEvent = events.find((e) => e.type === 'ask.answered');
+    expect(answeredEvent?.data).toMatchObject({ ask_id: made.id, answer: { text: 'deploy', option: 'yes' }, defaulted: false });
+
+    // The asker releases its lease and gets the answer with its next claim of the task.
+    expect((await t.request('POST', `/api/v1/leases/${task.lease}/release`, { token: agent.token, body: {} })).status).toBe(200);
+    const reclaim = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} });
+    expect(reclaim.status, reclaim.body).toBe(200);
+    const discussion = reclaim.json<{ discussion: { answered_asks?: unknown[] } }>().discussion;
+    expect(discussion.answered_asks).toEqual([{ id: made.id, question: 'Deploy to production?', answer: 'deploy', option: 'yes', by: human.id, defaulted: false }]);
+
+    const asker = (await t.request('GET', '/api/v1/inbox?kind=answer', { token: agent.token })).json<{ data: { ref_id: string }[] }>();
+    expect(asker.data.map((i) => i.ref_id)).toContain(made.id);
+  });
+
+  it('concurrent answers: exactly one wins, the others are ask_closed', async () => {
+    const task = await claimedTask('race');
+    const made = await ask(task.id, {});
+    const answers = await Promise.all(['yes', 'no', 'yes', 'no'].map((option) => t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option } })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409]);
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string }[] }>().data;
+    expect(events.filter((e) => e.type === 'ask.answered')).toHaveLength(1);
+  });
+
+  it('only an addressee answers; an option not offered is refused', async () => {
+    const task = await claimedTask('who answers');
+    const made = await ask(task.id, {});
+    const stranger = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: other.token, body: { option: 'yes' } });
+    expect(stranger.status).toBe(403);
+    expect(stranger.json<{ code: string }>().code).toBe('not_addressee');
+    const bad = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'maybe' } });
+    expect(bad.json<{ code: string }>().code).toBe('validation_failed');
+  });
+
+  it('escalates at the first deadline, applies the default at the last; an answer after it is refused saying so', async () => {
+    const task = await claimedTask('deadline');
+    const made = await ask(task.id, { escalation: ['bob'], timeout_s: 60 });
+    expect(made.escalation).toEqual([other.id]);
+    at = new Date(at.getTime() + 61_000);
+    const late = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'yes' } });
+    expect(late.status).toBe(409);
+    expect((await sweep()).status).toBe(200);
+    const escalated = (await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>();
+    expect(escalated).toMatchObject({ status: 'open', to: other.id, escalation: [] });
+    const bobInbox = (await t.request('GET', '/api/v1/inbox?kind=ask', { token: other.token })).json<{ data: { ref_id: string }[] }>();
+    expect(bobInbox.data.map((i) => i.ref_id)).toContain(made.id);
+
+    at = new Date(at.getTime() + 61_000);
+    expect((await sweep()).status).toBe(200);
+    expect((await sweep()).status).toBe(200);
+    const defaulted = (await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>();
+    expect(defaulted).toMatchObject({ status: 'defaulted', defaulted: true, answer: { text: 'no', option: 'no' }, answered_by: { id: 'system' } });
+    const after = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: other.token, body: { option: 'yes' } });
+    expect(after.status).toBe(409);
+    expect(after.json<{ code: string; ask_status: string; detail: string }>()).toMatchObject({ code: 'ask_closed', ask_status: 'defaulted' });
+    expect(after.json<{ detail: string }>().detail).toContain('default');
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string }[] }>().data;
+    expect(events.filter((e) => e.type === 'ask.escalated')).toHaveLength(1);
+    const defaults = events.filter((e) => e.type === 'ask.defaulted');
+    expect(defaults).toHaveLength(1);
+    expect(JSON.stringify(defaults[0])).toContain('"system"');
+  });
+
+  it('a cancelled task closes its asks', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'to cancel' } })).json<{ id: string }>();
+    const made = await ask(task.id, {});
+    const cancel = await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'cancelled' } });
+    expect(cancel.status, cancel.body).toBe(200);
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+    const items = (await t.request('GET', '/api/v1/inbox?kind=ask&state=done', { token: human.token })).json<{ data: { ref_id: string }[] }>();
+    expect(items.data.map((i) => i.ref_id)).toContain(made.id);
+  });
+
+  it('the asker withdraws its ask; asks list by task and addressee', async () => {
+    const task = await claimedTask('withdraw');
+    const made = await ask(task.id, { options: [], default: { text: 'carry on' } });
+    const mine = (await t.request('GET', '/api/v1/asks?to=me&status=open', { token: human.token })).json<{ data: { id: string }[] }>();
+    expect(mine.data.map((a) => a.id)).toContain(made.id);
+    const cancelled = await t.request('POST', `/api/v1/asks/${made.id}/cancel`, { token: agent.token, body: {} });
+    expect(cancelled.json<Ask>().status).toBe('cancelled');
+    const byTask = (await t.request('GET', `/api/v1/asks?task_id=${task.id}`)).json<{ data: { id: string; status: string }[] }>();
+    expect(byTask.data).toEqual([expect.objectContaining({ id: made.id, status: 'cancelled' })]);
+  });
+});
+
+describe('inbox and mentions', () => {
+  it('a mention by another lands in the inbox and is acknowledged; one’s own mention does not', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'mention me' } })).json<{ id: string }>();
+    expect((await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { token: human.token, body: { body: '@asker-bot please look' } })).status).toBe(201);
+    expect((await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { token: agent.token, body: { body: 'note to self @asker-bot' } })).status).toBe(201);
+    const inbox = (await t.request('GET', `/api/v1/inbox?kind=mention&task_id=${task.id}`, { token: agent.token })).json<{ data: { id: string; by: string; state: string }[] }>();
+    expect(inbox.data).toEqual([expect.objectContaining({ by: human.id, state: 'unread' })]);
+    const id = inbox.data[0]?.id ?? '';
+    const marked = await t.request('POST', '/api/v1/inbox/mark', { token: agent.token, body: { ids: [id], state: 'done' } });
+    expect(marked.status, marked.body).toBe(200);
+    expect(marked.json<{ items: { state: string }[] }>().items).toEqual([expect.objectContaining({ state: 'done' })]);
+    // Someone else's item is not changed.
+    const foreign = await t.request('POST', '/api/v1/inbox/mark', { token: human.token, body: { ids: [id], state: 'unread' } });
+    expect(foreign.json<{ items: unknown[] }>().items).toEqual([]);
+  });
+});
+
+describe('wait', () => {
+  it('returns at once with what arrived after the cursor, then blocks until the next thing; nothing is missed', async () => {
+    const first = (await t.request('GET', '/api/v1/wait?timeout_s=0&work=no', { token: agent.token })).json<{ cursor: string; timed_out: boolean }>();
+    expect(first.timed_out).toBe(true);
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'wake me' } })).json<{ id: string }>();
+    // Arrives between two waits: the next wait from the cursor returns it at once.
+    await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { token: human.token, body: { body: 'hey @asker-bot' } });
+    const second = await t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(first.cursor)}`, { token: agent.token });
+    const body = second.json<{ items: { type: string; task_id: string; by: string }[]; cursor: string; timed_out: boolean }>();
+    expect(body.timed_out).toBe(false);
+    expect(body.items).toEqual([expect.objectContaining({ type: 'comment.mentioned', task_id: task.id, by: human.id })]);
+    // The next wait blocks until an answer to the agent's ask arrives.
+    expect((await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: agent.token, body: {} })).status).toBe(200);
+    const made = await ask(task.id, {});
+    const waiting = t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(body.cursor)}`, { token: agent.token });
+    await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'no' } });
+    const woke = (await waiting).json<{ items: { type: string; data: { ask_id?: string } }[] }>();
+    expect(woke.items).toEqual([expect.objectContaining({ type: 'ask.answered', data: expect.objectContaining({ ask_id: made.id }) as unknown })]);
+  });
+
+  it('reports work the agent may claim', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'claim me', priority: 'urgent' } })).json<{ id: string }>();
+    const res = (await t.request('GET', '/api/v1/wait?timeout_s=0', { token: agent.token })).json<{ work: { task_id: string } | null; timed_out: boolean }>();
+    expect(res.timed_out).toBe(false);
+    expect(res.work?.task_id).toBeDefined();
+    expect(typeof task.id).toBe('string');
+  });
+});

@@ -1,0 +1,25 @@
+import { UNKNOWN, type Walker } from './walk.ts';
+
+/** Asks, the inbox and wait: successes, refusals, validation failures and a closed ask. */
+export async function walkAsks(w: Walker): Promise<void> {
+  const { call, who } = w;
+  const agent = who.agent.token;
+  const task = (await call('POST', '/api/v1/tasks', { body: { title: 'Asked about' } }, 201)).json<{ id: string }>();
+  const body = { question: 'Which region?', options: [{ label: 'eu', value: 'eu-west-1' }, { label: 'us' }], to: who.reviewer.id, timeout_s: 600, default: { option: 'eu' } };
+  const ask = (await call('POST', `/api/v1/tasks/${task.id}/asks`, { body, token: agent }, 201)).json<{ id: string }>();
+  await call('POST', `/api/v1/tasks/${task.id}/asks`, { body: { ...body, due_at: '2020-01-01T00:00:00Z' }, token: agent }, 400);
+  await call('POST', `/api/v1/tasks/${UNKNOWN.task}/asks`, { body, token: agent }, 404);
+  await call('GET', `/api/v1/asks?task_id=${task.id}&status=open`, {}, 200);
+  await call('GET', `/api/v1/asks/${ask.id}`, { token: agent }, 200);
+  await call('GET', '/api/v1/asks/ask_01ARZ3NDEKTSV4RRFFQ69G5FAV', {}, 404);
+  await call('POST', `/api/v1/asks/${ask.id}/answer`, { body: { option: 'us' }, token: agent }, 403);
+  await call('POST', `/api/v1/asks/${ask.id}/answer`, { body: { option: 'us' }, token: who.reviewer.token }, 200);
+  await call('POST', `/api/v1/asks/${ask.id}/answer`, { body: { option: 'eu' }, token: who.reviewer.token }, 409);
+  const other = (await call('POST', `/api/v1/tasks/${task.id}/asks`, { body: { ...body, options: [], default: { text: 'skip' } }, token: agent }, 201)).json<{ id: string }>();
+  await call('POST', `/api/v1/asks/${other.id}/cancel`, { body: {}, token: agent }, 200);
+  const inbox = (await call('GET', '/api/v1/inbox?state=unread', { token: who.reviewer.token }, 200)).json<{ data: { id: string }[] }>();
+  await call('GET', '/api/v1/inbox?state=nope', { token: who.reviewer.token }, 400);
+  await call('POST', '/api/v1/inbox/mark', { body: { ids: inbox.data.map((i) => i.id).slice(0, 5), state: 'done' }, token: who.reviewer.token }, 200);
+  await call('GET', '/api/v1/wait?timeout_s=0', { token: agent }, 200);
+  await call('GET', '/api/v1/wait?timeout_s=61', { token: agent }, 400);
+}
