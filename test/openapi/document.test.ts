@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations/index.ts';
 import { startNode } from '../cli/run-baton.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { fetchDocument, type OpenApiDocument, resolveResponse, schemaCompiler } from './openapi-document.ts';
+import { fetchDocument, type OpenApiDocument, resolveParameter, resolveResponse, schemaCompiler } from './openapi-document.ts';
 
 let t: TestServer;
 let document: OpenApiDocument;
@@ -58,7 +58,7 @@ describe('GET /api/v1/openapi.json', () => {
     for (const name of Object.keys(document.components.schemas)) tryCompile(['components', 'schemas', name]);
     for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, op] of Object.entries(item)) {
-        (op.parameters ?? []).forEach((_, i) => tryCompile(['paths', path, method, 'parameters', String(i), 'schema']));
+        (op.parameters ?? []).forEach((parameter, i) => tryCompile([...resolveParameter(document, ['paths', path, method, 'parameters', String(i)], parameter).path, 'schema']));
         for (const type of Object.keys(op.requestBody?.content ?? {})) tryCompile(['paths', path, method, 'requestBody', 'content', type, 'schema']);
         for (const [status, response] of Object.entries(op.responses)) {
           for (const type of Object.keys(response.content ?? {})) tryCompile(['paths', path, method, 'responses', status, 'content', type, 'schema']);
@@ -87,7 +87,7 @@ describe('the document and the registry', () => {
     // Besides the registry: the routes the service itself serves, documented so a generated client sees them all.
     const service = [
       ...['manifest', 'openapi', 'artifacts_content', 'healthz', 'readyz', 'metrics', 'spec', 'specPage', 'errorPage'],
-      ...['graphql', 'graphqlGet', 'graphqlOptions', 'mcp', 'mcpGet', 'mcpDelete', 'a2a', 'agentCard', 'inboundPayments', 'inboundAuth', 'cronKeepalive', 'cronKeepalivePost'],
+      ...['graphql', 'graphqlGet', 'graphqlOptions', 'mcp', 'mcpGet', 'mcpDelete', 'a2a', 'agentCard', 'oidcLogin', 'oidcCallback', 'authSession', 'authLogout', 'inboundPayments', 'inboundAuth', 'cronKeepalive', 'cronKeepalivePost'],
     ];
     expect(documented.sort()).toEqual([...operations.map((op) => op.name), ...service].sort());
   });
@@ -105,7 +105,7 @@ describe('the document and the registry', () => {
   it('requires an Idempotency-Key header on every write, and on no read', () => {
     for (const op of operations) {
       const entry = document.paths[`/api/v1${op.http.path}`]?.[op.http.method.toLowerCase()];
-      const key = entry?.parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+      const key = entry?.parameters?.map((p) => resolveParameter(document, [], p).parameter).find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
       if (op.kind === 'write') {
         expect(key?.required, op.name).toBe(true);
         expect(key?.schema, op.name).toMatchObject({ type: 'string', maxLength: 255 });
@@ -179,9 +179,9 @@ describe('the document and the app', () => {
     const required = (name: string) => (document.components.schemas[name] as { required?: string[] }).required ?? [];
     expect(required('ClaimedTask')).toEqual(expect.arrayContaining(['id', 'title', 'description', 'labels', 'lease', 'next_actions', 'version']));
     expect(required('TaskCompact')).toEqual(expect.arrayContaining(['id', 'title', 'labels', 'lease', 'next_actions', 'legal_transitions']));
-    // The full view: every member, but the discussion only tasks_get adds.
+    // The full view: every member, but the discussion only tasks_get adds and open_asks, present only when there are some.
     const task = document.components.schemas['Task'] as { properties: Record<string, unknown> };
-    expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => p !== 'discussion').sort());
+    expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => p !== 'discussion' && p !== 'open_asks').sort());
     expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));
     expect(required('Claim')).toEqual(['task', 'lease', 'discussion']);
     expect(required('ManifestCompact')).toEqual(expect.arrayContaining(['next_actions', 'operations', 'you']));

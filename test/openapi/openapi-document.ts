@@ -8,10 +8,11 @@ export interface OpenApiDocument {
   openapi: string;
   servers?: { url: string }[];
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { schemas: Record<string, unknown>; responses?: Record<string, OpenApiResponse> };
+  components: { schemas: Record<string, unknown>; responses?: Record<string, OpenApiResponse>; parameters?: Record<string, OpenApiParameter> };
 }
 
 export interface OpenApiParameter {
+  $ref?: string;
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
@@ -30,6 +31,18 @@ export interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema?: unknown }> };
   responses: Record<string, OpenApiResponse>;
+}
+
+/**
+ * A parameter of an operation, a `#/components/parameters/…` reference followed, with the document
+ * path of the parameter object it resolves to (for `schemaCompiler`).
+ */
+export function resolveParameter(document: OpenApiDocument, at: readonly string[], parameter: OpenApiParameter): { parameter: OpenApiParameter; path: string[] } {
+  const name = parameter.$ref?.replace('#/components/parameters/', '');
+  if (name === undefined) return { parameter, path: [...at] };
+  const target = document.components.parameters?.[name];
+  if (!target) throw new Error(`unresolved parameter ${parameter.$ref ?? ''}`);
+  return { parameter: target, path: ['components', 'parameters', name] };
 }
 
 /**

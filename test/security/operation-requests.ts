@@ -35,6 +35,8 @@ export interface Fixtures {
   readonly askToCancel: string;
   /** The bootstrap admin's principal id. */
   readonly admin: string;
+  /** A paused schedule the admin created. */
+  readonly schedule: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -96,12 +98,18 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens_create': (fx) => ({ params: { id: fx.agent }, body: { machine: `m-${randomUUID().slice(0, 8)}` } }),
   'tokens_list': (fx) => ({ params: { id: fx.agent } }),
   'tokens_revoke': (fx) => ({ params: { id: fx.token } }),
+  'tokens_rotate': (fx) => ({ params: { id: fx.token }, body: {} }),
   'agents_set_role': (fx) => ({ params: { id: fx.person }, body: { role: 'viewer' } }),
   'sessions_list': (fx) => ({ query: `agent_id=${fx.person}` }),
   'sessions_revoke': (fx) => ({ params: { id: fx.session } }),
   'artifacts_create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
   'artifacts_get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
   'webhooks_list': () => ({}),
+  'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
+  'schedules_list': () => ({}),
+  'schedules_get': (fx) => ({ params: { id: fx.schedule } }),
+  'schedules_update': (fx) => ({ params: { id: fx.schedule }, body: { name: 'renamed by the matrix' } }),
+  'schedules_delete': (fx) => ({ params: { id: fx.schedule } }),
   'webhooks_create': () => ({ body: { url: 'http://127.0.0.1:9/matrix', enabled: false } }),
   'webhooks_get': (fx) => ({ params: { id: fx.webhook } }),
   'webhooks_update': (fx) => ({ params: { id: fx.webhook }, body: { event_types: ['task.created'] } }),
@@ -139,10 +147,11 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const askBody = { question: 'Fixture question?', options: [{ label: 'yes' }, { label: 'no' }], to: admin, timeout_s: 3600, default: { option: 'no' } };
   const ask = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const askToCancel = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
+  const schedule = await ok(t.request('POST', '/api/v1/schedules', { body: { name: 'fixture schedule', cron: '0 9 * * *', task: { title: 'fixture' }, enabled: false } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin };
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

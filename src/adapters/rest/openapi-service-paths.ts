@@ -20,7 +20,32 @@ const path = (name: string, schema: Record<string, unknown> = { type: 'string', 
  * pages and assets (HTML for a browser), and the HEAD twin of every GET.
  */
 export function servicePaths(): PathItems {
-  return { ...metaPaths(), ...docsPaths(), ...protocolPaths(), ...inboundPaths() };
+  return { ...metaPaths(), ...docsPaths(), ...protocolPaths(), ...inboundPaths(), ...identityPaths() };
+}
+
+/** Single sign-on and the web app's cookie session (spec/identity.md): browser routes, documented so no route is hidden. */
+function identityPaths(): PathItems {
+  const redirect = (description: string) => ({ '302': { description }, '303': { description }, '400': problemFor(400) });
+  const browser = { security: [] };
+  return {
+    '/auth/oidc/login': {
+      get: {
+        ...open('Start single sign-on', 'Redirects to the OpenID provider (authorization code with PKCE); `return_to` is a same-origin path. 404 when no provider is configured.', { ...redirect('To the provider.'), '404': problemFor(404) }, 'identity'),
+        operationId: 'oidcLogin',
+        parameters: [{ name: 'return_to', in: 'query', required: false, schema: { type: 'string', maxLength: 2048 } }],
+        ...browser,
+      },
+    },
+    '/auth/oidc/callback': {
+      get: { ...open('Finish single sign-on', "The provider's redirect: checks state, nonce and the ID token, opens a cookie session, and redirects to `return_to`.", { ...redirect('To the page the sign-in started from.'), '403': problemFor(403) }, 'identity'), operationId: 'oidcCallback', ...browser },
+    },
+    '/auth/session': {
+      get: { ...open('The cookie session', 'Whether the cookie is a live session, the CSRF token its writes send, and the sign-in offer.', { '200': json('`{oidc, session, csrf_token}`.') }, 'identity'), operationId: 'authSession', ...browser },
+    },
+    '/auth/logout': {
+      post: { ...open('Sign out', 'Ends the cookie session on the server (CSRF-checked).', { '204': { description: 'Signed out.' }, '403': problemFor(403) }, 'identity'), operationId: 'authLogout', ...browser },
+    },
+  };
 }
 
 function metaPaths(): PathItems {

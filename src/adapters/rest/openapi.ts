@@ -40,13 +40,27 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
       },
       schemas: outputs.components,
       responses: problemResponses(),
+      parameters: HEADER_PARAMETERS,
       headers: HEADERS,
     },
   };
 }
 
-/** The error statuses every operation may answer: authentication, scope, rate limit, server. */
-const COMMON_ERRORS = [401, 403, 429, 500, 503];
+/** The request headers that many operations take, as `#/components/parameters/<name>`. */
+const HEADER_PARAMETERS = {
+  IdempotencyKey: { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Unique per request; resend the same key to retry safely.' },
+  IfMatch: { name: 'If-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'The ETag you read; a mismatch is 409 conflict_version.' },
+  IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'An ETag; answers 304 when unchanged.' },
+  LastEventId: { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 30 }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' },
+};
+const parameterRef = (name: keyof typeof HEADER_PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+
+/**
+ * The error statuses every operation names: authentication, scope, rate limit. A server's own
+ * failure (500, 503) may answer any request too: every operation's `default` response, the
+ * problem document, says it, so it is not repeated per status.
+ */
+const COMMON_ERRORS = [401, 403, 429];
 
 /** The error statuses of one operation beyond the common ones. */
 function errorStatuses(op: Operation): number[] {
@@ -88,26 +102,20 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
       parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...style, ...(description ? { description } : {}) });
     }
   }
+  // The request headers many operations share are declared once (`HEADER_PARAMETERS`) and referred to.
   if (op.kind === 'write') {
-    parameters.push({
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: true,
-      schema: { type: 'string', minLength: 1, maxLength: 255 },
-      description: 'Unique per request; resend the same key to retry safely.',
-    });
-    if (takesExpectedVersion(op)) {
-      parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'The ETag you read; a mismatch is 409 conflict_version.' });
-    }
+    parameters.push(parameterRef('IdempotencyKey'));
+    if (takesExpectedVersion(op)) parameters.push(parameterRef('IfMatch'));
   } else if (op.kind === 'stream') {
-    parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 30 }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' });
+    parameters.push(parameterRef('LastEventId'));
   } else if (op.version) {
-    parameters.push({ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'An ETag; answers 304 when unchanged.' });
+    parameters.push(parameterRef('IfNoneMatch'));
   }
   const success = String(op.http.successStatus ?? 200);
   const responses: Record<string, unknown> = {
     [success]: {
-      description: op.summary,
+      // The operation's summary says what it does; the answer's schema says what comes back.
+      description: success === '201' ? 'Created.' : 'Done.',
       content: op.kind === 'stream' ? streamContent(outputOf(op.name)) : { 'application/json': { schema: outputOf(op.name) } },
       headers: {
         ...RATE_HEADERS,
