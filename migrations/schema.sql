@@ -220,6 +220,26 @@ CREATE TABLE rate_counters (
   count integer NOT NULL
 );
 
+CREATE TABLE reservations (
+  id text NOT NULL,
+  lock_key text NOT NULL,
+  resource text,
+  repo text,
+  paths text[],
+  mode text NOT NULL,
+  holder_id text NOT NULL,
+  holder_kind text NOT NULL,
+  task_id text,
+  lease_id text,
+  epoch integer NOT NULL,
+  ttl_s integer NOT NULL,
+  acquired_at timestamp with time zone NOT NULL,
+  renewed_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL,
+  ended_at timestamp with time zone,
+  end_reason text
+);
+
 CREATE TABLE schedules (
   id text NOT NULL,
   name text NOT NULL,
@@ -402,6 +422,11 @@ ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFE
 ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
 ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
+ALTER TABLE reservations ADD CONSTRAINT reservations_check CHECK (((resource IS NULL) <> (repo IS NULL)));
+ALTER TABLE reservations ADD CONSTRAINT reservations_check1 CHECK (((repo IS NULL) = (paths IS NULL)));
+ALTER TABLE reservations ADD CONSTRAINT reservations_end_reason_check CHECK ((end_reason = ANY (ARRAY['released'::text, 'expired'::text, 'lease_ended'::text])));
+ALTER TABLE reservations ADD CONSTRAINT reservations_mode_check CHECK ((mode = ANY (ARRAY['exclusive'::text, 'shared'::text])));
+ALTER TABLE reservations ADD CONSTRAINT reservations_pkey PRIMARY KEY (id);
 ALTER TABLE schedules ADD CONSTRAINT schedules_catch_up_check CHECK (((catch_up >= 0) AND (catch_up <= 100)));
 ALTER TABLE schedules ADD CONSTRAINT schedules_overlap_check CHECK ((overlap = ANY (ARRAY['skip'::text, 'coalesce'::text, 'always'::text])));
 ALTER TABLE schedules ADD CONSTRAINT schedules_pkey PRIMARY KEY (id);
@@ -455,6 +480,8 @@ CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) 
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
 CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);
+CREATE INDEX reservations_key_epoch ON public.reservations USING btree (lock_key, epoch);
+CREATE INDEX reservations_live ON public.reservations USING btree (lock_key) WHERE (ended_at IS NULL);
 CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE (enabled AND (deleted_at IS NULL));
 CREATE INDEX sessions_agent ON public.sessions USING btree (agent_id, id);
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);

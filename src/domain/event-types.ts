@@ -63,5 +63,8 @@ export const EVENT_TYPES = [
   'schedule.updated',
   'schedule.deleted',
   'schedule.skipped',
+  'reservation.acquired',
+  'reservation.released',
+  'reservation.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -46,7 +46,7 @@ export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
  * - `ask`: an open ask addressed to it; `ask_made`: an open ask it made.
  * Someone else's object belongs to another agent.
  */
-export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'ask' | 'ask_made';
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'reservation' | 'ask' | 'ask_made';
 
 export interface AccessCase {
   /** The request the cells are about, in words. */
@@ -251,6 +251,21 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
+  reservations_acquire: { request: 'reserve a resource or paths', object: null, cells: alike(ALLOWED) },
+  reservations_list: { request: 'list reservations', object: null, cells: alike(ALLOWED) },
+  reservations_get: { request: 'read a reservation', object: 'reservation', cells: alike(ALLOWED) },
+  reservations_heartbeat: {
+    request: 'renew a reservation',
+    object: 'reservation',
+    cells: alike(owned(ALLOWED, refused(403, 'not_reservation_holder'))),
+    note: 'Only the holder renews a reservation.',
+  },
+  reservations_release: {
+    request: 'release a reservation',
+    object: 'reservation',
+    cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_reservation_holder')), agent_admin: ALLOWED },
+    note: "A reservation is its holder's, a human's or an agents:admin's to release.",
+  },
   schedules_create: { request: 'create a schedule', object: null, cells: alike(ALLOWED) },
   schedules_list: { request: 'list schedules', object: null, cells: alike(ALLOWED) },
   schedules_get: { request: 'read a schedule', object: 'schedule', cells: alike(ALLOWED) },

@@ -51,6 +51,11 @@ import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
+import { acquireReservation } from './reservations/acquire-reservation.ts';
+import { getReservation } from './reservations/get-reservation.ts';
+import { heartbeatReservation } from './reservations/heartbeat-reservation.ts';
+import { listReservations } from './reservations/list-reservations.ts';
+import { releaseReservation } from './reservations/release-reservation.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
@@ -118,6 +123,11 @@ const registry = [
   revokeSession,
   createArtifact,
   getArtifact,
+  listReservations,
+  acquireReservation,
+  getReservation,
+  heartbeatReservation,
+  releaseReservation,
   listSchedules,
   createSchedule,
   getSchedule,

@@ -386,7 +386,31 @@ export interface InboxItemsTable {
   updated_at: Timestamp;
 }
 
+export interface ReservationsTable {
+  id: string;
+  /** What acquisitions serialize on: `resource:<name>` or `repo:<key>`. */
+  lock_key: string;
+  resource: string | null;
+  repo: string | null;
+  paths: string[] | null;
+  mode: 'exclusive' | 'shared';
+  holder_id: string;
+  holder_kind: string;
+  task_id: string | null;
+  /** The task lease the reservation ends with, when it was taken for a task. */
+  lease_id: string | null;
+  /** The acquisition's number among its key's: a holder whose epoch is not live is stale. */
+  epoch: number;
+  ttl_s: number;
+  acquired_at: Timestamp;
+  renewed_at: Timestamp;
+  expires_at: Timestamp;
+  ended_at: Timestamp | null;
+  end_reason: 'released' | 'expired' | 'lease_ended' | null;
+}
+
 export interface DB {
+  reservations: ReservationsTable;
   schedules: SchedulesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

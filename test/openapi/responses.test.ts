@@ -139,6 +139,9 @@ describe('every response body of every route validates against the OpenAPI docum
       'comment_deleted',
       'backoff_pending',
       'not_dead_lettered',
+      'reservation_conflict',
+      'reservation_lapsed',
+      'not_reservation_holder',
     ];
     expect(expected.filter((code) => !codes.has(code))).toEqual([]);
     const replays = exchanges.filter((e) => e.headers['idempotency-replayed'] === 'true');

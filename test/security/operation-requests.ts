@@ -37,6 +37,8 @@ export interface Fixtures {
   readonly admin: string;
   /** A paused schedule the admin created. */
   readonly schedule: string;
+  /** An exclusive reservation of a resource of its own, held by the admin. */
+  readonly reservation: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -104,6 +106,11 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'sessions_revoke': (fx) => ({ params: { id: fx.session } }),
   'artifacts_create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
   'artifacts_get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
+  'reservations_acquire': () => ({ body: { resource: `fixture-${randomUUID()}`, ttl_s: 60 } }),
+  'reservations_list': () => ({ query: 'state=all' }),
+  'reservations_get': (fx) => ({ params: { id: fx.reservation } }),
+  'reservations_heartbeat': (fx) => ({ params: { id: fx.reservation }, body: {} }),
+  'reservations_release': (fx) => ({ params: { id: fx.reservation }, body: {} }),
   'webhooks_list': () => ({}),
   'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
   'schedules_list': () => ({}),
@@ -148,10 +155,11 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const ask = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const askToCancel = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const schedule = await ok(t.request('POST', '/api/v1/schedules', { body: { name: 'fixture schedule', cron: '0 9 * * *', task: { title: 'fixture' }, enabled: false } }), 201);
+  const reservation = await ok(t.request('POST', '/api/v1/reservations', { body: { resource: `fixture-${randomUUID()}` } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id };
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, reservation: reservation.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

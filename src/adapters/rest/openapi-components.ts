@@ -115,6 +115,9 @@ export function outputSchemas(schemas: ReadonlyMap<string, z.ZodType>): { compon
     return rest;
   };
   const components = Object.fromEntries(COMPONENTS.map((c) => [c.name, body(c.exact ? exactId(c.name) : c.name)]));
+  // An operation's output that another's embeds (an item inside a list's page) is referred to by its key: emit it too.
+  const referred = JSON.stringify(emitted);
+  for (const key of keys.values()) if (referred.includes(`"$ref":"${componentRef(key)}"`)) components[key] = body(key);
   const result = new Map<string, JsonSchema>();
   for (const [key, schema] of schemas) {
     const name = named.get(schema);
