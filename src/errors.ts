@@ -59,6 +59,7 @@ export const ERROR_CODES = [
   'task_deleted',
   'not_comment_author',
   'not_schedule_owner',
+  'run_log_full',
   'comment_deleted',
   'ask_closed',
   'not_addressee',
@@ -369,6 +370,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'A schedule is changed or deleted by its creator, a human, or a holder of agents:admin.',
     docs: '/spec/collaboration.md#recurring-work',
+  },
+  run_log_full: {
+    status: 409,
+    title: "The run's log is full",
+    retryable: false,
+    hint: 'A run keeps at most 500 log lines; store longer output as an artifact ([[artifacts_create]]) and log a line that names it.',
+    docs: '/spec/runs.md#the-log',
   },
   not_comment_author: {
     status: 403,

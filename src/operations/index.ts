@@ -51,6 +51,10 @@ import { getTask } from './tasks/get-task.ts';
 import { listTaskEvents } from './tasks/list-task-events.ts';
 import { listTasks } from './tasks/list-tasks.ts';
 import { updateTask } from './tasks/update-task.ts';
+import { appendLog } from './runs/append-log.ts';
+import { getRun } from './runs/get-run.ts';
+import { listRuns } from './runs/list-runs.ts';
+import { reportUsage } from './runs/report-usage.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
@@ -99,6 +103,10 @@ const registry = [
   releaseLeases,
   cycleLease,
   cycleLeases,
+  reportUsage,
+  appendLog,
+  listRuns,
+  getRun,
   listEvents,
   streamEvents,
   listApprovals,
