@@ -8,6 +8,7 @@ import { walkLeases } from './walk-leases.ts';
 import { walkLists } from './walk-lists.ts';
 import { walkTasks } from './walk-tasks.ts';
 import { walkWebhooks } from './walk-webhooks.ts';
+import { walkRuns } from './walk-runs.ts';
 import { walkSchedules } from './walk-schedules.ts';
 
 /** One request and the response it got, as a client saw it. */
@@ -109,6 +110,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkArtifacts(w);
   await walkWebhooks(w);
   await walkSchedules(w);
+  await walkRuns(w);
   await walkCollaboration(w);
   await walkAsks(w);
   return { exchanges, surprises };
