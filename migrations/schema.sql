@@ -240,6 +240,27 @@ CREATE TABLE reservations (
   end_reason text
 );
 
+CREATE TABLE run_log (
+  lease_id text NOT NULL,
+  seq integer NOT NULL,
+  at timestamp with time zone NOT NULL,
+  level text NOT NULL,
+  line text NOT NULL
+);
+
+CREATE TABLE runs (
+  lease_id text NOT NULL,
+  input_tokens bigint NOT NULL DEFAULT 0,
+  output_tokens bigint NOT NULL DEFAULT 0,
+  cost_micros bigint NOT NULL DEFAULT 0,
+  currency text,
+  model text,
+  tool_calls bigint NOT NULL DEFAULT 0,
+  reports integer NOT NULL DEFAULT 0,
+  log_lines integer NOT NULL DEFAULT 0,
+  updated_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE schedules (
   id text NOT NULL,
   name text NOT NULL,
@@ -427,6 +448,15 @@ ALTER TABLE reservations ADD CONSTRAINT reservations_check1 CHECK (((repo IS NUL
 ALTER TABLE reservations ADD CONSTRAINT reservations_end_reason_check CHECK ((end_reason = ANY (ARRAY['released'::text, 'expired'::text, 'lease_ended'::text])));
 ALTER TABLE reservations ADD CONSTRAINT reservations_mode_check CHECK ((mode = ANY (ARRAY['exclusive'::text, 'shared'::text])));
 ALTER TABLE reservations ADD CONSTRAINT reservations_pkey PRIMARY KEY (id);
+ALTER TABLE run_log ADD CONSTRAINT run_log_lease_id_fkey FOREIGN KEY (lease_id) REFERENCES runs(lease_id);
+ALTER TABLE run_log ADD CONSTRAINT run_log_level_check CHECK ((level = ANY (ARRAY['info'::text, 'warn'::text, 'error'::text])));
+ALTER TABLE run_log ADD CONSTRAINT run_log_pkey PRIMARY KEY (lease_id, seq);
+ALTER TABLE runs ADD CONSTRAINT runs_cost_micros_check CHECK ((cost_micros >= 0));
+ALTER TABLE runs ADD CONSTRAINT runs_input_tokens_check CHECK ((input_tokens >= 0));
+ALTER TABLE runs ADD CONSTRAINT runs_lease_id_fkey FOREIGN KEY (lease_id) REFERENCES leases(id);
+ALTER TABLE runs ADD CONSTRAINT runs_output_tokens_check CHECK ((output_tokens >= 0));
+ALTER TABLE runs ADD CONSTRAINT runs_pkey PRIMARY KEY (lease_id);
+ALTER TABLE runs ADD CONSTRAINT runs_tool_calls_check CHECK ((tool_calls >= 0));
 ALTER TABLE schedules ADD CONSTRAINT schedules_catch_up_check CHECK (((catch_up >= 0) AND (catch_up <= 100)));
 ALTER TABLE schedules ADD CONSTRAINT schedules_overlap_check CHECK ((overlap = ANY (ARRAY['skip'::text, 'coalesce'::text, 'always'::text])));
 ALTER TABLE schedules ADD CONSTRAINT schedules_pkey PRIMARY KEY (id);
@@ -478,6 +508,7 @@ CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree 
 CREATE INDEX inbox_items_principal ON public.inbox_items USING btree (principal_id, state, id);
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
+CREATE INDEX leases_holder_id ON public.leases USING btree (holder_id, id);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
 CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);
 CREATE INDEX reservations_key_epoch ON public.reservations USING btree (lock_key, epoch);

@@ -62,6 +62,7 @@ export const ERROR_CODES = [
   'reservation_conflict',
   'reservation_lapsed',
   'not_reservation_holder',
+  'run_log_full',
   'comment_deleted',
   'ask_closed',
   'not_addressee',
@@ -393,6 +394,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'A reservation is renewed by its holder, and released by its holder, a human, or a holder of agents:admin.',
     docs: '/spec/collaboration.md#reservations',
+  },
+  run_log_full: {
+    status: 409,
+    title: "The run's log is full",
+    retryable: false,
+    hint: 'A run keeps at most 500 log lines; store longer output as an artifact ([[artifacts_create]]) and log a line that names it.',
+    docs: '/spec/runs.md#the-log',
   },
   not_comment_author: {
     status: 403,

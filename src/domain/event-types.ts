@@ -66,5 +66,7 @@ export const EVENT_TYPES = [
   'reservation.acquired',
   'reservation.released',
   'reservation.expired',
+  // A run's log grew (spec/runs.md); the subject is the run's task, the lines are read with runs_get.
+  'run.logged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -56,6 +56,10 @@ import { getReservation } from './reservations/get-reservation.ts';
 import { heartbeatReservation } from './reservations/heartbeat-reservation.ts';
 import { listReservations } from './reservations/list-reservations.ts';
 import { releaseReservation } from './reservations/release-reservation.ts';
+import { appendLog } from './runs/append-log.ts';
+import { getRun } from './runs/get-run.ts';
+import { listRuns } from './runs/list-runs.ts';
+import { reportUsage } from './runs/report-usage.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
@@ -104,6 +108,10 @@ const registry = [
   releaseLeases,
   cycleLease,
   cycleLeases,
+  reportUsage,
+  appendLog,
+  listRuns,
+  getRun,
   listEvents,
   streamEvents,
   listApprovals,

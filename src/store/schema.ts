@@ -409,8 +409,37 @@ export interface ReservationsTable {
   end_reason: 'released' | 'expired' | 'lease_ended' | null;
 }
 
+/** int8 columns: node-postgres answers them as strings (database.ts), PGlite as numbers. */
+type Int8 = ColumnType<string | number, number | undefined, number>;
+
+/** What a run (a lease) used, summed from the holder's reports (migrations/0170_runs.sql). */
+export interface RunsTable {
+  lease_id: string;
+  input_tokens: Int8;
+  output_tokens: Int8;
+  cost_micros: Int8;
+  currency: string | null;
+  model: string | null;
+  tool_calls: Int8;
+  reports: Generated<number>;
+  log_lines: Generated<number>;
+  updated_at: Timestamp;
+}
+
+export type RunLogLevel = 'info' | 'warn' | 'error';
+
+export interface RunLogTable {
+  lease_id: string;
+  seq: number;
+  at: Timestamp;
+  level: RunLogLevel;
+  line: string;
+}
+
 export interface DB {
   reservations: ReservationsTable;
+  runs: RunsTable;
+  run_log: RunLogTable;
   schedules: SchedulesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

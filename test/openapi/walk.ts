@@ -9,6 +9,7 @@ import { walkLists } from './walk-lists.ts';
 import { walkTasks } from './walk-tasks.ts';
 import { walkWebhooks } from './walk-webhooks.ts';
 import { walkReservations } from './walk-reservations.ts';
+import { walkRuns } from './walk-runs.ts';
 import { walkSchedules } from './walk-schedules.ts';
 
 /** One request and the response it got, as a client saw it. */
@@ -111,6 +112,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkWebhooks(w);
   await walkSchedules(w);
   await walkReservations(w);
+  await walkRuns(w);
   await walkCollaboration(w);
   await walkAsks(w);
   return { exchanges, surprises };

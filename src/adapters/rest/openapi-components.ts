@@ -23,10 +23,11 @@ import {
   taskLeaseSummary,
   taskOutput,
 } from '../../operations/tasks/task-schema.ts';
-import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
 import { askOutput } from '../../operations/asks/ask-schema.ts';
+import { runOutput } from '../../operations/runs/run-schema.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
+import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
@@ -66,6 +67,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Delivery', matches: deliveryOutput },
   { name: 'Agent', matches: agentOutput },
   { name: 'Token', matches: tokenOutput },
+  { name: 'Run', matches: runOutput },
   { name: 'Schedule', matches: scheduleOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },

@@ -6,6 +6,8 @@ import { lockLiveLease } from './held-lease.ts';
 import { leaseId, leaseOutput, toLease } from './lease-schema.ts';
 import { nextAction } from '../tasks/task-schema.ts';
 import { nextActions } from '../tasks/task-view.ts';
+import { addReportedUsage } from '../runs/report-usage.ts';
+import { usageInput } from '../runs/run-schema.ts';
 
 export const heartbeatLease = defineOperation({
   name: 'leases_heartbeat',
@@ -20,6 +22,7 @@ export const heartbeatLease = defineOperation({
     id: leaseId,
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Progress, as one line a human can read in the timeline.'),
     ttl_s: ttlParam,
+    usage: usageInput.optional().describe('Usage since your last report, as runs_usage takes it.'),
   }),
   output: leaseOutput.extend({ next_actions: z.array(nextAction).max(4).describe('What to do next: heartbeat again, hand the work in for review.') }),
   async run(tx, ctx, input) {
@@ -27,6 +30,7 @@ export const heartbeatLease = defineOperation({
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
+    if (input.usage) await addReportedUsage(tx, ctx, lease, input.usage);
     ctx.emit({
       type: 'lease.renewed',
       subject: lease.task_id,

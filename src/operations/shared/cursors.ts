@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BatonError } from '../../errors.ts';
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs';
 
 /**
  * The cursors of every list, signed with the server's cursor key (spec/api.md, "Pagination"): a
@@ -56,6 +56,7 @@ const POSITION: Record<CursorKind, (position: string) => boolean> = {
   task_search: searchPosition,
   schedules: id('sch'),
   reservations: id('res'),
+  runs: id('lea'),
   sessions: id('ses'),
   asks: id('ask'),
   inbox: id('inb'),
