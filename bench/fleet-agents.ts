@@ -1,0 +1,218 @@
+/**
+ * One process of simulated agents for bench/fleet.ts, started with `fork` (IPC). It receives a
+ * `FleetPlan`, runs its share of the fleet against Baton over HTTP keep-alive (Node's fetch, whose
+ * global dispatcher pools connections per origin), and answers with a `FleetReport`, then exits.
+ *
+ * Each agent claims a task (TTL 180 s) at its point of the ramp, heartbeats every 60 s (one in ten
+ * with a note), and every 5 minutes hands its task in and claims the next in one call
+ * (`POST /leases/{id}/cycle`), one attempt in a hundred as `outcome: failed`. The first cycle of
+ * each agent falls at a spread offset in 0–300 s, so cycles and heartbeats arrive at steady rates.
+ * Optional humans hold the unfiltered event stream open and count its frames.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface FleetPlan {
+  url: string;
+  token: string;
+  /** This process's agents are numbers [first, first + count) of `total`. */
+  first: number;
+  count: number;
+  total: number;
+  /** Unfiltered SSE streams this process holds open. */
+  humans: number;
+  /** Epoch ms: the ramp starts; the measured window starts; everything stops. */
+  startAt: number;
+  rampMs: number;
+  measureFrom: number;
+  measureTo: number;
+  heartbeatMs: number;
+  cycleMs: number;
+  ttlS: number;
+}
+
+export type Operation = 'claim' | 'heartbeat' | 'cycle';
+
+export interface FleetReport {
+  /** Latencies (ms) of the calls started inside the measured window, per operation. */
+  latencies: Record<Operation, number[]>;
+  /** Calls per operation over the whole run (ramp, warm-up and measured window). */
+  calls: Record<Operation, number>;
+  /** Failed calls per `operation status code` (0: no answer), whole run and measured window. */
+  errors: Record<string, number>;
+  measuredErrors: Record<string, number>;
+  /** The first few failures' text. */
+  samples: string[];
+  /** Claims and cycles that found the queue empty. */
+  dry: number;
+  failedAttempts: number;
+  /** Heartbeats that came more than a TTL after the lease's last renewal (the lease may lapse deservedly). */
+  late: number;
+  /** Leases an agent stopped keeping alive (a failed call, or a late heartbeat): their lapse is deserved. */
+  abandoned: string[];
+  /** The longest gap (ms) between a lease's renewals seen by any agent. */
+  maxGapMs: number;
+  /** SSE frames received by this process's humans in the measured window, and streams that ended early. */
+  frames: number;
+  streamsEnded: number;
+}
+
+const SAMPLES = 5;
+
+function fleet(plan: FleetPlan): Promise<FleetReport> {
+  const report: FleetReport = {
+    latencies: { claim: [], heartbeat: [], cycle: [] },
+    calls: { claim: 0, heartbeat: 0, cycle: 0 },
+    errors: {},
+    measuredErrors: {},
+    samples: [],
+    dry: 0,
+    failedAttempts: 0,
+    late: 0,
+    abandoned: [],
+    maxGapMs: 0,
+    frames: 0,
+    streamsEnded: 0,
+  };
+  let keys = 0;
+  const stop = new AbortController();
+  const failed = (op: Operation, status: number, text: string, started: number) => {
+    const key = `${op} ${status}`;
+    report.errors[key] = (report.errors[key] ?? 0) + 1;
+    if (started >= plan.measureFrom && started < plan.measureTo) report.measuredErrors[key] = (report.measuredErrors[key] ?? 0) + 1;
+    if (report.samples.length < SAMPLES) report.samples.push(`${key}: ${text.slice(0, 300)}`);
+  };
+
+  /** POSTs and returns the parsed body (undefined after counting the failure) and the status (0: no answer). */
+  const post = async <T>(op: Operation, path: string, body: object): Promise<[T | undefined, number]> => {
+    const started = Date.now();
+    const t0 = performance.now();
+    report.calls[op]++;
+    let status = 0;
+    let text = '';
+    try {
+      const response = await fetch(`${plan.url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${plan.token}`, 'idempotency-key': `fleet-${process.pid}-${keys++}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      text = (error as Error).message;
+    }
+    if (started >= plan.measureFrom && started < plan.measureTo) report.latencies[op].push(performance.now() - t0);
+    if (status !== 200) {
+      failed(op, status, text, started);
+      return [undefined, status];
+    }
+    return [JSON.parse(text) as T, status];
+  };
+
+  type Claims = { claims: { lease: { id: string } }[] };
+  const leaseOf = (answer: Claims | undefined): string | undefined => {
+    if (answer && answer.claims.length === 0) report.dry++;
+    return answer?.claims[0]?.lease.id;
+  };
+
+  /** Waits until `at`, or the end of the run if that comes first. */
+  const waitUntil = (at: number) => {
+    const wait = Math.min(at, plan.measureTo) - Date.now();
+    return wait > 0 ? sleep(wait, undefined, { signal: stop.signal }).catch(() => undefined) : Promise.resolve();
+  };
+
+  const agent = async (n: number): Promise<void> => {
+    await waitUntil(plan.startAt + (plan.rampMs * n) / plan.total);
+    let beats = 0;
+    let attempts = 0;
+    let lease: string | undefined;
+    let renewedAt = Date.now();
+    let nextCycle = 0;
+    let nextBeat = 0;
+    const claim = async () => {
+      lease = leaseOf((await post<Claims>('claim', '/tasks/claim', { ttl_s: plan.ttlS }))[0]);
+      renewedAt = Date.now();
+      nextBeat = renewedAt + plan.heartbeatMs;
+    };
+    await claim();
+    // A spread first cycle (the golden-ratio sequence over the agents), then one every cycleMs.
+    nextCycle = Date.now() + ((n * 0.6180339887) % 1) * plan.cycleMs;
+    while (Date.now() < plan.measureTo) {
+      if (lease === undefined) {
+        // No lease (the queue ran dry, or a call failed): try claiming again at the next heartbeat.
+        await waitUntil(nextBeat);
+        if (Date.now() >= plan.measureTo) return;
+        await claim();
+        continue;
+      }
+      const cycling = nextCycle <= nextBeat;
+      await waitUntil(cycling ? nextCycle : nextBeat);
+      if (Date.now() >= plan.measureTo) return;
+      const gap = Date.now() - renewedAt;
+      report.maxGapMs = Math.max(report.maxGapMs, gap);
+      if (gap > plan.ttlS * 1000) {
+        report.late++;
+        report.abandoned.push(lease);
+      }
+      if (cycling) {
+        const fail = attempts++ % 100 === n % 100;
+        if (fail) report.failedAttempts++;
+        const ending = fail ? { outcome: 'failed', reason: 'simulated failure' } : { summary: 'done' };
+        const [answer, status] = await post<Claims>('cycle', `/leases/${lease}/cycle`, { ...ending, ttl_s: plan.ttlS });
+        // A lease the server says has run out (409) was not abandoned: its lapse counts as wrong.
+        if (answer === undefined && status !== 409) report.abandoned.push(lease);
+        lease = leaseOf(answer);
+        renewedAt = Date.now();
+        nextBeat = renewedAt + plan.heartbeatMs;
+        nextCycle += plan.cycleMs;
+      } else {
+        const note = beats++ % 10 === n % 10 ? { note: `step ${beats} of agent ${n}` } : {};
+        const [renewed, status] = await post('heartbeat', `/leases/${lease}/heartbeat`, note);
+        if (renewed === undefined) {
+          if (status !== 409) report.abandoned.push(lease);
+          lease = undefined;
+        } else renewedAt = Date.now();
+        nextBeat += plan.heartbeatMs;
+      }
+    }
+  };
+
+  const human = async (): Promise<void> => {
+    const response = await fetch(`${plan.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${plan.token}` }, signal: stop.signal }).catch(() => undefined);
+    if (response?.status !== 200 || !response.body) {
+      report.streamsEnded++;
+      return;
+    }
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (chunk.done) {
+        if (!stop.signal.aborted) report.streamsEnded++;
+        return;
+      }
+      buffer += chunk.value;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const now = Date.now();
+        if (frame.includes('data: ') && now >= plan.measureFrom && now < plan.measureTo) report.frames++;
+      }
+    }
+  };
+
+  const humans = Array.from({ length: plan.humans }, human);
+  const agents = Array.from({ length: plan.count }, (_, i) => agent(plan.first + i));
+  return Promise.all(agents).then(async () => {
+    stop.abort();
+    await Promise.all(humans);
+    return report;
+  });
+}
+
+process.once('message', (plan: FleetPlan) => {
+  fleet(plan).then(
+    (report) => process.send?.({ report }, () => process.exit(0)),
+    (error: unknown) => process.send?.({ error: (error as Error).stack ?? String(error) }, () => process.exit(1)),
+  );
+});
