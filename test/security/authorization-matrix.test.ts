@@ -64,7 +64,13 @@ for (const operation of operations) {
     const send = (token: string | null) => sendOperation(t, operation, build(fx), token);
     const { scope } = operation;
 
-    if (scope === null) {
+    if (scope === null && operation.humanOnly === true) {
+      // A person's own sessions (sessions_list, sessions_revoke): no scope, but for humans only.
+      it('is refused to an agent, whatever its scopes: 403 human_required', async () => {
+        const p = await t.addPrincipal({ kind: 'agent' });
+        await expectRefusedWithoutWrites(t, () => send(p.token), 403, 'human_required', { keyRemembered: operation.kind === 'write' });
+      });
+    } else if (scope === null) {
       it.each(PRINCIPAL_KINDS)('is open to a %s token with no scopes, or an allowlist that leaves it out', async (kind) => {
         for (const options of [{ scopes: [] }, { allowlist: ['tasks_get'] }, { scopes: [] as Scope[], allowlist: ['tasks_get'] }]) {
           const p = await t.addPrincipal({ kind, ...options });

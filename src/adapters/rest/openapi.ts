@@ -4,7 +4,7 @@ import { type Operation, operationParts, parameterLocation, pathParameters, take
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
-import { HEADERS, PROBLEM, problemFor, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
+import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
 import { servicePaths } from './openapi-service-paths.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
@@ -124,7 +124,9 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
         ...(success === '201' ? { Location: ref('Location') } : {}),
       },
     },
-    ...Object.fromEntries(errorStatuses(op).map((status) => [String(status), problemFor(status)])),
+    // Every refusal is the same problem document: one `4XX` answer, the statuses this operation may
+    // give listed in `x-error-statuses` (spec/errors.md says what each code means).
+    '4XX': PROBLEM,
     default: PROBLEM,
   };
   if (op.kind === 'read' && op.version) responses['304'] = { description: 'Not modified (If-None-Match matched).' };
@@ -143,6 +145,7 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
     tags: [operationParts(op.name)[0]],
     ...(op.scope === null ? {} : { 'x-required-scope': op.scope }),
     'x-approval': op.approval,
+    'x-error-statuses': errorStatuses(op),
     parameters,
     ...(hasBody
       ? {
