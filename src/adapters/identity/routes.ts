@@ -51,7 +51,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
 
   app.get(`${LOGIN_PATH}/login`, async (request, reply) => {
     try {
-      if (!provider) throw new BatonError('not_configured', 'Single sign-on is off on this server: set BATON_OIDC_ISSUER, BATON_OIDC_CLIENT_ID and BATON_OIDC_CLIENT_SECRET.');
+      if (!provider) throw new BatonError('route_not_found', 'Single sign-on is off on this server (the operator sets BATON_OIDC_ISSUER, BATON_OIDC_CLIENT_ID and BATON_OIDC_CLIENT_SECRET); sign in with a token.');
       const returnTo = safeReturnTo((request.query as { return_to?: unknown }).return_to, service.baseUrl);
       const config = await configuration(provider);
       const login: LoginState = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier(), returnTo, at: service.clock.now().getTime() };
@@ -75,7 +75,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     const login = readLogin(request);
     reply.clearCookie(LOGIN_COOKIE, { ...cookieBase(service), path: LOGIN_PATH });
     try {
-      if (!provider) throw new BatonError('not_configured', 'Single sign-on is off on this server.');
+      if (!provider) throw new BatonError('route_not_found', 'Single sign-on is off on this server.');
       if (!login) throw new BatonError('sign_in_failed', 'No sign-in is in progress in this browser (or it was tampered with); start again.');
       if (service.clock.now().getTime() - login.at > LOGIN_TTL_MS) throw new BatonError('sign_in_failed', 'The sign-in took longer than 10 minutes; start again.');
       const config = await configuration(provider);

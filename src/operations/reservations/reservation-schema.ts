@@ -24,7 +24,7 @@ export const reservationOutput = z.object({
   id: z.string(),
   resource: z.string().nullable(),
   repo: z.string().nullable(),
-  paths: z.array(z.string()).nullable(),
+  paths: z.array(z.string()).max(50).nullable(),
   mode: z.enum(['exclusive', 'shared']),
   holder: holderRef,
   task_id: z.string().nullable(),

@@ -15,7 +15,7 @@ export const getRun = defineOperation({
   toolset: 'admin',
   http: { method: 'GET', path: '/runs/{id}' },
   input: z.strictObject({ id: leaseId, log_lines: z.coerce.number().int().min(0).max(RUN_LOG_MAX_LINES).default(100).describe('How many of the last log lines to include.') }),
-  output: runOutput.extend({ log: z.array(runLogLine) }),
+  output: runOutput.extend({ log: z.array(runLogLine).max(RUN_LOG_MAX_LINES) }),
   async run(db, ctx, input) {
     const lease = await findLease(db, input.id);
     // Another agent's run is not yours to see, as its lease is not: answered as absent.
