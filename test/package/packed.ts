@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,12 +56,29 @@ export async function packBoth(): Promise<Packed> {
   return { server: named(/^baton-tasks-\d/), client: named(/^baton-tasks-client-\d/), remove: () => rm(stage, { recursive: true, force: true }) };
 }
 
-/** A fresh project in the system's temporary folder with `tarballs` installed as a user would (npm's cache serves what it can). */
+/**
+ * A fresh project in the system's temporary folder with `tarballs` installed as a user would. Every
+ * package is pinned (`overrides`) to the version the checkout's lockfile holds, so npm's cache, which
+ * `npm ci` filled, serves the whole install: the test needs no registry (a newer release of a
+ * dependency would otherwise be fetched, and this machine may not reach the registry).
+ */
 export async function installInto(prefix: string, tarballs: readonly string[]): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), prefix));
-  await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'baton-packed-check', private: true, type: 'module' }, null, 2)}\n`);
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  const overrides = await lockedVersions();
+  await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'baton-packed-check', private: true, type: 'module', overrides }, null, 2)}\n`);
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
   return project;
+}
+
+/** The top-level version of every package in the checkout's lockfile, by name. */
+async function lockedVersions(): Promise<Record<string, string>> {
+  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; link?: boolean }> };
+  const versions: Record<string, string> = {};
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    const name = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(path)?.[1];
+    if (name && entry.version && !entry.link && !name.startsWith('baton-tasks')) versions[name] = entry.version;
+  }
+  return versions;
 }
 
 /** The size of a file in bytes. */
