@@ -57,26 +57,27 @@ export async function packBoth(): Promise<Packed> {
 }
 
 /**
- * A fresh project in the system's temporary folder with `tarballs` installed as a user would. Every
- * package is pinned (`overrides`) to the version the checkout's lockfile holds, so npm's cache, which
- * `npm ci` filled, serves the whole install: the test needs no registry (a newer release of a
- * dependency would otherwise be fetched, and this machine may not reach the registry).
+ * A fresh project in the system's temporary folder with `tarballs` installed as a user would. The
+ * server's own dependencies are pinned (`overrides`) to the versions the checkout's lockfile holds,
+ * so npm's cache, which `npm ci` filled, serves them: a dependency's newer release would otherwise
+ * be fetched from the registry, which this machine may not reach.
  */
 export async function installInto(prefix: string, tarballs: readonly string[]): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), prefix));
-  const overrides = await lockedVersions();
+  const overrides = await lockedDependencies();
   await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'baton-packed-check', private: true, type: 'module', overrides }, null, 2)}\n`);
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
   return project;
 }
 
-/** The top-level version of every package in the checkout's lockfile, by name. */
-async function lockedVersions(): Promise<Record<string, string>> {
-  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; link?: boolean }> };
+/** The lockfile's version of each of the server's dependencies, by name. */
+async function lockedDependencies(): Promise<Record<string, string>> {
+  const manifest = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
   const versions: Record<string, string> = {};
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    const name = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(path)?.[1];
-    if (name && entry.version && !entry.link && !name.startsWith('baton-tasks')) versions[name] = entry.version;
+  for (const name of Object.keys(manifest.dependencies ?? {})) {
+    const version = lock.packages[`node_modules/${name}`]?.version;
+    if (version) versions[name] = version;
   }
   return versions;
 }
