@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { BatonError } from '../../errors.ts';
-import { lockSchedule, updateSchedule } from '../../store/schedules.ts';
+import { updateSchedule } from '../../store/schedules.ts';
 import { defineOperation } from '../define-operation.ts';
-import { assertVersion } from '../shared/versions.ts';
-import { mayChangeSchedule, scheduleId, scheduleNotFound, scheduleOutput, toSchedule } from './schedule-schema.ts';
+import { lockChangeableSchedule, scheduleId, scheduleOutput, toSchedule } from './schedule-schema.ts';
 
 export const deleteSchedule = defineOperation({
   name: 'schedules_delete',
@@ -16,12 +14,7 @@ export const deleteSchedule = defineOperation({
   input: z.strictObject({ id: scheduleId }),
   output: scheduleOutput,
   async run(tx, ctx, input) {
-    const row = await lockSchedule(tx, input.id);
-    if (!row) throw scheduleNotFound(input.id);
-    assertVersion(`Schedule ${row.id}`, row.version, ctx.expectedVersion);
-    if (!mayChangeSchedule(ctx.actor, row)) {
-      throw new BatonError('not_schedule_owner', `Schedule ${row.id} is ${row.created_by_kind} ${row.created_by_id}'s.`);
-    }
+    const row = await lockChangeableSchedule(tx, ctx, input.id);
     const deleted = await updateSchedule(tx, row.id, { enabled: false, deleted_at: ctx.now, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     ctx.emit({ type: 'schedule.deleted', subject: row.id, data: { name: row.name } });
     return toSchedule(deleted);

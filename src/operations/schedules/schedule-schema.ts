@@ -4,7 +4,10 @@ import type { ActorKind } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { BatonError } from '../../errors.ts';
 import { idPattern } from '../../ids.ts';
-import type { ScheduleRow } from '../../store/schedules.ts';
+import { lockSchedule, type ScheduleRow } from '../../store/schedules.ts';
+import type { Tx } from '../../store/connection.ts';
+import type { OperationContext } from '../define-operation.ts';
+import { assertVersion } from '../shared/versions.ts';
 import { actorRef, assigneeParam, maxAttemptsParam, taskDescription, taskLabels, taskPriority, taskTitle } from '../tasks/task-schema.ts';
 
 export const scheduleId = z.string().regex(new RegExp(idPattern('sch')), 'must be a schedule id: sch_ followed by a 26-character ULID');
@@ -97,8 +100,17 @@ function zoneKnown(timeZone: string): boolean {
 }
 
 /** A schedule is its creator's to change, or any human's or agent admin's. */
-export function mayChangeSchedule(actor: Principal, row: Pick<ScheduleRow, 'created_by_id'>): boolean {
+function mayChangeSchedule(actor: Principal, row: Pick<ScheduleRow, 'created_by_id'>): boolean {
   return row.created_by_id === actor.id || actor.kind === 'human' || actor.scopes.has('agents:admin');
+}
+
+/** The schedule locked for a change by the caller: not_found, conflict_version or not_schedule_owner otherwise. */
+export async function lockChangeableSchedule(tx: Tx, ctx: OperationContext, id: string): Promise<ScheduleRow> {
+  const row = await lockSchedule(tx, id);
+  if (!row) throw scheduleNotFound(id);
+  assertVersion(`Schedule ${row.id}`, row.version, ctx.expectedVersion);
+  if (!mayChangeSchedule(ctx.actor, row)) throw new BatonError('not_schedule_owner', `Schedule ${row.id} is ${row.created_by_kind} ${row.created_by_id}'s.`);
+  return row;
 }
 
 export function scheduleNotFound(id: string): BatonError {

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { nextRun } from '../../domain/schedule-plan.ts';
-import { BatonError } from '../../errors.ts';
-import { lockSchedule, updateSchedule as writeSchedule } from '../../store/schedules.ts';
+import { updateSchedule as writeSchedule } from '../../store/schedules.ts';
 import { defineOperation } from '../define-operation.ts';
 import { resolveAssignee } from '../shared/principals.ts';
-import { assertVersion } from '../shared/versions.ts';
-import { catchUpParam, checkCron, cronParam, mayChangeSchedule, overlapParam, scheduledTask, scheduleId, scheduleNotFound, scheduleOutput, timeZoneParam, toSchedule } from './schedule-schema.ts';
+import { catchUpParam, checkCron, cronParam, lockChangeableSchedule, overlapParam, scheduledTask, scheduleId, scheduleOutput, timeZoneParam, toSchedule } from './schedule-schema.ts';
 
 export const updateSchedule = defineOperation({
   name: 'schedules_update',
@@ -29,12 +27,7 @@ export const updateSchedule = defineOperation({
   output: scheduleOutput,
   version: (schedule) => schedule.version,
   async run(tx, ctx, input) {
-    const row = await lockSchedule(tx, input.id);
-    if (!row) throw scheduleNotFound(input.id);
-    assertVersion(`Schedule ${row.id}`, row.version, ctx.expectedVersion);
-    if (!mayChangeSchedule(ctx.actor, row)) {
-      throw new BatonError('not_schedule_owner', `Schedule ${row.id} is ${row.created_by_kind} ${row.created_by_id}'s.`);
-    }
+    const row = await lockChangeableSchedule(tx, ctx, input.id);
     const { id: _id, ...given } = input;
     const cron = given.cron ?? row.cron;
     const timeZone = given.time_zone ?? row.time_zone;
