@@ -3,6 +3,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isTransactionConflict } from '../errors.ts';
 import { StartupError } from '../startup-error.ts';
 import type { Database } from './database.ts';
 
@@ -10,6 +12,17 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.ur
 
 /** The header line that marks a contract migration (migrations/README.md): one a release before it may not survive. */
 const CONTRACT_MARK = /^--\s*baton:contract\s*$/m;
+
+/**
+ * How often a migration step is tried when the database breaks it off, to end a deadlock with the
+ * transactions of instances serving meanwhile (a rolling deploy) or because it waited for their
+ * locks longer than the lock timeout: the step rolled back whole, so trying it again is safe.
+ * Waits grow from 100 ms to 6.4 s, about 13 s in all besides the lock waits.
+ */
+const MIGRATION_ATTEMPTS = 8;
+
+/** SQLSTATE of a statement that waited longer than `lock_timeout` for a lock. */
+const LOCK_TIMEOUT = '55P03';
 
 interface Migration {
   readonly name: string;
@@ -72,8 +85,10 @@ export async function migrate(database: Database, options: MigrateOptions = {}):
   }
   for (const { name, sql, checksum, contract } of migrations) {
     if (before.has(name)) continue;
-    await database.runScript(`
+    await retryingConflicts(() => database.runScript(`
       BEGIN;
+      -- A migration may take longer than any request (an index on a large table); lock waits stay bounded.
+      SET LOCAL statement_timeout = 0;
       SELECT pg_advisory_xact_lock(2, 1);
       DO $baton_migrate$ BEGIN
         IF NOT EXISTS (SELECT 1 FROM baton_migrations WHERE name = ${literal(name)}) THEN
@@ -81,11 +96,24 @@ export async function migrate(database: Database, options: MigrateOptions = {}):
           INSERT INTO baton_migrations (name, checksum, contract) VALUES (${literal(name)}, ${literal(checksum)}, ${contract});
         END IF;
       END $baton_migrate$;
-      COMMIT;`);
+      COMMIT;`));
   }
   const after = await applied(database);
   check(migrations, after);
   return [...after.keys()].filter((name) => !before.has(name)).sort();
+}
+
+/** Runs `step` again (after a growing wait) while the database breaks it off for a deadlock or a lock timeout. */
+async function retryingConflicts<T>(step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      const lockTimeout = (error as { code?: unknown }).code === LOCK_TIMEOUT;
+      if (!(isTransactionConflict(error) || lockTimeout) || attempt === MIGRATION_ATTEMPTS) throw error;
+      await sleep(100 * 2 ** (attempt - 1));
+    }
+  }
 }
 
 /** Whether `database` holds Baton's schema, i.e. Baton has migrated it (reads only; creates nothing). */

@@ -8,17 +8,20 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { StartupError } from '../../src/startup-error.ts';
 import type { Database } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
-import { freshDatabase, startTestServer } from '../harness.ts';
+import { engine, freshDatabase, startTestServer } from '../harness.ts';
 import { describeSchema, REGENERATE, SCHEMA_FILE } from './schema-dump.ts';
 
 let database: Database;
+let url: string | undefined;
 
 beforeEach(async () => {
-  ({ database } = await freshDatabase());
+  ({ database, url } = await freshDatabase());
 });
 
 afterEach(async () => {
@@ -82,7 +85,32 @@ it('starts, with one warning line, after a newer release applied expand migratio
   } finally {
     // Closing the server closes its database; afterEach closes a fresh one instead.
     await server.close();
-    ({ database } = await freshDatabase());
+    ({ database, url } = await freshDatabase());
+  }
+});
+
+it.runIf(engine === 'postgres')('applies a migration again when the database breaks it off to end a deadlock with a serving instance (a rolling deploy)', async () => {
+  // The migration locks tasks, then events; a serving instance's transaction holds events and then
+  // wants tasks. The migration waits first, so PostgreSQL's deadlock check picks it to break off.
+  const dir = await newerRelease({ '9997_two_tables.sql': 'LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE;\nLOCK TABLE events IN ACCESS EXCLUSIVE MODE;\n' });
+  const serving = new pg.Client({ connectionString: url });
+  await serving.connect();
+  try {
+    await serving.query('BEGIN');
+    await serving.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+    const migrating = migrate(database, { dir });
+    // Until the migrator waits on events (it then holds tasks).
+    for (;;) {
+      const { rows } = await serving.query<{ waiting: boolean }>('SELECT count(*) > 0 AS waiting FROM pg_locks WHERE NOT granted');
+      if (rows[0]?.waiting) break;
+      await sleep(20);
+    }
+    await serving.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
+    await serving.query('COMMIT');
+    expect(await migrating).toEqual(['9997_two_tables']);
+  } finally {
+    await serving.end();
+    await rm(dir, { recursive: true });
   }
 });
 
