@@ -38,6 +38,10 @@ import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
 import type { listLeases } from '../operations/leases/list-leases.ts';
 import type { releaseLease } from '../operations/leases/release-lease.ts';
 import type { whoami } from '../operations/meta/whoami.ts';
+import type { appendLog } from '../operations/runs/append-log.ts';
+import type { getRun } from '../operations/runs/get-run.ts';
+import type { listRuns } from '../operations/runs/list-runs.ts';
+import type { reportUsage } from '../operations/runs/report-usage.ts';
 import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
 import type { claimTask } from '../operations/tasks/claim-task.ts';
 import type { createTask } from '../operations/tasks/create-task.ts';
@@ -201,6 +205,12 @@ export function createClient(options: ClientOptions) {
       create: route<typeof createAsk>(t, 'POST', '/tasks/{id}/asks'),
       answer: route<typeof answerAsk>(t, 'POST', '/asks/{id}/answer'),
       cancel: route<typeof cancelAsk>(t, 'POST', '/asks/{id}/cancel'),
+    },
+    runs: {
+      list: route<typeof listRuns>(t, 'GET', '/runs'),
+      get: route<typeof getRun>(t, 'GET', '/runs/{id}'),
+      usage: route<typeof reportUsage>(t, 'POST', '/leases/{id}/usage'),
+      log: route<typeof appendLog>(t, 'POST', '/leases/{id}/log'),
     },
     inbox: {
       list: route<typeof listInbox>(t, 'GET', '/inbox'),

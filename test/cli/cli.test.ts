@@ -353,3 +353,47 @@ describe('baton wait, inbox and answer', () => {
     expect((await baton(['inbox', '--json'])).stdout).toContain('"counts"');
   });
 });
+
+describe('baton runs', () => {
+  it("tail prints a run's log, follows it live, and exits when the run is handed in; list and show read it", { timeout: 120_000 }, async () => {
+    await baton(['login', '--url', url, '--token', adminToken]);
+    const api = async <T>(path: string, body: unknown) => {
+      const response = await fetch(`${url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+        body: JSON.stringify(body),
+      });
+      expect(response.ok, await response.clone().text()).toBe(true);
+      return (await response.json()) as T;
+    };
+    const task = await api<{ id: string }>('/tasks', { title: 'Tailed from the CLI test' });
+    const { lease } = await api<{ lease: { id: string; epoch: number } }>(`/tasks/${task.id}/claim`, {});
+    await api(`/leases/${lease.id}/log`, { lines: ['cloning the repository', 'running the suite'] });
+    await api(`/leases/${lease.id}/usage`, { input_tokens: 1200, output_tokens: 300, cost: 0.42, model: 'test-model' });
+
+    // By task id: its latest run. The lines so far, then what is appended while it follows.
+    const tail = startBaton(['runs', 'tail', task.id], cliEnv);
+    await tail.printed(/running the suite/);
+    await api(`/leases/${lease.id}/log`, { lines: ['3 failures'], level: 'warn' });
+    await tail.printed(/warn\s+3 failures/);
+    await api(`/tasks/${task.id}/hand_in`, { summary: 'fixed', lease_epoch: lease.epoch });
+    const ended = await tail.outcome;
+    expect(ended.code, ended.stderr).toBe(0);
+    expect(ended.stdout.split('\n').filter((line) => /^\d\d:\d\d:\d\d /.test(line)).map((line) => line.slice(9))).toEqual([
+      'info  cloning the repository',
+      'info  running the suite',
+      'warn  3 failures',
+    ]);
+    expect(ended.stderr).toContain(`run ${lease.id} ended`);
+
+    const listed = await json<{ data: { id: string; usage: { cost: number } }[] }>(['runs', 'list', '--task', task.id]);
+    expect(listed.data).toEqual([expect.objectContaining({ id: lease.id, usage: expect.objectContaining({ cost: 0.42 }) as unknown })]);
+    const shown = (await baton(['runs', 'show', lease.id, '--lines', '1'])).stdout;
+    expect(shown).toContain('usage: 1200 in, 300 out, 0 tool calls, 0.42 USD (test-model)');
+    expect(shown).toMatch(/warn\s+3 failures/);
+    expect(shown).not.toContain('running the suite');
+    // A task nobody claimed has no run: exit 4.
+    const unclaimed = await api<{ id: string }>('/tasks', { title: 'never claimed' });
+    expect((await baton(['runs', 'tail', unclaimed.id], 4)).stderr).toContain('has no run yet');
+  });
+});

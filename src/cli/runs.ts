@@ -1,0 +1,122 @@
+import { Command } from 'commander';
+import { type Context, CliError, integer } from './context.ts';
+import { EXIT } from './exit-codes.ts';
+
+type Action = (ctx: Context, ...args: never[]) => Promise<void>;
+type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+/** How often `runs tail` checks a quiet run: a lapse writes no event, so the stream alone would not show it ending. */
+const RECHECK_MS = 15_000;
+
+/**
+ * `baton runs`: the attempts at tasks (spec/runs.md). `list` and `show` read them; `tail` prints a
+ * run's log and follows it over the event stream until the run ends (handed in, released, lapsed).
+ */
+export function runsCommand(run: Run): Command {
+  const runs = new Command('runs').description('runs: each attempt at a task (a lease), with its usage and log');
+  runs
+    .command('list', { isDefault: true })
+    .description('list runs, newest first')
+    .option('--task <id>', 'runs of this task')
+    .option('--agent <id>', '`me`, or a principal id (humans only)')
+    .option('--day <yyyy-mm-dd>', 'runs started on this UTC day')
+    .option('--limit <n>', 'runs to show (1-100)', integer('--limit'), 25)
+    .action(
+      run(async (ctx, o: { task?: string; agent?: string; day?: string; limit: number }) => {
+        const { client } = await ctx.connect();
+        const page = await client.runs.list({ ...(o.task ? { task_id: o.task } : {}), ...(o.agent ? { agent: o.agent } : {}), ...(o.day ? { day: o.day } : {}), limit: o.limit });
+        if (ctx.out.json) return ctx.out.data(page);
+        ctx.out.table(
+          ['RUN', 'TASK', 'HOLDER', 'OUTCOME', 'STARTED', 'TOKENS', 'COST', 'LOG'],
+          page.data.map((r) => [r.id, r.task_id, r.holder.id, r.outcome, r.started_at, String(r.usage.input_tokens + r.usage.output_tokens), cost(r.usage), String(r.log_lines)]),
+        );
+      }),
+    );
+  runs
+    .command('show')
+    .description('one run: who, when, outcome, usage, and the last lines of its log')
+    .argument('<id>', 'a run (lea_…), or a task (its latest run)')
+    .option('--lines <n>', 'log lines to show (0-500)', integer('--lines'), 20)
+    .action(
+      run(async (ctx, id: string, o: { lines: number }) => {
+        const { client } = await ctx.connect();
+        const got = await client.runs.get({ id: await runId(ctx, id), log_lines: o.lines });
+        if (ctx.out.json) return ctx.out.data(got);
+        ctx.out.line(`${got.id}  ${got.outcome}  task ${got.task_id}  by ${got.holder.id}${got.machine ? ` on ${got.machine}` : ''}`);
+        ctx.out.line(`started ${got.started_at}${got.ended_at ? `, ended ${got.ended_at}` : ''}`);
+        ctx.out.line(`usage: ${got.usage.input_tokens} in, ${got.usage.output_tokens} out, ${got.usage.tool_calls} tool calls, ${cost(got.usage)}${got.usage.model ? ` (${got.usage.model})` : ''}`);
+        for (const line of got.log) ctx.out.line(logLine(line));
+      }),
+    );
+  runs
+    .command('tail')
+    .description("print a run's log and follow it until the run ends (exit 0 then)")
+    .argument('<id>', 'a run (lea_…), or a task (its latest run)')
+    .option('--lines <n>', 'log lines to show first (0-500)', integer('--lines'), 20)
+    .option('--no-follow', 'print the lines and exit')
+    .action(
+      run(async (ctx, id: string, o: { lines: number; follow: boolean }) => {
+        const { client } = await ctx.connect();
+        const runOf = await runId(ctx, id);
+        // The stream starts after the newest event now, so nothing between the first read and it is missed.
+        const since = (await client.events.list({ order: 'desc', limit: 1, fields: 'id' })).data[0]?.id;
+        let printed = 0;
+        const print = <R extends { log: readonly LogLine[]; log_lines: number }>(got: R): R => {
+          for (const line of got.log.filter((l) => l.seq > printed)) ctx.out.line(ctx.out.json ? JSON.stringify(line) : logLine(line));
+          printed = Math.max(printed, got.log_lines);
+          return got;
+        };
+        /** Prints the lines not printed yet; answers the run. */
+        const catchUp = async () => {
+          const run = await client.runs.get({ id: runOf, log_lines: 0 });
+          return run.log_lines > printed ? print(await client.runs.get({ id: runOf, log_lines: Math.min(500, run.log_lines - printed) })) : run;
+        };
+        let current = print(await client.runs.get({ id: runOf, log_lines: o.lines }));
+        if (o.follow && current.outcome === 'running') {
+          const stop = new AbortController();
+          const recheck = setInterval(() => {
+            void catchUp()
+              .then((r) => r.outcome !== 'running' && stop.abort())
+              .catch(() => undefined);
+          }, RECHECK_MS);
+          try {
+            for await (const _ of client.events.follow({ subject: current.task_id, ...(since ? { since } : {}) }, { signal: stop.signal })) {
+              current = await catchUp();
+              if (current.outcome !== 'running') break;
+            }
+          } finally {
+            clearInterval(recheck);
+            // Ends the stream's connection, which would keep the process alive.
+            stop.abort();
+          }
+          current = await catchUp();
+        }
+        ctx.out.note(`run ${current.id} ${current.outcome}`);
+      }),
+    );
+  return runs;
+}
+
+/** A run id as given, or a task's latest run. */
+async function runId(ctx: Context, id: string): Promise<string> {
+  if (id.startsWith('lea_')) return id;
+  const { client } = await ctx.connect();
+  const latest = (await client.runs.list({ task_id: id, limit: 1 })).data[0];
+  if (!latest) throw new CliError(`task ${id} has no run yet: nobody has claimed it.`, EXIT.notFound);
+  return latest.id;
+}
+
+function cost(usage: { cost: number; currency: string | null }): string {
+  return usage.currency ? `${usage.cost.toFixed(2)} ${usage.currency}` : '-';
+}
+
+interface LogLine {
+  seq: number;
+  at: string;
+  level: string;
+  line: string;
+}
+
+function logLine(line: LogLine): string {
+  return `${line.at.slice(11, 19)} ${line.level.padEnd(5)} ${line.line}`;
+}
