@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.ts';
 import { hostRotation, parsePostgresHosts } from './postgres-hosts.ts';
 
 describe('parsePostgresHosts', () => {
@@ -32,5 +33,16 @@ describe('hostRotation', () => {
     rotation.passOver(1);
     rotation.passOver(2);
     expect(rotation.current()).toBe(0);
+  });
+});
+
+describe('DATABASE_URL with several hosts', () => {
+  it('is accepted as it is, and an attribute Baton cannot follow is refused at start', () => {
+    const url = 'postgres://baton@db1:5432,db2:5432/baton?target_session_attrs=read-write';
+    expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://baton@db1,db2/baton?target_session_attrs=prefer-standby' })).toThrow(
+      'Invalid configuration: DATABASE_URL: target_session_attrs=prefer-standby is not supported: use read-write (or primary) to follow the writable host, or any (example: DATABASE_URL=postgres://baton@127.0.0.1:5432/baton)',
+    );
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://baton@db 1:5432,db2/baton' })).toThrow('DATABASE_URL: Invalid URL');
   });
 });
