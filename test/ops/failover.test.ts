@@ -70,8 +70,8 @@ it.runIf(engine === 'postgres')('follows a promoted standby: 503 with Retry-Afte
 
   const unavailable: Unavailable[] = [];
   const failures: string[] = [];
-  /** When the last write was acknowledged (performance.now()). */
-  let lastWriteAt = 0;
+  /** When the standby took writes, and when Baton first acknowledged one after that (performance.now()). */
+  const failover: { promotedAt?: number; writesAgainAt?: number } = {};
   /**
    * One request, sent again with the same Idempotency-Key after Retry-After while Baton answers
    * 503: what it acknowledged, or undefined when it failed otherwise (recorded in `failures`).
@@ -90,7 +90,7 @@ it.runIf(engine === 'postgres')('follows a promoted standby: 503 with Retry-Afte
       }
       const text = await response.text();
       if (response.ok) {
-        if (method !== 'GET') lastWriteAt = performance.now();
+        if (method !== 'GET' && failover.promotedAt !== undefined) failover.writesAgainAt ??= performance.now();
         return JSON.parse(text) as T;
       }
       if (response.status !== 503) {
@@ -150,18 +150,18 @@ it.runIf(engine === 'postgres')('follows a promoted standby: 503 with Retry-Afte
   await cluster.stopPrimary();
   const promotingAt = performance.now();
   await cluster.promoteStandby();
-  const promotedAt = performance.now();
+  const promotedAt = (failover.promotedAt = performance.now());
   // Recovered once a write is acknowledged after the promotion; the timeout is a bound, not the figure.
   let timer: NodeJS.Timeout | undefined;
   const recovered = await Promise.race([
     (async () => {
-      while (lastWriteAt <= promotedAt) await afterCycles(1);
+      while (failover.writesAgainAt === undefined) await afterCycles(1);
       return true;
     })(),
     new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), RECOVERY_TIMEOUT_MS))),
   ]);
   clearTimeout(timer);
-  const writesAgainAt = lastWriteAt;
+  const writesAgainAt = failover.writesAgainAt ?? NaN;
   if (recovered) await afterCycles(CYCLES_AFTER);
   stopping = true;
   await Promise.all(loops);
