@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from './startup-error.ts';
 import { ROLES, type Role } from './domain/roles.ts';
+import { parsePostgresHosts, type PostgresHosts } from './postgres-hosts.ts';
 import { isWellFormedToken } from './tokens.ts';
 
 export { ConfigError } from './startup-error.ts';
@@ -34,12 +35,22 @@ const schema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z
-    .url()
+    .string()
     .superRefine((url, ctx) => {
       const scheme = url.split(':')[0] ?? '';
       if (!/^postgres(ql)?$/i.test(scheme)) {
         ctx.addIssue({ code: 'custom', message: `must be a PostgreSQL URL (postgres://…), not ${scheme}://; Baton keeps its data only in PostgreSQL, or unset DATABASE_URL for the embedded database` });
+        return;
       }
+      // Several hosts, as libpq lists them, are one URL each once split (docs/operations.md).
+      let hosts: PostgresHosts;
+      try {
+        hosts = parsePostgresHosts(url);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return;
+      }
+      if (!hosts.urls.every((each) => URL.canParse(each))) ctx.addIssue({ code: 'custom', message: 'Invalid URL' });
     })
     .optional(),
   BATON_DATA_DIR: z.string().min(1).default('.baton/data'),

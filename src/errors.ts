@@ -689,7 +689,8 @@ export function isTransactionConflict(error: unknown): boolean {
  * The failure is the database's or the connection's, not the request's: the server ended the
  * session or refused new ones (SQLSTATE classes 08 and 53, 57P01–57P03), a statement or lock
  * wait ran out of time (57014, 55P03), a prepared statement went stale under a migration (0A000
- * "cached plan…", 26000), the network failed, or the client stopped waiting. Retrying can succeed.
+ * "cached plan…", 26000), the host became a read-only standby (25006), the network failed, or the
+ * client stopped waiting. Retrying can succeed.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -701,7 +702,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return CONNECTION_MESSAGES.test(error.message);
 }
 
-const UNAVAILABLE_SQLSTATES = new Set(['57014', '55P03', '26000']);
+// 25006: a write reached a standby (the primary was demoted, or a failover is under way).
+const UNAVAILABLE_SQLSTATES = new Set(['57014', '55P03', '26000', '25006']);
 const NETWORK_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
 const CONNECTION_MESSAGES = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|Client was closed and is not queryable/;
 

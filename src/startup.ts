@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.ts';
+import { parsePostgresHosts } from './postgres-hosts.ts';
 import { StartupError } from './startup-error.ts';
 
 /**
@@ -53,7 +54,8 @@ interface PostgresTarget {
 }
 
 function postgresTarget(databaseUrl: string, message: string): PostgresTarget {
-  const url = new URL(databaseUrl);
+  // With several hosts, the first names where to look.
+  const url = new URL(parsePostgresHosts(databaseUrl).urls[0] ?? databaseUrl);
   const host = decodeURIComponent(url.hostname) || 'localhost';
   const port = url.port || '5432';
   if (url.password) url.password = '***';

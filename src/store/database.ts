@@ -6,6 +6,7 @@ import pg from 'pg';
 import { isDatabaseUnavailable } from '../errors.ts';
 import type { QueryListener } from './connection.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { type HostRotation, hostRotation, parsePostgresHosts } from '../postgres-hosts.ts';
 import type { QueryTracer } from '../tracing.ts';
 import type { DB } from './schema.ts';
 
@@ -71,12 +72,15 @@ export interface PostgresOptions {
 /**
  * Baton's PostgreSQL pool, as pg makes it, with the timeouts set on every connection. A
  * connection that fails, idle or in use, must not crash the process: pg emits `error` on the
- * client, which is heard here; the request using it gets the error, and the pool drops it.
+ * client, which is heard here; the request using it gets the error, and the pool drops it. With
+ * several hosts, each new connection opens on the rotation's current host (pg-pool's `Client`
+ * option); `connectWritable` moves the rotation on.
  */
-export function openPool(url: string, poolSize: number, options: PostgresOptions & { sessionOptions?: string } = {}): pg.Pool {
+export function openPool(rotation: HostRotation, poolSize: number, options: PostgresOptions & { sessionOptions?: string } = {}): pg.Pool {
   const t = options.timeouts ?? DEFAULT_TIMEOUTS;
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: rotation.hosts.urls[0],
+    ...(rotation.hosts.urls.length > 1 ? { Client: rotatingClient(rotation) } : {}),
     max: poolSize,
     connectionTimeoutMillis: t.connectMs,
     statement_timeout: t.statementMs,
@@ -91,25 +95,107 @@ export function openPool(url: string, poolSize: number, options: PostgresOptions
   return pool;
 }
 
+/** The host index each rotating client opened on. */
+const HOST = Symbol('baton.host');
+
+type HostClient = pg.ClientBase & { [HOST]?: number };
+
+/** pg's client, opened on the host `rotation` names at the moment it is made. */
+function rotatingClient(rotation: HostRotation): typeof pg.Client {
+  return class extends pg.Client {
+    [HOST]: number;
+    constructor(config?: pg.ClientConfig) {
+      const index = rotation.current();
+      super({ ...config, connectionString: rotation.hosts.urls[index] });
+      this[HOST] = index;
+    }
+  };
+}
+
+/**
+ * A connection from `pool` on a host that takes writes. Each host is tried at most once per call:
+ * one that refuses the connection, or (with `target_session_attrs=read-write`) answers that its
+ * sessions are read-only, is passed over. When none will do, the last failure is thrown; it is
+ * one `isDatabaseUnavailable` knows (a 503 with Retry-After). A connection is checked once, when
+ * first handed out; one that later finds its host read-only fails its statement (25006) and moves
+ * the rotation on in `kyselyPool`.
+ */
+async function connectWritable(pool: pg.Pool, rotation: HostRotation, checked: WeakSet<pg.PoolClient>): Promise<pg.PoolClient> {
+  const { urls, readWrite } = rotation.hosts;
+  if (urls.length === 1 && !readWrite) return pool.connect();
+  let failure: unknown;
+  for (let tried = 0; tried < urls.length; tried++) {
+    const index = rotation.current();
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      rotation.passOver(index);
+      failure = error;
+      continue;
+    }
+    if (!readWrite || checked.has(client)) return client;
+    try {
+      if (await takesWrites(client)) {
+        checked.add(client);
+        return client;
+      }
+      failure = readOnlyHost();
+    } catch (error) {
+      failure = error;
+    }
+    client.release(true);
+    rotation.passOver((client as HostClient)[HOST] ?? index);
+  }
+  throw failure;
+}
+
+async function takesWrites(client: pg.ClientBase): Promise<boolean> {
+  const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
+  return rows[0]?.transaction_read_only === 'off';
+}
+
+/** What a standby answers a write with (SQLSTATE 25006, read_only_sql_transaction). */
+function readOnlyHost(): Error {
+  return Object.assign(new Error('No host in DATABASE_URL takes writes now (target_session_attrs=read-write): the primary is down or a standby is being promoted.'), { code: '25006' });
+}
+
 /**
  * The pool behind `Database.counters`: a write that only counts (the rate window) is committed
  * without waiting for its WAL flush, which every request, reads included, used to wait for.
  */
-export function openCounterPool(url: string, poolSize: number, options: PostgresOptions = {}): pg.Pool {
-  return openPool(url, Math.max(2, Math.ceil(poolSize / 2)), { ...options, sessionOptions: '-c synchronous_commit=off' });
+export function openCounterPool(rotation: HostRotation, poolSize: number, options: PostgresOptions = {}): pg.Pool {
+  return openPool(rotation, Math.max(2, Math.ceil(poolSize / 2)), { ...options, sessionOptions: '-c synchronous_commit=off' });
 }
 
+/**
+ * PostgreSQL at `url`: one host, or several as libpq lists them (`host1:5432,host2:5432`, with
+ * `target_session_attrs=read-write` to follow the primary across a failover). The pools and the
+ * LISTEN connection share one rotation, so they all move to the new primary together.
+ */
 export function openPostgres(url: string, poolSize: number, options: PostgresOptions = {}): Database {
-  const pool = openPool(url, poolSize, options);
-  const counterPool = openCounterPool(url, poolSize, options);
-  const notifications = postgresNotifications(url, options.timeouts ?? DEFAULT_TIMEOUTS);
+  const rotation = hostRotation(parsePostgresHosts(url));
+  const pool = openPool(rotation, poolSize, options);
+  const counterPool = openCounterPool(rotation, poolSize, options);
+  const notifications = postgresNotifications(rotation, options.timeouts ?? DEFAULT_TIMEOUTS);
   const statements = preparedStatements(options.preparedStatements ?? true);
+  // Connections each pool has checked for writes (multi-host URLs); a pooled one is checked once.
+  const checked = new WeakSet<pg.PoolClient>();
   return {
-    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements) }), ...queryLog(options.onQuery, options.trace) }),
-    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements) }), ...queryLog(options.onQuery, options.trace) }),
+    db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
+    counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     engine: 'postgres',
     async runScript(sql) {
-      const result = (await pool.query(sql)) as pg.QueryResult | pg.QueryResult[];
+      const client = await connectWritable(pool, rotation, checked);
+      let result: pg.QueryResult | pg.QueryResult[];
+      try {
+        result = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+      } catch (error) {
+        // As pg's pool.query does: the session may be left inside the script's failed transaction.
+        client.release(error as Error);
+        throw error;
+      }
+      client.release();
       const last = Array.isArray(result) ? result.at(-1) : result;
       return (last?.rows ?? []) as Record<string, unknown>[];
     },
@@ -208,11 +294,11 @@ function isStalePlan(error: unknown): boolean {
  * failed for the connection's sake (lost, timed out, holding a stale plan), or that is full of
  * prepared statements, is closed on release rather than reused.
  */
-function kyselyPool(pool: pg.Pool, statements: PreparedStatements): PostgresPool {
+function kyselyPool(pool: pg.Pool, statements: PreparedStatements, rotation: HostRotation, checked: WeakSet<pg.PoolClient>): PostgresPool {
   return {
     options: pool.options,
     async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
+      const client = await connectWritable(pool, rotation, checked);
       let broken = false;
       const query = async (text: string, parameters: readonly unknown[]) => {
         try {
@@ -220,6 +306,8 @@ function kyselyPool(pool: pg.Pool, statements: PreparedStatements): PostgresPool
         } catch (error) {
           statements.failed(error);
           if (isDatabaseUnavailable(error)) broken = true;
+          // The host was demoted under an open connection: new ones go to the next host.
+          if ((error as { code?: unknown }).code === '25006') rotation.passOver((client as HostClient)[HOST] ?? rotation.current());
           throw error;
         }
       };
@@ -248,7 +336,7 @@ interface Channel {
  * connection is re-opened, its channels LISTENed again, and their listeners called once, since
  * notifies may have been missed meanwhile.
  */
-function postgresNotifications(url: string, timeouts: PostgresTimeouts): Pick<Database, 'listen' | 'close'> {
+function postgresNotifications(rotation: HostRotation, timeouts: PostgresTimeouts): Pick<Database, 'listen' | 'close'> {
   const channels = new Map<string, Channel>();
   let client: pg.Client | undefined;
   let connecting: Promise<void> | undefined;
@@ -267,7 +355,8 @@ function postgresNotifications(url: string, timeouts: PostgresTimeouts): Pick<Da
   };
   const connect = () =>
     (connecting ??= (async () => {
-      const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeouts.connectMs });
+      const host = rotation.current();
+      const next = new pg.Client({ connectionString: rotation.hosts.urls[host], connectionTimeoutMillis: timeouts.connectMs });
       next.on('notification', (message) => {
         for (const listener of channels.get(message.channel)?.listeners ?? []) listener();
       });
@@ -282,7 +371,10 @@ function postgresNotifications(url: string, timeouts: PostgresTimeouts): Pick<Da
       try {
         await next.connect();
         if (closed) throw new Error('the database is closed');
+        // A standby refuses LISTEN; with several hosts, the next one is tried on the retry.
+        if (rotation.hosts.readWrite && !(await takesWrites(next))) throw readOnlyHost();
       } catch (error) {
+        if (!closed) rotation.passOver(host);
         await next.end().catch(() => undefined);
         throw error;
       } finally {
