@@ -1,11 +1,8 @@
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
 import { apiOf, type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
-import { axeEverywhere } from './inbox.test.ts';
-
-const AXE = createRequire(import.meta.url).resolve('axe-core');
+import { AXE, axeEverywhere } from './axe.ts';
 
 interface Json {
   id: string;
@@ -82,7 +79,7 @@ describe('bulk decisions in Chromium', () => {
     await bar().getByRole('combobox', { name: 'Assign the selected tasks to' }).selectOption({ label: 'batch-bot' });
     await bar().getByRole('button', { name: 'Assign 2' }).click();
     await report().getByText('Assign to batch-bot: 2 done.').waitFor(WAIT);
-    expect((await api<Json>('GET', `/api/v1/tasks/${made[0]?.id}`)).assignee?.id).toBe(agent.id);
+    expect((await api<Json>('GET', `/api/v1/tasks/${made[0]?.id}?view=full`)).assignee?.id).toBe(agent.id);
 
     for (const title of ['Charlie batch', 'Delta batch']) await tick(title).click();
     await bar().getByRole('combobox', { name: 'Move the selected tasks to' }).selectOption('cancelled');
