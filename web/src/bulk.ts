@@ -22,7 +22,7 @@ export interface BulkOutcome extends BulkItem {
 }
 
 /** Requests in flight at once: enough to be quick, few enough to stay under a token's rate limit. */
-export const BULK_CONCURRENCY = 4;
+const BULK_CONCURRENCY = 4;
 
 /**
  * Sends one request per item, each with its own Idempotency-Key (a lost answer is retried under
