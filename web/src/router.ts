@@ -5,6 +5,7 @@ export type Route =
   | { page: 'board'; search: string }
   | { page: 'task'; id: string }
   | { page: 'approvals' }
+  | { page: 'inbox' }
   | { page: 'agents' }
   | { page: 'agent'; id: string }
   | { page: 'fleet' }
@@ -19,6 +20,7 @@ export function parseRoute(path: string, search = ''): Route {
   if (path === '/activity') return { page: 'activity', search };
   if (path === '/dead-letter') return { page: 'dead-letter' };
   if (path === '/approvals') return { page: 'approvals' };
+  if (path === '/inbox') return { page: 'inbox' };
   if (path === '/agents') return { page: 'agents' };
   if (path === '/sessions') return { page: 'sessions' };
   const task = /^\/tasks\/([\w-]+)$/.exec(path);
@@ -51,7 +53,7 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(anchor.href);
-  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|fleet|activity|dead-letter)?(\/|$)/.test(url.pathname)) return;
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|inbox|fleet|activity|dead-letter)?(\/|$)/.test(url.pathname)) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 }

@@ -9,6 +9,8 @@ import { CommandPalette, ShortcutsDialog } from './views/palette.tsx';
 import { Board } from './views/board.tsx';
 import { DeadLetter } from './views/dead-letter.tsx';
 import { Fleet } from './views/fleet.tsx';
+import { Inbox } from './views/inbox.tsx';
+import { useInboxUnread } from './inbox-count.ts';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { Sessions } from './views/sessions.tsx';
@@ -68,6 +70,8 @@ function page(route: Route) {
       return <TaskPage id={route.id} />;
     case 'approvals':
       return <Approvals />;
+    case 'inbox':
+      return <Inbox />;
     case 'agents':
       return <Agents />;
     case 'agent':
@@ -97,6 +101,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
   const { whoami } = useSession();
   const route = useRoute();
   const pending = usePendingCount();
+  const unread = useInboxUnread();
   const mode = useFeedMode();
   const canCreate = can({ whoami }, 'tasks_create');
   const [creating, setCreating] = useState(false);
@@ -143,6 +148,16 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           <NavLink href="/" current={route.page === 'board' || route.page === 'task'}>
             Board
           </NavLink>
+          {can({ whoami }, 'inbox_list') && (
+            <NavLink href="/inbox" current={route.page === 'inbox'}>
+              Inbox
+              {unread !== null && unread > 0 && (
+                <span class="badge" aria-label={`${unread} unread`} data-testid="inbox-badge">
+                  {unread}
+                </span>
+              )}
+            </NavLink>
+          )}
           <NavLink href="/approvals" current={route.page === 'approvals'}>
             Approvals
             {pending !== null && (

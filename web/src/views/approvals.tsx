@@ -1,10 +1,12 @@
 import { Fragment } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
 import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
-import { useNow } from '../hooks.ts';
+import { focusedItem, type Selection, useSelection } from '../bulk.ts';
+import { useNow, useShortcuts } from '../hooks.ts';
+import { BulkBar, BulkResults, SelectBox, useBulk } from './bulk-bar.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Agent, Approval, Task } from '../types.ts';
 
@@ -117,7 +119,7 @@ function requestLine(approval: Approval, operations: { name: string; method: str
   return `${op.method} ${path}`;
 }
 
-function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: (a: Approval) => void }) {
+function ApprovalCard({ approval, onDecided, selection, order }: { approval: Approval; onDecided: (a: Approval) => void; selection: Selection; order: () => readonly string[] }) {
   const { manifest } = useSession();
   const now = useNow(5_000);
   const [reason, setReason] = useState('');
@@ -129,7 +131,8 @@ function ApprovalCard({ approval, onDecided }: { approval: Approval; onDecided: 
   return (
     <article class="card approval" aria-labelledby={`${approval.id}-title`} data-approval-id={approval.id}>
       <header class="approval-head">
-        <h2 id={`${approval.id}-title`}>
+        <h2 id={`${approval.id}-title`} class="select-line">
+          <SelectBox id={approval.id} label={`${approval.operation} ${approval.id}`} selection={selection} order={order} />
           <code>{approval.operation}</code>
         </h2>
         <span class="muted small" data-testid="requested">
@@ -268,6 +271,27 @@ export function Approvals() {
   useEvents((event) => {
     if (event.type.startsWith('approval.')) void load();
   });
+  const selection = useSelection();
+  const bulk = useBulk(selection, () => void load());
+  const [bulkReason, setBulkReason] = useState('');
+  const order = () => pending?.map((a) => a.id) ?? [];
+  // What each selected approval is called, kept when another lead decides it meanwhile: it is sent all the same and its refusal says why.
+  const seen = useRef(new Map<string, string>());
+  for (const a of pending ?? []) seen.current.set(a.id, `${a.operation} (${a.id})`);
+  useShortcuts({
+    x: (event) => {
+      const id = focusedItem('data-approval-id');
+      if (!id) return;
+      event.preventDefault();
+      selection.toggle(id, order());
+    },
+  });
+  const decideSelected = (verb: 'approve' | 'deny') =>
+    bulk.run(
+      verb === 'approve' ? 'Approve' : 'Deny',
+      [...selection.selected].map((id) => ({ id, label: seen.current.get(id) ?? id })),
+      (item) => ({ method: 'POST', path: `/approvals/${item.id}/${verb}`, body: bulkReason.trim() ? { reason: bulkReason.trim() } : {} }),
+    );
   const onDecided = (approval: Approval) => {
     setDecided((current) => [approval, ...current]);
     setPending((current) => current?.filter((a) => a.id !== approval.id) ?? null);
@@ -290,6 +314,18 @@ export function Approvals() {
       </div>
       {tab === 'history' && <History />}
       {tab === 'pending' && problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
+      {tab === 'pending' && bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
+      {tab === 'pending' && (
+        <BulkBar selection={selection} matching={order()} noun="approval" busy={bulk.busy}>
+          <input type="text" aria-label="Reason for every selected approval (optional)" maxLength={500} placeholder="Reason (optional)" value={bulkReason} onInput={(e) => setBulkReason(e.currentTarget.value)} />
+          <button type="button" class="button-primary" disabled={bulk.busy} onClick={() => void decideSelected('approve')}>
+            Approve {selection.selected.size}
+          </button>
+          <button type="button" class="button-danger" disabled={bulk.busy} onClick={() => void decideSelected('deny')}>
+            Deny {selection.selected.size}
+          </button>
+        </BulkBar>
+      )}
       {tab === 'pending' && decided.map((a) => (
         <div key={a.id} class={`notice notice-${a.status}`} role="status" data-decided={a.id}>
           <strong>{OUTCOME[a.status]}</strong> — <code>{a.operation}</code>
@@ -299,7 +335,7 @@ export function Approvals() {
       ))}
       {tab === 'pending' && !pending && !problem && <Loading what="approvals" />}
       {tab === 'pending' && pending && pending.length === 0 && <p class="empty">Nothing is waiting for a decision.</p>}
-      {tab === 'pending' && pending?.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={onDecided} />)}
+      {tab === 'pending' && pending?.map((a) => <ApprovalCard key={a.id} approval={a} onDecided={onDecided} selection={selection} order={order} />)}
       {tab === 'pending' && more && <p class="muted" role="status">These are the first 100 pending approvals; more wait behind them and show as these are decided.</p>}
     </section>
   );

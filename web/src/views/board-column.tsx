@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { StatusBadge } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import type { Status, Task } from '../types.ts';
+import type { CardSelect } from './bulk-bar.tsx';
 import { TaskCard } from './task-card.tsx';
 
 /** Cards a column renders at first and adds per "Show more": a column of 1,000 never renders 1,000 cards. */
@@ -24,10 +25,12 @@ interface ColumnProps {
   onMove: (task: Task, to: Status) => void;
   /** A card was dropped here: its task id. */
   onDropTask: (id: string, status: Status) => void;
+  /** Checkboxes for bulk actions. */
+  select?: CardSelect;
 }
 
 /** One status column: its count, its first `shown` cards, "Show more", and a drop target for cards. */
-export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask }: ColumnProps) {
+export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask, select }: ColumnProps) {
   const [over, setOver] = useState(false);
   const hidden = tasks.length - Math.min(shown, tasks.length);
   return (
@@ -60,7 +63,7 @@ export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldS
         <ul class="cards">
           {tasks.slice(0, shown).map((task) => (
             <li key={task.id}>
-              <TaskCard task={task} now={now} heldSince={task.lease ? heldSince.get(task.lease.id) : undefined} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} />
+              <TaskCard task={task} now={now} heldSince={task.lease ? heldSince.get(task.lease.id) : undefined} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} select={select} />
             </li>
           ))}
         </ul>

@@ -11,6 +11,8 @@ import { type BoardQuery, boardPath, comparator, isWhose, laneOf, onIt, parseBoa
 import { useSearch, useTasks } from './board-tasks.ts';
 import { useHeldSince } from './held-since.ts';
 import { MoveNotice } from './move-notice.tsx';
+import { useSelection } from '../bulk.ts';
+import { BoardBulk } from './board-bulk.tsx';
 import { useMove } from './move.ts';
 
 const cardElement = (id: string) => document.querySelector<HTMLElement>(`[data-task-id="${CSS.escape(id)}"]`);
@@ -51,6 +53,7 @@ export function Board({ search }: { search: string }) {
   const [shown, setShown] = useState<Record<string, number>>({});
   const { whoami, names } = useSession();
   const searchBox = useRef<HTMLInputElement>(null);
+  const selection = useSelection();
   useEffect(() => setShown({}), [search]);
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
@@ -90,6 +93,7 @@ export function Board({ search }: { search: string }) {
   /** The rendered cards in reading order, lane by lane, column by column: what `j` and `k` walk. */
   const ids = columns.flatMap((c) => c.tasks.slice(0, shownIn(c.key)).map((t) => t.id));
 
+  const checkable = { selection, order: () => ids };
   const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
   const moveCard = async (task: Task, to: Status, key?: string) => {
     if (task.status === to) return;
@@ -140,6 +144,11 @@ export function Board({ search }: { search: string }) {
       event.preventDefault();
       navigate(`/tasks/${selected}`);
     },
+    x: (event) => {
+      if (!selected) return;
+      event.preventDefault();
+      selection.toggle(selected, ids);
+    },
     m: (event) => {
       if (!selected) return;
       event.preventDefault();
@@ -161,10 +170,11 @@ export function Board({ search }: { search: string }) {
       <div class="page-head">
         <h1 id="board-title">Board</h1>
         <p class="board-keys muted small" aria-hidden="true">
-          <kbd>/</kbd> search · <kbd>j</kbd> <kbd>k</kbd> select · <kbd>Enter</kbd> open · <kbd>m</kbd> move · <kbd>c</kbd> new task
+          <kbd>/</kbd> search · <kbd>j</kbd> <kbd>k</kbd> select · <kbd>Enter</kbd> open · <kbd>m</kbd> move · <kbd>x</kbd> select · <kbd>c</kbd> new task
         </p>
       </div>
       <BoardFilters query={query} labels={labels} searchBox={searchBox} onChange={set} />
+      <BoardBulk selection={selection} tasks={tasks} matching={columns.flatMap((c) => c.tasks)} onTasks={put} />
       {query.q && found.pending && <p class="muted">Searching…</p>}
       {query.q && found.order && <SearchCount q={query.q} shown={columns.reduce((n, c) => n + c.tasks.length, 0)} found={found.order.size} more={found.more} filtered={query.priority !== '' || query.label !== ''} />}
       {found.problem && <ProblemNotice problem={found.problem} />}
@@ -190,6 +200,7 @@ export function Board({ search }: { search: string }) {
                 heldSince={heldSince}
                 busy={busy}
                 selected={selected}
+                select={checkable}
                 onMove={(task, to) => void moveCard(task, to)}
                 onDropTask={(id, to) => {
                   const task = tasks.get(id);

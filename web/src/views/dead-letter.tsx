@@ -3,14 +3,34 @@ import { useAction } from '../action.ts';
 import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { Labels, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
+import { focusedItem, type Selection, useSelection } from '../bulk.ts';
+import { useShortcuts } from '../hooks.ts';
 import { useEvents } from '../session.ts';
+import { BulkBar, BulkResults, SelectBox, useBulk } from './bulk-bar.tsx';
 import type { CollabTask } from './collaboration.tsx';
 
-/** The dead-letter view: tasks that used every attempt and left the queue, each with its failures and Requeue. */
+/** The dead-letter view: tasks that used every attempt and left the queue, each with its failures and Requeue; several requeued at once. */
 export function DeadLetter() {
   const [tasks, setTasks] = useState<CollabTask[] | null>(null);
   const [more, setMore] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
+  const selection = useSelection();
+  const bulk = useBulk(selection, () => void load());
+  const order = () => tasks?.map((t) => t.id) ?? [];
+  useShortcuts({
+    x: (event) => {
+      const id = focusedItem('data-task');
+      if (!id) return;
+      event.preventDefault();
+      selection.toggle(id, order());
+    },
+  });
+  const requeueSelected = () =>
+    bulk.run(
+      'Requeue',
+      (tasks ?? []).filter((t) => selection.selected.has(t.id)).map((t) => ({ id: t.id, label: t.title })),
+      (item) => ({ method: 'POST', path: `/tasks/${item.id}/requeue` }),
+    );
 
   const load = async () => {
     try {
@@ -35,23 +55,30 @@ export function DeadLetter() {
         <p class="muted">Tasks whose every attempt failed: they left the queue until someone requeues them.</p>
       </div>
       {problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
+      {bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
+      <BulkBar selection={selection} matching={order()} noun="dead letter" busy={bulk.busy}>
+        <button type="button" class="button-primary" disabled={bulk.busy} onClick={() => void requeueSelected()}>
+          Requeue {selection.selected.size}
+        </button>
+      </BulkBar>
       {tasks === null && !problem && <Loading what="dead letters" />}
       {tasks?.length === 0 && <p class="empty">No dead letters: every task still has attempts left.</p>}
       <ul class="dead-letters" aria-label="Dead-lettered tasks">
-        {tasks?.map((task) => <DeadLetterRow key={task.id} task={task} onRequeued={() => setTasks((all) => all?.filter((t) => t.id !== task.id) ?? null)} />)}
+        {tasks?.map((task) => <DeadLetterRow key={task.id} task={task} selection={selection} order={order} onRequeued={() => setTasks((all) => all?.filter((t) => t.id !== task.id) ?? null)} />)}
       </ul>
       {more && <p class="muted" role="status">These are the newest 100 dead letters; more wait behind them. Requeue or cancel these to see the rest.</p>}
     </section>
   );
 }
 
-function DeadLetterRow({ task, onRequeued }: { task: CollabTask; onRequeued: () => void }) {
+function DeadLetterRow({ task, selection, order, onRequeued }: { task: CollabTask; selection: Selection; order: () => readonly string[]; onRequeued: () => void }) {
   const action = useAction();
   const last = task.failures?.at(-1);
   const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onRequeued);
   return (
     <li class="card dead-letter-task" data-task={task.id}>
-      <h2>
+      <h2 class="select-line">
+        <SelectBox id={task.id} label={task.title} selection={selection} order={order} />
         <a href={`/tasks/${task.id}`}>{task.title}</a>
       </h2>
       <Labels labels={task.labels} />

@@ -150,9 +150,11 @@ const KEYS: readonly [string, string][] = [
   ['?', 'These shortcuts'],
   ['c', 'New task (Ctrl/Cmd+Enter creates it)'],
   ['/', 'Search the board'],
-  ['j / k', 'Select the next / previous card'],
-  ['Enter', 'Open the selected card'],
+  ['j / k', 'Select the next / previous card (or inbox item)'],
+  ['Enter', 'Open the selected card (or the inbox item’s task)'],
   ['m', 'Move the selected card (or this task)'],
+  ['x', 'Select or unselect the focused card, dead letter or approval (for bulk actions; shift-click selects a range)'],
+  ['e', 'Inbox: mark the focused item done'],
   ['Escape', 'Close a dialog or menu'],
 ];
 

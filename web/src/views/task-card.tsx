@@ -3,6 +3,7 @@ import { duration, timeLeft } from '../format.ts';
 import type { Status, Task } from '../types.ts';
 import { useSession } from '../session.ts';
 import { MoveMenu } from './move-menu.tsx';
+import { type CardSelect, SelectBox } from './bulk-bar.tsx';
 
 /** Failed attempts and when the task may be claimed again, on cards that have either (a list item carries them only then). */
 function AttemptsLine({ task, now }: { task: Task; now: number }) {
@@ -29,10 +30,11 @@ function AttemptsLine({ task, now }: { task: Task; now: number }) {
  * `j`/`k` selection. Shows who holds it and for how long (`heldSince`, when known), and its assignee
  * when that is someone else or nobody holds it.
  */
-export function TaskCard({ task, now, heldSince, busy, selected, onMove }: { task: Task; now: number; heldSince: number | undefined; busy: boolean; selected: boolean; onMove: (to: Status) => void }) {
+export function TaskCard({ task, now, heldSince, busy, selected, onMove, select }: { task: Task; now: number; heldSince: number | undefined; busy: boolean; selected: boolean; onMove: (to: Status) => void; select?: CardSelect | undefined }) {
+  const checked = select?.selection.selected.has(task.id) === true;
   return (
     <article
-      class={`task-card priority-edge-${task.priority}${selected ? ' task-card-selected' : ''}`}
+      class={`task-card priority-edge-${task.priority}${selected ? ' task-card-selected' : ''}${checked ? ' task-card-checked' : ''}`}
       draggable
       data-task-id={task.id}
       aria-busy={busy}
@@ -42,6 +44,7 @@ export function TaskCard({ task, now, heldSince, busy, selected, onMove }: { tas
       }}
     >
       <div class="task-card-top">
+        {select && <SelectBox id={task.id} label={task.title} selection={select.selection} order={select.order} />}
         <PriorityBadge priority={task.priority} />
         <a class="task-title" href={`/tasks/${task.id}`}>
           {task.title}

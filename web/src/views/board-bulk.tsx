@@ -1,0 +1,124 @@
+import { useState } from 'preact/hooks';
+import type { BulkItem, BulkRequest, Selection } from '../bulk.ts';
+import { STATUS_LABEL } from '../format.ts';
+import { can, useSession } from '../session.ts';
+import { STATUSES, type Status, type Task } from '../types.ts';
+import { BulkBar, BulkResults, useBulk } from './bulk-bar.tsx';
+
+/**
+ * The board's bulk actions over the selected cards, each the operation an agent would call for one
+ * task, with If-Match at the version the board shows: move, assign, add a label, approve reviews,
+ * request changes with one comment. `matching` is every task that passes the filters, in board order.
+ */
+export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: Selection; tasks: ReadonlyMap<string, Task>; matching: readonly Task[]; onTasks: (tasks: Task[]) => void }) {
+  const session = useSession();
+  const bulk = useBulk(selection, (outcomes) => onTasks(outcomes.flatMap((o) => (o.result && typeof o.result === 'object' ? [o.result as Task] : []))));
+  const [to, setTo] = useState<Status | ''>('');
+  const [assignee, setAssignee] = useState('');
+  const [label, setLabel] = useState('');
+  const [comment, setComment] = useState('');
+  const chosen = [...selection.selected].flatMap((id) => {
+    const task = tasks.get(id);
+    return task ? [task] : [];
+  });
+  const inReview = matching.filter((t) => t.status === 'in_review');
+  const run = (action: string, request: (task: Task) => BulkRequest) => {
+    const byId = new Map(chosen.map((t) => [t.id, t]));
+    const items: BulkItem[] = chosen.map((t) => ({ id: t.id, label: t.title }));
+    return bulk.run(action, items, (item) => request(byId.get(item.id) as Task));
+  };
+  const review = (decision: 'approve' | 'request_changes') =>
+    run(decision === 'approve' ? 'Approve reviews' : 'Request changes', (t) => ({
+      method: 'POST',
+      path: `/tasks/${t.id}/review`,
+      ifMatch: t.version,
+      body: { decision, ...(decision === 'request_changes' ? { comment: comment.trim() } : {}) },
+    }));
+  const n = chosen.length;
+  return (
+    <>
+      {bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
+      <BulkBar selection={selection} matching={matching.map((t) => t.id)} noun="task" busy={bulk.busy}>
+        {inReview.length > 0 && inReview.some((t) => !selection.selected.has(t.id)) && (
+          <button type="button" class="button-quiet" onClick={() => selection.set(inReview.map((t) => t.id))}>
+            Select the {inReview.length} in review
+          </button>
+        )}
+        {can(session, 'tasks_update') && (
+          <form
+            class="bulk-actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (to) void run(`Move to ${STATUS_LABEL[to]}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { status: to } }));
+            }}
+          >
+            <select aria-label="Move the selected tasks to" value={to} onChange={(e) => setTo(e.currentTarget.value as Status | '')}>
+              <option value="">Move to…</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {STATUS_LABEL[s]}
+                </option>
+              ))}
+            </select>
+            <button type="submit" class="button" disabled={bulk.busy || !to}>
+              Move {n}
+            </button>
+          </form>
+        )}
+        {can(session, 'tasks_assign') && (
+          <form
+            class="bulk-actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ method: 'POST', path: `/tasks/${t.id}/assign`, ifMatch: t.version, body: { assignee: assignee || null } }));
+            }}
+          >
+            <select aria-label="Assign the selected tasks to" value={assignee} onChange={(e) => setAssignee(e.currentTarget.value)}>
+              <option value="">Nobody</option>
+              {[...session.names].map(([id, name]) => (
+                <option key={id} value={id}>
+                  {name}
+                </option>
+              ))}
+            </select>
+            <button type="submit" class="button" disabled={bulk.busy}>
+              Assign {n}
+            </button>
+          </form>
+        )}
+        {can(session, 'tasks_update') && (
+          <form
+            class="bulk-actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const add = label.trim();
+              if (add) void run(`Label ${add}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { labels: t.labels.includes(add) ? t.labels : [...t.labels, add] } }));
+            }}
+          >
+            <input type="text" aria-label="Label to add to the selected tasks" maxLength={50} placeholder="Label" value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
+            <button type="submit" class="button" disabled={bulk.busy || !label.trim()}>
+              Add label
+            </button>
+          </form>
+        )}
+        {can(session, 'tasks_review') && (
+          <form
+            class="bulk-actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (comment.trim()) void review('request_changes');
+            }}
+          >
+            <button type="button" class="button-primary" disabled={bulk.busy} onClick={() => void review('approve')}>
+              Approve {n} review{n === 1 ? '' : 's'}
+            </button>
+            <input type="text" aria-label="Comment for the changes requested" maxLength={4000} placeholder="What to change" value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
+            <button type="submit" class="button" disabled={bulk.busy || !comment.trim()}>
+              Request changes
+            </button>
+          </form>
+        )}
+      </BulkBar>
+    </>
+  );
+}

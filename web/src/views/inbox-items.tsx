@@ -1,0 +1,232 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useAction } from '../action.ts';
+import { get, problemOf, type Problem } from '../api.ts';
+import { ActorChip, ProblemNotice } from '../components.tsx';
+import { ago, exact } from '../format.ts';
+import type { InboxItem } from '../inbox-count.ts';
+import { useSession } from '../session.ts';
+import type { Actor, Approval, Task } from '../types.ts';
+
+/** An ask as GET /asks/{id} answers it (spec/asks.md). */
+interface Ask {
+  id: string;
+  task_id: string;
+  question: string;
+  options: { label: string; value?: string }[];
+  to: string;
+  due_at: string;
+  status: 'open' | 'answered' | 'defaulted' | 'cancelled';
+  answer: { text: string; option?: string } | null;
+  answered_by: Actor | null;
+}
+
+/** One row of the inbox page: an inbox item, a pending approval or a task waiting for review. */
+export type Entry = { kind: 'item'; id: string; at: string; item: InboxItem } | { kind: 'approval'; id: string; at: string; approval: Approval } | { kind: 'review'; id: string; at: string; task: Task };
+
+export const KIND_LABEL: Record<InboxItem['kind'] | 'approval' | 'to_review', string> = {
+  ask: 'Ask',
+  answer: 'Answer',
+  mention: 'Mention',
+  review: 'Review of your work',
+  assigned: 'Assigned',
+  approval: 'Approval',
+  to_review: 'To review',
+};
+
+/** The task an entry is about, for Enter and the title link. */
+export function taskOf(entry: Entry): string | null {
+  if (entry.kind === 'item') return entry.item.task_id;
+  if (entry.kind === 'review') return entry.task.id;
+  return entry.approval.target?.id.startsWith('tsk_') ? entry.approval.target.id : null;
+}
+
+/** An ask, answered in place: its options as buttons, or a free-text answer; closed asks say how they closed. */
+function AskAnswer({ askId, onAnswered }: { askId: string; onAnswered: (what: string) => void }) {
+  const [ask, setAsk] = useState<Ask | null>(null);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [text, setText] = useState('');
+  const action = useAction();
+  useEffect(() => {
+    get<Ask>(`/asks/${askId}`).then(setAsk, (error: unknown) => setProblem(problemOf(error)));
+  }, [askId]);
+  if (problem) return <ProblemNotice problem={problem} />;
+  if (!ask) return null;
+  const answer = (body: { option: string } | { text: string }) =>
+    action.send<Ask>({ method: 'POST', path: `/asks/${ask.id}/answer`, body }, (answered) => {
+      setAsk(answered);
+      onAnswered(`Answered “${answered.question}”: ${answered.answer?.option ?? answered.answer?.text ?? ''}.`);
+    });
+  if (ask.status !== 'open') {
+    return (
+      <p class="small" data-testid="ask-closed">
+        {ask.status === 'cancelled' ? 'Cancelled.' : `${ask.status === 'defaulted' ? 'The default applied' : 'Answered'}: “${ask.answer?.option ?? ask.answer?.text ?? ''}”`}
+        {ask.answered_by && (
+          <>
+            {' '}
+            by <ActorChip actor={ask.answered_by} />
+          </>
+        )}
+      </p>
+    );
+  }
+  return (
+    <div class="inbox-answer">
+      <p class="small muted" title={exact(ask.due_at)}>
+        Due {exact(ask.due_at)}
+      </p>
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+      {ask.options.length > 0 ? (
+        <div class="inbox-actions" role="group" aria-label={`Answers to “${ask.question}”`}>
+          {ask.options.map((o) => (
+            <button key={o.label} type="button" class="button" disabled={action.busy} onClick={() => void answer({ option: o.label })}>
+              {o.label}
+            </button>
+          ))}
+        </div>
+      ) : (
+        <form
+          class="inbox-actions"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (text.trim()) void answer({ text: text.trim() });
+          }}
+        >
+          <input type="text" aria-label={`Your answer to “${ask.question}”`} maxLength={2000} value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="Your answer" />
+          <button type="submit" class="button-primary" disabled={action.busy || !text.trim()}>
+            Answer
+          </button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+/** A pending approval, approved or denied in place (with an optional reason). */
+export function ApprovalDecision({ approval, onDecided }: { approval: Approval; onDecided: (what: string) => void }) {
+  const { manifest } = useSession();
+  const [reason, setReason] = useState('');
+  const action = useAction();
+  const decide = (verb: 'approve' | 'deny') => action.send({ method: 'POST', path: `/approvals/${approval.id}/${verb}`, body: reason.trim() ? { reason: reason.trim() } : {} }, (decided: Approval) =>
+      onDecided(`${decided.status === 'denied' ? 'Denied' : decided.status === 'failed' ? 'Approved, but it failed:' : 'Approved:'} ${approval.operation}.`),
+    );
+  return (
+    <>
+      <p class="inbox-excerpt">
+        <code>{approval.operation}</code> {manifest.operations.find((o) => o.name === approval.operation)?.summary}
+      </p>
+      <p class="small">
+        Asked by <ActorChip actor={approval.requested_by} />
+        {approval.target && (
+          <>
+            {' '}
+            on {approval.target.id.startsWith('tsk_') ? <a href={`/tasks/${approval.target.id}`}>{approval.target.id}</a> : <code>{approval.target.id}</code>}
+          </>
+        )}
+      </p>
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+      <div class="inbox-actions">
+        <input type="text" aria-label={`Reason for deciding ${approval.operation} (optional)`} maxLength={500} placeholder="Reason (optional)" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+        <button type="button" class="button-primary" disabled={action.busy} onClick={() => void decide('approve')}>
+          Approve
+        </button>
+        <button type="button" class="button-danger" disabled={action.busy} onClick={() => void decide('deny')}>
+          Deny
+        </button>
+      </div>
+    </>
+  );
+}
+
+/** Work in review, approved or sent back with a comment in place (tasks_review, with If-Match). */
+function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: string) => void }) {
+  const [comment, setComment] = useState('');
+  const [needComment, setNeedComment] = useState(false);
+  const action = useAction();
+  const review = (decision: 'approve' | 'request_changes') => {
+    if (decision === 'request_changes' && !comment.trim()) return setNeedComment(true);
+    setNeedComment(false);
+    void action.send({ method: 'POST', path: `/tasks/${task.id}/review`, ifMatch: task.version, body: { decision, ...(comment.trim() ? { comment: comment.trim() } : {}) } }, () =>
+      onDecided(`${decision === 'approve' ? 'Approved' : 'Changes requested on'} “${task.title}”.`),
+    );
+  };
+  const commentId = `review-comment-${task.id}`;
+  return (
+    <>
+      {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+      {needComment && (
+        <p class="notice-title" role="alert">
+          Say what to change: a request for changes needs a comment.
+        </p>
+      )}
+      <div class="inbox-actions">
+        <input id={commentId} type="text" aria-label={`Comment on “${task.title}”`} maxLength={4000} placeholder="Comment (needed to request changes)" value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
+        <button type="button" class="button-primary" disabled={action.busy} onClick={() => review('approve')}>
+          Approve
+        </button>
+        <button type="button" class="button" disabled={action.busy} onClick={() => review('request_changes')}>
+          Request changes
+        </button>
+      </div>
+    </>
+  );
+}
+
+/** One entry of the inbox: what it is, who caused it, when, and what can be done with it here. */
+export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: Entry; focused: boolean; now: number; onChanged: (what: string) => void; onMark: (item: InboxItem, state: InboxItem['state']) => void }) {
+  const { names } = useSession();
+  const task = taskOf(entry);
+  const kind = entry.kind === 'item' ? entry.item.kind : entry.kind === 'approval' ? 'approval' : 'to_review';
+  // What waits on a decision stands out like an unread item until it is decided.
+  const unread = entry.kind !== 'item' || entry.item.state === 'unread';
+  const title =
+    entry.kind === 'item' ? (entry.item.kind === 'ask' ? entry.item.excerpt : `${KIND_LABEL[entry.item.kind]} by ${names.get(entry.item.by) ?? entry.item.by}`) : entry.kind === 'review' ? entry.task.title : `Approve ${entry.approval.operation}?`;
+  return (
+    <li class={`card inbox-item${unread ? ' inbox-item-unread' : ''}${focused ? ' inbox-item-focused' : ''}`} data-entry={entry.id} data-kind={kind} data-state={entry.kind === 'item' ? entry.item.state : 'waiting'}>
+      <div class="inbox-head">
+        <span class="inbox-kind">{KIND_LABEL[kind]}</span>
+        <h2>
+          {task ? (
+            <a class="inbox-link" href={`/tasks/${task}`} onClick={() => entry.kind === 'item' && entry.item.state === 'unread' && onMark(entry.item, 'read')}>
+              {title}
+            </a>
+          ) : (
+            <a class="inbox-link" href="/approvals">
+              {title}
+            </a>
+          )}
+        </h2>
+        <span class="muted small" title={exact(entry.at)}>
+          {ago(entry.at, now)}
+        </span>
+        {entry.kind === 'item' && entry.item.state === 'unread' && <span class="sr-only">(unread)</span>}
+      </div>
+      {entry.kind === 'item' && entry.item.kind !== 'ask' && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
+      {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} onAnswered={onChanged} />}
+      {entry.kind === 'approval' && <ApprovalDecision approval={entry.approval} onDecided={onChanged} />}
+      {entry.kind === 'review' && <ReviewDecision task={entry.task} onDecided={onChanged} />}
+      {entry.kind === 'item' && (
+        <div class="inbox-actions">
+          {entry.item.state === 'unread' && (
+            <button type="button" class="button-quiet" onClick={() => onMark(entry.item, 'read')}>
+              Mark read
+            </button>
+          )}
+          {entry.item.state === 'read' && (
+            <button type="button" class="button-quiet" onClick={() => onMark(entry.item, 'unread')}>
+              Mark unread
+            </button>
+          )}
+          {entry.item.state !== 'done' ? (
+            <button type="button" class="button-quiet" aria-keyshortcuts="e" onClick={() => onMark(entry.item, 'done')}>
+              Done
+            </button>
+          ) : (
+            <button type="button" class="button-quiet" onClick={() => onMark(entry.item, 'unread')}>
+              Back to unread
+            </button>
+          )}
+        </div>
+      )}
+    </li>
+  );
+}
