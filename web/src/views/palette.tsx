@@ -5,6 +5,9 @@ import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
 import type { Status, Task } from '../types.ts';
 import { legalTargets } from './move-menu.tsx';
+import { useConfirm } from '../confirm.tsx';
+import { useUndo } from '../undo.tsx';
+import { cancelConfirmation, undoMove } from './undo-move.ts';
 
 /** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
 const ID_PREFIX = /^(tsk_[0-9a-z]{6,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
@@ -77,14 +80,18 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
     return () => clearTimeout(timer);
   }, [q]);
 
+  const confirm = useConfirm();
+  const showUndo = useUndo();
   const go = (path: string) => {
     onClose();
     navigate(path);
   };
   const moveTo = async (task: Task, to: Status) => {
+    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) return;
     try {
-      await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
+      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
       onClose();
+      showUndo(`Moved “${task.title}” to ${STATUS_LABEL[to]}.`, undoMove(task, moved, () => undefined));
     } catch (error) {
       setProblem(problemOf(error));
     }
@@ -141,6 +148,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
         </ul>
         {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
       </div>
+      {confirm.dialog}
     </dialog>
   );
 }
@@ -153,6 +161,7 @@ const KEYS: readonly [string, string][] = [
   ['j / k', 'Select the next / previous card'],
   ['Enter', 'Open the selected card'],
   ['m', 'Move the selected card (or this task)'],
+  ['z', 'Undo the move just made (while its toast shows)'],
   ['Escape', 'Close a dialog or menu'],
 ];
 
