@@ -95,6 +95,12 @@ describe('board views, undo and safety, in Chromium', () => {
     await page.getByLabel('Hide Done and Cancelled').check();
     await page.waitForURL(/\?label=ops&sort=title&hide=closed$/);
     await page.getByRole('button', { name: 'Save view…' }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), WAIT).toBe('View name');
+    // The name field takes focus once, as it opens: a later render (a live update) leaves focus where the user put it.
+    await page.getByRole('button', { name: 'Copy link' }).focus();
+    await api('POST', '/api/v1/tasks', { title: 'Arrives while naming', labels: ['ops'] });
+    await card('Arrives while naming').waitFor(WAIT);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Copy link');
     await page.getByLabel('View name').fill('Ops, open');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('status').filter({ hasText: 'Saved view “Ops, open”.' }).waitFor(WAIT);
@@ -106,7 +112,7 @@ describe('board views, undo and safety, in Chromium', () => {
     await page.getByLabel('Saved views').selectOption('Ops, open');
     await page.waitForURL(/\?label=ops&sort=title&hide=closed$/);
     await card('Write the upgrade guide').waitFor({ state: 'detached', ...WAIT });
-    expect(await page.locator('article.task-card .task-title').allTextContents()).toEqual(['Rotate the deploy keys', 'Wait for the vendor']);
+    expect(await page.locator('article.task-card .task-title').allTextContents()).toEqual(['Arrives while naming', 'Rotate the deploy keys', 'Wait for the vendor']);
 
     // Its link reproduces it in another tab.
     await page.getByRole('button', { name: 'Copy link' }).click();
@@ -234,6 +240,22 @@ describe('board views, undo and safety, in Chromium', () => {
     // Cancelled → To do is legal: its undo reopens it.
     await toast().getByRole('button', { name: 'Undo' }).click();
     await expect.poll(() => statusOf(task.id), WAIT).toBe('todo');
+  });
+
+  it('asks before cancelling from the command palette too, and offers undo there', async () => {
+    const task = await api<TaskJson>('POST', '/api/v1/tasks', { title: 'Cancel me from the palette' });
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    await page.getByRole('heading', { name: 'Cancel me from the palette' }).waitFor(WAIT);
+    await page.keyboard.press('Control+k');
+    const palette = page.getByRole('dialog', { name: 'Command palette' });
+    await palette.getByRole('combobox').waitFor(WAIT);
+    await page.keyboard.type('cancelled');
+    await palette.getByRole('option', { name: 'Move “Cancel me from the palette” to Cancelled' }).waitFor(WAIT);
+    await page.keyboard.press('Enter');
+    await page.getByRole('alertdialog', { name: 'Cancel “Cancel me from the palette”?' }).getByRole('button', { name: 'Cancel task' }).click();
+    await toast().filter({ hasText: 'Moved “Cancel me from the palette” to Cancelled.' }).getByRole('button', { name: 'Undo' }).click();
+    await toast().filter({ hasText: 'Undone:' }).waitFor(WAIT);
+    expect(await statusOf(task.id)).toBe('todo');
   });
 
   it('deletes a task from its page after asking, and says it cannot be undone', async () => {

@@ -4,7 +4,7 @@ import { problemOf } from './api.ts';
 import { useShortcuts } from './hooks.ts';
 
 /** How long a toast offers its undo: long enough to read it and reach the button. */
-export const UNDO_MS = 10_000;
+const UNDO_MS = 10_000;
 
 /**
  * The inverse of what was just done: a function that sends the inverse operation (throwing, as

@@ -21,7 +21,7 @@ export interface BoardPrefs {
 
 const EMPTY: BoardPrefs = { collapsed: [], tab: 'todo', views: [] };
 /** Enough for any team's habits, small enough that a runaway script cannot fill the storage. */
-export const MAX_VIEWS = 50;
+const MAX_VIEWS = 50;
 
 const isStatus = (s: unknown): s is Status => (STATUSES as readonly unknown[]).includes(s);
 
@@ -32,7 +32,7 @@ const isView = (v: unknown): v is SavedView => {
 };
 
 /** The stored preferences, whatever the storage holds: anything unreadable reads as none. */
-export function readPrefs(raw: string | null): BoardPrefs {
+function readPrefs(raw: string | null): BoardPrefs {
   try {
     const value = JSON.parse(raw ?? '{}') as Partial<Record<keyof BoardPrefs, unknown>>;
     const views = Array.isArray(value.views) ? (value.views as unknown[]).filter(isView).slice(0, MAX_VIEWS) : [];

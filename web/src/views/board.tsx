@@ -112,7 +112,10 @@ export function Board({ search }: { search: string }) {
   const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
   const moveCard = async (task: Task, to: Status, key?: string) => {
     if (task.status === to) return;
-    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) return;
+    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) {
+      refocus(task.id);
+      return;
+    }
     setAnnouncement('');
     // Shown in the new column at once; a refusal puts it back (a re-read newer version wins over this).
     put([{ ...task, status: to }]);
