@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /** What a confirmation asks: a question, what follows from yes, and the words on the yes button. */
 export interface Confirmation {
@@ -20,6 +20,8 @@ interface Pending extends Confirmation {
 export function useConfirm() {
   const [pending, setPending] = useState<Pending | null>(null);
   const ref = useRef<HTMLDialogElement>(null);
+  // Several views may each hold one (the task page and the command palette): ids of their own.
+  const id = useId();
   useLayoutEffect(() => {
     const element = ref.current;
     if (!element) return;
@@ -34,10 +36,10 @@ export function useConfirm() {
   };
   const ask = (confirmation: Confirmation) => new Promise<boolean>((resolve) => setPending({ ...confirmation, resolve }));
   const dialog = (
-    <dialog ref={ref} class="dialog confirm-dialog" role="alertdialog" aria-labelledby="confirm-title" aria-describedby="confirm-body" onClose={() => answer(false)}>
+    <dialog ref={ref} class="dialog confirm-dialog" role="alertdialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-body`} onClose={() => answer(false)}>
       <div class="dialog-form">
-        <h2 id="confirm-title">{pending?.title}</h2>
-        <p id="confirm-body">{pending?.body}</p>
+        <h2 id={`${id}-title`}>{pending?.title}</h2>
+        <p id={`${id}-body`}>{pending?.body}</p>
         <div class="dialog-actions">
           <button type="button" class="button-danger" onClick={() => answer(true)}>
             {pending?.confirm}

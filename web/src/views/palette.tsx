@@ -107,49 +107,51 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   const optionId = (c: Choice) => `palette-${c.id}`;
 
   return (
-    <dialog ref={dialog} class="dialog palette" aria-labelledby="palette-heading" onClose={onClose}>
-      <div class="dialog-form">
-        <h2 id="palette-heading" class="sr-only">
-          Command palette
-        </h2>
-        <input
-          ref={input}
-          type="text"
-          class="palette-input"
-          role="combobox"
-          aria-expanded={choices.length > 0}
-          aria-controls="palette-list"
-          aria-autocomplete="list"
-          aria-label="Go to a task by title or id, or run an action"
-          aria-activedescendant={choices[current] ? optionId(choices[current]) : undefined}
-          placeholder={target ? `Go to a task, or act on “${target.title}”` : 'Go to a task by title or id'}
-          value={text}
-          onInput={(e) => {
-            setText(e.currentTarget.value);
-            setActive(0);
-          }}
-          onKeyDown={(e) => {
-            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-              e.preventDefault();
-              setActive(Math.max(0, Math.min(choices.length - 1, current + (e.key === 'ArrowDown' ? 1 : -1))));
-            } else if (e.key === 'Enter') {
-              e.preventDefault();
-              void choices[current]?.run();
-            }
-          }}
-        />
-        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
-        <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
-          {choices.map((c, i) => (
-            <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
-              <span class="muted small">{c.group === 'action' ? 'Action' : 'Task'}</span> {c.label}
-            </li>
-          ))}
-        </ul>
-        {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
-      </div>
+    <>
+      <dialog ref={dialog} class="dialog palette" aria-labelledby="palette-heading" onClose={onClose}>
+        <div class="dialog-form">
+          <h2 id="palette-heading" class="sr-only">
+            Command palette
+          </h2>
+          <input
+            ref={input}
+            type="text"
+            class="palette-input"
+            role="combobox"
+            aria-expanded={choices.length > 0}
+            aria-controls="palette-list"
+            aria-autocomplete="list"
+            aria-label="Go to a task by title or id, or run an action"
+            aria-activedescendant={choices[current] ? optionId(choices[current]) : undefined}
+            placeholder={target ? `Go to a task, or act on “${target.title}”` : 'Go to a task by title or id'}
+            value={text}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              setActive(0);
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+                e.preventDefault();
+                setActive(Math.max(0, Math.min(choices.length - 1, current + (e.key === 'ArrowDown' ? 1 : -1))));
+              } else if (e.key === 'Enter') {
+                e.preventDefault();
+                void choices[current]?.run();
+              }
+            }}
+          />
+          {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+          <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
+            {choices.map((c, i) => (
+              <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
+                <span class="muted small">{c.group === 'action' ? 'Action' : 'Task'}</span> {c.label}
+              </li>
+            ))}
+          </ul>
+          {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
+        </div>
+      </dialog>
       {confirm.dialog}
-    </dialog>
+    </>
   );
 }
 
