@@ -20,6 +20,7 @@ import type { Approval, Task } from './types.ts';
 import { useShortcuts } from './hooks.ts';
 import { RetryContext } from './components.tsx';
 import { NewTaskDialog } from './views/new-task.tsx';
+import { UndoHost } from './undo.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
@@ -136,7 +137,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
     return () => document.removeEventListener('click', onLinkClick);
   }, []);
   return (
-    <>
+    <UndoHost>
       <a class="skip-link" href="#main">
         Skip to content
       </a>
@@ -235,6 +236,6 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           }}
         />
       )}
-    </>
+    </UndoHost>
   );
 }

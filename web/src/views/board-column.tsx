@@ -27,15 +27,19 @@ interface ColumnProps {
   onDropTask: (id: string, status: Status) => void;
   /** Checkboxes for bulk actions. */
   select?: CardSelect;
+  /** Shows only its head (count, and still a drop target). */
+  collapsed?: boolean;
+  /** Collapses or expands it; without it the column cannot collapse (a phone's single column). */
+  onCollapse?: (() => void) | undefined;
 }
 
 /** One status column: its count, its first `shown` cards, "Show more", and a drop target for cards. */
-export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask, select }: ColumnProps) {
+export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask, select, collapsed = false, onCollapse }: ColumnProps) {
   const [over, setOver] = useState(false);
   const hidden = tasks.length - Math.min(shown, tasks.length);
   return (
     <section
-      class={`column column-${status}${over ? ' column-drop' : ''}`}
+      class={`column column-${status}${over ? ' column-drop' : ''}${collapsed ? ' column-collapsed' : ''}`}
       aria-label={`${lane ? `${lane}, ` : ''}${STATUS_LABEL[status]}: ${tasks.length} tasks`}
       data-status={status}
       onDragOver={(e) => {
@@ -56,8 +60,13 @@ export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldS
       <h2 class="column-head">
         <StatusBadge status={status} />
         <span class="count">{tasks.length}</span>
+        {onCollapse && (
+          <button type="button" class="button-quiet column-collapse" aria-expanded={!collapsed} aria-label={`${collapsed ? 'Expand' : 'Collapse'} ${STATUS_LABEL[status]}${lane ? ` (${lane})` : ''}`} title={collapsed ? 'Expand' : 'Collapse'} onClick={onCollapse}>
+            <span aria-hidden="true">{collapsed ? '›' : '‹'}</span>
+          </button>
+        )}
       </h2>
-      {tasks.length === 0 ? (
+      {collapsed ? null : tasks.length === 0 ? (
         <p class="column-empty">No tasks</p>
       ) : (
         <ul class="cards">
@@ -68,7 +77,7 @@ export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldS
           ))}
         </ul>
       )}
-      {hidden > 0 && (
+      {!collapsed && hidden > 0 && (
         <button type="button" class="button-quiet column-more" onClick={onShowMore}>
           Show {Math.min(COLUMN_PAGE, hidden)} more <span class="muted">({hidden} not shown)</span>
         </button>

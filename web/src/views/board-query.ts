@@ -13,7 +13,7 @@ export const SORT_LABEL: Record<Sort, string> = {
 export const GROUPS = ['assignee', 'label'] as const;
 export type Group = (typeof GROUPS)[number];
 
-/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&who=…&group=…&sort=…`): reload, back and a shared link restore it. */
+/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&who=…&group=…&sort=…&hide=closed`): reload, back and a shared link restore it. */
 export interface BoardQuery {
   /** Ranked full-text search on the server (`GET /tasks?q=`). */
   q: string;
@@ -24,6 +24,8 @@ export interface BoardQuery {
   /** Swimlanes: one row of columns per person on the task, or per label; '' for none. */
   group: Group | '';
   sort: Sort;
+  /** Hide the Done and Cancelled columns (`hide=closed`). */
+  hideClosed: boolean;
 }
 
 /** The sort when the URL names none: the best match while searching, priority otherwise. */
@@ -43,6 +45,7 @@ export function parseBoardQuery(search: string): BoardQuery {
     who: params.get('who') ?? '',
     group: (GROUPS as readonly string[]).includes(group) ? (group as Group) : '',
     sort: known,
+    hideClosed: params.get('hide') === 'closed',
   };
 }
 
@@ -63,6 +66,7 @@ export function boardPath(query: BoardQuery): string {
   if (query.who) params.set('who', query.who);
   if (query.group) params.set('group', query.group);
   if (query.sort !== defaultSort(query.q)) params.set('sort', query.sort);
+  if (query.hideClosed) params.set('hide', 'closed');
   const s = params.toString();
   return s ? `/?${s}` : '/';
 }

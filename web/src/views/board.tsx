@@ -14,6 +14,15 @@ import { MoveNotice } from './move-notice.tsx';
 import { useSelection } from '../bulk.ts';
 import { BoardBulk } from './board-bulk.tsx';
 import { useMove } from './move.ts';
+import { useConfirm } from '../confirm.tsx';
+import { useUndo } from '../undo.tsx';
+import { useBoardPrefs, useNarrow } from './board-prefs.ts';
+import { BoardViews } from './board-views.tsx';
+import { ColumnTabs, PANEL, tabId } from './column-tabs.tsx';
+import { cancelConfirmation, undoMove } from './undo-move.ts';
+
+/** The columns "Hide Done and Cancelled" hides. */
+const CLOSED: ReadonlySet<Status> = new Set(['done', 'cancelled']);
 
 const cardElement = (id: string) => document.querySelector<HTMLElement>(`[data-task-id="${CSS.escape(id)}"]`);
 
@@ -55,13 +64,22 @@ export function Board({ search }: { search: string }) {
   const searchBox = useRef<HTMLInputElement>(null);
   const selection = useSelection();
   useEffect(() => setShown({}), [search]);
+  const { prefs, update } = useBoardPrefs(whoami.principal.id);
+  const narrow = useNarrow();
+  const confirm = useConfirm();
+  const showUndo = useUndo();
+  const statuses = STATUSES.filter((s) => !query.hideClosed || !CLOSED.has(s));
+  // On a phone, one column at a time (the tab's); collapsing is for wide screens.
+  const tab = statuses.includes(prefs.tab) ? prefs.tab : 'todo';
+  const collapsed = new Set(narrow ? [] : prefs.collapsed);
+  const onScreen = (status: Status) => !narrow || status === tab;
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
   const labels = useMemo(() => [...new Set(all.flatMap((t) => t.labels))].sort(), [all]);
   const lanes = useMemo(() => {
     const searching = query.q !== '' && !found.problem;
     const keep = (t: Task) =>
-      (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && isWhose(t, query.who, whoami.principal.id) && (!searching || found.order?.has(t.id) === true);
+      (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && isWhose(t, query.who, whoami.principal.id) && (!searching || found.order?.has(t.id) === true) && (!query.hideClosed || !CLOSED.has(t.status));
     const byLane = new Map<string, Task[]>();
     for (const task of all) {
       if (!keep(task)) continue;
@@ -84,24 +102,29 @@ export function Board({ search }: { search: string }) {
       .map(({ lane, name, tasks }) => ({
         lane,
         name,
-        columns: STATUSES.map((status) => ({ key: `${lane}/${status}`, status, tasks: tasks.filter((t) => t.status === status).sort(order) })),
+        columns: STATUSES.filter((s) => !query.hideClosed || !CLOSED.has(s)).map((status) => ({ key: `${lane}/${status}`, status, tasks: tasks.filter((t) => t.status === status).sort(order) })),
       }));
   }, [all, query, found.order, found.problem, names, whoami]);
-  const columns = lanes.length > 0 ? lanes.flatMap((l) => l.columns) : STATUSES.map((status) => ({ key: `/${status}`, status, tasks: [] as Task[] }));
+  const allColumns = lanes.length > 0 ? lanes.flatMap((l) => l.columns) : statuses.map((status) => ({ key: `/${status}`, status, tasks: [] as Task[] }));
+  const columns = allColumns.filter((c) => onScreen(c.status));
   const heldSince = useHeldSince(useMemo(() => all.flatMap((t) => (t.lease ? [t.lease.id] : [])), [all]));
   const shownIn = (key: string) => shown[key] ?? COLUMN_PAGE;
   /** The rendered cards in reading order, lane by lane, column by column: what `j` and `k` walk. */
-  const ids = columns.flatMap((c) => c.tasks.slice(0, shownIn(c.key)).map((t) => t.id));
+  const ids = columns.flatMap((c) => (collapsed.has(c.status) ? [] : c.tasks.slice(0, shownIn(c.key)).map((t) => t.id)));
 
   const checkable = { selection, order: () => ids };
   const set = (change: Partial<BoardQuery>) => navigate(boardPath(withChange(query, change)));
   const moveCard = async (task: Task, to: Status, key?: string) => {
     if (task.status === to) return;
+    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) {
+      refocus(task.id);
+      return;
+    }
     setAnnouncement('');
     // Shown in the new column at once; a refusal puts it back (a re-read newer version wins over this).
     put([{ ...task, status: to }]);
     refocus(task.id);
-    let moved = false;
+    let moved: Task | null = null;
     try {
       moved = await move(task, to, key);
     } finally {
@@ -109,6 +132,7 @@ export function Board({ search }: { search: string }) {
       refocus(task.id);
     }
     setAnnouncement(moved ? `Moved “${task.title}” to ${STATUS_LABEL[to]}.` : `Could not move “${task.title}”; it stays in ${STATUS_LABEL[task.status]}.`);
+    if (moved) showUndo(`Moved “${task.title}” to ${STATUS_LABEL[to]}.`, undoMove(task, moved, (t) => put([t])));
   };
   const select = (next: string | undefined) => {
     if (!next) return;
@@ -174,7 +198,9 @@ export function Board({ search }: { search: string }) {
         </p>
       </div>
       <BoardFilters query={query} labels={labels} searchBox={searchBox} onChange={set} />
+      <BoardViews query={query} path={boardPath(query)} views={prefs.views} onViews={update} onChange={set} />
       <BoardBulk selection={selection} tasks={tasks} matching={columns.flatMap((c) => c.tasks)} onTasks={put} />
+      {confirm.dialog}
       {query.q && found.pending && <p class="muted">Searching…</p>}
       {query.q && found.order && <SearchCount q={query.q} shown={columns.reduce((n, c) => n + c.tasks.length, 0)} found={found.order.size} more={found.more} filtered={query.priority !== '' || query.label !== ''} />}
       {found.problem && <ProblemNotice problem={found.problem} />}
@@ -185,14 +211,25 @@ export function Board({ search }: { search: string }) {
       </p>
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void moveCard(t, to, key)} onDismiss={dismiss} />}</div>
       {lanes.length === 0 && tasks.size > 0 && <p class="empty">No tasks match these filters.</p>}
+      {narrow && (
+        <ColumnTabs
+          statuses={statuses}
+          counts={allColumns.reduce((n, c) => n.set(c.status, (n.get(c.status) ?? 0) + c.tasks.length), new Map<Status, number>())}
+          active={tab}
+          onSelect={(s) => update({ tab: s })}
+        />
+      )}
+      <div id={narrow ? PANEL : undefined} role={narrow ? 'tabpanel' : undefined} aria-labelledby={narrow ? tabId(tab) : undefined}>
       {lanes.map((lane) => {
         const board = (
-          <div class="board">
-            {lane.columns.map((column) => (
+          <div class="board" style={narrow ? undefined : { '--board-columns': lane.columns.map((c) => (collapsed.has(c.status) ? 'var(--collapsed-width)' : 'minmax(0, 1fr)')).join(' ') }}>
+            {lane.columns.filter((c) => onScreen(c.status)).map((column) => (
               <BoardColumn
                 key={column.key}
                 status={column.status}
                 lane={lane.name}
+                collapsed={collapsed.has(column.status)}
+                onCollapse={narrow ? undefined : () => update({ collapsed: collapsed.has(column.status) ? prefs.collapsed.filter((s) => s !== column.status) : [...prefs.collapsed, column.status] })}
                 tasks={column.tasks}
                 shown={shownIn(column.key)}
                 onShowMore={() => setShown((s) => ({ ...s, [column.key]: (s[column.key] ?? COLUMN_PAGE) + COLUMN_PAGE }))}
@@ -221,6 +258,7 @@ export function Board({ search }: { search: string }) {
           </section>
         );
       })}
+      </div>
     </section>
   );
 }

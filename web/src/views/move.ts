@@ -13,17 +13,18 @@ export interface FailedMove {
 /**
  * Moving a task: PATCH with If-Match (the version the user saw) and one Idempotency-Key per
  * action. A refusal is kept as `failed` for the view to explain; on a version conflict the task
- * is re-read so a retry carries the current version. Resolves true when the task moved.
+ * is re-read so a retry carries the current version. Resolves to the moved task, or null when it did not move.
  */
 export function useMove(onTask: (task: Task) => void) {
   const [failed, setFailed] = useState<FailedMove | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
-  const move = async (task: Task, to: Status, key = newKey()): Promise<boolean> => {
+  const move = async (task: Task, to: Status, key = newKey()): Promise<Task | null> => {
     setBusy(task.id);
     setFailed(null);
     try {
-      onTask(await write<Task>('PATCH', `/tasks/${task.id}`, { key, ifMatch: task.version, body: { status: to } }));
-      return true;
+      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key, ifMatch: task.version, body: { status: to } });
+      onTask(moved);
+      return moved;
     } catch (error) {
       if (!(error instanceof ApiProblem)) throw error;
       let current = task;
@@ -32,7 +33,7 @@ export function useMove(onTask: (task: Task) => void) {
         onTask(current);
       }
       setFailed({ task: current, to, problem: error.problem, key });
-      return false;
+      return null;
     } finally {
       setBusy(null);
     }

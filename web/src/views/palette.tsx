@@ -5,6 +5,9 @@ import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
 import type { Status, Task } from '../types.ts';
 import { legalTargets } from './move-menu.tsx';
+import { useConfirm } from '../confirm.tsx';
+import { useUndo } from '../undo.tsx';
+import { cancelConfirmation, undoMove } from './undo-move.ts';
 
 /** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
 const ID_PREFIX = /^(tsk_[0-9a-z]{6,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
@@ -77,14 +80,18 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
     return () => clearTimeout(timer);
   }, [q]);
 
+  const confirm = useConfirm();
+  const showUndo = useUndo();
   const go = (path: string) => {
     onClose();
     navigate(path);
   };
   const moveTo = async (task: Task, to: Status) => {
+    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) return;
     try {
-      await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
+      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
       onClose();
+      showUndo(`Moved “${task.title}” to ${STATUS_LABEL[to]}.`, undoMove(task, moved, () => undefined));
     } catch (error) {
       setProblem(problemOf(error));
     }
@@ -100,48 +107,51 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   const optionId = (c: Choice) => `palette-${c.id}`;
 
   return (
-    <dialog ref={dialog} class="dialog palette" aria-labelledby="palette-heading" onClose={onClose}>
-      <div class="dialog-form">
-        <h2 id="palette-heading" class="sr-only">
-          Command palette
-        </h2>
-        <input
-          ref={input}
-          type="text"
-          class="palette-input"
-          role="combobox"
-          aria-expanded={choices.length > 0}
-          aria-controls="palette-list"
-          aria-autocomplete="list"
-          aria-label="Go to a task by title or id, or run an action"
-          aria-activedescendant={choices[current] ? optionId(choices[current]) : undefined}
-          placeholder={target ? `Go to a task, or act on “${target.title}”` : 'Go to a task by title or id'}
-          value={text}
-          onInput={(e) => {
-            setText(e.currentTarget.value);
-            setActive(0);
-          }}
-          onKeyDown={(e) => {
-            if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
-              e.preventDefault();
-              setActive(Math.max(0, Math.min(choices.length - 1, current + (e.key === 'ArrowDown' ? 1 : -1))));
-            } else if (e.key === 'Enter') {
-              e.preventDefault();
-              void choices[current]?.run();
-            }
-          }}
-        />
-        {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
-        <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
-          {choices.map((c, i) => (
-            <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
-              <span class="muted small">{c.group === 'action' ? 'Action' : 'Task'}</span> {c.label}
-            </li>
-          ))}
-        </ul>
-        {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
-      </div>
-    </dialog>
+    <>
+      <dialog ref={dialog} class="dialog palette" aria-labelledby="palette-heading" onClose={onClose}>
+        <div class="dialog-form">
+          <h2 id="palette-heading" class="sr-only">
+            Command palette
+          </h2>
+          <input
+            ref={input}
+            type="text"
+            class="palette-input"
+            role="combobox"
+            aria-expanded={choices.length > 0}
+            aria-controls="palette-list"
+            aria-autocomplete="list"
+            aria-label="Go to a task by title or id, or run an action"
+            aria-activedescendant={choices[current] ? optionId(choices[current]) : undefined}
+            placeholder={target ? `Go to a task, or act on “${target.title}”` : 'Go to a task by title or id'}
+            value={text}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              setActive(0);
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+                e.preventDefault();
+                setActive(Math.max(0, Math.min(choices.length - 1, current + (e.key === 'ArrowDown' ? 1 : -1))));
+              } else if (e.key === 'Enter') {
+                e.preventDefault();
+                void choices[current]?.run();
+              }
+            }}
+          />
+          {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+          <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
+            {choices.map((c, i) => (
+              <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
+                <span class="muted small">{c.group === 'action' ? 'Action' : 'Task'}</span> {c.label}
+              </li>
+            ))}
+          </ul>
+          {q && choices.length === 0 && <p class="muted">Nothing matches “{q}”.</p>}
+        </div>
+      </dialog>
+      {confirm.dialog}
+    </>
   );
 }
 
@@ -155,6 +165,7 @@ const KEYS: readonly [string, string][] = [
   ['m', 'Move the selected card (or this task)'],
   ['x', 'Select or unselect the focused card, dead letter or approval (for bulk actions; shift-click selects a range)'],
   ['e', 'Inbox: mark the focused item done'],
+  ['z', 'Undo the move just made (while its toast shows)'],
   ['Escape', 'Close a dialog or menu'],
 ];
 

@@ -1,18 +1,22 @@
 import { useEffect, useState } from 'preact/hooks';
 import { authHeaders, get, getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Labels, Loading, PageProblem, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
-import { bytes, exact, timeLeft } from '../format.ts';
+import { bytes, exact, STATUS_LABEL, timeLeft } from '../format.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
 import { Markdown } from '../markdown.tsx';
 import { can, useEvents, useSession } from '../session.ts';
 import { TaskEditor } from './task-editor.tsx';
-import type { ArtifactRef, BatonEvent, Task } from '../types.ts';
+import type { ArtifactRef, BatonEvent, Status, Task } from '../types.ts';
 import { MoveNotice } from './move-notice.tsx';
 import { MoveMenu } from './move-menu.tsx';
 import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
 import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
 import { SubtasksPanel } from './subtasks.tsx';
+import { useConfirm } from '../confirm.tsx';
+import { useUndo } from '../undo.tsx';
+import { DeleteTask } from './task-delete.tsx';
+import { cancelConfirmation, undoMove } from './undo-move.ts';
 
 function artifactsOf(task: Task): ArtifactRef[] {
   return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
@@ -46,7 +50,16 @@ export function TaskPage({ id }: { id: string }) {
       document.querySelector<HTMLButtonElement>('.task-head .move-toggle')?.click();
     },
   });
-  const { move, failed, busy, dismiss } = useMove((t) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t })));
+  const onTask = (t: Task) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t }));
+  const { move, failed, busy, dismiss } = useMove(onTask);
+  const confirm = useConfirm();
+  const showUndo = useUndo();
+  /** A move asked first when it cancels, and offered for undo once done. */
+  const moveTo = async (from: Task, to: Status, key?: string) => {
+    if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(from)))) return;
+    const moved = await move(from, to, key);
+    if (moved) showUndo(`Moved “${from.title}” to ${STATUS_LABEL[to]}.`, undoMove(from, moved, onTask));
+  };
 
   const load = () =>
     get<Task>(`/tasks/${id}?view=full`).then(setTask, (error: unknown) => setProblem(problemOf(error)));
@@ -84,10 +97,11 @@ export function TaskPage({ id }: { id: string }) {
         <div class="task-head-meta">
           <StatusBadge status={task.status} />
           <PriorityBadge priority={task.priority} />
-          <MoveMenu task={task} onMove={(to) => void move(task, to)} disabled={busy === task.id} />
+          <MoveMenu task={task} onMove={(to) => void moveTo(task, to)} disabled={busy === task.id} />
         </div>
       </div>
-      <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
+      <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void moveTo(t, to, key)} onDismiss={dismiss} />}</div>
+      {confirm.dialog}
       <div class="task-grid">
         <div class="task-main">
           <section class="card">
@@ -219,6 +233,7 @@ export function TaskPage({ id }: { id: string }) {
               </ul>
             )}
           </section>
+          {can(session, 'tasks_delete') && <DeleteTask task={task} ask={confirm.ask} />}
         </aside>
       </div>
     </article>

@@ -1,0 +1,29 @@
+import { newKey, write } from '../api.ts';
+import type { Confirmation } from '../confirm.tsx';
+import { STATUS_LABEL } from '../format.ts';
+import type { Status, Task } from '../types.ts';
+import type { Inverse } from '../undo.tsx';
+
+const names = (statuses: readonly Status[]) => statuses.map((s) => STATUS_LABEL[s]).join(' or ');
+
+/**
+ * The inverse of a move from `before` to `after`: the same status update (PATCH with If-Match at
+ * the moved version, one Idempotency-Key for the toast, so a repeated Undo cannot move twice) back
+ * to the status it left. When the state machine has no way back (Done goes only to To do), the
+ * sentence that says so. A task changed by someone since is refused by If-Match, never overwritten.
+ */
+export function undoMove(before: Task, after: Task, onTask: (task: Task) => void): Inverse {
+  const back = before.status;
+  if (!after.legal_transitions.includes(back)) {
+    return `It cannot go back to ${STATUS_LABEL[back]}: from ${STATUS_LABEL[after.status]} a task can move only to ${names(after.legal_transitions)}.`;
+  }
+  const key = newKey();
+  return async () => onTask(await write<Task>('PATCH', `/tasks/${after.id}`, { key, ifMatch: after.version, body: { status: back } }));
+}
+
+/** Moving to Cancelled drops the work (agents stop on it): asked first, as a delete is. */
+export const cancelConfirmation = (task: Task): Confirmation => ({
+  title: `Cancel “${task.title}”?`,
+  body: `It leaves ${STATUS_LABEL[task.status]} for Cancelled${task.lease ? ', and its holder’s lease ends' : ''}. It can be reopened as To do later.`,
+  confirm: 'Cancel task',
+});
