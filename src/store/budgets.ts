@@ -22,9 +22,51 @@ export async function updateBudget(tx: Tx, id: string, changes: Updateable<Budge
   return tx.updateTable('budgets').set({ ...changes, version: sql`version + 1` }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Sets what a window spent and which events it wrote, without a version bump: spending is not a change to the budget. */
-export async function recordSpend(tx: Tx, id: string, spend: { window_start: Date; spent: number; warned_for: Date | null; exhausted_for: Date | null }): Promise<void> {
-  await tx.updateTable('budgets').set(spend).where('id', '=', id).execute();
+/** Locks budgets in id order (every locker takes them in that order, so two never wait on each other). */
+export async function lockBudgets(tx: Tx, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.selectFrom('budgets').select('id').where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+}
+
+export interface SpendEntry {
+  budget_id: string;
+  window_start: Date;
+  amount: number;
+  at: Date;
+}
+
+/** Records what a report, claim or override spent from budgets. */
+export async function addSpend(tx: Tx, entries: readonly SpendEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await tx.insertInto('budget_spend').values([...entries]).execute();
+}
+
+/** What each budget spent in the window given for it (0 for none). */
+export async function windowSpent(db: Kysely<DB>, windows: readonly { id: string; start: Date }[]): Promise<Map<string, number>> {
+  const spent = new Map(windows.map((w) => [w.id, 0]));
+  if (windows.length === 0) return spent;
+  const rows = await db
+    .selectFrom('budget_spend')
+    .select(['budget_id', sql<string>`sum(amount)`.as('spent')])
+    .where((eb) => eb.or(windows.map((w) => eb.and([eb('budget_id', '=', w.id), eb('window_start', '=', w.start)]))))
+    .groupBy('budget_id')
+    .execute();
+  for (const row of rows) spent.set(row.budget_id, Number(row.spent));
+  return spent;
+}
+
+/**
+ * Marks that a window's warning (or exhaustion) event is written, unless it already was: true for
+ * the one transaction that marks it, however many cross the line at once.
+ */
+export async function markCrossed(tx: Tx, id: string, column: 'warned_for' | 'exhausted_for', window: Date): Promise<boolean> {
+  const result = await tx
+    .updateTable('budgets')
+    .set({ [column]: window })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb(column, 'is', null), eb(column, '<>', window)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 export interface BudgetQuery {
@@ -50,12 +92,9 @@ export interface SpendTarget {
   taskId: string;
 }
 
-/**
- * The live budgets a run on `target` spends from, locked in id order (every locker takes them in
- * that order, so two never wait on each other), or read without locks when `db` is not a transaction.
- */
-export async function budgetsFor(db: Kysely<DB>, target: SpendTarget, lock: boolean): Promise<BudgetRow[]> {
-  let query = db
+/** The live budgets a run on `target` spends from, in id order. */
+export async function budgetsFor(db: Kysely<DB>, target: SpendTarget): Promise<BudgetRow[]> {
+  return db
     .selectFrom('budgets')
     .selectAll()
     .where('deleted_at', 'is', null)
@@ -66,15 +105,11 @@ export async function budgetsFor(db: Kysely<DB>, target: SpendTarget, lock: bool
         ...(target.labels.length > 0 ? [eb.and([eb('applies_to', '=', 'label'), eb('target', 'in', [...target.labels])])] : []),
       ]),
     )
-    .orderBy('id');
-  if (lock) query = query.forUpdate();
-  return query.execute();
+    .orderBy('id')
+    .execute();
 }
 
-/**
- * The budgets that may stop an agent's claim of the next task, read without locks: its own, every
- * label budget, and the spent-out budgets of open tasks (a task budget never resets).
- */
+/** The budgets that may stop an agent's claim of the next task: its own, every label budget, and those of open tasks. */
 export async function claimerBudgets(db: Kysely<DB>, agentId: string): Promise<BudgetRow[]> {
   return db
     .selectFrom('budgets')
@@ -86,7 +121,6 @@ export async function claimerBudgets(db: Kysely<DB>, agentId: string): Promise<B
         eb('applies_to', '=', 'label'),
         eb.and([
           eb('applies_to', '=', 'task'),
-          eb('spent', '>=', eb.ref('limit_amount')),
           eb.exists(eb.selectFrom('tasks').select('tasks.id').whereRef('tasks.id', '=', 'budgets.target').where('tasks.status', 'in', ['todo', 'in_progress'])),
         ]),
       ]),

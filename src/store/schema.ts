@@ -326,8 +326,6 @@ export interface BudgetsTable {
   period: 'day' | 'week' | 'month' | 'lifetime';
   /** Micro-units of `currency`, tokens, or runs. */
   limit_amount: Int8;
-  window_start: Timestamp;
-  spent: Int8;
   warned_for: Timestamp | null;
   exhausted_for: Timestamp | null;
   version: Generated<number>;
@@ -338,6 +336,14 @@ export interface BudgetsTable {
   updated_at: Timestamp;
   updated_by_id: string;
   updated_by_kind: string;
+}
+
+export interface BudgetSpendTable {
+  budget_id: string;
+  window_start: Timestamp;
+  /** Micro-units, tokens or runs; negative for an override that lowered what a window spent. */
+  amount: Int8;
+  at: Timestamp;
 }
 
 export interface OidcIdentitiesTable {
@@ -467,6 +473,7 @@ export interface DB {
   run_log: RunLogTable;
   schedules: SchedulesTable;
   budgets: BudgetsTable;
+  budget_spend: BudgetSpendTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;

@@ -61,8 +61,9 @@ describe('budgets across instances', () => {
     // Granted only while unspent: the overshoot is at most what the attempts in flight reported.
     expect(granted).toBeGreaterThanOrEqual(1);
     expect(spent - limit).toBeLessThanOrEqual((granted - 1) * REPORT);
-    const rows = await cluster.database.db.selectFrom('budgets').select('spent').where('id', '=', budget).executeTakeFirstOrThrow();
-    expect(Number(rows.spent)).toBe(spent);
+    const rows = await cluster.database.db.selectFrom('budget_spend').select('amount').where('budget_id', '=', budget).execute();
+    expect(rows.reduce((sum, row) => sum + Number(row.amount), 0)).toBe(spent);
+    expect(rows).toHaveLength(1 + granted);
     const exhausted = await cluster.database.db.selectFrom('events').select('id').where('type', '=', 'budget.exhausted').where('subject', '=', budget).execute();
     expect(exhausted).toHaveLength(1);
   });

@@ -3,7 +3,9 @@ import { BUDGET_PERIODS, BUDGET_UNITS, budgetState, budgetWindow } from '../../d
 import type { ActorKind } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import { idPattern } from '../../ids.ts';
-import type { BudgetRow } from '../../store/budgets.ts';
+import type { Kysely } from 'kysely';
+import { type BudgetRow, windowSpent } from '../../store/budgets.ts';
+import type { DB } from '../../store/schema.ts';
 import { actorRef } from '../tasks/task-schema.ts';
 
 export const budgetId = z.string().regex(new RegExp(idPattern('bdg')), 'must be a budget id: bdg_ followed by a 26-character ULID');
@@ -45,15 +47,20 @@ function fromStored(unit: BudgetRow['unit'], stored: number | string): number {
   return unit === 'cost' ? Number(stored) / 1e6 : Number(stored);
 }
 
-/** What a budget's window at `now` spent: a window that ended spent nothing yet in the one that follows. */
-export function windowSpend(row: BudgetRow, now: Date): { start: Date; resetsAt: Date | null; spent: number; current: boolean } {
-  const { start, resetsAt } = budgetWindow(row.period, now);
-  const current = row.window_start.getTime() >= start.getTime();
-  return { start, resetsAt, spent: current ? Number(row.spent) : 0, current };
+/** A budget and what its window at the time of reading spent (stored units). */
+export interface Spending {
+  row: BudgetRow;
+  spent: number;
 }
 
-export function toBudget(row: BudgetRow, now: Date): Budget {
-  const w = windowSpend(row, now);
+/** Reads what each budget's current window spent. */
+export async function spendingOf(db: Kysely<DB>, rows: readonly BudgetRow[], now: Date): Promise<Spending[]> {
+  const spent = await windowSpent(db, rows.map((row) => ({ id: row.id, start: budgetWindow(row.period, now).start })));
+  return rows.map((row) => ({ row, spent: spent.get(row.id) ?? 0 }));
+}
+
+export function toBudget({ row, spent }: Spending, now: Date): Budget {
+  const w = { ...budgetWindow(row.period, now), spent };
   const limit = Number(row.limit_amount);
   return {
     id: row.id,
@@ -76,9 +83,9 @@ export function toBudget(row: BudgetRow, now: Date): Budget {
   };
 }
 
-/** What a refusal and a heartbeat say of an exhausted budget. */
-export function budgetSummary(row: BudgetRow, now: Date) {
-  const b = toBudget(row, now);
+/** What a refusal, an event and a heartbeat say of a budget. */
+export function budgetSummary(spending: Spending, now: Date) {
+  const b = toBudget(spending, now);
   return { id: b.id, name: b.name, applies_to: b.applies_to, target: b.target, unit: b.unit, currency: b.currency, spent: b.spent, limit: b.limit, resets_at: b.resets_at };
 }
 
@@ -89,8 +96,8 @@ export const heartbeatBudget = z.object({
 });
 
 /** A claim refused because it would spend from an exhausted budget. */
-export function budgetExhausted(row: BudgetRow, now: Date, taskId: string | undefined): BatonError {
-  const b = budgetSummary(row, now);
+export function budgetExhausted(spending: Spending, now: Date, taskId: string | undefined): BatonError {
+  const b = budgetSummary(spending, now);
   const amount = (n: number) => (b.unit === 'cost' ? `${n} ${b.currency}` : `${n} ${b.unit}`);
   const resets = b.resets_at ? `it resets at ${b.resets_at}` : 'it never resets';
   return new BatonError('budget_exhausted', `Budget ${b.id} (${b.name}, ${b.applies_to} ${b.target}) has spent ${amount(b.spent)} of ${amount(b.limit)}: ${taskId ? `task ${taskId} is` : 'no task is'} not claimed; ${resets}.`, {

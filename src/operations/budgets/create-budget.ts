@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { budgetWindow } from '../../domain/budget-window.ts';
 import { BatonError } from '../../errors.ts';
-import { insertBudget, taskSpend } from '../../store/budgets.ts';
+import { addSpend, insertBudget, taskSpend } from '../../store/budgets.ts';
 import { findTask } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
@@ -47,8 +47,6 @@ export const createBudget = defineOperation({
       currency,
       period,
       limit_amount: toStored(input.unit, input.limit),
-      window_start: budgetWindow(period, ctx.now).start,
-      spent,
       warned_for: null,
       exhausted_for: null,
       deleted_at: null,
@@ -59,7 +57,9 @@ export const createBudget = defineOperation({
       updated_by_id: by.id,
       updated_by_kind: by.kind,
     });
-    const budget = toBudget(row, ctx.now);
+    // A task budget starts with what the task's runs already spent: one row, in its window.
+    await addSpend(tx, spent === 0 ? [] : [{ budget_id: row.id, window_start: budgetWindow(period, ctx.now).start, amount: spent, at: ctx.now }]);
+    const budget = toBudget({ row, spent }, ctx.now);
     ctx.emit({ type: 'budget.created', subject: row.id, data: { name: budget.name, applies_to: budget.applies_to, target: budget.target, unit: budget.unit, currency: budget.currency, period: budget.period, limit: budget.limit } });
     return budget;
   },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { lockBudget, updateBudget } from '../../store/budgets.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { budgetId, budgetNotFound, budgetOutput, toBudget } from './budget-schema.ts';
+import { budgetId, budgetNotFound, budgetOutput, spendingOf, toBudget } from './budget-schema.ts';
 
 export const deleteBudget = defineOperation({
   name: 'budgets_delete',
@@ -22,6 +22,6 @@ export const deleteBudget = defineOperation({
     assertVersion(`Budget ${row.id}`, row.version, ctx.expectedVersion);
     const deleted = await updateBudget(tx, row.id, { deleted_at: ctx.now, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
     ctx.emit({ type: 'budget.deleted', subject: row.id, data: { name: row.name, applies_to: row.applies_to, target: row.target } });
-    return toBudget(deleted, ctx.now);
+    return toBudget((await spendingOf(tx, [deleted], ctx.now))[0] ?? { row: deleted, spent: 0 }, ctx.now);
   },
 });

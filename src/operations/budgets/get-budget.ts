@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { findBudget } from '../../store/budgets.ts';
 import { defineOperation } from '../define-operation.ts';
-import { budgetId, budgetNotFound, budgetOutput, toBudget } from './budget-schema.ts';
+import { budgetId, budgetNotFound, budgetOutput, spendingOf, toBudget } from './budget-schema.ts';
 
 export const getBudget = defineOperation({
   name: 'budgets_get',
@@ -17,6 +17,6 @@ export const getBudget = defineOperation({
   async run(db, ctx, input) {
     const row = await findBudget(db, input.id);
     if (!row) throw budgetNotFound(input.id);
-    return toBudget(row, ctx.now);
+    return toBudget((await spendingOf(db, [row], ctx.now))[0] ?? { row, spent: 0 }, ctx.now);
   },
 });

@@ -3,7 +3,7 @@ import { latestEventId } from '../../store/events.ts';
 import { listBudgets as listBudgetRows } from '../../store/budgets.ts';
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
-import { appliesToParam, budgetOutput, toBudget } from './budget-schema.ts';
+import { appliesToParam, budgetOutput, spendingOf, toBudget } from './budget-schema.ts';
 
 export const listBudgets = defineOperation({
   name: 'budgets_list',
@@ -20,6 +20,6 @@ export const listBudgets = defineOperation({
     const syncCursor = await latestEventId(db);
     const rows = await listBudgetRows(db, { appliesTo: input.applies_to, target: input.target, afterId, limit: input.limit });
     const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('budgets', row.id));
-    return { data: page.rows.map((row) => toBudget(row, ctx.now)), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
+    return { data: (await spendingOf(db, page.rows, ctx.now)).map((s) => toBudget(s, ctx.now)), has_more: page.has_more, next_cursor: page.next_cursor, sync_cursor: syncCursor };
   },
 });

@@ -10,7 +10,7 @@ import { addReportedUsage } from '../runs/report-usage.ts';
 import { usageInput } from '../runs/run-schema.ts';
 import { budgetsFor } from '../../store/budgets.ts';
 import { exhaustedOf } from '../budgets/budget-spend.ts';
-import { budgetSummary, heartbeatBudget } from '../budgets/budget-schema.ts';
+import { budgetSummary, heartbeatBudget, spendingOf } from '../budgets/budget-schema.ts';
 
 export const heartbeatLease = defineOperation({
   name: 'leases_heartbeat',
@@ -36,8 +36,10 @@ export const heartbeatLease = defineOperation({
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
-    const budgets = input.usage ? (await addReportedUsage(tx, ctx, { lease, task }, input.usage)).budgets : await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }, false);
-    const exhausted = exhaustedOf(budgets, ctx.now);
+    const budgets = input.usage
+      ? (await addReportedUsage(tx, ctx, { lease, task }, input.usage)).budgets
+      : await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }), ctx.now);
+    const exhausted = exhaustedOf(budgets);
     ctx.emit({
       type: 'lease.renewed',
       subject: lease.task_id,

@@ -1,7 +1,7 @@
 import { BatonError } from '../../errors.ts';
 import type { LeaseRow } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
-import type { BudgetRow } from '../../store/budgets.ts';
+import type { Spending } from '../budgets/budget-schema.ts';
 import { chargeBudgets } from '../budgets/budget-spend.ts';
 import { addUsage, findRunUsage, type RunUsageRow } from '../../store/runs.ts';
 import type { Tx } from '../../store/connection.ts';
@@ -34,7 +34,7 @@ export const reportUsage = defineOperation({
  * its stored response, adds to neither. A run counts in one currency: a report in another is
  * refused, as nothing could add the two. Returns the run's usage and its budgets after the report.
  */
-export async function addReportedUsage(tx: Tx, ctx: OperationContext, held: { lease: LeaseRow; task: TaskRow }, input: UsageInput): Promise<{ usage: RunUsageRow; budgets: BudgetRow[] }> {
+export async function addReportedUsage(tx: Tx, ctx: OperationContext, held: { lease: LeaseRow; task: TaskRow }, input: UsageInput): Promise<{ usage: RunUsageRow; budgets: Spending[] }> {
   const { lease, task } = held;
   const increment = toIncrement(input);
   if (increment.currency !== undefined) {

@@ -44,7 +44,7 @@ export async function claimNext(
   const avoids = await claimAvoids(tx, ctx);
   if (avoids.own && budgets === 'refuse') throw budgetExhausted(avoids.own, ctx.now, undefined);
   const query = { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length };
-  const avoid = { labels: avoids.labels.map((row) => row.target), ids: avoids.tasks.map((row) => row.target) };
+  const avoid = { labels: avoids.labels.map((s) => s.row.target), ids: avoids.tasks.map((s) => s.row.target) };
   // A task given back in this transaction is still locked by it, so SKIP LOCKED would not skip it: ask for more and drop it.
   const picked = avoids.own ? [] : await pickUnlapsed(tx, ctx, { ...query, avoid });
   const tasks = picked.filter((task) => !exclude.includes(task.id)).slice(0, q.limit);
@@ -55,7 +55,7 @@ export async function claimNext(
     // Nothing claimed: when budgets stopped it, say which, rather than an empty queue.
     if (refused[0]) throw refused[0];
     const stopped = avoid.labels.length + avoid.ids.length > 0 ? (await pickClaimable(tx, { ...query, limit: 1 })).find((task) => !exclude.includes(task.id)) : undefined;
-    const by = stopped && [...avoids.tasks, ...avoids.labels].find((row) => (row.applies_to === 'task' ? row.target === stopped.id : stopped.labels.includes(row.target)));
+    const by = stopped && [...avoids.tasks, ...avoids.labels].find(({ row }) => (row.applies_to === 'task' ? row.target === stopped.id : stopped.labels.includes(row.target)));
     if (stopped && by) throw budgetExhausted(by, ctx.now, stopped.id);
   }
   const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
