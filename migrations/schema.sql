@@ -111,6 +111,34 @@ CREATE TABLE billing_accounts (
   updated_by_kind text NOT NULL
 );
 
+CREATE TABLE budget_spend (
+  budget_id text NOT NULL,
+  window_start timestamp with time zone NOT NULL,
+  amount bigint NOT NULL,
+  at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE budgets (
+  id text NOT NULL,
+  name text NOT NULL,
+  applies_to text NOT NULL,
+  target text NOT NULL,
+  unit text NOT NULL,
+  currency text,
+  period text NOT NULL,
+  limit_amount bigint NOT NULL,
+  warned_for timestamp with time zone,
+  exhausted_for timestamp with time zone,
+  version integer NOT NULL DEFAULT 1,
+  deleted_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL
+);
+
 CREATE TABLE comments (
   id text NOT NULL,
   task_id text NOT NULL,
@@ -421,6 +449,13 @@ ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_created_by_kind_che
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status_check CHECK ((last_invoice_status = ANY (ARRAY['paid'::text, 'payment_failed'::text])));
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_pkey PRIMARY KEY (customer_id);
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE budget_spend ADD CONSTRAINT budget_spend_budget_id_fkey FOREIGN KEY (budget_id) REFERENCES budgets(id);
+ALTER TABLE budgets ADD CONSTRAINT budgets_applies_to_check CHECK ((applies_to = ANY (ARRAY['agent'::text, 'label'::text, 'task'::text])));
+ALTER TABLE budgets ADD CONSTRAINT budgets_check CHECK (((unit = 'cost'::text) = (currency IS NOT NULL)));
+ALTER TABLE budgets ADD CONSTRAINT budgets_limit_amount_check CHECK ((limit_amount > 0));
+ALTER TABLE budgets ADD CONSTRAINT budgets_period_check CHECK ((period = ANY (ARRAY['day'::text, 'week'::text, 'month'::text, 'lifetime'::text])));
+ALTER TABLE budgets ADD CONSTRAINT budgets_pkey PRIMARY KEY (id);
+ALTER TABLE budgets ADD CONSTRAINT budgets_unit_check CHECK ((unit = ANY (ARRAY['cost'::text, 'tokens'::text, 'runs'::text])));
 ALTER TABLE comments ADD CONSTRAINT comments_author_kind_check CHECK ((author_kind = ANY (ARRAY['human'::text, 'agent'::text])));
 ALTER TABLE comments ADD CONSTRAINT comments_pkey PRIMARY KEY (id);
 ALTER TABLE comments ADD CONSTRAINT comments_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
@@ -499,6 +534,8 @@ CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHE
 CREATE INDEX asks_open_due ON public.asks USING btree (due_at) WHERE (status = 'open'::text);
 CREATE INDEX asks_open_to ON public.asks USING btree (to_id, id) WHERE (status = 'open'::text);
 CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
+CREATE INDEX budget_spend_window ON public.budget_spend USING btree (budget_id, window_start) INCLUDE (amount);
+CREATE INDEX budgets_target ON public.budgets USING btree (applies_to, target) WHERE (deleted_at IS NULL);
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);

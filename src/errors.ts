@@ -59,6 +59,7 @@ export const ERROR_CODES = [
   'task_deleted',
   'not_comment_author',
   'not_schedule_owner',
+  'budget_exhausted',
   'reservation_conflict',
   'reservation_lapsed',
   'not_reservation_holder',
@@ -373,6 +374,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'A schedule is changed or deleted by its creator, a human, or a holder of agents:admin.',
     docs: '/spec/collaboration.md#recurring-work',
+  },
+  budget_exhausted: {
+    status: 409,
+    title: 'Budget exhausted',
+    retryable: false,
+    hint: 'Claim again after the budget resets (`resets_at`), or ask a human admin or owner to raise it (budgets_update).',
+    docs: '/spec/runs.md#budgets',
   },
   reservation_conflict: {
     status: 409,

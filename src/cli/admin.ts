@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
 import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
+import { BUDGET_PERIODS, BUDGET_UNITS } from '../domain/budget-window.ts';
 import { collect, type Context, duration, integer } from './context.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
@@ -10,7 +11,7 @@ type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
-/** `baton agents …`, `baton tokens …`, `baton approvals …`: administration through the REST API. */
+/** `baton agents …`, `baton tokens …`, `baton approvals …`, `baton budgets …`: administration through the REST API. */
 export function adminCommands(run: Run): Command[] {
   const agents = new Command('agents').description('the principals (people and agents) that hold tokens');
   withPaging(agents.command('list').description('list principals').addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))).action(
@@ -117,5 +118,76 @@ export function adminCommands(run: Run): Command[] {
       }),
     );
   }
-  return [agents, tokens, approvals];
+  return [agents, tokens, approvals, budgetsCommand(run)];
+}
+
+const BUDGET_SCOPES = ['agent', 'label', 'task'] as const;
+const amount = (b: { unit: string; currency: string | null }, n: number) => (b.unit === 'cost' ? `${n} ${b.currency ?? ''}`.trim() : String(n));
+
+/** `baton budgets list|create|raise|delete`: caps on what runs spend (spec/runs.md, "Budgets"). */
+function budgetsCommand(run: Run): Command {
+  const budgets = new Command('budgets').description('caps on what runs spend, per agent, label or task');
+  withPaging(budgets.command('list').description('list budgets with what their window spent').addOption(new Option('--applies-to <what>', 'only agent, label or task budgets').choices(BUDGET_SCOPES))).action(
+    run(async (ctx, o: PagingOptions & { appliesTo?: (typeof BUDGET_SCOPES)[number] }) => {
+      const { client } = await ctx.connect();
+      const page = await readPages(o, (p) => client.budgets.list({ ...p, ...(o.appliesTo ? { applies_to: o.appliesTo } : {}) }));
+      printPage(ctx, page, (rows) =>
+        ctx.out.table(
+          ['ID', 'NAME', 'APPLIES TO', 'PERIOD', 'SPENT', 'LIMIT', 'STATE', 'RESETS'],
+          rows.map((b) => [b.id, b.name, `${b.applies_to} ${b.target}`, b.period, amount(b, b.spent), amount(b, b.limit), b.state, b.resets_at ?? 'never']),
+        ),
+      );
+    }),
+  );
+  budgets
+    .command('create')
+    .description('set a budget (humans with the admin or owner role)')
+    .argument('<name>', 'what it is for')
+    .addOption(new Option('--applies-to <what>', 'what spends from it').choices(BUDGET_SCOPES).makeOptionMandatory())
+    .requiredOption('--target <id-or-label>', 'the agent id, label or task id')
+    .addOption(new Option('--unit <unit>', 'what it counts').choices(BUDGET_UNITS).makeOptionMandatory())
+    .requiredOption('--limit <amount>', 'the most a window may spend', Number)
+    .addOption(new Option('--period <period>', 'the window (UTC calendar); default month, lifetime for a task').choices(BUDGET_PERIODS))
+    .option('--currency <code>', 'for --unit cost (default USD)')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, name: string, o: { appliesTo: (typeof BUDGET_SCOPES)[number]; target: string; unit: (typeof BUDGET_UNITS)[number]; limit: number; period?: (typeof BUDGET_PERIODS)[number]; currency?: string; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const b = await client.budgets.create(
+          { name, applies_to: o.appliesTo, target: o.target, unit: o.unit, limit: o.limit, ...(o.period ? { period: o.period } : {}), ...(o.currency ? { currency: o.currency } : {}) },
+          ctx.write(o),
+        );
+        if (ctx.out.json) return ctx.out.data(b);
+        ctx.out.line(`created budget ${b.id}: ${b.applies_to} ${b.target}, ${amount(b, b.limit)} ${b.unit === 'cost' ? '' : `${b.unit} `}per ${b.period}`);
+      }),
+    );
+  budgets
+    .command('raise')
+    .description('change a budget’s limit, or forgive what its window spent (humans with the admin or owner role)')
+    .argument('<id>', 'the budget (bdg_…)')
+    .option('--limit <amount>', 'the new limit', Number)
+    .option('--spent <amount>', 'set what the current window spent, e.g. 0', Number)
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { limit?: number; spent?: number; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const b = await client.budgets.update({ id, ...(o.limit === undefined ? {} : { limit: o.limit }), ...(o.spent === undefined ? {} : { spent: o.spent }) }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(b);
+        ctx.out.line(`${b.id}: spent ${amount(b, b.spent)} of ${amount(b, b.limit)} (${b.state})`);
+      }),
+    );
+  budgets
+    .command('delete')
+    .description('delete a budget: it refuses nothing any more')
+    .argument('<id>', 'the budget (bdg_…)')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, id: string, o: { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const b = await client.budgets.delete({ id }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(b);
+        ctx.out.line(`deleted budget ${b.id} (${b.name})`);
+      }),
+    );
+  return budgets;
 }

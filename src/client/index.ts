@@ -25,6 +25,11 @@ import type { listTokens } from '../operations/agents/list-tokens.ts';
 import type { revokeToken } from '../operations/agents/revoke-token.ts';
 import type { rotateToken } from '../operations/agents/rotate-token.ts';
 import type { updateAgent } from '../operations/agents/update-agent.ts';
+import type { createBudget } from '../operations/budgets/create-budget.ts';
+import type { deleteBudget } from '../operations/budgets/delete-budget.ts';
+import type { getBudget } from '../operations/budgets/get-budget.ts';
+import type { listBudgets } from '../operations/budgets/list-budgets.ts';
+import type { updateBudget } from '../operations/budgets/update-budget.ts';
 import type { approveApproval } from '../operations/approvals/approve-approval.ts';
 import type { denyApproval } from '../operations/approvals/deny-approval.ts';
 import type { getApproval } from '../operations/approvals/get-approval.ts';
@@ -223,6 +228,13 @@ export function createClient(options: ClientOptions) {
       get: route<typeof getApproval>(t, 'GET', '/approvals/{id}'),
       approve: route<typeof approveApproval>(t, 'POST', '/approvals/{id}/approve'),
       deny: route<typeof denyApproval>(t, 'POST', '/approvals/{id}/deny'),
+    },
+    budgets: {
+      list: route<typeof listBudgets>(t, 'GET', '/budgets'),
+      get: route<typeof getBudget>(t, 'GET', '/budgets/{id}'),
+      create: route<typeof createBudget>(t, 'POST', '/budgets'),
+      update: route<typeof updateBudget>(t, 'PATCH', '/budgets/{id}'),
+      delete: route<typeof deleteBudget>(t, 'DELETE', '/budgets/{id}'),
     },
   };
 }

@@ -68,5 +68,11 @@ export const EVENT_TYPES = [
   'reservation.expired',
   // A run's log grew (spec/runs.md); the subject is the run's task, the lines are read with runs_get.
   'run.logged',
+  // Budgets (spec/runs.md, "Budgets"): the subject is the budget; warning at 80 % and exhausted at 100 %, once per window.
+  'budget.created',
+  'budget.updated',
+  'budget.deleted',
+  'budget.warning',
+  'budget.exhausted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -43,10 +43,10 @@ export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
  * - `hand_in`: a task in review that it handed in; `dead_task`: a task whose attempts it used up;
  * - `comment`: a comment it wrote; `approval`: a request it made; `webhook`: a webhook it created;
  * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created;
- * - `ask`: an open ask addressed to it; `ask_made`: an open ask it made.
+ * - `ask`: an open ask addressed to it; `ask_made`: an open ask it made; `budget`: a budget it set (humans only set them).
  * Someone else's object belongs to another agent.
  */
-export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'reservation' | 'ask' | 'ask_made';
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'reservation' | 'ask' | 'ask_made' | 'budget';
 
 export interface AccessCase {
   /** The request the cells are about, in words. */
@@ -212,6 +212,11 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   runs_log: { request: "append to a run's log", object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   runs_list: { request: 'list runs', object: null, cells: alike(ALLOWED) },
   runs_get: { request: 'read a run', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, ABSENT)) },
+  budgets_list: { request: 'list budgets', object: null, cells: alike(ALLOWED) },
+  budgets_get: { request: 'read a budget', object: 'budget', cells: alike(ALLOWED) },
+  budgets_create: { request: 'set a budget', object: null, cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY }, note: 'Budgets are set by humans with the admin or owner role.' },
+  budgets_update: { request: 'raise a budget', object: 'budget', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY }, note: 'Raising or overriding a budget is for humans with the admin or owner role.' },
+  budgets_delete: { request: 'delete a budget', object: 'budget', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },
   leases_cycle_many: { request: 'cycle leases in a batch', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   events_list: { request: 'read the timeline', object: null, cells: alike(ALLOWED) },
   events_stream: { request: 'follow the timeline (REST only)', object: null, cells: alike(ALLOWED) },

@@ -60,6 +60,11 @@ import { appendLog } from './runs/append-log.ts';
 import { getRun } from './runs/get-run.ts';
 import { listRuns } from './runs/list-runs.ts';
 import { reportUsage } from './runs/report-usage.ts';
+import { createBudget } from './budgets/create-budget.ts';
+import { deleteBudget } from './budgets/delete-budget.ts';
+import { getBudget } from './budgets/get-budget.ts';
+import { listBudgets } from './budgets/list-budgets.ts';
+import { updateBudget } from './budgets/update-budget.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
@@ -112,6 +117,11 @@ const registry = [
   appendLog,
   listRuns,
   getRun,
+  listBudgets,
+  createBudget,
+  getBudget,
+  updateBudget,
+  deleteBudget,
   listEvents,
   streamEvents,
   listApprovals,

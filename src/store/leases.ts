@@ -6,7 +6,7 @@ import { sendStatement, type Tx } from './connection.ts';
 export type LeaseRow = Selectable<LeasesTable>;
 
 /** What a claim needs of a task it picked: its id, its epoch, and its status (`in_progress`: its lease lapsed). */
-export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_epoch'>;
+export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_epoch' | 'labels'>;
 
 export interface ClaimQuery {
   now: Date;
@@ -15,6 +15,8 @@ export interface ClaimQuery {
   minPriority: number;
   labels: string[];
   limit: number;
+  /** Tasks not to pick: those carrying any of these labels, and these ids (budgets exhausted, spec/runs.md). */
+  avoid?: { labels: readonly string[]; ids: readonly string[] } | undefined;
 }
 
 /**
@@ -25,8 +27,8 @@ export interface ClaimQuery {
  * The two kinds are picked apart, each by its own index, then merged: one `OR` filter made the
  * planner read and sort the whole queue on every claim (bench/CLAIMS.md).
  *
- * The priority floor, the labels and a limit above one are parameters: the statement's four texts
- * (with or without a label filter, one task or several) are fixed by the code, so no caller can
+ * The priority floor, the labels and a limit above one are parameters: the statement's eight texts
+ * (with or without a label filter, one task or several, avoiding tasks on exhausted budgets or not) are fixed by the code, so no caller can
  * make the database prepare more. It reads only what the grant needs, not the whole row (the grant
  * returns that), and a claim of one task says `LIMIT 1` in its text: with the limit a parameter,
  * PostgreSQL costs the generic plan as if a tenth of the queue were wanted and plans the statement
@@ -36,17 +38,25 @@ export interface ClaimQuery {
 export async function pickClaimable(tx: Tx, q: ClaimQuery): Promise<ClaimableRow[]> {
   const labels = q.labels.length > 0;
   const one = q.limit === 1;
-  const text = PICK[labels ? 'labels' : 'any'][one ? 'one' : 'many'];
-  const parameters = [q.now, q.minPriority, q.claimerId, ...(labels ? [q.labels] : []), ...(one ? [] : [q.limit])];
+  const avoid = q.avoid !== undefined && (q.avoid.labels.length > 0 || q.avoid.ids.length > 0);
+  const text = (avoid ? AVOIDING : PICK)[labels ? 'labels' : 'any'][one ? 'one' : 'many'];
+  const avoided = avoid ? [q.avoid?.labels ?? [], q.avoid?.ids ?? []] : [];
+  const parameters = [q.now, q.minPriority, q.claimerId, ...(labels ? [q.labels] : []), ...(one ? [] : [q.limit]), ...avoided];
   const { rows } = await sendStatement<ClaimableRow>(tx, text, parameters);
   return rows;
 }
 
-const CLAIMABLE_COLUMNS = 'id, status, lease_epoch';
+const CLAIMABLE_COLUMNS = 'id, status, lease_epoch, labels';
 
-/** Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several). */
-const pickText = (labels: boolean, one: boolean) => {
-  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $3) AND (not_before IS NULL OR not_before <= $1) ${labels ? 'AND labels @> $4::text[]' : ''} AND ${NO_OPEN_BLOCKERS}`;
+/**
+ * Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several),
+ * then (avoiding) the labels and the ids of tasks not to pick. A claim with no exhausted budget
+ * sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from.
+ */
+const pickText = (labels: boolean, one: boolean, avoid: boolean) => {
+  const next = 4 + (labels ? 1 : 0) + (one ? 0 : 1);
+  const avoiding = avoid ? `AND NOT (labels && $${next}::text[]) AND id <> ALL($${next + 1}::text[])` : '';
+  const filters = `priority >= $2 AND deleted_at IS NULL AND (assignee_id IS NULL OR assignee_id = $3) AND (not_before IS NULL OR not_before <= $1) ${labels ? 'AND labels @> $4::text[]' : ''} ${avoiding} AND ${NO_OPEN_BLOCKERS}`;
   const limit = one ? '1' : labels ? '$5' : '$4';
   return `
     WITH queued AS (
@@ -60,8 +70,12 @@ const pickText = (labels: boolean, one: boolean) => {
     ORDER BY claim_priority DESC, id LIMIT ${limit}`;
 };
 const PICK = {
-  any: { one: pickText(false, true), many: pickText(false, false) },
-  labels: { one: pickText(true, true), many: pickText(true, false) },
+  any: { one: pickText(false, true, false), many: pickText(false, false, false) },
+  labels: { one: pickText(true, true, false), many: pickText(true, false, false) },
+};
+const AVOIDING = {
+  any: { one: pickText(false, true, true), many: pickText(false, false, true) },
+  labels: { one: pickText(true, true, true), many: pickText(true, false, true) },
 };
 
 /** What a grant needs of a locked, claimable task: its id and the fencing epoch its new lease follows. */

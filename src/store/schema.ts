@@ -315,6 +315,37 @@ export interface SchedulesTable {
   updated_by_kind: string;
 }
 
+export interface BudgetsTable {
+  id: string;
+  name: string;
+  applies_to: 'agent' | 'label' | 'task';
+  /** A principal id, a label, or a task id. */
+  target: string;
+  unit: 'cost' | 'tokens' | 'runs';
+  currency: string | null;
+  period: 'day' | 'week' | 'month' | 'lifetime';
+  /** Micro-units of `currency`, tokens, or runs. */
+  limit_amount: Int8;
+  warned_for: Timestamp | null;
+  exhausted_for: Timestamp | null;
+  version: Generated<number>;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
+export interface BudgetSpendTable {
+  budget_id: string;
+  window_start: Timestamp;
+  /** Micro-units, tokens or runs; negative for an override that lowered what a window spent. */
+  amount: Int8;
+  at: Timestamp;
+}
+
 export interface OidcIdentitiesTable {
   issuer: string;
   subject: string;
@@ -441,6 +472,8 @@ export interface DB {
   runs: RunsTable;
   run_log: RunLogTable;
   schedules: SchedulesTable;
+  budgets: BudgetsTable;
+  budget_spend: BudgetSpendTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;

@@ -10,6 +10,7 @@ import { walkTasks } from './walk-tasks.ts';
 import { walkWebhooks } from './walk-webhooks.ts';
 import { walkReservations } from './walk-reservations.ts';
 import { walkRuns } from './walk-runs.ts';
+import { walkBudgets } from './walk-budgets.ts';
 import { walkSchedules } from './walk-schedules.ts';
 
 /** One request and the response it got, as a client saw it. */
@@ -113,6 +114,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkSchedules(w);
   await walkReservations(w);
   await walkRuns(w);
+  await walkBudgets(w);
   await walkCollaboration(w);
   await walkAsks(w);
   return { exchanges, surprises };

@@ -103,6 +103,8 @@ export function objectMaker(t: TestServer) {
     principal: (owner) => Promise.resolve({ id: owner.id, task: '' }),
     token: async (owner) => idOnly(await call<Made>('POST', `/api/v1/agents/${owner.id}/tokens`, undefined, { machine: `matrix-${randomUUID().slice(0, 8)}` }, 201)),
     reservation: async (owner) => idOnly(await call<Made>('POST', '/api/v1/reservations', owner.token, { resource: `matrix-${randomUUID()}` }, 201)),
+    // Only a human admin sets a budget: the bootstrap admin makes it, whoever the owner.
+    budget: async () => idOnly(await call<Made>('POST', '/api/v1/budgets', undefined, { name: 'matrix budget', applies_to: 'label', target: 'matrix-budget', unit: 'runs', limit: 1000 }, 201)),
     schedule: async (owner) => idOnly(await call<Made>('POST', '/api/v1/schedules', owner.token, { name: 'matrix schedule', cron: '0 9 * * *', task: { title: 'matrix' }, enabled: false }, 201)),
     webhook: async (owner) => {
       const body = { url: 'http://127.0.0.1:9/matrix', enabled: false };

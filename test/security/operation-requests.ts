@@ -39,6 +39,8 @@ export interface Fixtures {
   readonly schedule: string;
   /** An exclusive reservation of a resource of its own, held by the admin. */
   readonly reservation: string;
+  /** A label budget (runs) on a label no task carries. */
+  readonly budget: string;
 }
 
 /** A request minus method and path, which come from the operation's `http` binding. */
@@ -115,6 +117,11 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'runs_log': (fx) => ({ params: { id: fx.lease }, body: { lines: ['matrix log line'] } }),
   'runs_get': (fx) => ({ params: { id: fx.lease } }),
   'runs_list': () => ({}),
+  'budgets_create': () => ({ body: { name: 'matrix budget', applies_to: 'label', target: 'matrix-budget', unit: 'runs', limit: 1000 } }),
+  'budgets_list': () => ({}),
+  'budgets_get': (fx) => ({ params: { id: fx.budget } }),
+  'budgets_update': (fx) => ({ params: { id: fx.budget }, body: { limit: 2000 } }),
+  'budgets_delete': (fx) => ({ params: { id: fx.budget } }),
   'webhooks_list': () => ({}),
   'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
   'schedules_list': () => ({}),
@@ -160,10 +167,11 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const askToCancel = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const schedule = await ok(t.request('POST', '/api/v1/schedules', { body: { name: 'fixture schedule', cron: '0 9 * * *', task: { title: 'fixture' }, enabled: false } }), 201);
   const reservation = await ok(t.request('POST', '/api/v1/reservations', { body: { resource: `fixture-${randomUUID()}` } }), 201);
+  const budget = await ok(t.request('POST', '/api/v1/budgets', { body: { name: 'fixture budget', applies_to: 'label', target: 'fixture-budget', unit: 'runs', limit: 1000 } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, reservation: reservation.id };
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, reservation: reservation.id, budget: budget.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -8,6 +8,9 @@ import { nextAction } from '../tasks/task-schema.ts';
 import { nextActions } from '../tasks/task-view.ts';
 import { addReportedUsage } from '../runs/report-usage.ts';
 import { usageInput } from '../runs/run-schema.ts';
+import { budgetsFor } from '../../store/budgets.ts';
+import { exhaustedOf } from '../budgets/budget-spend.ts';
+import { budgetSummary, heartbeatBudget, spendingOf } from '../budgets/budget-schema.ts';
 
 export const heartbeatLease = defineOperation({
   name: 'leases_heartbeat',
@@ -24,18 +27,24 @@ export const heartbeatLease = defineOperation({
     ttl_s: ttlParam,
     usage: usageInput.optional().describe('Usage since your last report, as runs_usage takes it.'),
   }),
-  output: leaseOutput.extend({ next_actions: z.array(nextAction).max(4).describe('What to do next: heartbeat again, hand the work in for review.') }),
+  output: leaseOutput.extend({
+    next_actions: z.array(nextAction).max(4).describe('What to do next: heartbeat again, hand the work in for review.'),
+    budget: heartbeatBudget.optional().describe('Present when a budget this run spends from is exhausted: the run may go on, but the next claim is refused.'),
+  }),
   async run(tx, ctx, input) {
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
-    if (input.usage) await addReportedUsage(tx, ctx, lease, input.usage);
+    const budgets = input.usage
+      ? (await addReportedUsage(tx, ctx, { lease, task }, input.usage)).budgets
+      : await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }), ctx.now);
+    const exhausted = exhaustedOf(budgets);
     ctx.emit({
       type: 'lease.renewed',
       subject: lease.task_id,
       data: { lease_id: lease.id, expires_at: expiresAt.toISOString(), ...(input.note ? { note: input.note } : {}) },
     });
-    return { ...toLease(renewed, ctx.now), next_actions: nextActions(task, ctx.actor) };
+    return { ...toLease(renewed, ctx.now), next_actions: nextActions(task, ctx.actor), ...(exhausted ? { budget: { exhausted: true as const, ...budgetSummary(exhausted, ctx.now) } } : {}) };
   },
 });

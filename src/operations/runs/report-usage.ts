@@ -1,5 +1,8 @@
 import { BatonError } from '../../errors.ts';
 import type { LeaseRow } from '../../store/leases.ts';
+import type { TaskRow } from '../../store/tasks.ts';
+import type { Spending } from '../budgets/budget-schema.ts';
+import { chargeBudgets } from '../budgets/budget-spend.ts';
 import { addUsage, findRunUsage, type RunUsageRow } from '../../store/runs.ts';
 import type { Tx } from '../../store/connection.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
@@ -19,17 +22,20 @@ export const reportUsage = defineOperation({
   input: usageInput.extend({ id: leaseId }),
   output: runOutput,
   async run(tx, ctx, input) {
-    const { lease } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
-    const usage = await addReportedUsage(tx, ctx, lease, input);
+    const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
+    const { usage } = await addReportedUsage(tx, ctx, { lease, task }, input);
     return toRun(lease, usage, ctx.now);
   },
 });
 
 /**
- * Adds a report to the live lease's run (its task locked by the caller). A run counts in one
- * currency: a report in another is refused, as nothing could add the two.
+ * Adds a report to the live lease's run (its task locked by the caller), and to the budgets the run
+ * spends from (spec/runs.md, "Budgets"), in this transaction: a replay of the report, answered from
+ * its stored response, adds to neither. A run counts in one currency: a report in another is
+ * refused, as nothing could add the two. Returns the run's usage and its budgets after the report.
  */
-export async function addReportedUsage(tx: Tx, ctx: OperationContext, lease: LeaseRow, input: UsageInput): Promise<RunUsageRow> {
+export async function addReportedUsage(tx: Tx, ctx: OperationContext, held: { lease: LeaseRow; task: TaskRow }, input: UsageInput): Promise<{ usage: RunUsageRow; budgets: Spending[] }> {
+  const { lease, task } = held;
   const increment = toIncrement(input);
   if (increment.currency !== undefined) {
     const before = await findRunUsage(tx, lease.id);
@@ -39,5 +45,8 @@ export async function addReportedUsage(tx: Tx, ctx: OperationContext, lease: Lea
       });
     }
   }
-  return addUsage(tx, lease.id, increment, ctx.now);
+  const usage = await addUsage(tx, lease.id, increment, ctx.now);
+  const spend = { costMicros: increment.cost_micros, currency: increment.currency, tokens: increment.input_tokens + increment.output_tokens, runs: 0 };
+  const budgets = await chargeBudgets(tx, ctx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }, spend);
+  return { usage, budgets };
 }

@@ -6,6 +6,8 @@ import { type Claimed, claimOutput, claimTasks, expireSuperseded, lapsesOf, reso
 import type { Tx } from '../../store/connection.ts';
 import type { TaskPriority } from '../../domain/task-priority.ts';
 import { taskLabels, taskPriority } from './task-schema.ts';
+import { admitClaims, claimAvoids } from '../budgets/budget-spend.ts';
+import { budgetExhausted } from '../budgets/budget-schema.ts';
 
 /** How long an agent that found no work should wait before asking again. */
 const EMPTY_QUEUE_RETRY_S = 10;
@@ -35,14 +37,27 @@ export async function claimNext(
   ctx: OperationContext,
   q: { labels: string[]; min_priority: TaskPriority; limit: number; ttl_s?: number | undefined },
   exclude: readonly string[] = [],
+  budgets: 'refuse' | 'skip' = 'skip',
 ): Promise<{ claims: Claimed[]; retry_after_s: number | null; next_claimable_at: string | null }> {
   const ttlS = resolveTtl(ctx, q.ttl_s);
   if (q.limit === 0) return { claims: [], retry_after_s: null, next_claimable_at: null };
+  const avoids = await claimAvoids(tx, ctx);
+  if (avoids.own && budgets === 'refuse') throw budgetExhausted(avoids.own, ctx.now, undefined);
+  const query = { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length };
+  const avoid = { labels: avoids.labels.map((s) => s.row.target), ids: avoids.tasks.map((s) => s.row.target) };
   // A task given back in this transaction is still locked by it, so SKIP LOCKED would not skip it: ask for more and drop it.
-  const picked = await pickUnlapsed(tx, ctx, { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length });
+  const picked = avoids.own ? [] : await pickUnlapsed(tx, ctx, { ...query, avoid });
   const tasks = picked.filter((task) => !exclude.includes(task.id)).slice(0, q.limit);
-  const claims = await claimTasks(tx, ctx, tasks, ttlS);
+  const { admitted, refused } = await admitClaims(tx, ctx, tasks);
+  const claims = await claimTasks(tx, ctx, admitted, ttlS);
   if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
+  if (budgets === 'refuse') {
+    // Nothing claimed: when budgets stopped it, say which, rather than an empty queue.
+    if (refused[0]) throw refused[0];
+    const stopped = avoid.labels.length + avoid.ids.length > 0 ? (await pickClaimable(tx, { ...query, limit: 1 })).find((task) => !exclude.includes(task.id)) : undefined;
+    const by = stopped && [...avoids.tasks, ...avoids.labels].find(({ row }) => (row.applies_to === 'task' ? row.target === stopped.id : stopped.labels.includes(row.target)));
+    if (stopped && by) throw budgetExhausted(by, ctx.now, stopped.id);
+  }
   const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
   const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
   return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
@@ -76,7 +91,7 @@ export const claimNextTask = defineOperation({
   name: 'tasks_claim_next',
   summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
   description:
-    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and those assigned to you. Each claim carries the `discussion`. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again.',
+    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and those assigned to you. Each claim carries the `discussion`. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again. Tasks on an exhausted budget are skipped; when they were all there was, 409 budget_exhausted.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -88,5 +103,5 @@ export const claimNextTask = defineOperation({
     ttl_s: ttlParam,
   }),
   output: z.object(claimNextOutput),
-  run: (tx, ctx, input) => claimNext(tx, ctx, input),
+  run: (tx, ctx, input) => claimNext(tx, ctx, input, [], 'refuse'),
 });

@@ -5,6 +5,7 @@ import { lockTask, type TaskRow } from '../../store/tasks.ts';
 import { defineOperation } from '../define-operation.ts';
 import { claimOutput, claimTasks, expireSuperseded, lapsesOf, resolveTtl, ttlParam } from '../leases/grant.ts';
 import { assertVersion } from '../shared/versions.ts';
+import { admitClaims } from '../budgets/budget-spend.ts';
 import { taskNotFound } from './get-task.ts';
 import { taskId } from './task-schema.ts';
 
@@ -12,7 +13,7 @@ export const claimTask = defineOperation({
   name: 'tasks_claim',
   summary: 'Claim one task by id: it moves to in_progress under a lease held by you.',
   description:
-    'A lapsed lease counts as a failed attempt first. Refusals (409): already_claimed, assigned_to_other, dependencies_pending, backoff_pending. The answer carries the `discussion`.',
+    'A lapsed lease counts as a failed attempt first. Refusals (409): already_claimed, assigned_to_other, dependencies_pending, backoff_pending, budget_exhausted. The answer carries the `discussion`.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',
@@ -67,6 +68,8 @@ export const claimTask = defineOperation({
     if (task.waiting_on.length > 0) {
       throw new BatonError('dependencies_pending', `Task ${task.id} waits on ${task.waiting_on.join(', ')}.`, { extra: { waiting_on: task.waiting_on } });
     }
+    const { refused } = await admitClaims(tx, ctx, [task]);
+    if (refused[0]) throw refused[0];
     if (lapse) await expireSuperseded(tx, ctx, [lapse]);
     const [claimed] = await claimTasks(tx, ctx, [task], ttlS);
     if (!claimed) throw new Error('claim returned nothing');

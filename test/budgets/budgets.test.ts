@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.ts';
+import { MEMBER_SCOPES } from '../../src/domain/scopes.ts';
+import { expectProblem } from '../rest/fixtures.ts';
+import { startTestServer, type TestServer } from '../harness.ts';
+
+/** Budgets (issue 41 §2, spec/runs.md "Budgets") over REST, with the clock moved by hand. */
+interface Budget {
+  id: string;
+  version: number;
+  limit: number;
+  spent: number;
+  state: string;
+  window_start: string;
+  resets_at: string | null;
+}
+interface Exhausted {
+  budget: { id: string; spent: number; limit: number; resets_at: string | null };
+  raised_by: string;
+}
+
+let at = new Date('2026-11-28T09:00:00.000Z');
+const clock: Clock = { now: () => new Date(at) };
+let t: TestServer;
+let lead: { id: string; token: string };
+let member: { id: string; token: string };
+beforeAll(async () => {
+  t = await startTestServer({}, { clock });
+  lead = await t.addPrincipal({ kind: 'human' });
+  member = await t.addPrincipal({ kind: 'human', scopes: MEMBER_SCOPES });
+});
+afterAll(() => t.close());
+
+const agentOf = () => t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] });
+const task = async (labels: string[] = []) => (await t.request('POST', '/api/v1/tasks', { body: { title: `Budget ${randomUUID()}`, labels } })).json<{ id: string }>().id;
+const setBudget = async (body: Record<string, unknown>) => {
+  const res = await t.request('POST', '/api/v1/budgets', { body: { name: 'test budget', ...body }, token: lead.token });
+  expect(res.status, res.body).toBe(201);
+  return res.json<Budget>();
+};
+const readBudget = async (id: string) => (await t.request('GET', `/api/v1/budgets/${id}`)).json<Budget>();
+const claim = (id: string, token: string) => t.request('POST', `/api/v1/tasks/${id}/claim`, { body: {}, token });
+const events = async (type: string, subject: string) =>
+  (await t.request('GET', `/api/v1/events?types=${type}&limit=100`)).json<{ data: { subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === subject);
+
+describe('budgets', () => {
+  it("an agent's usage reaches its budget, which refuses its next claim; a lead raises it and work resumes", async () => {
+    const agent = await agentOf();
+    const budget = await setBudget({ applies_to: 'agent', target: agent.id, unit: 'cost', period: 'day', limit: 1 });
+    expect(budget).toMatchObject({ spent: 0, limit: 1, state: 'ok', window_start: '2026-11-28T00:00:00.000Z', resets_at: '2026-11-29T00:00:00.000Z' });
+    const [first, second] = [await task(), await task()];
+    const lease = (await claim(first, agent.token)).json<{ lease: { id: string } }>().lease.id;
+    const beat = (usage?: Record<string, unknown>) => t.request('POST', `/api/v1/leases/${lease}/heartbeat`, { body: usage ? { usage } : {}, token: agent.token });
+
+    expect((await beat({ cost: 0.5 })).json<{ budget?: unknown }>().budget).toBeUndefined();
+    const key = randomUUID();
+    const report = () => t.request('POST', `/api/v1/leases/${lease}/usage`, { body: { cost: 0.35, input_tokens: 10 }, key, token: agent.token });
+    expect((await report()).status).toBe(200);
+    const replay = await report();
+    expect(replay.headers['idempotency-replayed']).toBe('true');
+    expect(await readBudget(budget.id)).toMatchObject({ spent: 0.85, state: 'warned' });
+    expect(await events('budget.warning', budget.id)).toHaveLength(1);
+
+    // The report that passes the limit is taken; the heartbeat says so, and the run goes on.
+    const over = await beat({ cost: 0.2 });
+    expect(over.status, over.body).toBe(200);
+    expect(over.json<{ budget: unknown }>().budget).toMatchObject({ exhausted: true, id: budget.id, spent: 1.05, limit: 1, resets_at: '2026-11-29T00:00:00.000Z' });
+    expect((await beat()).json<{ budget: unknown }>().budget).toMatchObject({ exhausted: true });
+    expect((await t.request('POST', `/api/v1/tasks/${first}/hand_in`, { body: { summary: 'done within reason' }, token: agent.token })).status).toBe(200);
+    expect(await events('budget.exhausted', budget.id)).toHaveLength(1);
+    expect(await events('budget.warning', budget.id)).toHaveLength(1);
+
+    const refused = expectProblem(await claim(second, agent.token), 409, 'budget_exhausted') as unknown as Exhausted & { hint: string };
+    expect(refused.budget).toMatchObject({ id: budget.id, spent: 1.05, limit: 1, resets_at: '2026-11-29T00:00:00.000Z' });
+    expect(refused.raised_by).toMatch(/admin or owner/);
+    expect(refused.hint).toContain(`/api/v1/budgets/${budget.id}`);
+    expectProblem(await t.request('POST', '/api/v1/tasks/claim', { body: {}, token: agent.token }), 409, 'budget_exhausted');
+    expect((await t.request('GET', `/api/v1/tasks/${second}`)).json<{ status: string }>().status).toBe('todo');
+
+    // A member may not raise it; the lead (admin) does, and the refused claim goes through.
+    expectProblem(await t.request('PATCH', `/api/v1/budgets/${budget.id}`, { body: { limit: 2 }, token: member.token }), 403, 'forbidden_scope');
+    expectProblem(await t.request('PATCH', `/api/v1/budgets/${budget.id}`, { body: { limit: 2 }, token: agent.token }), 403, 'forbidden_scope');
+    const raised = await t.request('PATCH', `/api/v1/budgets/${budget.id}`, { body: { limit: 2 }, token: lead.token });
+    expect(raised.json<Budget>()).toMatchObject({ limit: 2, spent: 1.05, state: 'ok' });
+    expect((await events('budget.updated', budget.id))[0]?.data).toMatchObject({ changes: { limit: { from: 1, to: 2 } } });
+    expect((await claim(second, agent.token)).status).toBe(200);
+  });
+
+  it('a day budget starts over at midnight UTC, and its warning comes once per window', async () => {
+    const agent = await agentOf();
+    const budget = await setBudget({ applies_to: 'agent', target: agent.id, unit: 'tokens', period: 'day', limit: 100 });
+    const spend = async () => {
+      const lease = (await claim(await task(), agent.token)).json<{ lease: { id: string } }>().lease.id;
+      expect((await t.request('POST', `/api/v1/leases/${lease}/usage`, { body: { input_tokens: 60, output_tokens: 40 }, token: agent.token })).status).toBe(200);
+      await t.request('POST', `/api/v1/leases/${lease}/release`, { body: {}, token: agent.token });
+    };
+    await spend();
+    expectProblem(await claim(await task(), agent.token), 409, 'budget_exhausted');
+    at = new Date('2026-11-29T00:00:00.000Z');
+    expect(await readBudget(budget.id)).toMatchObject({ spent: 0, state: 'ok', window_start: '2026-11-29T00:00:00.000Z', resets_at: '2026-11-30T00:00:00.000Z' });
+    await spend();
+    expect(await events('budget.warning', budget.id)).toHaveLength(2);
+    expect(await events('budget.exhausted', budget.id)).toHaveLength(2);
+  });
+
+  it('claim_next skips tasks on an exhausted label budget while another is claimable, and says which budget when none is', async () => {
+    const agent = await agentOf();
+    const label = `hot-${randomUUID().slice(0, 8)}`;
+    const budget = await setBudget({ applies_to: 'label', target: label, unit: 'runs', period: 'week', limit: 1 });
+    const hot = [await task([label, 'queue-a']), await task([label, 'queue-a'])];
+    expect((await claim(hot[0] ?? '', agent.token)).status).toBe(200);
+    expect(await readBudget(budget.id)).toMatchObject({ spent: 1, state: 'exhausted', window_start: '2026-11-23T00:00:00.000Z' });
+    const cold = await task(['queue-a']);
+    const next = await t.request('POST', '/api/v1/tasks/claim', { body: { labels: ['queue-a'] }, token: agent.token });
+    expect(next.json<{ claims: { task: { id: string } }[] }>().claims.map((c) => c.task.id)).toEqual([cold]);
+    const none = expectProblem(await t.request('POST', '/api/v1/tasks/claim', { body: { labels: ['queue-a'] }, token: agent.token }), 409, 'budget_exhausted') as unknown as Exhausted;
+    expect(none.budget).toMatchObject({ id: budget.id, spent: 1, limit: 1 });
+  });
+
+  it("a task's budget counts the runs it had, and a deleted budget refuses nothing", async () => {
+    const agent = await agentOf();
+    const id = await task();
+    const lease = (await claim(id, agent.token)).json<{ lease: { id: string } }>().lease.id;
+    await t.request('POST', `/api/v1/leases/${lease}/usage`, { body: { cost: 3 }, token: agent.token });
+    await t.request('POST', `/api/v1/leases/${lease}/release`, { body: {}, token: agent.token });
+    const budget = await setBudget({ applies_to: 'task', target: id, unit: 'cost', limit: 2.5 });
+    expect(budget).toMatchObject({ spent: 3, state: 'exhausted', resets_at: null });
+    expectProblem(await claim(id, agent.token), 409, 'budget_exhausted');
+    expect((await t.request('DELETE', `/api/v1/budgets/${budget.id}`, { token: lead.token })).status).toBe(200);
+    expect((await claim(id, agent.token)).status).toBe(200);
+  });
+
+  it('refuses a currency on a count, and an agent that does not exist', async () => {
+    expectProblem(await t.request('POST', '/api/v1/budgets', { body: { name: 'x', applies_to: 'label', target: 'x', unit: 'runs', currency: 'USD', limit: 1 }, token: lead.token }), 400, 'validation_failed');
+    expectProblem(await t.request('POST', '/api/v1/budgets', { body: { name: 'x', applies_to: 'agent', target: 'agt_01ARZ3NDEKTSV4RRFFQ69G5FAV', unit: 'runs', limit: 1 }, token: lead.token }), 422, 'unknown_principal');
+  });
+});
