@@ -38,6 +38,7 @@ import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
 import type { listLeases } from '../operations/leases/list-leases.ts';
 import type { releaseLease } from '../operations/leases/release-lease.ts';
 import type { whoami } from '../operations/meta/whoami.ts';
+import type { listReservations } from '../operations/reservations/list-reservations.ts';
 import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
 import type { claimTask } from '../operations/tasks/claim-task.ts';
 import type { createTask } from '../operations/tasks/create-task.ts';
@@ -201,6 +202,9 @@ export function createClient(options: ClientOptions) {
       create: route<typeof createAsk>(t, 'POST', '/tasks/{id}/asks'),
       answer: route<typeof answerAsk>(t, 'POST', '/asks/{id}/answer'),
       cancel: route<typeof cancelAsk>(t, 'POST', '/asks/{id}/cancel'),
+    },
+    reservations: {
+      list: route<typeof listReservations>(t, 'GET', '/reservations'),
     },
     inbox: {
       list: route<typeof listInbox>(t, 'GET', '/inbox'),

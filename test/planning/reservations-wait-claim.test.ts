@@ -31,7 +31,8 @@ describe('reservations: waiting, and tasks that require them', () => {
   const last = INSTANCES - 1;
   beforeAll(async () => {
     c = await startInstances(INSTANCES, { sweepIntervalMs: 0, webhookIntervalMs: 0 }, clock);
-    [a, b] = await Promise.all([0, 1].map(() => c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES })));
+    const agent = () => c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    [a, b] = await Promise.all([agent(), agent()]);
   });
   afterAll(() => c.close());
 

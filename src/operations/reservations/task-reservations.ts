@@ -5,7 +5,7 @@ import type { Tx } from '../../store/connection.ts';
 import { setTaskRequirements, taskRequirements } from '../../store/reservations.ts';
 import type { ReservationRequirement } from '../../store/schema.ts';
 import type { OperationContext } from '../define-operation.ts';
-import { pathGlob, repoParam, resourceParam } from './reservation-schema.ts';
+import { pathGlob } from './reservation-schema.ts';
 import { holdersInTheWay, insertHeld, reservationConflict, type ReservationTarget, targetOf } from './reserve.ts';
 
 /** How many reservations one task may require. */
@@ -19,8 +19,9 @@ const REQUIREMENTS_MAX = 10;
 export const reservationRequirements = z
   .array(
     z.strictObject({
-      resource: resourceParam.optional(),
-      repo: repoParam.optional(),
+      // Undescribed (reservations_acquire describes them): this schema is in every task write's tool.
+      resource: z.string().trim().min(1).max(200).optional(),
+      repo: z.string().trim().min(1).max(200).optional(),
       paths: z.array(pathGlob).min(1).max(50).optional(),
       mode: z.enum(['exclusive', 'shared']).default('exclusive'),
     }),
@@ -38,7 +39,7 @@ export const reservationRequirements = z
       keys.add(key);
     });
   })
-  .describe('Reservations claiming it takes with the lease (ending with it), or it is not claimed.');
+  .describe('{resource} or {repo, paths}: claiming takes them with the lease, or fails.');
 
 /** Stores a task's requirements when they differ from what it had; answers the change for `task.updated`, or undefined. */
 export async function changeRequirements(tx: Tx, taskId: string, to: readonly ReservationRequirement[]): Promise<{ from: ReservationRequirement[]; to: ReservationRequirement[] } | undefined> {
