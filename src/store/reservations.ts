@@ -86,9 +86,7 @@ export async function taskRequirements(db: Kysely<DB>, taskIds: readonly string[
   return new Map(rows.map((row) => [row.task_id, row.requirements]));
 }
 
-/** Replaces what a task requires; none removes the row. */
-export async function setTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
-  await tx.deleteFrom('task_reservations').where('task_id', '=', taskId).execute();
-  if (requirements.length === 0) return;
+/** Records what a new task requires. */
+export async function insertTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
   await tx.insertInto('task_reservations').values({ task_id: taskId, requirements: JSON.stringify(requirements) as unknown as ReservationRequirement[] }).execute();
 }

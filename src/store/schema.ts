@@ -416,7 +416,8 @@ export interface ReservationRequirement {
   resource?: string;
   repo?: string;
   paths?: string[];
-  mode: 'exclusive' | 'shared';
+  /** Absent: exclusive. */
+  mode?: 'exclusive' | 'shared' | undefined;
 }
 
 /** The reservations claiming a task takes with its lease (issue 42 §1). */

@@ -11,7 +11,7 @@ import { type Holder, holdersInTheWay, insertHeld, reservationConflict, targetOf
 export const acquireReservation = defineOperation({
   name: 'reservations_acquire',
   summary: 'Reserve a named `resource`, or `paths` (globs) in a `repo`, for a while, so others do not touch it.',
-  description: `Taken by someone else: 409 reservation_conflict says who holds what until when; with \`wait_s\` (at most ${LONG_POLL_MAX_S}) it waits for them first. With \`task_id\` it ends with your lease on that task.`,
+  description: 'Taken: 409 reservation_conflict says who holds what until when (`wait_s`: wait for it first). With `task_id` it ends with your lease on that task.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
@@ -24,7 +24,7 @@ export const acquireReservation = defineOperation({
     mode: z.enum(['exclusive', 'shared']).default('exclusive'),
     ttl_s: ttlParam.default(300),
     task_id: taskId.optional(),
-    wait_s: z.int().min(0).max(LONG_POLL_MAX_S).default(0).describe('Taken: wait up to this long for it to be free.'),
+    wait_s: z.int().min(0).max(LONG_POLL_MAX_S).default(0),
   }),
   output: reservationOutput,
   waitsOut: {

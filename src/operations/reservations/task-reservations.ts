@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { overlappingGlobs } from '../../domain/globs.ts';
 import { BatonError } from '../../errors.ts';
 import type { Tx } from '../../store/connection.ts';
-import { setTaskRequirements, taskRequirements } from '../../store/reservations.ts';
+import { taskRequirements } from '../../store/reservations.ts';
 import type { ReservationRequirement } from '../../store/schema.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { pathGlob } from './reservation-schema.ts';
@@ -12,9 +12,9 @@ import { holdersInTheWay, insertHeld, reservationConflict, type ReservationTarge
 const REQUIREMENTS_MAX = 10;
 
 /**
- * `reservations` on tasks_create and tasks_update: what claiming the task takes with its lease
- * (spec/collaboration.md, "Reservations"). Each names a `resource`, or a `repo` with `paths`; one
- * each per resource or repository.
+ * `reservations` on tasks_create: what claiming the task takes with its lease (spec/collaboration.md,
+ * "Reservations"). Each names a `resource`, or a `repo` with `paths`, and a `mode` (default
+ * exclusive); one each per resource or repository. Kept short: it is in the agent's tools/list.
  */
 export const reservationRequirements = z
   .array(
@@ -23,7 +23,7 @@ export const reservationRequirements = z
       resource: z.string().trim().min(1).max(200).optional(),
       repo: z.string().trim().min(1).max(200).optional(),
       paths: z.array(pathGlob).min(1).max(50).optional(),
-      mode: z.enum(['exclusive', 'shared']).default('exclusive'),
+      mode: z.enum(['exclusive', 'shared']).optional(),
     }),
   )
   .max(REQUIREMENTS_MAX)
@@ -39,19 +39,11 @@ export const reservationRequirements = z
       keys.add(key);
     });
   })
-  .describe('{resource} or {repo, paths}: claiming takes them with the lease, or fails.');
-
-/** Stores a task's requirements when they differ from what it had; answers the change for `task.updated`, or undefined. */
-export async function changeRequirements(tx: Tx, taskId: string, to: readonly ReservationRequirement[]): Promise<{ from: ReservationRequirement[]; to: ReservationRequirement[] } | undefined> {
-  const from = (await taskRequirements(tx, [taskId])).get(taskId) ?? [];
-  if (JSON.stringify(from) === JSON.stringify(to)) return undefined;
-  await setTaskRequirements(tx, taskId, to);
-  return { from, to: [...to] };
-}
+  .describe('Taken with the lease, or no claim.');
 
 /** A task's requirements as targets, in key order (so claims lock keys in one order). */
 function targetsOf(requirements: readonly ReservationRequirement[]): ReservationTarget[] {
-  return requirements.map((r) => targetOf(r)).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return requirements.map((r) => targetOf({ ...r, mode: r.mode ?? 'exclusive' })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** Whether two requests of one claim would conflict with each other, as with a live holder. */

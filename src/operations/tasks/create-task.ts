@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
 import { insertTask } from '../../store/tasks.ts';
-import { setTaskRequirements } from '../../store/reservations.ts';
+import { insertTaskRequirements } from '../../store/reservations.ts';
 import { reservationRequirements } from '../reservations/task-reservations.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
@@ -57,7 +57,7 @@ export const createTask = defineOperation({
       not_before: input.not_before ?? null,
       due_at: input.due_at ?? null,
     });
-    if (input.reservations?.length) await setTaskRequirements(tx, row.id, input.reservations);
+    if (input.reservations?.length) await insertTaskRequirements(tx, row.id, input.reservations);
     ctx.emit({
       type: 'task.created',
       subject: row.id,

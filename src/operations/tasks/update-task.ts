@@ -21,7 +21,6 @@ import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, compactTaskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
-import { changeRequirements, reservationRequirements } from '../reservations/task-reservations.ts';
 import { checkNotOwnHandIn } from './separation-of-duties.ts';
 import { actsOnAnyTask, notYourTask, othersWork } from './task-access.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
@@ -42,9 +41,8 @@ const updateInput = z
     not_before: timeParam('not_before').nullable().optional(),
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
-    reservations: reservationRequirements.optional(),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations')
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at')
   .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
 type UpdateInput = z.output<typeof updateInput>;
 
@@ -79,9 +77,8 @@ export const updateTask = defineOperation({
     if (input.blocked_by) await checkBlockers(tx, row, input.blocked_by);
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
-    const required = input.reservations === undefined ? undefined : await changeRequirements(tx, row.id, input.reservations);
     // Nothing differs: no write, no event, no new version.
-    if (Object.keys(changes).length === 0 && !required) return shapeTask(row, ctx.actor, { view: 'compact' });
+    if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
 
     if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
     if (changes.status === 'done' || changes.status === 'cancelled') await closeAsksOfEndedTask(tx, ctx, row, `task_${changes.status}`);
@@ -93,7 +90,7 @@ export const updateTask = defineOperation({
       { ...changes, ...lease.changes, ...(changes.status !== undefined && row.blocked_reason ? { blocked_reason: null } : {}), updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
       lease.ending,
     );
-    emitEvents(ctx, row, changes, required ? { reservations: required } : {});
+    emitEvents(ctx, row, changes);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
   },
 });
@@ -242,9 +239,9 @@ function diff(row: TaskRow, input: UpdateInput): TaskChanges {
   return changes;
 }
 
-function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges, more: Record<string, { from: unknown; to: unknown }>): void {
+function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges): void {
   const { status, ...fields } = changes;
-  const fieldChanges: Record<string, { from: unknown; to: unknown }> = { ...more };
+  const fieldChanges: Record<string, { from: unknown; to: unknown }> = {};
   for (const [field, to] of Object.entries(fields)) {
     if (field === 'overdue_at') continue;
     const from = row[field as keyof TaskRow];
