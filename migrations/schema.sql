@@ -265,7 +265,8 @@ CREATE TABLE reservations (
   renewed_at timestamp with time zone NOT NULL,
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
-  end_reason text
+  end_reason text,
+  follows_lease boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE run_log (
@@ -330,6 +331,11 @@ CREATE TABLE sessions (
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
   end_reason text
+);
+
+CREATE TABLE task_reservations (
+  task_id text NOT NULL,
+  requirements jsonb NOT NULL
 );
 
 CREATE TABLE task_search (
@@ -502,6 +508,7 @@ ALTER TABLE sessions ADD CONSTRAINT sessions_end_reason_check CHECK ((end_reason
 ALTER TABLE sessions ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
 ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES tokens(id);
 ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_key UNIQUE (token_id);
+ALTER TABLE task_reservations ADD CONSTRAINT task_reservations_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_assignee_id_fkey FOREIGN KEY (assignee_id) REFERENCES agents(id);

@@ -386,7 +386,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Reserved by someone else',
     retryable: true,
-    hint: '`holders` says who holds what until when: work on something else, or ask again after `expires_at`.',
+    hint: '`holders` says who holds what until when: work on something else, ask again after `expires_at`, or wait for it: [[reservations_acquire]] with `wait_s` (up to 60 s).',
     docs: '/spec/collaboration.md#reservations',
   },
   reservation_lapsed: {

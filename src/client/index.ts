@@ -43,6 +43,7 @@ import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
 import type { listLeases } from '../operations/leases/list-leases.ts';
 import type { releaseLease } from '../operations/leases/release-lease.ts';
 import type { whoami } from '../operations/meta/whoami.ts';
+import type { listReservations } from '../operations/reservations/list-reservations.ts';
 import type { appendLog } from '../operations/runs/append-log.ts';
 import type { getRun } from '../operations/runs/get-run.ts';
 import type { listRuns } from '../operations/runs/list-runs.ts';
@@ -216,6 +217,9 @@ export function createClient(options: ClientOptions) {
       get: route<typeof getRun>(t, 'GET', '/runs/{id}'),
       usage: route<typeof reportUsage>(t, 'POST', '/leases/{id}/usage'),
       log: route<typeof appendLog>(t, 'POST', '/leases/{id}/log'),
+    },
+    reservations: {
+      list: route<typeof listReservations>(t, 'GET', '/reservations'),
     },
     inbox: {
       list: route<typeof listInbox>(t, 'GET', '/inbox'),

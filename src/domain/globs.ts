@@ -41,6 +41,11 @@ export function globsOverlap(a: string, b: string): boolean {
   return true;
 }
 
+/** Whether a reservation's glob covers one file path exactly (as written, or matched by picomatch): what `baton guard` asks of each staged path. */
+export function globCoversPath(glob: string, path: string): boolean {
+  return glob === path || matches(glob, path);
+}
+
 /** The pairs `[ours, theirs]` of two glob sets that overlap. */
 export function overlappingGlobs(ours: readonly string[], theirs: readonly string[]): [string, string][] {
   return ours.flatMap((a) => theirs.filter((b) => globsOverlap(a, b)).map((b): [string, string] => [a, b]));

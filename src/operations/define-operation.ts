@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { BatonError } from '../errors.ts';
+import type { BatonError, ErrorCode } from '../errors.ts';
 import type { EventType } from '../domain/event-types.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
@@ -152,6 +152,17 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
   readonly kind: 'write';
   /** Runs inside the request's one transaction; throwing rolls back every write and event. */
   run(tx: Tx, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
+  /**
+   * A write that may wait out a refusal (a bounded long-poll, outside any transaction): refused with
+   * `code`, it runs again after each batch of events the timeline appends (from any instance) and
+   * at `retryAt` of the refusal (server clock), until it succeeds, fails otherwise, or `seconds` of
+   * wall time (at most LONG_POLL_MAX_S) pass; then the last refusal stands.
+   */
+  readonly waitsOut?: {
+    readonly code: ErrorCode;
+    seconds(input: z.output<I>): number;
+    retryAt(error: BatonError): Date | undefined;
+  };
 }
 
 /** Follows the timeline: each batch holds the next events strictly after the last one, in commit order. */

@@ -17,6 +17,7 @@ import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { fingerprint } from './fingerprint.ts';
+import { waitingOut } from './wait-out.ts';
 import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -86,6 +87,11 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
     return success(operation, output, false);
   }
   const key = requireKey(call.idempotencyKey);
+  return waitingOut(deps, operation, input, () => runWrite(deps, operation, input, call, key));
+}
+
+/** One write, run again when the database broke it off (deadlock) or a duplicate raced its key. */
+async function runWrite(deps: ExecuteDeps, operation: Operation & { kind: 'write' }, input: z.output<z.ZodObject>, call: Call, key: string): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await executeWrite(deps, operation, input, call, key);

@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
-import type { DB, ReservationsTable } from './schema.ts';
+import type { DB, ReservationRequirement, ReservationsTable } from './schema.ts';
 import type { Tx } from './connection.ts';
 
 export type ReservationRow = Selectable<ReservationsTable> & {
@@ -73,8 +73,20 @@ export async function listReservations(db: Kysely<DB>, q: ReservationQuery): Pro
   if (now) {
     query = query
       .where('reservations.ended_at', 'is', null)
-      .where('reservations.expires_at', '>', now)
+      .where((eb) => eb.or([eb('reservations.expires_at', '>', now), eb('reservations.follows_lease', '=', true)]))
       .where((eb) => eb.or([eb('reservations.lease_id', 'is', null), eb.and([eb('leases.state', '=', 'active'), eb('leases.expires_at', '>', now)])]));
   }
   return query.orderBy('reservations.id').limit(q.limit + 1).execute();
+}
+
+/** The reservations each of these tasks requires (tasks without any are absent). */
+export async function taskRequirements(db: Kysely<DB>, taskIds: readonly string[]): Promise<Map<string, ReservationRequirement[]>> {
+  if (taskIds.length === 0) return new Map();
+  const rows = await db.selectFrom('task_reservations').selectAll().where('task_id', 'in', taskIds).execute();
+  return new Map(rows.map((row) => [row.task_id, row.requirements]));
+}
+
+/** Records what a new task requires. */
+export async function insertTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
+  await tx.insertInto('task_reservations').values({ task_id: taskId, requirements: JSON.stringify(requirements) as unknown as ReservationRequirement[] }).execute();
 }

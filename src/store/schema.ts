@@ -438,6 +438,23 @@ export interface ReservationsTable {
   expires_at: Timestamp;
   ended_at: Timestamp | null;
   end_reason: 'released' | 'expired' | 'lease_ended' | null;
+  /** Taken by a claim of a task that requires it: no TTL of its own, it lives exactly as long as its lease. */
+  follows_lease: Generated<boolean>;
+}
+
+/** One reservation a task requires, as `task_reservations.requirements` keeps it. */
+export interface ReservationRequirement {
+  resource?: string;
+  repo?: string;
+  paths?: string[];
+  /** Absent: exclusive. */
+  mode?: 'exclusive' | 'shared' | undefined;
+}
+
+/** The reservations claiming a task takes with its lease (issue 42 §1). */
+export interface TaskReservationsTable {
+  task_id: string;
+  requirements: ReservationRequirement[];
 }
 
 /** int8 columns: node-postgres answers them as strings (database.ts), PGlite as numbers. */
@@ -469,6 +486,7 @@ export interface RunLogTable {
 
 export interface DB {
   reservations: ReservationsTable;
+  task_reservations: TaskReservationsTable;
   runs: RunsTable;
   run_log: RunLogTable;
   schedules: SchedulesTable;

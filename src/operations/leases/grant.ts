@@ -11,6 +11,7 @@ import { shapeTask, type TaskShape } from '../tasks/task-view.ts';
 import { type Lease, leaseOutput, toLease } from './lease-schema.ts';
 import { type Discussion, discussionOutput, discussions } from '../comments/discussion.ts';
 import type { Tx } from '../../store/connection.ts';
+import { takeRequiredReservations } from '../reservations/task-reservations.ts';
 
 /** Bounds and default are the server's (`resolveTtl` enforces them); derived schemas carry them (configured-bounds.ts). */
 export const ttlParam = z.int().meta(configuredBound('lease_ttl')).optional();
@@ -53,7 +54,8 @@ export async function expireSuperseded(tx: Tx, ctx: OperationContext, counted: r
 
 /**
  * Grants `actor` a lease on each locked, claimable task (todo: a lapsed lease is expired and counted
- * first, `expireSuperseded`) and records the claim.
+ * first, `expireSuperseded`), takes the reservations each requires with it (or throws
+ * reservation_conflict), and records the claim.
  */
 export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly GrantedTask[], ttlS: number): Promise<Claimed[]> {
   const actor: Principal = ctx.actor;
@@ -63,6 +65,7 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
     lease: { id: ctx.ids.make('lea'), holder_id: actor.id, holder_kind: actor.kind, token_id: actor.tokenId, machine: actor.machine, ttl_s: ttlS, expires_at: expiresAt },
   }));
   const granted = await grantLeases(tx, grants, ctx.now);
+  await takeRequiredReservations(tx, ctx, grants.map(({ task, lease }) => ({ taskId: task.id, leaseId: lease.id, ttlS, expiresAt })));
   const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
   // A task nobody has discussed (no human comment, no change request) has nothing to read.
   const said = await discussions(tx, granted.tasks.filter((task) => task.discussed || task.changes_requested_id !== null));

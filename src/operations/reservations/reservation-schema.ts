@@ -40,9 +40,14 @@ export type Reservation = z.infer<typeof reservationOutput>;
 /** Where a reservation stands at `now`: ended, run out, ended with its task lease, or active. */
 export function stateOf(row: ReservationRow, now: Date): ReservationState {
   if (row.end_reason) return row.end_reason;
-  if (row.expires_at <= now) return 'expired';
+  if (row.expires_at <= now && !row.follows_lease) return 'expired';
   if (row.lease_id !== null && (row.lease_state !== 'active' || row.lease_expires_at === null || row.lease_expires_at <= now)) return 'lease_ended';
   return 'active';
+}
+
+/** Until when a reservation holds, unless renewed: its own expiry, or its lease's when it follows the lease. */
+export function expiryOf(row: ReservationRow): Date {
+  return row.follows_lease && row.lease_expires_at !== null ? row.lease_expires_at : row.expires_at;
 }
 
 export function toReservation(row: ReservationRow, now: Date): Reservation {
@@ -58,7 +63,7 @@ export function toReservation(row: ReservationRow, now: Date): Reservation {
     ttl_s: row.ttl_s,
     state: stateOf(row, now),
     acquired_at: row.acquired_at.toISOString(),
-    expires_at: row.expires_at.toISOString(),
+    expires_at: expiryOf(row).toISOString(),
     ended_at: row.ended_at?.toISOString() ?? null,
   };
 }

@@ -5,6 +5,7 @@ import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { type Claimed, claimOutput, claimTasks, expireSuperseded, lapsesOf, resolveTtl, ttlParam } from '../leases/grant.ts';
 import type { Tx } from '../../store/connection.ts';
 import type { TaskPriority } from '../../domain/task-priority.ts';
+import { reservationRefusals } from '../reservations/task-reservations.ts';
 import { taskLabels, taskPriority } from './task-schema.ts';
 import { admitClaims, claimAvoids } from '../budgets/budget-spend.ts';
 import { budgetExhausted } from '../budgets/budget-schema.ts';
@@ -43,11 +44,9 @@ export async function claimNext(
   if (q.limit === 0) return { claims: [], retry_after_s: null, next_claimable_at: null };
   const avoids = await claimAvoids(tx, ctx);
   if (avoids.own && budgets === 'refuse') throw budgetExhausted(avoids.own, ctx.now, undefined);
-  const query = { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit + exclude.length };
+  const query = { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit };
   const avoid = { labels: avoids.labels.map((s) => s.row.target), ids: avoids.tasks.map((s) => s.row.target) };
-  // A task given back in this transaction is still locked by it, so SKIP LOCKED would not skip it: ask for more and drop it.
-  const picked = avoids.own ? [] : await pickUnlapsed(tx, ctx, { ...query, avoid });
-  const tasks = picked.filter((task) => !exclude.includes(task.id)).slice(0, q.limit);
+  const tasks = avoids.own ? [] : await pickReservable(tx, ctx, { ...query, avoid }, exclude);
   const { admitted, refused } = await admitClaims(tx, ctx, tasks);
   const claims = await claimTasks(tx, ctx, admitted, ttlS);
   if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
@@ -61,6 +60,24 @@ export async function claimNext(
   const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
   const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
   return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
+}
+
+/**
+ * Picks up to `query.limit` claimable tasks, none of `exclude`, whose required reservations are free
+ * (their keys now locked by this transaction); a task whose reservations someone holds is passed
+ * over for the next, for a bounded number of picks.
+ */
+async function pickReservable(tx: Tx, ctx: OperationContext, query: ClaimQuery, exclude: readonly string[]): Promise<ClaimableRow[]> {
+  const refused = new Set<string>();
+  for (let round = 1; ; round++) {
+    const picked = await pickUnlapsed(tx, ctx, { ...query, limit: query.limit + exclude.length + refused.size });
+    const candidates = picked.filter((task) => !exclude.includes(task.id) && !refused.has(task.id)).slice(0, query.limit);
+    const refusals = await reservationRefusals(tx, ctx, candidates.map((task) => task.id));
+    const free = candidates.filter((task) => !refusals.has(task.id));
+    const exhausted = picked.length < query.limit + exclude.length + refused.size;
+    if (refusals.size === 0 || exhausted || round === PICK_ROUNDS) return free;
+    for (const id of refusals.keys()) refused.add(id);
+  }
 }
 
 /** How many picks one claim makes through lapsed leases before it leaves the rest to the sweeper. */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { priorityRank } from '../../domain/task-priority.ts';
 import { insertTask } from '../../store/tasks.ts';
+import { insertTaskRequirements } from '../../store/reservations.ts';
+import { reservationRequirements } from '../reservations/task-reservations.ts';
 import { defineOperation } from '../define-operation.ts';
 import { shapeTask } from './task-view.ts';
 import { resolveAssignee } from '../shared/principals.ts';
@@ -28,6 +30,7 @@ export const createTask = defineOperation({
     parent_id: parentParam.optional(),
     not_before: timeParam('not_before').optional(),
     due_at: timeParam('due_at').optional(),
+    reservations: reservationRequirements.optional(),
   }),
   output: compactTaskOutput,
   version: (task) => task.version ?? 1,
@@ -54,10 +57,11 @@ export const createTask = defineOperation({
       not_before: input.not_before ?? null,
       due_at: input.due_at ?? null,
     });
+    if (input.reservations?.length) await insertTaskRequirements(tx, row.id, input.reservations);
     ctx.emit({
       type: 'task.created',
       subject: row.id,
-      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...schedule(input), ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
+      data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...schedule(input), ...(input.reservations?.length ? { reservations: input.reservations } : {}), ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
     });
     if (assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: { id: assignee.id, kind: assignee.kind } } });
     return shapeTask(row, ctx.actor, { view: 'compact' });
