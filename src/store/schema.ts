@@ -315,6 +315,24 @@ export interface SchedulesTable {
   updated_by_kind: string;
 }
 
+export interface TemplatesTable {
+  id: string;
+  name: string;
+  description: string;
+  /** The declared parameters, as templates_create took them. */
+  parameters: unknown;
+  /** The task graph, as templates_create took it. */
+  tasks: unknown;
+  version: Generated<number>;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
 export interface OidcIdentitiesTable {
   issuer: string;
   subject: string;
@@ -441,6 +459,7 @@ export interface DB {
   runs: RunsTable;
   run_log: RunLogTable;
   schedules: SchedulesTable;
+  templates: TemplatesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;

@@ -11,6 +11,7 @@ import { walkWebhooks } from './walk-webhooks.ts';
 import { walkReservations } from './walk-reservations.ts';
 import { walkRuns } from './walk-runs.ts';
 import { walkSchedules } from './walk-schedules.ts';
+import { walkTemplates } from './walk-templates.ts';
 
 /** One request and the response it got, as a client saw it. */
 export interface Exchange {
@@ -111,6 +112,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkArtifacts(w);
   await walkWebhooks(w);
   await walkSchedules(w);
+  await walkTemplates(w);
   await walkReservations(w);
   await walkRuns(w);
   await walkCollaboration(w);

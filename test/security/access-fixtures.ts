@@ -104,6 +104,7 @@ export function objectMaker(t: TestServer) {
     token: async (owner) => idOnly(await call<Made>('POST', `/api/v1/agents/${owner.id}/tokens`, undefined, { machine: `matrix-${randomUUID().slice(0, 8)}` }, 201)),
     reservation: async (owner) => idOnly(await call<Made>('POST', '/api/v1/reservations', owner.token, { resource: `matrix-${randomUUID()}` }, 201)),
     schedule: async (owner) => idOnly(await call<Made>('POST', '/api/v1/schedules', owner.token, { name: 'matrix schedule', cron: '0 9 * * *', task: { title: 'matrix' }, enabled: false }, 201)),
+    template: async (owner) => idOnly(await call<Made>('POST', '/api/v1/templates', owner.token, MATRIX_TEMPLATE, 201)),
     webhook: async (owner) => {
       const body = { url: 'http://127.0.0.1:9/matrix', enabled: false };
       const res = await t.request('POST', '/api/v1/webhooks', { token: owner.token, body });
@@ -115,6 +116,9 @@ export function objectMaker(t: TestServer) {
   };
   return make;
 }
+
+/** A template of one task with one parameter, for the matrix. */
+export const MATRIX_TEMPLATE = { name: 'matrix template', parameters: [{ name: 'what' }], tasks: [{ key: 'one', title: 'Matrix {{what}}' }] };
 
 function idOnly(made: { id: string }): Target {
   return { id: made.id, task: '' };

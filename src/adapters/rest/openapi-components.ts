@@ -26,6 +26,7 @@ import {
 import { askOutput } from '../../operations/asks/ask-schema.ts';
 import { runOutput } from '../../operations/runs/run-schema.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
+import { templateOutput } from '../../operations/templates/template-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
@@ -69,6 +70,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Token', matches: tokenOutput },
   { name: 'Run', matches: runOutput },
   { name: 'Schedule', matches: scheduleOutput },
+  { name: 'Template', matches: templateOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
   { name: 'Manifest', matches: manifestSchema },
