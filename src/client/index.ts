@@ -38,6 +38,12 @@ import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
 import type { listLeases } from '../operations/leases/list-leases.ts';
 import type { releaseLease } from '../operations/leases/release-lease.ts';
 import type { whoami } from '../operations/meta/whoami.ts';
+import type { createTemplate } from '../operations/templates/create-template.ts';
+import type { deleteTemplate } from '../operations/templates/delete-template.ts';
+import type { getTemplate } from '../operations/templates/get-template.ts';
+import type { instantiateTemplate } from '../operations/templates/instantiate-template.ts';
+import type { listTemplates } from '../operations/templates/list-templates.ts';
+import type { updateTemplate } from '../operations/templates/update-template.ts';
 import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
 import type { claimTask } from '../operations/tasks/claim-task.ts';
 import type { createTask } from '../operations/tasks/create-task.ts';
@@ -213,6 +219,15 @@ export function createClient(options: ClientOptions) {
       get: route<typeof getApproval>(t, 'GET', '/approvals/{id}'),
       approve: route<typeof approveApproval>(t, 'POST', '/approvals/{id}/approve'),
       deny: route<typeof denyApproval>(t, 'POST', '/approvals/{id}/deny'),
+    },
+    templates: {
+      list: route<typeof listTemplates>(t, 'GET', '/templates'),
+      get: route<typeof getTemplate>(t, 'GET', '/templates/{id}'),
+      create: route<typeof createTemplate>(t, 'POST', '/templates'),
+      update: route<typeof updateTemplate>(t, 'PATCH', '/templates/{id}'),
+      delete: route<typeof deleteTemplate>(t, 'DELETE', '/templates/{id}'),
+      /** Makes the whole graph, or with `dry_run: true` answers it rendered and writes nothing. */
+      instantiate: route<typeof instantiateTemplate>(t, 'POST', '/templates/{id}/instantiate'),
     },
   };
 }

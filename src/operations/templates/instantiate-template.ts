@@ -12,14 +12,14 @@ import { invalid, templateId, templateNotFound } from './template-schema.ts';
 
 const renderedTask = z.object({
   key: z.string(),
-  id: z.string().nullable().describe('The task made; null on a dry run.'),
+  id: z.string().nullable(),
   title: z.string(),
   description: z.string(),
   priority: taskPriority,
   labels: z.array(z.string()).max(LABELS_MAX),
   assignee: z.string().nullable(),
-  parent: z.string().nullable().describe("The parent's key."),
-  blocked_by: z.array(z.string()).max(BLOCKERS_MAX).describe('Keys of the tasks it waits on.'),
+  parent: z.string().nullable(),
+  blocked_by: z.array(z.string()).max(BLOCKERS_MAX),
   not_before: z.iso.datetime().nullable(),
   due_at: z.iso.datetime().nullable(),
   approval: z.boolean(),
@@ -29,8 +29,8 @@ export const instantiationOutput = z.object({
   template_id: z.string(),
   template_version: z.int(),
   dry_run: z.boolean(),
-  task_ids: z.record(z.string(), z.string()).describe('The tasks made, by template key; empty on a dry run.'),
-  tasks: z.array(renderedTask).max(TEMPLATE_TASKS_MAX).describe('The graph as rendered, parents and blockers first.'),
+  task_ids: z.record(z.string(), z.string()).describe('Task ids by template key.'),
+  tasks: z.array(renderedTask).max(TEMPLATE_TASKS_MAX),
 });
 
 export const instantiateTemplate = defineOperation({
@@ -44,14 +44,14 @@ export const instantiateTemplate = defineOperation({
   http: { method: 'POST', path: '/templates/{id}/instantiate', successStatus: 201 },
   input: z.strictObject({
     id: templateId,
-    params: z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()])).default({}).describe('A value for each parameter, by name.'),
+    params: z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()])).optional(),
     dry_run: z.boolean().default(false),
   }),
   output: instantiationOutput,
   async run(tx, ctx, input) {
     const row = await findTemplate(tx, input.id);
     if (!row) throw templateNotFound(input.id);
-    const { values, issues } = resolveParameters(row.parameters as TemplateParameter[], input.params);
+    const { values, issues } = resolveParameters(row.parameters as TemplateParameter[], input.params ?? {});
     if (issues.length > 0) throw invalid(issues, 'The parameters do not fit the template');
     const tasks = renderTasks(row.tasks as TemplateTask[], values);
     const checked = tasks.map((task) => checkRendered(task));
