@@ -379,6 +379,22 @@ CREATE TABLE tasks (
   open_asks integer NOT NULL DEFAULT 0
 );
 
+CREATE TABLE templates (
+  id text NOT NULL,
+  name text NOT NULL,
+  description text NOT NULL,
+  parameters jsonb NOT NULL,
+  tasks jsonb NOT NULL,
+  version integer NOT NULL DEFAULT 1,
+  deleted_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL,
+  created_by_kind text NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  updated_by_id text NOT NULL,
+  updated_by_kind text NOT NULL
+);
+
 CREATE TABLE tokens (
   id text NOT NULL,
   agent_id text NOT NULL,
@@ -524,6 +540,7 @@ ALTER TABLE tasks ADD CONSTRAINT tasks_pkey PRIMARY KEY (id);
 ALTER TABLE tasks ADD CONSTRAINT tasks_priority_check CHECK (((priority >= 0) AND (priority <= 3)));
 ALTER TABLE tasks ADD CONSTRAINT tasks_status_check CHECK ((status = ANY (ARRAY['todo'::text, 'in_progress'::text, 'in_review'::text, 'blocked'::text, 'done'::text, 'cancelled'::text])));
 ALTER TABLE tasks ADD CONSTRAINT tasks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE templates ADD CONSTRAINT templates_pkey PRIMARY KEY (id);
 ALTER TABLE tokens ADD CONSTRAINT tokens_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
 ALTER TABLE tokens ADD CONSTRAINT tokens_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE tokens ADD CONSTRAINT tokens_pkey PRIMARY KEY (id);

@@ -48,6 +48,12 @@ import type { appendLog } from '../operations/runs/append-log.ts';
 import type { getRun } from '../operations/runs/get-run.ts';
 import type { listRuns } from '../operations/runs/list-runs.ts';
 import type { reportUsage } from '../operations/runs/report-usage.ts';
+import type { createTemplate } from '../operations/templates/create-template.ts';
+import type { deleteTemplate } from '../operations/templates/delete-template.ts';
+import type { getTemplate } from '../operations/templates/get-template.ts';
+import type { instantiateTemplate } from '../operations/templates/instantiate-template.ts';
+import type { listTemplates } from '../operations/templates/list-templates.ts';
+import type { updateTemplate } from '../operations/templates/update-template.ts';
 import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
 import type { claimTask } from '../operations/tasks/claim-task.ts';
 import type { createTask } from '../operations/tasks/create-task.ts';
@@ -239,6 +245,15 @@ export function createClient(options: ClientOptions) {
       create: route<typeof createBudget>(t, 'POST', '/budgets'),
       update: route<typeof updateBudget>(t, 'PATCH', '/budgets/{id}'),
       delete: route<typeof deleteBudget>(t, 'DELETE', '/budgets/{id}'),
+    },
+    templates: {
+      list: route<typeof listTemplates>(t, 'GET', '/templates'),
+      get: route<typeof getTemplate>(t, 'GET', '/templates/{id}'),
+      create: route<typeof createTemplate>(t, 'POST', '/templates'),
+      update: route<typeof updateTemplate>(t, 'PATCH', '/templates/{id}'),
+      delete: route<typeof deleteTemplate>(t, 'DELETE', '/templates/{id}'),
+      /** Makes the whole graph, or with `dry_run: true` answers it rendered and writes nothing. */
+      instantiate: route<typeof instantiateTemplate>(t, 'POST', '/templates/{id}/instantiate'),
     },
   };
 }

@@ -42,11 +42,11 @@ export type TablePrincipal = (typeof TABLE_PRINCIPALS)[number];
  * - `assignment`: a todo task assigned to it (others': assigned to another agent);
  * - `hand_in`: a task in review that it handed in; `dead_task`: a task whose attempts it used up;
  * - `comment`: a comment it wrote; `approval`: a request it made; `webhook`: a webhook it created;
- * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created;
+ * - `principal`: its own record; `token`: another token of its own; `schedule`: a schedule it created; `template`: a template it created (templates are shared);
  * - `ask`: an open ask addressed to it; `ask_made`: an open ask it made; `budget`: a budget it set (humans only set them).
  * Someone else's object belongs to another agent.
  */
-export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'reservation' | 'ask' | 'ask_made' | 'budget';
+export type OwnedObject = 'task' | 'lease' | 'assignment' | 'hand_in' | 'dead_task' | 'comment' | 'approval' | 'principal' | 'token' | 'webhook' | 'artifact' | 'schedule' | 'template' | 'reservation' | 'ask' | 'ask_made' | 'budget';
 
 export interface AccessCase {
   /** The request the cells are about, in words. */
@@ -285,6 +285,12 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     note: "A schedule is its creator's, a human's or an agents:admin's to change.",
   },
   schedules_delete: { request: 'delete a schedule', object: 'schedule', cells: { human_admin: ALLOWED, human_member: ALLOWED, agent: owned(ALLOWED, refused(403, 'not_schedule_owner')), agent_admin: ALLOWED } },
+  templates_create: { request: 'create a template', object: null, cells: alike(ALLOWED) },
+  templates_list: { request: 'list templates', object: null, cells: alike(ALLOWED) },
+  templates_get: { request: 'read a template', object: 'template', cells: alike(ALLOWED) },
+  templates_update: { request: 'rename a template', object: 'template', cells: alike(ALLOWED), note: 'Templates are shared: anyone who may create tasks may change one.' },
+  templates_delete: { request: 'delete a template', object: 'template', cells: alike(ALLOWED) },
+  templates_instantiate: { request: 'make the tasks of a template', object: 'template', cells: alike(ALLOWED) },
   webhooks_list: { request: 'list webhooks', object: null, cells: { human_admin: ALLOWED, human_member: NO_SCOPE, agent: ALLOWED, agent_admin: ALLOWED } },
   webhooks_create: {
     request: 'create a webhook',

@@ -70,6 +70,12 @@ import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
 import { listSchedules } from './schedules/list-schedules.ts';
 import { updateSchedule } from './schedules/update-schedule.ts';
+import { createTemplate } from './templates/create-template.ts';
+import { deleteTemplate } from './templates/delete-template.ts';
+import { getTemplate } from './templates/get-template.ts';
+import { instantiateTemplate } from './templates/instantiate-template.ts';
+import { listTemplates } from './templates/list-templates.ts';
+import { updateTemplate } from './templates/update-template.ts';
 import { createWebhook } from './webhooks/create-webhook.ts';
 import { deleteWebhook } from './webhooks/delete-webhook.ts';
 import { getWebhook } from './webhooks/get-webhook.ts';
@@ -151,6 +157,12 @@ const registry = [
   getSchedule,
   updateSchedule,
   deleteSchedule,
+  listTemplates,
+  createTemplate,
+  getTemplate,
+  updateTemplate,
+  deleteTemplate,
+  instantiateTemplate,
   listWebhooks,
   createWebhook,
   getWebhook,

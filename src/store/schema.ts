@@ -338,6 +338,24 @@ export interface BudgetsTable {
   updated_by_kind: string;
 }
 
+export interface TemplatesTable {
+  id: string;
+  name: string;
+  description: string;
+  /** The declared parameters, as templates_create took them. */
+  parameters: unknown;
+  /** The task graph, as templates_create took it. */
+  tasks: unknown;
+  version: Generated<number>;
+  deleted_at: Timestamp | null;
+  created_at: Timestamp;
+  created_by_id: string;
+  created_by_kind: string;
+  updated_at: Timestamp;
+  updated_by_id: string;
+  updated_by_kind: string;
+}
+
 export interface BudgetSpendTable {
   budget_id: string;
   window_start: Timestamp;
@@ -492,6 +510,7 @@ export interface DB {
   schedules: SchedulesTable;
   budgets: BudgetsTable;
   budget_spend: BudgetSpendTable;
+  templates: TemplatesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   agents: AgentsTable;

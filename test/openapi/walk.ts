@@ -12,6 +12,7 @@ import { walkReservations } from './walk-reservations.ts';
 import { walkRuns } from './walk-runs.ts';
 import { walkBudgets } from './walk-budgets.ts';
 import { walkSchedules } from './walk-schedules.ts';
+import { walkTemplates } from './walk-templates.ts';
 
 /** One request and the response it got, as a client saw it. */
 export interface Exchange {
@@ -112,6 +113,7 @@ export async function walkEveryOperation(t: TestServer): Promise<Walk> {
   await walkArtifacts(w);
   await walkWebhooks(w);
   await walkSchedules(w);
+  await walkTemplates(w);
   await walkReservations(w);
   await walkRuns(w);
   await walkBudgets(w);

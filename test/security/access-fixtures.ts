@@ -106,6 +106,7 @@ export function objectMaker(t: TestServer) {
     // Only a human admin sets a budget: the bootstrap admin makes it, whoever the owner.
     budget: async () => idOnly(await call<Made>('POST', '/api/v1/budgets', undefined, { name: 'matrix budget', applies_to: 'label', target: 'matrix-budget', unit: 'runs', limit: 1000 }, 201)),
     schedule: async (owner) => idOnly(await call<Made>('POST', '/api/v1/schedules', owner.token, { name: 'matrix schedule', cron: '0 9 * * *', task: { title: 'matrix' }, enabled: false }, 201)),
+    template: async (owner) => idOnly(await call<Made>('POST', '/api/v1/templates', owner.token, MATRIX_TEMPLATE, 201)),
     webhook: async (owner) => {
       const body = { url: 'http://127.0.0.1:9/matrix', enabled: false };
       const res = await t.request('POST', '/api/v1/webhooks', { token: owner.token, body });
@@ -117,6 +118,9 @@ export function objectMaker(t: TestServer) {
   };
   return make;
 }
+
+/** A template of one task with one parameter, for the matrix. */
+export const MATRIX_TEMPLATE = { name: 'matrix template', parameters: [{ name: 'what' }], tasks: [{ key: 'one', title: 'Matrix {{what}}' }] };
 
 function idOnly(made: { id: string }): Target {
   return { id: made.id, task: '' };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { OperationName } from '../../src/operations/index.ts';
-import type { Actor, Target } from './access-fixtures.ts';
+import { type Actor, MATRIX_TEMPLATE, type Target } from './access-fixtures.ts';
 
 /** What a request is built from: the object it points at (absent when the case has none), the caller, and an event id to replay from. */
 export interface RequestContext {
@@ -105,6 +105,12 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   schedules_get: [{ input: ({ target }) => ({ id: target.id }) }],
   schedules_update: [{ input: ({ target }) => ({ id: target.id, name: 'renamed by the matrix' }) }],
   schedules_delete: [{ input: ({ target }) => ({ id: target.id }), consumes: true }],
+  templates_create: [{ input: () => ({ ...MATRIX_TEMPLATE }) }],
+  templates_list: [{ input: () => ({}) }],
+  templates_get: [{ input: ({ target }) => ({ id: target.id }) }],
+  templates_update: [{ input: ({ target }) => ({ id: target.id, name: 'renamed by the matrix' }) }],
+  templates_delete: [{ input: ({ target }) => ({ id: target.id }), consumes: true }],
+  templates_instantiate: [{ input: ({ target }) => ({ id: target.id, params: { what: 'instantiated' }, dry_run: true }) }],
   webhooks_list: [{ input: () => ({}) }],
   webhooks_create: [{ input: () => ({ url: 'http://127.0.0.1:9/matrix', enabled: false }) }],
   webhooks_get: [{ input: ({ target }) => ({ id: target.id }) }],

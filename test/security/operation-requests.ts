@@ -37,6 +37,8 @@ export interface Fixtures {
   readonly admin: string;
   /** A paused schedule the admin created. */
   readonly schedule: string;
+  /** A template of one task with one parameter. */
+  readonly template: string;
   /** An exclusive reservation of a resource of its own, held by the admin. */
   readonly reservation: string;
   /** A label budget (runs) on a label no task carries. */
@@ -128,6 +130,12 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'schedules_get': (fx) => ({ params: { id: fx.schedule } }),
   'schedules_update': (fx) => ({ params: { id: fx.schedule }, body: { name: 'renamed by the matrix' } }),
   'schedules_delete': (fx) => ({ params: { id: fx.schedule } }),
+  'templates_create': () => ({ body: { name: 'matrix template', parameters: [{ name: 'what' }], tasks: [{ key: 'one', title: 'Matrix {{what}}' }] } }),
+  'templates_list': () => ({}),
+  'templates_get': (fx) => ({ params: { id: fx.template } }),
+  'templates_update': (fx) => ({ params: { id: fx.template }, body: { name: 'renamed by the matrix' } }),
+  'templates_delete': (fx) => ({ params: { id: fx.template } }),
+  'templates_instantiate': (fx) => ({ params: { id: fx.template }, body: { params: { what: 'made' } } }),
   'webhooks_create': () => ({ body: { url: 'http://127.0.0.1:9/matrix', enabled: false } }),
   'webhooks_get': (fx) => ({ params: { id: fx.webhook } }),
   'webhooks_update': (fx) => ({ params: { id: fx.webhook }, body: { event_types: ['task.created'] } }),
@@ -166,12 +174,13 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const ask = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const askToCancel = await ok(t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: askBody }), 201);
   const schedule = await ok(t.request('POST', '/api/v1/schedules', { body: { name: 'fixture schedule', cron: '0 9 * * *', task: { title: 'fixture' }, enabled: false } }), 201);
+  const template = await ok(t.request('POST', '/api/v1/templates', { body: { name: 'fixture template', parameters: [{ name: 'what' }], tasks: [{ key: 'one', title: 'Fixture {{what}}' }] } }), 201);
   const reservation = await ok(t.request('POST', '/api/v1/reservations', { body: { resource: `fixture-${randomUUID()}` } }), 201);
   const budget = await ok(t.request('POST', '/api/v1/budgets', { body: { name: 'fixture budget', applies_to: 'label', target: 'fixture-budget', unit: 'runs', limit: 1000 } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, reservation: reservation.id, budget: budget.id };
+  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, template: template.id, reservation: reservation.id, budget: budget.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

@@ -14,6 +14,7 @@ import { useInboxUnread } from './inbox-count.ts';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { Sessions } from './views/sessions.tsx';
+import { Templates } from './views/templates.tsx';
 import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { Approval, Task } from './types.ts';
@@ -85,6 +86,8 @@ function page(route: Route) {
       return <DeadLetter />;
     case 'sessions':
       return <Sessions />;
+    case 'templates':
+      return <Templates />;
     case 'missing':
       return (
         <section class="page">
@@ -180,6 +183,11 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'events_list') && (
             <NavLink href="/activity" current={route.page === 'activity'}>
               Activity
+            </NavLink>
+          )}
+          {can({ whoami }, 'templates_instantiate') && (
+            <NavLink href="/templates" current={route.page === 'templates'}>
+              Templates
             </NavLink>
           )}
           {can({ whoami }, 'tasks_requeue') && (

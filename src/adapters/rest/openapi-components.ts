@@ -27,6 +27,7 @@ import { askOutput } from '../../operations/asks/ask-schema.ts';
 import { runOutput } from '../../operations/runs/run-schema.ts';
 import { budgetOutput } from '../../operations/budgets/budget-schema.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
+import { templateOutput } from '../../operations/templates/template-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
@@ -71,6 +72,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Run', matches: runOutput },
   { name: 'Budget', matches: budgetOutput },
   { name: 'Schedule', matches: scheduleOutput },
+  { name: 'Template', matches: templateOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
   { name: 'Manifest', matches: manifestSchema },
