@@ -1,6 +1,6 @@
 import { UNKNOWN, type Walker } from './walk.ts';
 
-/** Asks, the inbox and wait: successes, refusals, validation failures and a closed ask. */
+/** Asks, the inbox, wait and notifications: successes, refusals, validation failures and a closed ask. */
 export async function walkAsks(w: Walker): Promise<void> {
   const { call, who } = w;
   const agent = who.agent.token;
@@ -22,4 +22,11 @@ export async function walkAsks(w: Walker): Promise<void> {
   await call('POST', '/api/v1/inbox/mark', { body: { ids: inbox.data.map((i) => i.id).slice(0, 5), state: 'done' }, token: who.reviewer.token }, 200);
   await call('GET', '/api/v1/wait?timeout_s=0', { token: agent }, 200);
   await call('GET', '/api/v1/wait?timeout_s=61', { token: agent }, 400);
+  // Notifications: preferences, the outbox, and a link that is not one.
+  await call('GET', '/api/v1/preferences/notifications', {}, 200);
+  await call('PATCH', '/api/v1/preferences/notifications', { body: { email: 'digest', chat: false } }, 200);
+  await call('PATCH', '/api/v1/preferences/notifications', { body: { email: 'weekly' } }, 400);
+  await call('GET', '/api/v1/preferences/notifications', { token: agent }, 403);
+  await call('GET', '/api/v1/notifications?channel=email', {}, 200);
+  await call('POST', '/api/v1/links/redeem', { body: { token: 'not.a-link' } }, 404);
 }
