@@ -5,7 +5,7 @@ import { preferencesOutput } from './notification-schema.ts';
 
 export const getPreferences = defineOperation({
   name: 'preferences_get',
-  summary: 'Your notification preferences: email immediate, digest or off; chat on or off.',
+  summary: 'Your notification preferences.',
   kind: 'read',
   scope: null,
   humanOnly: true,

@@ -3,19 +3,19 @@ import { latestEventId } from '../../store/events.ts';
 import { listNotifications as listNotificationRows } from '../../store/notifications.ts';
 import { agentId } from '../agents/agent-schema.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, limitParam, namesFilter, pageSchema, paginate } from '../shared/lists.ts';
+import { cursorParam, limitParam, pageSchema, paginate } from '../shared/lists.ts';
 import { NOTIFICATION_CHANNELS, NOTIFICATION_STATES, notificationOutput, toNotification } from './notification-schema.ts';
 
 export const listNotifications = defineOperation({
   name: 'notifications_list',
-  summary: 'The notification outbox, newest first: each email and chat message, its state and every attempt.',
+  summary: 'The notification outbox, newest first, with every attempt.',
   kind: 'read',
   scope: 'agents:admin',
   approval: 'none',
   toolset: 'admin',
   http: { method: 'GET', path: '/notifications' },
   input: z.strictObject({
-    state: namesFilter(NOTIFICATION_STATES, 'states'),
+    state: z.enum(NOTIFICATION_STATES).optional(),
     channel: z.enum(NOTIFICATION_CHANNELS).optional(),
     principal_id: agentId.optional(),
     cursor: cursorParam,
@@ -26,7 +26,7 @@ export const listNotifications = defineOperation({
     const position = ctx.cursors.decode('notifications', input.cursor)?.split(' ');
     const syncCursor = await latestEventId(db);
     const rows = await listNotificationRows(db, {
-      states: input.state,
+      states: input.state ? [input.state] : undefined,
       channel: input.channel,
       principalId: input.principal_id,
       before: position ? [position[0] ?? '', position[1] ?? ''] : undefined,

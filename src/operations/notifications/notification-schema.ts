@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { DELIVERY_ATTEMPTS_MAX } from '../../config.ts';
 import type { NotificationRow } from '../../store/notifications.ts';
+import { attemptsOutput } from '../webhooks/webhook-schema.ts';
 
 export const EMAIL_PREFERENCES = ['immediate', 'digest', 'off'] as const;
 export const NOTIFICATION_STATES = ['pending', 'sent', 'failed', 'skipped'] as const;
 export const NOTIFICATION_CHANNELS = ['email', 'chat'] as const;
 
 export const preferencesOutput = z.object({
-  email: z.enum(EMAIL_PREFERENCES).describe('immediate: asks at once, the rest in the digest; digest: all in the digest; off.'),
-  chat: z.boolean().describe('Asks to you are posted in the chat channel.'),
+  email: z.enum(EMAIL_PREFERENCES),
+  chat: z.boolean(),
   updated_at: z.iso.datetime().nullable(),
 });
 
@@ -19,10 +20,7 @@ export const notificationOutput = z.object({
   digest: z.boolean(),
   state: z.enum(NOTIFICATION_STATES),
   next_attempt_at: z.iso.datetime(),
-  attempts: z
-    .array(z.object({ at: z.iso.datetime(), status: z.int().nullable(), duration_ms: z.int(), error: z.string().nullable() }))
-    .max(DELIVERY_ATTEMPTS_MAX)
-    .describe('Each attempt: the SMTP reply code or HTTP status, and the error.'),
+  attempts: attemptsOutput,
   created_at: z.iso.datetime(),
   updated_at: z.iso.datetime(),
 });

@@ -10,14 +10,14 @@ import { defineOperation } from '../define-operation.ts';
 
 export const redeemLink = defineOperation({
   name: 'links_redeem',
-  summary: 'Use a link from a notification (once, before it expires): says what it opens, and answers the ask when it names an option.',
+  summary: 'Use a link from a notification, once: what it opens; an option link answers the ask.',
   kind: 'write',
   scope: 'tasks:write',
   humanOnly: true,
   approval: 'none',
   toolset: 'admin',
   http: { method: 'POST', path: '/links/redeem' },
-  input: z.strictObject({ token: z.string().min(1).max(2000).describe('The `link` parameter of the URL.') }),
+  input: z.strictObject({ token: z.string().min(1).max(2000) }),
   output: z.object({ task_id: z.string(), inbox_item_id: z.string(), ask_id: z.string().nullable(), answered: askOutput.nullable() }),
   async run(tx, ctx, input) {
     const claims = readLink(linkKey(await readCursorKey(tx)), input.token);

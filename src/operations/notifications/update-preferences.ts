@@ -5,7 +5,7 @@ import { EMAIL_PREFERENCES, preferencesOutput } from './notification-schema.ts';
 
 export const updatePreferences = defineOperation({
   name: 'preferences_update',
-  summary: 'Change your notification preferences; what you leave out stays.',
+  summary: 'Change your notification preferences (email: immediate, digest or off; chat).',
   kind: 'write',
   scope: null,
   humanOnly: true,

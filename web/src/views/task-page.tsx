@@ -7,6 +7,7 @@ import { Markdown } from '../markdown.tsx';
 import { can, useEvents, useSession } from '../session.ts';
 import { TaskEditor } from './task-editor.tsx';
 import type { ArtifactRef, BatonEvent, Task } from '../types.ts';
+import { LinkNotice } from './link-notice.tsx';
 import { MoveNotice } from './move-notice.tsx';
 import { MoveMenu } from './move-menu.tsx';
 import { useMove } from './move.ts';
@@ -88,6 +89,7 @@ export function TaskPage({ id }: { id: string }) {
         </div>
       </div>
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void move(t, to, key)} onDismiss={dismiss} />}</div>
+      <LinkNotice onAnswered={() => void load()} />
       <div class="task-grid">
         <div class="task-main">
           <section class="card">
