@@ -207,8 +207,8 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   links_redeem: {
     request: 'use a link sent to someone else, or forged',
     object: null,
-    cells: byKind(refused(404, 'link_invalid'), HUMANS_ONLY),
-    note: "A link works once, for the person it was sent to; anyone else's reads as no link (test/notifications covers real links).",
+    cells: alike(refused(404, 'link_invalid')),
+    note: "A link works once, for the person it was sent to (links are sent to people only); anyone else's reads as no link (test/asks/notifications.test.ts uses real ones).",
   },
   notifications_list: { request: 'read the notification outbox', object: null, cells: { ...ADMIN_ONLY, agent_admin: ALLOWED } },
   leases_list: { request: 'list leases', object: null, cells: alike(ALLOWED) },

@@ -13,7 +13,6 @@ export const redeemLink = defineOperation({
   summary: 'Use a link from a notification, once: what it opens; an option link answers the ask.',
   kind: 'write',
   scope: 'tasks:write',
-  humanOnly: true,
   approval: 'none',
   toolset: 'admin',
   http: { method: 'POST', path: '/links/redeem' },
@@ -21,7 +20,8 @@ export const redeemLink = defineOperation({
   output: z.object({ task_id: z.string(), inbox_item_id: z.string(), ask_id: z.string().nullable(), answered: askOutput.nullable() }),
   async run(tx, ctx, input) {
     const claims = readLink(linkKey(await readCursorKey(tx)), input.token);
-    // Someone else's link reads as no link at all: it says nothing about their inbox.
+    // Someone else's link reads as no link at all: it says nothing about their inbox. Links are made
+    // for people only, so an agent's every link is this.
     if (!claims || claims.to !== ctx.actor.id) throw new BatonError('link_invalid', 'This link was not issued by this server to you.');
     if (claims.exp * 1000 <= ctx.now.getTime()) throw new BatonError('link_expired', `This link expired at ${new Date(claims.exp * 1000).toISOString()}.`);
     if (!(await useLink(tx, claims.id, ctx.actor.id, ctx.now))) throw new BatonError('link_used', 'This link was used already.');
