@@ -232,6 +232,32 @@ CREATE TABLE leases (
   created_by_kind text NOT NULL
 );
 
+CREATE TABLE notification_links_used (
+  link_id text NOT NULL,
+  principal_id text NOT NULL,
+  used_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE notification_preferences (
+  principal_id text NOT NULL,
+  email text NOT NULL DEFAULT 'immediate'::text,
+  chat boolean NOT NULL DEFAULT true,
+  updated_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE notifications (
+  inbox_item_id text NOT NULL,
+  channel text NOT NULL,
+  principal_id text NOT NULL,
+  digest boolean NOT NULL,
+  state text NOT NULL DEFAULT 'pending'::text,
+  attempt_count integer NOT NULL DEFAULT 0,
+  attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
+  next_attempt_at timestamp with time zone NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE oidc_identities (
   issuer text NOT NULL,
   subject text NOT NULL,
@@ -497,6 +523,14 @@ ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind =
 ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE notification_links_used ADD CONSTRAINT notification_links_used_pkey PRIMARY KEY (link_id);
+ALTER TABLE notification_preferences ADD CONSTRAINT notification_preferences_email_check CHECK ((email = ANY (ARRAY['immediate'::text, 'digest'::text, 'off'::text])));
+ALTER TABLE notification_preferences ADD CONSTRAINT notification_preferences_pkey PRIMARY KEY (principal_id);
+ALTER TABLE notification_preferences ADD CONSTRAINT notification_preferences_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
+ALTER TABLE notifications ADD CONSTRAINT notifications_channel_check CHECK ((channel = ANY (ARRAY['email'::text, 'chat'::text])));
+ALTER TABLE notifications ADD CONSTRAINT notifications_pkey PRIMARY KEY (inbox_item_id, channel);
+ALTER TABLE notifications ADD CONSTRAINT notifications_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
+ALTER TABLE notifications ADD CONSTRAINT notifications_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'skipped'::text])));
 ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
 ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
@@ -571,6 +605,8 @@ CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) 
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_id ON public.leases USING btree (holder_id, id);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX notifications_digest ON public.notifications USING btree (principal_id) WHERE ((state = 'pending'::text) AND digest);
+CREATE INDEX notifications_due ON public.notifications USING btree (next_attempt_at) WHERE (state = 'pending'::text);
 CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);
 CREATE INDEX reservations_key_epoch ON public.reservations USING btree (lock_key, epoch);
 CREATE INDEX reservations_live ON public.reservations USING btree (lock_key) WHERE (ended_at IS NULL);

@@ -139,6 +139,14 @@ const schema = z.object({
   BATON_OIDC_REQUIRED: z.enum(['0', '1']).default('0'),
   BATON_SESSION_IDLE_TIMEOUT_S: seconds.default(8 * 3600),
   BATON_SESSION_ABSOLUTE_TIMEOUT_S: seconds.default(7 * 24 * 3600),
+  BATON_SMTP_URL: z
+    .url()
+    .refine((u) => /^smtps?:\/\//i.test(u), 'must be smtp://user:pass@host:port (STARTTLS when offered) or smtps://… (TLS from the start)')
+    .optional(),
+  BATON_SMTP_FROM: z.string().min(3).default('Baton <baton@localhost>'),
+  BATON_CHAT_WEBHOOK_URL: z.url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').optional(),
+  BATON_NOTIFY_DIGEST_S: seconds.default(3600),
+  BATON_NOTIFY_LINK_TTL_S: seconds.default(7 * 24 * 3600),
 });
 
 type Env = z.infer<typeof schema>;
@@ -200,6 +208,20 @@ export interface Config {
   readonly oidc: OidcConfig | undefined;
   /** Cookie sessions of the web app: idle and absolute timeouts. */
   readonly session: { readonly idleS: number; readonly absoluteS: number };
+  /** Email and chat notifications (spec/notifications.md); a channel without its URL is not sent. */
+  readonly notify: NotifyConfig;
+}
+
+export interface NotifyConfig {
+  /** smtp(s)://user:pass@host:port; unset: no email. */
+  readonly smtpUrl: string | undefined;
+  readonly smtpFrom: string;
+  /** A Slack-compatible incoming webhook (Mattermost, Rocket.Chat take the same body); unset: no chat. */
+  readonly chatWebhookUrl: string | undefined;
+  /** A digest goes out once its oldest item is this old. */
+  readonly digestS: number;
+  /** How long a link in a notification works. */
+  readonly linkTtlS: number;
 }
 
 export interface OidcConfig {
@@ -277,6 +299,11 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_OIDC_REQUIRED: '1',
   BATON_SESSION_IDLE_TIMEOUT_S: '28800',
   BATON_SESSION_ABSOLUTE_TIMEOUT_S: '604800',
+  BATON_SMTP_URL: 'smtps://baton:app-password@smtp.example.com:465',
+  BATON_SMTP_FROM: 'Baton <baton@example.com>',
+  BATON_CHAT_WEBHOOK_URL: 'https://hooks.slack.com/services/T000/B000/XXXX',
+  BATON_NOTIFY_DIGEST_S: '3600',
+  BATON_NOTIFY_LINK_TTL_S: '604800',
 };
 
 
@@ -334,6 +361,13 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     tracing: tracingConfig(e),
     oidc: oidcConfig(e),
     session: Object.freeze({ idleS: e.BATON_SESSION_IDLE_TIMEOUT_S, absoluteS: e.BATON_SESSION_ABSOLUTE_TIMEOUT_S }),
+    notify: Object.freeze({
+      smtpUrl: e.BATON_SMTP_URL,
+      smtpFrom: e.BATON_SMTP_FROM,
+      chatWebhookUrl: e.BATON_CHAT_WEBHOOK_URL,
+      digestS: e.BATON_NOTIFY_DIGEST_S,
+      linkTtlS: e.BATON_NOTIFY_LINK_TTL_S,
+    }),
     ...overrides,
   });
 }

@@ -23,6 +23,7 @@ import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
 import { runSchedules } from './workers/schedules.ts';
 import { expireAsks } from './workers/expire-asks.ts';
+import { sendNotifications } from './workers/send-notifications.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
@@ -165,6 +166,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(config.sweepIntervalMs, () => flagOverdue(database.db, { clock, ids }), (err) => log.error({ err }, 'overdue pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => runSchedules(database.db, { clock, ids, service }), (err) => log.error({ err }, 'schedule pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => expireAsks(database.db, { clock, ids }), (err) => log.error({ err }, 'ask deadline pass failed')));
+    workers.push(startLoop(config.sweepIntervalMs, () => sendNotifications(database.db, { clock, config }), (err) => log.error({ err }, 'notification pass failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }
   if (config.webhookIntervalMs > 0) {

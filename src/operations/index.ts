@@ -29,6 +29,10 @@ import { listAsks } from './asks/list-asks.ts';
 import { listInbox } from './inbox/list-inbox.ts';
 import { markInbox } from './inbox/mark-inbox.ts';
 import { wait } from './inbox/wait.ts';
+import { getPreferences } from './notifications/get-preferences.ts';
+import { listNotifications } from './notifications/list-notifications.ts';
+import { redeemLink } from './notifications/redeem-link.ts';
+import { updatePreferences } from './notifications/update-preferences.ts';
 import { listEvents } from './events/list-events.ts';
 import { streamEvents } from './events/stream-events.ts';
 import { getLease } from './leases/get-lease.ts';
@@ -111,6 +115,10 @@ const registry = [
   cancelAsk,
   listInbox,
   markInbox,
+  getPreferences,
+  updatePreferences,
+  redeemLink,
+  listNotifications,
   wait,
   listLeases,
   getLease,

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Tx } from './connection.ts';
+import { queueNotifications } from './notifications.ts';
 import type { DB, InboxItemsTable, InboxKind, InboxState } from './schema.ts';
 
 export type InboxItemRow = Selectable<InboxItemsTable>;
@@ -15,13 +16,17 @@ export interface NewInboxItem {
   created_at: Date;
 }
 
-/** Writes items in the caller's transaction, beside the event that caused them. */
+/** Writes items in the caller's transaction, beside the event that caused them, with their notifications (the outbox). */
 export async function insertInboxItems(tx: Tx, items: readonly NewInboxItem[]): Promise<void> {
   if (items.length === 0) return;
   await tx
     .insertInto('inbox_items')
     .values(items.map((i) => ({ ...i, updated_at: i.created_at })))
     .execute();
+  await queueNotifications(
+    tx,
+    items.map((i) => i.id),
+  );
 }
 
 export interface InboxQuery {

@@ -435,6 +435,38 @@ export interface InboxItemsTable {
   updated_at: Timestamp;
 }
 
+export type EmailPreference = 'immediate' | 'digest' | 'off';
+export type NotificationChannel = 'email' | 'chat';
+
+/** A person's notification choices (migrations/0210_notifications.sql); no row means the defaults. */
+export interface NotificationPreferencesTable {
+  principal_id: string;
+  email: EmailPreference;
+  chat: boolean;
+  updated_at: Timestamp;
+}
+
+/** The notification outbox: one row per inbox item and channel. */
+export interface NotificationsTable {
+  inbox_item_id: string;
+  channel: NotificationChannel;
+  principal_id: string;
+  digest: boolean;
+  state: Generated<'pending' | 'sent' | 'failed' | 'skipped'>;
+  attempt_count: Generated<number>;
+  /** Each attempt as a webhook delivery records it; `status` is the SMTP reply code or HTTP status. */
+  attempts: ColumnType<WebhookAttempt[], string | undefined, string>;
+  next_attempt_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface NotificationLinksUsedTable {
+  link_id: string;
+  principal_id: string;
+  used_at: Timestamp;
+}
+
 export interface ReservationsTable {
   id: string;
   /** What acquisitions serialize on: `resource:<name>` or `repo:<key>`. */
@@ -532,4 +564,7 @@ export interface DB {
   sessions: SessionsTable;
   asks: AsksTable;
   inbox_items: InboxItemsTable;
+  notification_preferences: NotificationPreferencesTable;
+  notifications: NotificationsTable;
+  notification_links_used: NotificationLinksUsedTable;
 }

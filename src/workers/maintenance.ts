@@ -10,6 +10,7 @@ import { flagOverdue } from './overdue.ts';
 import { runSchedules } from './schedules.ts';
 import type { Service } from '../service/service.ts';
 import { expireAsks } from './expire-asks.ts';
+import { sendNotifications } from './send-notifications.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
 
@@ -39,6 +40,7 @@ const PASSES: Readonly<Record<string, Pass>> = {
   ask_deadlines: (d) => expireAsks(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
+  notifications: (d) => sendNotifications(d.db, d),
 };
 
 /**

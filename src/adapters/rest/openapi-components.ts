@@ -29,7 +29,9 @@ import { budgetOutput } from '../../operations/budgets/budget-schema.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { templateOutput } from '../../operations/templates/template-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
-import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
+import { nextCursorOutput, syncCursorOutput } from '../../operations/shared/lists.ts';
+import { preferencesOutput } from '../../operations/notifications/notification-schema.ts';
+import { attemptsOutput, deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
@@ -67,6 +69,10 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Approval', matches: approvalOutput },
   { name: 'Webhook', matches: webhookOutput },
   { name: 'Delivery', matches: deliveryOutput },
+  { name: 'Attempts', matches: attemptsOutput },
+  { name: 'NextCursor', matches: nextCursorOutput },
+  { name: 'SyncCursor', matches: syncCursorOutput },
+  { name: 'NotificationPreferences', matches: preferencesOutput },
   { name: 'Agent', matches: agentOutput },
   { name: 'Token', matches: tokenOutput },
   { name: 'Run', matches: runOutput },

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BatonError } from '../../errors.ts';
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates' | 'notifications';
 
 /**
  * The cursors of every list, signed with the server's cursor key (spec/api.md, "Pagination"): a
@@ -63,6 +63,8 @@ const POSITION: Record<CursorKind, (position: string) => boolean> = {
   inbox: id('inb'),
   wait: seq,
   budgets: id('bdg'),
+  // An outbox row: its inbox item and channel.
+  notifications: (p) => /^inb_[0-9A-HJKMNP-TV-Z]{26} (email|chat)$/.test(p),
 };
 
 /** Bytes of HMAC-SHA256 a cursor carries: 128 bits, as many as a forger must guess. */

@@ -65,16 +65,21 @@ export function namesFilter<const T extends readonly [string, ...string[]]>(name
   ).optional();
 }
 
+/** A page's continuation; one schema object, so OpenAPI names it once (NextCursor). */
+export const nextCursorOutput = z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.');
+/** A page's delta cursor; one schema object, so OpenAPI names it once (SyncCursor). */
+export const syncCursorOutput = z
+  .string()
+  .nullable()
+  .describe('The newest event id when this page was read; pass it as `since` later to get only what changed.');
+
 /** Every list response: a bounded page, its continuation, and the delta cursor. */
 export function pageSchema<T extends z.ZodType>(item: T) {
   return z.object({
     data: z.array(item).max(100),
     has_more: z.boolean(),
-    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
-    sync_cursor: z
-      .string()
-      .nullable()
-      .describe('The newest event id when this page was read; pass it as `since` later to get only what changed.'),
+    next_cursor: nextCursorOutput,
+    sync_cursor: syncCursorOutput,
   });
 }
 

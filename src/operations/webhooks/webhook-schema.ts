@@ -51,16 +51,19 @@ export function toWebhook(row: WebhookRow): z.infer<typeof webhookOutput> {
   };
 }
 
+/** Every attempt of a delivery or a notification (one component, Attempts). */
+export const attemptsOutput = z
+  .array(z.object({ at: z.iso.datetime(), status: z.int().nullable(), duration_ms: z.int(), error: z.string().nullable() }))
+  .max(DELIVERY_ATTEMPTS_MAX)
+  .describe('Every attempt, oldest first: the HTTP status or SMTP reply code (null when none came back), how long it took, and what went wrong.');
+
 export const deliveryOutput = z.object({
   id: z.string(),
   webhook_id: z.string(),
   event_id: z.string().describe('Also the `webhook-id` header: receivers deduplicate by it.'),
   state: z.enum(['pending', 'delivered', 'failed']),
   next_attempt_at: z.iso.datetime().nullable().describe('When the next attempt is due, while pending.'),
-  attempts: z
-    .array(z.object({ at: z.iso.datetime(), status: z.int().nullable(), duration_ms: z.int(), error: z.string().nullable() }))
-    .max(DELIVERY_ATTEMPTS_MAX)
-    .describe('Every attempt, oldest first: the HTTP status (null when none came back), how long it took, and what went wrong.'),
+  attempts: attemptsOutput,
   created_at: z.iso.datetime(),
 });
 

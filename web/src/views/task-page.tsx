@@ -7,6 +7,7 @@ import { Markdown } from '../markdown.tsx';
 import { can, useEvents, useSession } from '../session.ts';
 import { TaskEditor } from './task-editor.tsx';
 import type { ArtifactRef, BatonEvent, Status, Task } from '../types.ts';
+import { LinkNotice } from './link-notice.tsx';
 import { MoveNotice } from './move-notice.tsx';
 import { MoveMenu } from './move-menu.tsx';
 import { useMove } from './move.ts';
@@ -102,6 +103,7 @@ export function TaskPage({ id }: { id: string }) {
       </div>
       <div aria-live="polite">{failed && <MoveNotice failed={failed} onMove={(t, to, key) => void moveTo(t, to, key)} onDismiss={dismiss} />}</div>
       {confirm.dialog}
+      <LinkNotice onAnswered={() => void load()} />
       <div class="task-grid">
         <div class="task-main">
           <section class="card">

@@ -1,0 +1,67 @@
+import type { LinkClaims } from '../notification-link.ts';
+import type { NotificationSubject } from '../store/notifications.ts';
+
+/** A link to put in a message: what it carries, signed by the caller (`NotificationLinks.url`). */
+export type LinkMaker = (claims: Omit<LinkClaims, 'id' | 'exp' | 'to'> & { to: string }) => string;
+
+export interface Email {
+  readonly subject: string;
+  readonly text: string;
+}
+
+/** The Slack incoming-webhook body; Mattermost and Rocket.Chat accept it as is (they read `text`). */
+export interface ChatMessage {
+  readonly text: string;
+  readonly blocks: readonly object[];
+}
+
+const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
+  ask: 'asks you',
+  answer: 'answered your ask',
+  mention: 'mentioned you',
+  review: 'reviewed your hand-in',
+  assigned: 'assigned you',
+};
+
+/** The email about one item: for an ask, its question, deadline and a link per option that answers it. */
+export function itemEmail(s: NotificationSubject, to: string, link: LinkMaker): Email {
+  const open = link({ to, task: s.task_id, item: s.id });
+  const lines = [`${s.by_name} ${KIND_WORDS[s.kind]} on "${s.title}":`, '', s.question ?? s.excerpt, ''];
+  if (s.kind === 'ask' && s.due_at) lines.push(`Answer by ${s.due_at.toISOString()}.`, '');
+  lines.push(`Open it in Baton: ${open}`);
+  if (s.kind === 'ask') {
+    for (const [i, o] of (s.options ?? []).entries()) lines.push(`Answer "${o.label}": ${link({ to, task: s.task_id, item: s.id, ask: s.ref_id, option: i })}`);
+  }
+  lines.push('', 'Each link works once, for you only, after you sign in.');
+  return { subject: `[Baton] ${s.by_name} ${KIND_WORDS[s.kind]}: ${oneLine(s.question ?? s.title, 80)}`, text: lines.join('\n') };
+}
+
+/** One email for a person's digest: a line and a link per item, oldest first. */
+export function digestEmail(items: readonly NotificationSubject[], to: string, link: LinkMaker): Email {
+  const sorted = [...items].sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
+  const lines = [`${sorted.length} new in your Baton inbox:`, ''];
+  for (const s of sorted) {
+    lines.push(`- ${s.by_name} ${KIND_WORDS[s.kind]} on "${s.title}": ${oneLine(s.question ?? s.excerpt, 200)}`, `  ${link({ to, task: s.task_id, item: s.id })}`);
+  }
+  lines.push('', 'Each link works once, for you only, after you sign in.');
+  return { subject: `[Baton] ${sorted.length} new in your inbox`, text: lines.join('\n') };
+}
+
+/** The chat message about an item: its title, who is asked, and the link. */
+export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker): ChatMessage {
+  const url = link({ to, task: s.task_id, item: s.id });
+  const what = oneLine(s.question ?? s.excerpt, 300);
+  const text = `${s.by_name} ${s.kind === 'ask' ? 'asks' : KIND_WORDS[s.kind]} ${s.principal_name} on "${s.title}": ${what} ${url}`;
+  const markdown = `*${escapeMarkdown(s.by_name)}* ${s.kind === 'ask' ? 'asks' : KIND_WORDS[s.kind]} *${escapeMarkdown(s.principal_name)}* on <${url}|${escapeMarkdown(s.title)}>:\n>${escapeMarkdown(what)}`;
+  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: markdown } }] };
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Slack's mrkdwn escapes: `&`, `<` and `>` would otherwise start entities and links. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/clock.ts';
+import type { Principal } from '../harness.ts';
+import { type Cluster, INSTANCES, startInstances } from '../leases/instances.ts';
+import { type ChatReceiver, type MailReceiver, startChatReceiver, startMailReceiver } from './receivers.ts';
+
+const CRON_SECRET = 'cron-secret-for-tests-0123456789';
+const DIGEST_S = 3600;
+const LINK_TTL_S = 2 * DIGEST_S;
+let at = new Date('2026-11-28T09:00:00.000Z');
+const clock: Clock = { now: () => new Date(at) };
+const advance = (s: number) => {
+  at = new Date(at.getTime() + s * 1000);
+};
+
+let cluster: Cluster;
+let smtp: MailReceiver;
+let chat: ChatReceiver;
+let agent: Principal;
+beforeAll(async () => {
+  smtp = await startMailReceiver();
+  chat = await startChatReceiver();
+  const notify = { smtpUrl: smtp.url, smtpFrom: 'Baton <baton@example.test>', chatWebhookUrl: chat.url, digestS: DIGEST_S, linkTtlS: LINK_TTL_S };
+  cluster = await startInstances(INSTANCES, { cronSecret: CRON_SECRET, sweepIntervalMs: 0, webhookRetryScheduleMs: [0, 10_000, 60_000], notify }, clock);
+  agent = await cluster.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+});
+afterAll(async () => {
+  await cluster?.close();
+  await smtp?.close();
+  await chat?.close();
+});
+
+/** A person with an email address (the identity provider sets it; here, the store). */
+async function person(): Promise<Principal & { email: string; name: string }> {
+  const p = await cluster.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'] });
+  const email = `${p.id.slice(-8).toLowerCase()}@example.test`;
+  const row = await cluster.database.db.updateTable('agents').set({ email }).where('id', '=', p.id).returning('name').executeTakeFirstOrThrow();
+  return { ...p, email, name: row.name };
+}
+
+/** The maintenance pass racing on every instance, twice: what is sent is sent once. */
+async function sweep(): Promise<void> {
+  const runs = await Promise.all([0, 1, 2, 3].map((i) => cluster.request('POST', '/cron/keepalive', { via: i % INSTANCES, token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } })));
+  for (const run of runs) expect(run.status, run.body).toBe(200);
+}
+
+async function ask(to: string, title = 'Ship the release') {
+  const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title } })).json<{ id: string }>();
+  const body = { question: 'Which region first?', options: [{ label: 'eu' }, { label: 'us' }], to, timeout_s: 86_400, default: { option: 'eu' } };
+  const res = await cluster.request('POST', `/api/v1/tasks/${task.id}/asks`, { body, token: agent.token });
+  expect(res.status, res.body).toBe(201);
+  return { task: task.id, ask: res.json<{ id: string }>().id };
+}
+
+const mailsTo = (email: string) => smtp.mails.filter((m) => m.to.includes(email));
+const links = (text: string) => [...text.matchAll(/https?:\/\/\S+\?link=([\w.-]+)/g)].map((m) => m[1] ?? '');
+const redeem = (token: string, as: Principal, via = 0) => cluster.request('POST', '/api/v1/links/redeem', { body: { token }, token: as.token, via });
+
+describe('notifications', () => {
+  it('an ask to a person is one email across instances, whose links each work once, for that person only', async () => {
+    const p = await person();
+    const { task, ask: askId } = await ask(p.id);
+    await sweep();
+    await sweep();
+    const mails = mailsTo(p.email);
+    expect(mails).toHaveLength(1);
+    const mail = mails[0];
+    expect(mail?.subject).toContain('Which region first?');
+    expect(mail?.text).toContain('"Ship the release"');
+    expect(mail?.text).toContain(`http://baton.test/tasks/${task}?link=`);
+    const [open, eu, us] = links(mail?.text ?? '');
+    expect([open, eu, us].every(Boolean)).toBe(true);
+    // Someone else cannot use it, and trying does not use it up.
+    const other = await person();
+    const stolen = await redeem(us ?? '', other);
+    expect(stolen.status, stolen.body).toBe(404);
+    expect(stolen.json().code).toBe('link_invalid');
+    const opened = await redeem(open ?? '', p);
+    expect(opened.status, opened.body).toBe(200);
+    expect(opened.json()).toMatchObject({ task_id: task, ask_id: null, answered: null });
+    const answered = await redeem(us ?? '', p, INSTANCES - 1);
+    expect(answered.status, answered.body).toBe(200);
+    expect(answered.json()).toMatchObject({ task_id: task, ask_id: askId, answered: { id: askId, status: 'answered', answer: { option: 'us' } } });
+    const again = await redeem(us ?? '', p);
+    expect(again.status, again.body).toBe(409);
+    expect(again.json()).toMatchObject({ code: 'link_used' });
+    // The outbox says what happened, for admins.
+    const outbox = await cluster.request('GET', `/api/v1/notifications?principal_id=${p.id}`);
+    expect(outbox.status, outbox.body).toBe(200);
+    const rows = outbox.json<{ data: { channel: string; state: string; digest: boolean; attempts: unknown[] }[] }>().data;
+    expect(rows.map((r) => [r.channel, r.state, r.digest, r.attempts.length]).sort()).toEqual([
+      ['chat', 'sent', false, 1],
+      ['email', 'sent', false, 1],
+    ]);
+    expect((await cluster.request('GET', '/api/v1/notifications', { token: p.token })).status).toBe(403);
+  });
+
+  it('refuses an expired link', async () => {
+    const p = await person();
+    await ask(p.id);
+    await sweep();
+    const [open] = links(mailsTo(p.email)[0]?.text ?? '');
+    advance(LINK_TTL_S + 1);
+    const late = await redeem(open ?? '', p);
+    expect(late.status, late.body).toBe(410);
+    expect(late.json().code).toBe('link_expired');
+  });
+
+  it('posts an ask to the chat channel: the title, who is asked, and the link', async () => {
+    const p = await person();
+    const before = chat.bodies.length;
+    const { task } = await ask(p.id, 'Rotate <the> keys');
+    await sweep();
+    expect(chat.bodies.slice(before)).toHaveLength(1);
+    const body = chat.bodies[before] as { text: string; blocks: { type: string; text: { type: string; text: string } }[] };
+    expect(body.text).toContain(p.name);
+    expect(body.text).toContain('Rotate <the> keys');
+    expect(body.text).toContain(`http://baton.test/tasks/${task}?link=`);
+    expect(body.blocks[0]?.type).toBe('section');
+    expect(body.blocks[0]?.text.type).toBe('mrkdwn');
+    expect(body.blocks[0]?.text.text).toContain('Rotate &lt;the&gt; keys');
+    expect(body.blocks[0]?.text.text).toContain(`*${p.name}*`);
+  });
+
+  it('retries an email the SMTP server refused, with back-off, and records each attempt', async () => {
+    const p = await person();
+    smtp.failNext = 1;
+    await ask(p.id);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(0);
+    const outbox = async () =>
+      (await cluster.request('GET', `/api/v1/notifications?principal_id=${p.id}&channel=email`)).json<{ data: { state: string; attempts: { status: number | null; error: string | null }[] }[] }>().data[0];
+    expect(await outbox()).toMatchObject({ state: 'pending', attempts: [{ status: 451 }] });
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(0);
+    advance(12);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(1);
+    const row = await outbox();
+    expect(row?.state).toBe('sent');
+    expect(row?.attempts.map((a) => a.error === null)).toEqual([false, true]);
+  });
+
+  it('respects preferences: email off, chat off, everything in the digest', async () => {
+    const p = await person();
+    const prefs = (await cluster.request('GET', '/api/v1/preferences/notifications', { token: p.token })).json();
+    expect(prefs).toEqual({ email: 'immediate', chat: true, updated_at: null });
+    const off = await cluster.request('PATCH', '/api/v1/preferences/notifications', { body: { email: 'off', chat: false }, token: p.token });
+    expect(off.status, off.body).toBe(200);
+    expect(off.json()).toMatchObject({ email: 'off', chat: false });
+    const chatBefore = chat.bodies.length;
+    await ask(p.id);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(0);
+    expect(chat.bodies.length).toBe(chatBefore);
+    await cluster.request('PATCH', '/api/v1/preferences/notifications', { body: { email: 'digest' }, token: p.token });
+    await ask(p.id, 'Digest me');
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(0);
+    advance(DIGEST_S);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(1);
+    expect(mailsTo(p.email)[0]?.text).toContain('"Digest me"');
+  });
+
+  it('gathers the rest of the inbox in one digest per person once its oldest item is due', async () => {
+    const p = await person();
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Write the notes' } })).json<{ id: string }>();
+    for (const body of [`@${p.name} please look`, `@${p.name} and again`]) {
+      expect((await cluster.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body }, token: agent.token })).status).toBe(201);
+      advance(60);
+    }
+    const assigned = await cluster.request('POST', `/api/v1/tasks/${task.id}/assign`, { body: { assignee: p.id }, token: agent.token });
+    expect(assigned.status, assigned.body).toBe(200);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(0);
+    advance(DIGEST_S - 120);
+    await sweep();
+    const mails = mailsTo(p.email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.subject).toBe('[Baton] 3 new in your inbox');
+    expect(mails[0]?.text).toContain('please look');
+    expect(mails[0]?.text).toContain('and again');
+    expect(mails[0]?.text).toContain('assigned you');
+    expect(links(mails[0]?.text ?? '')).toHaveLength(3);
+    await sweep();
+    expect(mailsTo(p.email)).toHaveLength(1);
+  });
+});

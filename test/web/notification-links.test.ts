@@ -1,0 +1,47 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMailReceiver, type MailReceiver } from '../asks/receivers.ts';
+import { type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+
+const CRON_SECRET = 'cron-secret-for-tests-0123456789';
+
+describe('a link from a notification email in the web app', () => {
+  let h: BrowserHarness;
+  let smtp: MailReceiver;
+  let page: Page;
+
+  beforeAll(async () => {
+    smtp = await startMailReceiver();
+    const notify = { smtpUrl: smtp.url, smtpFrom: 'Baton <baton@example.test>', chatWebhookUrl: undefined, digestS: 3600, linkTtlS: 3600 };
+    h = await startBrowser({ config: { notify, cronSecret: CRON_SECRET, sweepIntervalMs: 0 } });
+    page = await h.context.newPage();
+    await page.goto(h.base);
+    await signIn(page, h.t.adminToken);
+  });
+  afterAll(async () => {
+    await h?.close();
+    await smtp?.close();
+  });
+
+  it('opens the task and answers the ask with the option it names, once', async () => {
+    const me = (await h.t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
+    await h.t.database.db.updateTable('agents').set({ email: 'admin@example.test' }).where('id', '=', me).execute();
+    const agent = await h.t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: 'Pick the region' } })).json<{ id: string }>();
+    const body = { question: 'Which region first?', options: [{ label: 'eu' }, { label: 'us' }], to: me, timeout_s: 3600, default: { option: 'eu' } };
+    expect((await h.t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body, token: agent.token })).status).toBe(201);
+    const sweep = await h.t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+    expect(sweep.status, sweep.body).toBe(200);
+    const us = /Answer "us": http:\/\/baton\.test(\S+)/.exec(smtp.mails[0]?.text ?? '')?.[1];
+    expect(us).toMatch(new RegExp(`^/tasks/${task.id}\\?link=`));
+
+    await page.goto(`${h.base}${us}`);
+    await page.getByRole('status').filter({ hasText: 'You answered “us”.' }).waitFor(WAIT);
+    expect(new URL(page.url()).search).toBe('');
+    const ask = (await h.t.request('GET', `/api/v1/asks?task_id=${task.id}`)).json<{ data: { status: string; answer: { option?: string } | null }[] }>().data[0];
+    expect(ask).toMatchObject({ status: 'answered', answer: { option: 'us' } });
+
+    await page.goto(`${h.base}${us}`);
+    await page.getByRole('alert').filter({ hasText: 'Link already used' }).waitFor(WAIT);
+  });
+});
