@@ -12,6 +12,7 @@ import { loginCommands } from './login.ts';
 import { serverCommands } from './server-commands.ts';
 import { tasksCommand } from './tasks.ts';
 import { inboxCommands } from './inbox.ts';
+import { statsCommand } from './stats.ts';
 
 /**
  * `baton`: the command line for people and agents (the REST API through the typed client (src/client/, published as baton-tasks-client)) and for
@@ -44,7 +45,7 @@ function program(env: Record<string, string | undefined>, argv: readonly string[
   const admin = adminCommands(run);
   // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
   admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
-  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...inboxCommands(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
+  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), ...inboxCommands(run), statsCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
   // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
     command.exitOverride().configureHelp({ showGlobalOptions: true });

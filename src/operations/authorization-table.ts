@@ -212,6 +212,12 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   runs_log: { request: "append to a run's log", object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   runs_list: { request: 'list runs', object: null, cells: alike(ALLOWED) },
   runs_get: { request: 'read a run', object: 'lease', cells: byKind(ALLOWED, owned(ALLOWED, ABSENT)) },
+  insight_get: {
+    request: 'read the analytics',
+    object: null,
+    cells: byKind(ALLOWED, HUMANS_ONLY),
+    note: "Humans only, any role: the figures name every agent's spending and pace (spec/analytics.md).",
+  },
   leases_cycle_many: { request: 'cycle leases in a batch', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   events_list: { request: 'read the timeline', object: null, cells: alike(ALLOWED) },
   events_stream: { request: 'follow the timeline (REST only)', object: null, cells: alike(ALLOWED) },

@@ -61,6 +61,7 @@ import { getRun } from './runs/get-run.ts';
 import { listRuns } from './runs/list-runs.ts';
 import { reportUsage } from './runs/report-usage.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
+import { getInsight } from './insight/get-insight.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
 import { listSchedules } from './schedules/list-schedules.ts';
@@ -112,6 +113,7 @@ const registry = [
   appendLog,
   listRuns,
   getRun,
+  getInsight,
   listEvents,
   streamEvents,
   listApprovals,

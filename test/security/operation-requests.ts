@@ -115,6 +115,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'runs_log': (fx) => ({ params: { id: fx.lease }, body: { lines: ['matrix log line'] } }),
   'runs_get': (fx) => ({ params: { id: fx.lease } }),
   'runs_list': () => ({}),
+  'insight_get': () => ({ query: 'by=agent' }),
   'webhooks_list': () => ({}),
   'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
   'schedules_list': () => ({}),

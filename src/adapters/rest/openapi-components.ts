@@ -25,6 +25,7 @@ import {
 } from '../../operations/tasks/task-schema.ts';
 import { askOutput } from '../../operations/asks/ask-schema.ts';
 import { runOutput } from '../../operations/runs/run-schema.ts';
+import { insightDuration, statFigures } from '../../operations/insight/insight-figures.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
@@ -68,6 +69,8 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Agent', matches: agentOutput },
   { name: 'Token', matches: tokenOutput },
   { name: 'Run', matches: runOutput },
+  { name: 'InsightFigures', matches: statFigures },
+  { name: 'InsightDuration', matches: insightDuration },
   { name: 'Schedule', matches: scheduleOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
