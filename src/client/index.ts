@@ -14,6 +14,7 @@ import type { createAsk } from '../operations/asks/create-ask.ts';
 import type { getAsk } from '../operations/asks/get-ask.ts';
 import type { listAsks } from '../operations/asks/list-asks.ts';
 import type { listInbox } from '../operations/inbox/list-inbox.ts';
+import type { getInsight } from '../operations/insight/get-insight.ts';
 import type { markInbox } from '../operations/inbox/mark-inbox.ts';
 import type { wait } from '../operations/inbox/wait.ts';
 import type { z } from 'zod';
@@ -230,6 +231,9 @@ export function createClient(options: ClientOptions) {
     inbox: {
       list: route<typeof listInbox>(t, 'GET', '/inbox'),
       mark: route<typeof markInbox>(t, 'POST', '/inbox/mark'),
+    },
+    insight: {
+      get: route<typeof getInsight>(t, 'GET', '/insight'),
     },
     /** Blocks (at most `timeout_s`, ≤ 60 s) until something arrives for the caller; resume with the returned `cursor`. */
     wait: route<typeof wait>(t, 'GET', '/wait'),

@@ -226,6 +226,12 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
   budgets_create: { request: 'set a budget', object: null, cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY }, note: 'Budgets are set by humans with the admin or owner role.' },
   budgets_update: { request: 'raise a budget', object: 'budget', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY }, note: 'Raising or overriding a budget is for humans with the admin or owner role.' },
   budgets_delete: { request: 'delete a budget', object: 'budget', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },
+  insight_get: {
+    request: 'read the analytics',
+    object: null,
+    cells: byKind(ALLOWED, HUMANS_ONLY),
+    note: "Humans only, any role: the figures name every agent's spending and pace (spec/analytics.md).",
+  },
   leases_cycle_many: { request: 'cycle leases in a batch', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   events_list: { request: 'read the timeline', object: null, cells: alike(ALLOWED) },
   events_stream: { request: 'follow the timeline (REST only)', object: null, cells: alike(ALLOWED) },

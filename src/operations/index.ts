@@ -70,6 +70,7 @@ import { getBudget } from './budgets/get-budget.ts';
 import { listBudgets } from './budgets/list-budgets.ts';
 import { updateBudget } from './budgets/update-budget.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
+import { getInsight } from './insight/get-insight.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
 import { listSchedules } from './schedules/list-schedules.ts';
@@ -136,6 +137,7 @@ const registry = [
   getBudget,
   updateBudget,
   deleteBudget,
+  getInsight,
   listEvents,
   streamEvents,
   listApprovals,

@@ -19,6 +19,9 @@ export async function walkRuns(w: Walker): Promise<void> {
   await call('GET', '/api/v1/runs?agent=me&limit=1', { token: agent }, 200);
   await call('GET', `/api/v1/runs?agent=${who.reviewer.id}`, { token: agent }, 403);
   await call('GET', '/api/v1/runs?day=yesterday', {}, 400);
+  await call('GET', '/api/v1/insight?by=day', {}, 200);
+  await call('GET', '/api/v1/insight?from=2026-01-01&to=2026-06-01', {}, 400);
+  await call('GET', '/api/v1/insight', { token: agent }, 403);
   await call('POST', `/api/v1/leases/${lease.id}/release`, { body: {}, token: agent }, 200);
   await call('POST', `/api/v1/leases/${lease.id}/log`, { body: { lines: ['late'] }, token: agent }, 409);
 }

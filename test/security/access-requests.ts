@@ -70,6 +70,7 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   runs_log: [{ input: ({ target }) => ({ id: target.id, lines: ['a line from the access matrix'] }) }],
   runs_list: [{ input: () => ({ limit: 5 }) }],
   runs_get: [{ input: ({ target }) => ({ id: target.id }) }],
+  insight_get: [{ input: () => ({ by: 'day' }) }],
   leases_cycle_many: [{ input: ({ target }) => ({ leases: [{ id: target.id, summary: 'done' }], labels: NONE }), consumes: true }],
   events_list: [{ input: () => ({ limit: 5 }) }],
   events_stream: [{ input: () => ({}) }],

@@ -128,6 +128,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'budgets_get': (fx) => ({ params: { id: fx.budget } }),
   'budgets_update': (fx) => ({ params: { id: fx.budget }, body: { limit: 2000 } }),
   'budgets_delete': (fx) => ({ params: { id: fx.budget } }),
+  'insight_get': () => ({ query: 'by=agent' }),
   'webhooks_list': () => ({}),
   'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
   'schedules_list': () => ({}),

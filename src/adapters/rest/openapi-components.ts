@@ -26,6 +26,7 @@ import {
 import { askOutput } from '../../operations/asks/ask-schema.ts';
 import { runOutput } from '../../operations/runs/run-schema.ts';
 import { budgetOutput } from '../../operations/budgets/budget-schema.ts';
+import { insightDuration, statFigures } from '../../operations/insight/insight-figures.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { templateOutput } from '../../operations/templates/template-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
@@ -77,6 +78,8 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Token', matches: tokenOutput },
   { name: 'Run', matches: runOutput },
   { name: 'Budget', matches: budgetOutput },
+  { name: 'InsightFigures', matches: statFigures },
+  { name: 'InsightDuration', matches: insightDuration },
   { name: 'Schedule', matches: scheduleOutput },
   { name: 'Template', matches: templateOutput },
   { name: 'Ask', matches: askOutput },
