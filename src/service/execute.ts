@@ -318,7 +318,7 @@ function idOf(output: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/** Scope, then toolAllowlist: throws `forbidden_scope` or `tool_not_allowed`. */
+/** Scope, then toolAllowlist, then a human-only operation's caller: throws `forbidden_scope`, `tool_not_allowed` or `human_required`. */
 export function authorize(operation: Operation, principal: Principal): void {
   if (operation.scope !== null && !principal.scopes.has(operation.scope)) {
     throw new BatonError('forbidden_scope', `${operation.name} needs scope ${operation.scope}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
@@ -330,6 +330,9 @@ export function authorize(operation: Operation, principal: Principal): void {
     throw new BatonError('tool_not_allowed', `${operation.name} is not in the toolAllowlist of agent ${principal.id}.`, {
       extra: { operation: operation.name },
     });
+  }
+  if (operation.humanOnly === true && principal.kind !== 'human') {
+    throw new BatonError('human_required', `${operation.name} is for humans only; agents never call it, whatever their scopes.`);
   }
 }
 

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import { linkKey, newLinkId, signLink } from '../../src/notification-link.ts';
 import type { Operation } from '../../src/operations/define-operation.ts';
+import { readCursorKey } from '../../src/store/server-keys.ts';
 import type { Response, TestServer } from '../harness.ts';
 
 /** Objects every operation's request can point at, made over HTTP by the bootstrap admin (who holds the lease). */
 export interface Fixtures {
+  /** A notification link (spec/notifications.md) sent to the admin, unused. */
+  readonly link: string;
   /** A todo task, unclaimed. */
   readonly task: string;
   /** An active lease held by the admin. */
@@ -109,7 +113,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'sessions_list': (fx) => ({ query: `agent_id=${fx.person}` }),
   'preferences_get': () => ({}),
   'preferences_update': () => ({ body: { email: 'immediate' } }),
-  'links_redeem': () => ({ body: { token: 'eyJpZCI6ImZvcmdlZCJ9.forged' } }),
+  'links_redeem': (fx) => ({ body: { token: fx.link } }),
   'notifications_list': () => ({ query: 'state=pending' }),
   'sessions_revoke': (fx) => ({ params: { id: fx.session } }),
   'artifacts_create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
@@ -184,8 +188,11 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const budget = await ok(t.request('POST', '/api/v1/budgets', { body: { name: 'fixture budget', applies_to: 'label', target: 'fixture-budget', unit: 'runs', limit: 1000 } }), 201);
   const events = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   const event = events.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
+  const adminId = (await t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
+  // Far from expiring, whatever a suite's clock says.
+  const link = signLink(linkKey(await readCursorKey(t.database.db)), { id: newLinkId(), to: adminId, task: task.id, item: 'inb_fixture', exp: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400 });
   const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
-  return { person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, template: template.id, reservation: reservation.id, budget: budget.id };
+  return { link, person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, template: template.id, reservation: reservation.id, budget: budget.id };
 }
 
 /** Sends the operation's request with its own method and path (path parameters filled in), as `token` (null: none). */

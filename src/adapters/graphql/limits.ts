@@ -1,6 +1,6 @@
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { type ExecutionArgs, GraphQLError } from 'graphql';
+import { type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BatonError } from '../../errors.ts';
 
@@ -11,9 +11,21 @@ export const MAX_COMPLEXITY = 10_000;
 /** What a page field costs when `limit` is not given: the list default. */
 const DEFAULT_LIMIT = 25;
 
-/** A field with a `limit` argument returns up to `limit` objects: its selection is paid for that many times. */
+/** A list, or a page (an object whose `data` is a list). */
+function returnsMany(type: GraphQLOutputType): boolean {
+  const nullable = getNullableType(type);
+  if (isListType(nullable)) return true;
+  const named = getNamedType(nullable);
+  const data = isObjectType(named) ? named.getFields()['data'] : undefined;
+  return data !== undefined && isListType(getNullableType(data.type));
+}
+
+/**
+ * A field with a `limit` argument that returns a list or a page returns up to `limit` objects: its
+ * selection is paid for that many times. (A `limit` elsewhere, a budget's, is a plain argument.)
+ */
 const pageEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  if (!field.args.some((a) => a.name === 'limit')) return undefined;
+  if (!field.args.some((a) => a.name === 'limit') || !returnsMany(field.type)) return undefined;
   const limit = typeof args['limit'] === 'number' ? args['limit'] : DEFAULT_LIMIT;
   return 1 + limit * childComplexity;
 };

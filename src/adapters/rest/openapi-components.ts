@@ -29,6 +29,7 @@ import { budgetOutput } from '../../operations/budgets/budget-schema.ts';
 import { insightDuration, statFigures } from '../../operations/insight/insight-figures.ts';
 import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { templateOutput } from '../../operations/templates/template-schema.ts';
+import { reservationOutput } from '../../operations/reservations/reservation-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { nextCursorOutput, syncCursorOutput } from '../../operations/shared/lists.ts';
 import { preferencesOutput } from '../../operations/notifications/notification-schema.ts';
@@ -82,6 +83,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'InsightDuration', matches: insightDuration },
   { name: 'Schedule', matches: scheduleOutput },
   { name: 'Template', matches: templateOutput },
+  { name: 'Reservation', matches: reservationOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
   { name: 'Manifest', matches: manifestSchema },

@@ -22,6 +22,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
     paths[path] ??= {};
     paths[path][op.http.method.toLowerCase()] = pathItem(op, config, outputOf);
   }
+  const shared = shareParameters(paths);
   Object.assign(paths, servicePaths());
   return {
     openapi: '3.1.0',
@@ -40,10 +41,53 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
       },
       schemas: outputs.components,
       responses: problemResponses(),
-      parameters: HEADER_PARAMETERS,
+      parameters: { ...HEADER_PARAMETERS, ...shared },
       headers: HEADERS,
     },
   };
+}
+
+/** What an id's prefix names, for the name of a shared id parameter (`TaskId`). */
+const RESOURCE_OF_PREFIX: Record<string, string> = {
+  tsk: 'Task', evt: 'Event', agt: 'Agent', tok: 'Token', lea: 'Lease', apr: 'Approval', whk: 'Webhook', dlv: 'Delivery', art: 'Artifact',
+  cmt: 'Comment', sch: 'Schedule', ses: 'Session', ask: 'Ask', inb: 'InboxItem', res: 'Reservation', bdg: 'Budget', tpl: 'Template',
+};
+
+/**
+ * Moves the path and query parameters that several operations declare alike (an id in the path, a
+ * page's `limit` and `cursor`) to `#/components/parameters/<Name>`, each operation referring to it:
+ * named `<Resource>Id` for an id in the path, after the parameter otherwise. A parameter whose name
+ * is taken by a more common one stays where it is. Answers the moved parameters by name.
+ */
+function shareParameters(paths: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const operations = Object.values(paths).flatMap((item) => Object.values(item) as { parameters: unknown[] }[]);
+  const uses = new Map<string, { parameter: { name: string; in: string; schema: { pattern?: string } }; count: number }>();
+  for (const op of operations) {
+    for (const parameter of op.parameters) {
+      if ((parameter as { $ref?: string }).$ref) continue;
+      const key = JSON.stringify(parameter);
+      const use = uses.get(key) ?? { parameter: parameter as { name: string; in: string; schema: { pattern?: string } }, count: 0 };
+      uses.set(key, { ...use, count: use.count + 1 });
+    }
+  }
+  const names = new Map<string, string>();
+  const shared: Record<string, unknown> = {};
+  for (const [key, { parameter, count }] of [...uses].sort(([, a], [, b]) => b.count - a.count)) {
+    if (count < 2) break;
+    const prefix = parameter.in === 'path' ? /^\^([a-z]{3})_/.exec(parameter.schema.pattern ?? '')?.[1] : undefined;
+    const resource = prefix ? RESOURCE_OF_PREFIX[prefix] : undefined;
+    const name = resource ? `${resource}Id` : parameter.name.replace(/(^|_)(\w)/g, (_, __: string, c: string) => c.toUpperCase());
+    if (name in shared || name in HEADER_PARAMETERS) continue;
+    shared[name] = parameter;
+    names.set(key, name);
+  }
+  for (const op of operations) {
+    op.parameters = op.parameters.map((parameter) => {
+      const name = names.get(JSON.stringify(parameter));
+      return name ? { $ref: `#/components/parameters/${name}` } : parameter;
+    });
+  }
+  return shared;
 }
 
 /** The request headers that many operations take, as `#/components/parameters/<name>`. */
