@@ -69,7 +69,10 @@ describe('tools/list', () => {
 
   it('does not list to an agent the human-only tools it could never call, whatever its scopes, nor offer them in whoami or the manifest', async () => {
     const humanOnly = operations.filter((op) => op.humanOnly === true).map((op) => op.name).sort();
-    expect(humanOnly).toEqual(['agents_create', 'agents_set_role', 'agents_update', 'approvals_approve', 'approvals_deny', 'sessions_list', 'sessions_revoke', 'tasks_requeue']);
+    expect(humanOnly).toEqual([
+      'agents_create', 'agents_set_role', 'agents_update', 'approvals_approve', 'approvals_deny', 'budgets_create', 'budgets_delete', 'budgets_update',
+      'insight_get', 'preferences_get', 'preferences_update', 'sessions_list', 'sessions_revoke', 'tasks_requeue',
+    ]);
     const agent = await t.addPrincipal({ kind: 'agent' });
     const client = await connectV2(baseUrl, agent.token, 'modern');
     const listed = (await client.listTools()).tools.map((tool) => tool.name);
