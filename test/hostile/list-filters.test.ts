@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { graphql } from '../graphql/client.ts';
-import { fetchDocument } from '../openapi/openapi-document.ts';
+import { fetchDocument, resolveParameter } from '../openapi/openapi-document.ts';
 import { createTask, expectProblem } from '../rest/fixtures.ts';
 
 let t: TestServer;
@@ -17,6 +17,7 @@ async function listFilters(): Promise<{ path: string; name: string }[]> {
   const doc = await fetchDocument(t);
   return Object.entries(doc.paths).flatMap(([path, methods]) =>
     (methods.get?.parameters ?? [])
+      .map((p) => resolveParameter(doc, [], p).parameter)
       .filter((p) => p.in === 'query' && (p as { style?: string; explode?: boolean }).style === 'form' && (p as { explode?: boolean }).explode === false)
       .map((p) => ({ path, name: p.name })),
   );

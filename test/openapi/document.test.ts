@@ -119,8 +119,7 @@ describe('the document and the registry', () => {
     for (const op of operations) {
       const entry = document.paths[`/api/v1${op.http.path}`]?.[op.http.method.toLowerCase()];
       for (const [, name] of op.http.path.matchAll(/\{(\w+)\}/g)) {
-        const parameters = (entry?.parameters ?? []).map((p) => (p.$ref ? document.components.parameters?.[p.$ref.replace('#/components/parameters/', '')] : p));
-        const parameter = parameters.find((p) => p?.in === 'path' && p.name === name);
+        const parameter = (entry?.parameters ?? []).map((p) => resolveParameter(document, [], p).parameter).find((p) => p.in === 'path' && p.name === name);
         expect(parameter?.required, `${op.name} {${name}}`).toBe(true);
       }
     }

@@ -32,7 +32,25 @@ export function strictSchema(schema: JsonSchema): JsonSchema {
   return strictNode(schema, false);
 }
 
+/** A map with free keys (a record): no named members, each value by `additionalProperties`. */
+function mapValues(schema: JsonSchema): JsonSchema | undefined {
+  const values = schema['additionalProperties'];
+  return schema['type'] === 'object' && schema['properties'] === undefined && typeof values === 'object' && values !== null ? (values as JsonSchema) : undefined;
+}
+
+/** A map in strict form: strict engines take no free keys, so it is a list of `{key, value}` pairs. */
+function strictMap(schema: JsonSchema, values: JsonSchema): JsonSchema {
+  const said = typeof schema['description'] === 'string' ? `${schema['description']} ` : '';
+  return {
+    type: 'array',
+    description: `${said}A list of {key, value} pairs.`,
+    items: { type: 'object', properties: { key: { type: 'string' }, value: strictNode(values, false) }, required: ['key', 'value'], additionalProperties: false },
+  };
+}
+
 function strictNode(schema: JsonSchema, optional: boolean): JsonSchema {
+  const values = mapValues(schema);
+  if (values) return optional ? { anyOf: [strictMap(schema, values), NULL] } : strictMap(schema, values);
   const node: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (!STRICT_KEYWORDS.has(key) || (key === 'format' && !STRICT_FORMATS.has(value as string))) continue;
@@ -65,6 +83,10 @@ function strictNode(schema: JsonSchema, optional: boolean): JsonSchema {
  * left out, and one sent as `"none"` that takes null is null (cleared), by the tool's loose schema.
  */
 export function fromStrict(value: unknown, schema: JsonSchema): unknown {
+  const values = mapValues(schema);
+  if (values && Array.isArray(value)) {
+    return Object.fromEntries(value.map((pair: { key?: unknown; value?: unknown } | null) => [String(pair?.key), fromStrict(pair?.value, values)]));
+  }
   if (Array.isArray(value)) return typeof schema['items'] === 'object' ? value.map((item) => fromStrict(item, schema['items'] as JsonSchema)) : value;
   if (typeof value !== 'object' || value === null || typeof schema['properties'] !== 'object') return value;
   const properties = schema['properties'] as Record<string, JsonSchema>;
