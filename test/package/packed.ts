@@ -66,7 +66,9 @@ export async function installInto(prefix: string, tarballs: readonly string[]): 
   const project = await mkdtemp(join(tmpdir(), prefix));
   const overrides = await lockedDependencies();
   await writeFile(join(project, 'package.json'), `${JSON.stringify({ name: 'baton-packed-check', private: true, type: 'module', overrides }, null, 2)}\n`);
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  // A registry request that stalls is given up after 30 s and tried again (npm waits 5 minutes by
+  // default, twice over: a stalled connection in CI cost the whole test its 10-minute setup).
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--fetch-timeout=30000', '--fetch-retries=4', ...tarballs], { cwd: project });
   return project;
 }
 
