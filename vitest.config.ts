@@ -29,6 +29,30 @@ const projects: TestProjectInlineConfiguration[] = [
     },
   },
 ];
+/**
+ * Suites whose subject is above the database engine, run once (on PGlite, which is PostgreSQL built
+ * to WebAssembly: the same SQL, text handling and transactions): lint; the OpenAPI document and the
+ * client generated from it; context sizes and strict schemas; the authorization tables and the
+ * parity of REST, MCP and GraphQL (refused before any query); input limits and the fuzzer (refused
+ * at validation); the command line (a client of the HTTP API). On PostgreSQL they would repeat the
+ * same answers byte for byte and cost CI minutes it has not got (README, "Tests").
+ */
+const ABOVE_THE_ENGINE = [
+  'test/lint/**',
+  'test/openapi/document.test.ts',
+  'test/openapi/generated-client.test.ts',
+  'test/agent/budgets.test.ts',
+  'test/mcp/strict-schemas.test.ts',
+  'test/security/authorization-matrix.test.ts',
+  'test/graphql/parity.test.ts',
+  'test/mcp/parity.test.ts',
+  'test/hostile/limits.test.ts',
+  'test/hostile/fuzz.test.ts',
+  'test/cli/cli.test.ts',
+  'test/cli/usage.test.ts',
+  'test/cli/ensure-chromium.test.ts',
+];
+
 if (process.env.BATON_TEST_DATABASE_URL) {
   projects.push({
     extends: true,
@@ -36,7 +60,7 @@ if (process.env.BATON_TEST_DATABASE_URL) {
       name: 'postgres',
       include: ['test/**/*.test.ts'],
       // The packed packages serve on PGlite, as a fresh install does; one run of them is enough.
-      exclude: [...configDefaults.exclude, 'test/web/**', 'test/package/**'],
+      exclude: [...configDefaults.exclude, 'test/web/**', 'test/package/**', ...ABOVE_THE_ENGINE],
       globalSetup: ['test/setup-postgres.ts'],
       env: { BATON_TEST_ENGINE: 'postgres' },
     },
