@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { connectV2, listen, outputOf } from './clients.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 let t: TestServer;
 let baseUrl: string;
@@ -33,6 +34,8 @@ describe('an agent works a task over MCP alone', () => {
     );
     expect(review.status).toBe('in_review');
 
+    // On a shared PostgreSQL another test's open transaction may hold the newest events back from cursors for a while.
+    await eventsSettled(t);
     const events = outputOf<{ data: { type: string; subject: string; actor: { id: string } }[] }>(await agent.callTool({ name: 'events_list', arguments: { since: before.sync_cursor } }));
     expect(events.data.map((e) => e.type)).toEqual(expect.arrayContaining(['task.claimed', 'lease.renewed', 'task.status_changed']));
     // Every event about the task since the cursor is the agent's own (the server's workers may write others meanwhile).

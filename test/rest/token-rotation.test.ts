@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 /**
  * tokens_rotate (POST /api/v1/tokens/{id}/rotate): the same machine gets a new token without
@@ -54,7 +55,8 @@ it('with a grace period, both tokens work until it ends; then only the new one, 
   expect(await whoami(old.token)).toBe(401);
   expect(await whoami(rotated.token)).toBe(200);
 
-  // The timeline says which replaced which.
+  // The timeline says which replaced which (once another test's open transaction on a shared PostgreSQL lets cursors pass it).
+  await eventsSettled(t);
   const events = await t.request('GET', `/api/v1/events?types=token.created,token.revoked&limit=10`);
   const byType = new Map(events.json<{ data: { type: string; subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === rotated.id || e.subject === old.id).map((e) => [e.type + ' ' + e.subject, e.data]));
   expect(byType.get(`token.created ${rotated.id}`)).toMatchObject({ replaces: old.id, machine: 'ci-runner-1' });
