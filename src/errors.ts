@@ -96,6 +96,7 @@ export const ERROR_CODES = [
   'unavailable',
   'write_contention',
   'not_configured',
+  'web_app_not_built',
   'csrf_failed',
   'sign_in_failed',
   'owner_required',
@@ -632,6 +633,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same [[Idempotency-Key]] after `Retry-After` seconds.',
     docs: '/spec/errors.md',
     headers: { 'retry-after': '1' },
+  },
+  web_app_not_built: {
+    status: 503,
+    title: 'The web app is not built',
+    retryable: false,
+    hint: 'Run `npm run build:web` in the checkout (`npm start` does it for you), then reload; the API answers meanwhile.',
+    docs: '/spec/web.md',
   },
   not_configured: {
     status: 503,

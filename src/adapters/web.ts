@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { BatonError } from '../errors.ts';
 
 /** Where `npm run build:web` (Vite) writes the app; overridable for tests of a missing build. */
 export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
@@ -45,13 +46,10 @@ function secure(reply: FastifyReply): FastifyReply {
 export async function registerWeb(app: FastifyInstance, dist: string = WEB_DIST): Promise<string | undefined> {
   const indexFile = `${dist}index.html`;
   if (!existsSync(indexFile)) {
-    app.get('/', async (_request, reply) =>
-      secure(reply)
-        .code(503)
-        .header('cache-control', 'no-store')
-        .type('text/plain; charset=utf-8')
-        .send('The web app is not built. Run `npm run build:web` (npm start does it for you), then reload.\n'),
-    );
+    app.get('/', async (_request, reply) => {
+      secure(reply).header('cache-control', 'no-store');
+      throw new BatonError('web_app_not_built', `The web app is not built (${indexFile} is missing).`);
+    });
     return `web app not built (${indexFile} is missing): run \`npm run build:web\``;
   }
   const index = await readFile(indexFile, 'utf8');

@@ -151,7 +151,7 @@ describe('the document and the app', () => {
     const served = servedRoutes(t.app.printRoutes({ commonPrefix: false }));
     expect(served).toContain('GET /api/v1/artifacts/{id}/content');
     expect(documented.filter((route) => !served.includes(route))).toEqual([]);
-    // What the document leaves out is the web app: pages for a browser (text/plain while it is not built).
+    // What the document leaves out is the web app: pages for a browser (a 503 problem while it is not built).
     // A wildcard is the web app's static assets (Fastify's route tree prints `/assets/*` under a prefix it shares, as `/*`).
     for (const route of served.filter((r) => !documented.includes(r) && !r.endsWith('*'))) {
       const [method = '', path = ''] = route.split(' ');
