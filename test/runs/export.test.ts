@@ -180,6 +180,9 @@ describe('export', () => {
     const rest = (await t.request('GET', `${exportUrl('runs')}&cursor=${page.next_cursor}`)).json<{ data: { id: string }[]; has_more: boolean }>();
     expect([...page.data, ...rest.data].map((r) => r.id)).toEqual(runs);
     expect(rest.has_more).toBe(false);
+    // An empty window: the header alone, or nothing.
+    expect((await download('runs', 'text/csv', '2020-01-01', '2020-01-02')).body).toBe(`${page.columns.join(',')}\r\n`);
+    expect((await download('usage', 'application/x-ndjson', '2020-01-01', '2020-01-02')).body).toBe('');
     expectProblem(await t.request('GET', `${exportUrl('events')}&cursor=${page.next_cursor}`), 400, 'invalid_parameter');
     expectProblem(await t.request('GET', exportUrl('runs', TO, FROM)), 400, 'invalid_parameter');
     expectProblem(await t.request('GET', exportUrl('runs', '2026-02-30', TO)), 400, 'invalid_parameter');
