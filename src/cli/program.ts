@@ -16,6 +16,7 @@ import { runsCommand } from './runs.ts';
 import { guardCommand } from './guard.ts';
 import { templatesCommand } from './templates.ts';
 import { statsCommand } from './stats.ts';
+import { exportCommand } from './export.ts';
 
 /**
  * `baton`: the command line for people and agents (the REST API through the typed client (src/client/, published as baton-tasks-client)) and for
@@ -48,7 +49,7 @@ function program(env: Record<string, string | undefined>, argv: readonly string[
   const admin = adminCommands(run);
   // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
   admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
-  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), templatesCommand(run), ...inboxCommands(run), runsCommand(run), guardCommand(run), statsCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
+  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), templatesCommand(run), ...inboxCommands(run), runsCommand(run), guardCommand(run), statsCommand(run), exportCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
   // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
     command.exitOverride().configureHelp({ showGlobalOptions: true });

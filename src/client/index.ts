@@ -15,6 +15,7 @@ import type { getAsk } from '../operations/asks/get-ask.ts';
 import type { listAsks } from '../operations/asks/list-asks.ts';
 import type { listInbox } from '../operations/inbox/list-inbox.ts';
 import type { getInsight } from '../operations/insight/get-insight.ts';
+import type { getExport } from '../operations/exports/get-export.ts';
 import type { markInbox } from '../operations/inbox/mark-inbox.ts';
 import type { wait } from '../operations/inbox/wait.ts';
 import type { z } from 'zod';
@@ -107,7 +108,8 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The transport every route shares: one request, its problem turned into a `BatonProblem`. */
 export interface Transport {
-  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions): Promise<Response>;
+  /** `accept` replaces `application/json` (a `download` read's streamed formats). */
+  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions & { accept?: string }): Promise<Response>;
   readonly options: ClientOptions;
 }
 
@@ -128,7 +130,7 @@ function transport(options: ClientOptions): Transport {
             return encodeURIComponent(text(value));
           }),
       );
-      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
+      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: call.accept ?? 'application/json' };
       let body: string | undefined;
       if (method === 'GET' || method === 'DELETE') {
         for (const [key, value] of Object.entries(rest)) {
@@ -234,6 +236,19 @@ export function createClient(options: ClientOptions) {
     },
     insight: {
       get: route<typeof getInsight>(t, 'GET', '/insight'),
+    },
+    exports: {
+      /** One page of a window's runs, usage or events. */
+      get: route<typeof getExport>(t, 'GET', '/exports/{dataset}'),
+      /** The whole window as JSON lines or CSV, streamed: the response body, to read as it arrives. */
+      download: Object.assign(
+        async (input: Omit<InputOf<typeof getExport>, 'cursor' | 'limit'>, format: 'jsonl' | 'csv', options: CallOptions = {}): Promise<ReadableStream<Uint8Array>> => {
+          const response = await t.send('GET', '/exports/{dataset}', input, { ...options, accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+          if (!response.body) throw new Error('The export answered without a body.');
+          return response.body;
+        },
+        { method: 'GET' as const, path: '/exports/{dataset}' },
+      ),
     },
     /** Blocks (at most `timeout_s`, ≤ 60 s) until something arrives for the caller; resume with the returned `cursor`. */
     wait: route<typeof wait>(t, 'GET', '/wait'),

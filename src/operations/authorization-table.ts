@@ -232,6 +232,12 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: byKind(ALLOWED, HUMANS_ONLY),
     note: "Humans only, any role: the figures name every agent's spending and pace (spec/analytics.md).",
   },
+  exports_get: {
+    request: 'export runs, usage or events',
+    object: null,
+    cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY },
+    note: 'Audit and finance exports are for humans with the admin or owner role (spec/runs.md).',
+  },
   leases_cycle_many: { request: 'cycle leases in a batch', object: 'lease', cells: alike(owned(ALLOWED, NOT_HOLDER)) },
   events_list: { request: 'read the timeline', object: null, cells: alike(ALLOWED) },
   events_stream: { request: 'follow the timeline (REST only)', object: null, cells: alike(ALLOWED) },

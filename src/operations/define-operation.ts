@@ -36,6 +36,12 @@ export interface HttpBinding {
   readonly bodyLimit?: 'artifact';
   /** Input keys a write takes from the query string rather than the body (`?since=` on a replay). */
   readonly query?: readonly string[];
+  /**
+   * A paged read REST also serves whole: asked for `application/x-ndjson` or `text/csv` (Accept), the
+   * route follows `next_cursor` through every page and streams the rows as it reads them (`data`, the
+   * CSV header from `columns`), never holding more than a page (src/adapters/rest/download.ts).
+   */
+  readonly download?: true;
 }
 
 /** An event an operation asks to write; the executor adds id, actor, provenance and time. */

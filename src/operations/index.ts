@@ -71,6 +71,7 @@ import { listBudgets } from './budgets/list-budgets.ts';
 import { updateBudget } from './budgets/update-budget.ts';
 import { createSchedule } from './schedules/create-schedule.ts';
 import { getInsight } from './insight/get-insight.ts';
+import { getExport } from './exports/get-export.ts';
 import { deleteSchedule } from './schedules/delete-schedule.ts';
 import { getSchedule } from './schedules/get-schedule.ts';
 import { listSchedules } from './schedules/list-schedules.ts';
@@ -138,6 +139,7 @@ const registry = [
   updateBudget,
   deleteBudget,
   getInsight,
+  getExport,
   listEvents,
   streamEvents,
   listApprovals,

@@ -186,3 +186,25 @@ export async function listEventsForSubjects(db: Kysely<DB>, subjects: readonly s
   for (const row of rows) bySubject.get(row.subject)?.push(row);
   return bySubject;
 }
+
+export interface EventWindowQuery {
+  /** Events created in [from, to). */
+  from: Date;
+  to: Date;
+  afterSeq: string | undefined;
+  /** The newest seq to read: a settled seq taken when the export began (`latestSeq`), the same on every page. */
+  throughSeq: string;
+  limit: number;
+}
+
+/**
+ * Events created in a window, in commit order, up to `throughSeq`; one more than `limit`. Every
+ * event at or below a settled seq has committed, so a reader paging up to the same `throughSeq`
+ * never finds an event appear behind its cursor: the pages together are the window as it stood
+ * when the first was read.
+ */
+export async function listEventsInWindow(db: Kysely<DB>, q: EventWindowQuery): Promise<EventRow[]> {
+  let query = selectEvents(db).where('created_at', '>=', q.from).where('created_at', '<', q.to).where('seq', '<=', q.throughSeq);
+  if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
+  return query.orderBy('seq').limit(q.limit + 1).execute();
+}

@@ -116,3 +116,30 @@ export async function listRuns(db: Kysely<DB>, q: RunQuery): Promise<RunRow[]> {
   const byLease = new Map(usage.map((u) => [u.lease_id, u]));
   return leases.map((lease) => ({ lease, usage: byLease.get(lease.id) }));
 }
+
+export interface RunWindowQuery {
+  /** Runs granted in [from, to). */
+  from: Date;
+  to: Date;
+  /** The last lease id of the previous page: oldest first, so the next page's are above it. */
+  afterId: string | undefined;
+  /** Only runs with at least one usage report. */
+  reported: boolean;
+  limit: number;
+}
+
+/**
+ * Runs granted in a window, oldest first (lease ids are ULIDs, in grant order), each with its usage;
+ * one more than `limit`, to tell a further page. A keyset read on the lease key, so an export pages
+ * through any number of runs holding one page.
+ */
+export async function listRunsInWindow(db: Kysely<DB>, q: RunWindowQuery): Promise<RunRow[]> {
+  let query = db.selectFrom('leases').selectAll('leases').where('leases.acquired_at', '>=', q.from).where('leases.acquired_at', '<', q.to);
+  if (q.afterId) query = query.where('leases.id', '>', q.afterId);
+  if (q.reported) query = query.where((eb) => eb.exists(eb.selectFrom('runs').select('runs.lease_id').whereRef('runs.lease_id', '=', 'leases.id').where('runs.reports', '>', 0)));
+  const leases = await query.orderBy('leases.id').limit(q.limit + 1).execute();
+  if (leases.length === 0) return [];
+  const usage = await db.selectFrom('runs').selectAll().where('lease_id', 'in', leases.map((l) => l.id)).execute();
+  const byLease = new Map(usage.map((u) => [u.lease_id, u]));
+  return leases.map((lease) => ({ lease, usage: byLease.get(lease.id) }));
+}

@@ -58,7 +58,6 @@ export const PLANNED_OPERATIONS: readonly Operation[] = [
   planned('budgets_update', 'admin', 'PATCH', 'Change a budget.', { id: id('bud'), limit_usd: z.number().min(0).optional(), period: z.enum(['day', 'week', 'month']).optional() }),
   planned('budgets_list', 'admin', 'GET', 'List budgets and what each has spent this period.', { ...list }),
   planned('insight_get', 'admin', 'GET', 'Throughput, wait and cycle times, and failure rates, per label and agent, over a period.', { from: when, to: when, labels: z.array(z.string().max(50)).max(20).optional() }),
-  planned('exports_create', 'admin', 'POST', 'Export tasks and their timelines as JSON lines, for archiving or analysis.', { since: when, labels: z.array(z.string().max(50)).max(20).optional(), include_events: z.boolean().default(true) }),
   planned('schedules_create', 'admin', 'POST', 'Create a schedule that makes a task from a template on a cron expression.', { cron: text(100, 'Five-field cron, in the schedule\'s time zone.'), timezone: z.string().max(64).default('UTC'), template_id: id('tpl'), enabled: z.boolean().default(true) }),
   planned('schedules_update', 'admin', 'PATCH', 'Change a schedule.', { id: id('sch'), cron: z.string().max(100).optional(), timezone: z.string().max(64).optional(), enabled: z.boolean().optional() }),
   planned('schedules_delete', 'admin', 'DELETE', 'Delete a schedule; tasks it made stay.', { id: id('sch') }),

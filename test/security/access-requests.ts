@@ -71,6 +71,7 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   runs_list: [{ input: () => ({ limit: 5 }) }],
   runs_get: [{ input: ({ target }) => ({ id: target.id }) }],
   insight_get: [{ input: () => ({ by: 'day' }) }],
+  exports_get: [{ input: () => ({ dataset: 'runs', from: '2026-01-01', to: '2030-01-01' }) }],
   leases_cycle_many: [{ input: ({ target }) => ({ leases: [{ id: target.id, summary: 'done' }], labels: NONE }), consumes: true }],
   events_list: [{ input: () => ({ limit: 5 }) }],
   events_stream: [{ input: () => ({}) }],

@@ -133,6 +133,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'budgets_update': (fx) => ({ params: { id: fx.budget }, body: { limit: 2000 } }),
   'budgets_delete': (fx) => ({ params: { id: fx.budget } }),
   'insight_get': () => ({ query: 'by=agent' }),
+  'exports_get': () => ({ params: { dataset: 'events' }, query: 'from=2026-01-01&to=2030-01-01' }),
   'webhooks_list': () => ({}),
   'schedules_create': () => ({ body: { name: 'matrix schedule', cron: '0 9 * * 1-5', task: { title: 'Made by the matrix' }, enabled: false } }),
   'schedules_list': () => ({}),

@@ -118,6 +118,12 @@ function errorStatuses(op: Operation): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
+/** A `download` read asked for by Accept: every page of the window, streamed, one row per line (src/adapters/rest/download.ts). */
+const DOWNLOAD_CONTENT = {
+  'application/x-ndjson': { schema: { type: 'string', description: 'Every page: one `data` row per line.' } },
+  'text/csv': { schema: { type: 'string', description: 'Every page: the `columns` header, then one row per line.' } },
+};
+
 /** SSE: the body is text; each frame's `data:` line is one JSON item, described by `x-item-schema`. */
 function streamContent(item: JsonSchema) {
   return {
@@ -160,7 +166,7 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
     [success]: {
       // The operation's summary says what it does; the answer's schema says what comes back.
       description: success === '201' ? 'Created.' : 'Done.',
-      content: op.kind === 'stream' ? streamContent(outputOf(op.name)) : { 'application/json': { schema: outputOf(op.name) } },
+      content: op.kind === 'stream' ? streamContent(outputOf(op.name)) : { 'application/json': { schema: outputOf(op.name) }, ...(op.http.download ? DOWNLOAD_CONTENT : {}) },
       headers: {
         ...RATE_HEADERS,
         ...(op.version ? { ETag: ref('ETag') } : {}),

@@ -6,6 +6,7 @@ import type { Service } from '../../service/service.ts';
 import type { Outcome } from '../../service/execute.ts';
 import { bounded, ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './if-match.ts';
 import { restDialect } from './dialect.ts';
+import { downloadFormat, sendDownload } from './download.ts';
 import { registerStreamRoute } from './stream-route.ts';
 import { uploadSlots } from './upload-slots.ts';
 
@@ -45,6 +46,11 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
       ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes), onRequest: takeUploadSlot } : {}),
       handler: async (request, reply) => {
         const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
+        const download = operation.http.download ? downloadFormat(header(request, 'accept')) : undefined;
+        if (download) {
+          const call = { principal, idempotencyKey: undefined, expectedVersion: undefined, requestId: request.id, budget, dialect };
+          return sendDownload(service, operation, request, reply, call, download);
+        }
         // Bounded before the read runs, so a refusal does not depend on whether the resource exists.
         const ifNoneMatch = header(request, 'if-none-match');
         if (ifNoneMatch !== undefined) bounded('If-None-Match', ifNoneMatch);

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BatonError } from '../../errors.ts';
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates' | 'notifications';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates' | 'notifications' | 'exports';
 
 /**
  * The cursors of every list, signed with the server's cursor key (spec/api.md, "Pagination"): a
@@ -64,6 +64,12 @@ const POSITION: Record<CursorKind, (position: string) => boolean> = {
   wait: seq,
   budgets: id('bdg'),
   // An outbox row: its inbox item and channel.
+  // An export's dataset and its last row: a run's lease, or an event's seq and the seq the export reads up to.
+  exports: (p) => {
+    const [dataset, at, through, ...rest] = p.split(' ');
+    if (rest.length > 0 || at === undefined) return false;
+    return dataset === 'events' ? through !== undefined && seq(at) && (through === '0' || seq(through)) : (dataset === 'runs' || dataset === 'usage') && through === undefined && id('lea')(at);
+  },
   notifications: (p) => /^inb_[0-9A-HJKMNP-TV-Z]{26} (email|chat)$/.test(p),
 };
 
