@@ -24,4 +24,11 @@ export async function walkRuns(w: Walker): Promise<void> {
   await call('GET', '/api/v1/insight', { token: agent }, 403);
   await call('POST', `/api/v1/leases/${lease.id}/release`, { body: {}, token: agent }, 200);
   await call('POST', `/api/v1/leases/${lease.id}/log`, { body: { lines: ['late'] }, token: agent }, 409);
+  // The export's JSON page (the streamed CSV and JSON lines are test/runs/export.test.ts's).
+  const day = new Date().toISOString().slice(0, 10);
+  const page = (await call('GET', `/api/v1/exports/runs?from=${day}&to=2099-01-01&limit=1`, {}, 200)).json<{ next_cursor: string | null }>();
+  if (page.next_cursor) await call('GET', `/api/v1/exports/runs?from=${day}&to=2099-01-01&cursor=${page.next_cursor}`, {}, 200);
+  await call('GET', `/api/v1/exports/events?from=${day}&to=2099-01-01`, {}, 200);
+  await call('GET', '/api/v1/exports/usage?from=yesterday', {}, 400);
+  await call('GET', `/api/v1/exports/usage?from=${day}&to=2099-01-01`, { token: agent }, 403);
 }

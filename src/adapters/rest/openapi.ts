@@ -23,6 +23,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
     paths[path][op.http.method.toLowerCase()] = pathItem(op, config, outputOf);
   }
   const shared = shareParameters(paths);
+  const sharedResponses = shareResponses(paths);
   Object.assign(paths, servicePaths());
   return {
     openapi: '3.1.0',
@@ -40,7 +41,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
         cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (only /cron/keepalive).' },
       },
       schemas: outputs.components,
-      responses: problemResponses(),
+      responses: { ...problemResponses(), ...sharedResponses },
       parameters: { ...HEADER_PARAMETERS, ...shared },
       headers: HEADERS,
     },
@@ -86,6 +87,45 @@ function shareParameters(paths: Record<string, Record<string, unknown>>): Record
       const name = names.get(JSON.stringify(parameter));
       return name ? { $ref: `#/components/parameters/${name}` } : parameter;
     });
+  }
+  return shared;
+}
+
+/**
+ * Moves the answers that several operations give alike (a task written, an approval asked for, the
+ * 304 of a versioned read) to `#/components/responses/<Name>`, each operation referring to it: named
+ * after the answer's schema and what it is (`TaskWritten`, `ApprovalAccepted`), numbered on
+ * when two differ only in their headers. An answer of its own operation's schema stays in place.
+ * Answers the moved responses by name.
+ */
+function shareResponses(paths: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  type Answer = { description: string; content?: Record<string, { schema?: { $ref?: string } }>; headers?: Record<string, unknown> };
+  const operations = Object.values(paths).flatMap((item) => Object.values(item) as { responses: Record<string, Answer | { $ref: string }> }[]);
+  const uses = new Map<string, { status: string; answer: Answer; count: number }>();
+  for (const op of operations) {
+    for (const [status, answer] of Object.entries(op.responses)) {
+      if ('$ref' in answer) continue;
+      const key = JSON.stringify(answer);
+      uses.set(key, { status, answer, count: (uses.get(key)?.count ?? 0) + 1 });
+    }
+  }
+  const names = new Map<string, string>();
+  const shared: Record<string, unknown> = {};
+  for (const [key, { status, answer, count }] of uses) {
+    const schema = answer.content?.['application/json']?.schema?.$ref?.replace('#/components/schemas/', '');
+    if (count < 2 || (schema === undefined && status !== '304')) continue;
+    const what = status === '304' ? 'NotModified' : status === '201' ? 'Created' : status === '202' ? 'Accepted' : answer.headers?.['Idempotency-Replayed'] ? 'Written' : 'Read';
+    const base = `${schema ?? ''}${what}`;
+    let name = base;
+    for (let n = 2; name in shared; n += 1) name = `${base}${n}`;
+    shared[name] = answer;
+    names.set(key, name);
+  }
+  for (const op of operations) {
+    for (const [status, answer] of Object.entries(op.responses)) {
+      const name = names.get(JSON.stringify(answer));
+      if (name) op.responses[status] = { $ref: `#/components/responses/${name}` };
+    }
   }
   return shared;
 }

@@ -39,10 +39,12 @@ export const getExport = defineOperation({
   }),
   output: z.object({
     dataset: z.enum(EXPORT_DATASETS),
-    columns: z.array(z.string()).describe("The CSV header: each row's members, in order."),
+    columns: z.array(z.string()).max(50).describe("The CSV header: each row's members, in order."),
     data: z.array(exportRow).max(100),
     has_more: z.boolean(),
     next_cursor: nextCursorOutput,
+    // Every list page carries one; a window is fixed, so there is nothing to follow with `since`.
+    sync_cursor: z.null().describe('Always null: an export reads a fixed window (lists carry an event id here).'),
   }),
   async run(db, ctx, input) {
     const from = instantOf('from', input.from);
@@ -51,7 +53,7 @@ export const getExport = defineOperation({
     const dataset: ExportDataset = input.dataset;
     const position = ctx.cursors.decode('exports', input.cursor)?.split(' ');
     if (position && position[0] !== dataset) throw invalid('cursor', `it continues a ${position[0]} export, not ${dataset}`);
-    const page = { dataset, columns: [...EXPORT_COLUMNS[dataset]] };
+    const page = { dataset, columns: [...EXPORT_COLUMNS[dataset]], sync_cursor: null };
     if (dataset === 'events') {
       const throughSeq = position?.[2] ?? (await latestSeq(db));
       const rows = await listEventsInWindow(db, { from, to, afterSeq: position?.[1], throughSeq, limit: input.limit });
