@@ -1,7 +1,7 @@
 import { acceptedContent, type ClientCapabilities, type ElicitRequestFormParams, type InputRequests, inputRequired, type InputRequiredResult, inputResponse } from '@modelcontextprotocol/server';
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { BatonError } from '../../errors.ts';
+import { BatonError, toBatonError } from '../../errors.ts';
 import { ULID } from '../../ids.ts';
 import { answerAsk } from '../../operations/asks/answer-ask.ts';
 import { getAsk } from '../../operations/asks/get-ask.ts';
@@ -93,13 +93,19 @@ function confirm(operation: CallableOperation, args: Record<string, unknown>, re
 async function elicitAsks(service: Service, caller: Authenticated & { readonly requestId: string }, request: { readonly capable: boolean; readonly responses: Record<string, unknown> | undefined }): Promise<Elicitation> {
   const run = (operation: CallableOperation, input: Record<string, unknown>, idempotencyKey?: string) => execute(service, caller, operation, input, idempotencyKey);
   const keys = Object.keys(request.responses ?? {}).filter((key) => ASK_KEY.test(key));
-  if (keys.length > 0) return { kind: 'run', elicited: await Promise.all(keys.map((key) => applyAnswer(run, key, request.responses))) };
+  if (keys.length > 0) {
+    // One after another: answers to asks on one task lock the same task.
+    const elicited: ElicitedAsk[] = [];
+    for (const key of keys) elicited.push(await applyAnswer(run, key, request.responses));
+    return { kind: 'run', elicited };
+  }
   if (!request.capable) return RUN;
   const unread = await run(listInbox, { kind: ['ask'], state: ['unread'], limit: ASKS_PER_CALL });
   const inputRequests: InputRequests = {};
-  for (const item of (unread.body?.['data'] ?? []) as { id: string; ref_id: string }[]) {
-    const ask = (await run(getAsk, { id: item.ref_id })).body as Ask | undefined;
-    if (ask?.status === 'open') inputRequests[`${item.id}:${ask.id}`] = inputRequired.elicit({ message: askMessage(ask), requestedSchema: answerSchema(ask) });
+  for (const item of (unread.ok ? unread.body['data'] : []) as { id: string; ref_id: string }[]) {
+    const read = await run(getAsk, { id: item.ref_id });
+    const ask = read.body as unknown as Ask;
+    if (read.ok && ask.status === 'open') inputRequests[`${item.id}:${ask.id}`] = inputRequired.elicit({ message: askMessage(ask), requestedSchema: answerSchema(ask) });
   }
   return Object.keys(inputRequests).length === 0 ? RUN : { kind: 'input_required', result: inputRequired({ inputRequests }) };
 }
@@ -114,12 +120,14 @@ async function applyAnswer(run: (operation: CallableOperation, input: Record<str
     return { ask_id: askId, outcome: 'declined' };
   }
   const answer = acceptedContent(responses, key, answerContent)?.answer;
-  const ask = (await run(getAsk, { id: askId })).body as Ask | undefined;
-  if (answer === undefined || !ask) return { ask_id: askId, outcome: 'validation_failed' };
+  if (answer === undefined) return { ask_id: askId, outcome: 'validation_failed' };
+  const read = await run(getAsk, { id: askId });
+  if (!read.ok) return { ask_id: askId, outcome: String(read.body['code']) };
+  const ask = read.body as unknown as Ask;
   // One key per ask and answer: a retried round replays the first answer instead of answering twice.
   const once = `elicitation:${askId}:${createHash('sha256').update(answer).digest('base64url').slice(0, 22)}`;
   const answered = await run(answerAsk, { id: askId, ...(ask.options.length > 0 ? { option: answer } : { text: answer }) }, once);
-  return { ask_id: askId, outcome: answered.ok ? 'answered' : String(answered.body?.['code']) };
+  return { ask_id: askId, outcome: answered.ok ? 'answered' : String(answered.body['code']) };
 }
 
 function askMessage(ask: Ask): string {
@@ -132,19 +140,25 @@ function answerSchema(ask: Ask): ElicitRequestFormParams['requestedSchema'] {
   return { type: 'object', properties: { answer }, required: ['answer'] };
 }
 
+/** An operation's answer: its output, or (not `ok`) its problem document. */
 interface Executed {
   readonly ok: boolean;
-  readonly body: Record<string, unknown> | undefined;
+  readonly body: Record<string, unknown>;
 }
 
+/** Runs one operation as the caller, through the service like any tool call; a thrown failure is a problem too. */
 async function execute(service: Service, caller: Authenticated & { readonly requestId: string }, operation: CallableOperation, input: Record<string, unknown>, idempotencyKey?: string): Promise<Executed> {
-  const outcome = await service.execute(operation, input, {
-    principal: caller.principal,
-    idempotencyKey: operation.kind === 'write' ? (idempotencyKey ?? randomUUID()) : undefined,
-    expectedVersion: undefined,
-    requestId: caller.requestId,
-    budget: caller.budget,
-    dialect: MCP_DIALECT,
-  });
-  return { ok: outcome.ok, body: JSON.parse(outcome.body) as Record<string, unknown> };
+  try {
+    const outcome = await service.execute(operation, input, {
+      principal: caller.principal,
+      idempotencyKey: operation.kind === 'write' ? (idempotencyKey ?? randomUUID()) : undefined,
+      expectedVersion: undefined,
+      requestId: caller.requestId,
+      budget: caller.budget,
+      dialect: MCP_DIALECT,
+    });
+    return { ok: outcome.ok, body: JSON.parse(outcome.body) as Record<string, unknown> };
+  } catch (error) {
+    return { ok: false, body: { code: toBatonError(error).code } };
+  }
 }
