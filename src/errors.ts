@@ -100,6 +100,7 @@ export const ERROR_CODES = [
   'csrf_failed',
   'sign_in_failed',
   'owner_required',
+  'not_confirmed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -668,6 +669,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: "Only an owner makes an owner or changes an owner's role; ask one of the owners ([[agents_list]]).",
     docs: '/spec/identity.md#roles',
+  },
+  not_confirmed: {
+    status: 409,
+    title: 'Not approved in the MCP host',
+    retryable: false,
+    hint: 'Nothing ran: the person at your MCP host denied or dismissed the confirmation. Call the tool again only if they want it done.',
+    docs: '/spec/mcp.md#elicitation',
   },
 };
 

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, type ElicitRequest, type ElicitResult, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'vitest';
@@ -32,6 +32,17 @@ export async function listen(t: TestServer): Promise<string> {
 export async function connectV2(baseUrl: string, token: string, era: 'modern' | 'legacy', query = ''): Promise<Client> {
   const client = new Client({ name: 'baton-test-v2', version: '1.0.0' }, { versionNegotiation: { mode: era === 'modern' ? 'auto' : 'legacy' } });
   await client.connect(new StreamableHTTPClientTransport(new URL(`/mcp${query ? `?${query}` : ''}`, baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/**
+ * The v2 SDK client of a host that takes form elicitation (`elicitation: {form: {}}`) on the 2026-07-28
+ * revision: `answer` plays the person at the host; the client fulfils `input_required` through it.
+ */
+export async function connectEliciting(baseUrl: string, token: string, answer: (params: ElicitRequest['params']) => ElicitResult): Promise<Client> {
+  const client = new Client({ name: 'baton-test-eliciting', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } });
+  client.setRequestHandler('elicitation/create', (request) => answer(request.params));
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 

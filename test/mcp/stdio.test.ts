@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/tokens.ts';
@@ -87,6 +87,39 @@ describe('baton mcp (stdio)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('relays elicitation: a 1.x host (2025-11-25) answers an ask in its inbox, a 2026-07-28 host denies a gated write', async () => {
+    const human = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'] });
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'Asked over stdio' } })).json<{ id: string }>();
+    const asked = await t.request('POST', `/api/v1/tasks/${task.id}/asks`, { token: agent.token, body: { to: human.id, question: 'Which region?', timeout_s: 600, default: { text: 'eu-west' } } });
+    expect(asked.status, asked.body).toBe(201);
+    const v1 = new V1Client({ name: 'baton-test-stdio-eliciting', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    const questions: string[] = [];
+    v1.setRequestHandler(ElicitRequestSchema, (request) => {
+      questions.push(request.params.message);
+      return { action: 'accept', content: { answer: 'us-east' } };
+    });
+    await v1.connect(new V1StdioClientTransport(cli(human.token)));
+    try {
+      const inbox = await v1.callTool({ name: 'inbox_list', arguments: {} });
+      expect(questions).toEqual([expect.stringContaining('Which region?')]);
+      expect(inbox._meta?.['baton/elicited']).toEqual([{ ask_id: asked.json<{ id: string }>().id, outcome: 'answered' }]);
+    } finally {
+      await v1.close();
+    }
+    expect((await t.request('GET', `/api/v1/asks/${asked.json<{ id: string }>().id}`)).json<{ answer: { text: string } }>().answer.text).toBe('us-east');
+
+    const modern = new Client({ name: 'baton-test-stdio-eliciting-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    modern.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { decision: 'deny' } }));
+    await modern.connect(new StdioClientTransport(cli(t.adminToken)));
+    try {
+      expect(problemOf(await modern.callTool({ name: 'tasks_delete', arguments: { id: task.id } }))).toMatchObject({ code: 'not_confirmed' });
+    } finally {
+      await modern.close();
+    }
+    expect((await t.request('GET', `/api/v1/tasks/${task.id}`)).status).toBe(200);
   });
 
   it('passes the server\'s problem on a refused token to the MCP client, and to stderr', async () => {

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations/index.ts';
 import { isCallable } from '../../src/operations/define-operation.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { connectV1, connectV2, listen, outputOf, problemOf, type ToolResult } from './clients.ts';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema as V1ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { connectEliciting, connectV1, connectV2, listen, outputOf, problemOf, type ToolResult } from './clients.ts';
 
 let t: TestServer;
 let baseUrl: string;
@@ -180,5 +184,80 @@ describe('resources and prompts', () => {
     const prompt = await modern.getPrompt({ name: 'resume', arguments: { last_event_id: 'evt_01ARZ3NDEKTSV4RRFFQ69G5FAV' } });
     const [message] = prompt.messages as { content: { text: string } }[];
     expect(message?.content.text).toMatch(/whoami[\s\S]*leases_list[\s\S]*tasks_get[\s\S]*events_list.*evt_01ARZ3NDEKTSV4RRFFQ69G5FAV/);
+  });
+});
+
+describe('elicitation (spec/mcp.md § Elicitation)', () => {
+  type Form = ElicitRequest['params'] & { requestedSchema?: { properties: Record<string, { enum?: string[] }> } };
+
+  it('asks a human who decides approvals to approve a gated write in a host that elicits; a host that does not runs it as before', async () => {
+    const forms: Form[] = [];
+    let decision = 'deny';
+    const host = await connectEliciting(baseUrl, t.adminToken, (params) => {
+      forms.push(params);
+      return { action: 'accept', content: { decision } };
+    });
+    const task = outputOf<{ id: string }>(await host.callTool({ name: 'tasks_create', arguments: { title: 'elicited delete' } }));
+    expect(forms).toEqual([]);
+    const denied = problemOf(await host.callTool({ name: 'tasks_delete', arguments: { id: task.id } }));
+    expect(denied).toMatchObject({ code: 'not_confirmed', status: 409, retryable: false });
+    expect(forms[0]?.message).toMatch(new RegExp(`^Approve tasks_delete\\?.*${task.id}`));
+    expect(forms[0]?.requestedSchema?.properties['decision']?.enum).toEqual(['approve', 'deny']);
+    expect((await t.request('GET', `/api/v1/tasks/${task.id}`)).status).toBe(200);
+    decision = 'approve';
+    outputOf(await host.callTool({ name: 'tasks_delete', arguments: { id: task.id } }));
+    expect(forms).toHaveLength(2);
+    expect((await t.request('GET', `/api/v1/tasks/${task.id}`)).status).toBe(404);
+    await host.close();
+    const other = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks_create', arguments: { title: 'plain delete' } }));
+    outputOf(await modern.callTool({ name: 'tasks_delete', arguments: { id: other.id } }));
+  });
+
+  it('elicits the open asks to a human reading their inbox, answers or declines them as that human, and falls back elsewhere', async () => {
+    const human = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'] });
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'asks by elicitation' } })).json<{ id: string }>();
+    const ask = async (body: Record<string, unknown>) => {
+      const res = await t.request('POST', `/api/v1/tasks/${task.id}/asks`, { token: agent.token, body: { to: human.id, timeout_s: 3600, ...body } });
+      expect(res.status, res.body).toBe(201);
+      return res.json<{ id: string }>();
+    };
+    const choice = await ask({ question: 'Ship tonight?', options: [{ label: 'Ship' }, { label: 'Hold' }], default: { option: 'Hold' } });
+    const free = await ask({ question: 'Which region first?', default: { text: 'eu-west' } });
+
+    // Not asked: a host without elicitation (2026-07-28), and a 1.x client over stateless HTTP, which declares it but has no channel to be asked on.
+    const plain = await connectV2(baseUrl, human.token, 'modern');
+    expect(outputOf<{ counts: { unread: number } }>(await plain.callTool({ name: 'inbox_list', arguments: {} })).counts.unread).toBe(2);
+    await plain.close();
+    const v1 = new V1Client({ name: 'baton-test-v1-eliciting', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    let v1Asked = 0;
+    v1.setRequestHandler(V1ElicitRequestSchema, () => {
+      v1Asked += 1;
+      return { action: 'cancel' };
+    });
+    await v1.connect(new V1StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { authorization: `Bearer ${human.token}` } } }));
+    const v1Inbox = (await v1.callTool({ name: 'inbox_list', arguments: {} })) as ToolResult;
+    expect(outputOf<{ counts: { unread: number } }>(v1Inbox).counts.unread).toBe(2);
+    expect(v1Asked).toBe(0);
+    await v1.close();
+
+    const forms: Form[] = [];
+    const host = await connectEliciting(baseUrl, human.token, (params): ElicitResult => {
+      forms.push(params);
+      return params.message.includes('Ship tonight?') ? { action: 'accept', content: { answer: 'Ship' } } : { action: 'decline' };
+    });
+    const inbox = await host.callTool({ name: 'inbox_list', arguments: {} });
+    expect(forms.map((form) => form.requestedSchema?.properties['answer']?.enum)).toEqual(expect.arrayContaining([['Ship', 'Hold'], undefined]));
+    expect(inbox._meta?.['baton/elicited']).toEqual(expect.arrayContaining([{ ask_id: choice.id, outcome: 'answered' }, { ask_id: free.id, outcome: 'declined' }]));
+    const items = outputOf<{ data: { ref_id: string; state: string }[] }>(inbox).data;
+    expect(items.find((item) => item.ref_id === choice.id)?.state).toBe('done');
+    expect(items.find((item) => item.ref_id === free.id)?.state).toBe('read');
+    const answered = (await t.request('GET', `/api/v1/asks/${choice.id}`)).json<{ status: string; answer: { option: string }; answered_by: { id: string } }>();
+    expect(answered).toMatchObject({ status: 'answered', answer: { option: 'Ship' }, answered_by: { id: human.id } });
+    // A declined ask stays open and is not asked again: its inbox item is read.
+    expect((await t.request('GET', `/api/v1/asks/${free.id}`)).json<{ status: string }>().status).toBe('open');
+    outputOf(await host.callTool({ name: 'wait', arguments: { timeout_s: 0 } }));
+    expect(forms).toHaveLength(2);
+    await host.close();
   });
 });

@@ -5,7 +5,8 @@ import type { Service } from '../../service/service.ts';
 import { retiredNameResult } from './retired-names.ts';
 import { fromStrict } from './strict-schema.ts';
 import { registerLiveResources } from './resources.ts';
-import { callTool, deriveTools, listToolsFor, type ToolListing } from './tools.ts';
+import { elicitFor, takesFormElicitation } from './elicitation.ts';
+import { callTool, deriveTools, ELICITED_META, listToolsFor, problemResult, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
 
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
@@ -33,7 +34,7 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       prompts: { listChanged: false },
     });
     mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller, caller.listing) }));
-    mcp.server.setRequestHandler('tools/call', async (request) => {
+    mcp.server.setRequestHandler('tools/call', async (request, ctx) => {
       const shape = tools.get(request.params.name);
       const renamed = shape ? undefined : retiredNameResult(request.params.name, tools, service.baseUrl);
       if (renamed) return renamed;
@@ -43,11 +44,17 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       const input = caller.listing.schemas === 'strict' ? (fromStrict(args, shape.tool.inputSchema) as Record<string, unknown>) : args;
       const { name } = request.params;
       const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'baton.operation': shape.operation.name };
+      // A human at a host that takes elicitation is asked first (spec/mcp.md § Elicitation); elsewhere this runs the call as is.
+      const capable = takesFormElicitation(mcp.server.getClientCapabilities());
+      const elicitation = await elicitFor(service, shape.operation, input, caller, { capable, responses: ctx.mcpReq.inputResponses });
+      if (elicitation.kind === 'input_required') return elicitation.result;
+      if (elicitation.kind === 'declined') return problemResult(elicitation.error, service.baseUrl, caller.requestId);
       const result = await service.tracing.inSpan(`tools/call ${name}`, 'internal', attributes, async (span) => {
         const called = await callTool(service, shape, input, caller);
         if (called.isError) span?.setAttribute('error.type', 'tool_error');
         return called;
       });
+      if (elicitation.elicited.length > 0) result._meta = { ...result._meta, [ELICITED_META]: elicitation.elicited };
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
     registerLiveResources(mcp, service, caller);

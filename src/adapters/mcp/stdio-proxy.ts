@@ -1,7 +1,8 @@
 import { Client, type FetchLike, type McpSubscription, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, type ClientCapabilities, isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import type { StdioConfig } from '../../config.ts';
+import { takesFormElicitation } from './elicitation.ts';
 import { MCP_PATH } from './http.ts';
 import { BATON_VERSION } from '../../version.ts';
 
@@ -49,11 +50,11 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
   }
   // A refusal later on (the token revoked meanwhile) reaches the client as that problem, not a bare HTTP error.
   const forward =
-    <A, R>(call: (args: A) => Promise<R>) =>
-    async (args: A): Promise<R> => {
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
       refusal = undefined;
       try {
-        return await call(args);
+        return await call(...args);
       } catch (error) {
         if (refusal) throw refusalError(refusal, endpoint);
         throw error;
@@ -74,7 +75,26 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
     }
     server.setRequestHandler('tools/list', forward((request) => remote.listTools(request.params)));
     // Results are already shaped (structuredContent objects) by the server; projection only adapts the era.
-    server.setRequestHandler('tools/call', forward(async (request) => server.projectCallToolResult(await remote.callTool(request.params), undefined)));
+    // Elicitation is relayed (spec/mcp.md § Elicitation): the server asks only what this host declared it
+    // takes, its question comes back to the host as the host's own era asks (the SDK sends a 2025 host
+    // elicitation/create), and the answers go to the server with the retried call.
+    server.setRequestHandler(
+      'tools/call',
+      forward(async (request, ctx) => {
+        // A 2026-07-28 host declares its capabilities on each request; a 2025 host once, at initialize.
+        const envelope = ctx.mcpReq.envelope as Readonly<Record<string, ClientCapabilities | undefined>> | undefined;
+        const elicits = takesFormElicitation(envelope?.[CLIENT_CAPABILITIES_META_KEY] ?? server.getClientCapabilities());
+        const state = ctx.mcpReq.requestState<string>();
+        const params = {
+          ...request.params,
+          ...(elicits ? { _meta: { ...request.params._meta, [CLIENT_CAPABILITIES_META_KEY]: { elicitation: { form: {} } } } } : {}),
+          ...(ctx.mcpReq.inputResponses ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+          ...(state === undefined ? {} : { requestState: state }),
+        };
+        const result = await remote.callTool(params, { allowInputRequired: true });
+        return isInputRequiredResult(result) ? result : server.projectCallToolResult(result, undefined);
+      }),
+    );
     server.setRequestHandler('resources/list', forward((request) => remote.listResources(request.params)));
     server.setRequestHandler('resources/templates/list', forward((request) => remote.listResourceTemplates(request.params)));
     server.setRequestHandler('resources/read', forward((request) => remote.readResource(request.params)));

@@ -21,6 +21,9 @@ const META = {
   needsApproval: 'baton/needs_approval',
 } as const;
 
+/** `_meta` key of a result that elicited asks first: what became of each (spec/mcp.md § Elicitation). */
+export const ELICITED_META = 'baton/elicited';
+
 const IDEMPOTENCY_KEY = 'idempotency_key';
 const EXPECTED_VERSION = 'expected_version';
 
@@ -191,7 +194,7 @@ function badArgument(name: string, detail: string): BatonError {
 }
 
 /** The one translation of a `BatonError` into an MCP tool error, carrying the same problem document REST sends. */
-function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
+export function problemResult(error: BatonError, baseUrl: string, requestId: string, meta: Record<string, unknown> = {}): CallToolResult {
   const problem = toProblem(error, baseUrl, MCP_DIALECT);
   if (problem.status >= 500) problem.request_id = requestId;
   return errorResult(JSON.stringify(problem), meta);
