@@ -134,6 +134,7 @@ describe('the web app as a cockpit, in Chromium', () => {
 
   it('shows the task’s runs with holder, machine, times and usage, and the open run’s log live as the agent appends to it', async () => {
     const task = await api('POST', '/api/v1/tasks', { title: 'Rebuild the search index', labels: ['insight-demo'] });
+    const budget = await api('POST', '/api/v1/budgets', { name: 'Index rebuild cap', applies_to: 'task', target: task.id, unit: 'cost', limit: 0.5 });
     const lease = (await api('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token)).lease;
     await api('POST', `/api/v1/leases/${lease?.id}/usage`, { input_tokens: 1200, output_tokens: 300, cost: 0.42, model: 'sonnet-x', tool_calls: 7 }, agent.token);
     await api('POST', `/api/v1/leases/${lease?.id}/log`, { lines: ['Reading the schema', 'Rebuilding 3 shards'] }, agent.token);
@@ -144,6 +145,10 @@ describe('the web app as a cockpit, in Chromium', () => {
     expect(await run.getAttribute('data-outcome')).toBe('running');
     expect(await run.locator('.actor-name').textContent()).toBe('lint-bot');
     expect(await run.getByTestId('run-usage').textContent()).toMatch(/1,200 in \/ 300 out tokens · \$0\.42 · 7 tool calls · sonnet-x/);
+    // Usage against the budget it spends from: 84 % of the task's cap.
+    const line = runs.locator(`[data-budget="${budget.id}"]`);
+    await line.waitFor(WAIT);
+    expect(await line.textContent()).toBe('Index rebuild cap (this task, lifetime): $0.42 of $0.50, past 80 %');
     // Live: a line appended and the hand-in show without a reload.
     await api('POST', `/api/v1/leases/${lease?.id}/log`, { lines: ['Shard 2 is slow'], level: 'warn' }, agent.token);
     await run.locator('.run-log li.level-warn', { hasText: 'Shard 2 is slow' }).waitFor(WAIT);

@@ -175,3 +175,18 @@ export interface Insight {
   groups: { key: string; figures: InsightFigures }[];
   groups_truncated: boolean;
 }
+
+/** A budget with what its current window spent (spec/runs.md#budgets). */
+export interface Budget {
+  id: string;
+  name: string;
+  applies_to: 'agent' | 'label' | 'task';
+  target: string;
+  unit: 'cost' | 'tokens' | 'runs';
+  currency: string | null;
+  period: 'day' | 'week' | 'month' | 'lifetime';
+  limit: number;
+  spent: number;
+  state: 'ok' | 'warned' | 'exhausted';
+  resets_at: string | null;
+}

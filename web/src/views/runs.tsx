@@ -2,8 +2,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, type Page, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { duration, exact } from '../format.ts';
-import { useEvents } from '../session.ts';
-import type { Run } from '../types.ts';
+import { can, useEvents, useSession } from '../session.ts';
+import type { Budget, Run } from '../types.ts';
 import '../insight.css';
 
 /** The runs shown: the newest 20 (a task with more has been retried a great deal; `baton runs list` pages on). */
@@ -24,12 +24,38 @@ function usageText(u: Run['usage']): string {
   return parts.join(' · ');
 }
 
+const STATE: Record<Budget['state'], string> = { ok: 'within', warned: 'past 80 %', exhausted: 'exhausted: claims are refused' };
+
+function amount(b: Budget, n: number): string {
+  if (b.unit === 'cost') return new Intl.NumberFormat(undefined, { style: 'currency', currency: b.currency ?? 'USD', maximumFractionDigits: 4 }).format(n);
+  return `${n.toLocaleString()} ${b.unit}`;
+}
+
+/** The budgets this task's runs spend from: its own, its labels', and the newest run's agent's (the first 100 budgets, matched in the page). */
+function BudgetsLine({ budgets, names }: { budgets: Budget[]; names: Map<string, string> }) {
+  if (budgets.length === 0) return null;
+  const what = (b: Budget) => (b.applies_to === 'task' ? 'this task' : b.applies_to === 'label' ? `label ${b.target}` : (names.get(b.target) ?? b.target));
+  return (
+    <ul class="run-budgets small" aria-label="Budgets these runs spend from">
+      {budgets.map((b) => (
+        <li key={b.id} class={`budget-${b.state}`} data-budget={b.id}>
+          <strong>{b.name}</strong> ({what(b)}, {b.period === 'lifetime' ? 'lifetime' : `per ${b.period}`}): {amount(b, b.spent)} of {amount(b, b.limit)}, {STATE[b.state]}
+          {b.resets_at ? `; resets ${exact(b.resets_at)}` : ''}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /**
  * The task's runs (spec/runs.md): each attempt with its outcome, holder, machine, times and usage,
  * and the open run's log (the newest run's at first), live: a `run.logged` event on the task reads
  * the log again, any other event on it the list.
  */
-export function RunsPanel({ taskId }: { taskId: string }) {
+export function RunsPanel({ taskId, labels }: { taskId: string; labels: string[] }) {
+  const session = useSession();
+  const { names } = session;
+  const [budgets, setBudgets] = useState<Budget[]>([]);
   const [runs, setRuns] = useState<Run[] | null>(null);
   const [more, setMore] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
@@ -49,9 +75,17 @@ export function RunsPanel({ taskId }: { taskId: string }) {
       (r) => openRef.current === id && setRun(r),
       (error: unknown) => setProblem(problemOf(error)),
     );
+  const loadBudgets = (holder: string | undefined) => {
+    if (!can(session, 'budgets_list')) return;
+    void get<Page<Budget>>('/budgets?limit=100').then(
+      (page) => setBudgets(page.data.filter((b) => (b.applies_to === 'task' && b.target === taskId) || (b.applies_to === 'label' && labels.includes(b.target)) || (b.applies_to === 'agent' && b.target === holder))),
+      () => undefined,
+    );
+  };
   const loadRuns = () =>
     get<Page<Run>>(`/runs?task_id=${taskId}&limit=${RUNS}`).then(
       (page) => {
+        loadBudgets(page.data[0]?.holder.id);
         setRuns(page.data);
         setMore(page.has_more);
         setProblem(null);
@@ -74,7 +108,10 @@ export function RunsPanel({ taskId }: { taskId: string }) {
   }, [open]);
   useEffect(() => {
     if (run?.outcome !== 'running') return;
-    const timer = setInterval(() => void loadRun(run.id), USAGE_MS);
+    const timer = setInterval(() => {
+      void loadRun(run.id);
+      loadBudgets(runs?.[0]?.holder.id);
+    }, USAGE_MS);
     return () => clearInterval(timer);
   }, [run?.id, run?.outcome]);
   useEvents((event) => {
@@ -120,6 +157,7 @@ export function RunsPanel({ taskId }: { taskId: string }) {
           ))}
         </ol>
       )}
+      <BudgetsLine budgets={budgets} names={names} />
       {more && <p class="muted small">The newest {RUNS} runs; `baton runs list --task {taskId}` lists the rest.</p>}
     </section>
   );

@@ -132,7 +132,7 @@ export function TaskPage({ id }: { id: string }) {
               </>
             )}
           </section>
-          {can(session, 'runs_list') && <RunsPanel taskId={task.id} />}
+          {can(session, 'runs_list') && <RunsPanel taskId={task.id} labels={task.labels} />}
           <section class="card">
             <h2>Timeline</h2>
             {eventsProblem ? (
