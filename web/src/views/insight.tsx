@@ -142,7 +142,8 @@ export function InsightPage({ search }: { search: string }) {
     <section class="page insight-page" aria-labelledby="insight-title">
       {head}
       <p class="muted">
-        {window}. Figures are counted on the day they happened; see <a href="/spec/analytics.md">how each is counted</a>.
+        {window}. Figures are counted on the day they happened; percentiles are read from buckets (within a minute below 2 minutes, within half the value above). See{' '}
+        <a href="/spec/analytics.md">how each is counted</a>.
       </p>
       <dl class="insight-tiles" data-testid="insight-tiles">
         <div>
