@@ -158,7 +158,11 @@ export function RunsPanel({ taskId, labels }: { taskId: string; labels: string[]
         </ol>
       )}
       <BudgetsLine budgets={budgets} names={names} />
-      {more && <p class="muted small">The newest {RUNS} runs; `baton runs list --task {taskId}` lists the rest.</p>}
+      {more && (
+        <p class="muted small">
+          The newest {RUNS} runs; <code>baton runs list --task {taskId}</code> lists the rest.
+        </p>
+      )}
     </section>
   );
 }
