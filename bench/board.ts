@@ -1,21 +1,22 @@
 /**
- * `npm run bench:board [-- --engine=pglite|postgres] [--runs=N] [--no-write]`
+ * `npm run bench:board [-- --tasks=1000|10000] [--engine=pglite|postgres] [--runs=N] [--no-write]`
  *
- * The web board at 1,000 tasks, in a real browser. Builds the web app (as `npm start` does),
- * starts Baton as a child process on a fresh database, seeds 1,000 tasks through the API (four
- * priorities, five labels, titles from a small vocabulary; 600 to do, 200 blocked, 200 cancelled),
+ * The web board at 1,000 tasks (or `--tasks`, up to the board's 10,000), in a real browser. Builds
+ * the web app (as `npm start` does), starts Baton as a child process on a fresh database, seeds the
+ * tasks through the API (four priorities, five labels, titles from a small vocabulary; 60 % to do,
+ * 20 % blocked, 20 % cancelled),
  * signs in headless Chromium (/usr/bin/chromium, driven by playwright-core) and measures, N times
  * each (default 20), in the page's own clock:
  *
  * - first cards: reload → the first card in the DOM and the frame after it painted;
- * - all loaded: reload → every column counts its tasks (the tenth page of 100 has landed);
+ * - all loaded: reload → every column counts its tasks (the last page of 100 has landed);
  * - filter: choosing a priority → the columns hold only that priority, painted;
  * - clear: back to every priority, painted;
  * - search: submitting a word → the columns hold only the server's matches, painted (one `GET
  *   /tasks?q=` round trip).
  *
  * Prints median and p99 (over N runs, p99 is the slowest but one at most) and writes them, with the
- * machine, date and commit, into the "Board at 1,000 tasks" section of bench/README.md
+ * machine, date and commit, into the "Board at N tasks" section of bench/README.md
  * (`--no-write` leaves it alone). Everything it starts is removed on exit, on error and on Ctrl-C.
  */
 import { execFile } from 'node:child_process';
@@ -31,16 +32,19 @@ import { describeMachine } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const README = new URL('README.md', import.meta.url);
-const SECTION = '## Board at 1,000 tasks (issue 27, item 5)';
+/** The README section of each size measured; another size gets its own. */
+const sectionTitle = (tasks: number) => (tasks === 1000 ? '## Board at 1,000 tasks (issue 27, item 5)' : tasks === 10_000 ? '## Board at 10,000 tasks (issue 43)' : `## Board at ${tasks.toLocaleString('en')} tasks`);
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const TASKS = 1000;
+/** The board reads at most 100 pages of 100 (web/src/views/board-tasks.ts). */
+const MAX_TASKS = 10_000;
 const PRIORITIES = ['urgent', 'high', 'normal', 'low'] as const;
 const LABELS = ['backend', 'web', 'docs', 'ops', 'security'];
 const VERBS = ['Fix', 'Review', 'Document', 'Migrate', 'Test'];
 const NOUNS = ['invoice export', 'login redirect', 'webhook retries', 'search index', 'billing page', 'release notes', 'rate limiter', 'audit log', 'backup job', 'token rotation'];
-/** The searched word: in one title of ten (100 tasks, the board's search page). */
+/** The searched word: in one title of ten (100 of 1,000 tasks); the board keeps the best 1,000 matches. */
 const SEARCH = 'invoice';
+const searchMatches = (tasks: number) => Math.min(1000, tasks / 10);
 
 interface Sample {
   firstCards: number;
@@ -51,7 +55,9 @@ interface Sample {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { engine: { type: 'string', default: 'pglite' }, runs: { type: 'string', default: '20' }, 'no-write': { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { tasks: { type: 'string', default: '1000' }, engine: { type: 'string', default: 'pglite' }, runs: { type: 'string', default: '20' }, 'no-write': { type: 'boolean', default: false } } });
+  const tasks = Number(values.tasks);
+  if (!(Number.isInteger(tasks) && tasks >= 100 && tasks <= MAX_TASKS && tasks % 100 === 0)) throw new Error(`--tasks is a multiple of 100 from 100 to ${MAX_TASKS}, e.g. --tasks=10000 (got ${values.tasks})`);
   const engine = values.engine as Engine;
   if (!ENGINES.includes(engine)) throw new Error(`--engine is one of ${ENGINES.join(', ')} (got ${values.engine})`);
   const runs = Number(values.runs);
@@ -72,8 +78,10 @@ async function main(): Promise<void> {
       BATON_RATE_LIMIT: RATE_LIMIT,
       ...(database.engine === 'postgres' ? { DATABASE_URL: database.url } : { BATON_DATA_DIR: database.dataDir }),
     }, cleanup);
-    log(`seeding ${TASKS} tasks through the API…`);
-    await seed(server.url, token);
+    log(`seeding ${tasks} tasks through the API…`);
+    const seedStart = Date.now();
+    await seed(server.url, token, tasks);
+    log(`  seeded in ${Math.round((Date.now() - seedStart) / 1000)} s`);
     log('launching Chromium…');
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
     cleanup.add(() => browser.close());
@@ -83,18 +91,18 @@ async function main(): Promise<void> {
     await page.click('button[type=submit]');
     await page.getByRole('heading', { name: 'Board' }).waitFor({ timeout: 30_000 });
     log('signed in; warming up…');
-    await measureOnce(page); // warm-up: caches, JIT, the server's first queries
+    await measureOnce(page, tasks); // warm-up: caches, JIT, the server's first queries
     const samples: Sample[] = [];
     for (let run = 0; run < runs; run++) {
-      samples.push(await measureOnce(page));
+      samples.push(await measureOnce(page, tasks));
       log(`run ${run + 1}/${runs}: ${JSON.stringify(samples.at(-1), (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}`);
     }
     const rendered = await page.locator('article.task-card').count();
-    const table = summary(samples);
-    const text = section({ machine, engine, runs, rendered, table, date: new Date().toISOString().slice(0, 10), commit: await webRevision() });
+    const table = summary(samples, tasks);
+    const text = section({ tasks, machine, engine, runs, rendered, table, date: new Date().toISOString().slice(0, 10), commit: await webRevision() });
     log(`\n${text}`);
     if (!values['no-write']) {
-      await writeSection(text);
+      await writeSection(sectionTitle(tasks), text);
       log('written to bench/README.md');
     }
   } catch (error) {
@@ -104,8 +112,8 @@ async function main(): Promise<void> {
   }
 }
 
-/** 1,000 tasks, 25 requests at a time; then 200 blocked and 200 cancelled. */
-async function seed(url: string, token: string): Promise<void> {
+/** `total` tasks, 25 requests at a time; then a fifth blocked and a fifth cancelled. */
+async function seed(url: string, token: string, total: number): Promise<void> {
   const call = async (method: string, path: string, body: unknown, key: string) => {
     const res = await fetch(`${url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
     const text = await res.text();
@@ -113,8 +121,8 @@ async function seed(url: string, token: string): Promise<void> {
     return JSON.parse(text) as { id: string };
   };
   const ids: string[] = [];
-  for (let start = 0; start < TASKS; start += 25) {
-    const batch = Array.from({ length: Math.min(25, TASKS - start) }, (_, j) => start + j);
+  for (let start = 0; start < total; start += 25) {
+    const batch = Array.from({ length: Math.min(25, total - start) }, (_, j) => start + j);
     ids.push(
       ...(await Promise.all(
         batch.map(async (i) => {
@@ -125,20 +133,21 @@ async function seed(url: string, token: string): Promise<void> {
     );
   }
   log(`  ${ids.length} created`);
-  const moves = ids.slice(0, 400).map((id, i) => ({ id, status: i < 200 ? 'blocked' : 'cancelled' }));
+  const fifth = total / 5;
+  const moves = ids.slice(0, 2 * fifth).map((id, i) => ({ id, status: i < fifth ? 'blocked' : 'cancelled' }));
   for (let start = 0; start < moves.length; start += 25) {
     await Promise.all(moves.slice(start, start + 25).map((m) => call('PATCH', `/tasks/${m.id}`, { status: m.status }, `board-move-${m.id}`)));
   }
 }
 
 /** One reload and one filter, clear and search, each timed in the page from its start to the frame after the board shows the result. */
-async function measureOnce(page: Page): Promise<Sample> {
+async function measureOnce(page: Page, tasks: number): Promise<Sample> {
   await page.reload({ waitUntil: 'commit' });
-  const firstCards = await painted(page, 'first');
-  const allLoaded = await painted(page, 'all');
-  const filter = await timeChange(page, 'filter');
-  const clear = await timeChange(page, 'clear');
-  const search = await timeChange(page, 'search');
+  const firstCards = await painted(page, 'first', tasks);
+  const allLoaded = await painted(page, 'all', tasks);
+  const filter = await timeChange(page, 'filter', tasks);
+  const clear = await timeChange(page, 'clear', tasks);
+  const search = await timeChange(page, 'search', tasks);
   await page.getByRole('button', { name: 'Clear filters' }).click();
   await page.waitForURL((url) => url.search === '');
   return { firstCards, allLoaded, filter, clear, search };
@@ -149,7 +158,7 @@ async function measureOnce(page: Page): Promise<Sample> {
  * its first card, or counts every task: a MutationObserver sees the DOM reach it, then one
  * animation frame and a message (which runs after that frame is painted).
  */
-function painted(page: Page, which: 'first' | 'all'): Promise<number> {
+function painted(page: Page, which: 'first' | 'all', total: number): Promise<number> {
   return page.evaluate(
     async ({ which, total }) => {
       const counts = () => [...document.querySelectorAll('.column .count')].reduce((sum, el) => sum + Number(el.textContent), 0);
@@ -172,7 +181,7 @@ function painted(page: Page, which: 'first' | 'all'): Promise<number> {
       });
       return performance.now();
     },
-    { which, total: TASKS },
+    { which, total },
   );
 }
 
@@ -181,16 +190,16 @@ function painted(page: Page, which: 'first' | 'all'): Promise<number> {
  * the board holds the result: a MutationObserver sees the DOM reach it, then one animation frame
  * and a message (which runs after that frame is painted).
  */
-function timeChange(page: Page, what: 'filter' | 'clear' | 'search'): Promise<number> {
+function timeChange(page: Page, what: 'filter' | 'clear' | 'search', total: number): Promise<number> {
   return page.evaluate(
-    async ({ what, total, word }) => {
+    async ({ what, total, word, matches }) => {
       const counts = () => [...document.querySelectorAll('.column .count')].reduce((sum, el) => sum + Number(el.textContent), 0);
       const titles = () => [...document.querySelectorAll('article.task-card .task-title')].map((el) => el.textContent ?? '');
       const priorities = () => [...document.querySelectorAll('article.task-card .priority')].map((el) => el.textContent?.toLowerCase());
       const done = {
         filter: () => counts() === total / 4 && priorities().every((p) => p === 'urgent'),
         clear: () => counts() === total,
-        search: () => counts() === total / 10 && titles().every((t) => t.toLowerCase().includes(word)),
+        search: () => counts() === matches && titles().every((t) => t.toLowerCase().includes(word)),
       }[what];
       const box = document.querySelector<HTMLInputElement>('input[aria-label="Search titles, descriptions and comments"]');
       const select = document.querySelector<HTMLSelectElement>('select[aria-label="Filter by priority"]');
@@ -224,38 +233,42 @@ function timeChange(page: Page, what: 'filter' | 'clear' | 'search'): Promise<nu
       });
       return performance.now() - start;
     },
-    { what, total: TASKS, word: SEARCH },
+    { what, total, word: SEARCH, matches: searchMatches(total) },
   );
 }
 
-const ROWS: [keyof Sample, string][] = [
-  ['firstCards', 'first render: reload → first cards painted'],
-  ['allLoaded', 'reload → all 1,000 counted (10 pages of 100)'],
-  ['filter', 'apply a filter (priority: 250 of 1,000)'],
-  ['clear', 'clear the filter (1,000)'],
-  ['search', `search “${SEARCH}” on the server (100 matches)`],
-];
+const ROWS = (tasks: number): [keyof Sample, string][] => {
+  const n = (x: number) => x.toLocaleString('en');
+  return [
+    ['firstCards', 'first render: reload → first cards painted'],
+    ['allLoaded', `reload → all ${n(tasks)} counted (${n(tasks / 100)} pages of 100)`],
+    ['filter', `apply a filter (priority: ${n(tasks / 4)} of ${n(tasks)})`],
+    ['clear', `clear the filter (${n(tasks)})`],
+    ['search', `search “${SEARCH}” on the server (${n(searchMatches(tasks))} matches)`],
+  ];
+};
 
-function summary(samples: readonly Sample[]): string {
+function summary(samples: readonly Sample[], tasks: number): string {
   const pick = (values: number[], q: number) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil(q * values.length) - 1)] ?? NaN;
-  const lines = ROWS.map(([key, label]) => {
+  const lines = ROWS(tasks).map(([key, label]) => {
     const values = samples.map((s) => s[key]);
     return `| ${label} | ${pick([...values], 0.5).toFixed(0)} ms | ${pick([...values], 0.99).toFixed(0)} ms |`;
   });
   return ['| measured | median | p99 |', '| --- | ---: | ---: |', ...lines].join('\n');
 }
 
-function section(r: { machine: Awaited<ReturnType<typeof describeMachine>>; engine: Engine; runs: number; rendered: number; table: string; date: string; commit: string }): string {
+function section(r: { tasks: number; machine: Awaited<ReturnType<typeof describeMachine>>; engine: Engine; runs: number; rendered: number; table: string; date: string; commit: string }): string {
   const m = r.machine;
-  return `${SECTION}
+  const n = r.tasks.toLocaleString('en');
+  return `${sectionTitle(r.tasks)}
 
 \`npm run bench:board\` (bench/board.ts): Baton on ${r.engine === 'pglite' ? 'PGlite' : `PostgreSQL ${m.postgres}`} as a child process,
-1,000 tasks seeded through the API (600 to do, 200 blocked, 200 cancelled; four priorities, five
+${n} tasks seeded through the API (60 % to do, 20 % blocked, 20 % cancelled; four priorities, five
 labels), headless Chromium at 1280×800 driven by playwright-core. Each figure is timed in the page
 from the action to the frame painted after the board shows the result; ${r.runs} runs after one warm-up,
 p99 is the slowest run or close to it. The board reads every task in pages of 100 and shows each
 page as it lands, but renders at most 30 cards a column until "Show more": ${r.rendered} cards in the DOM
-with 1,000 tasks loaded. Filter and clear run in the page, with no request; search is one
+with ${n} tasks loaded. Filter and clear run in the page, with no request; search is one
 \`GET /tasks?q=\` round trip and the render.
 
 ${r.table}
@@ -266,11 +279,11 @@ shared machine: other sessions were running). Date ${r.date}, commit ${r.commit}
 }
 
 /** Replaces the section (up to the next `## `) or appends it. */
-async function writeSection(text: string): Promise<void> {
+async function writeSection(title: string, text: string): Promise<void> {
   const readme = await readFile(README, 'utf8');
-  const start = readme.indexOf(SECTION);
+  const start = readme.indexOf(title);
   if (start < 0) return writeFile(README, `${readme.trimEnd()}\n\n${text}`);
-  const next = readme.indexOf('\n## ', start + SECTION.length);
+  const next = readme.indexOf('\n## ', start + title.length);
   await writeFile(README, `${readme.slice(0, start)}${text}${next < 0 ? '' : readme.slice(next)}`);
 }
 

@@ -82,7 +82,7 @@ describe('accessible and pleasant, in Chromium', () => {
     await page.getByText('No events match these filters.').waitFor(WAIT);
   });
 
-  // Twelve pages in four looks each: 48 axe-core runs.
+  // Seventeen pages and states in four looks each: 68 axe-core runs.
   it('every page passes axe-core with no serious or critical violation, light and dark, at 1280 and 390 px', { timeout: 240_000 }, async () => {
     const task = await asAgent('POST', '/api/v1/tasks', {
       title: 'Publish the accessibility audit',
@@ -93,6 +93,9 @@ describe('accessible and pleasant, in Chromium', () => {
     taskId = task.id;
     const claimed = await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
     await asAgent('POST', `/api/v1/leases/${claimed.lease?.id}/heartbeat`, { note: 'Board and task page done' });
+    // The task page's run view shows usage and a log (a scrollable region, which must take focus).
+    await asAgent('POST', `/api/v1/leases/${claimed.lease?.id}/usage`, { input_tokens: 900, output_tokens: 120, cost: 0.05 });
+    await asAgent('POST', `/api/v1/leases/${claimed.lease?.id}/log`, { lines: ['axe-core: 0 violations on the board'] });
     await api('POST', `/api/v1/tasks/${task.id}/comments`, { body: 'Remember the 390 px layout.' });
     for (const [title, priority] of [
       ['Rotate the signing keys', 'urgent'],
@@ -116,7 +119,16 @@ describe('accessible and pleasant, in Chromium', () => {
     const pages: { name: string; path: string; ready: (p: Page) => Promise<void> }[] = [
       { name: 'board', path: '/', ready: (p) => p.locator('article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
       { name: 'board in swimlanes by person', path: '/?group=assignee', ready: (p) => p.locator('section.lane article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
-      { name: 'task', path: `/tasks/${task.id}`, ready: (p) => p.locator('.timeline .event').first().waitFor(WAIT) },
+      {
+        name: 'task with its run',
+        path: `/tasks/${task.id}`,
+        ready: async (p) => {
+          await p.locator('.timeline .event').first().waitFor(WAIT);
+          await p.locator('.run-log li').first().waitFor(WAIT);
+        },
+      },
+      { name: 'inbox', path: '/inbox', ready: (p) => p.locator('.inbox-list > li, p.empty').first().waitFor(WAIT) },
+      { name: 'insight', path: '/insight', ready: (p) => p.locator('figure[data-chart="failures"] tbody tr').first().waitFor(WAIT) },
       { name: 'approvals', path: '/approvals', ready: (p) => p.locator('article.approval [data-testid="approval-target"]').waitFor(WAIT) },
       { name: 'agents', path: '/agents', ready: (p) => p.getByRole('link', { name: 'docs-bot' }).waitFor(WAIT) },
       { name: 'agent', path: `/agents/${agent.id}`, ready: (p) => p.getByRole('heading', { name: 'Holds now' }).locator('xpath=..').locator('.empty, .held-list').first().waitFor(WAIT) },
@@ -206,7 +218,7 @@ describe('accessible and pleasant, in Chromium', () => {
 
   it('shows focus on every interactive element it tabs to', async () => {
     const unfocused: string[] = [];
-    for (const path of [`/tasks/${taskId}`, '/approvals', `/agents/${agent.id}`, '/activity']) {
+    for (const path of [`/tasks/${taskId}`, '/approvals', `/agents/${agent.id}`, '/activity', '/insight']) {
       await page.goto(`${h.base}${path}`);
       await page.locator('main h1').first().waitFor(WAIT);
       for (let i = 0; i < 30; i++) {

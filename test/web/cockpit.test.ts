@@ -1,7 +1,8 @@
+import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type BrowserHarness, startBrowser, signIn, WAIT } from './browser.ts';
+import { type BrowserHarness, SHOTS, startBrowser, signIn, WAIT } from './browser.ts';
 
 
 interface TaskJson {
@@ -129,5 +130,68 @@ describe('the web app as a cockpit, in Chromium', () => {
     const saved = await api('GET', `/api/v1/tasks/${task.id}?view=full`);
     expect(saved.description).toContain('My careful plan');
     expect(saved.version).toBe(3);
+  });
+
+  it('shows the task’s runs with holder, machine, times and usage, and the open run’s log live as the agent appends to it', async () => {
+    const task = await api('POST', '/api/v1/tasks', { title: 'Rebuild the search index', labels: ['insight-demo'] });
+    const budget = await api('POST', '/api/v1/budgets', { name: 'Index rebuild cap', applies_to: 'task', target: task.id, unit: 'cost', limit: 0.5 });
+    const lease = (await api('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token)).lease;
+    await api('POST', `/api/v1/leases/${lease?.id}/usage`, { input_tokens: 1200, output_tokens: 300, cost: 0.42, model: 'sonnet-x', tool_calls: 7 }, agent.token);
+    await api('POST', `/api/v1/leases/${lease?.id}/log`, { lines: ['Reading the schema', 'Rebuilding 3 shards'] }, agent.token);
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const runs = page.getByTestId('runs');
+    const run = runs.locator(`li.run[data-run="${lease?.id}"]`);
+    await run.locator('.run-log li', { hasText: 'Rebuilding 3 shards' }).waitFor(WAIT);
+    expect(await run.getAttribute('data-outcome')).toBe('running');
+    expect(await run.locator('.actor-name').textContent()).toBe('lint-bot');
+    expect(await run.getByTestId('run-usage').textContent()).toMatch(/1,200 in \/ 300 out tokens · \$0\.42 · 7 tool calls · sonnet-x/);
+    // Usage against the budget it spends from: 84 % of the task's cap.
+    const line = runs.locator(`[data-budget="${budget.id}"]`);
+    await line.waitFor(WAIT);
+    expect(await line.textContent()).toBe('Index rebuild cap (this task, lifetime): $0.42 of $0.50, past 80 %');
+    // Live: a line appended and the hand-in show without a reload.
+    await api('POST', `/api/v1/leases/${lease?.id}/log`, { lines: ['Shard 2 is slow'], level: 'warn' }, agent.token);
+    await run.locator('.run-log li.level-warn', { hasText: 'Shard 2 is slow' }).waitFor(WAIT);
+    await api('POST', `/api/v1/tasks/${task.id}/hand_in`, { summary: 'Rebuilt.', lease_epoch: lease?.epoch }, agent.token);
+    await runs.locator(`li.run[data-run="${lease?.id}"][data-outcome="ended"]`).waitFor(WAIT);
+    expect(await run.locator('.run-log li').allTextContents()).toEqual(['1Reading the schema', '2Rebuilding 3 shards', '3warn: Shard 2 is slow']);
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}task-runs.png`, fullPage: true });
+    await api('POST', `/api/v1/tasks/${task.id}/review`, { decision: 'approve' });
+  });
+
+  it('charts insight over a chosen window, each chart with its numbers as a table, readable at 390 px in dark mode', async () => {
+    const failing = await api('POST', '/api/v1/tasks', { title: 'Rotate the CDN keys', labels: ['insight-demo'] });
+    const lease = (await api('POST', `/api/v1/tasks/${failing.id}/claim`, {}, agent.token)).lease;
+    await api('POST', `/api/v1/leases/${lease?.id}/release`, { outcome: 'failed', reason: 'The vault was sealed.' }, agent.token);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Insight' }).click();
+    const tiles = page.getByTestId('insight-tiles');
+    await tiles.waitFor(WAIT);
+    const chart = (id: string) => page.locator(`figure[data-chart="${id}"]`);
+    // The drawing is hidden from screen readers; its table is not.
+    expect(await chart('throughput').locator('.chart-drawing').getAttribute('aria-hidden')).toBe('true');
+    expect(await chart('throughput').locator('table tbody tr').count()).toBe(30);
+    expect(await chart('failures').locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^failed\s+1\s+/)]);
+    const agentRow = chart('spend-agent').locator('tbody tr', { hasText: 'lint-bot' });
+    // Done, runs ended, failure rate (earlier tests ran the agent too), tokens, tool calls, cost.
+    expect(await agentRow.locator('td').allTextContents()).toEqual(['1', expect.stringMatching(/^\d+$/), expect.stringMatching(/%$/), '1,200', '300', '7', '$0.42']);
+    expect(await chart('spend-label').locator('tbody tr', { hasText: 'insight-demo' }).locator('td').first().textContent()).toBe('1');
+    expect(await tiles.textContent()).toContain('$0.42');
+    // Tables are shown to everyone on request; the window is kept in the address.
+    expect(await chart('times').locator('.sr-only > table').count()).toBe(1);
+    await page.getByLabel('Show the numbers').check();
+    expect(await chart('times').locator('.chart-table-wrap > table').isVisible()).toBe(true);
+    await page.getByLabel('Window').selectOption('7');
+    await page.waitForURL(/\/insight\?days=7$/);
+    await chart('throughput').locator('table tbody tr').nth(6).waitFor(WAIT);
+    expect(await chart('throughput').locator('table tbody tr').count()).toBe(7);
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}insight-1280.png`, fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth)).toBe(false);
+    await page.screenshot({ path: `${SHOTS}insight-dark-390.png`, fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 });

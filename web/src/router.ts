@@ -9,6 +9,7 @@ export type Route =
   | { page: 'agents' }
   | { page: 'agent'; id: string }
   | { page: 'fleet' }
+  | { page: 'insight'; search: string }
   | { page: 'activity'; search: string }
   | { page: 'dead-letter' }
   | { page: 'sessions' }
@@ -18,6 +19,7 @@ export type Route =
 export function parseRoute(path: string, search = ''): Route {
   if (path === '/' || path === '') return { page: 'board', search };
   if (path === '/fleet') return { page: 'fleet' };
+  if (path === '/insight') return { page: 'insight', search };
   if (path === '/activity') return { page: 'activity', search };
   if (path === '/dead-letter') return { page: 'dead-letter' };
   if (path === '/approvals') return { page: 'approvals' };
@@ -55,7 +57,7 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(anchor.href);
-  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|inbox|fleet|activity|dead-letter|templates)?(\/|$)/.test(url.pathname)) return;
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|inbox|fleet|insight|activity|dead-letter|templates)?(\/|$)/.test(url.pathname)) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 }

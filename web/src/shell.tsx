@@ -10,6 +10,7 @@ import { Board } from './views/board.tsx';
 import { DeadLetter } from './views/dead-letter.tsx';
 import { Fleet } from './views/fleet.tsx';
 import { Inbox } from './views/inbox.tsx';
+import { InsightPage } from './views/insight.tsx';
 import { useInboxUnread } from './inbox-count.ts';
 import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
@@ -80,6 +81,8 @@ function page(route: Route) {
       return <AgentPage id={route.id} />;
     case 'fleet':
       return <Fleet />;
+    case 'insight':
+      return <InsightPage search={route.search} />;
     case 'activity':
       return <Activity search={route.search} />;
     case 'dead-letter':
@@ -178,6 +181,11 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'agents_list') && can({ whoami }, 'leases_list') && (
             <NavLink href="/fleet" current={route.page === 'fleet'}>
               Fleet
+            </NavLink>
+          )}
+          {can({ whoami }, 'insight_get') && (
+            <NavLink href="/insight" current={route.page === 'insight'}>
+              Insight
             </NavLink>
           )}
           {can({ whoami }, 'events_list') && (

@@ -126,3 +126,67 @@ export interface Manifest {
   attempts: { default_max_attempts: number; backoff_s: number[] };
   operations: { name: string; summary: string; method: string; path: string }[];
 }
+
+/** A run: one lease, with what it used (spec/runs.md). */
+export interface Run {
+  id: string;
+  task_id: string;
+  holder: Actor;
+  machine: string | null;
+  outcome: 'running' | 'released' | 'lapsed' | 'ended';
+  started_at: string;
+  ended_at: string | null;
+  usage: { input_tokens: number; output_tokens: number; cost: number; currency: string | null; model: string | null; tool_calls: number; reports: number };
+  log_lines: number;
+  log?: { seq: number; at: string; level: 'info' | 'warn' | 'error'; line: string }[];
+}
+
+/** A duration's figures in seconds (spec/analytics.md): null when nothing was counted. */
+export interface InsightDuration {
+  count: number;
+  mean: number | null;
+  p50: number | null;
+  p90: number | null;
+}
+
+export interface Money {
+  currency: string;
+  amount: number;
+}
+
+/** The figures of a window or of one group of it (`insight_get`). */
+export interface InsightFigures {
+  tasks_done: number;
+  done_per_day: number;
+  cycle_time_s: InsightDuration;
+  lead_time_s: InsightDuration;
+  review_wait_s: InsightDuration;
+  time_in_status_s: Record<Status, InsightDuration>;
+  first_review: { decided: number; approved: number; rate: number | null };
+  runs: { ended: number; failed: number; failure_rate: number | null; duration_s: InsightDuration; failures: { code: string; count: number }[] };
+  usage: { input_tokens: number; output_tokens: number; tool_calls: number; cost: Money[] };
+}
+
+export interface Insight {
+  from: string;
+  to: string;
+  days: number;
+  totals: InsightFigures;
+  groups: { key: string; figures: InsightFigures }[];
+  groups_truncated: boolean;
+}
+
+/** A budget with what its current window spent (spec/runs.md#budgets). */
+export interface Budget {
+  id: string;
+  name: string;
+  applies_to: 'agent' | 'label' | 'task';
+  target: string;
+  unit: 'cost' | 'tokens' | 'runs';
+  currency: string | null;
+  period: 'day' | 'week' | 'month' | 'lifetime';
+  limit: number;
+  spent: number;
+  state: 'ok' | 'warned' | 'exhausted';
+  resets_at: string | null;
+}

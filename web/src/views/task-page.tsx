@@ -14,6 +14,7 @@ import { useMove } from './move.ts';
 import { Timeline } from './timeline.tsx';
 import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
 import { SubtasksPanel } from './subtasks.tsx';
+import { RunsPanel } from './runs.tsx';
 import { useConfirm } from '../confirm.tsx';
 import { useUndo } from '../undo.tsx';
 import { DeleteTask } from './task-delete.tsx';
@@ -131,6 +132,7 @@ export function TaskPage({ id }: { id: string }) {
               </>
             )}
           </section>
+          {can(session, 'runs_list') && <RunsPanel taskId={task.id} labels={task.labels} />}
           <section class="card">
             <h2>Timeline</h2>
             {eventsProblem ? (

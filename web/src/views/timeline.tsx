@@ -26,6 +26,8 @@ export function describe(event: BatonEvent): string {
       return 'warned that the lease is about to run out';
     case 'lease.expired':
       return 'expired the lease (no heartbeat in time)';
+    case 'run.logged':
+      return `logged ${String(d.lines)} ${d.lines === 1 ? 'line' : 'lines'}${d.level === 'info' ? '' : ` (${String(d.level)})`}`;
     case 'task.handed_in':
       return 'handed it in for review';
     case 'task.changes_requested':
