@@ -3,7 +3,7 @@ import { BatonError } from '../../errors.ts';
 import { latestSeq, listEventsInWindow } from '../../store/events.ts';
 import { listRunsInWindow } from '../../store/runs.ts';
 import { defineOperation } from '../define-operation.ts';
-import { cursorParam, limitParam, nextCursorOutput, paginate } from '../shared/lists.ts';
+import { cursorParam, limitParam, nextCursorOutput, paginate, syncCursorOutput } from '../shared/lists.ts';
 import { EXPORT_COLUMNS, EXPORT_DATASETS, type ExportDataset, exportRow, toEventRow, toRunRow, toUsageRow } from './export-rows.ts';
 
 /** A UTC day or a date-time with its offset; checked as a time in `run` (a pattern keeps the OpenAPI document small). */
@@ -44,7 +44,7 @@ export const getExport = defineOperation({
     has_more: z.boolean(),
     next_cursor: nextCursorOutput,
     // Every list page carries one; a window is fixed, so there is nothing to follow with `since`.
-    sync_cursor: z.null().describe('Always null: an export reads a fixed window (lists carry an event id here).'),
+    sync_cursor: syncCursorOutput.describe('Always null: an export reads a fixed window (lists carry an event id here).'),
   }),
   async run(db, ctx, input) {
     const from = instantOf('from', input.from);
@@ -53,7 +53,7 @@ export const getExport = defineOperation({
     const dataset: ExportDataset = input.dataset;
     const position = ctx.cursors.decode('exports', input.cursor)?.split(' ');
     if (position && position[0] !== dataset) throw invalid('cursor', `it continues a ${position[0]} export, not ${dataset}`);
-    const page = { dataset, columns: [...EXPORT_COLUMNS[dataset]], sync_cursor: null };
+    const page = { dataset, columns: [...EXPORT_COLUMNS[dataset]], sync_cursor: null as string | null };
     if (dataset === 'events') {
       const throughSeq = position?.[2] ?? (await latestSeq(db));
       const rows = await listEventsInWindow(db, { from, to, afterSeq: position?.[1], throughSeq, limit: input.limit });
