@@ -3,7 +3,7 @@ import type { ApprovalsTable, DB } from './schema.ts';
 import type { Tx } from './connection.ts';
 
 export type ApprovalRow = Selectable<ApprovalsTable>;
-export type NewApprovalRow = Omit<ApprovalRow, 'decided_by_id' | 'decided_by_kind' | 'decided_at' | 'reason' | 'result_status' | 'result_body'>;
+export type NewApprovalRow = Omit<ApprovalRow, 'decided_by_id' | 'decided_by_kind' | 'decided_at' | 'reason' | 'result_status' | 'result_body' | 'overdue_at'>;
 
 export async function insertApproval(tx: Tx, row: NewApprovalRow): Promise<ApprovalRow> {
   return tx
