@@ -1,6 +1,8 @@
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startMailReceiver, type MailReceiver } from '../asks/receivers.ts';
+import { startBaton } from '../cli/run-baton.ts';
+import { connectV2, outputOf } from '../mcp/clients.ts';
 import { type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
 
 const CRON_SECRET = 'cron-secret-for-tests-0123456789';
@@ -43,5 +45,38 @@ describe('a link from a notification email in the web app', () => {
 
     await page.goto(`${h.base}${us}`);
     await page.getByRole('alert').filter({ hasText: 'Link already used' }).waitFor(WAIT);
+  });
+
+  it('resolves issue 40: an agent asks over MCP with options and a deadline, the person is emailed and answers in the inbox, and the agent\'s `baton wait` returns the answer', { timeout: 120_000 }, async () => {
+    const me = (await h.t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
+    await h.t.database.db.updateTable('agents').set({ email: 'admin@example.test' }).where('id', '=', me).execute();
+    const agent = await h.t.addPrincipal({ kind: 'agent', name: 'region-bot', scopes: ['tasks:read', 'tasks:write', 'events:read'] });
+    const mcp = await connectV2(h.base, agent.token, 'modern');
+    const task = outputOf<{ id: string }>(await mcp.callTool({ name: 'tasks_create', arguments: { title: 'Launch the store' } }));
+    const start = outputOf<{ cursor: string }>(await mcp.callTool({ name: 'wait', arguments: { timeout_s: 0, work: 'no' } }));
+    const ask = outputOf<{ id: string; due_at: string }>(
+      await mcp.callTool({ name: 'asks_create', arguments: { id: task.id, question: 'Launch in which region?', options: [{ label: 'eu-west' }, { label: 'us-east' }], to: me, timeout_s: 3600, default: { option: 'eu-west' } } }),
+    );
+    await mcp.close();
+    // The agent blocks on the CLI's wait, a child process, from the cursor it had before asking.
+    const waiting = startBaton(['wait', '--cursor', start.cursor, '--timeout', '60', '--no-work', '--json'], { BATON_URL: h.base, BATON_TOKEN: agent.token });
+    onTestFinished(() => void waiting.child.kill());
+
+    const sweep = await h.t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+    expect(sweep.status, sweep.body).toBe(200);
+    const mail = smtp.mails.find((m) => m.subject.includes('Launch in which region?'));
+    expect(mail?.to).toContain('admin@example.test');
+    expect(mail?.text).toContain(`Answer by ${ask.due_at}.`);
+    expect(mail?.text).toMatch(/Answer "us-east": http:\/\/baton\.test\/tasks\//);
+
+    await page.goto(`${h.base}/inbox`);
+    const entry = page.locator('li.inbox-item', { hasText: 'Launch in which region?' });
+    await entry.getByRole('button', { name: 'us-east' }).click();
+    await page.getByTestId('inbox-status').getByText('Answered “Launch in which region?”: us-east.').waitFor(WAIT);
+
+    const woke = await waiting.outcome;
+    expect(woke.code, woke.stderr).toBe(0);
+    const items = (JSON.parse(woke.stdout) as { items: { type: string; data: { ask_id: string; answer: { option?: string }; defaulted: boolean } }[] }).items;
+    expect(items).toEqual([expect.objectContaining({ type: 'ask.answered', data: expect.objectContaining({ ask_id: ask.id, answer: expect.objectContaining({ option: 'us-east' }) as unknown, defaulted: false }) as unknown })]);
   });
 });
