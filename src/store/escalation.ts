@@ -77,9 +77,10 @@ export async function adjustOverdueAsks(tx: Tx, taskId: string, delta: number): 
     .execute();
 }
 
-/** Marks the open inbox items about an ask overdue (its addressees'). */
-export async function markInboxOverdue(tx: Tx, refId: string, now: Date): Promise<void> {
-  await tx.updateTable('inbox_items').set({ overdue_at: now }).where('ref_id', '=', refId).where('kind', '=', 'ask').where('state', '<>', 'done').execute();
+/** Marks the open inbox items about an ask or approval overdue (its addressees' or deciders'); returns whose they are. */
+export async function markInboxOverdue(tx: Tx, refId: string, kind: 'ask' | 'approval', now: Date): Promise<string[]> {
+  const rows = await tx.updateTable('inbox_items').set({ overdue_at: now }).where('ref_id', '=', refId).where('kind', '=', kind).where('state', '<>', 'done').returning('principal_id').execute();
+  return rows.map((r) => r.principal_id);
 }
 
 /**

@@ -424,7 +424,7 @@ export interface AskAnswer {
   option?: string;
 }
 
-export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'overdue';
+export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue';
 export type InboxState = 'unread' | 'read' | 'done';
 
 export interface InboxItemsTable {

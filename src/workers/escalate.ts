@@ -41,11 +41,10 @@ export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids:
         const now = deps.clock.now();
         const due = await MARK[kind](tx, { before: new Date(now.getTime() - limits[kind] * 1000), now, limit: BATCH });
         for (const wait of due) {
+          if (kind === 'ask' && wait.task_id) await adjustOverdueAsks(tx, wait.task_id, 1);
+          // Whoever the wait is on already (an ask's addressees, an approval's deciders) has its item marked, not a second one.
+          if (kind !== 'review') wait.on.push(...(await markInboxOverdue(tx, wait.id, kind, now)));
           const to = targets.filter((t) => !wait.on.includes(t) && t !== wait.by_id);
-          if (kind === 'ask' && wait.task_id) {
-            await adjustOverdueAsks(tx, wait.task_id, 1);
-            await markInboxOverdue(tx, wait.id, now);
-          }
           const taskId = wait.task_id;
           if (taskId) {
             await insertInboxItems(

@@ -68,9 +68,7 @@ describe('ask deadlines across instances', () => {
     const held = await asAgent<{ lease: { epoch: number } }>('POST', `/api/v1/tasks/${reviewed.id}/claim`, {}, 200);
     await asAgent('PATCH', `/api/v1/tasks/${reviewed.id}`, { status: 'in_review', lease_epoch: held.lease.epoch }, 200);
     const doomed = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the old branch' });
-    const approval = await asAgent<{ approval: { id: string } } & { id?: string }>('DELETE', `/api/v1/tasks/${doomed.id}`, undefined, 202);
-    const approvalId = approval.approval?.id ?? approval.id ?? '';
-    expect(approvalId).toMatch(/^apr_/);
+    const approvalId = (await asAgent('DELETE', `/api/v1/tasks/${doomed.id}`, undefined, 202)).id;
 
     const events = async (type: string) => cluster.database.db.selectFrom('events').select(['subject', 'data']).where('type', '=', type).execute();
     const overdueMetric = async (kind: string) => {

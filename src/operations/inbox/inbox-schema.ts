@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { InboxItemRow } from '../../store/inbox.ts';
 
-export const INBOX_KINDS = ['ask', 'answer', 'mention', 'review', 'assigned', 'overdue'] as const;
+export const INBOX_KINDS = ['ask', 'answer', 'mention', 'review', 'assigned', 'approval', 'overdue'] as const;
 export const INBOX_STATES = ['unread', 'read', 'done'] as const;
 
 export const inboxCounts = z.object({ unread: z.int(), read: z.int(), done: z.int() });
@@ -10,7 +10,7 @@ export const inboxItemOutput = z.object({
   id: z.string(),
   kind: z.enum(INBOX_KINDS),
   task_id: z.string(),
-  ref_id: z.string().describe('The ask, comment or task it is about.'),
+  ref_id: z.string().describe('The ask, comment, task or approval it is about.'),
   by: z.string().describe('Who caused it (a principal id).'),
   excerpt: z.string(),
   state: z.enum(INBOX_STATES),
