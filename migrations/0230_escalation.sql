@@ -9,7 +9,9 @@ ALTER TABLE approvals ADD COLUMN overdue_at timestamptz;
 -- A task's review: overdue while it is in review and this is later than its hand-in (handoff.at),
 -- so a task handed in again starts a new wait without anything resetting the mark.
 ALTER TABLE tasks ADD COLUMN review_overdue_at timestamptz;
--- How many of the task's open asks are overdue, kept beside open_asks (the board reads it).
+-- How many of the task's open asks are overdue, kept beside open_asks (the board reads it). The
+-- previous release does not decrement it when it closes an overdue ask during a rolling deploy; the
+-- task shows it only while open_asks > 0, so such a leftover shows at most beside a later open ask.
 ALTER TABLE tasks ADD COLUMN overdue_asks integer NOT NULL DEFAULT 0;
 -- An inbox item whose ask, approval or review is overdue (the addressee's, and the target's own).
 ALTER TABLE inbox_items ADD COLUMN overdue_at timestamptz;
