@@ -45,7 +45,8 @@ CREATE TABLE approvals (
   expires_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL
+  created_by_kind text NOT NULL,
+  overdue_at timestamp with time zone
 );
 
 CREATE TABLE artifact_contents (
@@ -83,7 +84,8 @@ CREATE TABLE asks (
   answered_by_id text,
   answered_by_kind text,
   answered_at timestamp with time zone,
-  created_at timestamp with time zone NOT NULL
+  created_at timestamp with time zone NOT NULL,
+  overdue_at timestamp with time zone
 );
 
 CREATE TABLE baton_migrations (
@@ -209,7 +211,8 @@ CREATE TABLE inbox_items (
   excerpt text NOT NULL DEFAULT ''::text,
   state text NOT NULL DEFAULT 'unread'::text,
   created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  overdue_at timestamp with time zone
 );
 
 CREATE TABLE leases (
@@ -441,7 +444,9 @@ CREATE TABLE tasks (
   parent_id text,
   due_at timestamp with time zone,
   overdue_at timestamp with time zone,
-  open_asks integer NOT NULL DEFAULT 0
+  open_asks integer NOT NULL DEFAULT 0,
+  review_overdue_at timestamp with time zone,
+  overdue_asks integer NOT NULL DEFAULT 0
 );
 
 CREATE TABLE templates (
@@ -553,7 +558,7 @@ ALTER TABLE events ADD CONSTRAINT events_seq_key UNIQUE (seq);
 ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal_id, key);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_pkey PRIMARY KEY (provider, provider_event_id);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_provider_check CHECK ((provider = ANY (ARRAY['payments'::text, 'auth'::text])));
-ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check CHECK ((kind = ANY (ARRAY['ask'::text, 'answer'::text, 'mention'::text, 'review'::text, 'assigned'::text])));
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check CHECK ((kind = ANY (ARRAY['ask'::text, 'answer'::text, 'mention'::text, 'review'::text, 'assigned'::text, 'approval'::text, 'overdue'::text])));
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_pkey PRIMARY KEY (id);
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_state_check CHECK ((state = ANY (ARRAY['unread'::text, 'read'::text, 'done'::text])));
@@ -629,10 +634,12 @@ ALTER TABLE webhooks ADD CONSTRAINT webhooks_created_by_kind_check CHECK ((creat
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 
+CREATE INDEX approvals_pending_unmarked ON public.approvals USING btree (created_at) WHERE ((status = 'pending'::text) AND (overdue_at IS NULL));
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
 CREATE INDEX asks_open_due ON public.asks USING btree (due_at) WHERE (status = 'open'::text);
 CREATE INDEX asks_open_to ON public.asks USING btree (to_id, id) WHERE (status = 'open'::text);
+CREATE INDEX asks_open_unmarked ON public.asks USING btree (created_at) WHERE ((status = 'open'::text) AND (overdue_at IS NULL));
 CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
 CREATE INDEX budget_spend_window ON public.budget_spend USING btree (budget_id, window_start) INCLUDE (amount);
 CREATE INDEX budgets_target ON public.budgets USING btree (applies_to, target) WHERE (deleted_at IS NULL);

@@ -147,6 +147,15 @@ const schema = z.object({
   BATON_CHAT_WEBHOOK_URL: z.url().refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL').optional(),
   BATON_NOTIFY_DIGEST_S: seconds.default(3600),
   BATON_NOTIFY_LINK_TTL_S: seconds.default(7 * 24 * 3600),
+  // How long an ask, an approval or a review may wait before it escalates; 0 (the default): never.
+  BATON_ESCALATE_ASK_S: z.coerce.number().int().min(0).default(0),
+  BATON_ESCALATE_APPROVAL_S: z.coerce.number().int().min(0).default(0),
+  BATON_ESCALATE_REVIEW_S: z.coerce.number().int().min(0).default(0),
+  BATON_ESCALATE_TO: z
+    .string()
+    .regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be comma-separated principal names or ids, or role:<owner|admin|member|viewer>')
+    .refine((s) => s.split(',').every((t) => !t.startsWith('role:') || (ROLES as readonly string[]).includes(t.slice(5))), 'a role must be role:owner, role:admin, role:member or role:viewer')
+    .default('role:owner,role:admin'),
 });
 
 type Env = z.infer<typeof schema>;
@@ -210,6 +219,17 @@ export interface Config {
   readonly session: { readonly idleS: number; readonly absoluteS: number };
   /** Email and chat notifications (spec/notifications.md); a channel without its URL is not sent. */
   readonly notify: NotifyConfig;
+  /** Escalation and SLAs (spec/asks.md); per installation until workspaces land. */
+  readonly escalation: EscalationConfig;
+}
+
+export interface EscalationConfig {
+  /** Seconds an open ask, a pending approval, a task in review may wait before it escalates; 0: never. */
+  readonly askS: number;
+  readonly approvalS: number;
+  readonly reviewS: number;
+  /** Who is notified: principal names or ids, and `role:<role>` (every enabled human with it). */
+  readonly to: readonly string[];
 }
 
 export interface NotifyConfig {
@@ -304,6 +324,10 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_CHAT_WEBHOOK_URL: 'https://hooks.slack.com/services/T000/B000/XXXX',
   BATON_NOTIFY_DIGEST_S: '3600',
   BATON_NOTIFY_LINK_TTL_S: '604800',
+  BATON_ESCALATE_ASK_S: '86400',
+  BATON_ESCALATE_APPROVAL_S: '14400',
+  BATON_ESCALATE_REVIEW_S: '172800',
+  BATON_ESCALATE_TO: 'role:admin,alice',
 };
 
 
@@ -368,6 +392,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       digestS: e.BATON_NOTIFY_DIGEST_S,
       linkTtlS: e.BATON_NOTIFY_LINK_TTL_S,
     }),
+    escalation: Object.freeze({ askS: e.BATON_ESCALATE_ASK_S, approvalS: e.BATON_ESCALATE_APPROVAL_S, reviewS: e.BATON_ESCALATE_REVIEW_S, to: Object.freeze(e.BATON_ESCALATE_TO.split(',')) }),
     ...overrides,
   });
 }

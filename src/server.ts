@@ -21,6 +21,7 @@ import { isMigrated, migrate } from './store/migrate.ts';
 import { sweepLeases } from './workers/expire-leases.ts';
 import { runMaintenance } from './workers/maintenance.ts';
 import { flagOverdue } from './workers/overdue.ts';
+import { escalateOverdue } from './workers/escalate.ts';
 import { runSchedules } from './workers/schedules.ts';
 import { expireAsks } from './workers/expire-asks.ts';
 import { sendNotifications } from './workers/send-notifications.ts';
@@ -166,6 +167,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(config.sweepIntervalMs, () => flagOverdue(database.db, { clock, ids }), (err) => log.error({ err }, 'overdue pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => runSchedules(database.db, { clock, ids, service }), (err) => log.error({ err }, 'schedule pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => expireAsks(database.db, { clock, ids }), (err) => log.error({ err }, 'ask deadline pass failed')));
+    workers.push(startLoop(config.sweepIntervalMs, () => escalateOverdue(database.db, { clock, ids, config }), (err) => log.error({ err }, 'escalation pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => sendNotifications(database.db, { clock, config }), (err) => log.error({ err }, 'notification pass failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
   }

@@ -26,6 +26,7 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
   const tasks = new Gauge({ name: 'baton_tasks', help: 'Tasks by status (deleted tasks excluded).', labelNames: ['status'] as const, registers: [registry] });
   const leases = new Gauge({ name: 'baton_leases_active', help: 'Unexpired active leases.', registers: [registry] });
   const approvals = new Gauge({ name: 'baton_approvals_pending', help: 'Approvals waiting for a decision.', registers: [registry] });
+  const overdue = new Gauge({ name: 'baton_overdue', help: 'Asks, approvals and reviews waiting past their SLA (escalated), by kind.', labelNames: ['kind'] as const, registers: [registry] });
   const heldBack = new Gauge({
     name: 'baton_events_held_back',
     help: 'Committed events that streams, since cursors and webhooks cannot pass yet: an older transaction is still open on the PostgreSQL server.',
@@ -53,6 +54,7 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     for (const status of TASK_STATUSES) tasks.set({ status }, stats.tasksByStatus[status] ?? 0);
     leases.set(stats.activeLeases);
     approvals.set(stats.pendingApprovals);
+    for (const [kind, n] of Object.entries(stats.overdue)) overdue.set({ kind }, n);
     heldBack.set(stats.eventsHeldBack);
     heldBackS.set(stats.eventsHeldBackS);
     return reply.type(registry.contentType).send(await registry.metrics());

@@ -41,6 +41,11 @@ export const EVENT_TYPES = [
   'ask.escalated',
   'ask.defaulted',
   'ask.cancelled',
+  // Escalation (spec/asks.md): once per wait, by the system, when an ask, an approval or a task in
+  // review waits past its SLA; `data.to` names the escalation targets notified.
+  'ask.overdue',
+  'approval.overdue',
+  'task.review_overdue',
   // Inbound webhooks: one event per accepted delivery, by the system actor.
   'payment.checkout_completed',
   'payment.subscription_updated',

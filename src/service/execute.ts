@@ -11,7 +11,8 @@ import { type CallableOperation, type EventDraft, type EventTail, type Operation
 import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
-import { insertApproval } from '../store/approvals.ts';
+import { approvalDeciders, insertApproval } from '../store/approvals.ts';
+import { insertInboxItems } from '../store/inbox.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
 import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
@@ -236,6 +237,15 @@ async function requestApproval(
     created_by_id: call.principal.id,
     created_by_kind: call.principal.kind,
   });
+  // An approval of a task's operation waits in the inbox of everyone who may decide it (emailed at once).
+  const taskId = row.target_id?.startsWith('tsk_') ? row.target_id : null;
+  if (taskId) {
+    const deciders = await approvalDeciders(tx, call.principal.id);
+    await insertInboxItems(
+      tx,
+      deciders.map((principal) => ({ id: deps.ids.make('inb'), principal_id: principal, kind: 'approval' as const, task_id: taskId, ref_id: row.id, by_id: call.principal.id, excerpt: `Approve ${operation.name}?`, created_at: k.now })),
+    );
+  }
   const body = JSON.stringify(toApproval(row, k.now));
   const draft: EventDraft = {
     type: 'approval.requested',

@@ -14,6 +14,8 @@ export interface NewInboxItem {
   by_id: string;
   excerpt: string;
   created_at: Date;
+  /** Set when what it is about is already overdue (spec/asks.md, Escalation). */
+  overdue_at?: Date | null;
 }
 
 /** Writes items in the caller's transaction, beside the event that caused them, with their notifications (the outbox). */

@@ -75,6 +75,9 @@ export interface TasksTable {
   due_at: Generated<Date | null>;
   overdue_at: Generated<Date | null>;
   open_asks: Generated<number>;
+  /** Set by the escalation pass; the review is overdue while this is later than its hand-in. */
+  review_overdue_at: Generated<Date | null>;
+  overdue_asks: Generated<number>;
 }
 
 /** One failed attempt, as `tasks.failures` keeps it. */
@@ -179,6 +182,7 @@ export interface ApprovalsTable {
   created_at: Timestamp;
   created_by_id: string;
   created_by_kind: string;
+  overdue_at: Generated<Date | null>;
 }
 
 export interface RateCountersTable {
@@ -405,6 +409,7 @@ export interface AsksTable {
   answered_by_kind: 'human' | 'agent' | 'system' | null;
   answered_at: Timestamp | null;
   created_at: Timestamp;
+  overdue_at: Generated<Date | null>;
 }
 
 /** One choice of an ask: a short label, and the value an agent reads (the label when absent). */
@@ -419,7 +424,7 @@ export interface AskAnswer {
   option?: string;
 }
 
-export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned';
+export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue';
 export type InboxState = 'unread' | 'read' | 'done';
 
 export interface InboxItemsTable {
@@ -433,6 +438,7 @@ export interface InboxItemsTable {
   state: Generated<InboxState>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  overdue_at: Generated<Date | null>;
 }
 
 export type EmailPreference = 'immediate' | 'digest' | 'off';

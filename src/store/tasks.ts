@@ -3,7 +3,7 @@ import { sendStatement, type Tx } from './connection.ts';
 import type { AttemptFailure, DB, Handoff, TasksTable } from './schema.ts';
 
 /** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
-export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[]; child_counts: Record<string, number> };
+export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[]; child_counts: Record<string, number>; review_overdue: boolean };
 
 /** An artifact attached to a task, as the task row carries it (never the bytes). */
 export interface ArtifactRefRow {
@@ -30,6 +30,10 @@ export const NO_OPEN_BLOCKERS = `(cardinality(tasks.blocked_by) = 0 OR NOT EXIST
 const WAITING_ON = `CASE WHEN cardinality(tasks.blocked_by) = 0 THEN '{}'::text[] ELSE ARRAY(${OPEN_BLOCKERS} ORDER BY u.id) END`;
 const waitingOn: RawBuilder<string[]> = sql.raw<string[]>(WAITING_ON);
 
+/** In review past its SLA: marked by the escalation pass since its latest hand-in (spec/asks.md, Escalation). */
+const REVIEW_OVERDUE = `(tasks.status = 'in_review' AND tasks.review_overdue_at IS NOT NULL AND tasks.review_overdue_at >= coalesce((tasks.handoff->>'at')::timestamptz, tasks.updated_at))`;
+const reviewOverdue: RawBuilder<boolean> = sql.raw<boolean>(REVIEW_OVERDUE);
+
 /** The task's artifact references, read with the row (an index lookup on artifacts.task_id). */
 const ARTIFACT_REFS = `COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json)`;
 const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql.raw<ArtifactRefRow[]>(ARTIFACT_REFS);
@@ -41,10 +45,10 @@ const childCounts: RawBuilder<Record<string, number>> = sql.raw<Record<string, n
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
   'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts',
-  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks'] as const satisfies readonly (keyof TasksTable)[];
+  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks', 'review_overdue_at', 'overdue_asks'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
-export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`].join(', ');
+export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
 
 /**
  * The columns the compact view of a live task shows (operations/tasks/task-view.ts `toCompactTask`),
@@ -54,16 +58,16 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
  * status moves only on its own, unassigned or created tasks).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
-export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts'>;
+export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts' | 'review_overdue'>;
 
 /** The compact view's columns, as SQL text for a select list. */
-export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`].join(', ');
+export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
 
 /** Every column of a task row, for the query builder's select clauses. */
-export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts')];
+export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts'), reviewOverdue.as('review_overdue')];
 
 /**
  * The columns a list item's default view shows (operations/tasks/task-view.ts `toListTask`): no
@@ -71,12 +75,12 @@ export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitin
  * each per row of every page (bench/README.md, "Growth"). `deleted_at` names a `since` delta's tombstones.
  */
 const LIST_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind', 'open_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind', 'open_asks', 'overdue_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as a list page in the default view reads it. */
-export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on'>;
+export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on' | 'review_overdue'>;
 
-const listTaskColumns = [...LIST_COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on')];
+const listTaskColumns = [...LIST_COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), reviewOverdue.as('review_overdue')];
 
 export interface NewTaskRow {
   id: string;

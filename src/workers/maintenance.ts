@@ -10,6 +10,7 @@ import { flagOverdue } from './overdue.ts';
 import { runSchedules } from './schedules.ts';
 import type { Service } from '../service/service.ts';
 import { expireAsks } from './expire-asks.ts';
+import { escalateOverdue } from './escalate.ts';
 import { sendNotifications } from './send-notifications.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
@@ -38,6 +39,7 @@ const PASSES: Readonly<Record<string, Pass>> = {
   overdue: (d) => flagOverdue(d.db, d),
   schedules: (d) => runSchedules(d.db, d),
   ask_deadlines: (d) => expireAsks(d.db, d),
+  escalation: (d) => escalateOverdue(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
   notifications: (d) => sendNotifications(d.db, d),

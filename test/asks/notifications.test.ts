@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
+import type { Scope } from '../../src/domain/scopes.ts';
 import type { Principal } from '../harness.ts';
 import { type Cluster, INSTANCES, startInstances } from '../leases/instances.ts';
 import { type ChatReceiver, type MailReceiver, startChatReceiver, startMailReceiver } from './receivers.ts';
@@ -31,8 +32,8 @@ afterAll(async () => {
 });
 
 /** A person with an email address (the identity provider sets it; here, the store). */
-async function person(): Promise<Principal & { email: string; name: string }> {
-  const p = await cluster.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'] });
+async function person(more: readonly Scope[] = []): Promise<Principal & { email: string; name: string }> {
+  const p = await cluster.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write', ...more] });
   const email = `${p.id.slice(-8).toLowerCase()}@example.test`;
   const row = await cluster.database.db.updateTable('agents').set({ email }).where('id', '=', p.id).returning('name').executeTakeFirstOrThrow();
   return { ...p, email, name: row.name };
@@ -185,5 +186,25 @@ describe('notifications', () => {
     expect(links(mails[0]?.text ?? '')).toHaveLength(3);
     await sweep();
     expect(mailsTo(p.email)).toHaveLength(1);
+  });
+
+  it('an approval of a task operation is an inbox item and an email at once for each person who may decide it; deciding closes the items', async () => {
+    const decider = await person(['approvals:decide']);
+    const bystander = await person();
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Old branch' } })).json<{ id: string }>();
+    const requested = await cluster.request('DELETE', `/api/v1/tasks/${task.id}`, { token: agent.token });
+    expect(requested.status, requested.body).toBe(202);
+    const approval = requested.json<{ id: string }>().id;
+    const inboxOf = async (p: Principal) => (await cluster.request('GET', '/api/v1/inbox?kind=approval', { token: p.token })).json<{ data: { ref_id: string; state: string; task_id: string }[] }>().data;
+    expect(await inboxOf(decider)).toEqual([expect.objectContaining({ ref_id: approval, state: 'unread', task_id: task.id })]);
+    expect(await inboxOf(bystander)).toEqual([]);
+    await sweep();
+    const mails = mailsTo(decider.email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.subject).toContain('asks your approval: Approve tasks_delete?');
+    expect(mails[0]?.text).toContain(`http://baton.test/tasks/${task.id}?link=`);
+    const denied = await cluster.request('POST', `/api/v1/approvals/${approval}/deny`, { token: decider.token, body: {} });
+    expect(denied.status, denied.body).toBe(200);
+    expect(await inboxOf(decider)).toEqual([expect.objectContaining({ ref_id: approval, state: 'done' })]);
   });
 });

@@ -60,7 +60,8 @@ describe('the inbox in Chromium', () => {
     await h.t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: agent.token });
     const review = await handedIn('Write the 2.4 release notes');
 
-    await page.getByTestId('inbox-badge').getByText('3').waitFor(WAIT);
+    // Two asks, the mention, and the approval of the deletion (an item for each human who may decide it).
+    await page.getByTestId('inbox-badge').getByText('4').waitFor(WAIT);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Inbox/ }).click();
     await page.getByRole('heading', { name: 'Inbox' }).waitFor(WAIT);
     await entry('Write the 2.4 release notes').waitFor(WAIT);

@@ -6,12 +6,14 @@ import type { BatonEvent } from './types.ts';
 /** What GET /inbox answers (spec/asks.md#the-inbox). */
 export interface InboxItem {
   id: string;
-  kind: 'ask' | 'answer' | 'mention' | 'review' | 'assigned';
+  kind: 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue';
   task_id: string;
   ref_id: string;
   by: string;
   excerpt: string;
   state: 'unread' | 'read' | 'done';
+  /** When what it is about went past its SLA (spec/asks.md, Escalation). */
+  overdue_at?: string;
   created_at: string;
   updated_at: string;
 }

@@ -54,6 +54,10 @@ export interface Task {
   overdue?: boolean;
   /** Asks on it waiting for a human's answer (spec/asks.md): only when there are any. */
   open_asks?: number;
+  /** Of those, past their SLA (spec/asks.md, Escalation); only when there are any. */
+  overdue_asks?: number;
+  /** In review past its SLA; only when true. */
+  review_overdue?: true;
   not_before?: string | null;
   /** Failed attempts (spec/collaboration.md#attempts-and-the-dead-letter): on list items only once one failed. */
   attempts?: number;
@@ -87,6 +91,8 @@ export interface Approval {
   result: { status: number; body: unknown } | null;
   expires_at: string;
   created_at: string;
+  /** When it went past its SLA (spec/asks.md, Escalation). */
+  overdue_at?: string;
 }
 
 export interface Agent {

@@ -23,6 +23,7 @@ export const approvalOutput = z.object({
     .describe("The operation's own response once it ran (a problem document if it failed)."),
   expires_at: z.iso.datetime(),
   created_at: z.iso.datetime(),
+  overdue_at: z.iso.datetime().optional().describe('When it went past its SLA (escalated); absent before.'),
 });
 export type Approval = z.infer<typeof approvalOutput>;
 
@@ -42,5 +43,6 @@ export function toApproval(row: ApprovalRow, now: Date): Approval {
     result: row.result_status !== null && row.result_body !== null ? { status: row.result_status, body: JSON.parse(row.result_body) as unknown } : null,
     expires_at: row.expires_at.toISOString(),
     created_at: row.created_at.toISOString(),
+    ...(row.overdue_at ? { overdue_at: row.overdue_at.toISOString() } : {}),
   };
 }

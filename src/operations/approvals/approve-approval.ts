@@ -9,6 +9,7 @@ import { principalFromGrant } from '../shared/grants.ts';
 import { defineOperation, type EventDraft, type Operation, type OperationContext } from '../define-operation.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
+import { closeInboxItems } from '../../store/inbox.ts';
 import type { Tx } from '../../store/connection.ts';
 
 export const approveApproval = defineOperation({
@@ -49,6 +50,7 @@ export const approveApproval = defineOperation({
       result = { status: failure.status, body: toProblem(failure, ctx.config.publicUrl, OPERATION_NAMES), ok: false };
       drafts.length = 0;
     }
+    await closeInboxItems(tx, row.id, 'approval', ctx.now);
     const decided = await decideApproval(tx, row.id, {
       status: result.ok ? 'approved' : 'failed',
       decided_by_id: ctx.actor.id,

@@ -3,6 +3,7 @@ import { decideApproval } from '../../store/approvals.ts';
 import { defineOperation } from '../define-operation.ts';
 import { approvalId, approvalOutput, toApproval } from './approval-schema.ts';
 import { lockPending } from './decide.ts';
+import { closeInboxItems } from '../../store/inbox.ts';
 
 export const denyApproval = defineOperation({
   name: 'approvals_deny',
@@ -16,6 +17,7 @@ export const denyApproval = defineOperation({
   output: approvalOutput,
   async run(tx, ctx, input) {
     const row = await lockPending(tx, ctx, input.id);
+    await closeInboxItems(tx, row.id, 'approval', ctx.now);
     const decided = await decideApproval(tx, row.id, {
       status: 'denied',
       decided_by_id: ctx.actor.id,

@@ -1,6 +1,7 @@
 import type { Ids } from '../../ids.ts';
 import { adjustOpenAsks, type AskRow, escalateAsk, lockOpenAsksOfTask, settleAsk } from '../../store/asks.ts';
 import type { Tx } from '../../store/connection.ts';
+import { adjustOverdueAsks } from '../../store/escalation.ts';
 import { closeInboxItems, insertInboxItems, type NewInboxItem } from '../../store/inbox.ts';
 import type { AskAnswer } from '../../store/schema.ts';
 import type { EventDraft, OperationContext } from '../define-operation.ts';
@@ -26,6 +27,7 @@ export function inboxItem(ids: Ids, now: Date, item: Omit<NewInboxItem, 'id' | '
 export async function closeAsk(tx: Tx, row: AskRow, how: { status: 'answered' | 'defaulted' | 'cancelled'; answer: AskAnswer | null; reason?: string }, by: Closer): Promise<{ ask: AskRow; event: EventDraft }> {
   const ask = await settleAsk(tx, row.id, { status: how.status, answer: how.answer, answered_by_id: by.id, answered_by_kind: by.kind, answered_at: by.now });
   await adjustOpenAsks(tx, row.task_id, -1);
+  if (row.overdue_at) await adjustOverdueAsks(tx, row.task_id, -1);
   await closeInboxItems(tx, row.id, 'ask', by.now);
   if (how.status !== 'cancelled' && row.asked_by_id !== by.id) {
     const excerpt = `${row.question.slice(0, 100)} → ${how.answer?.text.slice(0, 100) ?? ''}`;
@@ -46,7 +48,7 @@ export async function closeAsk(tx: Tx, row: AskRow, how: { status: 'answered' | 
 export async function escalate(tx: Tx, row: AskRow, by: Closer): Promise<{ ask: AskRow; event: EventDraft }> {
   const next = row.chain[row.step + 1] ?? row.to_id;
   const ask = await escalateAsk(tx, row.id, next, new Date(by.now.getTime() + row.timeout_s * 1000));
-  await insertInboxItems(tx, [inboxItem(by.ids, by.now, { principal_id: next, kind: 'ask', task_id: row.task_id, ref_id: row.id, by_id: row.asked_by_id, excerpt: row.question.slice(0, 200) })]);
+  await insertInboxItems(tx, [inboxItem(by.ids, by.now, { principal_id: next, kind: 'ask', task_id: row.task_id, ref_id: row.id, by_id: row.asked_by_id, excerpt: row.question.slice(0, 200), overdue_at: row.overdue_at })]);
   return { ask, event: { type: 'ask.escalated', subject: row.task_id, data: { ask_id: row.id, asked_by: row.asked_by_id, from: row.to_id, to: next, due_at: ask.due_at.toISOString() }, by: 'system' } };
 }
 

@@ -37,6 +37,7 @@ export const askOutput = z.object({
   answered_at: z.iso.datetime().nullable(),
   asked_by: z.object({ id: z.string(), kind: z.enum(['human', 'agent']) }),
   created_at: z.iso.datetime(),
+  overdue_at: z.iso.datetime().optional().describe('When it went past its SLA (escalated); absent before.'),
 });
 export type Ask = z.infer<typeof askOutput>;
 
@@ -57,6 +58,7 @@ export function toAsk(row: AskRow): Ask {
     answered_at: row.answered_at?.toISOString() ?? null,
     asked_by: { id: row.asked_by_id, kind: row.asked_by_kind },
     created_at: row.created_at.toISOString(),
+    ...(row.overdue_at ? { overdue_at: row.overdue_at.toISOString() } : {}),
   };
 }
 

@@ -122,6 +122,8 @@ export const fullTask = z.object({
   blocked_by: z.array(z.string()).max(BLOCKERS_MAX).describe('Tasks that must be done before this one can be claimed.'),
   waiting_on: z.array(z.string()).max(BLOCKERS_MAX).describe('The blockers not done yet; claimable when empty.'),
   open_asks: z.int().optional().describe('Asks on it waiting for an answer (asks_list); absent when none.'),
+  overdue_asks: z.int().optional().describe('Of those, past their SLA; absent when none.'),
+  review_overdue: z.literal(true).optional().describe('In review past its SLA; absent otherwise.'),
   artifacts: z.array(artifactRef).max(TASK_ARTIFACTS_MAX).describe(`Long bodies attached to the task, as references (never inlined), oldest first; at most ${TASK_ARTIFACTS_MAX}.`),
   legal_transitions: z.array(taskStatus).max(TASK_STATUSES.length).describe('Statuses reachable from this one by the state machine.'),
   next_actions: z.array(nextAction).max(4).describe('What this caller may do next, as ready-to-send requests.'),
@@ -152,11 +154,11 @@ export type Task = z.infer<typeof fullTask>;
 
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
-export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
 /** A claimed task, in a claim's answer: the compact fields plus the work itself, its `description`. */
 export const CLAIM_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'description', ...COMPACT_FIELDS.slice(2)];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
-export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'updated_at', 'legal_transitions'];
+export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'updated_at', 'legal_transitions'];
 
 /** The fields every task carries, whatever the view or `fields` (so the OpenAPI document marks them required). */
 const CORE = { id: true, title: true, status: true, version: true } as const;

@@ -26,7 +26,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     lease: leaseSummary(row),
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
-    ...openAsks(row),
+    ...waits(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
     next_actions: row.deleted_at ? [] : nextActions(row, actor),
@@ -130,13 +130,17 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
     version: row.version,
     lease: leaseSummary(row),
     waiting_on: row.waiting_on,
-    ...openAsks(row),
+    ...waits(row),
   };
 }
 
-/** `open_asks` where a task has any: most have none, and the task stays small. */
-function openAsks(row: { open_asks: number }): { open_asks?: number } {
-  return row.open_asks > 0 ? { open_asks: row.open_asks } : {};
+/** `open_asks`, `overdue_asks` and `review_overdue` where set: most tasks have none, and stay small. */
+function waits(row: { open_asks: number; overdue_asks: number; review_overdue: boolean }): Pick<Partial<Task>, 'open_asks' | 'overdue_asks' | 'review_overdue'> {
+  return {
+    ...(row.open_asks > 0 ? { open_asks: row.open_asks } : {}),
+    ...(row.overdue_asks > 0 && row.open_asks > 0 ? { overdue_asks: row.overdue_asks } : {}),
+    ...(row.review_overdue ? { review_overdue: true } : {}),
+  };
 }
 
 function leaseSummary(row: CompactTaskRow | ListTaskRow): Task['lease'] {

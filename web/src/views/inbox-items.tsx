@@ -29,6 +29,7 @@ export const KIND_LABEL: Record<InboxItem['kind'] | 'approval' | 'to_review', st
   mention: 'Mention',
   review: 'Review of your work',
   assigned: 'Assigned',
+  overdue: 'Overdue',
   approval: 'Approval',
   to_review: 'To review',
 };
@@ -178,8 +179,9 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
   const kind = entry.kind === 'item' ? entry.item.kind : entry.kind === 'approval' ? 'approval' : 'to_review';
   // What waits on a decision stands out like an unread item until it is decided.
   const unread = entry.kind !== 'item' || entry.item.state === 'unread';
+  const overdue = entry.kind === 'item' ? entry.item.overdue_at !== undefined : entry.kind === 'approval' ? entry.approval.overdue_at !== undefined : entry.task.review_overdue === true;
   const title =
-    entry.kind === 'item' ? (entry.item.kind === 'ask' ? entry.item.excerpt : `${KIND_LABEL[entry.item.kind]} by ${names.get(entry.item.by) ?? entry.item.by}`) : entry.kind === 'review' ? entry.task.title : `Approve ${entry.approval.operation}?`;
+    entry.kind === 'item' ? (entry.item.kind === 'ask' || entry.item.kind === 'overdue' || entry.item.kind === 'approval' ? entry.item.excerpt : `${KIND_LABEL[entry.item.kind]} by ${names.get(entry.item.by) ?? entry.item.by}`) : entry.kind === 'review' ? entry.task.title : `Approve ${entry.approval.operation}?`;
   return (
     <li class={`card inbox-item${unread ? ' inbox-item-unread' : ''}${focused ? ' inbox-item-focused' : ''}`} data-entry={entry.id} data-kind={kind} data-state={entry.kind === 'item' ? entry.item.state : 'waiting'}>
       <div class="inbox-head">
@@ -198,9 +200,11 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
         <span class="muted small" title={exact(entry.at)}>
           {ago(entry.at, now)}
         </span>
+        {overdue && kind !== 'overdue' && <span class="overdue small">Overdue</span>}
         {entry.kind === 'item' && entry.item.state === 'unread' && <span class="sr-only">(unread)</span>}
       </div>
-      {entry.kind === 'item' && entry.item.kind !== 'ask' && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
+      {entry.kind === 'item' && !['ask', 'overdue', 'approval'].includes(entry.item.kind) && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
+      {entry.kind === 'item' && entry.item.kind === 'overdue' && <p class="inbox-excerpt">Past its SLA: {names.get(entry.item.by) ?? entry.item.by} is still waiting.</p>}
       {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} onAnswered={onChanged} />}
       {entry.kind === 'approval' && <ApprovalDecision approval={entry.approval} onDecided={onChanged} />}
       {entry.kind === 'review' && <ReviewDecision task={entry.task} onDecided={onChanged} />}

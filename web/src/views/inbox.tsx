@@ -22,7 +22,8 @@ interface Loaded {
 
 /**
  * Reads what the filters show: the person's inbox items (inbox_list) and, unless Done is shown,
- * what waits on their decision without being an item: pending approvals and work in review.
+ * what waits on their decision: pending approvals (all of them, also those of no task, which are
+ * not items) and work in review.
  */
 async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: boolean }): Promise<Loaded> {
   const itemKind = kind === 'approval' || kind === 'to_review' ? null : kind;
@@ -33,7 +34,8 @@ async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: 
     waiting && may.reviews && (kind === '' || kind === 'to_review') ? get<Page<Task>>('/tasks?status=in_review&limit=100') : null,
   ]);
   const entries: Entry[] = [
-    ...inbox.data.map((item) => ({ kind: 'item' as const, id: item.id, at: item.created_at, item })),
+    // An approval's own item is shown as the approval itself while approvals are listed (decided in place).
+    ...inbox.data.filter((item) => !(approvals && item.kind === 'approval')).map((item) => ({ kind: 'item' as const, id: item.id, at: item.created_at, item })),
     ...(approvals?.data ?? []).map((approval) => ({ kind: 'approval' as const, id: approval.id, at: approval.created_at, approval })),
     ...(reviews?.data ?? []).map((task) => ({ kind: 'review' as const, id: task.id, at: task.updated_at, task })),
   ].sort((a, b) => b.at.localeCompare(a.at));

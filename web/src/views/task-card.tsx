@@ -71,6 +71,11 @@ export function TaskCard({ task, now, heldSince, busy, selected, onMove, select 
           Waiting on a human ({task.open_asks} open ask{task.open_asks > 1 ? 's' : ''})
         </p>
       )}
+      {(task.overdue_asks !== undefined || task.review_overdue) && (
+        <p class="overdue" data-testid="sla-overdue">
+          {task.review_overdue ? 'Review overdue' : `${task.overdue_asks} ask${(task.overdue_asks ?? 0) > 1 ? 's' : ''} overdue`}
+        </p>
+      )}
       {task.parent_id && (
         <p class="subtask-of">
           Subtask of <a href={`/tasks/${task.parent_id}`}>parent</a>

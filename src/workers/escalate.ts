@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import type { Ids } from '../ids.ts';
+import type { Tx } from '../store/connection.ts';
+import { adjustOverdueAsks, escalationTargets, markInboxOverdue, markOverdueApprovals, markOverdueAsks, markOverdueReviews, type Overdue } from '../store/escalation.ts';
+import { appendEvents } from '../store/events.ts';
+import { insertInboxItems } from '../store/inbox.ts';
+import type { DB } from '../store/schema.ts';
+
+const BATCH = 100;
+
+type Kind = 'ask' | 'approval' | 'review';
+
+const MARK: Record<Kind, (tx: Tx, q: { before: Date; now: Date; limit: number }) => Promise<Overdue[]>> = {
+  ask: markOverdueAsks,
+  approval: markOverdueApprovals,
+  review: markOverdueReviews,
+};
+
+const EVENT = { ask: 'ask.overdue', approval: 'approval.overdue', review: 'task.review_overdue' } as const;
+
+/**
+ * One pass: each open ask, pending approval and task in review that has waited longer than its SLA
+ * (`config.escalation`, 0 = never) is marked overdue once, its addressees' inbox items marked, and
+ * each escalation target not already on it gets an `overdue` inbox item (emailed at once) and the
+ * wait an event by the system actor, all in one transaction per batch. Exactly once across
+ * instances: the mark is taken with SKIP LOCKED and re-checked by the UPDATE that sets it.
+ */
+export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Pick<Config, 'escalation'> }): Promise<Record<Kind, number>> {
+  const sla = deps.config.escalation;
+  const report: Record<Kind, number> = { ask: 0, approval: 0, review: 0 };
+  const limits: Record<Kind, number> = { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS };
+  const kinds = (Object.keys(limits) as Kind[]).filter((k) => limits[k] > 0);
+  if (kinds.length === 0) return report;
+  const targets = await escalationTargets(db, sla.to);
+  for (const kind of kinds) {
+    for (;;) {
+      const marked = await db.transaction().execute(async (tx) => {
+        const now = deps.clock.now();
+        const due = await MARK[kind](tx, { before: new Date(now.getTime() - limits[kind] * 1000), now, limit: BATCH });
+        for (const wait of due) {
+          if (kind === 'ask' && wait.task_id) await adjustOverdueAsks(tx, wait.task_id, 1);
+          // Whoever the wait is on already (an ask's addressees, an approval's deciders) has its item marked, not a second one.
+          if (kind !== 'review') wait.on.push(...(await markInboxOverdue(tx, wait.id, kind, now)));
+          const to = targets.filter((t) => !wait.on.includes(t) && t !== wait.by_id);
+          const taskId = wait.task_id;
+          if (taskId) {
+            await insertInboxItems(
+              tx,
+              to.map((principal) => ({ id: deps.ids.make('inb'), principal_id: principal, kind: 'overdue' as const, task_id: taskId, ref_id: wait.id, by_id: wait.by_id, excerpt: wait.excerpt, created_at: now, overdue_at: now })),
+            );
+          }
+        }
+        await appendEvents(
+          tx,
+          due.map((wait) => ({
+            id: deps.ids.make('evt'),
+            type: EVENT[kind],
+            subject: kind === 'approval' ? wait.id : (wait.task_id ?? wait.id),
+            actor_id: SYSTEM_ACTOR.id,
+            actor_kind: SYSTEM_ACTOR.kind,
+            token_id: null,
+            machine: null,
+            idempotency_key: null,
+            data: { [`${kind === 'review' ? 'task' : kind}_id`]: wait.id, waiting_since: new Date(wait.since).toISOString(), sla_s: limits[kind], notified: targets.filter((t) => !wait.on.includes(t) && t !== wait.by_id) },
+            created_at: now,
+          })),
+        );
+        return due.length;
+      });
+      report[kind] += marked;
+      if (marked < BATCH) break;
+    }
+  }
+  return report;
+}
