@@ -51,6 +51,7 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     waiting_on: [],
     artifacts: [],
     child_counts: {},
+    reservations: null,
     ...over,
   };
 }

@@ -27,6 +27,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
     ...openAsks(row),
+    ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
     next_actions: row.deleted_at ? [] : nextActions(row, actor),
@@ -71,6 +72,7 @@ function isOverdue(row: Pick<TaskRow, 'due_at' | 'status' | 'overdue_at'>, now: 
 export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape {
   return {
     ...compactHead(row),
+    ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: [...TRANSITIONS[row.status as TaskStatus]],
     next_actions: nextActions(row, actor),
@@ -137,6 +139,13 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
 /** `open_asks` where a task has any: most have none, and the task stays small. */
 function openAsks(row: { open_asks: number }): { open_asks?: number } {
   return row.open_asks > 0 ? { open_asks: row.open_asks } : {};
+}
+
+/** `reservations` where a task requires any (most do not), as given: a requirement's absent `mode` is exclusive. */
+function requiredReservations(row: Pick<TaskRow, 'reservations'>): Pick<Task, 'reservations'> {
+  if (!row.reservations?.length) return {};
+  // In one member order (the database's JSON keeps its own).
+  return { reservations: row.reservations.map(({ resource, repo, paths, mode }) => ({ ...(resource === undefined ? {} : { resource }), ...(repo === undefined ? {} : { repo }), ...(paths === undefined ? {} : { paths }), ...(mode === undefined ? {} : { mode }) })) };
 }
 
 function leaseSummary(row: CompactTaskRow | ListTaskRow): Task['lease'] {
