@@ -25,6 +25,9 @@ const renderedTask = z.object({
   approval: z.boolean(),
 });
 
+/** Values for a template's parameters, by name. */
+export const templateParams = z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()]));
+
 export const instantiationOutput = z.object({
   template_id: z.string(),
   template_version: z.int(),
@@ -44,7 +47,7 @@ export const instantiateTemplate = defineOperation({
   http: { method: 'POST', path: '/templates/{id}/instantiate', successStatus: 201 },
   input: z.strictObject({
     id: templateId,
-    params: z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()])).optional(),
+    params: templateParams.optional(),
     dry_run: z.boolean().default(false),
   }),
   output: instantiationOutput,
