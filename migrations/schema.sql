@@ -324,7 +324,7 @@ CREATE TABLE schedules (
   name text NOT NULL,
   cron text NOT NULL,
   time_zone text NOT NULL,
-  task jsonb NOT NULL,
+  task jsonb,
   overlap text NOT NULL,
   catch_up integer NOT NULL,
   enabled boolean NOT NULL,
@@ -340,7 +340,8 @@ CREATE TABLE schedules (
   created_by_kind text NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
-  updated_by_kind text NOT NULL
+  updated_by_kind text NOT NULL,
+  template jsonb
 );
 
 CREATE TABLE server_keys (

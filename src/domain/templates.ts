@@ -6,7 +6,11 @@ export const TEMPLATE_TASKS_MAX = 100;
 export const TEMPLATE_PARAMETERS_MAX = 20;
 /** The longest value a string parameter takes. */
 export const PARAMETER_VALUE_MAX = 200;
-export const PARAMETER_TYPES = ['string', 'number', 'enum'] as const;
+/**
+ * `principal`: who plays a part in this instance of the graph (a reviewer, an on-call), given as a
+ * principal's id or name and resolved at instantiation (spec/templates.md, "Roles").
+ */
+export const PARAMETER_TYPES = ['string', 'number', 'enum', 'principal'] as const;
 
 export interface TemplateParameter {
   readonly name: string;
@@ -176,10 +180,12 @@ export interface RenderedTask extends TemplateTask {
 }
 
 /**
- * The tasks rendered with `values`, parents and blockers before the tasks that name them (the
- * order they are created in). The template is a checked one: references resolve and nothing cycles.
+ * The tasks rendered with `values` (and, in `assignee`, the principal ids of `assignees`), parents
+ * and blockers before the tasks that name them (the order they are created in). The template is a
+ * checked one: references resolve and nothing cycles.
  */
-export function renderTasks(tasks: readonly TemplateTask[], values: Readonly<Record<string, string | number>>): RenderedTask[] {
+export function renderTasks(tasks: readonly TemplateTask[], values: Readonly<Record<string, string | number>>, assignees: Readonly<Record<string, string>> = {}): RenderedTask[] {
+  const forAssignee = { ...values, ...assignees };
   const byKey = new Map(tasks.map((t, index) => [t.key, { t, index }]));
   const placed = new Set<string>();
   const order: RenderedTask[] = [];
@@ -197,7 +203,8 @@ export function renderTasks(tasks: readonly TemplateTask[], values: Readonly<Rec
       title: substitute(t.title, values),
       description: substitute(t.description, values),
       labels: t.labels.map((l) => substitute(l, values)),
-      ...(t.assignee === undefined ? {} : { assignee: substitute(t.assignee, values) }),
+      // A principal parameter renders as the principal's id here (its name elsewhere); left empty, the task is unassigned.
+      assignee: t.assignee === undefined || substitute(t.assignee, forAssignee) === '' ? undefined : substitute(t.assignee, forAssignee),
     });
   };
   for (const t of tasks) place(t.key);

@@ -90,3 +90,9 @@ export async function taskRequirements(db: Kysely<DB>, taskIds: readonly string[
 export async function insertTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
   await tx.insertInto('task_reservations').values({ task_id: taskId, requirements: JSON.stringify(requirements) as unknown as ReservationRequirement[] }).execute();
 }
+
+/** Replaces what a task requires; an empty list removes the requirement. */
+export async function replaceTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
+  await tx.deleteFrom('task_reservations').where('task_id', '=', taskId).execute();
+  if (requirements.length > 0) await insertTaskRequirements(tx, taskId, requirements);
+}

@@ -296,8 +296,10 @@ export interface SchedulesTable {
   name: string;
   cron: string;
   time_zone: string;
-  /** The task each occurrence creates: tasks_create's input without ids of its own. */
+  /** The task each occurrence creates: tasks_create's input without ids of its own; null when it makes a template's graph. */
   task: unknown;
+  /** The template each occurrence instantiates, `{id, params}`; null when it makes one task. */
+  template: ScheduledTemplate | null;
   overlap: 'skip' | 'coalesce' | 'always';
   catch_up: number;
   enabled: boolean;
@@ -496,6 +498,12 @@ export interface ReservationsTable {
   end_reason: 'released' | 'expired' | 'lease_ended' | null;
   /** Taken by a claim of a task that requires it: no TTL of its own, it lives exactly as long as its lease. */
   follows_lease: Generated<boolean>;
+}
+
+/** A schedule's template: what templates_instantiate takes. */
+export interface ScheduledTemplate {
+  id: string;
+  params?: Record<string, string | number>;
 }
 
 /** One reservation a task requires, as `task_reservations.requirements` keeps it. */

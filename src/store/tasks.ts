@@ -1,9 +1,12 @@
 import { type RawBuilder, sql, type Kysely, type Selectable } from 'kysely';
 import { sendStatement, type Tx } from './connection.ts';
-import type { AttemptFailure, DB, Handoff, TasksTable } from './schema.ts';
+import type { AttemptFailure, DB, Handoff, ReservationRequirement, TasksTable } from './schema.ts';
 
-/** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
-export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[]; child_counts: Record<string, number>; review_overdue: boolean };
+/**
+ * A task row plus `waiting_on`: the ids in `blocked_by` not yet done; its artifacts' references, oldest
+ * first; the reservations claiming it takes (`null`: none); and whether its review is past its SLA.
+ */
+export type TaskRow = Selectable<TasksTable> & { waiting_on: string[]; artifacts: ArtifactRefRow[]; child_counts: Record<string, number>; reservations: ReservationRequirement[] | null; review_overdue: boolean };
 
 /** An artifact attached to a task, as the task row carries it (never the bytes). */
 export interface ArtifactRefRow {
@@ -42,13 +45,20 @@ const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql.raw<ArtifactRefRow[]>(ART
 const CHILD_COUNTS = `(SELECT COALESCE(json_object_agg(c.status, c.n), '{}'::json) FROM (SELECT status, count(*)::int AS n FROM tasks c WHERE c.parent_id = tasks.id AND c.deleted_at IS NULL GROUP BY status) c)`;
 const childCounts: RawBuilder<Record<string, number>> = sql.raw<Record<string, number>>(CHILD_COUNTS);
 
+/**
+ * The reservations the task requires (task_reservations), or null: a primary-key probe. Read in a
+ * RETURNING clause it sees what earlier statements of the transaction wrote, not the statement's own.
+ */
+const RESERVATIONS = `(SELECT r.requirements FROM task_reservations r WHERE r.task_id = tasks.id)`;
+const reservations: RawBuilder<ReservationRequirement[] | null> = sql.raw<ReservationRequirement[] | null>(RESERVATIONS);
+
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
   'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts',
   'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks', 'review_overdue_at', 'overdue_asks'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
-export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
+export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`, `${RESERVATIONS} AS reservations`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
 
 /**
  * The columns the compact view of a live task shows (operations/tasks/task-view.ts `toCompactTask`),
@@ -61,13 +71,13 @@ const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version
   'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
-export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts' | 'review_overdue'>;
+export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts' | 'reservations' | 'review_overdue'>;
 
 /** The compact view's columns, as SQL text for a select list. */
-export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
+export const COMPACT_TASK_COLUMNS = [...COMPACT_COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${RESERVATIONS} AS reservations`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
 
 /** Every column of a task row, for the query builder's select clauses. */
-export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts'), reviewOverdue.as('review_overdue')];
+export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitingOn.as('waiting_on'), artifactRefs.as('artifacts'), childCounts.as('child_counts'), reservations.as('reservations'), reviewOverdue.as('review_overdue')];
 
 /**
  * The columns a list item's default view shows (operations/tasks/task-view.ts `toListTask`): no

@@ -4,6 +4,7 @@ import type { Principal } from '../domain/principal.ts';
 import { plan } from '../domain/schedule-plan.ts';
 import { BatonError, OPERATION_NAMES } from '../errors.ts';
 import { createTask } from '../operations/tasks/create-task.ts';
+import { instantiateTemplate } from '../operations/templates/instantiate-template.ts';
 import type { Service } from '../service/service.ts';
 import { findPrincipals } from '../store/agents.ts';
 import { appendEvents } from '../store/events.ts';
@@ -22,7 +23,8 @@ export interface ScheduleDeps {
 
 /**
  * One pass over the schedules with an occurrence due: each due occurrence the plan keeps (on time,
- * or caught up after downtime) creates its task through `tasks_create`, as the schedule's creator
+ * or caught up after downtime) creates its task through `tasks_create` (or its template's graph
+ * through `templates_instantiate`), as the schedule's creator
  * from the token it was created with (machine `schedule:<id>`), under the idempotency key
  * `schedule-<id>-<occurrence ms>`; then the schedule moves past them with a compare-and-set. Two
  * instances handling one schedule at once create each occurrence's task once (the second gets the
@@ -54,6 +56,7 @@ async function runSchedule(db: Kysely<DB>, deps: ScheduleDeps, schedule: Schedul
   let lastRunAt = schedule.last_run_at;
   let held: Date | null = null;
   const skippedAt: Date[] = [];
+  const refused: { at: Date; code: string; detail: string }[] = [];
   for (const at of occurrences) {
     const open = lastTaskId !== null && (await taskOpen(db, lastTaskId));
     if (open && schedule.overlap === 'skip') {
@@ -69,19 +72,44 @@ async function runSchedule(db: Kysely<DB>, deps: ScheduleDeps, schedule: Schedul
       skippedAt.push(at);
       continue;
     }
-    const outcome = await deps.service.execute(createTask, schedule.task, {
-      principal: { ...owner, machine: `schedule:${schedule.id}` },
-      idempotencyKey: `schedule-${schedule.id}-${at.getTime()}`,
-      expectedVersion: undefined,
-      dialect: OPERATION_NAMES,
-    });
-    lastTaskId = (JSON.parse(outcome.body) as { id: string }).id;
+    const made = await makeOccurrence(deps, schedule, owner, at);
+    if ('refused' in made) {
+      refused.push({ at, ...made.refused });
+      continue;
+    }
+    lastTaskId = made.id;
     lastRunAt = at;
   }
   const won = await advanceSchedule(db, schedule, { next_run_at: due.next, held_at: held, last_run_at: lastRunAt, last_task_id: lastTaskId });
   if (!won) return { created: 0, skipped: 0 };
   if (skippedAt.length > 0 || due.missed > 0) await recordSkipped(db, deps, schedule, { skipped: skippedAt, missed: due.missed, owner: owner !== undefined }, now);
-  return { created: occurrences.length - skippedAt.length - (held ? 1 : 0), skipped: skippedAt.length + due.missed };
+  for (const refusal of refused) await recordRefused(db, deps, schedule, refusal, now);
+  return { created: occurrences.length - skippedAt.length - refused.length - (held ? 1 : 0), skipped: skippedAt.length + due.missed + refused.length };
+}
+
+/**
+ * Makes one occurrence's task, or its template's graph (whose first task made, a top-level one, is
+ * the one `overlap` watches), under the occurrence's idempotency key. A refusal that retrying cannot
+ * change (the template was deleted, its parameters no longer fit, an assignee was disabled) is
+ * answered, not thrown, so the schedule moves past it; a retryable one is thrown for the next pass.
+ */
+async function makeOccurrence(deps: ScheduleDeps, schedule: ScheduleRow, owner: Principal, at: Date): Promise<{ id: string } | { refused: { code: string; detail: string } }> {
+  const call = { principal: owner, idempotencyKey: `schedule-${schedule.id}-${at.getTime()}`, expectedVersion: undefined, dialect: OPERATION_NAMES };
+  try {
+    const outcome = schedule.template
+      ? await deps.service.execute(instantiateTemplate, { id: schedule.template.id, ...(schedule.template.params ? { params: schedule.template.params } : {}) }, call)
+      : await deps.service.execute(createTask, schedule.task, call);
+    // A replay of a refusal stored by an earlier pass.
+    if (!outcome.ok) {
+      const problem = JSON.parse(outcome.body) as { code: string; detail: string };
+      return { refused: { code: problem.code, detail: problem.detail } };
+    }
+    const body = JSON.parse(outcome.body) as { id?: string; tasks?: { id: string }[] };
+    return { id: body.id ?? body.tasks?.[0]?.id ?? '' };
+  } catch (error) {
+    if (error instanceof BatonError && !error.retryable) return { refused: { code: error.code, detail: error.detail } };
+    throw error;
+  }
 }
 
 /** The schedule's creator as the principal its tasks are created by; undefined once disabled or gone. */
@@ -89,6 +117,26 @@ async function ownerOf(db: Kysely<DB>, schedule: ScheduleRow): Promise<Principal
   const [found] = await findPrincipals(db, { ids: [schedule.created_by_id], names: [] });
   if (!found || found.disabled) return undefined;
   return { id: found.id, kind: found.kind, name: found.name, scopes: new Set(['tasks:write']), toolAllowlist: null, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
+}
+
+/** `schedule.skipped {reason: "refused"}` by the system: an occurrence whose task or graph was refused, with the problem's code and detail. */
+async function recordRefused(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, refusal: { at: Date; code: string; detail: string }, now: Date): Promise<void> {
+  await db.transaction().execute((tx) =>
+    appendEvents(tx, [
+      {
+        id: deps.ids.make('evt'),
+        type: 'schedule.skipped',
+        subject: schedule.id,
+        actor_id: SYSTEM_ACTOR.id,
+        actor_kind: SYSTEM_ACTOR.kind,
+        token_id: null,
+        machine: null,
+        idempotency_key: null,
+        data: { occurrences: [refusal.at.toISOString()], missed: 0, reason: 'refused', code: refusal.code, detail: refusal.detail, last_task_id: schedule.last_task_id },
+        created_at: now,
+      },
+    ]),
+  );
 }
 
 /** `schedule.skipped` by the system: which occurrences made no task, and why. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type Cluster, type Claim, createTask, claimTask, INSTANCES, pages, startInstances, testClock, WORKER_SCOPES } from '../leases/instances.ts';
+import { type Cluster, type Claim, createTask, claimTask, INSTANCES, pages, startInstances, taskEvents, testClock, WORKER_SCOPES } from '../leases/instances.ts';
 
 /**
  * Reservations, continued (issue 42 §1): a request that waits (`wait_s`) is granted once the holder
@@ -133,6 +133,40 @@ describe('reservations: waiting, and tasks that require them', () => {
     const active = await pages<Reservation>(c, `/api/v1/reservations?repo=${encodeURIComponent(repo)}`);
     expect(active).toHaveLength(1);
     if (claims[0]) expect(active[0]?.task_id).toBe(claims[0].task.id);
+  });
+
+  it('a task shows what it requires, only when it requires something; tasks_update replaces or clears it, recorded, and the next claim takes the new set', async () => {
+    const repo = 'github.com/acme/update';
+    const label = 'requires-update';
+    const plain = await createTask(c, { title: 'Nothing required', labels: [label] });
+    expect(plain).not.toHaveProperty('reservations');
+    const made = await createTask(c, { title: 'Migrate', labels: [label], reservations: [{ resource: 'staging-db' }] });
+    expect(made).toMatchObject({ reservations: [{ resource: 'staging-db' }] });
+    const patch = (body: Record<string, unknown>, token?: string) => c.request('PATCH', `/api/v1/tasks/${made.id}`, { body, via: last, ...(token ? { token } : {}) });
+    const replaced = await patch({ reservations: [{ repo, paths: ['db/**'] }, { resource: 'staging-db', mode: 'shared' }] });
+    expect(replaced.status, replaced.body).toBe(200);
+    expect(replaced.json()).toMatchObject({ version: made.version + 1, reservations: [{ repo, paths: ['db/**'] }, { resource: 'staging-db', mode: 'shared' }] });
+    // The same set again changes nothing; a bad one is refused as tasks_create refuses it, at its member.
+    expect((await patch({ reservations: [{ repo, paths: ['db/**'], mode: 'exclusive' }, { resource: 'staging-db', mode: 'shared' }] })).json()).toMatchObject({ version: made.version + 1 });
+    const bad = await patch({ reservations: [{ repo, paths: ['../db'] }] });
+    expect(bad.status, bad.body).toBe(400);
+    expect(bad.json<{ errors: { pointer: string }[] }>().errors[0]?.pointer).toMatch(/^\/reservations\/0/);
+    const full = (await c.request('GET', `/api/v1/tasks/${made.id}?view=full`)).json<{ reservations: unknown[] }>();
+    expect(full.reservations).toHaveLength(2);
+    const gql = await c.request('POST', '/graphql', { body: { query: `{ task(id: "${made.id}") { reservations { resource repo paths mode } } }` } });
+    expect(gql.json<{ data: { task: { reservations: unknown[] } } }>().data.task.reservations).toEqual([{ resource: null, repo, paths: ['db/**'], mode: null }, { resource: 'staging-db', repo: null, paths: null, mode: 'shared' }]);
+    const updated = (await taskEvents(c, made.id)).filter((e) => e.type === 'task.updated');
+    expect(updated.map((e) => e.data.changes)).toEqual([{ reservations: { from: [{ resource: 'staging-db' }], to: [{ repo, paths: ['db/**'] }, { resource: 'staging-db', mode: 'shared' }] } }]);
+
+    const claim = await claimTask(c, made.id, a.token);
+    expect(claim.task).toMatchObject({ reservations: [{ repo }, { resource: 'staging-db' }] });
+    const taken = await pages<Reservation & { mode: string; resource: string | null }>(c, `/api/v1/reservations?holder=${a.id}`);
+    expect(taken.filter((r) => r.task_id === made.id).map((r) => [r.resource ?? r.paths, r.mode])).toEqual([[['db/**'], 'exclusive'], ['staging-db', 'shared']]);
+    // Cleared by the holder while it works: this lease keeps what it took; the task requires nothing from now on.
+    const cleared = await patch({ reservations: [], lease_epoch: claim.lease.epoch }, a.token);
+    expect(cleared.status, cleared.body).toBe(200);
+    expect(cleared.json()).not.toHaveProperty('reservations');
+    expect((await pages<Reservation>(c, `/api/v1/reservations?holder=${a.id}`)).filter((r) => r.task_id === made.id)).toHaveLength(2);
   });
 
   it('a requirement names a resource, or a repo with paths, once each', async () => {

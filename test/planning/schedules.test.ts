@@ -121,4 +121,48 @@ describe('schedules', () => {
     expect((await c.request('DELETE', `/api/v1/schedules/${schedule.id}`)).status).toBe(200);
     expectProblem(await c.request('GET', `/api/v1/schedules/${schedule.id}`), 404, 'not_found');
   });
+
+  it('a schedule of a template makes its whole graph once per occurrence, with its params; a deleted template skips the occurrence, recorded', async () => {
+    clock.setPast('2026-09-01T00:00:00.000Z', 0);
+    const made = await c.request('POST', '/api/v1/templates', {
+      body: {
+        name: 'Weekly report',
+        parameters: [{ name: 'team' }],
+        tasks: [
+          { key: 'report', title: 'Weekly report for {{team}}', labels: ['graph-weekly'] },
+          { key: 'numbers', title: 'Collect the numbers', labels: ['graph-weekly'], parent: 'report' },
+          { key: 'send', title: 'Send it to {{team}}', labels: ['graph-weekly'], parent: 'report', blocked_by: ['numbers'] },
+        ],
+      },
+    });
+    expect(made.status, made.body).toBe(201);
+    const template = made.json<{ id: string }>();
+    // The template must exist and the params fit it; a schedule makes a task or a template, not both.
+    const unfit = expectProblem(await c.request('POST', '/api/v1/schedules', { body: { name: 'x', cron: '0 9 * * *', template: { id: template.id, params: { colour: 'red' } } } }), 400, 'validation_failed');
+    expect((unfit.errors as { pointer: string }[]).map((e) => e.pointer).sort()).toEqual(['/template/params/colour', '/template/params/team']);
+    expectProblem(await c.request('POST', '/api/v1/schedules', { body: { name: 'x', cron: '0 9 * * *', task: { title: 'x' }, template: { id: template.id } } }), 400, 'validation_failed');
+
+    const schedule = await create({ name: 'weekly report', cron: '0 9 * * 1', time_zone: 'Europe/Berlin', template: { id: template.id, params: { team: 'payments' } }, overlap: 'always' });
+    expect(schedule).toMatchObject({ task: null, template: { id: template.id, params: { team: 'payments' } } });
+    for (const due of schedule.next_runs.slice(0, 2)) {
+      clock.setPast(due, 30_000);
+      await passAll();
+    }
+    const tasks = await tasksLabelled('graph-weekly');
+    expect(tasks.map((task) => task.title).sort()).toEqual(['Collect the numbers', 'Collect the numbers', 'Send it to payments', 'Send it to payments', 'Weekly report for payments', 'Weekly report for payments']);
+    const after = (await c.request('GET', `/api/v1/schedules/${schedule.id}`)).json<Schedule>();
+    // The task overlap watches is the graph's first, its top-level report.
+    expect(tasks.find((task) => task.id === after.last_task_id)?.title).toBe('Weekly report for payments');
+    const instantiated = (await c.request('GET', `/api/v1/events?types=template.instantiated&subject=${template.id}&limit=10&view=full`)).json<{ data: { machine: string | null; idempotency_key: string | null }[] }>().data;
+    expect(instantiated.map((e) => e.machine)).toEqual([`schedule:${schedule.id}`, `schedule:${schedule.id}`]);
+
+    expect((await c.request('DELETE', `/api/v1/templates/${template.id}`)).status).toBe(200);
+    clock.setPast(after.next_runs[0] ?? '', 30_000);
+    await passAll();
+    expect(await tasksLabelled('graph-weekly')).toHaveLength(6);
+    const moved = (await c.request('GET', `/api/v1/schedules/${schedule.id}`)).json<Schedule>();
+    expect(moved.next_runs[0]).not.toBe(after.next_runs[0]);
+    const skipped = (await c.request('GET', `/api/v1/events?types=schedule.skipped&subject=${schedule.id}&limit=10`)).json<{ data: { data: { reason: string; code: string; occurrences: string[] } }[] }>().data;
+    expect(skipped.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'refused', code: 'not_found', occurrences: [after.next_runs[0]] })]);
+  });
 });

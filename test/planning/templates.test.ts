@@ -9,7 +9,7 @@ interface Instantiation {
   template_id: string;
   dry_run: boolean;
   task_ids: Record<string, string>;
-  tasks: { key: string; id: string | null; title: string; labels: string[]; parent: string | null; blocked_by: string[]; not_before: string | null; approval: boolean }[];
+  tasks: { key: string; id: string | null; title: string; labels: string[]; assignee: string | null; parent: string | null; blocked_by: string[]; not_before: string | null; approval: boolean }[];
 }
 interface Task {
   id: string;
@@ -104,6 +104,34 @@ describe('templates', () => {
     expect(await taskCount()).toBe(before);
     expect(await tasksLabelled('late')).toHaveLength(0);
     expect(await events()).toBe(eventsBefore);
+  });
+
+  it('a principal parameter is a role filled at instantiation: by name or id, assigned by id, named in texts; empty leaves the task unassigned', async () => {
+    const reviewer = await t.addPrincipal({ kind: 'human', name: 'Rhea Reviewer' });
+    const template = await create({
+      name: 'Reviewed change',
+      parameters: [{ name: 'reviewer', type: 'principal' }, { name: 'oncall', type: 'principal', required: false }],
+      tasks: [
+        { key: 'review', title: 'Review, by {{reviewer}}', assignee: '{{reviewer}}', approval: true, labels: ['roles'] },
+        { key: 'watch', title: 'Watch the rollout', assignee: '{{oncall}}', labels: ['roles'] },
+      ],
+    });
+    const instantiate = (params: Record<string, string>) => t.request('POST', `/api/v1/templates/${template.id}/instantiate`, { body: { params } });
+    const res = await instantiate({ reviewer: '@rhea reviewer' });
+    expect(res.status, res.body).toBe(201);
+    const made = res.json<Instantiation>();
+    expect(made.tasks.map((task) => [task.key, task.title, task.assignee])).toEqual([
+      ['review', 'Review, by Rhea Reviewer', reviewer.id],
+      ['watch', 'Watch the rollout', null],
+    ]);
+    const review = (await t.request('GET', `/api/v1/tasks/${made.task_ids.review}?view=full`)).json<Task>();
+    expect(review).toMatchObject({ status: 'in_review', assignee: { id: reviewer.id } });
+    const event = (await t.request('GET', `/api/v1/events?types=template.instantiated&subject=${template.id}`)).json<{ data: { data: { params: Record<string, string> } }[] }>().data;
+    expect(event[0]?.data.params).toMatchObject({ reviewer: reviewer.id });
+    // An id works too; a name no principal has is refused at its parameter, before anything is made.
+    expect((await instantiate({ reviewer: reviewer.id, oncall: reviewer.id })).status).toBe(201);
+    const unknown = expectProblem(await instantiate({ reviewer: 'nobody-here' }), 422, 'unknown_principal');
+    expect(unknown.errors).toEqual([expect.objectContaining({ pointer: '/params/reviewer' })]);
   });
 
   it('refuses parameters that do not fit, naming each', async () => {

@@ -21,6 +21,7 @@ import {
   holderRef,
   nextAction,
   taskLeaseSummary,
+  taskRequirement,
   taskOutput,
 } from '../../operations/tasks/task-schema.ts';
 import { askOutput } from '../../operations/asks/ask-schema.ts';
@@ -56,6 +57,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'ClaimedTask', matches: claimedTaskView },
   { name: 'TaskFields', matches: taskOutput },
   { name: 'TaskLease', matches: taskLeaseSummary },
+  { name: 'TaskReservation', matches: taskRequirement },
   { name: 'NextAction', matches: nextAction },
   { name: 'Handoff', matches: handoff },
   { name: 'ActorRef', matches: actorRef },

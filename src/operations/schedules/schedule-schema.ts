@@ -9,6 +9,11 @@ import type { Tx } from '../../store/connection.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { actorRef, assigneeParam, maxAttemptsParam, taskDescription, taskLabels, taskPriority, taskTitle } from '../tasks/task-schema.ts';
+import { resolveParameters, type TemplateParameter } from '../../domain/templates.ts';
+import { findTemplate } from '../../store/templates.ts';
+import type { ScheduledTemplate } from '../../store/schema.ts';
+import { templateParams } from '../templates/instantiate-template.ts';
+import { invalid, templateId } from '../templates/template-schema.ts';
 
 export const scheduleId = z.string().regex(new RegExp(idPattern('sch')), 'must be a schedule id: sch_ followed by a 26-character ULID');
 
@@ -22,6 +27,9 @@ export const scheduledTask = z.strictObject({
   max_attempts: maxAttemptsParam.optional(),
 });
 
+/** The template each occurrence instantiates, whole, with these parameters. */
+export const scheduledTemplate = z.strictObject({ id: templateId, params: templateParams.optional() }).describe('Instead of task: make this template\'s whole graph each time.');
+
 export const cronParam = z.string().trim().min(9).max(120).describe("Five-field cron expression, e.g. '0 9 * * 1-5' (09:00 on weekdays).");
 export const timeZoneParam = z.string().min(1).max(64).describe("IANA time zone the expression is read in, e.g. 'Europe/Berlin'.");
 export const overlapParam = z.enum(OVERLAPS).describe('While the last task is open: skip the occurrence, coalesce (create one when it closes), or always create.');
@@ -34,7 +42,8 @@ export const scheduleOutput = z.object({
   name: z.string(),
   cron: z.string(),
   time_zone: z.string(),
-  task: z.record(z.string(), z.unknown()),
+  task: z.record(z.string(), z.unknown()).nullable().describe('null: the schedule makes `template`.'),
+  template: z.object({ id: z.string(), params: z.record(z.string(), z.unknown()).optional() }).nullable(),
   overlap: z.enum(OVERLAPS),
   catch_up: z.int(),
   enabled: z.boolean(),
@@ -56,7 +65,8 @@ export function toSchedule(row: ScheduleRow): z.infer<typeof scheduleOutput> {
     name: row.name,
     cron: row.cron,
     time_zone: row.time_zone,
-    task: row.task as Record<string, unknown>,
+    task: row.task as Record<string, unknown> | null,
+    template: row.template,
     overlap: row.overlap,
     catch_up: row.catch_up,
     enabled: row.enabled,
@@ -70,6 +80,22 @@ export function toSchedule(row: ScheduleRow): z.infer<typeof scheduleOutput> {
     updated_at: row.updated_at.toISOString(),
     updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
   };
+}
+
+/**
+ * A schedule's template must exist and its parameters fit it (400 validation_failed at
+ * `/template/…`); principals a parameter names are resolved at each occurrence, as they are then.
+ */
+export async function checkScheduledTemplate(tx: Tx, template: ScheduledTemplate): Promise<void> {
+  const found = await findTemplate(tx, template.id);
+  if (!found) {
+    throw new BatonError('validation_failed', `No template ${template.id}.`, {
+      hint: '[[templates_list]] lists the templates that exist.',
+      extra: { errors: [{ pointer: '/template/id', detail: 'no such template', location: 'body' }] },
+    });
+  }
+  const { issues } = resolveParameters(found.parameters as TemplateParameter[], template.params ?? {});
+  if (issues.length > 0) throw invalid(issues.map((issue) => ({ ...issue, pointer: `/template${issue.pointer}` })), `The parameters do not fit template ${found.id}`);
 }
 
 /** Throws `validation_failed` at the member that is wrong when the expression or the zone cannot be read. */

@@ -64,7 +64,8 @@ export const createTask = defineOperation({
       data: { title: input.title, description: input.description, status: 'todo', priority: input.priority, labels: input.labels, blocked_by: input.blocked_by, ...schedule(input), ...(input.reservations?.length ? { reservations: input.reservations } : {}), ...(assignee ? { assignee: { id: assignee.id, kind: assignee.kind } } : {}) },
     });
     if (assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: { id: assignee.id, kind: assignee.kind } } });
-    return shapeTask(row, ctx.actor, { view: 'compact' });
+    // The row was read back before its requirements were written.
+    return shapeTask(input.reservations?.length ? { ...row, reservations: input.reservations } : row, ctx.actor, { view: 'compact' });
   },
 });
 

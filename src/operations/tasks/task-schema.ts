@@ -109,6 +109,9 @@ export const nextAction = z.object({
 });
 export type NextAction = z.infer<typeof nextAction>;
 
+/** A reservation a task requires, as shown on the task (tasks_create and tasks_update take `reservations`). */
+export const taskRequirement = z.object({ resource: z.string().optional(), repo: z.string().optional(), paths: z.array(z.string()).max(50).optional(), mode: z.enum(['exclusive', 'shared']).optional() });
+
 /** The whole task, the `full` view: every member present (`discussion` only on tasks_get). */
 export const fullTask = z.object({
   id: taskId,
@@ -124,6 +127,11 @@ export const fullTask = z.object({
   open_asks: z.int().optional().describe('Asks on it waiting for an answer (asks_list); absent when none.'),
   overdue_asks: z.int().optional().describe('Of those, past their SLA; absent when none.'),
   review_overdue: z.literal(true).optional().describe('In review past its SLA; absent otherwise.'),
+  reservations: z
+    .array(taskRequirement)
+    .max(10)
+    .optional()
+    .describe('Reservations a claim takes with the lease (mode absent: exclusive); absent when none.'),
   artifacts: z.array(artifactRef).max(TASK_ARTIFACTS_MAX).describe(`Long bodies attached to the task, as references (never inlined), oldest first; at most ${TASK_ARTIFACTS_MAX}.`),
   legal_transitions: z.array(taskStatus).max(TASK_STATUSES.length).describe('Statuses reachable from this one by the state machine.'),
   next_actions: z.array(nextAction).max(4).describe('What this caller may do next, as ready-to-send requests.'),
@@ -154,7 +162,7 @@ export type Task = z.infer<typeof fullTask>;
 
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
-export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
 /** A claimed task, in a claim's answer: the compact fields plus the work itself, its `description`. */
 export const CLAIM_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'description', ...COMPACT_FIELDS.slice(2)];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */

@@ -54,6 +54,7 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     waiting_on: [],
     artifacts: [],
     child_counts: {},
+    reservations: null,
     ...over,
   };
 }
@@ -63,6 +64,7 @@ const leased = { lease_id: 'lse_1', lease_holder_id: 'agt_agent', lease_holder_k
 const rows = TASK_STATUSES.flatMap((status) => [
   row(status),
   row(status, { open_asks: 2 }),
+  row(status, { reservations: [{ mode: 'shared', resource: 'staging-db' }, { paths: ['src/**'], repo: 'acme/api' }] }),
   row(status, leased),
   row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
   row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),

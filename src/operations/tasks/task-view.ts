@@ -27,6 +27,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     blocked_by: row.blocked_by,
     waiting_on: row.waiting_on,
     ...waits(row),
+    ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
     next_actions: row.deleted_at ? [] : nextActions(row, actor),
@@ -71,6 +72,7 @@ function isOverdue(row: Pick<TaskRow, 'due_at' | 'status' | 'overdue_at'>, now: 
 export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape {
   return {
     ...compactHead(row),
+    ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: [...TRANSITIONS[row.status as TaskStatus]],
     next_actions: nextActions(row, actor),
@@ -141,6 +143,13 @@ function waits(row: { open_asks: number; overdue_asks: number; review_overdue: b
     ...(row.overdue_asks > 0 && row.open_asks > 0 ? { overdue_asks: row.overdue_asks } : {}),
     ...(row.review_overdue ? { review_overdue: true } : {}),
   };
+}
+
+/** `reservations` where a task requires any (most do not), as given: a requirement's absent `mode` is exclusive. */
+function requiredReservations(row: Pick<TaskRow, 'reservations'>): Pick<Task, 'reservations'> {
+  if (!row.reservations?.length) return {};
+  // In one member order (the database's JSON keeps its own).
+  return { reservations: row.reservations.map(({ resource, repo, paths, mode }) => ({ ...(resource === undefined ? {} : { resource }), ...(repo === undefined ? {} : { repo }), ...(paths === undefined ? {} : { paths }), ...(mode === undefined ? {} : { mode }) })) };
 }
 
 function leaseSummary(row: CompactTaskRow | ListTaskRow): Task['lease'] {

@@ -26,6 +26,9 @@ import { actsOnAnyTask, notYourTask, othersWork } from './task-access.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
 import { lockBlockerGraph } from '../../store/blockers.ts';
 import type { Tx } from '../../store/connection.ts';
+import { replaceTaskRequirements } from '../../store/reservations.ts';
+import type { ReservationRequirement } from '../../store/schema.ts';
+import { reservationRequirements } from '../reservations/task-reservations.ts';
 
 const updateInput = z
   .strictObject({
@@ -41,8 +44,9 @@ const updateInput = z
     not_before: timeParam('not_before').nullable().optional(),
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
+    reservations: reservationRequirements.optional().describe('Replaces them ([] clears) from the next claim on.'),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at')
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations')
   .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
 type UpdateInput = z.output<typeof updateInput>;
 
@@ -72,17 +76,20 @@ export const updateTask = defineOperation({
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
     const changes = diff(row, input);
-    checkOwnWork(row, changes, ctx.actor);
+    const required = requirementsChange(row, input.reservations);
+    checkOwnWork(row, required ? { ...changes, reservations: required } : changes, ctx.actor);
     if (row.status === 'in_review' && input.status === 'done') await checkNotOwnHandIn(tx, ctx, row);
     if (input.blocked_by) await checkBlockers(tx, row, input.blocked_by);
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
     // Nothing differs: no write, no event, no new version.
-    if (Object.keys(changes).length === 0) return shapeTask(row, ctx.actor, { view: 'compact' });
+    if (Object.keys(changes).length === 0 && !required) return shapeTask(row, ctx.actor, { view: 'compact' });
 
     if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
     if (changes.status === 'done' || changes.status === 'cancelled') await closeAsksOfEndedTask(tx, ctx, row, `task_${changes.status}`);
     const lease = changes.status === undefined ? { changes: {} } : await moveLease(tx, ctx, row, changes.status as TaskStatus);
+    // Before the row's update, whose answer reads them back.
+    if (required) await replaceTaskRequirements(tx, row.id, required);
     const updated = await updateTaskRow(
       tx,
       row.id,
@@ -90,7 +97,7 @@ export const updateTask = defineOperation({
       { ...changes, ...lease.changes, ...(changes.status !== undefined && row.blocked_reason ? { blocked_reason: null } : {}), updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
       lease.ending,
     );
-    emitEvents(ctx, row, changes);
+    emitEvents(ctx, row, changes, required);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
   },
 });
@@ -122,7 +129,7 @@ export function checkLease(row: TaskRow, epoch: number | undefined, ctx: Operati
  * is allowed on anyone's task, as through tasks_review; cancelling or editing it is not.
  * spec/collaboration.md, "Assignment".
  */
-function checkOwnWork(row: TaskRow, changes: TaskChanges, actor: Principal): void {
+function checkOwnWork(row: TaskRow, changes: TaskChanges & { reservations?: unknown }, actor: Principal): void {
   if (row.status === 'in_progress' || actsOnAnyTask(actor) || !othersWork(row, actor) || row.created_by_id === actor.id) return;
   const reviews = row.status === 'in_review' && (changes.status === 'done' || changes.status === 'in_progress') && Object.keys(changes).length === 1;
   if (reviews) return;
@@ -239,7 +246,17 @@ function diff(row: TaskRow, input: UpdateInput): TaskChanges {
   return changes;
 }
 
-function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges): void {
+/**
+ * The reservations the task will require, when `given` differs from what it requires now (a
+ * requirement's absent mode is exclusive; order counts, as it is shown); undefined when unchanged.
+ */
+function requirementsChange(row: TaskRow, given: readonly ReservationRequirement[] | undefined): ReservationRequirement[] | undefined {
+  if (given === undefined) return undefined;
+  const canonical = (list: readonly ReservationRequirement[]) => JSON.stringify(list.map((r) => [r.resource ?? null, r.repo ?? null, r.paths ?? null, r.mode ?? 'exclusive']));
+  return canonical(given) === canonical(row.reservations ?? []) ? undefined : [...given];
+}
+
+function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges, required: ReservationRequirement[] | undefined): void {
   const { status, ...fields } = changes;
   const fieldChanges: Record<string, { from: unknown; to: unknown }> = {};
   for (const [field, to] of Object.entries(fields)) {
@@ -247,6 +264,7 @@ function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges): 
     const from = row[field as keyof TaskRow];
     fieldChanges[field] = field === 'priority' ? { from: priorityFromRank(from as number), to: priorityFromRank(to as number) } : { from, to };
   }
+  if (required) fieldChanges.reservations = { from: row.reservations ?? [], to: required };
   if (Object.keys(fieldChanges).length > 0) ctx.emit({ type: 'task.updated', subject: row.id, data: { changes: fieldChanges } });
   if (status !== undefined) ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: row.status, to: status } });
 }

@@ -5,7 +5,7 @@ import { findTemplate } from '../../store/templates.ts';
 import { updateTask } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
-import { resolveAssignee } from '../shared/principals.ts';
+import { resolveAssignee, resolveMentions } from '../shared/principals.ts';
 import { createTask } from '../tasks/create-task.ts';
 import { BLOCKERS_MAX, LABELS_MAX, taskPriority } from '../tasks/task-schema.ts';
 import { invalid, templateId, templateNotFound } from './template-schema.ts';
@@ -24,6 +24,9 @@ const renderedTask = z.object({
   due_at: z.iso.datetime().nullable(),
   approval: z.boolean(),
 });
+
+/** Values for a template's parameters, by name. */
+export const templateParams = z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()]));
 
 export const instantiationOutput = z.object({
   template_id: z.string(),
@@ -44,7 +47,7 @@ export const instantiateTemplate = defineOperation({
   http: { method: 'POST', path: '/templates/{id}/instantiate', successStatus: 201 },
   input: z.strictObject({
     id: templateId,
-    params: z.record(z.string().max(40), z.union([z.string().max(PARAMETER_VALUE_MAX), z.number()])).optional(),
+    params: templateParams.optional(),
     dry_run: z.boolean().default(false),
   }),
   output: instantiationOutput,
@@ -53,7 +56,8 @@ export const instantiateTemplate = defineOperation({
     if (!row) throw templateNotFound(input.id);
     const { values, issues } = resolveParameters(row.parameters as TemplateParameter[], input.params ?? {});
     if (issues.length > 0) throw invalid(issues, 'The parameters do not fit the template');
-    const tasks = renderTasks(row.tasks as TemplateTask[], values);
+    const assignees = await resolvePrincipals(tx, row.parameters as TemplateParameter[], values);
+    const tasks = renderTasks(row.tasks as TemplateTask[], values, assignees);
     const checked = tasks.map((task) => checkRendered(task));
     const problems = checked.flatMap((c) => c.issues);
     if (problems.length > 0) throw invalid(problems, 'The rendered tasks are not valid');
@@ -83,10 +87,28 @@ export const instantiateTemplate = defineOperation({
       const entry = rendered[n];
       if (entry) entry.id = made;
     }
-    ctx.emit({ type: 'template.instantiated', subject: row.id, data: { version: row.version, params: values, task_ids: ids } });
+    ctx.emit({ type: 'template.instantiated', subject: row.id, data: { version: row.version, params: { ...values, ...assignees }, task_ids: ids } });
     return { template_id: row.id, template_version: row.version, dry_run: false, task_ids: ids, tasks: rendered };
   },
 });
+
+/**
+ * Resolves each `principal` parameter's value, an id or a name (`@` allowed), to one principal
+ * (unknown_principal at `/params/<name>` otherwise): `values` gets its name, for the texts; the
+ * answer maps the parameter to its id, for `assignee`. An empty value stays empty (unassigned).
+ */
+async function resolvePrincipals(tx: Tx, parameters: readonly TemplateParameter[], values: Record<string, string | number>): Promise<Record<string, string>> {
+  const ids: Record<string, string> = {};
+  for (const p of parameters) {
+    const given = String(values[p.name] ?? '').trim().replace(/^@/, '');
+    if (p.type !== 'principal' || given === '') continue;
+    const [who] = await resolveMentions(tx, [given], `/params/${p.name}`);
+    if (!who) continue;
+    ids[p.name] = who.id;
+    values[p.name] = who.name;
+  }
+  return ids;
+}
 
 /** A rendered task checked as tasks_create would check its fields; issues point into the template. */
 function checkRendered(task: RenderedTask): { issues: TemplateIssue[] } {
