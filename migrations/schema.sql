@@ -229,7 +229,8 @@ CREATE TABLE leases (
   ended_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL
+  created_by_kind text NOT NULL,
+  failure_code text
 );
 
 CREATE TABLE notification_links_used (
@@ -724,9 +725,12 @@ CREATE OR REPLACE FUNCTION public.baton_stat_lease()
 AS $function$
 DECLARE
   ended timestamptz := CASE WHEN NEW.state = 'expired' THEN NEW.expires_at ELSE coalesce(NEW.ended_at, NEW.expires_at) END;
+  lbl text[] := (SELECT labels FROM tasks WHERE id = NEW.task_id);
 BEGIN
-  PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, (SELECT labels FROM tasks WHERE id = NEW.task_id), 'runs', 1,
-    extract(epoch FROM ended - NEW.acquired_at));
+  PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'runs', 1, extract(epoch FROM ended - NEW.acquired_at));
+  IF NEW.state = 'ended' AND NEW.failure_code IS NOT NULL THEN
+    PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'fail:' || NEW.failure_code, 1, NULL);
+  END IF;
   RETURN NULL;
 END
 $function$
@@ -752,7 +756,7 @@ BEGIN
   agent := coalesce(NEW.lease_holder_id, OLD.lease_holder_id, f.holder_id);
   IF NEW.attempts > OLD.attempts THEN
     failure := NEW.failures -> -1;
-    PERFORM baton_stat_add(d, agent, NEW.labels, 'fail:' || coalesce(failure ->> 'code', failure ->> 'kind', 'unknown'), 1, NULL);
+    PERFORM baton_stat_add(d, agent, NEW.labels, 'fail:' || coalesce(failure ->> 'code', CASE failure ->> 'kind' WHEN 'expired' THEN 'lapsed' ELSE 'unspecified' END), 1, NULL);
   END IF;
   IF NEW.status IS NOT DISTINCT FROM OLD.status THEN
     RETURN NULL;

@@ -81,6 +81,8 @@ export interface TasksTable {
 export interface AttemptFailure {
   at: string;
   kind: 'expired' | 'failed';
+  /** spec/runs.md "Failure codes"; absent on failures recorded before codes (domain/failure-codes.ts legacyFailureCode). */
+  code?: string;
   reason: string | null;
   lease_id: string;
   holder_id: string;
@@ -124,6 +126,8 @@ export interface LeasesTable {
   expires_at: Timestamp;
   warned_at: Timestamp | null;
   ended_at: Timestamp | null;
+  /** Why the run failed (spec/runs.md "Failure codes"); null for a run that did not, or ended before codes. */
+  failure_code: Generated<string | null>;
   created_at: Timestamp;
   created_by_id: string;
   created_by_kind: string;

@@ -244,6 +244,8 @@ type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updat
 export interface LeaseEnding {
   id: string;
   state: 'released' | 'expired' | 'ended';
+  /** Why the run failed, when it did (spec/runs.md "Failure codes"). */
+  failure_code?: string | undefined;
 }
 
 /**
@@ -258,7 +260,7 @@ export async function updateTask(
   ending?: LeaseEnding,
 ): Promise<TaskRow> {
   // A lease ending goes first in the text (a CTE), so its parameters come first too.
-  const parameters: unknown[] = ending ? [ending.state, changes.updated_at, ending.id] : [];
+  const parameters: unknown[] = ending ? [ending.state, changes.updated_at, ending.id, ending.failure_code ?? null] : [];
   const columns: string[] = [];
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
@@ -276,8 +278,8 @@ export async function updateTask(
 
 /** The update's text for this list of columns (one of the SETTABLE ones each; values go in parameters). */
 function updateText(columns: readonly string[], endsLease: boolean): string {
-  const first = endsLease ? 4 : 1;
-  const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) ' : '';
+  const first = endsLease ? 5 : 1;
+  const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2, failure_code = $4 WHERE id = $3) ' : '';
   const sets = columns.map((column, i) => `"${column}" = $${first + i}`).join(', ');
   return `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { legacyFailureCode } from '../../domain/failure-codes.ts';
 import { priorityFromRank } from '../../domain/task-priority.ts';
 import { TASK_STATUSES, type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
@@ -41,7 +42,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     max_attempts: row.max_attempts,
     not_before: row.not_before?.toISOString() ?? null,
     blocked_reason: row.blocked_reason,
-    failures: row.failures,
+    failures: row.failures.map((f) => ({ ...f, code: f.code ?? legacyFailureCode(f.kind) })),
     parent_id: row.parent_id,
     children: childCounts(row),
     due_at: row.due_at?.toISOString() ?? null,

@@ -174,7 +174,8 @@ export async function moveLease(
 ): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
   if (row.status === 'in_progress' && row.lease_id) {
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
-    return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended' } };
+    // A cancel is the run's failure (spec/runs.md "Failure codes"); any other move ends it without one.
+    return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended', failure_code: to === 'cancelled' ? 'cancelled' : undefined } };
   }
   if (to !== 'in_progress') return { changes: {} };
   const last = await latestLease(tx, row.id);
