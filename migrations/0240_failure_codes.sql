@@ -1,8 +1,15 @@
--- Failure codes (issue 41 §1, spec/runs.md "Failure codes"). Expand only: a nullable column, and
--- the rollup functions replaced (the previous release's writes fire them too).
+-- Failure codes (issue 41 §1, spec/runs.md "Failure codes") and a task's max_cost (§2, spec/runs.md
+-- "Budgets"). Expand only: nullable columns or columns with a default, an index, and the rollup
+-- functions replaced (the previous release's writes fire them too).
 
 -- Why a run failed: set with the lease's end (a failed release, a lapse, a cancel); null otherwise.
 ALTER TABLE leases ADD COLUMN failure_code text;
+
+-- A task's max_cost, as the task shows it: micro-units of its currency. It is enforced by the task
+-- budget it made (`task_max_cost`, one per task), which budgets_update and budgets_delete keep in step.
+ALTER TABLE tasks ADD COLUMN max_cost_micros bigint, ADD COLUMN max_cost_currency text;
+ALTER TABLE budgets ADD COLUMN task_max_cost boolean NOT NULL DEFAULT false;
+CREATE UNIQUE INDEX budgets_task_max_cost ON budgets (target) WHERE task_max_cost AND deleted_at IS NULL;
 
 -- A task's status change, as in 0220; a failed attempt (attempts up by one) now counts under its
 -- failure's code, and a failure recorded without one (by the previous release) under the code its

@@ -136,7 +136,8 @@ CREATE TABLE budgets (
   created_by_kind text NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
-  updated_by_kind text NOT NULL
+  updated_by_kind text NOT NULL,
+  task_max_cost boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE comments (
@@ -442,7 +443,9 @@ CREATE TABLE tasks (
   parent_id text,
   due_at timestamp with time zone,
   overdue_at timestamp with time zone,
-  open_asks integer NOT NULL DEFAULT 0
+  open_asks integer NOT NULL DEFAULT 0,
+  max_cost_micros bigint,
+  max_cost_currency text
 );
 
 CREATE TABLE templates (
@@ -637,6 +640,7 @@ CREATE INDEX asks_open_to ON public.asks USING btree (to_id, id) WHERE (status =
 CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
 CREATE INDEX budget_spend_window ON public.budget_spend USING btree (budget_id, window_start) INCLUDE (amount);
 CREATE INDEX budgets_target ON public.budgets USING btree (applies_to, target) WHERE (deleted_at IS NULL);
+CREATE UNIQUE INDEX budgets_task_max_cost ON public.budgets USING btree (target) WHERE (task_max_cost AND (deleted_at IS NULL));
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);

@@ -22,8 +22,12 @@ export const REPORTED_FAILURE_CODES = [
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number] | (typeof REPORTED_FAILURE_CODES)[number];
 
-/** An agent's own code: `x-` then a lower-case word of letters, digits, `_`, `.` or `-` (at most 64 characters in all). */
-export const AGENT_FAILURE_CODE = /^x-[a-z0-9][a-z0-9_.-]{0,61}$/;
+/**
+ * What an agent may name: a reported code, or its own, `x-` then a lower-case word of letters,
+ * digits, `_`, `.` or `-` (at most 64 characters in all). One pattern rather than an enum beside a
+ * pattern: it lists the codes in a third fewer bytes of every agent's tool list.
+ */
+export const AGENT_FAILURE_CODE = new RegExp(`^(?:${REPORTED_FAILURE_CODES.join('|')}|x-[a-z0-9][a-z0-9_.-]{0,61})$`);
 
 /** The code of a failure recorded before codes existed (or by a previous release): a lapse, or a failed release without one. */
 export function legacyFailureCode(kind: 'expired' | 'failed'): FailureCode {

@@ -68,6 +68,9 @@ export interface TasksTable {
   changes_requested_id: Generated<string | null>;
   attempts: Generated<number>;
   max_attempts: Generated<number | null>;
+  /** max_cost in micro-units of `max_cost_currency`; null: none (spec/runs.md "Budgets"). */
+  max_cost_micros: Generated<Int8 | null>;
+  max_cost_currency: Generated<string | null>;
   not_before: Generated<Date | null>;
   blocked_reason: Generated<'attempts_exhausted' | null>;
   failures: Generated<AttemptFailure[]>;
@@ -330,6 +333,8 @@ export interface BudgetsTable {
   period: 'day' | 'week' | 'month' | 'lifetime';
   /** Micro-units of `currency`, tokens, or runs. */
   limit_amount: Int8;
+  /** The task budget a task's max_cost made (one per task), kept in step with the task's columns. */
+  task_max_cost: Generated<boolean>;
   warned_for: Timestamp | null;
   exhausted_for: Timestamp | null;
   version: Generated<number>;

@@ -26,7 +26,7 @@ export const releaseLease = defineOperation({
     note: z.string().trim().min(1).max(500, 'notes are limited to 500 characters').optional().describe('Why, for the next claimer.'),
     outcome: z.enum(['released', 'failed']).default('released').describe('`failed`: the attempt failed (counted; needs `reason`). `released`: handed back, not counted.'),
     reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional().describe('Required with outcome failed: what went wrong.'),
-    failure_code: failureCodeInput.optional().describe('Why: default unspecified; your own as x-….'),
+    failure_code: failureCodeInput.optional(),
   }),
   output: z.object({ task: compactTaskOutput, lease: leaseOutput }),
   async run(tx, ctx, input) {

@@ -135,6 +135,8 @@ export const fullTask = z.object({
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
   attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
   max_attempts: z.int().nullable().describe("The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS)."),
+  max_cost: z.number().optional().describe("A cap on what its runs spend, in max_cost_currency (a task budget); absent when none."),
+  max_cost_currency: z.string().optional(),
   not_before: z.iso.datetime().nullable().describe('Not claimable before this time: scheduled for later, or backing off after a failed attempt.'),
   blocked_reason: z.enum(['attempts_exhausted']).nullable().describe('Set when the server took the task out of the queue: it is in the dead-letter.'),
   failures: z

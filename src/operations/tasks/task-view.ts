@@ -40,6 +40,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     handoff: row.handoff,
     attempts: row.attempts,
     max_attempts: row.max_attempts,
+    ...maxCost(row),
     not_before: row.not_before?.toISOString() ?? null,
     blocked_reason: row.blocked_reason,
     failures: row.failures.map((f) => ({ ...f, code: f.code ?? legacyFailureCode(f.kind) })),
@@ -133,6 +134,11 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
     waiting_on: row.waiting_on,
     ...openAsks(row),
   };
+}
+
+/** `max_cost` and its currency where set: most tasks have none. */
+function maxCost(row: Pick<TaskRow, 'max_cost_micros' | 'max_cost_currency'>): { max_cost?: number; max_cost_currency?: string } {
+  return row.max_cost_micros === null ? {} : { max_cost: Number(row.max_cost_micros) / 1e6, max_cost_currency: row.max_cost_currency ?? 'USD' };
 }
 
 /** `open_asks` where a task has any: most have none, and the task stays small. */
