@@ -4,6 +4,7 @@ import type { Clock } from '../../src/clock.ts';
 import { MEMBER_SCOPES } from '../../src/domain/scopes.ts';
 import { expectProblem } from '../rest/fixtures.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 /** Budgets (issue 41 §2, spec/runs.md "Budgets") over REST, with the clock moved by hand. */
 interface Budget {
@@ -41,8 +42,11 @@ const setBudget = async (body: Record<string, unknown>) => {
 };
 const readBudget = async (id: string) => (await t.request('GET', `/api/v1/budgets/${id}`)).json<Budget>();
 const claim = (id: string, token: string) => t.request('POST', `/api/v1/tasks/${id}/claim`, { body: {}, token });
-const events = async (type: string, subject: string) =>
-  (await t.request('GET', `/api/v1/events?types=${type}&limit=100`)).json<{ data: { subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === subject);
+// On a shared PostgreSQL another test's open transaction may hold the newest events back from cursors for a while.
+const events = async (type: string, subject: string) => {
+  await eventsSettled(t);
+  return (await t.request('GET', `/api/v1/events?types=${type}&limit=100`)).json<{ data: { subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === subject);
+};
 
 describe('budgets', () => {
   it("an agent's usage reaches its budget, which refuses its next claim; a lead raises it and work resumes", async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../rest/fixtures.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { eventsSettled } from '../leases/instances.ts';
 import { connectV2, listen, outputOf } from '../mcp/clients.ts';
 
 /** The run record (issue 41 §1, spec/runs.md) over REST, and a report over MCP. */
@@ -146,6 +147,7 @@ describe('runs', () => {
     expect((await readRun(coded.lease)).failure_code).toBe('tool_error');
     const task = (await t.request('GET', `/api/v1/tasks/${coded.task}?view=full`)).json<{ failures: { code: string }[] }>();
     expect(task.failures.map((f) => f.code)).toEqual(['tool_error']);
+    await eventsSettled(t);
     const events = (await t.request('GET', `/api/v1/tasks/${coded.task}/events`)).json<{ data: { type: string; data: { code?: string } }[] }>().data;
     expect(events.find((e) => e.type === 'task.attempt_failed')?.data.code).toBe('tool_error');
 
