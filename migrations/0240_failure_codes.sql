@@ -2,12 +2,15 @@
 -- "Budgets"). Expand only: nullable columns or columns with a default, an index, and the rollup
 -- functions replaced (the previous release's writes fire them too).
 
--- Why a run failed: set with the lease's end (a failed release, a lapse, a cancel); null otherwise.
-ALTER TABLE leases ADD COLUMN failure_code text;
-
 -- A task's max_cost, as the task shows it: micro-units of its currency. It is enforced by the task
 -- budget it made (`task_max_cost`, one per task), which budgets_update and budgets_delete keep in step.
 ALTER TABLE tasks ADD COLUMN max_cost_micros bigint, ADD COLUMN max_cost_currency text;
+
+-- Why a run failed, recorded when it ended (a failed release, a cancel; a lapse is read from its
+-- lease). On `runs`, not `leases`: the previous release reads leases with `SELECT *` in prepared
+-- statements, which a new column would make fail once on every connection.
+ALTER TABLE runs ADD COLUMN failure_code text;
+
 ALTER TABLE budgets ADD COLUMN task_max_cost boolean NOT NULL DEFAULT false;
 CREATE UNIQUE INDEX budgets_task_max_cost ON budgets (target) WHERE task_max_cost AND deleted_at IS NULL;
 
@@ -68,18 +71,18 @@ BEGIN
 END
 $$;
 
--- A run's end, as in 0220; a run ended by someone else's change (a cancel, a delete) with a failure
--- code also counts as a failure under it. A failed release and a lapse count at their task (its
--- attempts go up), so they are not counted here again.
-CREATE OR REPLACE FUNCTION baton_stat_lease() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  ended timestamptz := CASE WHEN NEW.state = 'expired' THEN NEW.expires_at ELSE coalesce(NEW.ended_at, NEW.expires_at) END;
-  lbl text[] := (SELECT labels FROM tasks WHERE id = NEW.task_id);
+-- A run ended by someone else's change (a cancel, a delete) counts as a failure under its code, on
+-- the day its lease ended. A failed release and a lapse count at their task (its attempts go up), so
+-- they are not counted here again. The code is recorded after the lease's end, in its own statement.
+CREATE FUNCTION baton_stat_run_failure() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'runs', 1, extract(epoch FROM ended - NEW.acquired_at));
-  IF NEW.state = 'ended' AND NEW.failure_code IS NOT NULL THEN
-    PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'fail:' || NEW.failure_code, 1, NULL);
+  IF NEW.failure_code IS DISTINCT FROM 'cancelled' OR (TG_OP = 'UPDATE' AND OLD.failure_code IS NOT DISTINCT FROM NEW.failure_code) THEN
+    RETURN NULL;
   END IF;
+  PERFORM baton_stat_add(baton_utc_day(coalesce(l.ended_at, l.expires_at)), l.holder_id, t.labels, 'fail:cancelled', 1, NULL)
+  FROM leases l JOIN tasks t ON t.id = l.task_id WHERE l.id = NEW.lease_id;
   RETURN NULL;
 END
 $$;
+CREATE TRIGGER runs_stat_failure AFTER INSERT OR UPDATE OF failure_code ON runs
+  FOR EACH ROW EXECUTE FUNCTION baton_stat_run_failure();

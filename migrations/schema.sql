@@ -230,8 +230,7 @@ CREATE TABLE leases (
   ended_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL,
-  failure_code text
+  created_by_kind text NOT NULL
 );
 
 CREATE TABLE notification_links_used (
@@ -315,7 +314,8 @@ CREATE TABLE runs (
   tool_calls bigint NOT NULL DEFAULT 0,
   reports integer NOT NULL DEFAULT 0,
   log_lines integer NOT NULL DEFAULT 0,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  failure_code text
 );
 
 CREATE TABLE schedules (
@@ -729,12 +729,23 @@ CREATE OR REPLACE FUNCTION public.baton_stat_lease()
 AS $function$
 DECLARE
   ended timestamptz := CASE WHEN NEW.state = 'expired' THEN NEW.expires_at ELSE coalesce(NEW.ended_at, NEW.expires_at) END;
-  lbl text[] := (SELECT labels FROM tasks WHERE id = NEW.task_id);
 BEGIN
-  PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'runs', 1, extract(epoch FROM ended - NEW.acquired_at));
-  IF NEW.state = 'ended' AND NEW.failure_code IS NOT NULL THEN
-    PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, lbl, 'fail:' || NEW.failure_code, 1, NULL);
+  PERFORM baton_stat_add(baton_utc_day(ended), NEW.holder_id, (SELECT labels FROM tasks WHERE id = NEW.task_id), 'runs', 1,
+    extract(epoch FROM ended - NEW.acquired_at));
+  RETURN NULL;
+END
+$function$
+;
+CREATE OR REPLACE FUNCTION public.baton_stat_run_failure()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NEW.failure_code IS DISTINCT FROM 'cancelled' OR (TG_OP = 'UPDATE' AND OLD.failure_code IS NOT DISTINCT FROM NEW.failure_code) THEN
+    RETURN NULL;
   END IF;
+  PERFORM baton_stat_add(baton_utc_day(coalesce(l.ended_at, l.expires_at)), l.holder_id, t.labels, 'fail:cancelled', 1, NULL)
+  FROM leases l JOIN tasks t ON t.id = l.task_id WHERE l.id = NEW.lease_id;
   RETURN NULL;
 END
 $function$
@@ -843,6 +854,7 @@ AS $function$ SELECT (ts AT TIME ZONE 'UTC')::date $function$
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER events_no_update_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER leases_stat_end AFTER UPDATE OF state ON public.leases FOR EACH ROW WHEN (((old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION baton_stat_lease();
+CREATE TRIGGER runs_stat_failure AFTER INSERT OR UPDATE OF failure_code ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_run_failure();
 CREATE TRIGGER runs_stat_usage AFTER INSERT OR UPDATE OF input_tokens, output_tokens, cost_micros, tool_calls ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_usage();
 CREATE TRIGGER tasks_search_insert AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION baton_task_search();
 CREATE TRIGGER tasks_search_update AFTER UPDATE OF title, description ON public.tasks FOR EACH ROW WHEN (((old.title IS DISTINCT FROM new.title) OR (old.description IS DISTINCT FROM new.description))) EXECUTE FUNCTION baton_task_search();

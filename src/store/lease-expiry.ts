@@ -45,7 +45,7 @@ export async function lockLapsed(tx: Tx, now: Date, which: { limit: number } | {
 /** Ends the leases of locked, lapsed tasks (expired) and moves each task as its outcome says, each attempt counted. */
 export async function expireLapsed(tx: Tx, lapsed: readonly Lapsed[], outcomes: readonly LapsedOutcome[], now: Date): Promise<void> {
   if (lapsed.length === 0) return;
-  await tx.updateTable('leases').set({ state: 'expired', ended_at: now, failure_code: 'lapsed' }).where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.lease_id)))).execute();
+  await tx.updateTable('leases').set({ state: 'expired', ended_at: now }).where('id', '=', (eb) => eb.fn.any(eb.val(lapsed.map((l) => l.lease_id)))).execute();
   // One statement per task (a sweep batch is at most 100): each has its own attempt count and back-off.
   for (const outcome of outcomes) {
     await tx

@@ -114,7 +114,6 @@ export async function grantLeases(tx: Tx, grants: readonly Grant[], now: Date): 
     renewed_at: now,
     warned_at: null,
     ended_at: null,
-    failure_code: null,
     created_at: now,
     created_by_id: g.lease.holder_id,
     created_by_kind: g.lease.holder_kind,
@@ -158,7 +157,7 @@ const grantText = (tasks: string) => `
 const GRANT_ONE = grantText('tasks.id = $3');
 const GRANT_MANY = grantText('tasks.id = ANY ($3::text[])');
 
-export type NewLeaseRow = Omit<LeaseRow, 'warned_at' | 'ended_at' | 'failure_code'>;
+export type NewLeaseRow = Omit<LeaseRow, 'warned_at' | 'ended_at'>;
 
 export async function insertLease(tx: Tx, row: NewLeaseRow): Promise<LeaseRow> {
   return tx.insertInto('leases').values(row).returningAll().executeTakeFirstOrThrow();
@@ -170,7 +169,7 @@ export async function findLease(db: Kysely<DB>, id: string): Promise<LeaseRow | 
 }
 
 const LEASE_FIELDS = ['id', 'task_id', 'holder_id', 'holder_kind', 'token_id', 'machine', 'epoch', 'ttl_s', 'state', 'acquired_at', 'renewed_at', 'expires_at',
-  'warned_at', 'ended_at', 'failure_code', 'created_at', 'created_by_id', 'created_by_kind'] as const satisfies readonly (keyof LeaseRow)[];
+  'warned_at', 'ended_at', 'created_at', 'created_by_id', 'created_by_kind'] as const satisfies readonly (keyof LeaseRow)[];
 
 // The lease's columns come prefixed, beside the task's. Only the task is locked.
 const LOCK_LEASE_TASK = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `leases.${f} AS lease__${f}`).join(', ')}

@@ -129,8 +129,6 @@ export interface LeasesTable {
   expires_at: Timestamp;
   warned_at: Timestamp | null;
   ended_at: Timestamp | null;
-  /** Why the run failed (spec/runs.md "Failure codes"); null for a run that did not, or ended before codes. */
-  failure_code: Generated<string | null>;
   created_at: Timestamp;
   created_by_id: string;
   created_by_kind: string;
@@ -530,6 +528,8 @@ export interface RunsTable {
   tool_calls: Int8;
   reports: Generated<number>;
   log_lines: Generated<number>;
+  /** Why the run failed, when the failure was recorded (spec/runs.md "Failure codes"); a lapse is read from its lease. */
+  failure_code: Generated<string | null>;
   updated_at: Timestamp;
 }
 

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql, type Kysely, type Selectable } from 'kysely';
 import { sendStatement, type Tx } from './connection.ts';
+import { recordRunFailure } from './runs.ts';
 import type { AttemptFailure, DB, Handoff, TasksTable } from './schema.ts';
 
 /** A task row plus `waiting_on`: the ids in `blocked_by` not yet done; and its artifacts' references, oldest first. */
@@ -264,7 +265,7 @@ export async function updateTask(
   ending?: LeaseEnding,
 ): Promise<TaskRow> {
   // A lease ending goes first in the text (a CTE), so its parameters come first too.
-  const parameters: unknown[] = ending ? [ending.state, changes.updated_at, ending.id, ending.failure_code ?? null] : [];
+  const parameters: unknown[] = ending ? [ending.state, changes.updated_at, ending.id] : [];
   const columns: string[] = [];
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
@@ -277,13 +278,14 @@ export async function updateTask(
   const { rows } = await sendStatement<TaskRow>(tx, updateText(columns, ending !== undefined), parameters);
   const task = rows[0];
   if (!task) throw new Error(`update of task ${id} returned no row`);
+  if (ending?.failure_code) await recordRunFailure(tx, ending.id, ending.failure_code, changes.updated_at);
   return task;
 }
 
 /** The update's text for this list of columns (one of the SETTABLE ones each; values go in parameters). */
 function updateText(columns: readonly string[], endsLease: boolean): string {
-  const first = endsLease ? 5 : 1;
-  const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2, failure_code = $4 WHERE id = $3) ' : '';
+  const first = endsLease ? 4 : 1;
+  const endLease = endsLease ? 'WITH ended AS (UPDATE leases SET state = $1, ended_at = $2 WHERE id = $3) ' : '';
   const sets = columns.map((column, i) => `"${column}" = $${first + i}`).join(', ');
   return `${endLease}UPDATE tasks SET ${sets}, version = version + 1 WHERE id = $${first + columns.length} RETURNING ${TASK_COLUMNS}`;
 }

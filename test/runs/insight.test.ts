@@ -289,7 +289,7 @@ describe('insight under concurrent writers', () => {
       SELECT data->>'from' AS from, data->>'to' AS to, count(*)::int AS n FROM events
       WHERE type = 'task.status_changed' AND created_at >= ${from}::timestamptz AND created_at < ${to}::timestamptz GROUP BY 1, 2`);
     const runs = await rawCount(sql<{ holder_id: string; code: string | null; n: number; input: number; output: number; tools: number; cost: number }>`
-      SELECT l.holder_id, l.failure_code AS code, count(*)::int AS n, coalesce(sum(r.input_tokens), 0)::int AS input,
+      SELECT l.holder_id, CASE WHEN l.state = 'expired' THEN 'lapsed' ELSE r.failure_code END AS code, count(*)::int AS n, coalesce(sum(r.input_tokens), 0)::int AS input,
         coalesce(sum(r.output_tokens), 0)::int AS output, coalesce(sum(r.tool_calls), 0)::int AS tools, coalesce(sum(r.cost_micros), 0)::int AS cost
       FROM leases l LEFT JOIN runs r ON r.lease_id = l.id
       WHERE l.state <> 'active' AND CASE WHEN l.state = 'expired' THEN l.expires_at ELSE l.ended_at END >= ${from}::timestamptz

@@ -87,7 +87,7 @@ export function toRun(lease: LeaseRow, usage: RunUsageRow | undefined, now: Date
     outcome,
     started_at: lease.acquired_at.toISOString(),
     ended_at: endedAt?.toISOString() ?? null,
-    failure_code: lapsed ? 'lapsed' : lease.failure_code,
+    failure_code: lapsed ? 'lapsed' : (usage?.failure_code ?? null),
     usage: toUsage(usage),
     log_lines: usage?.log_lines ?? 0,
   };
