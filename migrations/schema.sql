@@ -138,7 +138,8 @@ CREATE TABLE budgets (
   created_by_kind text NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
-  updated_by_kind text NOT NULL
+  updated_by_kind text NOT NULL,
+  task_max_cost boolean NOT NULL DEFAULT false
 );
 
 CREATE TABLE comments (
@@ -316,7 +317,8 @@ CREATE TABLE runs (
   tool_calls bigint NOT NULL DEFAULT 0,
   reports integer NOT NULL DEFAULT 0,
   log_lines integer NOT NULL DEFAULT 0,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  failure_code text
 );
 
 CREATE TABLE schedules (
@@ -447,7 +449,9 @@ CREATE TABLE tasks (
   overdue_at timestamp with time zone,
   open_asks integer NOT NULL DEFAULT 0,
   review_overdue_at timestamp with time zone,
-  overdue_asks integer NOT NULL DEFAULT 0
+  overdue_asks integer NOT NULL DEFAULT 0,
+  max_cost_micros bigint,
+  max_cost_currency text
 );
 
 CREATE TABLE templates (
@@ -644,6 +648,7 @@ CREATE INDEX asks_open_unmarked ON public.asks USING btree (created_at) WHERE ((
 CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
 CREATE INDEX budget_spend_window ON public.budget_spend USING btree (budget_id, window_start) INCLUDE (amount);
 CREATE INDEX budgets_target ON public.budgets USING btree (applies_to, target) WHERE (deleted_at IS NULL);
+CREATE UNIQUE INDEX budgets_task_max_cost ON public.budgets USING btree (target) WHERE (task_max_cost AND (deleted_at IS NULL));
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
@@ -739,6 +744,20 @@ BEGIN
 END
 $function$
 ;
+CREATE OR REPLACE FUNCTION public.baton_stat_run_failure()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NEW.failure_code IS DISTINCT FROM 'cancelled' OR (TG_OP = 'UPDATE' AND OLD.failure_code IS NOT DISTINCT FROM NEW.failure_code) THEN
+    RETURN NULL;
+  END IF;
+  PERFORM baton_stat_add(baton_utc_day(coalesce(l.ended_at, l.expires_at)), l.holder_id, t.labels, 'fail:cancelled', 1, NULL)
+  FROM leases l JOIN tasks t ON t.id = l.task_id WHERE l.id = NEW.lease_id;
+  RETURN NULL;
+END
+$function$
+;
 CREATE OR REPLACE FUNCTION public.baton_stat_task()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -760,7 +779,7 @@ BEGIN
   agent := coalesce(NEW.lease_holder_id, OLD.lease_holder_id, f.holder_id);
   IF NEW.attempts > OLD.attempts THEN
     failure := NEW.failures -> -1;
-    PERFORM baton_stat_add(d, agent, NEW.labels, 'fail:' || coalesce(failure ->> 'code', failure ->> 'kind', 'unknown'), 1, NULL);
+    PERFORM baton_stat_add(d, agent, NEW.labels, 'fail:' || coalesce(failure ->> 'code', CASE failure ->> 'kind' WHEN 'expired' THEN 'lapsed' ELSE 'unspecified' END), 1, NULL);
   END IF;
   IF NEW.status IS NOT DISTINCT FROM OLD.status THEN
     RETURN NULL;
@@ -843,6 +862,7 @@ AS $function$ SELECT (ts AT TIME ZONE 'UTC')::date $function$
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER events_no_update_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER leases_stat_end AFTER UPDATE OF state ON public.leases FOR EACH ROW WHEN (((old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION baton_stat_lease();
+CREATE TRIGGER runs_stat_failure AFTER INSERT OR UPDATE OF failure_code ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_run_failure();
 CREATE TRIGGER runs_stat_usage AFTER INSERT OR UPDATE OF input_tokens, output_tokens, cost_micros, tool_calls ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_usage();
 CREATE TRIGGER tasks_search_insert AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION baton_task_search();
 CREATE TRIGGER tasks_search_update AFTER UPDATE OF title, description ON public.tasks FOR EACH ROW WHEN (((old.title IS DISTINCT FROM new.title) OR (old.description IS DISTINCT FROM new.description))) EXECUTE FUNCTION baton_task_search();

@@ -17,6 +17,11 @@ export async function lockBudget(tx: Tx, id: string): Promise<BudgetRow | undefi
   return tx.selectFrom('budgets').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
 }
 
+/** Locks the live budget a task's max_cost made, if it has one. */
+export async function lockMaxCostBudget(tx: Tx, taskId: string): Promise<BudgetRow | undefined> {
+  return tx.selectFrom('budgets').selectAll().where('target', '=', taskId).where('task_max_cost', '=', true).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+}
+
 /** Applies changes and bumps the version. */
 export async function updateBudget(tx: Tx, id: string, changes: Updateable<BudgetsTable>): Promise<BudgetRow> {
   return tx.updateTable('budgets').set({ ...changes, version: sql`version + 1` }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();

@@ -27,6 +27,18 @@ export async function findRunUsage(db: Kysely<DB>, leaseId: string): Promise<Run
 }
 
 /**
+ * Records why a run failed, making its row if no report did: a statement of its own after the one
+ * that ended the lease (its trigger reads the ended lease). The caller holds the task's lock.
+ */
+export async function recordRunFailure(tx: Tx, leaseId: string, code: string, now: Date): Promise<void> {
+  await tx
+    .insertInto('runs')
+    .values({ lease_id: leaseId, input_tokens: 0, output_tokens: 0, cost_micros: 0, tool_calls: 0, currency: null, model: null, failure_code: code, updated_at: now })
+    .onConflict((oc) => oc.column('lease_id').doUpdateSet({ failure_code: code }))
+    .execute();
+}
+
+/**
  * Adds one report to a run's totals, making its row on the first. The caller holds the lease's task
  * lock, so reports on one run are applied one at a time.
  */

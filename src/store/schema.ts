@@ -68,6 +68,9 @@ export interface TasksTable {
   changes_requested_id: Generated<string | null>;
   attempts: Generated<number>;
   max_attempts: Generated<number | null>;
+  /** max_cost in micro-units of `max_cost_currency`; null: none (spec/runs.md "Budgets"). */
+  max_cost_micros: Generated<Int8 | null>;
+  max_cost_currency: Generated<string | null>;
   not_before: Generated<Date | null>;
   blocked_reason: Generated<'attempts_exhausted' | null>;
   failures: Generated<AttemptFailure[]>;
@@ -84,6 +87,8 @@ export interface TasksTable {
 export interface AttemptFailure {
   at: string;
   kind: 'expired' | 'failed';
+  /** spec/runs.md "Failure codes"; absent on failures recorded before codes (domain/failure-codes.ts legacyFailureCode). */
+  code?: string;
   reason: string | null;
   lease_id: string;
   holder_id: string;
@@ -332,6 +337,8 @@ export interface BudgetsTable {
   period: 'day' | 'week' | 'month' | 'lifetime';
   /** Micro-units of `currency`, tokens, or runs. */
   limit_amount: Int8;
+  /** The task budget a task's max_cost made (one per task), kept in step with the task's columns. */
+  task_max_cost: Generated<boolean>;
   warned_for: Timestamp | null;
   exhausted_for: Timestamp | null;
   version: Generated<number>;
@@ -535,6 +542,8 @@ export interface RunsTable {
   tool_calls: Int8;
   reports: Generated<number>;
   log_lines: Generated<number>;
+  /** Why the run failed, when the failure was recorded (spec/runs.md "Failure codes"); a lapse is read from its lease. */
+  failure_code: Generated<string | null>;
   updated_at: Timestamp;
 }
 

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql, type Kysely, type Selectable } from 'kysely';
 import { sendStatement, type Tx } from './connection.ts';
+import { recordRunFailure } from './runs.ts';
 import type { AttemptFailure, DB, Handoff, ReservationRequirement, TasksTable } from './schema.ts';
 
 /**
@@ -54,7 +55,7 @@ const reservations: RawBuilder<ReservationRequirement[] | null> = sql.raw<Reserv
 
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
-  'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts',
+  'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts', 'max_cost_micros', 'max_cost_currency',
   'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks', 'review_overdue_at', 'overdue_asks'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
@@ -106,6 +107,8 @@ export interface NewTaskRow {
   assignee_id: string | null;
   assignee_kind: 'human' | 'agent' | null;
   max_attempts: number | null;
+  max_cost_micros?: number | null;
+  max_cost_currency?: string | null;
   parent_id: string | null;
   not_before: Date | null;
   due_at: Date | null;
@@ -116,16 +119,16 @@ export interface NewTaskRow {
 
 const INSERT_TASK = `
     INSERT INTO tasks (id, title, description, status, priority, labels, blocked_by, created_at, created_by_id, created_by_kind,
-      updated_at, updated_by_id, updated_by_kind, assignee_id, assignee_kind, max_attempts, parent_id, not_before, due_at)
+      updated_at, updated_by_id, updated_by_kind, assignee_id, assignee_kind, max_attempts, parent_id, not_before, due_at, max_cost_micros, max_cost_currency)
     VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[],
-      $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+      $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
     RETURNING ${TASK_COLUMNS}`;
 
 export async function insertTask(tx: Tx, row: NewTaskRow): Promise<TaskRow> {
   const { rows } = await sendStatement<TaskRow>(tx, INSERT_TASK, [
     row.id, row.title, row.description, row.status, row.priority, row.labels, row.blocked_by,
     row.created_at, row.created_by_id, row.created_by_kind, row.created_at, row.created_by_id, row.created_by_kind,
-    row.assignee_id, row.assignee_kind, row.max_attempts, row.parent_id, row.not_before, row.due_at,
+    row.assignee_id, row.assignee_kind, row.max_attempts, row.parent_id, row.not_before, row.due_at, row.max_cost_micros ?? null, row.max_cost_currency ?? null,
   ]);
   const task = rows[0];
   if (!task) throw new Error(`insert of task ${row.id} returned no row`);
@@ -240,6 +243,8 @@ export interface TaskChanges {
   not_before?: Date | null;
   blocked_reason?: 'attempts_exhausted' | null;
   failures?: AttemptFailure[];
+  max_cost_micros?: number | null;
+  max_cost_currency?: string | null;
   parent_id?: string | null;
   due_at?: Date | null;
   overdue_at?: Date | null;
@@ -250,7 +255,7 @@ export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_ki
 
 /** The columns `updateTask` may set: every field of TaskChanges, and who and when. */
 const SETTABLE = new Set<string>(['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'max_cost_micros', 'max_cost_currency', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
 
 type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string };
 
@@ -258,6 +263,8 @@ type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updat
 export interface LeaseEnding {
   id: string;
   state: 'released' | 'expired' | 'ended';
+  /** Why the run failed, when it did (spec/runs.md "Failure codes"). */
+  failure_code?: string | undefined;
 }
 
 /**
@@ -285,6 +292,7 @@ export async function updateTask(
   const { rows } = await sendStatement<TaskRow>(tx, updateText(columns, ending !== undefined), parameters);
   const task = rows[0];
   if (!task) throw new Error(`update of task ${id} returned no row`);
+  if (ending?.failure_code) await recordRunFailure(tx, ending.id, ending.failure_code, changes.updated_at);
   return task;
 }
 

@@ -4,6 +4,7 @@ import type { Clock } from '../../src/clock.ts';
 import { MEMBER_SCOPES } from '../../src/domain/scopes.ts';
 import { expectProblem } from '../rest/fixtures.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 /** Budgets (issue 41 §2, spec/runs.md "Budgets") over REST, with the clock moved by hand. */
 interface Budget {
@@ -41,8 +42,11 @@ const setBudget = async (body: Record<string, unknown>) => {
 };
 const readBudget = async (id: string) => (await t.request('GET', `/api/v1/budgets/${id}`)).json<Budget>();
 const claim = (id: string, token: string) => t.request('POST', `/api/v1/tasks/${id}/claim`, { body: {}, token });
-const events = async (type: string, subject: string) =>
-  (await t.request('GET', `/api/v1/events?types=${type}&limit=100`)).json<{ data: { subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === subject);
+// On a shared PostgreSQL another test's open transaction may hold the newest events back from cursors for a while.
+const events = async (type: string, subject: string) => {
+  await eventsSettled(t);
+  return (await t.request('GET', `/api/v1/events?types=${type}&limit=100`)).json<{ data: { subject: string; data: Record<string, unknown> }[] }>().data.filter((e) => e.subject === subject);
+};
 
 describe('budgets', () => {
   it("an agent's usage reaches its budget, which refuses its next claim; a lead raises it and work resumes", async () => {
@@ -129,6 +133,42 @@ describe('budgets', () => {
     expectProblem(await claim(id, agent.token), 409, 'budget_exhausted');
     expect((await t.request('DELETE', `/api/v1/budgets/${budget.id}`, { token: lead.token })).status).toBe(200);
     expect((await claim(id, agent.token)).status).toBe(200);
+  });
+
+  it("a task's max_cost is a task budget: it refuses the next claim, tells the running attempt, and a lead raises it", async () => {
+    const agent = await agentOf();
+    const created = await t.request('POST', '/api/v1/tasks', { body: { title: `Capped ${randomUUID()}`, max_cost: 1, max_cost_currency: 'EUR' }, token: agent.token });
+    expect(created.status, created.body).toBe(201);
+    const id = created.json<{ id: string }>().id;
+    const full = async () => (await t.request('GET', `/api/v1/tasks/${id}?view=full`)).json<{ max_cost?: number; max_cost_currency?: string; version: number }>();
+    expect(await full()).toMatchObject({ max_cost: 1, max_cost_currency: 'EUR', version: 1 });
+    expect(await (async () => (await t.request('GET', `/api/v1/tasks/${await task()}?view=full`)).json<Record<string, unknown>>())()).not.toHaveProperty('max_cost');
+    const [cap] = (await t.request('GET', `/api/v1/budgets?applies_to=task&target=${id}`)).json<{ data: (Budget & { name: string; currency: string })[] }>().data;
+    expect(cap).toMatchObject({ name: 'max_cost', currency: 'EUR', limit: 1, state: 'ok' });
+
+    const lease = (await claim(id, agent.token)).json<{ lease: { id: string } }>().lease.id;
+    const beat = await t.request('POST', `/api/v1/leases/${lease}/heartbeat`, { body: { usage: { cost: 1.2, currency: 'EUR' } }, token: agent.token });
+    expect(beat.json<{ budget?: { id: string; name: string } }>().budget).toMatchObject({ exhausted: true, id: cap?.id, name: 'max_cost' });
+    expect((await t.request('POST', `/api/v1/leases/${lease}/release`, { body: {}, token: agent.token })).status).toBe(200);
+    expect(expectProblem(await claim(id, agent.token), 409, 'budget_exhausted')).toMatchObject({ budget: { id: cap?.id, name: 'max_cost', applies_to: 'task', target: id, spent: 1.2, limit: 1 } });
+
+    // The agent may lower it, not raise or remove it; a member neither; a lead may, through the task or the budget.
+    expect((await t.request('PATCH', `/api/v1/tasks/${id}`, { body: { max_cost: 0.9 }, token: agent.token })).status).toBe(200);
+    expectProblem(await t.request('PATCH', `/api/v1/tasks/${id}`, { body: { max_cost: 5 }, token: agent.token }), 403, 'human_required');
+    expectProblem(await t.request('PATCH', `/api/v1/tasks/${id}`, { body: { max_cost: null }, token: member.token }), 403, 'forbidden_scope');
+    const raised = await t.request('PATCH', `/api/v1/tasks/${id}`, { body: { max_cost: 2 }, token: lead.token });
+    expect(raised.status, raised.body).toBe(200);
+    expect((await readBudget(cap?.id ?? '')).limit).toBe(2);
+    expect((await claim(id, agent.token)).status).toBe(200);
+    const updated = await t.request('PATCH', `/api/v1/budgets/${cap?.id}`, { body: { limit: 3 }, token: lead.token });
+    expect(updated.status, updated.body).toBe(200);
+    expect(await full()).toMatchObject({ max_cost: 3, max_cost_currency: 'EUR' });
+    const changes = (await events('task.updated', id)).map((e) => e.data.changes);
+    expect(changes).toEqual([{ max_cost: { from: 1, to: 0.9 } }, { max_cost: { from: 0.9, to: 2 } }, { max_cost: { from: 2, to: 3 } }]);
+    expect((await t.request('DELETE', `/api/v1/budgets/${cap?.id}`, { token: lead.token })).status).toBe(200);
+    expect(await full()).not.toHaveProperty('max_cost');
+    expectProblem(await t.request('POST', '/api/v1/tasks', { body: { title: 'x', max_cost: 2e6 } }), 400, 'validation_failed');
+    expectProblem(await t.request('POST', '/api/v1/tasks', { body: { title: 'x', max_cost_currency: 'EUR' } }), 400, 'validation_failed');
   });
 
   it('refuses a currency on a count, and an agent that does not exist', async () => {

@@ -186,9 +186,10 @@ describe('the document and the app', () => {
     const required = (name: string) => (document.components.schemas[name] as { required?: string[] }).required ?? [];
     expect(required('ClaimedTask')).toEqual(expect.arrayContaining(['id', 'title', 'description', 'labels', 'lease', 'next_actions', 'version']));
     expect(required('TaskCompact')).toEqual(expect.arrayContaining(['id', 'title', 'labels', 'lease', 'next_actions', 'legal_transitions']));
-    // The full view: every member, but the discussion only tasks_get adds, the waits (open_asks, overdue_asks, review_overdue) and reservations, present only when there are some.
+    // The full view: every member, but the discussion only tasks_get adds, the waits (open_asks, overdue_asks, review_overdue), reservations and max_cost, present only when set.
     const task = document.components.schemas['Task'] as { properties: Record<string, unknown> };
-    expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => !['discussion', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations'].includes(p)).sort());
+    const whereSet = ['discussion', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations', 'max_cost', 'max_cost_currency'];
+    expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => !whereSet.includes(p)).sort());
     expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));
     expect(required('Claim')).toEqual(['task', 'lease', 'discussion']);
     expect(required('ManifestCompact')).toEqual(expect.arrayContaining(['next_actions', 'operations', 'you']));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../rest/fixtures.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { eventsSettled } from '../leases/instances.ts';
 import { connectV2, listen, outputOf } from '../mcp/clients.ts';
 
 /** The run record (issue 41 §1, spec/runs.md) over REST, and a report over MCP. */
@@ -12,6 +13,7 @@ interface Run {
   outcome: string;
   started_at: string;
   ended_at: string | null;
+  failure_code: string | null;
   usage: { input_tokens: number; output_tokens: number; cost: number; currency: string | null; model: string | null; tool_calls: number; reports: number };
   log_lines: number;
   log?: { seq: number; level: string; line: string }[];
@@ -135,4 +137,31 @@ describe('runs', () => {
     expect(outputOf<{ log_lines: number }>(await mcp.callTool({ name: 'runs_log', arguments: { id: lease, lines: ['started'] } })).log_lines).toBe(1);
     await mcp.close();
   });
+
+  it('carries a failure code: the agent\'s, its own under x-, unspecified, or cancelled; none when it did not fail', async () => {
+    const release = (lease: string, body: Record<string, unknown>) => t.request('POST', `/api/v1/leases/${lease}/release`, { body, token: agent.token });
+    const coded = await claimed();
+    expectProblem(await release(coded.lease, { outcome: 'failed', reason: 'r', failure_code: 'bogus' }), 400, 'validation_failed');
+    expectProblem(await release(coded.lease, { failure_code: 'tool_error' }), 400, 'validation_failed');
+    expect((await release(coded.lease, { outcome: 'failed', reason: 'the linter crashed', failure_code: 'tool_error' })).status).toBe(200);
+    expect((await readRun(coded.lease)).failure_code).toBe('tool_error');
+    const task = (await t.request('GET', `/api/v1/tasks/${coded.task}?view=full`)).json<{ failures: { code: string }[] }>();
+    expect(task.failures.map((f) => f.code)).toEqual(['tool_error']);
+    await eventsSettled(t);
+    const events = (await t.request('GET', `/api/v1/tasks/${coded.task}/events`)).json<{ data: { type: string; data: { code?: string } }[] }>().data;
+    expect(events.find((e) => e.type === 'task.attempt_failed')?.data.code).toBe('tool_error');
+
+    const own = await claimed();
+    expect((await release(own.lease, { outcome: 'failed', reason: 'the sandbox ran out', failure_code: 'x-sandbox.oom' })).status).toBe(200);
+    const bare = await claimed();
+    expect((await release(bare.lease, { outcome: 'failed', reason: 'no idea' })).status).toBe(200);
+    const plain = await claimed();
+    expect((await release(plain.lease, {})).status).toBe(200);
+    const cancelled = await claimed();
+    const cancel = await t.request('PATCH', `/api/v1/tasks/${cancelled.task}`, { body: { status: 'cancelled' } });
+    expect(cancel.status, cancel.body).toBe(200);
+    const codes = await Promise.all([own, bare, plain, cancelled].map(async (c) => (await readRun(c.lease)).failure_code));
+    expect(codes).toEqual(['x-sandbox.oom', 'unspecified', null, 'cancelled']);
+  });
 });
+

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { budgetWindow } from '../../domain/budget-window.ts';
+import { type BudgetPeriod, budgetWindow } from '../../domain/budget-window.ts';
 import { BatonError } from '../../errors.ts';
 import { addSpend, insertBudget, taskSpend } from '../../store/budgets.ts';
 import { findTask } from '../../store/tasks.ts';
@@ -8,7 +8,7 @@ import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { resolveAssignee } from '../shared/principals.ts';
 import { taskNotFound } from '../tasks/get-task.ts';
 import { taskLabels } from '../tasks/task-schema.ts';
-import { appliesToParam, budgetOutput, limitParam, periodParam, toBudget, toStored, unitParam } from './budget-schema.ts';
+import { appliesToParam, type Budget, budgetOutput, limitParam, periodParam, toBudget, toStored, unitParam } from './budget-schema.ts';
 
 const currencyParam = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD').describe('For `cost`: the currency it counts (default USD); costs reported in another are not counted.');
 
@@ -34,36 +34,47 @@ export const createBudget = defineOperation({
   output: budgetOutput,
   version: (budget) => budget.version,
   async run(tx, ctx, input) {
-    const period = input.period ?? (input.applies_to === 'task' ? 'lifetime' : 'month');
-    const currency = unitCurrency(input.unit, input.currency);
-    const spent = await startingSpend(tx, ctx, { ...input, currency });
-    const by = { id: ctx.actor.id, kind: ctx.actor.kind };
-    const row = await insertBudget(tx, {
-      id: ctx.ids.make('bdg'),
-      name: input.name,
-      applies_to: input.applies_to,
-      target: input.target,
-      unit: input.unit,
-      currency,
-      period,
-      limit_amount: toStored(input.unit, input.limit),
-      warned_for: null,
-      exhausted_for: null,
-      deleted_at: null,
-      created_at: ctx.now,
-      created_by_id: by.id,
-      created_by_kind: by.kind,
-      updated_at: ctx.now,
-      updated_by_id: by.id,
-      updated_by_kind: by.kind,
-    });
-    // A task budget starts with what the task's runs already spent: one row, in its window.
-    await addSpend(tx, spent === 0 ? [] : [{ budget_id: row.id, window_start: budgetWindow(period, ctx.now).start, amount: spent, at: ctx.now }]);
-    const budget = toBudget({ row, spent }, ctx.now);
-    ctx.emit({ type: 'budget.created', subject: row.id, data: { name: budget.name, applies_to: budget.applies_to, target: budget.target, unit: budget.unit, currency: budget.currency, period: budget.period, limit: budget.limit } });
-    return budget;
+    return insertBudgetFor(tx, ctx, { ...input, period: input.period ?? (input.applies_to === 'task' ? 'lifetime' : 'month'), currency: unitCurrency(input.unit, input.currency) });
   },
 });
+
+/**
+ * Inserts a budget (its target checked, a task's starting with what its runs spent) and writes
+ * `budget.created`: budgets_create, and the budget a task's max_cost makes.
+ */
+export async function insertBudgetFor(
+  tx: Tx,
+  ctx: OperationContext,
+  input: { name: string; applies_to: 'agent' | 'label' | 'task'; target: string; unit: 'cost' | 'tokens' | 'runs'; currency: string | null; period: BudgetPeriod; limit: number; task_max_cost?: boolean },
+): Promise<Budget> {
+  const spent = await startingSpend(tx, ctx, input);
+  const by = { id: ctx.actor.id, kind: ctx.actor.kind };
+  const row = await insertBudget(tx, {
+    id: ctx.ids.make('bdg'),
+    name: input.name,
+    applies_to: input.applies_to,
+    target: input.target,
+    unit: input.unit,
+    currency: input.currency,
+    period: input.period,
+    limit_amount: toStored(input.unit, input.limit),
+    ...(input.task_max_cost ? { task_max_cost: true } : {}),
+    warned_for: null,
+    exhausted_for: null,
+    deleted_at: null,
+    created_at: ctx.now,
+    created_by_id: by.id,
+    created_by_kind: by.kind,
+    updated_at: ctx.now,
+    updated_by_id: by.id,
+    updated_by_kind: by.kind,
+  });
+  // A task budget starts with what the task's runs already spent: one row, in its window.
+  await addSpend(tx, spent === 0 ? [] : [{ budget_id: row.id, window_start: budgetWindow(input.period, ctx.now).start, amount: spent, at: ctx.now }]);
+  const budget = toBudget({ row, spent }, ctx.now);
+  ctx.emit({ type: 'budget.created', subject: row.id, data: { name: budget.name, applies_to: budget.applies_to, target: budget.target, unit: budget.unit, currency: budget.currency, period: budget.period, limit: budget.limit } });
+  return budget;
+}
 
 /** A money budget counts one currency (USD unless named); a count has none. */
 function unitCurrency(unit: 'cost' | 'tokens' | 'runs', currency: string | undefined): string | null {

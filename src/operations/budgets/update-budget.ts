@@ -4,6 +4,7 @@ import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
 import { budgetId, budgetNotFound, budgetOutput, limitParam, spendingOf, toBudget, toStored } from './budget-schema.ts';
 import { budgetWindow } from '../../domain/budget-window.ts';
+import { lockMaxCostTask, syncMaxCost } from './task-max-cost.ts';
 
 export const updateBudget = defineOperation({
   name: 'budgets_update',
@@ -24,6 +25,7 @@ export const updateBudget = defineOperation({
   output: budgetOutput,
   version: (budget) => budget.version,
   async run(tx, ctx, input) {
+    await lockMaxCostTask(tx, input.id);
     const row = await lockBudget(tx, input.id);
     if (!row) throw budgetNotFound(input.id);
     assertVersion(`Budget ${row.id}`, row.version, ctx.expectedVersion);
@@ -43,6 +45,7 @@ export const updateBudget = defineOperation({
       updated_by_id: ctx.actor.id,
       updated_by_kind: ctx.actor.kind,
     });
+    await syncMaxCost(tx, ctx, row, Number(updated.limit_amount));
     const budget = toBudget({ row: updated, spent }, ctx.now);
     const changes = Object.fromEntries((['name', 'limit', 'spent'] as const).filter((k) => budget[k] !== before[k]).map((k) => [k, { from: before[k], to: budget[k] }]));
     ctx.emit({ type: 'budget.updated', subject: row.id, data: { changes, state: budget.state } });

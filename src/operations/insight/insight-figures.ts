@@ -73,16 +73,22 @@ function toDuration(sum: MetricSum | undefined): Duration {
 const ratio = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 10000) / 10000);
 const micros = (n: number) => Math.round(n) / 1e6;
 
+/** Days counted before failure codes (migration 0220) kept the failure's kind: read as the code it stands for. */
+const LEGACY_CODES: Readonly<Record<string, string>> = { expired: 'lapsed', failed: 'unspecified', unknown: 'unspecified' };
+
 /** The figures from one group's metric sums over a window of `days` days. */
 export function toFigures(sums: ReadonlyMap<string, MetricSum> | undefined, days: number): StatFigures {
   const get = (metric: string) => sums?.get(metric) ?? NONE;
   const done = get('done').n;
-  const failures: { code: string; count: number }[] = [];
+  const byCode = new Map<string, number>();
   const cost: { currency: string; amount: number }[] = [];
   for (const [metric, sum] of sums ?? []) {
-    if (metric.startsWith('fail:')) failures.push({ code: metric.slice(5), count: sum.n });
-    else if (metric.startsWith('cost:')) cost.push({ currency: metric.slice(5), amount: micros(sum.total) });
+    if (metric.startsWith('fail:')) {
+      const code = LEGACY_CODES[metric.slice(5)] ?? metric.slice(5);
+      byCode.set(code, (byCode.get(code) ?? 0) + sum.n);
+    } else if (metric.startsWith('cost:')) cost.push({ currency: metric.slice(5), amount: micros(sum.total) });
   }
+  const failures = [...byCode].map(([code, count]) => ({ code, count }));
   failures.sort((a, b) => b.count - a.count || a.code.localeCompare(b.code));
   cost.sort((a, b) => a.currency.localeCompare(b.currency));
   const failed = failures.reduce((a, f) => a + f.count, 0);

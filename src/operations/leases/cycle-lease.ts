@@ -3,6 +3,7 @@ import { BatonError } from '../../errors.ts';
 import type { LeaseRow } from '../../store/leases.ts';
 import type { TaskRow } from '../../store/tasks.ts';
 import type { Tx } from '../../store/connection.ts';
+import { failureCodeInput } from '../shared/failure-code.ts';
 import { artifactId } from '../artifacts/artifact-schema.ts';
 import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { recordHandIn } from '../tasks/hand-in-task.ts';
@@ -30,6 +31,7 @@ export const leaseEnding = {
     .refine((ids) => new Set(ids).size === ids.length, 'artifacts must not repeat')
     .default([]),
   reason: z.string().trim().min(1).max(500, 'reasons are limited to 500 characters').optional(),
+  failure_code: failureCodeInput.optional(),
 };
 export type LeaseEnding = z.output<z.ZodObject<typeof leaseEnding>>;
 
@@ -46,6 +48,7 @@ export function checkEnding(ending: LeaseEnding, at: string): void {
     new BatonError('validation_failed', `${`${at}/${field}`.slice(1)}: ${detail}.`, { extra: { errors: [{ pointer: `${at}/${field}`, detail, location: 'body' }] } });
   if (ending.outcome === 'handed_in' && ending.summary === undefined) throw wrong('summary', 'required with outcome handed_in');
   if (ending.outcome === 'handed_in' && ending.reason !== undefined) throw wrong('reason', 'only with outcome failed');
+  if (ending.outcome === 'handed_in' && ending.failure_code !== undefined) throw wrong('failure_code', 'only with outcome failed');
   if (ending.outcome === 'failed' && ending.reason === undefined) throw wrong('reason', 'required with outcome failed');
   if (ending.outcome === 'failed' && (ending.summary !== undefined || ending.artifacts.length > 0)) throw wrong('summary', 'summary and artifacts go with outcome handed_in');
 }
@@ -61,7 +64,7 @@ export async function endLease(tx: Tx, ctx: OperationContext, held: { lease: Lea
   const updated =
     ending.outcome === 'handed_in'
       ? await recordHandIn(tx, ctx, held.task, { summary: ending.summary ?? '', artifacts: ending.artifacts }, `${at}/artifacts`)
-      : await releaseHeld(tx, ctx, held, { outcome: 'failed', reason: ending.reason });
+      : await releaseHeld(tx, ctx, held, { outcome: 'failed', reason: ending.reason, failure_code: ending.failure_code });
   return endedView(ctx, held.lease, updated, ending.outcome);
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LeaseRow } from '../../store/leases.ts';
 import type { RunLogRow, RunUsageRow, UsageIncrement } from '../../store/runs.ts';
+import { failureCode } from '../shared/failure-code.ts';
 import { holderRef } from '../tasks/task-schema.ts';
 
 /** A run's log holds at most this many lines of at most `RUN_LOG_LINE_MAX` characters (spec/runs.md). */
@@ -50,6 +51,7 @@ export const runOutput = z.object({
   outcome: z.enum(RUN_OUTCOMES).describe('`running`; `released` (given back); `lapsed` (expired); `ended` (handed in, or the task moved on).'),
   started_at: z.iso.datetime(),
   ended_at: z.iso.datetime().nullable(),
+  failure_code: failureCode.nullable().describe('Why the run failed (`lapsed` for a lapse, `cancelled` when its task was); null when it did not.'),
   usage: usageOutput,
   log_lines: z.int(),
 });
@@ -85,6 +87,7 @@ export function toRun(lease: LeaseRow, usage: RunUsageRow | undefined, now: Date
     outcome,
     started_at: lease.acquired_at.toISOString(),
     ended_at: endedAt?.toISOString() ?? null,
+    failure_code: lapsed ? 'lapsed' : (usage?.failure_code ?? null),
     usage: toUsage(usage),
     log_lines: usage?.log_lines ?? 0,
   };

@@ -16,7 +16,7 @@ export type AttemptChanges = Required<Pick<TaskChanges, 'status' | 'attempts' | 
  */
 export function failedAttempt(
   row: Pick<TaskRow, 'id' | 'attempts' | 'max_attempts' | 'failures'>,
-  failure: Omit<AttemptFailure, 'at'>,
+  failure: Omit<AttemptFailure, 'at'> & { code: string },
   ctx: { config: Config; now: Date; by?: 'system' },
 ): { changes: AttemptChanges; events: EventDraft[] } {
   const outcome = failAttempt(row, { maxAttempts: ctx.config.maxAttempts, backoffS: ctx.config.retryBackoffS }, ctx.now);
@@ -27,7 +27,7 @@ export function failedAttempt(
     {
       type: 'task.attempt_failed',
       subject: row.id,
-      data: { attempt: outcome.attempts, max_attempts: outcome.maxAttempts, kind: failure.kind, reason: failure.reason, lease_id: failure.lease_id, not_before: outcome.notBefore?.toISOString() ?? null },
+      data: { attempt: outcome.attempts, max_attempts: outcome.maxAttempts, kind: failure.kind, code: failure.code, reason: failure.reason, lease_id: failure.lease_id, not_before: outcome.notBefore?.toISOString() ?? null },
       ...by,
     },
     { type: 'task.status_changed', subject: row.id, data: { from: 'in_progress', to: status, reason: outcome.exhausted ? 'attempts_exhausted' : failure.kind === 'expired' ? 'lease_expired' : 'failed' }, ...by },
@@ -57,7 +57,7 @@ export function countLapses(lapsed: readonly Lapsed[], ctx: { config: Config }):
   return lapsed.map((l) => {
     const failed = failedAttempt(
       { id: l.task_id, attempts: l.attempts, max_attempts: l.max_attempts, failures: l.failures },
-      { kind: 'expired', reason: null, lease_id: l.lease_id, holder_id: l.holder_id },
+      { kind: 'expired', code: 'lapsed', reason: null, lease_id: l.lease_id, holder_id: l.holder_id },
       { config: ctx.config, now: l.expires_at, by: 'system' },
     );
     const expired: EventDraft = { type: 'lease.expired', subject: l.task_id, data: { lease_id: l.lease_id, holder_id: l.holder_id, expired_at: l.expires_at.toISOString() }, by: 'system' };

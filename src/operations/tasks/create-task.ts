@@ -9,6 +9,7 @@ import { resolveAssignee } from '../shared/principals.ts';
 import { assigneeParam, maxAttemptsParam, blockedBy, parentParam, taskDescription, taskLabels, compactTaskOutput, taskPriority, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
+import { applyMaxCost, maxCostCurrencyParam, maxCostParam, requestedMaxCost } from '../budgets/task-max-cost.ts';
 
 export const createTask = defineOperation({
   name: 'tasks_create',
@@ -31,6 +32,8 @@ export const createTask = defineOperation({
     not_before: timeParam('not_before').optional(),
     due_at: timeParam('due_at').optional(),
     reservations: reservationRequirements.optional(),
+    max_cost: maxCostParam.optional(),
+    max_cost_currency: maxCostCurrencyParam.optional(),
   }),
   output: compactTaskOutput,
   version: (task) => task.version ?? 1,
@@ -39,6 +42,8 @@ export const createTask = defineOperation({
     if (input.parent_id !== undefined) await checkParent(tx, undefined, input.parent_id);
     await checkBlockers(tx, undefined, input.blocked_by);
     const assignee = input.assignee === undefined ? undefined : await resolveAssignee(tx, input.assignee);
+    const none = { micros: null, currency: null };
+    const maxCost = requestedMaxCost(none, input);
     const row = await insertTask(tx, {
       id: ctx.ids.make('tsk'),
       title: input.title,
@@ -56,7 +61,10 @@ export const createTask = defineOperation({
       parent_id: input.parent_id ?? null,
       not_before: input.not_before ?? null,
       due_at: input.due_at ?? null,
+      max_cost_micros: maxCost.micros,
+      max_cost_currency: maxCost.currency,
     });
+    await applyMaxCost(tx, ctx, row.id, none, maxCost);
     if (input.reservations?.length) await insertTaskRequirements(tx, row.id, input.reservations);
     ctx.emit({
       type: 'task.created',

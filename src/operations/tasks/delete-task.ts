@@ -33,7 +33,7 @@ export const deleteTask = defineOperation({
       tx,
       task.id,
       { deleted_at: ctx.now, ...NO_LEASE, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind },
-      task.lease_id ? { id: task.lease_id, state: 'ended' } : undefined,
+      task.lease_id ? { id: task.lease_id, state: 'ended', failure_code: 'cancelled' } : undefined,
     );
     ctx.emit({ type: 'task.deleted', subject: task.id, data: { title: task.title, status: task.status } });
     return shapeTask(deleted, ctx.actor, { view: 'full' });

@@ -5,6 +5,7 @@ import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { idPattern } from '../../ids.ts';
 import { artifactRef } from '../artifacts/artifact-schema.ts';
 import { discussionOutput } from '../comments/discussion.ts';
+import { failureCode } from '../shared/failure-code.ts';
 
 export const TITLE_MAX = 200;
 export const DESCRIPTION_MAX = 4000;
@@ -144,10 +145,12 @@ export const fullTask = z.object({
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
   attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
   max_attempts: z.int().nullable().describe("The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS)."),
+  max_cost: z.number().optional().describe("A cap on what its runs spend, in max_cost_currency (a task budget); absent when none."),
+  max_cost_currency: z.string().optional(),
   not_before: z.iso.datetime().nullable().describe('Not claimable before this time: scheduled for later, or backing off after a failed attempt.'),
   blocked_reason: z.enum(['attempts_exhausted']).nullable().describe('Set when the server took the task out of the queue: it is in the dead-letter.'),
   failures: z
-    .array(z.object({ at: z.iso.datetime(), kind: z.enum(['expired', 'failed']), reason: z.string().nullable(), lease_id: z.string(), holder_id: z.string() }))
+    .array(z.object({ at: z.iso.datetime(), kind: z.enum(['expired', 'failed']), code: failureCode, reason: z.string().nullable(), lease_id: z.string(), holder_id: z.string() }))
     .max(5)
     .describe('The last failed attempts (at most 5), oldest first.'),
   parent_id: z.string().nullable().describe('The parent task; null: top-level.'),

@@ -57,7 +57,7 @@ export async function closeChildren(tx: Tx, ctx: OperationContext, row: TaskRow,
   }
   for (const child of open) {
     const from = child.status as TaskStatus;
-    const ending = child.status === 'in_progress' && child.lease_id ? { id: child.lease_id, state: 'ended' as const } : undefined;
+    const ending = child.status === 'in_progress' && child.lease_id ? { id: child.lease_id, state: 'ended' as const, failure_code: 'cancelled' } : undefined;
     if (ending) ctx.emit({ type: 'lease.released', subject: child.id, data: { lease_id: ending.id, reason: 'status_changed', to: 'cancelled' } });
     await updateTask(
       tx,

@@ -41,6 +41,8 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     changes_requested_id: null,
     attempts: 0,
     max_attempts: null,
+    max_cost_micros: null,
+    max_cost_currency: null,
     not_before: null,
     blocked_reason: null,
     failures: [],

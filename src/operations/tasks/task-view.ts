@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { legacyFailureCode } from '../../domain/failure-codes.ts';
 import { priorityFromRank } from '../../domain/task-priority.ts';
 import { TASK_STATUSES, type TaskStatus, TRANSITIONS, transitionGuard, transitionVia } from '../../domain/task-status.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
@@ -40,9 +41,10 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     handoff: row.handoff,
     attempts: row.attempts,
     max_attempts: row.max_attempts,
+    ...maxCost(row),
     not_before: row.not_before?.toISOString() ?? null,
     blocked_reason: row.blocked_reason,
-    failures: row.failures,
+    failures: row.failures.map((f) => ({ ...f, code: f.code ?? legacyFailureCode(f.kind) })),
     parent_id: row.parent_id,
     children: childCounts(row),
     due_at: row.due_at?.toISOString() ?? null,
@@ -134,6 +136,11 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
     waiting_on: row.waiting_on,
     ...waits(row),
   };
+}
+
+/** `max_cost` and its currency where set: most tasks have none. */
+function maxCost(row: Pick<TaskRow, 'max_cost_micros' | 'max_cost_currency'>): { max_cost?: number; max_cost_currency?: string } {
+  return row.max_cost_micros === null ? {} : { max_cost: Number(row.max_cost_micros) / 1e6, max_cost_currency: row.max_cost_currency ?? 'USD' };
 }
 
 /** `open_asks`, `overdue_asks` and `review_overdue` where set: most tasks have none, and stay small. */

@@ -21,6 +21,7 @@ import { shapeTask } from './task-view.ts';
 import { blockedBy, parentParam, taskDescription, taskId, taskLabels, compactTaskOutput, taskPriority, taskStatus, taskTitle, timeParam } from './task-schema.ts';
 import { checkParent, closeChildren } from './task-tree.ts';
 import { checkBlockers } from './blockers.ts';
+import { applyMaxCost, maxCostCurrencyParam, maxCostParam, requestedMaxCost } from '../budgets/task-max-cost.ts';
 import { checkNotOwnHandIn } from './separation-of-duties.ts';
 import { actsOnAnyTask, notYourTask, othersWork } from './task-access.ts';
 import { lockTaskTree, lockTaskTreeForClose } from '../../store/task-tree.ts';
@@ -45,6 +46,8 @@ const updateInput = z
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
     reservations: reservationRequirements.optional().describe('Replaces them ([] clears) from the next claim on.'),
+    max_cost: maxCostParam.nullable().optional(),
+    max_cost_currency: maxCostCurrencyParam.optional(),
   })
   .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations')
   .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
@@ -76,6 +79,9 @@ export const updateTask = defineOperation({
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
     const changes = diff(row, input);
+    const maxCost = { micros: row.max_cost_micros === null ? null : Number(row.max_cost_micros), currency: row.max_cost_currency };
+    const nextMaxCost = requestedMaxCost(maxCost, input);
+    if (nextMaxCost.micros !== maxCost.micros || nextMaxCost.currency !== maxCost.currency) Object.assign(changes, { max_cost_micros: nextMaxCost.micros, max_cost_currency: nextMaxCost.currency });
     const required = requirementsChange(row, input.reservations);
     checkOwnWork(row, required ? { ...changes, reservations: required } : changes, ctx.actor);
     if (row.status === 'in_review' && input.status === 'done') await checkNotOwnHandIn(tx, ctx, row);
@@ -85,6 +91,7 @@ export const updateTask = defineOperation({
     // Nothing differs: no write, no event, no new version.
     if (Object.keys(changes).length === 0 && !required) return shapeTask(row, ctx.actor, { view: 'compact' });
 
+    if ('max_cost_micros' in changes) await applyMaxCost(tx, ctx, row.id, maxCost, nextMaxCost);
     if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
     if (changes.status === 'done' || changes.status === 'cancelled') await closeAsksOfEndedTask(tx, ctx, row, `task_${changes.status}`);
     const lease = changes.status === undefined ? { changes: {} } : await moveLease(tx, ctx, row, changes.status as TaskStatus);
@@ -181,7 +188,8 @@ export async function moveLease(
 ): Promise<{ changes: TaskChanges; ending?: LeaseEnding }> {
   if (row.status === 'in_progress' && row.lease_id) {
     ctx.emit({ type: 'lease.released', subject: row.id, data: { lease_id: row.lease_id, reason: 'status_changed', to } });
-    return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended' } };
+    // A cancel is the run's failure (spec/runs.md "Failure codes"); any other move ends it without one.
+    return { changes: NO_LEASE, ending: { id: row.lease_id, state: 'ended', failure_code: to === 'cancelled' ? 'cancelled' : undefined } };
   }
   if (to !== 'in_progress') return { changes: {} };
   const last = await latestLease(tx, row.id);
@@ -261,6 +269,12 @@ function emitEvents(ctx: OperationContext, row: TaskRow, changes: TaskChanges, r
   const fieldChanges: Record<string, { from: unknown; to: unknown }> = {};
   for (const [field, to] of Object.entries(fields)) {
     if (field === 'overdue_at') continue;
+    if (field === 'max_cost_micros') {
+      // In the currency's units, as the task shows it.
+      fieldChanges.max_cost = { from: row.max_cost_micros === null ? null : Number(row.max_cost_micros) / 1e6, to: to === null ? null : Number(to) / 1e6 };
+      continue;
+    }
+    if (field === 'max_cost_currency' && to === row.max_cost_currency) continue;
     const from = row[field as keyof TaskRow];
     fieldChanges[field] = field === 'priority' ? { from: priorityFromRank(from as number), to: priorityFromRank(to as number) } : { from, to };
   }
