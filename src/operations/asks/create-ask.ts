@@ -13,9 +13,8 @@ const principalName = z.string().min(1).max(100);
 
 export const createAsk = defineOperation({
   name: 'asks_create',
-  summary: 'Ask a principal a question on a task, with a deadline and the default answer applied at it.',
-  description:
-    'Free text, or a choice among `options`. `escalation`: who is asked next as each deadline passes. Get the answer with asks_get `wait_s`, `wait`, the stream (`ask.answered`), or your next claim of the task.',
+  summary: 'Ask a principal a question on a task, with a deadline and a default answer.',
+  description: 'Free text or a choice of `options`; `escalation` names who is asked next at each deadline. The answer: asks_get `wait_s`, `wait`, the stream (`ask.answered`) or your next claim.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

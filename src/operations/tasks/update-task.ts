@@ -45,7 +45,7 @@ const updateInput = z
     not_before: timeParam('not_before').nullable().optional(),
     due_at: timeParam('due_at').nullable().optional(),
     cancel_children: z.boolean().optional().describe('With status done.'),
-    reservations: reservationRequirements.optional().describe('Replaces them ([] clears) from the next claim on.'),
+    reservations: reservationRequirements.optional().describe('Replaces them; [] clears.'),
     max_cost: maxCostParam.nullable().optional(),
     max_cost_currency: maxCostCurrencyParam.optional(),
   })
@@ -55,9 +55,8 @@ type UpdateInput = z.output<typeof updateInput>;
 
 export const updateTask = defineOperation({
   name: 'tasks_update',
-  summary: 'Change a task: title, description, priority, labels, blockers and/or status (validated against the state machine).',
-  description:
-    "A status change must be one of the task's `legal_transitions`; claiming and releasing have their own operations. A task in progress is its lease holder's to change (humans may override); the holder sends `lease_epoch`.",
+  summary: "Change a task's fields and/or status (one of its `legal_transitions`).",
+  description: 'Claim and release have their own operations. A task in progress is its lease holder\'s to change (humans may override), with `lease_epoch`.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
