@@ -55,6 +55,9 @@ function normalize(value: unknown, key = ''): unknown {
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'location').map(([k, v]) => [k, normalize(v, k)]));
   if (key === 'hint') return 'HINT';
   if (key === 'next_cursor' && typeof value === 'string') return 'CURSOR';
+  // wait's cursor is the settled horizon when it was read: on a shared PostgreSQL, another
+  // database's transaction can move it between the two calls.
+  if (key === 'cursor' && typeof value === 'string') return 'CURSOR';
   if (key === 'Idempotency-Key' && typeof value === 'string') return 'KEY';
   if (key === 'remaining' || key === 'reset_s') return 0;
   if (typeof value !== 'string') return value;

@@ -61,6 +61,8 @@ beforeAll(async () => {
   const pathIds: Record<string, string> = { tasks: first.id, agents: agent.id, webhooks: createIds().make('whk') };
   const paged = operations.filter((op) => op.kind === 'read' && 'cursor' in op.input.shape);
   const urls = paged.map((op) => ({ name: op.name, url: `/api/v1${op.http.path.replace('{id}', pathIds[op.http.path.split('/')[1] ?? ''] ?? '')}` }));
+  // An export pages through a window of one dataset.
+  for (const entry of urls) if (entry.name === 'exports_get') entry.url = '/api/v1/exports/events?from=2000-01-01&to=2100-01-01';
   // The task list's ranked search pages with cursors of its own.
   urls.push({ name: 'tasks_list (q)', url: '/api/v1/tasks?q=widget' });
   lists = [];

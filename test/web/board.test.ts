@@ -102,8 +102,9 @@ describe('the board by keyboard and at scale, in Chromium', () => {
   it('moves a task by drag and drop through the server, and puts a refused card back', async () => {
     await card('Archive old build logs').dragTo(column('blocked'));
     await column('blocked').locator('article.task-card', { hasText: 'Archive old build logs' }).waitFor(WAIT);
-    const list = await api<{ data: (TaskJson & { title: string })[] }>('GET', '/api/v1/tasks?status=blocked');
-    expect(list.data.map((t) => t.title)).toContain('Archive old build logs');
+    // The card moves at once; the server's answer follows.
+    const blocked = async () => (await api<{ data: (TaskJson & { title: string })[] }>('GET', '/api/v1/tasks?status=blocked')).data.map((t) => t.title);
+    await expect.poll(blocked, { timeout: 15_000 }).toContain('Archive old build logs');
 
     await card('Tidy the release checklist').dragTo(column('done'));
     await page.getByRole('alert').filter({ hasText: 'Could not move “Tidy the release checklist” from To do to Done' }).waitFor(WAIT);

@@ -113,6 +113,8 @@ describe('the inbox in Chromium', () => {
     await page.getByRole('button', { name: /^All/ }).click();
     await page.getByLabel('Kind').selectOption('ask');
     await entry('Ship 2.4 tonight?').getByTestId('ask-closed').getByText('Answered: “Ship”').waitFor(WAIT);
+    // The filtered page replaces the whole list once it has come back.
+    await entry('the changelog is ready').waitFor({ state: 'detached', ...WAIT });
     expect(await page.locator('li.inbox-item').evaluateAll((items) => items.map((i) => i.getAttribute('data-kind')))).toEqual(['ask', 'ask']);
     await page.getByLabel('Kind').selectOption('mention');
     await entry('the changelog is ready').getByRole('button', { name: 'Back to unread' }).click();
