@@ -85,7 +85,7 @@ export async function migrate(database: Database, options: MigrateOptions = {}):
   }
   for (const { name, sql, checksum, contract } of migrations) {
     if (before.has(name)) continue;
-    await retryingConflicts(() => database.runScript(`
+    await retryingConflicts(name, () => database.runScript(`
       BEGIN;
       -- A migration may take longer than any request (an index on a large table); lock waits stay bounded.
       SET LOCAL statement_timeout = 0;
@@ -103,14 +103,21 @@ export async function migrate(database: Database, options: MigrateOptions = {}):
   return [...after.keys()].filter((name) => !before.has(name)).sort();
 }
 
-/** Runs `step` again (after a growing wait) while the database breaks it off for a deadlock or a lock timeout. */
-async function retryingConflicts<T>(step: () => Promise<T>): Promise<T> {
+/**
+ * Runs migration `name` again (after a growing wait) while the database breaks it off for a
+ * deadlock or a lock timeout. The last refusal names the migration and the tries it took.
+ */
+async function retryingConflicts<T>(name: string, step: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step();
     } catch (error) {
       const lockTimeout = (error as { code?: unknown }).code === LOCK_TIMEOUT;
-      if (!(isTransactionConflict(error) || lockTimeout) || attempt === MIGRATION_ATTEMPTS) throw error;
+      if (!(isTransactionConflict(error) || lockTimeout)) throw error;
+      if (attempt === MIGRATION_ATTEMPTS) {
+        if (error instanceof Error) error.message = `${error.message} (migration ${name}, ${attempt} tries)`;
+        throw error;
+      }
       await sleep(100 * 2 ** (attempt - 1));
     }
   }

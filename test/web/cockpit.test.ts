@@ -171,7 +171,7 @@ describe('the web app as a cockpit, in Chromium', () => {
     // The drawing is hidden from screen readers; its table is not.
     expect(await chart('throughput').locator('.chart-drawing').getAttribute('aria-hidden')).toBe('true');
     expect(await chart('throughput').locator('table tbody tr').count()).toBe(30);
-    expect(await chart('failures').locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^failed\s+1\s+/)]);
+    expect(await chart('failures').locator('tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^unspecified\s+1\s+/)]);
     const agentRow = chart('spend-agent').locator('tbody tr', { hasText: 'lint-bot' });
     // Done, runs ended, failure rate (earlier tests ran the agent too), tokens, tool calls, cost.
     expect(await agentRow.locator('td').allTextContents()).toEqual(['1', expect.stringMatching(/^\d+$/), expect.stringMatching(/%$/), '1,200', '300', '7', '$0.42']);

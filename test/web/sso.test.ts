@@ -117,7 +117,7 @@ describe('single sign-on in Chromium', () => {
     // A shared link opened in a new tab: no sign-in page, no token.
     const tab = await context.newPage();
     await tab.goto(`${base}/agents`);
-    await tab.getByRole('link', { name: 'Ada Lovelace' }).waitFor(WAIT);
+    await tab.locator('#main').getByRole('link', { name: 'Ada Lovelace' }).waitFor(WAIT);
     // First sign-in made the person: admin by the groups claim, linked to the provider.
     const people = (await t.request('GET', '/api/v1/agents?kind=human')).json<{ data: { name: string; role: string; id: string }[] }>().data;
     expect(people.find((p) => p.name === 'Ada Lovelace')).toMatchObject({ role: 'admin' });

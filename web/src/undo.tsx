@@ -42,10 +42,14 @@ interface Toast {
  */
 export function UndoHost({ children }: { children: ComponentChildren }) {
   const [toast, setToast] = useState<Toast | null>(null);
-  const [held, setHeld] = useState(false);
+  // Pointed at and focused are two holds: leaving with the pointer keeps a toast that still has focus.
+  const [hovered, setHovered] = useState(false);
+  const [focused, setFocused] = useState(false);
+  const held = hovered || focused;
   const show: ShowUndo = (label, inverse) => {
     // A hold belongs to the toast it was on (a removed toast's focus leaves no focusout behind).
-    setHeld(false);
+    setHovered(false);
+    setFocused(false);
     setToast((t) => ({ n: (t?.n ?? 0) + 1, label, inverse, state: 'offered' }));
   };
   // Restarts with each new toast or state, and whenever the hold ends; a held toast never times out.
@@ -79,7 +83,7 @@ export function UndoHost({ children }: { children: ComponentChildren }) {
   return (
     <UndoContext.Provider value={show}>
       {children}
-      <div class="undo-region" aria-live="polite" onMouseEnter={() => setHeld(true)} onMouseLeave={() => setHeld(false)} onFocusIn={() => setHeld(true)} onFocusOut={() => setHeld(false)}>
+      <div class="undo-region" aria-live="polite" onMouseEnter={() => setHovered(true)} onMouseLeave={() => setHovered(false)} onFocusIn={() => setFocused(true)} onFocusOut={() => setFocused(false)}>
         {toast && (
           <div class={`undo-toast undo-${toast.state}`} data-undo={toast.state}>
             <p class="undo-text">

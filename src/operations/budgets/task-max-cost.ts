@@ -12,7 +12,7 @@ import { insertBudgetFor } from './create-budget.ts';
  * descriptions or a bound in the schema: both tools are in every agent's default list, and the
  * task's output schema and the docs say what they mean. The bound still holds (400).
  */
-export const maxCostParam = z.number().positive().refine((amount) => amount <= 1e6, 'at most 1,000,000');
+export const maxCostParam = z.number().positive().max(1_000_000, 'at most 1,000,000');
 export const maxCostCurrencyParam = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD');
 
 /** A task's max_cost as its columns keep it: micro-units and currency, or none. */
