@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { createTask, eventsOf, expectProblem } from '../rest/fixtures.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 interface Comment {
   id: string;
@@ -109,6 +110,9 @@ describe('comments_list', () => {
     const task = await createTask(t);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await post(task.id, { body: `c${i}` })).json<Comment>().id);
+    // A page's sync_cursor is the newest event cursors may pass: wait until another test's open transaction
+    // on a shared PostgreSQL lets them pass these comments' events.
+    await eventsSettled(t);
     const first = (await t.request('GET', `/api/v1/tasks/${task.id}/comments?limit=3`)).json<Page<Comment>>();
     expect(first.data.map((c) => c.id)).toEqual(ids.slice(0, 3));
     expect(first.has_more).toBe(true);
@@ -116,6 +120,7 @@ describe('comments_list', () => {
     expect(second.data.map((c) => c.id)).toEqual(ids.slice(3));
     expect(second.has_more).toBe(false);
     await t.request('PATCH', `/api/v1/comments/${ids[1] ?? ''}`, { body: { body: 'c1, edited' } });
+    await eventsSettled(t);
     const delta = (await t.request('GET', `/api/v1/tasks/${task.id}/comments?since=${first.sync_cursor ?? ''}`)).json<Page<Comment>>();
     expect(delta.data.map((c) => c.body)).toEqual(['c1, edited']);
     expectProblem(await t.request('GET', `/api/v1/tasks/${task.id}/comments?cursor=bogus`), 400, 'invalid_parameter');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../rest/fixtures.ts';
 import { engine } from '../harness.ts';
-import { type Cluster, CRON_SECRET, startInstances, sweep, testClock, WORKER_SCOPES } from '../leases/instances.ts';
+import { type Cluster, CRON_SECRET, eventsSettled, startInstances, sweep, testClock, WORKER_SCOPES } from '../leases/instances.ts';
 
 /**
  * Recurring work (issue 42 §2), through REST, with the servers' clock moved by the test and every
@@ -55,6 +55,8 @@ describe('schedules', () => {
     const made = await tasksLabelled('dst-daily');
     expect(made).toHaveLength(4);
     expect(made.every((task) => task.title === 'Write the standup notes')).toBe(true);
+    // On a shared PostgreSQL another test's open transaction may hold the newest events back from cursors for a while.
+    await eventsSettled(c);
     const events = (await c.request('GET', `/api/v1/events?types=task.created&limit=100&view=full`)).json<{ data: { subject: string; machine: string | null; actor: { kind: string } }[] }>().data;
     expect(events.filter((e) => made.some((task) => task.id === e.subject)).map((e) => e.machine)).toEqual(Array(4).fill(`schedule:${schedule.id}`));
   });
@@ -88,6 +90,7 @@ describe('schedules', () => {
     await passAll();
     expect(await tasksLabelled('overlap-coalesce')).toHaveLength(2);
     expect((await c.request('GET', `/api/v1/schedules/${coalesce.id}`)).json<Schedule>().held).toBeNull();
+    await eventsSettled(c);
     const skipped = (await c.request('GET', `/api/v1/events?types=schedule.skipped&limit=100`)).json<{ data: { subject: string; data: { reason: string } }[] }>().data;
     expect(skipped.filter((e) => e.subject === skip.id).map((e) => e.data.reason)).toEqual(['last_task_open', 'last_task_open']);
   });
