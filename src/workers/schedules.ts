@@ -120,28 +120,18 @@ async function ownerOf(db: Kysely<DB>, schedule: ScheduleRow): Promise<Principal
 }
 
 /** `schedule.skipped {reason: "refused"}` by the system: an occurrence whose task or graph was refused, with the problem's code and detail. */
-async function recordRefused(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, refusal: { at: Date; code: string; detail: string }, now: Date): Promise<void> {
-  await db.transaction().execute((tx) =>
-    appendEvents(tx, [
-      {
-        id: deps.ids.make('evt'),
-        type: 'schedule.skipped',
-        subject: schedule.id,
-        actor_id: SYSTEM_ACTOR.id,
-        actor_kind: SYSTEM_ACTOR.kind,
-        token_id: null,
-        machine: null,
-        idempotency_key: null,
-        data: { occurrences: [refusal.at.toISOString()], missed: 0, reason: 'refused', code: refusal.code, detail: refusal.detail, last_task_id: schedule.last_task_id },
-        created_at: now,
-      },
-    ]),
-  );
+function recordRefused(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, refusal: { at: Date; code: string; detail: string }, now: Date): Promise<void> {
+  return appendSkipped(db, deps, schedule, { occurrences: [refusal.at.toISOString()], missed: 0, reason: 'refused', code: refusal.code, detail: refusal.detail }, now);
 }
 
 /** `schedule.skipped` by the system: which occurrences made no task, and why. */
-async function recordSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, what: { skipped: Date[]; missed: number; owner: boolean }, now: Date): Promise<void> {
+function recordSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, what: { skipped: Date[]; missed: number; owner: boolean }, now: Date): Promise<void> {
   const reason = !what.owner ? 'owner_disabled' : what.skipped.length > 0 ? 'last_task_open' : 'missed';
+  return appendSkipped(db, deps, schedule, { occurrences: what.skipped.map((at) => at.toISOString()), missed: what.missed, reason }, now);
+}
+
+/** One `schedule.skipped` event by the system actor, with the schedule's last task beside `data`. */
+async function appendSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, data: Record<string, unknown>, now: Date): Promise<void> {
   await db.transaction().execute((tx) =>
     appendEvents(tx, [
       {
@@ -153,7 +143,7 @@ async function recordSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: Sched
         token_id: null,
         machine: null,
         idempotency_key: null,
-        data: { occurrences: what.skipped.map((at) => at.toISOString()), missed: what.missed, reason, last_task_id: schedule.last_task_id },
+        data: { ...data, last_task_id: schedule.last_task_id },
         created_at: now,
       },
     ]),
