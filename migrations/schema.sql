@@ -19,7 +19,8 @@ CREATE TABLE agents (
   external_id text,
   email text,
   external_updated_at timestamp with time zone,
-  role text
+  role text,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE approvals (
@@ -46,12 +47,14 @@ CREATE TABLE approvals (
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
-  overdue_at timestamp with time zone
+  overdue_at timestamp with time zone,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE artifact_contents (
   artifact_id text NOT NULL,
-  content bytea NOT NULL
+  content bytea NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE artifacts (
@@ -63,7 +66,8 @@ CREATE TABLE artifacts (
   sha256 text NOT NULL,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL
+  created_by_kind text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE asks (
@@ -85,7 +89,8 @@ CREATE TABLE asks (
   answered_by_kind text,
   answered_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
-  overdue_at timestamp with time zone
+  overdue_at timestamp with time zone,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE baton_migrations (
@@ -117,7 +122,8 @@ CREATE TABLE budget_spend (
   budget_id text NOT NULL,
   window_start timestamp with time zone NOT NULL,
   amount bigint NOT NULL,
-  at timestamp with time zone NOT NULL
+  at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE budgets (
@@ -139,7 +145,8 @@ CREATE TABLE budgets (
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
-  task_max_cost boolean NOT NULL DEFAULT false
+  task_max_cost boolean NOT NULL DEFAULT false,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE comments (
@@ -155,7 +162,8 @@ CREATE TABLE comments (
   updated_at timestamp with time zone NOT NULL,
   deleted_at timestamp with time zone,
   deleted_by_id text,
-  search_doc tsvector DEFAULT to_tsvector('english'::regconfig, body)
+  search_doc tsvector DEFAULT to_tsvector('english'::regconfig, body),
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE event_archives (
@@ -180,7 +188,8 @@ CREATE TABLE events (
   idempotency_key text,
   data jsonb NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  approval_id text
+  approval_id text,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE idempotency_keys (
@@ -191,7 +200,8 @@ CREATE TABLE idempotency_keys (
   status_code smallint NOT NULL,
   response_body text NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  expires_at timestamp with time zone NOT NULL
+  expires_at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE inbound_deliveries (
@@ -213,7 +223,8 @@ CREATE TABLE inbox_items (
   state text NOT NULL DEFAULT 'unread'::text,
   created_at timestamp with time zone NOT NULL,
   updated_at timestamp with time zone NOT NULL,
-  overdue_at timestamp with time zone
+  overdue_at timestamp with time zone,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE leases (
@@ -233,7 +244,8 @@ CREATE TABLE leases (
   ended_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL
+  created_by_kind text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE notification_links_used (
@@ -246,7 +258,8 @@ CREATE TABLE notification_preferences (
   principal_id text NOT NULL,
   email text NOT NULL DEFAULT 'immediate'::text,
   chat boolean NOT NULL DEFAULT true,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE notifications (
@@ -259,7 +272,8 @@ CREATE TABLE notifications (
   attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
   next_attempt_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE oidc_identities (
@@ -268,7 +282,8 @@ CREATE TABLE oidc_identities (
   agent_id text NOT NULL,
   email text,
   created_at timestamp with time zone NOT NULL,
-  last_sign_in_at timestamp with time zone NOT NULL
+  last_sign_in_at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL
 );
 
 CREATE TABLE rate_counters (
@@ -296,7 +311,8 @@ CREATE TABLE reservations (
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
   end_reason text,
-  follows_lease boolean NOT NULL DEFAULT false
+  follows_lease boolean NOT NULL DEFAULT false,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE run_log (
@@ -304,7 +320,8 @@ CREATE TABLE run_log (
   seq integer NOT NULL,
   at timestamp with time zone NOT NULL,
   level text NOT NULL,
-  line text NOT NULL
+  line text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE runs (
@@ -318,7 +335,8 @@ CREATE TABLE runs (
   reports integer NOT NULL DEFAULT 0,
   log_lines integer NOT NULL DEFAULT 0,
   updated_at timestamp with time zone NOT NULL,
-  failure_code text
+  failure_code text,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE schedules (
@@ -343,7 +361,8 @@ CREATE TABLE schedules (
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
-  template jsonb
+  template jsonb,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE server_keys (
@@ -362,7 +381,8 @@ CREATE TABLE sessions (
   last_seen_at timestamp with time zone NOT NULL,
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
-  end_reason text
+  end_reason text,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE stat_days (
@@ -393,7 +413,8 @@ CREATE TABLE stat_days (
   b18 integer NOT NULL DEFAULT 0,
   b19 integer NOT NULL DEFAULT 0,
   b20 integer NOT NULL DEFAULT 0,
-  b21 integer NOT NULL DEFAULT 0
+  b21 integer NOT NULL DEFAULT 0,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_flow (
@@ -401,17 +422,20 @@ CREATE TABLE task_flow (
   status_since timestamp with time zone NOT NULL,
   started_at timestamp with time zone,
   holder_id text,
-  reviewed boolean NOT NULL DEFAULT false
+  reviewed boolean NOT NULL DEFAULT false,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_reservations (
   task_id text NOT NULL,
-  requirements jsonb NOT NULL
+  requirements jsonb NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_search (
   task_id text NOT NULL,
-  search_doc tsvector NOT NULL
+  search_doc tsvector NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE tasks (
@@ -451,7 +475,8 @@ CREATE TABLE tasks (
   review_overdue_at timestamp with time zone,
   overdue_asks integer NOT NULL DEFAULT 0,
   max_cost_micros bigint,
-  max_cost_currency text
+  max_cost_currency text,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE templates (
@@ -467,7 +492,8 @@ CREATE TABLE templates (
   created_by_kind text NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
-  updated_by_kind text NOT NULL
+  updated_by_kind text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE tokens (
@@ -482,7 +508,8 @@ CREATE TABLE tokens (
   revoked_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
-  created_by_kind text NOT NULL
+  created_by_kind text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE webhook_deliveries (
@@ -495,7 +522,8 @@ CREATE TABLE webhook_deliveries (
   attempts jsonb NOT NULL DEFAULT '[]'::jsonb,
   next_attempt_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  updated_at timestamp with time zone NOT NULL
+  updated_at timestamp with time zone NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
 );
 
 CREATE TABLE webhooks (
@@ -513,7 +541,15 @@ CREATE TABLE webhooks (
   created_by_kind text NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
-  updated_by_kind text NOT NULL
+  updated_by_kind text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+);
+
+CREATE TABLE workspaces (
+  id text NOT NULL,
+  name text NOT NULL,
+  created_at timestamp with time zone NOT NULL,
+  created_by_id text NOT NULL
 );
 
 ALTER TABLE agents ADD CONSTRAINT agents_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
@@ -581,7 +617,7 @@ ALTER TABLE notifications ADD CONSTRAINT notifications_pkey PRIMARY KEY (inbox_i
 ALTER TABLE notifications ADD CONSTRAINT notifications_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
 ALTER TABLE notifications ADD CONSTRAINT notifications_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'skipped'::text])));
 ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
-ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject);
+ALTER TABLE oidc_identities ADD CONSTRAINT oidc_identities_pkey PRIMARY KEY (issuer, subject, workspace_id);
 ALTER TABLE rate_counters ADD CONSTRAINT rate_counters_pkey PRIMARY KEY (token_id, window_start, shard);
 ALTER TABLE reservations ADD CONSTRAINT reservations_check CHECK (((resource IS NULL) <> (repo IS NULL)));
 ALTER TABLE reservations ADD CONSTRAINT reservations_check1 CHECK (((repo IS NULL) = (paths IS NULL)));
@@ -603,12 +639,12 @@ ALTER TABLE schedules ADD CONSTRAINT schedules_pkey PRIMARY KEY (id);
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_key_check CHECK ((length(key) >= 32));
 ALTER TABLE server_keys ADD CONSTRAINT server_keys_pkey PRIMARY KEY (purpose);
 ALTER TABLE sessions ADD CONSTRAINT sessions_agent_id_fkey FOREIGN KEY (agent_id) REFERENCES agents(id);
-ALTER TABLE sessions ADD CONSTRAINT sessions_end_reason_check CHECK ((end_reason = ANY (ARRAY['signed_out'::text, 'revoked'::text, 'idle'::text, 'disabled'::text])));
+ALTER TABLE sessions ADD CONSTRAINT sessions_end_reason_check CHECK ((end_reason = ANY (ARRAY['signed_out'::text, 'revoked'::text, 'idle'::text, 'disabled'::text, 'switched'::text])));
 ALTER TABLE sessions ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
 ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_fkey FOREIGN KEY (token_id) REFERENCES tokens(id);
 ALTER TABLE sessions ADD CONSTRAINT sessions_token_id_key UNIQUE (token_id);
 ALTER TABLE stat_days ADD CONSTRAINT stat_days_dim_check CHECK ((dim = ANY (ARRAY['all'::text, 'agent'::text, 'label'::text])));
-ALTER TABLE stat_days ADD CONSTRAINT stat_days_pkey PRIMARY KEY (dim, day, key, metric, shard);
+ALTER TABLE stat_days ADD CONSTRAINT stat_days_pkey PRIMARY KEY (workspace_id, dim, day, key, metric, shard);
 ALTER TABLE task_flow ADD CONSTRAINT task_flow_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_reservations ADD CONSTRAINT task_reservations_pkey PRIMARY KEY (task_id);
 ALTER TABLE task_search ADD CONSTRAINT task_search_pkey PRIMARY KEY (task_id);
@@ -638,6 +674,8 @@ ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_webhook_id_fkey
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_name_key UNIQUE (name);
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_pkey PRIMARY KEY (id);
 
 CREATE INDEX approvals_pending_unmarked ON public.approvals USING btree (created_at) WHERE ((status = 'pending'::text) AND (overdue_at IS NULL));
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
@@ -654,6 +692,7 @@ CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
+CREATE INDEX events_workspace_seq ON public.events USING btree (workspace_id, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
 CREATE INDEX inbox_items_principal ON public.inbox_items USING btree (principal_id, state, id);
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
@@ -702,6 +741,19 @@ BEGIN
   RAISE EXCEPTION 'idempotency key already stored by a concurrent request' USING ERRCODE = 'BK001';
 END $function$
 ;
+CREATE OR REPLACE FUNCTION public.baton_member_workspaces()
+ RETURNS SETOF text
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public'
+AS $function$
+      SELECT current_setting('baton.workspace', true)
+      UNION
+      SELECT them.workspace_id FROM oidc_identities me
+        JOIN oidc_identities them ON them.issuer = me.issuer AND them.subject = me.subject
+        WHERE me.agent_id = current_setting('baton.principal', true)
+    $function$
+;
 CREATE OR REPLACE FUNCTION public.baton_stat_add(p_day date, p_agent text, p_labels text[], p_metric text, p_amount bigint, p_seconds double precision)
  RETURNS void
  LANGUAGE plpgsql
@@ -717,7 +769,7 @@ BEGIN
   FROM (SELECT 'all' AS dim, '' AS key UNION ALL SELECT 'agent', p_agent WHERE p_agent IS NOT NULL
         UNION ALL SELECT DISTINCT 'label', l FROM unnest(p_labels) AS l) AS d
   ORDER BY d.dim, d.key
-  ON CONFLICT (dim, day, key, metric, shard) DO UPDATE SET n = s.n + 1, total = s.total + excluded.total,
+  ON CONFLICT (workspace_id, dim, day, key, metric, shard) DO UPDATE SET n = s.n + 1, total = s.total + excluded.total,
     b01 = s.b01 + excluded.b01, b02 = s.b02 + excluded.b02, b03 = s.b03 + excluded.b03, b04 = s.b04 + excluded.b04, b05 = s.b05 + excluded.b05, b06 = s.b06 + excluded.b06, b07 = s.b07 + excluded.b07, b08 = s.b08 + excluded.b08, b09 = s.b09 + excluded.b09, b10 = s.b10 + excluded.b10, b11 = s.b11 + excluded.b11, b12 = s.b12 + excluded.b12, b13 = s.b13 + excluded.b13, b14 = s.b14 + excluded.b14, b15 = s.b15 + excluded.b15, b16 = s.b16 + excluded.b16, b17 = s.b17 + excluded.b17, b18 = s.b18 + excluded.b18, b19 = s.b19 + excluded.b19, b20 = s.b20 + excluded.b20, b21 = s.b21 + excluded.b21;
 END
 $function$

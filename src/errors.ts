@@ -101,6 +101,7 @@ export const ERROR_CODES = [
   'sign_in_failed',
   'owner_required',
   'not_confirmed',
+  'workspace_not_found',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -655,6 +656,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'A write made with the session cookie must carry the `x-csrf-token` header from GET /auth/session; reload the app. Scripts and agents send a bearer token instead.',
     docs: '/spec/identity.md#csrf',
+  },
+  workspace_not_found: {
+    status: 404,
+    title: 'Workspace not found',
+    retryable: false,
+    hint: 'You are not a member of that workspace (or it does not exist): the two look the same from outside. List yours with workspaces_list (`baton workspaces list`).',
+    docs: '/spec/identity.md#workspaces',
   },
   sign_in_failed: {
     status: 400,

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'approval.granted',
   'approval.denied',
   'agent.created',
+  'workspace.created',
   'agent.updated',
   'token.created',
   'token.revoked',

@@ -4,6 +4,8 @@ import type { PrincipalKind, Scope } from './scopes.ts';
 export interface Principal {
   readonly id: string;
   readonly kind: PrincipalKind;
+  /** The workspace the principal (and so each of its calls) belongs to. */
+  readonly workspaceId: string;
   readonly name: string;
   /** The token's scopes intersected with its agent's: what this token may do. */
   readonly scopes: ReadonlySet<Scope>;

@@ -279,6 +279,13 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: byKind(ABSENT, HUMANS_ONLY),
     note: "A person revokes their own sessions; a human with agents:admin anyone's; anyone else's is answered 404 (test/identity/sessions.test.ts).",
   },
+  workspaces_list: { request: 'list my workspaces', object: null, cells: alike(ALLOWED), note: "Yours only: the current one, and a person's others (row-level security, spec/identity.md \"Workspaces\")." },
+  workspaces_create: {
+    request: 'create a workspace',
+    object: null,
+    cells: { ...ADMIN_ONLY, human_admin: refused(403, 'owner_required'), agent_admin: HUMANS_ONLY },
+    note: 'Owners only: an admin who is not one is 403 owner_required.',
+  },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
   reservations_acquire: { request: 'reserve a resource or paths', object: null, cells: alike(ALLOWED) },

@@ -89,6 +89,11 @@ export interface OperationContext {
   readonly cursors: Cursors;
   /** The instance's follower of the timeline, for a read that waits for something to happen (a bounded long-poll). */
   readonly tail?: EventTail | undefined;
+  /**
+   * Runs `work` in a short transaction of the caller's workspace (src/store/workspace-scope.ts): how
+   * a read that `waits` reaches the database, one look at a time, holding no connection between.
+   */
+  inWorkspace<T>(work: (db: Kysely<DB>) => Promise<T>): Promise<T>;
 }
 
 interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends string> {
@@ -145,6 +150,12 @@ interface OperationBase<I extends z.ZodObject, O extends z.ZodType, N extends st
 
 export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType, N extends string = string> extends OperationBase<I, O, N> {
   readonly kind: 'read';
+  /**
+   * The read waits between its queries (a bounded long-poll). A read runs in one transaction of
+   * the caller's workspace; this one would hold it, and a connection, while it waits. So it gets no
+   * transaction: each look goes through `ctx.inWorkspace`, and `db` refuses every query.
+   */
+  readonly waits?: true;
   run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
   /**
    * The same read for many resources at once, in a fixed number of queries however many: `input`

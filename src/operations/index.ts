@@ -8,6 +8,8 @@ import { rotateToken } from './agents/rotate-token.ts';
 import { setRole } from './agents/set-role.ts';
 import { listSessions } from './sessions/list-sessions.ts';
 import { revokeSession } from './sessions/revoke-session.ts';
+import { createWorkspace } from './workspaces/create-workspace.ts';
+import { listWorkspaces } from './workspaces/list-workspaces.ts';
 import { updateAgent } from './agents/update-agent.ts';
 import { createComment } from './comments/create-comment.ts';
 import { deleteComment } from './comments/delete-comment.ts';
@@ -157,6 +159,8 @@ const registry = [
   setRole,
   listSessions,
   revokeSession,
+  listWorkspaces,
+  createWorkspace,
   createArtifact,
   getArtifact,
   listReservations,

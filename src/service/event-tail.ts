@@ -233,3 +233,18 @@ function nextWake(follower: Follower, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * The timeline as one workspace sees it: the instance's one tail, keeping only that workspace's
+ * events. Streams and long-polls follow this, never the whole tail.
+ */
+export function workspaceTail(tail: EventTail, workspaceId: string): EventTail {
+  return {
+    async *follow(afterSeq, signal) {
+      for await (const batch of tail.follow(afterSeq, signal)) {
+        const mine = batch.filter((row) => row.workspace_id === workspaceId);
+        if (mine.length > 0) yield mine;
+      }
+    },
+  };
+}

@@ -33,8 +33,9 @@ export async function executeBatch(
   const valid = inputs.filter((i): i is Record<string, unknown> => !(i instanceof BatonError));
   const first = valid[0];
   if (first === undefined) return inputs as BatonError[];
-  const outputs = await operation
-    .runBatch(deps.db, readContext(deps, operation, call), first, valid.map((i) => String(i[param])))
+  const ctx = readContext(deps, operation, call);
+  const outputs = await ctx
+    .inWorkspace((db) => operation.runBatch!(db, ctx, first, valid.map((i) => String(i[param]))))
     .catch((error: unknown) => {
       throw reported(deps, operation, error, call.requestId);
     });

@@ -17,8 +17,10 @@ import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempo
 import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 import { fingerprint } from './fingerprint.ts';
 import { waitingOut } from './wait-out.ts';
+import { workspaceTail } from './event-tail.ts';
 import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -82,7 +84,8 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
   const input = validate(operation, rawInput, deps.config);
   if (operation.kind === 'read') {
     const ctx = readContext(deps, operation, call);
-    const output = await operation.run(deps.db, ctx, input).catch((error: unknown) => {
+    const read = operation.waits ? operation.run(refusingQueries(deps.db), ctx, input) : ctx.inWorkspace((db) => operation.run(db, ctx, input));
+    const output = await read.catch((error: unknown) => {
       throw reported(deps, operation, error, call.requestId);
     });
     return success(operation, output, false);
@@ -130,7 +133,7 @@ async function executeWrite(
   let started = false;
   let appended: NewEventRow[] = [];
   try {
-    const outcome = await deps.db.transaction().execute(async (tx) => {
+    const outcome = await inWorkspace(deps.db, call.principal.workspaceId, async (tx) => {
       const claim = await claimKey(tx, call.principal.id, key, now);
       if (claim.state === 'in_flight') {
         throw new BatonError('idempotency_in_progress', `A request with Idempotency-Key "${key}" is still running.`, {
@@ -172,7 +175,7 @@ async function executeWrite(
     // failure is not remembered, so retrying with the same key can still succeed.
     if (started && !failure.retryable) {
       const body = JSON.stringify(toProblem(failure, deps.baseUrl, call.dialect));
-      await deps.db.transaction().execute((tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
+      await inWorkspace(deps.db, call.principal.workspaceId, (tx) => storeResponse(tx, { ...keyRow, status_code: failure.status, response_body: body }))
         .catch(() => undefined);
     }
     throw failure;
@@ -301,8 +304,19 @@ function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => voi
     rateBudget: call.budget,
     operations: deps.operations,
     cursors: deps.cursors,
-    tail: deps.tail,
+    tail: deps.tail && workspaceTail(deps.tail, call.principal.workspaceId),
+    inWorkspace: (work) => inWorkspace(deps.db, call.principal.workspaceId, work, call.principal.id),
   };
+}
+
+/** The handle a read that `waits` is given: it reaches the database through `ctx.inWorkspace` only. */
+function refusingQueries(db: Kysely<DB>): Kysely<DB> {
+  return db.withPlugin({
+    transformQuery() {
+      throw new Error('a read that waits queries through ctx.inWorkspace, not its db handle');
+    },
+    transformResult: async ({ result }) => result,
+  });
 }
 
 /** The outcome of a run that returned `output`. */

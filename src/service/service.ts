@@ -11,7 +11,7 @@ import type { Database } from '../store/database.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
 import { type Authenticated, authenticate, counted, rateWindowStart } from './authenticate.ts';
-import { authenticateSession, type SignedIn, signIn, signOut, type VerifiedIdentity } from './sessions.ts';
+import { authenticateSession, type SignedIn, signIn, signOut, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
@@ -42,6 +42,8 @@ export interface Service {
   signIn(identity: VerifiedIdentity, userAgent: string): Promise<SignedIn>;
   /** Ends the session of a cookie secret on the server; an unknown or ended one is left alone. */
   signOut(sessionSecret: string): Promise<void>;
+  /** Moves a signed-in person to another of their workspaces: a new session there, this one ended. */
+  switchWorkspace(sessionSecret: string, workspaceId: string, userAgent: string): Promise<SignedIn>;
   /** The key this server signs its own cookies with (the sign-in state, the CSRF secret), the same on every instance. */
   readonly cookieKey: Buffer;
   execute(operation: CallableOperation, input: unknown, call: Call): Promise<Outcome>;
@@ -103,6 +105,7 @@ export function createService(deps: ServiceDeps): Service {
     },
     signIn: (identity, userAgent) => signIn(sessionDeps, identity, userAgent),
     signOut: (secret) => signOut(sessionDeps, secret),
+    switchWorkspace: (secret, workspaceId, userAgent) => switchWorkspace(sessionDeps, secret, workspaceId, userAgent),
     cookieKey: createHmac('sha256', deps.cursorKey).update('baton cookies').digest(),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),

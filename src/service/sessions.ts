@@ -10,8 +10,10 @@ import type { Ids } from '../ids.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
 import { findAgent, insertAgent, updateAgent } from '../store/agents.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
+import type { Tx } from '../store/connection.ts';
 import type { DB } from '../store/schema.ts';
-import { endSession, findIdentity, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
+import { bindWorkspace, DEFAULT_WORKSPACE_ID, inWorkspace } from '../store/workspace-scope.ts';
+import { endSession, findIdentities, findIdentityOf, findInvitedHumans, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
 import { findGrantAndCount, insertToken } from '../store/tokens.ts';
 import { systemProvenance } from './bootstrap.ts';
 
@@ -24,6 +26,8 @@ export interface VerifiedIdentity {
   readonly subject: string;
   readonly name: string;
   readonly email: string | null;
+  /** The provider says the email is the person's (`email_verified`): only then does it link invitations. */
+  readonly emailVerified: boolean;
   /** The values of the configured role claim (BATON_OIDC_ROLE_CLAIM). */
   readonly roleValues: readonly string[];
 }
@@ -33,6 +37,7 @@ export interface SignedIn {
   readonly secret: string;
   readonly sessionId: string;
   readonly agentId: string;
+  readonly workspaceId: string;
 }
 
 export interface SessionDeps {
@@ -43,27 +48,37 @@ export interface SessionDeps {
 }
 
 /**
- * Opens a session for a person the provider vouched for, in one transaction: the first sign-in of
- * an issuer+subject makes the human (role from the claim map, else the default) and links it; a
- * disabled person is refused. Writes `agent.created` (by the system) and `session.signed_in` (by
- * the person, through the new session's token).
+ * Opens a session for a person the provider vouched for, in one transaction, in one of their
+ * workspaces: `workspaceId` when they are a member of it, else the one they last signed in to. A
+ * person is a member of each workspace holding a human linked to their issuer+subject; a human an
+ * admin added with the person's verified email is linked at this sign-in (the invitation). The
+ * first sign-in of a person in no workspace makes their human in the default workspace (role from
+ * the claim map, else the default). A disabled person is refused. Writes `agent.created` (by the
+ * system) and `session.signed_in` (by the person, through the new session's token).
  */
-export async function signIn(deps: SessionDeps, who: VerifiedIdentity, userAgent: string): Promise<SignedIn> {
+export async function signIn(deps: SessionDeps, who: VerifiedIdentity, userAgent: string, workspaceId?: string): Promise<SignedIn> {
   const { oidc, session } = deps.config;
   return deps.db.transaction().execute(async (tx) => {
     const now = deps.clock.now();
     const events: NewEventRow[] = [];
-    const linked = await findIdentity(tx, who.issuer, who.subject);
-    let agent = linked ? await findAgent(tx, linked.agent_id) : undefined;
+    if (who.email !== null && who.emailVerified) await linkInvitations(tx, who, now);
+    const memberships = await findIdentities(tx, who.issuer, who.subject);
+    const chosen = memberships.find((m) => m.workspace_id === workspaceId) ?? memberships[0];
+    if (workspaceId !== undefined && chosen?.workspace_id !== workspaceId) {
+      throw new BatonError('workspace_not_found', `You are not a member of workspace ${workspaceId}.`, { hint: 'List your workspaces with workspaces_list (`baton workspaces list`).' });
+    }
+    // From here the transaction is the chosen workspace's: what it writes lands there, and it sees nothing else.
+    await bindWorkspace(tx, chosen?.workspace_id ?? DEFAULT_WORKSPACE_ID);
+    let agent = chosen ? await findAgent(tx, chosen.agent_id) : undefined;
     if (!agent) {
       const role = roleFor(who.roleValues, oidc?.roleMap ?? [], oidc?.defaultRole ?? 'member');
       const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
       agent = await insertAgent(tx, { id: deps.ids.make('agt'), name: who.name, kind: 'human', scopes: [...ROLE_SCOPES[role]], tool_allowlist: null, email: who.email, role, ...by });
-      await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
+      await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, workspace_id: DEFAULT_WORKSPACE_ID, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
       events.push({ id: deps.ids.make('evt'), type: 'agent.created', subject: agent.id, data: { name: who.name, kind: 'human', role, scopes: ROLE_SCOPES[role], via: 'oidc', issuer: who.issuer }, ...systemProvenance(now) });
     } else {
       if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`);
-      await touchIdentity(tx, who.issuer, who.subject, who.email, now);
+      await touchIdentity(tx, who.issuer, who.subject, agent.workspace_id, who.email, now);
       if (who.email !== null && who.email !== agent.email) await updateAgent(tx, agent.id, { email: who.email, updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' });
     }
     const secret = `bses_${randomBytes(32).toString('base64url')}`;
@@ -76,14 +91,47 @@ export async function signIn(deps: SessionDeps, who: VerifiedIdentity, userAgent
       id: tokenId, agent_id: agent.id, machine, token_hash: secretHash(secret), token_prefix: 'session', scopes: [...SCOPES],
       expires_at: expiresAt, created_at: now, created_by_id: agent.id, created_by_kind: 'human',
     });
-    await insertSession(tx, { id: sessionId, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
+    await insertSession(tx, { id: sessionId, workspace_id: agent.workspace_id, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
     events.push({
-      id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, expires_at: expiresAt.toISOString() },
+      id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, workspace_id: agent.workspace_id, expires_at: expiresAt.toISOString() },
       actor_id: agent.id, actor_kind: 'human', token_id: tokenId, machine, idempotency_key: null, created_at: now,
     });
     await appendEvents(tx, events);
-    return { secret, sessionId, agentId: agent.id };
+    return { secret, sessionId, agentId: agent.id, workspaceId: agent.workspace_id };
   });
+}
+
+/**
+ * Links the person to every human an admin added with their (verified) email in a workspace they
+ * are not yet a member of, and that no other person holds: how a person is invited to a workspace.
+ */
+async function linkInvitations(tx: Tx, who: VerifiedIdentity, now: Date): Promise<void> {
+  for (const invited of await findInvitedHumans(tx, who.issuer, who.subject, who.email ?? '')) {
+    await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, workspace_id: invited.workspace_id, agent_id: invited.id, email: who.email, created_at: now, last_sign_in_at: new Date(0) });
+  }
+}
+
+/**
+ * Moves a signed-in person to another of their workspaces: their session there starts (a new
+ * cookie) and this one ends (`switched`). Refused (404 `workspace_not_found`) for a workspace they
+ * are not a member of, or a session that is not a sign-in through the provider.
+ */
+export async function switchWorkspace(deps: SessionDeps, secret: string, workspaceId: string, userAgent: string): Promise<SignedIn> {
+  const current = SECRET.test(secret) ? await findSessionBySecretHash(deps.db, secretHash(secret)) : undefined;
+  if (!current || current.ended_at) throw new BatonError('invalid_token', 'No such session; sign in again.');
+  const identity = await findIdentityOf(deps.db, current.agent_id);
+  const agent = identity ? await deps.db.selectFrom('agents').select(['name', 'email']).where('id', '=', current.agent_id).executeTakeFirst() : undefined;
+  if (!identity || !agent) throw new BatonError('workspace_not_found', `This session is not a single sign-on session, so it has only workspace ${current.workspace_id}.`);
+  const who: VerifiedIdentity = { issuer: identity.issuer, subject: identity.subject, name: agent.name, email: identity.email, emailVerified: false, roleValues: [] };
+  const signed = await signIn(deps, who, userAgent, workspaceId);
+  await inWorkspace(deps.db, current.workspace_id, async (tx) => {
+    const now = deps.clock.now();
+    if (!(await endSession(tx, current.id, 'switched', now))) return;
+    await appendEvents(tx, [
+      { id: deps.ids.make('evt'), type: 'session.signed_out', subject: current.id, data: { agent_id: current.agent_id, workspace_id: current.workspace_id, reason: 'switched' }, actor_id: current.agent_id, actor_kind: 'human', token_id: current.token_id, machine: current.machine, idempotency_key: null, created_at: now },
+    ]);
+  });
+  return signed;
 }
 
 /** The first role whose claim value the person carries, in the map's order; else the default. */
@@ -118,7 +166,7 @@ export async function signOut(deps: SessionDeps, secret: string): Promise<void> 
   if (!SECRET.test(secret)) return;
   const session = await findSessionBySecretHash(deps.db, secretHash(secret));
   if (!session) return;
-  await deps.db.transaction().execute(async (tx) => {
+  await inWorkspace(deps.db, session.workspace_id, async (tx) => {
     const now = deps.clock.now();
     const ended = await endSession(tx, session.id, 'signed_out', now);
     if (!ended) return;

@@ -7,6 +7,8 @@ import { principalFromGrant } from '../operations/shared/grants.ts';
 import type { DB } from '../store/schema.ts';
 import { findGrantById } from '../store/tokens.ts';
 import { authorize, validate } from './execute.ts';
+import { workspaceTail } from './event-tail.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 
 /** How often an open stream re-checks its token: a revoked token, disabled agent or lost scope ends it. */
@@ -44,7 +46,9 @@ export async function subscribe(
   signal.addEventListener('abort', () => clearInterval(recheck), { once: true });
   const stream: StreamOperation<typeof operation.input, typeof operation.output> = operation;
   try {
-    return await stream.open(deps.db, { actor: call.principal, config: deps.config, tail: deps.tail, signal }, input);
+    // Where the stream starts is read in the caller's workspace; what it then follows is that workspace's events only.
+    const ctx = { actor: call.principal, config: deps.config, tail: workspaceTail(deps.tail, call.principal.workspaceId), signal };
+    return await inWorkspace(deps.db, call.principal.workspaceId, (tx) => stream.open(tx, ctx, input));
   } catch (error) {
     stop.abort();
     throw error;

@@ -104,7 +104,8 @@ export function selectEvents(db: Kysely<DB>) {
   return db
     .selectFrom('events')
     .select(['id', 'type', 'subject', 'actor_id', 'actor_kind', 'token_id', 'machine', 'idempotency_key', 'approval_id', 'data', 'created_at'])
-    .select(sql<string>`seq::text`.as('seq'));
+    .select(sql<string>`seq::text`.as('seq'))
+    .select('workspace_id');
 }
 
 /** `selectEvents` below `SETTLED`: the events a cursor may pass, since none can commit behind them. */

@@ -4,6 +4,8 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 
 export interface AgentsTable {
+  /** Its workspace (migration 0260): a principal belongs to one. */
+  workspace_id: Generated<string>;
   id: string;
   name: string;
   kind: 'human' | 'agent';
@@ -138,6 +140,8 @@ export interface LeasesTable {
 }
 
 export interface EventsTable {
+  /** Its workspace (migration 0260), the transaction's that appended it. */
+  workspace_id: Generated<string>;
   seq: Generated<string>;
   id: string;
   type: string;
@@ -378,6 +382,8 @@ export interface BudgetSpendTable {
 }
 
 export interface OidcIdentitiesTable {
+  /** One row per workspace the person is a member of, each with its own principal (`agent_id`). */
+  workspace_id: string;
   issuer: string;
   subject: string;
   agent_id: string;
@@ -387,6 +393,8 @@ export interface OidcIdentitiesTable {
 }
 
 export interface SessionsTable {
+  /** The workspace of the session's principal (migration 0260). */
+  workspace_id: string;
   id: string;
   token_id: string;
   agent_id: string;
@@ -396,7 +404,7 @@ export interface SessionsTable {
   last_seen_at: Timestamp;
   expires_at: Timestamp;
   ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | null;
+  end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | 'switched' | null;
 }
 
 export interface AsksTable {
@@ -557,7 +565,15 @@ export interface RunLogTable {
   line: string;
 }
 
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+  created_by_id: string;
+}
+
 export interface DB {
+  workspaces: WorkspacesTable;
   reservations: ReservationsTable;
   task_reservations: TaskReservationsTable;
   runs: RunsTable;

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Tx } from './connection.ts';
 import type { DB, OidcIdentitiesTable, SessionsTable } from './schema.ts';
 
@@ -6,16 +6,36 @@ export type SessionRow = Selectable<SessionsTable>;
 export type OidcIdentityRow = Selectable<OidcIdentitiesTable>;
 type EndReason = NonNullable<SessionRow['end_reason']>;
 
-export async function findIdentity(tx: Tx, issuer: string, subject: string): Promise<OidcIdentityRow | undefined> {
-  return tx.selectFrom('oidc_identities').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).forUpdate().executeTakeFirst();
+/** A person's memberships (one identity row per workspace), the one signed in to last first; locked until the transaction ends. */
+export async function findIdentities(tx: Tx, issuer: string, subject: string): Promise<OidcIdentityRow[]> {
+  return tx.selectFrom('oidc_identities').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).orderBy('last_sign_in_at', 'desc').orderBy('workspace_id').forUpdate().execute();
+}
+
+/** The identity a principal is linked to, if any (a human who signs in through the provider). */
+export async function findIdentityOf(db: Kysely<DB>, agentId: string): Promise<OidcIdentityRow | undefined> {
+  return db.selectFrom('oidc_identities').selectAll().where('agent_id', '=', agentId).executeTakeFirst();
+}
+
+/**
+ * Humans added with this email (case aside), enabled and linked to no person, in workspaces the
+ * person is not a member of: the invitations a sign-in with that verified email takes up.
+ */
+export async function findInvitedHumans(tx: Tx, issuer: string, subject: string, email: string): Promise<{ id: string; workspace_id: string }[]> {
+  const { rows } = await sql<{ id: string; workspace_id: string }>`
+    SELECT DISTINCT ON (a.workspace_id) a.id, a.workspace_id FROM agents a
+    WHERE a.kind = 'human' AND NOT a.disabled AND lower(a.email) = lower(${email})
+      AND NOT EXISTS (SELECT 1 FROM oidc_identities i WHERE i.agent_id = a.id)
+      AND NOT EXISTS (SELECT 1 FROM oidc_identities i WHERE i.issuer = ${issuer} AND i.subject = ${subject} AND i.workspace_id = a.workspace_id)
+    ORDER BY a.workspace_id, a.created_at`.execute(tx);
+  return rows;
 }
 
 export async function insertIdentity(tx: Tx, row: OidcIdentityRow): Promise<void> {
   await tx.insertInto('oidc_identities').values(row).execute();
 }
 
-export async function touchIdentity(tx: Tx, issuer: string, subject: string, email: string | null, now: Date): Promise<void> {
-  await tx.updateTable('oidc_identities').set({ email, last_sign_in_at: now }).where('issuer', '=', issuer).where('subject', '=', subject).execute();
+export async function touchIdentity(tx: Tx, issuer: string, subject: string, workspaceId: string, email: string | null, now: Date): Promise<void> {
+  await tx.updateTable('oidc_identities').set({ email, last_sign_in_at: now }).where('issuer', '=', issuer).where('subject', '=', subject).where('workspace_id', '=', workspaceId).execute();
 }
 
 export async function insertSession(tx: Tx, row: Omit<SessionRow, 'ended_at' | 'end_reason'>): Promise<void> {

@@ -45,6 +45,8 @@ export interface TokenGrant {
   tool_allowlist: string[] | null;
   disabled: boolean;
   rate_limit: number | null;
+  /** The workspace of the token (and its principal). */
+  workspace_id: string;
   /** Who made the token: `system` for the bootstrap and recovery tokens. */
   token_created_by_kind: string;
   /** Requests this token made in the current window, this one included; null when the grant is unusable. */
@@ -68,7 +70,7 @@ const FIND_GRANT_AND_COUNT = `
     WITH g AS (
       SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
         a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
-        a.tool_allowlist, a.disabled, a.rate_limit
+        a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id
       FROM tokens t JOIN agents a ON a.id = t.agent_id
       WHERE t.token_hash = $1
     ), counted AS (
@@ -91,7 +93,7 @@ export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<To
   const { rows } = await sql<TokenGrant>`
     SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
       a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
-      a.tool_allowlist, a.disabled, a.rate_limit, NULL::int AS used
+      a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id, NULL::int AS used
     FROM tokens t JOIN agents a ON a.id = t.agent_id
     WHERE t.id = ${tokenId}`.execute(db);
   return rows[0];

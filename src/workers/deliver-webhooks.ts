@@ -1,5 +1,7 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
+import type { Tx } from '../store/connection.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -115,23 +117,35 @@ async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live:
   // Every burst of writes wakes this pass; with no live webhook there is nothing to fan out or
   // attempt (a delivery is only attempted for a live webhook), and one statement says so.
   if (!(await anyLiveWebhook(db))) return { live: false, report: { attempted: 0, delivered: 0, failed: 0 } };
-  await fanOut(db, deps);
+  const report: DeliveryReport = { attempted: 0, delivered: 0, failed: 0 };
+  // A webhook hears its own workspace's events only: each workspace's webhooks are fanned out and settled bound to it.
+  for (const workspace of await workspaceIds(db)) {
+    const done = await deliveryPassIn(db, workspace, deps);
+    report.attempted += done.attempted;
+    report.delivered += done.delivered;
+    report.failed += done.failed;
+  }
+  return { live: true, report };
+}
+
+async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryDeps): Promise<DeliveryReport> {
+  await inWorkspace(db, workspace, (tx) => fanOut(tx, deps));
   const now = deps.clock.now();
-  const due = await claimDue(db, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS);
+  const due = await inWorkspace(db, workspace, (tx) => claimDue(tx, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS));
   const outcomes = await Promise.all(due.map((d) => attempt(d, deps)));
   const report: DeliveryReport = { attempted: due.length, delivered: 0, failed: 0 };
   for (const [i, d] of due.entries()) {
     const result = outcomes[i];
     if (!result) continue;
-    const state = await settle(db, deps, d, result);
+    const state = await settle(db, workspace, deps, d, result);
     if (state === 'delivered') report.delivered++;
     if (state === 'failed') report.failed++;
   }
-  return { live: true, report };
+  return report;
 }
 
-async function fanOut(db: Kysely<DB>, deps: DeliveryDeps): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+async function fanOut(tx: Tx, deps: DeliveryDeps): Promise<void> {
+  {
     const now = deps.clock.now();
     for (const webhook of await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS)) {
       const events = await eventsAfter(tx, webhook.cursor_seq, null, EVENTS_PER_WEBHOOK);
@@ -145,7 +159,7 @@ async function fanOut(db: Kysely<DB>, deps: DeliveryDeps): Promise<void> {
       );
       await advanceCursor(tx, webhook.id, last.seq);
     }
-  });
+  }
 }
 
 interface AttemptResult {
@@ -192,14 +206,14 @@ async function post(d: DueDelivery, deps: DeliveryDeps, tracing: Tracing): Promi
   return { attempt: { at: started.toISOString(), status, duration_ms: duration, error }, ok: error === null, gone: status === 410 };
 }
 
-async function settle(db: Kysely<DB>, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
+async function settle(db: Kysely<DB>, workspace: string, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
   const schedule = deps.config.webhookRetryScheduleMs;
   const made = d.delivery.attempt_count + 1;
   const now = deps.clock.now();
   const delay = schedule[made];
   const state = result.ok ? 'delivered' : result.gone || delay === undefined ? 'failed' : 'pending';
   const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
-  await db.transaction().execute(async (tx) => {
+  await inWorkspace(db, workspace, async (tx) => {
     await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
     if (state !== 'failed') return;
     const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${made} attempts`;

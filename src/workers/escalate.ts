@@ -8,6 +8,7 @@ import { adjustOverdueAsks, escalationTargets, markInboxOverdue, markOverdueAppr
 import { appendEvents } from '../store/events.ts';
 import { insertInboxItems } from '../store/inbox.ts';
 import type { DB } from '../store/schema.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
@@ -22,7 +23,7 @@ const MARK: Record<Kind, (tx: Tx, q: { before: Date; now: Date; limit: number })
 const EVENT = { ask: 'ask.overdue', approval: 'approval.overdue', review: 'task.review_overdue' } as const;
 
 /**
- * One pass: each open ask, pending approval and task in review that has waited longer than its SLA
+ * One pass, in each workspace in turn: each open ask, pending approval and task in review that has waited longer than its SLA
  * (`config.escalation`, 0 = never) is marked overdue once, its addressees' inbox items marked, and
  * each escalation target not already on it gets an `overdue` inbox item (emailed at once) and the
  * wait an event by the system actor, all in one transaction per batch. Exactly once across
@@ -34,10 +35,22 @@ export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids:
   const limits: Record<Kind, number> = { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS };
   const kinds = (Object.keys(limits) as Kind[]).filter((k) => limits[k] > 0);
   if (kinds.length === 0) return report;
-  const targets = await escalationTargets(db, sla.to);
+  for (const workspace of await workspaceIds(db)) await escalateIn(db, workspace, deps, { kinds, limits, report });
+  return report;
+}
+
+async function escalateIn(
+  db: Kysely<DB>,
+  workspace: string,
+  deps: { clock: Clock; ids: Ids; config: Pick<Config, 'escalation'> },
+  pass: { kinds: Kind[]; limits: Record<Kind, number>; report: Record<Kind, number> },
+): Promise<void> {
+  const { kinds, limits, report } = pass;
+  // Names and roles name this workspace's people.
+  const targets = await inWorkspace(db, workspace, (tx) => escalationTargets(tx, deps.config.escalation.to));
   for (const kind of kinds) {
     for (;;) {
-      const marked = await db.transaction().execute(async (tx) => {
+      const marked = await inWorkspace(db, workspace, async (tx) => {
         const now = deps.clock.now();
         const due = await MARK[kind](tx, { before: new Date(now.getTime() - limits[kind] * 1000), now, limit: BATCH });
         for (const wait of due) {
@@ -74,5 +87,4 @@ export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids:
       if (marked < BATCH) break;
     }
   }
-  return report;
 }

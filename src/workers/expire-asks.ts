@@ -6,6 +6,7 @@ import { closeAsk, escalate } from '../operations/asks/ask-flow.ts';
 import { type AskRow, lockAskTask } from '../store/asks.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
@@ -16,11 +17,23 @@ const BATCH = 100;
  * then the ask, and re-reads it there; an instance that finds it already moved on skips it.
  */
 export async function expireAsks(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ escalated: number; defaulted: number }> {
+  const report = { escalated: 0, defaulted: 0 };
+  for (const workspace of await workspaceIds(db)) {
+    const done = await expireAsksIn(db, workspace, deps);
+    report.escalated += done.escalated;
+    report.defaulted += done.defaulted;
+  }
+  return report;
+}
+
+async function expireAsksIn(db: Kysely<DB>, workspace: string, deps: { clock: Clock; ids: Ids }): Promise<{ escalated: number; defaulted: number }> {
   let escalated = 0;
   let defaulted = 0;
-  const due = await db.selectFrom('asks').select(['id', 'task_id']).where('status', '=', 'open').where('due_at', '<=', deps.clock.now()).orderBy('due_at').limit(BATCH).execute();
+  const due = await inWorkspace(db, workspace, (tx) =>
+    tx.selectFrom('asks').select(['id', 'task_id']).where('status', '=', 'open').where('due_at', '<=', deps.clock.now()).orderBy('due_at').limit(BATCH).execute(),
+  );
   for (const { id, task_id } of due) {
-    const done = await db.transaction().execute(async (tx) => {
+    const done = await inWorkspace(db, workspace, async (tx) => {
       await lockAskTask(tx, task_id);
       const now = deps.clock.now();
       const row: AskRow | undefined = await tx.selectFrom('asks').selectAll().where('id', '=', id).where('status', '=', 'open').where('due_at', '<=', now).forUpdate().executeTakeFirst();

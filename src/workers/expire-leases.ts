@@ -7,6 +7,7 @@ import type { Ids } from '../ids.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
 import { lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
 import type { DB } from '../store/schema.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
@@ -16,14 +17,19 @@ export interface SweepReport {
 }
 
 /**
- * One sweep: warns holders of leases past 80 % of their term (`lease.expiring`), and returns work
+ * One sweep, in each workspace in turn: warns holders of leases past 80 % of their term (`lease.expiring`), and returns work
  * whose lease ran out to the queue (`lease.expired` + `task.status_changed`), all by the system
  * actor, each batch in one transaction with its events. Safe on any number of instances at once.
  */
 export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Config }): Promise<SweepReport> {
   const report: SweepReport = { expired: 0, warned: 0 };
+  for (const workspace of await workspaceIds(db)) await sweepLeasesIn(db, workspace, deps, report);
+  return report;
+}
+
+async function sweepLeasesIn(db: Kysely<DB>, workspace: string, deps: { clock: Clock; ids: Ids; config: Config }, report: SweepReport): Promise<void> {
   for (;;) {
-    const done = await db.transaction().execute(async (tx) => {
+    const done = await inWorkspace(db, workspace, async (tx) => {
       const now = deps.clock.now();
       const warned = await warnExpiring(tx, now, BATCH);
       const lapsed = await lockLapsed(tx, now, { limit: BATCH });
@@ -48,6 +54,6 @@ export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
       report.expired += lapsed.length;
       return warned.length < BATCH && lapsed.length < BATCH;
     });
-    if (done) return report;
+    if (done) return;
   }
 }

@@ -5,18 +5,25 @@ import type { Ids } from '../ids.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
 import { markOverdue } from '../store/task-tree.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
 /**
- * One pass: each open task past its due date gets one `task.overdue` event by the system actor,
+ * One pass, in each workspace in turn: each open task past its due date gets one `task.overdue` event by the system actor,
  * marked and written in one transaction per batch. Safe on any number of instances at once: the
  * instance that marks a task writes its event; the others skip the locked or marked row.
  */
 export async function flagOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ overdue: number }> {
   let overdue = 0;
+  for (const workspace of await workspaceIds(db)) overdue += await flagOverdueIn(db, workspace, deps);
+  return { overdue };
+}
+
+async function flagOverdueIn(db: Kysely<DB>, workspace: string, deps: { clock: Clock; ids: Ids }): Promise<number> {
+  let overdue = 0;
   for (;;) {
-    const marked = await db.transaction().execute(async (tx) => {
+    const marked = await inWorkspace(db, workspace, async (tx) => {
       const now = deps.clock.now();
       const due = await markOverdue(tx, now, BATCH);
       await appendEvents(
@@ -37,6 +44,6 @@ export async function flagOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids
       return due.length;
     });
     overdue += marked;
-    if (marked < BATCH) return { overdue };
+    if (marked < BATCH) return overdue;
   }
 }

@@ -10,6 +10,8 @@ import { findPrincipals } from '../store/agents.ts';
 import { appendEvents } from '../store/events.ts';
 import { advanceSchedule, dueSchedules, type ScheduleRow, taskOpen } from '../store/schedules.ts';
 import type { DB } from '../store/schema.ts';
+import type { Tx } from '../store/connection.ts';
+import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
 import type { Ids } from '../ids.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 
@@ -35,30 +37,37 @@ export async function runSchedules(db: Kysely<DB>, deps: ScheduleDeps): Promise<
   const now = deps.clock.now();
   let created = 0;
   let skipped = 0;
-  for (const schedule of await dueSchedules(db, now, BATCH)) {
-    const done = await runSchedule(db, deps, schedule, now).catch((error: unknown) => {
+  for (const workspace of await workspaceIds(db)) {
+    const scoped: Scoped = (work) => inWorkspace(db, workspace, work);
+    for (const schedule of await scoped((tx) => dueSchedules(tx, now, BATCH))) {
+      const done = await runSchedule(scoped, workspace, deps, schedule, now).catch((error: unknown) => {
       // Another instance is creating this occurrence right now: it finishes the schedule.
-      if (error instanceof BatonError && error.code === 'idempotency_in_progress') return { created: 0, skipped: 0 };
-      throw error;
-    });
-    created += done.created;
-    skipped += done.skipped;
+        if (error instanceof BatonError && error.code === 'idempotency_in_progress') return { created: 0, skipped: 0 };
+        throw error;
+      });
+      created += done.created;
+      skipped += done.skipped;
+    }
   }
   return { created, skipped };
 }
 
-async function runSchedule(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, now: Date): Promise<{ created: number; skipped: number }> {
+/** Runs its work in a short transaction bound to the workspace being visited. */
+type Scoped = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+
+async function runSchedule(scoped: Scoped, workspace: string, deps: ScheduleDeps, schedule: ScheduleRow, now: Date): Promise<{ created: number; skipped: number }> {
   const due = schedule.next_run_at && schedule.next_run_at <= now ? plan(schedule, schedule.next_run_at, now) : { create: [], missed: 0, next: schedule.next_run_at };
   // A held occurrence (coalesce) goes first, once the last task has closed.
   const occurrences = schedule.held_at ? [schedule.held_at, ...due.create] : [...due.create];
-  const owner = await ownerOf(db, schedule);
+  const owner = await scoped((tx) => ownerOf(tx, workspace, schedule));
   let lastTaskId = schedule.last_task_id;
   let lastRunAt = schedule.last_run_at;
   let held: Date | null = null;
   const skippedAt: Date[] = [];
   const refused: { at: Date; code: string; detail: string }[] = [];
   for (const at of occurrences) {
-    const open = lastTaskId !== null && (await taskOpen(db, lastTaskId));
+    const taskId = lastTaskId;
+    const open = taskId !== null && (await scoped((tx) => taskOpen(tx, taskId)));
     if (open && schedule.overlap === 'skip') {
       skippedAt.push(at);
       continue;
@@ -80,10 +89,10 @@ async function runSchedule(db: Kysely<DB>, deps: ScheduleDeps, schedule: Schedul
     lastTaskId = made.id;
     lastRunAt = at;
   }
-  const won = await advanceSchedule(db, schedule, { next_run_at: due.next, held_at: held, last_run_at: lastRunAt, last_task_id: lastTaskId });
+  const won = await scoped((tx) => advanceSchedule(tx, schedule, { next_run_at: due.next, held_at: held, last_run_at: lastRunAt, last_task_id: lastTaskId }));
   if (!won) return { created: 0, skipped: 0 };
-  if (skippedAt.length > 0 || due.missed > 0) await recordSkipped(db, deps, schedule, { skipped: skippedAt, missed: due.missed, owner: owner !== undefined }, now);
-  for (const refusal of refused) await recordRefused(db, deps, schedule, refusal, now);
+  if (skippedAt.length > 0 || due.missed > 0) await recordSkipped(scoped, deps, schedule, { skipped: skippedAt, missed: due.missed, owner: owner !== undefined }, now);
+  for (const refusal of refused) await recordRefused(scoped, deps, schedule, refusal, now);
   return { created: occurrences.length - skippedAt.length - refused.length - (held ? 1 : 0), skipped: skippedAt.length + due.missed + refused.length };
 }
 
@@ -113,26 +122,26 @@ async function makeOccurrence(deps: ScheduleDeps, schedule: ScheduleRow, owner: 
 }
 
 /** The schedule's creator as the principal its tasks are created by; undefined once disabled or gone. */
-async function ownerOf(db: Kysely<DB>, schedule: ScheduleRow): Promise<Principal | undefined> {
+async function ownerOf(db: Kysely<DB>, workspace: string, schedule: ScheduleRow): Promise<Principal | undefined> {
   const [found] = await findPrincipals(db, { ids: [schedule.created_by_id], names: [] });
   if (!found || found.disabled) return undefined;
-  return { id: found.id, kind: found.kind, name: found.name, scopes: new Set(['tasks:write']), toolAllowlist: null, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
+  return { id: found.id, kind: found.kind, name: found.name, workspaceId: workspace, scopes: new Set(['tasks:write']), toolAllowlist: null, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
 }
 
 /** `schedule.skipped {reason: "refused"}` by the system: an occurrence whose task or graph was refused, with the problem's code and detail. */
-function recordRefused(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, refusal: { at: Date; code: string; detail: string }, now: Date): Promise<void> {
-  return appendSkipped(db, deps, schedule, { occurrences: [refusal.at.toISOString()], missed: 0, reason: 'refused', code: refusal.code, detail: refusal.detail }, now);
+function recordRefused(scoped: Scoped, deps: ScheduleDeps, schedule: ScheduleRow, refusal: { at: Date; code: string; detail: string }, now: Date): Promise<void> {
+  return appendSkipped(scoped, deps, schedule, { occurrences: [refusal.at.toISOString()], missed: 0, reason: 'refused', code: refusal.code, detail: refusal.detail }, now);
 }
 
 /** `schedule.skipped` by the system: which occurrences made no task, and why. */
-function recordSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, what: { skipped: Date[]; missed: number; owner: boolean }, now: Date): Promise<void> {
+function recordSkipped(scoped: Scoped, deps: ScheduleDeps, schedule: ScheduleRow, what: { skipped: Date[]; missed: number; owner: boolean }, now: Date): Promise<void> {
   const reason = !what.owner ? 'owner_disabled' : what.skipped.length > 0 ? 'last_task_open' : 'missed';
-  return appendSkipped(db, deps, schedule, { occurrences: what.skipped.map((at) => at.toISOString()), missed: what.missed, reason }, now);
+  return appendSkipped(scoped, deps, schedule, { occurrences: what.skipped.map((at) => at.toISOString()), missed: what.missed, reason }, now);
 }
 
 /** One `schedule.skipped` event by the system actor, with the schedule's last task beside `data`. */
-async function appendSkipped(db: Kysely<DB>, deps: ScheduleDeps, schedule: ScheduleRow, data: Record<string, unknown>, now: Date): Promise<void> {
-  await db.transaction().execute((tx) =>
+async function appendSkipped(scoped: Scoped, deps: ScheduleDeps, schedule: ScheduleRow, data: Record<string, unknown>, now: Date): Promise<void> {
+  await scoped((tx) =>
     appendEvents(tx, [
       {
         id: deps.ids.make('evt'),

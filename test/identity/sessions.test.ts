@@ -21,7 +21,7 @@ afterAll(() => t.close());
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
 
 async function signIn(subject: string, roleValues: string[] = []) {
-  return t.server.service.signIn({ issuer: 'https://idp.example', subject, name: `Person ${subject}`, email: `${subject}@example.com`, roleValues }, CHROME);
+  return t.server.service.signIn({ issuer: 'https://idp.example', subject, name: `Person ${subject}`, email: `${subject}@example.com`, emailVerified: true, roleValues }, CHROME);
 }
 
 /** A request with the session cookie and no bearer token. */
@@ -176,7 +176,7 @@ describe('roles', () => {
     });
     try {
       const service = t2.server.service;
-      const viewer = await service.signIn({ issuer: 'https://idp.example', subject: 'v', name: 'Vera', email: null, roleValues: ['staff', 'baton-viewers'] }, CHROME);
+      const viewer = await service.signIn({ issuer: 'https://idp.example', subject: 'v', name: 'Vera', email: null, emailVerified: false, roleValues: ['staff', 'baton-viewers'] }, CHROME);
       const cookie = { cookie: `baton_session=${viewer.secret}` };
       const me = await t2.app.inject({ method: 'GET', url: '/api/v1/whoami', headers: cookie });
       expect(me.json<{ scopes: string[] }>().scopes).toEqual(['tasks:read', 'events:read']);
@@ -193,7 +193,7 @@ describe('roles', () => {
       expect(changes.map((e) => [e.subject, e.data.from, e.data.to])).toEqual([[viewer.agentId, 'viewer', 'member']]);
 
       // Only an owner makes an owner: an admin (by role) is refused, the bootstrap owner is not.
-      const admin = await service.signIn({ issuer: 'https://idp.example', subject: 'a', name: 'Ada', email: null, roleValues: ['baton-admins'] }, CHROME);
+      const admin = await service.signIn({ issuer: 'https://idp.example', subject: 'a', name: 'Ada', email: null, emailVerified: false, roleValues: ['baton-admins'] }, CHROME);
       const adminMe = await t2.app.inject({ method: 'GET', url: '/api/v1/agents/' + admin.agentId, headers: { authorization: `Bearer ${t2.adminToken}` } });
       expect(JSON.parse(adminMe.body)).toMatchObject({ role: 'admin' });
       const session = await t2.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie: `baton_session=${admin.secret}` } });

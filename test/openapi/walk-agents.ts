@@ -21,6 +21,20 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('POST', '/api/v1/agents', { body: { name: 'x', scopes: [] }, token: agentAdmin }, 403);
   await call('POST', '/api/v1/agents', { body: { name: 'x', scopes: [] }, token: who.reader.token }, 403);
 
+  // A human invited by email with a role; an agent has neither.
+  await call('POST', '/api/v1/agents', { body: { name: 'walker-invitee', kind: 'human', email: 'invitee@example.com', role: 'member' } }, 201);
+  await call('POST', '/api/v1/agents', { body: { name: 'walker-bot-role', role: 'member' } }, 400);
+  await call('POST', '/api/v1/agents', { body: { name: 'no scopes' } }, 400);
+
+  // Workspaces: the bootstrap owner makes one and gets its owner's token; names are unique.
+  const other = (await call('POST', '/api/v1/workspaces', { body: { name: 'walker-workspace' } }, 201)).json<{ token: string }>();
+  await call('POST', '/api/v1/workspaces', { body: { name: 'walker-workspace' } }, 409);
+  await call('POST', '/api/v1/workspaces', { body: { name: '' } }, 400);
+  await call('POST', '/api/v1/workspaces', { body: { name: 'not mine' }, token: who.reader.token }, 403);
+  await call('GET', '/api/v1/workspaces', {}, 200);
+  await call('GET', '/api/v1/workspaces', { token: other.token }, 200);
+  await call('GET', `/api/v1/agents/${bot.id}`, { token: other.token }, 404);
+
   const page = (await call('GET', '/api/v1/agents?limit=2', {}, 200)).json<PageBody>();
   await call('GET', `/api/v1/agents?limit=2&cursor=${encodeURIComponent(present(page.next_cursor, 'agents next_cursor'))}`, {}, 200);
   await call('GET', '/api/v1/agents?kind=human', {}, 200);
@@ -63,7 +77,7 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('DELETE', `/api/v1/tokens/${token.id}`, {}, 200);
 
   // A person who signed in with single sign-on: their role and sessions (spec/identity.md).
-  const person = await w.t.server.service.signIn({ issuer: 'https://idp.example', subject: 'walker-person', name: 'Walker Person', email: null, roleValues: [] }, 'walker');
+  const person = await w.t.server.service.signIn({ issuer: 'https://idp.example', subject: 'walker-person', name: 'Walker Person', email: null, emailVerified: false, roleValues: [] }, 'walker');
   await call('POST', `/api/v1/agents/${person.agentId}/role`, { body: { role: 'viewer' } }, 200);
   await call('POST', `/api/v1/agents/${bot.id}/role`, { body: { role: 'viewer' } }, 409);
   await call('POST', `/api/v1/agents/${person.agentId}/role`, { body: { role: 'boss' } }, 400);

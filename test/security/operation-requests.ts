@@ -111,6 +111,8 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'tokens_rotate': (fx) => ({ params: { id: fx.token }, body: {} }),
   'agents_set_role': (fx) => ({ params: { id: fx.person }, body: { role: 'viewer' } }),
   'sessions_list': (fx) => ({ query: `agent_id=${fx.person}` }),
+  'workspaces_list': () => ({}),
+  'workspaces_create': () => ({ body: { name: `matrix ${randomUUID()}` } }),
   'preferences_get': () => ({}),
   'preferences_update': () => ({ body: { email: 'immediate' } }),
   'links_redeem': (fx) => ({ body: { token: fx.link } }),
@@ -192,7 +194,7 @@ export async function makeFixtures(t: TestServer): Promise<Fixtures> {
   const adminId = (await t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
   // Far from expiring, whatever a suite's clock says.
   const link = signLink(linkKey(await readCursorKey(t.database.db)), { id: newLinkId(), to: adminId, task: task.id, item: 'inb_fixture', exp: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400 });
-  const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, roleValues: [] }, 'fixture');
+  const signedIn = await t.server.service.signIn({ issuer: 'https://idp.example', subject: `fixture-${randomUUID()}`, name: 'Fixture Person', email: null, emailVerified: false, roleValues: [] }, 'fixture');
   return { link, person: signedIn.agentId, session: signedIn.sessionId, task: task.id, lease: claim.lease.id, approval: approval.id, agent: agent.id, token: token.id, artifact: artifact.id, webhook: webhook.id, event, heldTask: held.id, reviewTask: reviewTask.id, comment: comment.id, deadTask: deadTask.id, ask: ask.id, askToCancel: askToCancel.id, admin, schedule: schedule.id, template: template.id, reservation: reservation.id, budget: budget.id };
 }
 

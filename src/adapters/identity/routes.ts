@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import * as oidc from 'openid-client';
 import type { OidcConfig } from '../../config.ts';
-import { BatonError } from '../../errors.ts';
+import { BatonError, toBatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
 import { sendProblem } from '../rest/problem.ts';
 import { cookieBase, CSRF_HEADER, SESSION_COOKIE, sessionSecret } from './cookies.ts';
@@ -84,10 +84,11 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const claims = tokens.claims();
       if (!claims) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
       const email = typeof claims.email === 'string' ? claims.email : null;
+      const emailVerified = claims.email_verified === true;
       const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? claims.sub;
       const roleClaim = claims[provider.roleClaim];
       const roleValues = Array.isArray(roleClaim) ? roleClaim.filter((v): v is string => typeof v === 'string') : typeof roleClaim === 'string' ? [roleClaim] : [];
-      const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, roleValues }, request.headers['user-agent'] ?? '');
+      const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, emailVerified, roleValues }, request.headers['user-agent'] ?? '');
       reply.setCookie(SESSION_COOKIE, signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
       return reply.redirect(login.returnTo, 303);
     } catch (error) {
@@ -108,6 +109,23 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       csrf_token: reply.generateCsrf({ userInfo: secret }),
       csrf_header: CSRF_HEADER,
     };
+  });
+
+  // Another of the person's workspaces: a new session there replaces this one (CSRF-checked like every cookie write).
+  app.post('/auth/workspace', async (request, reply) => {
+    try {
+      const secret = sessionSecret(request);
+      if (secret === undefined) throw new BatonError('unauthenticated', 'Switching workspaces is for a signed-in web session; a token belongs to one workspace.');
+      const body = request.body as { workspace_id?: unknown } | undefined;
+      const workspaceId = typeof body?.workspace_id === 'string' ? body.workspace_id : '';
+      if (workspaceId === '') throw new BatonError('validation_failed', 'Say which workspace: `workspace_id`.', { extra: { errors: [{ pointer: '/workspace_id', detail: 'required', location: 'body' }] } });
+      const signed = await service.switchWorkspace(secret, workspaceId, request.headers['user-agent'] ?? '');
+      reply.setCookie(SESSION_COOKIE, signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
+      reply.header('cache-control', 'no-store');
+      return { workspace_id: signed.workspaceId, session: { id: signed.sessionId, principal_id: signed.agentId } };
+    } catch (error) {
+      return sendProblem(reply, toBatonError(error), service, request.id);
+    }
   });
 
   // CSRF-checked by the cookie hook like every cookie-authenticated write.

@@ -14,14 +14,15 @@ export const getAsk = defineOperation({
   http: { method: 'GET', path: '/asks/{id}' },
   input: z.strictObject({ id: askId, wait_s: z.coerce.number().int().min(0).max(LONG_POLL_MAX_S).default(0) }),
   output: askOutput,
-  async run(db, ctx, input) {
-    const first = await findAsk(db, input.id);
+  waits: true,
+  async run(_db, ctx, input) {
+    const first = await ctx.inWorkspace((db) => findAsk(db, input.id));
     if (!first) throw askNotFound(input.id);
     if (first.status !== 'open') return toAsk(first);
-    const closed = await longPoll(db, ctx, input.wait_s, async () => {
+    const closed = await longPoll(ctx, input.wait_s, async (db) => {
       const row = await findAsk(db, input.id);
       return row && row.status !== 'open' ? row : undefined;
     });
-    return toAsk(closed ?? (await findAsk(db, input.id)) ?? first);
+    return toAsk(closed ?? (await ctx.inWorkspace((db) => findAsk(db, input.id))) ?? first);
   },
 });

@@ -5,6 +5,8 @@ import { peekClaimable } from '../../store/leases.ts';
 import { defineOperation } from '../define-operation.ts';
 import { mayCall } from '../authorization.ts';
 import { LONG_POLL_MAX_S, longPoll } from '../shared/long-poll.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../store/schema.ts';
 
 /** Events one wait answers with at most; the cursor resumes after the last. */
 const WAIT_ITEMS_MAX = 50;
@@ -39,11 +41,12 @@ export const wait = defineOperation({
     cursor: z.string().describe('Pass as `after` to the next wait.'),
     timed_out: z.boolean(),
   }),
-  async run(db, ctx, input) {
+  waits: true,
+  async run(_db, ctx, input) {
     const me = ctx.actor.id;
     const wantsWork = input.work !== undefined ? input.work === 'yes' : (ctx.actor.kind === 'agent' && mayCall(ctx.actor, 'tasks_claim_next', 'tasks:claim'));
-    let after = ctx.cursors.decode('wait', input.after) ?? (await latestSeq(db));
-    const check = async () => {
+    let after = ctx.cursors.decode('wait', input.after) ?? (await ctx.inWorkspace(latestSeq));
+    const check = async (db: Kysely<DB>) => {
       const head = await latestSeq(db);
       const rows = await eventsFor(db, me, after, head, WAIT_ITEMS_MAX);
       const work = wantsWork ? await peekClaimable(db, me, ctx.clock.now()) : undefined;
@@ -53,7 +56,7 @@ export const wait = defineOperation({
       if (rows.length === 0 && !work) return undefined;
       return { rows, work };
     };
-    const found = await longPoll(db, ctx, input.timeout_s, check);
+    const found = await longPoll(ctx, input.timeout_s, check);
     return {
       items: (found?.rows ?? []).map((row) => {
         const data = (row.data ?? {}) as Record<string, unknown>;

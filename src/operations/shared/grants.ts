@@ -14,7 +14,7 @@ export function principalFromGrant(grant: TokenGrant | undefined, now: Date): Pr
   if (grant.expires_at && grant.expires_at <= now) throw new BatonError('invalid_token', `Token ${grant.token_id} expired.`);
   if (grant.disabled) throw new BatonError('invalid_token', `Agent ${grant.agent_id} is disabled.`);
   const { scopes, toolAllowlist } = grantedSets(grant);
-  return { id: grant.agent_id, kind: grant.agent_kind, name: grant.agent_name, scopes, toolAllowlist, tokenId: grant.token_id, machine: grant.machine };
+  return { id: grant.agent_id, kind: grant.agent_kind, workspaceId: grant.workspace_id, name: grant.agent_name, scopes, toolAllowlist, tokenId: grant.token_id, machine: grant.machine };
 }
 
 /** The token's scopes intersected with the agent's, and the agent's allowlist, as sets. */

@@ -7,15 +7,16 @@ import type { OperationContext } from '../define-operation.ts';
 export const LONG_POLL_MAX_S = 60;
 
 /**
- * A bounded long-poll: `check` now, then again after each batch of events the timeline appends
+ * A bounded long-poll: `look` now (each look one short transaction of the caller's workspace), then again after each batch of events the timeline appends
  * (from any instance), until it answers or `waitS` seconds pass; then once more. The timeline's
  * position is read before the first check, so nothing committed between a check and the follow is
  * missed. Wall time bounds the wait (it is how long a connection stays open), not the server clock.
  */
-export async function longPoll<T>(db: Kysely<DB>, ctx: OperationContext, waitS: number, check: () => Promise<T | undefined>): Promise<T | undefined> {
+export async function longPoll<T>(ctx: OperationContext, waitS: number, look: (db: Kysely<DB>) => Promise<T | undefined>): Promise<T | undefined> {
   const tail = ctx.tail;
+  const check = () => ctx.inWorkspace(look);
   if (waitS <= 0 || !tail) return check();
-  const from = await latestSeq(db);
+  const from = await ctx.inWorkspace(latestSeq);
   const first = await check();
   if (first !== undefined) return first;
   const stop = new AbortController();

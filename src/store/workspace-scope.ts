@@ -1,0 +1,40 @@
+/**
+ * Binding a transaction to one workspace (migration 0260, spec/identity.md "Workspaces").
+ *
+ * Inside a bound transaction the statements run as the database role `baton_tenant`, which
+ * row-level security keeps to the rows whose `workspace_id` is the transaction's: a query that
+ * forgets the workspace still sees, counts and changes nothing of another, and a row it inserts
+ * takes the workspace by default. Unbound, the service acts as the tables' owner, across every
+ * workspace: for its own work (authentication, sign-in, workers), never for a caller's operation.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Tx } from './connection.ts';
+import type { DB } from './schema.ts';
+
+/** The workspace every row of an install older than workspaces moved into, and the first workspace of a new one. */
+export const DEFAULT_WORKSPACE_ID = 'ws_00000000000000000000000000';
+
+/** The database role a bound transaction acts as (created by migration 0260). */
+export const TENANT_ROLE = 'baton_tenant';
+
+/**
+ * Binds the open transaction to `workspaceId` until it ends (the settings are transaction-local).
+ * `principalId`, the caller, lets it also read the names of the other workspaces its person belongs to.
+ */
+export async function bindWorkspace(tx: Tx, workspaceId: string, principalId = ''): Promise<void> {
+  await sql`SELECT set_config('role', ${TENANT_ROLE}, true), set_config('baton.workspace', ${workspaceId}, true), set_config('baton.principal', ${principalId}, true)`.execute(tx);
+}
+
+/** Runs `work` in its own transaction bound to `workspaceId` (for `principalId`); commits when it returns. */
+export function inWorkspace<T>(db: Kysely<DB>, workspaceId: string, work: (tx: Tx) => Promise<T>, principalId = ''): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    await bindWorkspace(tx, workspaceId, principalId);
+    return work(tx);
+  });
+}
+
+/** Every workspace's id, oldest first: the workers visit each in turn, bound to it. */
+export async function workspaceIds(db: Kysely<DB>): Promise<string[]> {
+  const rows = await db.selectFrom('workspaces').select('id').orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => row.id);
+}

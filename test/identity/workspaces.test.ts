@@ -1,0 +1,181 @@
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../harness.ts';
+import { CRON_SECRET, testClock } from '../leases/instances.ts';
+
+/**
+ * Workspaces (spec/identity.md "Workspaces"): what one workspace holds is unseen, uncountable and
+ * unchangeable from another, through the operations, the workers and a person's sessions. The
+ * registry-wide probe of every operation is test/security/cross-workspace.test.ts; the browser
+ * flow is test/web/workspaces.test.ts.
+ */
+
+const clock = testClock();
+let t: TestServer;
+/** The owner of a second workspace, "Beta", made by the bootstrap owner. */
+let beta: { id: string; token: string; ownerId: string };
+
+interface Page<T> {
+  data: T[];
+}
+interface Workspace {
+  id: string;
+  name: string;
+  current: boolean;
+}
+
+beforeAll(async () => {
+  t = await startTestServer({ sweepIntervalMs: 0, cronSecret: CRON_SECRET }, { clock, logger: pino({ level: 'error' }) });
+  const made = await t.request('POST', '/api/v1/workspaces', { body: { name: 'Beta' } });
+  expect(made.status, made.body).toBe(201);
+  const body = made.json<{ workspace: Workspace; owner_id: string; token: string }>();
+  beta = { id: body.workspace.id, token: body.token, ownerId: body.owner_id };
+});
+afterAll(() => t.close());
+
+async function sweep(): Promise<void> {
+  const res = await t.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null });
+  expect(res.status, res.body).toBe(200);
+}
+
+describe('a workspace', () => {
+  it('is made by an owner, who owns it; its owner sees it as current, the maker keeps theirs', async () => {
+    const mine = (await t.request('GET', '/api/v1/workspaces')).json<Page<Workspace>>().data;
+    expect(mine.filter((w) => w.current).map((w) => w.name)).toEqual(['default']);
+    expect(mine.map((w) => w.name)).not.toContain('Beta');
+    const theirs = (await t.request('GET', '/api/v1/workspaces', { token: beta.token })).json<Page<Workspace>>().data;
+    expect(theirs).toEqual([expect.objectContaining({ id: beta.id, name: 'Beta', current: true })]);
+    const me = (await t.request('GET', '/api/v1/agents/' + beta.ownerId, { token: beta.token })).json<{ role: string; kind: string }>();
+    expect(me).toMatchObject({ role: 'owner', kind: 'human' });
+    // The name is the server's to keep unique; a replay of the creation does not show the token again.
+    expect((await t.request('POST', '/api/v1/workspaces', { body: { name: 'Beta' } })).json()).toMatchObject({ code: 'conflict_state' });
+    const key = crypto.randomUUID();
+    const first = await t.request('POST', '/api/v1/workspaces', { body: { name: 'Gamma' }, key });
+    const again = await t.request('POST', '/api/v1/workspaces', { body: { name: 'Gamma' }, key });
+    expect(first.json<{ token: string | null }>().token).toMatch(/^bat_/);
+    expect(again.json<{ token: string | null }>().token).toBeNull();
+  });
+
+  it('holds its own tasks, comments, agents and events: another workspace cannot read, count, change or find them', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'Default-only task', labels: ['secret'] } })).json<{ id: string; version: number }>();
+    await t.request('POST', `/api/v1/tasks/${task.id}/comments`, { body: { body: 'a default-only comment' } });
+    const theirs = (await t.request('POST', '/api/v1/tasks', { token: beta.token, body: { title: 'Beta-only task' } })).json<{ id: string }>();
+
+    const listed = (await t.request('GET', '/api/v1/tasks?limit=100', { token: beta.token })).json<Page<{ id: string }>>().data.map((x) => x.id);
+    expect(listed).toEqual([theirs.id]);
+    for (const [method, url, body] of [
+      ['GET', `/api/v1/tasks/${task.id}`, undefined],
+      ['PATCH', `/api/v1/tasks/${task.id}`, { title: 'taken over' }],
+      ['GET', `/api/v1/tasks/${task.id}/comments`, undefined],
+      ['POST', `/api/v1/tasks/${task.id}/comments`, { body: 'hello from beta' }],
+      ['POST', `/api/v1/tasks/${task.id}/claim`, {}],
+    ] as const) {
+      const res = await t.request(method, url, { token: beta.token, ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${url}: ${res.body}`).toBe(404);
+      expect(res.json()).toMatchObject({ code: 'not_found' });
+    }
+    const search = (await t.request('GET', '/api/v1/tasks?q=Default-only', { token: beta.token })).json<Page<unknown>>().data;
+    expect(search).toEqual([]);
+    const labelled = (await t.request('GET', '/api/v1/tasks?labels=secret', { token: beta.token })).json<Page<unknown>>().data;
+    expect(labelled).toEqual([]);
+    const events = (await t.request('GET', '/api/v1/events?limit=100', { token: beta.token })).json<Page<{ subject: string }>>().data;
+    expect(events.map((e) => e.subject)).not.toContain(task.id);
+    expect(events.map((e) => e.subject)).toContain(theirs.id);
+    const agents = (await t.request('GET', '/api/v1/agents?limit=100', { token: beta.token })).json<Page<{ id: string }>>().data.map((a) => a.id);
+    expect(agents).toEqual([beta.ownerId]);
+    // And the other way round.
+    expect((await t.request('GET', `/api/v1/tasks/${theirs.id}`)).status).toBe(404);
+    const untouched = (await t.request('GET', `/api/v1/tasks/${task.id}`)).json<{ title: string; version: number }>();
+    expect(untouched).toMatchObject({ title: 'Default-only task', version: task.version });
+  });
+
+  it('has its workers act in it: a lease lapsing in Beta returns Beta\'s task, with Beta\'s events', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { token: beta.token, body: { title: 'Lapses in Beta' } })).json<{ id: string }>();
+    const claimed = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token: beta.token, body: { ttl_s: 60 } });
+    expect(claimed.status, claimed.body).toBe(200);
+    clock.advance(61_000);
+    await sweep();
+    expect((await t.request('GET', `/api/v1/tasks/${task.id}`, { token: beta.token })).json()).toMatchObject({ status: 'todo' });
+    const theirs = (await t.request('GET', `/api/v1/events?subject=${task.id}&types=lease.expired`, { token: beta.token })).json<Page<unknown>>().data;
+    expect(theirs).toHaveLength(1);
+    const ours = (await t.request('GET', '/api/v1/events?types=lease.expired&limit=100')).json<Page<{ subject: string }>>().data;
+    expect(ours.map((e) => e.subject)).not.toContain(task.id);
+  });
+
+  it('is refused to a person not in it, and to anyone but an owner to create', async () => {
+    const member = (await t.request('POST', '/api/v1/agents', { body: { name: 'A member', kind: 'human', role: 'member' } })).json<{ id: string }>();
+    const token = (await t.request('POST', `/api/v1/agents/${member.id}/tokens`, { body: { machine: 'desk' } })).json<{ token: string }>().token;
+    const refused = await t.request('POST', '/api/v1/workspaces', { token, body: { name: 'Not allowed' } });
+    expect(refused.status).toBe(403);
+  });
+});
+
+describe('a person in two workspaces', () => {
+  const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0';
+  const person = { issuer: 'https://idp.example', subject: 'ana', name: 'Ana', email: 'ana@example.com', emailVerified: true, roleValues: [] as string[] };
+
+  async function withCookie(secret: string, method: string, url: string, options: { body?: unknown; csrf?: { token: string; cookie: string } } = {}) {
+    const cookie = `baton_session=${secret}${options.csrf ? `; ${options.csrf.cookie}` : ''}`;
+    const res = await t.app.inject({
+      method: method as 'GET',
+      url,
+      headers: { cookie, ...(method === 'GET' ? {} : { 'idempotency-key': crypto.randomUUID() }), ...(options.csrf ? { 'x-csrf-token': options.csrf.token } : {}) },
+      ...(options.body === undefined ? {} : { payload: options.body as object }),
+    });
+    return { status: res.statusCode, body: res.body, json: <T = Record<string, unknown>>() => JSON.parse(res.body) as T, cookies: res.cookies };
+  }
+  async function csrf(secret: string) {
+    const res = await withCookie(secret, 'GET', '/auth/session');
+    const set = res.cookies.find((c) => c.name === 'baton_csrf');
+    if (!set) throw new Error('no CSRF cookie');
+    return { token: res.json<{ csrf_token: string }>().csrf_token, cookie: `baton_csrf=${set.value}` };
+  }
+
+  it('is invited by email with a role, switches between them, and has that role in each', async () => {
+    const first = await t.server.service.signIn(person, CHROME);
+    const adminView = (await t.request('GET', '/api/v1/workspaces')).json<Page<Workspace>>().data;
+    expect(first.workspaceId).toBe(adminView.find((w) => w.current)?.id);
+    // Beta's owner invites Ana as a viewer; her next sign-in takes the invitation up.
+    const invited = await t.request('POST', '/api/v1/agents', { token: beta.token, body: { name: 'Ana', kind: 'human', email: 'ANA@example.com', role: 'viewer' } });
+    expect(invited.status, invited.body).toBe(201);
+    const again = await t.server.service.signIn(person, CHROME);
+    const listed = (await withCookie(again.secret, 'GET', '/api/v1/workspaces')).json<Page<Workspace>>().data;
+    expect(listed.map((w) => w.name).sort()).toEqual(['Beta', 'default']);
+    expect(listed.find((w) => w.current)?.name).toBe('default');
+
+    // In default she is a member and writes; switched to Beta she is a viewer there and does not.
+    const made = await withCookie(again.secret, 'POST', '/api/v1/tasks', { body: { title: 'Ana in default' }, csrf: await csrf(again.secret) });
+    expect(made.status, made.body).toBe(201);
+    clock.advance(1_000);
+    const switched = await withCookie(again.secret, 'POST', '/auth/workspace', { body: { workspace_id: beta.id }, csrf: await csrf(again.secret) });
+    expect(switched.status, switched.body).toBe(200);
+    const secret = switched.cookies.find((c) => c.name === 'baton_session')?.value ?? '';
+    expect(secret).not.toBe(again.secret);
+    expect((await withCookie(again.secret, 'GET', '/api/v1/whoami')).status).toBe(401);
+    const me = (await withCookie(secret, 'GET', '/api/v1/whoami')).json<{ principal: { id: string }; scopes: string[] }>();
+    expect(me.principal.id).toBe(invited.json<{ id: string }>().id);
+    expect(me.scopes).not.toContain('tasks:write');
+    const refused = await withCookie(secret, 'POST', '/api/v1/tasks', { body: { title: 'Ana in Beta' }, csrf: await csrf(secret) });
+    expect(refused.status).toBe(403);
+    const seen = (await withCookie(secret, 'GET', '/api/v1/tasks?limit=100')).json<Page<{ title: string }>>().data.map((x) => x.title);
+    expect(seen).not.toContain('Ana in default');
+    expect((await withCookie(secret, 'GET', '/api/v1/workspaces')).json<Page<Workspace>>().data.find((w) => w.current)?.name).toBe('Beta');
+
+    // A workspace she is not in is refused the same as one that does not exist.
+    const gamma = (await t.request('GET', '/api/v1/workspaces')).json<Page<Workspace>>().data.find((w) => w.name === 'Gamma');
+    const outside = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: gamma?.id ?? 'ws_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
+    expect(outside.status).toBe(404);
+    expect(outside.json()).toMatchObject({ code: 'workspace_not_found' });
+    const made2 = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: 'ws_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
+    expect(made2.json()).toMatchObject({ code: 'workspace_not_found' });
+    // She signs in next where she was last.
+    expect((await t.server.service.signIn(person, CHROME)).workspaceId).toBe(beta.id);
+  });
+
+  it('takes no invitation on an email the provider did not verify', async () => {
+    await t.request('POST', '/api/v1/agents', { token: beta.token, body: { name: 'Bo', kind: 'human', email: 'bo@example.com', role: 'admin' } });
+    const signed = await t.server.service.signIn({ ...person, subject: 'bo-impostor', name: 'Bo?', email: 'bo@example.com', emailVerified: false }, CHROME);
+    const listed = (await withCookie(signed.secret, 'GET', '/api/v1/workspaces')).json<Page<Workspace>>().data.map((w) => w.name);
+    expect(listed).toEqual(['default']);
+  });
+});
