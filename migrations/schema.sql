@@ -75,7 +75,7 @@ CREATE TABLE asks (
   task_id text NOT NULL,
   question text NOT NULL,
   options jsonb NOT NULL DEFAULT '[]'::jsonb,
-  to_id text NOT NULL,
+  to_id text,
   chain text[] NOT NULL,
   step integer NOT NULL DEFAULT 0,
   timeout_s integer NOT NULL,
@@ -90,7 +90,8 @@ CREATE TABLE asks (
   answered_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   overdue_at timestamp with time zone,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text),
+  to_role text
 );
 
 CREATE TABLE baton_migrations (
@@ -573,10 +574,12 @@ ALTER TABLE artifacts ADD CONSTRAINT artifacts_size_bytes_check CHECK ((size_byt
 ALTER TABLE artifacts ADD CONSTRAINT artifacts_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE asks ADD CONSTRAINT asks_answered_by_kind_check CHECK ((answered_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE asks ADD CONSTRAINT asks_asked_by_kind_check CHECK ((asked_by_kind = ANY (ARRAY['human'::text, 'agent'::text])));
+ALTER TABLE asks ADD CONSTRAINT asks_one_addressee CHECK (((to_id IS NULL) <> (to_role IS NULL)));
 ALTER TABLE asks ADD CONSTRAINT asks_pkey PRIMARY KEY (id);
 ALTER TABLE asks ADD CONSTRAINT asks_status_check CHECK ((status = ANY (ARRAY['open'::text, 'answered'::text, 'defaulted'::text, 'cancelled'::text])));
 ALTER TABLE asks ADD CONSTRAINT asks_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
 ALTER TABLE asks ADD CONSTRAINT asks_to_id_fkey FOREIGN KEY (to_id) REFERENCES agents(id);
+ALTER TABLE asks ADD CONSTRAINT asks_to_role_check CHECK ((to_role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text, 'viewer'::text])));
 ALTER TABLE baton_migrations ADD CONSTRAINT baton_migrations_pkey PRIMARY KEY (name);
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status_check CHECK ((last_invoice_status = ANY (ARRAY['paid'::text, 'payment_failed'::text])));
@@ -682,6 +685,7 @@ CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);
 CREATE INDEX asks_open_due ON public.asks USING btree (due_at) WHERE (status = 'open'::text);
 CREATE INDEX asks_open_to ON public.asks USING btree (to_id, id) WHERE (status = 'open'::text);
+CREATE INDEX asks_open_to_role ON public.asks USING btree (to_role, id) WHERE ((status = 'open'::text) AND (to_role IS NOT NULL));
 CREATE INDEX asks_open_unmarked ON public.asks USING btree (created_at) WHERE ((status = 'open'::text) AND (overdue_at IS NULL));
 CREATE INDEX asks_task ON public.asks USING btree (task_id, id);
 CREATE INDEX budget_spend_window ON public.budget_spend USING btree (budget_id, window_start) INCLUDE (amount);

@@ -16,3 +16,15 @@ export const ROLE_SCOPES: Readonly<Record<Role, readonly Scope[]>> = {
   member: MEMBER_SCOPES,
   viewer: ['tasks:read', 'events:read'],
 };
+
+/** How a target names a role rather than a principal: `role:admin` (an ask's `to`, BATON_ESCALATE_TO). */
+export const ROLE_PREFIX = 'role:';
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+/** What `role:<x>` names (`x`, not yet checked to be a role); undefined for a principal's id or name. */
+export function targetRole(target: string): string | undefined {
+  return target.startsWith(ROLE_PREFIX) ? target.slice(ROLE_PREFIX.length) : undefined;
+}

@@ -4,12 +4,18 @@ import type { AskAnswer, AskOption, AsksTable, DB } from './schema.ts';
 
 export type AskRow = Selectable<AsksTable>;
 
+type Role = NonNullable<AskRow['to_role']>;
+
+/** Who an ask is put to: one principal, or every enabled human holding a role. */
+export type AskAddressee = { id: string; role?: undefined } | { id?: undefined; role: Role };
+
 export interface NewAskRow {
   id: string;
   task_id: string;
   question: string;
   options: AskOption[];
-  to_id: string;
+  to_id: string | null;
+  to_role: Role | null;
   chain: string[];
   timeout_s: number;
   due_at: Date;
@@ -38,7 +44,8 @@ export async function lockAsk(tx: Tx, id: string): Promise<AskRow | undefined> {
 
 export interface AskListQuery {
   taskId: string | undefined;
-  toId: string | undefined;
+  /** Asks put now to this principal or (either) this role. */
+  to: { id?: string | undefined; role?: Role | undefined } | undefined;
   askedById: string | undefined;
   statuses: readonly AskRow['status'][] | undefined;
   /** Newest first, below this id. */
@@ -50,7 +57,10 @@ export interface AskListQuery {
 export async function listAsks(db: Kysely<DB>, q: AskListQuery): Promise<AskRow[]> {
   let query = db.selectFrom('asks').selectAll();
   if (q.taskId) query = query.where('task_id', '=', q.taskId);
-  if (q.toId) query = query.where('to_id', '=', q.toId);
+  const to = q.to;
+  if (to?.id !== undefined || to?.role !== undefined) {
+    query = query.where((eb) => eb.or([...(to.id !== undefined ? [eb('to_id', '=', to.id)] : []), ...(to.role !== undefined ? [eb('to_role', '=', to.role)] : [])]));
+  }
   if (q.askedById) query = query.where('asked_by_id', '=', q.askedById);
   if (q.statuses) query = query.where('status', 'in', [...q.statuses]);
   if (q.beforeId) query = query.where('id', '<', q.beforeId);
@@ -108,10 +118,10 @@ export async function settleAsk(tx: Tx, id: string, s: AskSettlement): Promise<A
 }
 
 /** Hands a locked open ask to its next addressee with a new deadline. */
-export async function escalateAsk(tx: Tx, id: string, to: string, dueAt: Date): Promise<AskRow> {
+export async function escalateAsk(tx: Tx, id: string, to: AskAddressee, dueAt: Date): Promise<AskRow> {
   return tx
     .updateTable('asks')
-    .set((eb) => ({ to_id: to, due_at: dueAt, step: eb('step', '+', 1) }))
+    .set((eb) => ({ to_id: to.id ?? null, to_role: to.role ?? null, due_at: dueAt, step: eb('step', '+', 1) }))
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();

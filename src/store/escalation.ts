@@ -84,7 +84,7 @@ export async function markInboxOverdue(tx: Tx, refId: string, kind: 'ask' | 'app
 }
 
 /**
- * The escalation targets as principal ids: names or ids of enabled principals, and `role:<role>`,
+ * Targets as principal ids (the escalation targets, an ask to a role): names or ids of enabled principals, and `role:<role>`,
  * every enabled human with that role. Unknown names are left out.
  */
 export async function escalationTargets(db: Kysely<DB>, to: readonly string[]): Promise<string[]> {

@@ -3,7 +3,8 @@ import { type EventRow, settledEvents } from './events.ts';
 import type { DB } from './schema.ts';
 
 /**
- * The events in (afterSeq, upToSeq] that are for `principalId`: an ask to it, an answer to its ask,
+ * The events in (afterSeq, upToSeq] that are for `principalId`: an ask to it (or, by another, to the
+ * role the person holds now), an answer to its ask,
  * a mention of it by another, a review decision on its hand-in, a task assigned to it by another.
  * In commit order, at most `limit`. Scans the timeline from `afterSeq` (the seq index), so a wait
  * that keeps its cursor reads only what is new.
@@ -15,7 +16,10 @@ export async function eventsFor(db: Kysely<DB>, principalId: string, afterSeq: s
     .where('seq', '<=', upToSeq)
     .where((eb) =>
       eb.or([
-        eb.and([eb('type', 'in', ['ask.created', 'ask.escalated']), sql<boolean>`data->>'to' = ${me}`]),
+        eb.and([
+          eb('type', 'in', ['ask.created', 'ask.escalated']),
+          sql<boolean>`(data->>'to' = ${me} OR (actor_id <> ${me} AND data->>'to' = (SELECT 'role:' || role FROM agents WHERE id = ${me} AND NOT disabled)))`,
+        ]),
         eb.and([eb('type', 'in', ['ask.answered', 'ask.defaulted']), sql<boolean>`data->>'asked_by' = ${me}`, eb('actor_id', '<>', me)]),
         eb.and([eb('type', '=', 'comment.mentioned'), eb('subject', '=', me), eb('actor_id', '<>', me)]),
         eb.and([eb('type', '=', 'task.changes_requested'), sql<boolean>`data->'to'->>'id' = ${me}`, eb('actor_id', '<>', me)]),

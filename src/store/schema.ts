@@ -412,7 +412,10 @@ export interface AsksTable {
   task_id: string;
   question: string;
   options: Generated<AskOption[]>;
-  to_id: string;
+  /** Who is asked now: a principal, or (to_id null) every enabled human holding `to_role`. */
+  to_id: string | null;
+  to_role: Generated<'owner' | 'admin' | 'member' | 'viewer' | null>;
+  /** Principal ids and `role:<role>` entries, in the order they are asked. */
   chain: string[];
   step: Generated<number>;
   timeout_s: number;

@@ -27,6 +27,7 @@ interface Ask {
   answered_by: { id: string } | null;
   defaulted: boolean;
   escalation: string[];
+  to_role?: string;
 }
 
 const sweep = () => t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
@@ -156,6 +157,80 @@ describe('asks', () => {
     expect(cancelled.json<Ask>().status).toBe('cancelled');
     const byTask = (await t.request('GET', `/api/v1/asks?task_id=${task.id}`)).json<{ data: { id: string; status: string }[] }>();
     expect(byTask.data).toEqual([expect.objectContaining({ id: made.id, status: 'cancelled' })]);
+  });
+});
+
+describe('asks to a role', () => {
+  const people: Record<'admin1' | 'admin2' | 'member1' | 'member2', { id: string; token: string }> = { admin1: { id: '', token: '' }, admin2: { id: '', token: '' }, member1: { id: '', token: '' }, member2: { id: '', token: '' } };
+  beforeAll(async () => {
+    for (const name of Object.keys(people) as (keyof typeof people)[]) {
+      people[name] = await t.addPrincipal({ kind: 'human', name: `role-${name}` });
+      const set = await t.request('POST', `/api/v1/agents/${people[name].id}/role`, { body: { role: name.startsWith('admin') ? 'admin' : 'member' } });
+      expect(set.status, set.body).toBe(200);
+    }
+  });
+  const askItem = async (who: { token: string }, askId: string, state: string) =>
+    (await t.request('GET', `/api/v1/inbox?kind=ask&state=${state}`, { token: who.token })).json<{ data: { ref_id: string }[] }>().data.some((i) => i.ref_id === askId);
+
+  it("puts the ask in every holder's inbox and wait; two admins answer at once, exactly one wins, and every holder's item closes", async () => {
+    const { admin1, admin2 } = people;
+    const before = (await t.request('GET', '/api/v1/wait?timeout_s=0&work=no', { token: admin1.token })).json<{ cursor: string }>().cursor;
+    const task = await claimedTask('ask the admins');
+    const made = await ask(task.id, { to: 'role:admin' });
+    expect(made).toMatchObject({ status: 'open', to: 'role:admin', to_role: 'admin' });
+    expect(await askItem(admin1, made.id, 'unread')).toBe(true);
+    expect(await askItem(admin2, made.id, 'unread')).toBe(true);
+    // The bootstrap admin is an owner, not an admin: not asked.
+    expect((await t.request('GET', '/api/v1/inbox?kind=ask')).json<{ data: { ref_id: string }[] }>().data.map((i) => i.ref_id)).not.toContain(made.id);
+    const woke = (await t.request('GET', `/api/v1/wait?timeout_s=0&work=no&after=${encodeURIComponent(before)}`, { token: admin1.token })).json<{ items: { type: string; data: { ask_id?: string; to?: string } }[] }>();
+    expect(woke.items).toContainEqual(expect.objectContaining({ type: 'ask.created', data: expect.objectContaining({ ask_id: made.id, to: 'role:admin' }) as unknown }));
+    const ids = async (query: string, who: { token: string }) => (await t.request('GET', `/api/v1/asks?${query}`, { token: who.token })).json<{ data: { id: string }[] }>().data.map((a) => a.id);
+    expect(await ids('to=me&status=open', admin2)).toContain(made.id);
+    expect(await ids('to=role:admin', human)).toContain(made.id);
+    expect(await ids('to=me', human)).not.toContain(made.id);
+
+    const answers = await Promise.all([admin1, admin2].map((who, i) => t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: who.token, body: { option: i === 0 ? 'yes' : 'no' } })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const winner = answers.findIndex((a) => a.status === 200);
+    expect(answers[1 - winner]?.json<{ code: string; ask_status: string }>()).toMatchObject({ code: 'ask_closed', ask_status: 'answered' });
+    expect(await askItem(admin1, made.id, 'done')).toBe(true);
+    expect(await askItem(admin2, made.id, 'done')).toBe(true);
+    const later = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: admin1.token, body: { option: 'yes' } });
+    expect(later.json<{ code: string }>().code).toBe('ask_closed');
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string; actor: { id: string } }[] }>().data;
+    expect(events.filter((e) => e.type === 'ask.answered').map((e) => e.actor.id)).toEqual([[admin1, admin2][winner]?.id]);
+  });
+
+  it('escalates to a role: its holders may answer from then on, others may not', async () => {
+    const { member1, member2 } = people;
+    const task = await claimedTask('escalate to members');
+    const made = await ask(task.id, { escalation: ['role:member'], timeout_s: 60 });
+    expect(made).toMatchObject({ to: human.id, escalation: ['role:member'] });
+    expect(made.to_role).toBeUndefined();
+    const early = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: member1.token, body: { option: 'yes' } });
+    expect(early.json<{ code: string }>().code).toBe('not_addressee');
+    at = new Date(at.getTime() + 61_000);
+    expect((await sweep()).status).toBe(200);
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>()).toMatchObject({ status: 'open', to: 'role:member', to_role: 'member', escalation: [] });
+    expect(await askItem(member1, made.id, 'unread')).toBe(true);
+    const stranger = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: other.token, body: { option: 'yes' } });
+    expect(stranger.json<{ code: string; to: string }>()).toMatchObject({ code: 'not_addressee', to: 'role:member' });
+    const answered = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: member2.token, body: { option: 'yes' } });
+    expect(answered.status, answered.body).toBe(200);
+    expect(await askItem(member1, made.id, 'done')).toBe(true);
+  });
+
+  it('refuses a role no one holds, and a name that is no role', async () => {
+    const task = await claimedTask('nobody holds it');
+    const post = (body: Record<string, unknown>) => t.request('POST', `/api/v1/tasks/${task.id}/asks`, { token: agent.token, body: { question: 'Anyone?', to: 'alice', timeout_s: 60, default: { text: 'no' }, ...body } });
+    const nobody = await post({ to: 'role:viewer' });
+    expect(nobody.status).toBe(422);
+    expect(nobody.json<{ code: string; hint: string; errors: { pointer: string }[] }>()).toMatchObject({ code: 'no_role_holder', errors: [{ pointer: '/to' }] });
+    expect(nobody.json<{ hint: string }>().hint).toMatch(/role/);
+    const later = await post({ escalation: ['role:viewer'] });
+    expect(later.json<{ code: string; errors: { pointer: string }[] }>()).toMatchObject({ code: 'no_role_holder', errors: [{ pointer: '/escalation/0' }] });
+    const bogus = await post({ to: 'role:boss' });
+    expect(bogus.json<{ code: string }>().code).toBe('validation_failed');
   });
 });
 

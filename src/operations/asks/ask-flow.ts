@@ -1,10 +1,12 @@
+import { isRole, targetRole } from '../../domain/roles.ts';
 import type { Ids } from '../../ids.ts';
-import { adjustOpenAsks, type AskRow, escalateAsk, lockOpenAsksOfTask, settleAsk } from '../../store/asks.ts';
+import { adjustOpenAsks, type AskAddressee, type AskRow, escalateAsk, lockOpenAsksOfTask, settleAsk } from '../../store/asks.ts';
 import type { Tx } from '../../store/connection.ts';
-import { adjustOverdueAsks } from '../../store/escalation.ts';
+import { adjustOverdueAsks, escalationTargets } from '../../store/escalation.ts';
 import { closeInboxItems, insertInboxItems, type NewInboxItem } from '../../store/inbox.ts';
 import type { AskAnswer } from '../../store/schema.ts';
 import type { EventDraft, OperationContext } from '../define-operation.ts';
+import { currentTarget } from './ask-schema.ts';
 
 /** Who closes an ask, and when. */
 export interface Closer {
@@ -17,6 +19,27 @@ export interface Closer {
 /** An inbox item, made now. */
 export function inboxItem(ids: Ids, now: Date, item: Omit<NewInboxItem, 'id' | 'created_at'>): NewInboxItem {
   return { ...item, id: ids.make('inb'), created_at: now };
+}
+
+/** The addressee a chain entry names (entries were checked when the ask was made). */
+export function addresseeOf(target: string): AskAddressee {
+  const role = targetRole(target);
+  if (role === undefined) return { id: target };
+  if (!isRole(role)) throw new Error(`not a role: ${target}`);
+  return { role };
+}
+
+/**
+ * Puts an ask in the inbox of whom `target` names: the principal (unless it is `except`), or every
+ * enabled human holding the role but the asker, whom its own ask does not wait on. Each item is
+ * emailed and posted at once; all of them turn done when the ask closes.
+ */
+export async function deliverAsk(tx: Tx, target: string, item: Omit<NewInboxItem, 'id' | 'created_at' | 'principal_id' | 'kind'>, at: { ids: Ids; now: Date; except?: string }): Promise<void> {
+  const to = targetRole(target) === undefined ? [target].filter((id) => id !== at.except) : (await escalationTargets(tx, [target])).filter((id) => id !== item.by_id);
+  await insertInboxItems(
+    tx,
+    to.map((principal) => inboxItem(at.ids, at.now, { ...item, principal_id: principal, kind: 'ask' })),
+  );
 }
 
 /**
@@ -37,7 +60,7 @@ export async function closeAsk(tx: Tx, row: AskRow, how: { status: 'answered' | 
   const data = {
     ask_id: row.id,
     asked_by: row.asked_by_id,
-    to: row.to_id,
+    to: currentTarget(row),
     ...(how.answer ? { answer: how.answer, defaulted: how.status === 'defaulted' } : {}),
     ...(how.reason ? { reason: how.reason } : {}),
   };
@@ -46,10 +69,10 @@ export async function closeAsk(tx: Tx, row: AskRow, how: { status: 'answered' | 
 
 /** Hands a locked open ask past its deadline to the next addressee of its chain. */
 export async function escalate(tx: Tx, row: AskRow, by: Closer): Promise<{ ask: AskRow; event: EventDraft }> {
-  const next = row.chain[row.step + 1] ?? row.to_id;
-  const ask = await escalateAsk(tx, row.id, next, new Date(by.now.getTime() + row.timeout_s * 1000));
-  await insertInboxItems(tx, [inboxItem(by.ids, by.now, { principal_id: next, kind: 'ask', task_id: row.task_id, ref_id: row.id, by_id: row.asked_by_id, excerpt: row.question.slice(0, 200), overdue_at: row.overdue_at })]);
-  return { ask, event: { type: 'ask.escalated', subject: row.task_id, data: { ask_id: row.id, asked_by: row.asked_by_id, from: row.to_id, to: next, due_at: ask.due_at.toISOString() }, by: 'system' } };
+  const next = row.chain[row.step + 1] ?? currentTarget(row);
+  const ask = await escalateAsk(tx, row.id, addresseeOf(next), new Date(by.now.getTime() + row.timeout_s * 1000));
+  await deliverAsk(tx, next, { task_id: row.task_id, ref_id: row.id, by_id: row.asked_by_id, excerpt: row.question.slice(0, 200), overdue_at: row.overdue_at }, by);
+  return { ask, event: { type: 'ask.escalated', subject: row.task_id, data: { ask_id: row.id, asked_by: row.asked_by_id, from: currentTarget(row), to: next, due_at: ask.due_at.toISOString() }, by: 'system' } };
 }
 
 /** Closes every open ask of a locked task that ended (cancelled, done, deleted): each gets `ask.cancelled`. */

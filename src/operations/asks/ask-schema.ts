@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLE_PREFIX, ROLES } from '../../domain/roles.ts';
 import { BatonError } from '../../errors.ts';
 import { idPattern } from '../../ids.ts';
 import type { AskRow } from '../../store/asks.ts';
@@ -26,8 +27,9 @@ export const askOutput = z.object({
   task_id: z.string(),
   question: z.string(),
   options: z.array(z.object({ label: z.string(), value: z.string().optional() })).max(ASK_OPTIONS_MAX),
-  to: z.string().describe('Who is asked now (a principal id).'),
-  escalation: z.array(z.string()).max(ASK_ESCALATION_MAX).describe('Who is asked next, in order, as each deadline passes.'),
+  to: z.string().describe('Who is asked now: a principal id, or `role:<role>` (every enabled human with it).'),
+  to_role: z.enum(ROLES).optional().describe('The role asked now; absent when `to` is a principal.'),
+  escalation: z.array(z.string()).max(ASK_ESCALATION_MAX).describe('Who is asked next, in order, as each deadline passes (ids, `role:<role>`).'),
   due_at: z.iso.datetime(),
   default_answer: answerOutput,
   status: z.enum(ASK_STATUSES),
@@ -47,7 +49,8 @@ export function toAsk(row: AskRow): Ask {
     task_id: row.task_id,
     question: row.question,
     options: row.options,
-    to: row.to_id,
+    to: currentTarget(row),
+    ...(row.to_role ? { to_role: row.to_role } : {}),
     escalation: row.chain.slice(row.step + 1),
     due_at: row.due_at.toISOString(),
     default_answer: row.default_answer,
@@ -60,6 +63,11 @@ export function toAsk(row: AskRow): Ask {
     created_at: row.created_at.toISOString(),
     ...(row.overdue_at ? { overdue_at: row.overdue_at.toISOString() } : {}),
   };
+}
+
+/** Who an ask is put to now, as its chain names it: a principal id, or `role:<role>`. */
+export function currentTarget(row: Pick<AskRow, 'to_id' | 'to_role'>): string {
+  return row.to_id ?? `${ROLE_PREFIX}${row.to_role ?? ''}`;
 }
 
 export function askNotFound(id: string): BatonError {

@@ -1,20 +1,22 @@
 import { z } from 'zod';
+import { isRole, ROLE_PREFIX, ROLES, targetRole } from '../../domain/roles.ts';
 import { BatonError } from '../../errors.ts';
 import { adjustOpenAsks, insertAsk } from '../../store/asks.ts';
-import { insertInboxItems } from '../../store/inbox.ts';
+import type { Tx } from '../../store/connection.ts';
+import { escalationTargets } from '../../store/escalation.ts';
 import { lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { resolveMentions } from '../shared/principals.ts';
 import { taskId } from '../tasks/task-schema.ts';
-import { inboxItem } from './ask-flow.ts';
-import { answerOf, ASK_ESCALATION_MAX, ASK_OPTIONS_MAX, ASK_TEXT_MAX, ASK_TIMEOUT_MAX_S, askOption, askOutput, toAsk } from './ask-schema.ts';
+import { addresseeOf, deliverAsk } from './ask-flow.ts';
+import { answerOf, ASK_ESCALATION_MAX, ASK_OPTIONS_MAX, ASK_TEXT_MAX, ASK_TIMEOUT_MAX_S, askOption, askOutput, currentTarget, toAsk } from './ask-schema.ts';
 
 const principalName = z.string().min(1).max(100);
 
 export const createAsk = defineOperation({
   name: 'asks_create',
-  summary: 'Ask a principal a question on a task, with a deadline and a default answer.',
-  description: 'Free text or a choice of `options`; `escalation` names who is asked next at each deadline. The answer: asks_get `wait_s`, `wait`, the stream (`ask.answered`) or your next claim.',
+  summary: 'Ask a principal or a role a question on a task, with a deadline and a default answer.',
+  description: 'Free text or a choice of `options`; `escalation` names who is asked next at each deadline. `role:<role>` asks every enabled human with it; the first answer wins. The answer: asks_get `wait_s`, `wait`, the stream (`ask.answered`) or your next claim.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',
@@ -24,7 +26,7 @@ export const createAsk = defineOperation({
     id: taskId,
     question: z.string().trim().min(1).max(ASK_TEXT_MAX),
     options: z.array(askOption).max(ASK_OPTIONS_MAX).default([]),
-    to: principalName.describe('Who is asked: a principal id or name.'),
+    to: principalName.describe('Who is asked: a principal id or name, or `role:<role>`.'),
     escalation: z.array(principalName).max(ASK_ESCALATION_MAX).default([]),
     timeout_s: z.int().min(1).max(ASK_TIMEOUT_MAX_S).optional().describe('Seconds each addressee gets (or give due_at).'),
     due_at: z.iso.datetime({ offset: true }).optional(),
@@ -37,7 +39,8 @@ export const createAsk = defineOperation({
       throw new BatonError('invalid_transition', `Task ${task.id} is ${task.status}; ask on an open task.`, { extra: { current_status: task.status } });
     }
     const dueAt = deadline(ctx.now, input);
-    const chain = await resolveMentions(tx, [input.to, ...input.escalation], '/to');
+    const chain = await resolveChain(tx, [input.to, ...input.escalation]);
+    const first = addresseeOf(chain[0] ?? '');
     const options = input.options.map((o) => (o.value === undefined ? { label: o.label } : { label: o.label, value: o.value }));
     const fallback = answerOf(options, input.default, '/default');
     const row = await insertAsk(tx, {
@@ -45,8 +48,9 @@ export const createAsk = defineOperation({
       task_id: task.id,
       question: input.question,
       options,
-      to_id: chain[0]?.id ?? '',
-      chain: chain.map((p) => p.id),
+      to_id: first.id ?? null,
+      to_role: first.role ?? null,
+      chain,
       timeout_s: input.timeout_s ?? Math.max(1, Math.round((dueAt.getTime() - ctx.now.getTime()) / 1000)),
       due_at: dueAt,
       default_answer: fallback,
@@ -55,13 +59,40 @@ export const createAsk = defineOperation({
       created_at: ctx.now,
     });
     await adjustOpenAsks(tx, task.id, 1);
-    if (row.to_id !== ctx.actor.id) {
-      await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: row.to_id, kind: 'ask', task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.question.slice(0, 200) })]);
-    }
-    ctx.emit({ type: 'ask.created', subject: task.id, data: { ask_id: row.id, asked_by: ctx.actor.id, to: row.to_id, question: row.question.slice(0, 200), due_at: dueAt.toISOString() } });
+    const to = currentTarget(row);
+    await deliverAsk(tx, to, { task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.question.slice(0, 200) }, { ids: ctx.ids, now: ctx.now, except: ctx.actor.id });
+    ctx.emit({ type: 'ask.created', subject: task.id, data: { ask_id: row.id, asked_by: ctx.actor.id, to, question: row.question.slice(0, 200), due_at: dueAt.toISOString() } });
     return toAsk(row);
   },
 });
+
+/**
+ * The chain an ask goes down: principal ids, and `role:<role>` for a role some enabled human holds
+ * (an ask to a role no one holds would wait on nobody: `no_role_holder`). Repeats are dropped.
+ */
+async function resolveChain(tx: Tx, targets: readonly string[]): Promise<string[]> {
+  const pointer = (i: number) => (i === 0 ? '/to' : `/escalation/${i - 1}`);
+  const names = targets.filter((t) => targetRole(t) === undefined);
+  const principals = await resolveMentions(tx, names, '/to');
+  const chain: string[] = [];
+  for (const [i, target] of targets.entries()) {
+    const role = targetRole(target);
+    if (role === undefined) {
+      const found = principals.find((p) => p.id === target || p.name.toLowerCase() === target.toLowerCase());
+      if (found) chain.push(found.id);
+      continue;
+    }
+    if (!isRole(role)) {
+      const detail = `must be role:${ROLES.join(', role:')}`;
+      throw new BatonError('validation_failed', `${target} names no role.`, { extra: { errors: [{ pointer: pointer(i), detail, location: 'body' }] } });
+    }
+    if ((await escalationTargets(tx, [target])).length === 0) {
+      throw new BatonError('no_role_holder', `No enabled human holds the role ${role}: an ask to ${target} would wait on nobody.`, { extra: { role, errors: [{ pointer: pointer(i), detail: 'no enabled human holds this role', location: 'body' }] } });
+    }
+    chain.push(`${ROLE_PREFIX}${role}`);
+  }
+  return [...new Set(chain)];
+}
 
 function deadline(now: Date, input: { timeout_s?: number | undefined; due_at?: string | undefined }): Date {
   if ((input.timeout_s === undefined) === (input.due_at === undefined)) {
