@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { problemSchema } from '../../errors.ts';
+import { errorCode, problemSchema } from '../../errors.ts';
 import { agentOutput, tokenOutput } from '../../operations/agents/agent-schema.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { artifactRef } from '../../operations/artifacts/artifact-schema.ts';
@@ -52,6 +52,7 @@ interface Component {
  */
 const COMPONENTS: readonly Component[] = [
   { name: 'Problem', matches: problemSchema },
+  { name: 'ErrorCode', matches: errorCode },
   { name: 'Task', matches: fullTaskOutput, exact: fullTask },
   { name: 'TaskCompact', matches: compactTaskOutput, exact: compactTaskView },
   { name: 'ClaimedTask', matches: claimedTaskView },
@@ -107,6 +108,22 @@ function terse(node: JsonSchema): void {
 }
 
 /**
+ * A view that has the same members as another component and only requires more of them, stated as
+ * that component with those members required (`Task` is `TaskFields` with every member required):
+ * the same type for a generated client (openapi-typescript: `WithRequired<TaskFields, …>`), the members written once.
+ */
+function asNarrowing(view: JsonSchema, components: Record<string, JsonSchema>): JsonSchema {
+  const { required, ...members } = view as { required?: string[] };
+  const shape = JSON.stringify(members);
+  for (const [name, other] of Object.entries(components)) {
+    const { required: otherRequired = [], ...otherMembers } = other as { required?: string[] };
+    if (other === view || JSON.stringify(otherMembers) !== shape || !otherRequired.every((r) => required?.includes(r))) continue;
+    return { type: 'object', allOf: [{ $ref: componentRef(name) }], required };
+  }
+  return view;
+}
+
+/**
  * Output schemas with the named ones as `$ref`s: one pass of Zod's registry conversion
  * (`z.toJSONSchema(registry)`) over the components and the given schemas, so every reference
  * points at a component. Answers the components and each given schema by its key.
@@ -134,6 +151,7 @@ export function outputSchemas(schemas: ReadonlyMap<string, z.ZodType>): { compon
     return rest;
   };
   const components = Object.fromEntries(COMPONENTS.map((c) => [c.name, body(c.exact ? exactId(c.name) : c.name)]));
+  for (const c of COMPONENTS) if (c.exact) components[c.name] = asNarrowing(components[c.name] ?? {}, components);
   // An operation's output that another's embeds (an item inside a list's page) is referred to by its key: emit it too.
   const referred = JSON.stringify(emitted);
   for (const key of keys.values()) if (referred.includes(`"$ref":"${componentRef(key)}"`)) components[key] = body(key);

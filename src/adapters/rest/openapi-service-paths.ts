@@ -1,4 +1,3 @@
-import { ERROR_CODES } from '../../errors.ts';
 import { json, problemFor, RATE_HEADERS, ref, schemaRef } from './openapi-parts.ts';
 import { API_PREFIX } from './routes.ts';
 
@@ -32,7 +31,7 @@ function identityPaths(): PathItems {
       get: {
         ...open('Start single sign-on', 'Redirects to the OpenID provider (authorization code with PKCE); `return_to` is a same-origin path. 404 when no provider is configured.', { ...redirect('To the provider.'), '404': problemFor(404) }, 'identity'),
         operationId: 'oidcLogin',
-        parameters: [{ name: 'return_to', in: 'query', required: false, schema: { type: 'string', maxLength: 2048 } }],
+        parameters: [{ name: 'return_to', in: 'query', schema: { type: 'string', maxLength: 2048 } }],
         ...browser,
       },
     },
@@ -59,7 +58,7 @@ function metaPaths(): PathItems {
           'meta',
         ),
         operationId: 'manifest',
-        parameters: [{ name: 'view', in: 'query', required: false, schema: { type: 'string', enum: ['compact', 'full'] } }],
+        parameters: [{ name: 'view', in: 'query', schema: { type: 'string', enum: ['compact', 'full'] } }],
       },
     },
     [`${API_PREFIX}/openapi.json`]: { get: { ...open('This OpenAPI document', 'Generated from the operation registry.', { '200': { ...json('OpenAPI 3.1.'), headers: RATE_HEADERS }, '401': problemFor(401) }, 'meta'), operationId: 'openapi' } },
@@ -81,7 +80,7 @@ function metaPaths(): PathItems {
         ),
         operationId: 'artifacts_content',
         security: [{ bearer: [] }],
-        parameters: [path('id'), { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
+        parameters: [path('id'), { name: 'If-None-Match', in: 'header', schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
       },
     },
     '/healthz': { get: { ...open('Liveness', 'The process answers, saying which release runs.', { '200': json('`{"status":"ok","version":"0.2.0"}`') }), operationId: 'healthz', security: [] } },
@@ -111,7 +110,7 @@ function docsPaths(): PathItems {
         ...open('An error code', "The page a problem's `type` names: what the code means and what to do.", { '200': markdown('The page.'), '404': problemFor(404) }, 'docs'),
         operationId: 'errorPage',
         security: [],
-        parameters: [path('code', { type: 'string', enum: ERROR_CODES })],
+        parameters: [path('code', schemaRef('ErrorCode'))],
       },
     },
   };
@@ -129,8 +128,8 @@ function protocolPaths(): PathItems {
         security: [{ bearer: [] }],
         parameters: [
           { name: 'query', in: 'query', required: true, schema: { type: 'string' } },
-          { name: 'variables', in: 'query', required: false, schema: { type: 'string' }, description: 'JSON.' },
-          { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'variables', in: 'query', schema: { type: 'string' }, description: 'JSON.' },
+          { name: 'operationName', in: 'query', schema: { type: 'string' } },
         ],
       },
       post: {
