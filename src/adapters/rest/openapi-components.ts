@@ -20,6 +20,7 @@ import {
   handoff,
   holderRef,
   nextAction,
+  statusCounts,
   taskLeaseSummary,
   taskRequirement,
   taskOutput,
@@ -34,7 +35,7 @@ import { reservationOutput } from '../../operations/reservations/reservation-sch
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { nextCursorOutput, syncCursorOutput } from '../../operations/shared/lists.ts';
 import { preferencesOutput } from '../../operations/notifications/notification-schema.ts';
-import { attemptsOutput, deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
+import { attemptsOutput, deliveryOutput, webhookOutput, webhookWithSecret } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
@@ -59,6 +60,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'TaskFields', matches: taskOutput },
   { name: 'TaskLease', matches: taskLeaseSummary },
   { name: 'TaskReservation', matches: taskRequirement },
+  { name: 'StatusCounts', matches: statusCounts },
   { name: 'NextAction', matches: nextAction },
   { name: 'Handoff', matches: handoff },
   { name: 'ActorRef', matches: actorRef },
@@ -73,6 +75,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Event', matches: eventOutput },
   { name: 'Approval', matches: approvalOutput },
   { name: 'Webhook', matches: webhookOutput },
+  { name: 'WebhookWithSecret', matches: webhookWithSecret },
   { name: 'Delivery', matches: deliveryOutput },
   { name: 'Attempts', matches: attemptsOutput },
   { name: 'NextCursor', matches: nextCursorOutput },

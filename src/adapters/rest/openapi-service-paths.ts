@@ -13,6 +13,16 @@ const open = (summary: string, description: string, responses: Record<string, un
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
 const path = (name: string, schema: Record<string, unknown> = { type: 'string', maxLength: 100 }) => ({ name, in: 'path', required: true, schema });
 
+/** The answers several routes outside the registry give alike, each named once under `components/responses`. */
+export function serviceResponses() {
+  return {
+    GraphqlResponse: { ...json('A GraphQL response.'), headers: RATE_HEADERS },
+    JsonRpcResponse: { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS },
+    JsonRpcAnswer: { ...json('A JSON-RPC answer.'), headers: RATE_HEADERS },
+  };
+}
+const answer = (name: keyof ReturnType<typeof serviceResponses>) => ({ $ref: `#/components/responses/${name}` });
+
 /**
  * The routes outside the registry, documented so a generated client sees every route Baton serves
  * (test/openapi/document.test.ts compares them with the app's routes). Not here: the web app's
@@ -117,8 +127,8 @@ function docsPaths(): PathItems {
 }
 
 function protocolPaths(): PathItems {
-  const graphqlAnswer = { '200': { ...json('A GraphQL response.'), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
-  const mcpAnswer = (description: string) => ({ '200': { ...json(description), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
+  const graphqlAnswer = { '200': answer('GraphqlResponse'), '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
+  const mcpAnswer = (response: 'JsonRpcResponse' | 'JsonRpcAnswer') => ({ '200': answer(response), '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
   const mcp = (summary: string, description: string, responses: Record<string, unknown>) => ({ ...open(summary, description, responses, 'mcp'), security: [{ bearer: [] }] });
   return {
     '/graphql': {
@@ -142,16 +152,16 @@ function protocolPaths(): PathItems {
     },
     '/mcp': {
       post: {
-        ...mcp('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', mcpAnswer('A JSON-RPC response, or an SSE stream of them.')),
+        ...mcp('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', mcpAnswer('JsonRpcResponse')),
         operationId: 'mcp',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       },
-      get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpGet' },
-      delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpDelete' },
+      get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('JsonRpcAnswer')), operationId: 'mcpGet' },
+      delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('JsonRpcAnswer')), operationId: 'mcpDelete' },
     },
     '/a2a': {
       post: {
-        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
+        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': answer('JsonRpcResponse'), '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
         operationId: 'a2a',
         security: [{ bearer: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },

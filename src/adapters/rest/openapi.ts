@@ -5,7 +5,7 @@ import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
 import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
-import { servicePaths } from './openapi-service-paths.ts';
+import { serviceResponses, servicePaths } from './openapi-service-paths.ts';
 import { shareSchemas } from './openapi-shared-schemas.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
@@ -45,7 +45,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
         cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (only /cron/keepalive).' },
       },
       schemas,
-      responses: { ...problemResponses(), ...sharedResponses },
+      responses: { ...problemResponses(), ...sharedResponses, ...serviceResponses() },
       parameters: { ...HEADER_PARAMETERS, ...shared },
       headers: HEADERS,
     },
