@@ -30,15 +30,11 @@ const NAMES: Record<string, string> = {
   Usage: 'RunUsage',
   Features: 'ManifestFeatures',
   TtlS: 'LeaseTtl',
-  Tasks: 'TemplateTasks',
-  Params: 'TemplateParams',
-  ParametersItem: 'TemplateParameter',
   ReservationsItem: 'ReservationRequest',
   EventTypes: 'EventTypeFilter',
   Fields: 'EventFields',
   EventsListOutput: 'EventPage',
   DataItem: 'InboxItem',
-  Task: 'ScheduledTask',
   Template: 'ScheduledTemplate',
   Reason: 'FailureCode',
   TasksClaimNextLabels: 'LabelFilter',
@@ -106,10 +102,11 @@ const componentRef = (name: string) => `#/components/schemas/${name}`;
 /**
  * Names the schemas the document repeats: an inline schema equal to a component becomes a `$ref` to
  * it, and one that appears alike in several places (a filter several operations take, an item two
- * answers carry) becomes a component of its own, named after the member it fills (`Scope`,
- * `TaskStatus`, `EventType`; `NAMES` has the better names). The largest are shared first, then what
- * still repeats inside the rest. Every place keeps the same schema: a generated client sees the
- * same types. Changes the document in place.
+ * answers carry) becomes a component of its own, named after the member it fills (`Scopes`,
+ * `MaxAttempts`; `NAMES` has the better names: `TaskStatus`, `EventTypeFilter`). The largest are
+ * shared first, then what still repeats inside the rest. Every place keeps the same schema: a
+ * generated client sees the same types. A served name is part of v1 (a generated client's type
+ * name): test/openapi/document.test.ts lists them. Changes the document in place.
  */
 export function shareSchemas(document: Document): void {
   const schemas = document.components.schemas;
