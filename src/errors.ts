@@ -856,13 +856,16 @@ function withoutLocation(entry: unknown): unknown {
   return rest;
 }
 
+/** Every error code, as a schema (the OpenAPI document's `ErrorCode`). */
+export const errorCode = z.enum(ERROR_CODES);
+
 /** The problem document's schema, for OpenAPI and MCP (derived JSON Schema, never hand-written). */
 export const problemSchema = z
   .object({
     type: z.string().describe('`{base}/errors/<code>`: a page documenting the code.'),
     title: z.string(),
     status: z.int(),
-    code: z.enum(ERROR_CODES).describe('Stable: decide your next call from this, never from text.'),
+    code: errorCode.describe('Stable: decide your next call from this, never from text.'),
     detail: z.string().describe('What happened, naming the resource and its state.'),
     hint: z.string().describe('What to do next.'),
     retryable: z.boolean().describe('Whether the same request may succeed if sent again (after Retry-After when given).'),

@@ -15,10 +15,24 @@ export interface InputLimit {
 
 const count = (n: number) => n.toLocaleString('en-US');
 
+/** A schema, a `#/components/schemas/…` reference followed (the document names the schemas several operations share). */
+type Resolve = (schema: JsonSchema) => JsonSchema;
+
+function resolver(schemas: Record<string, unknown>): Resolve {
+  const resolve = (schema: JsonSchema): JsonSchema => {
+    const ref = schema['$ref'];
+    if (typeof ref !== 'string' || !ref.startsWith('#/components/schemas/')) return schema;
+    const target = schemas[ref.slice('#/components/schemas/'.length)];
+    if (target === undefined) throw new Error(`unresolved ${ref}`);
+    return resolve(target as JsonSchema);
+  };
+  return resolve;
+}
+
 /** The bound of one schema in words, or null for one with nothing to bound (an enum, a boolean). */
-function describe(schema: JsonSchema): string | null {
-  const s = schema as { type?: unknown; enum?: unknown; anyOf?: JsonSchema[]; minLength?: number; maxLength?: number; minItems?: number; maxItems?: number; minimum?: number; maximum?: number; pattern?: string; items?: JsonSchema };
-  if (s.anyOf) return s.anyOf.map(describe).filter((d) => d !== null).join(' or ') || null;
+function describe(schema: JsonSchema, resolve: Resolve): string | null {
+  const s = resolve(schema) as { type?: unknown; enum?: unknown; anyOf?: JsonSchema[]; minLength?: number; maxLength?: number; minItems?: number; maxItems?: number; minimum?: number; maximum?: number; pattern?: string; items?: JsonSchema };
+  if (s.anyOf) return s.anyOf.map((a) => describe(a, resolve)).filter((d) => d !== null).join(' or ') || null;
   if (s.enum !== undefined || s.type === 'boolean' || s.type === 'null') return null;
   if (s.type === 'string') {
     if (s.maxLength !== undefined) return `${count(s.minLength ?? 0)}–${count(s.maxLength)} characters`;
@@ -26,7 +40,7 @@ function describe(schema: JsonSchema): string | null {
   }
   if (s.type === 'integer' || s.type === 'number') return s.maximum !== undefined ? `${count(s.minimum ?? Number.MIN_SAFE_INTEGER)}–${count(s.maximum)}` : 'unbounded';
   if (s.type === 'array') {
-    const item = s.items ? describe(s.items) : null;
+    const item = s.items ? describe(s.items, resolve) : null;
     const items = s.maxItems !== undefined ? `${count(s.minItems ?? 0)}–${count(s.maxItems)} items` : 'unbounded items';
     return item ? `${items}, each ${item}` : items;
   }
@@ -35,20 +49,22 @@ function describe(schema: JsonSchema): string | null {
 
 /**
  * Every bounded input of one operation in the OpenAPI document: its parameters (path, query,
- * header) and its JSON body's fields, nested objects by dotted name.
+ * header) and its JSON body's fields, nested objects by dotted name. `schemas` are the document's
+ * components, which the operation's schemas may refer to.
  */
-export function inputLimits(op: DocumentOperation): InputLimit[] {
+export function inputLimits(op: DocumentOperation, schemas: Record<string, unknown>): InputLimit[] {
+  const resolve = resolver(schemas);
   const limits: InputLimit[] = [];
   for (const p of op.parameters ?? []) {
-    const bound = p.schema ? describe(p.schema as JsonSchema) : null;
+    const bound = p.schema ? describe(p.schema as JsonSchema, resolve) : null;
     if (bound) limits.push({ location: p.in, name: p.name, bound });
   }
   const walk = (schema: JsonSchema | undefined, prefix: string) => {
-    const properties = (schema as { properties?: Record<string, JsonSchema> } | undefined)?.properties ?? {};
+    const properties = (schema && (resolve(schema) as { properties?: Record<string, JsonSchema> }).properties) ?? {};
     for (const [name, property] of Object.entries(properties)) {
       const path = prefix ? `${prefix}.${name}` : name;
-      if ((property as { properties?: unknown }).properties) walk(property, path);
-      const bound = describe(property);
+      if ((resolve(property) as { properties?: unknown }).properties) walk(property, path);
+      const bound = describe(property, resolve);
       if (bound) limits.push({ location: 'body', name: path, bound });
     }
   };
@@ -57,12 +73,12 @@ export function inputLimits(op: DocumentOperation): InputLimit[] {
 }
 
 /** The spec's per-operation limits table, from the OpenAPI document (so it is what validation enforces). */
-export function limitsTable(document: { paths: Record<string, Record<string, unknown>> }, operationNames: ReadonlySet<string>): string {
+export function limitsTable(document: { paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } }, operationNames: ReadonlySet<string>): string {
   const rows: string[] = [];
   for (const item of Object.values(document.paths)) {
     for (const op of Object.values(item) as DocumentOperation[]) {
       if (!operationNames.has(op.operationId)) continue;
-      const limits = inputLimits(op);
+      const limits = inputLimits(op, document.components.schemas);
       if (limits.length === 0) continue;
       rows.push(`| \`${op.operationId}\` | ${limits.map((l) => `${l.location} \`${l.name}\`: ${l.bound}`).join('; ')} |`);
     }

@@ -5,6 +5,7 @@ import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { graphql } from '../graphql/client.ts';
 import { connectV2, listen, outputOf, problemOf, type ToolResult } from '../mcp/clients.ts';
+import { type OpenApiDocument, withSchemasInlined } from '../openapi/openapi-document.ts';
 
 /**
  * Each interface speaks its own way about the same operations: what its schemas advertise is what
@@ -27,7 +28,8 @@ describe('ttl_s advertises the bounds this server enforces (BATON_LEASE_TTL_MIN_
   const CLAIMS = ['tasks_claim', 'tasks_claim_next', 'leases_heartbeat', 'leases_cycle'];
 
   it('in the OpenAPI document', async () => {
-    const doc = (await t.request('GET', '/api/v1/openapi.json')).json<{ paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>> }>();
+    const served = (await t.request('GET', '/api/v1/openapi.json')).json<OpenApiDocument>();
+    const doc = withSchemasInlined(served) as unknown as { paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>> };
     const bodies = Object.values(doc.paths).flatMap((item) => Object.values(item)).filter((op) => CLAIMS.includes(op.operationId));
     expect(bodies.map((op) => op.operationId).sort()).toEqual([...CLAIMS].sort());
     for (const op of bodies) {

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
-import { fetchDocument } from '../openapi/openapi-document.ts';
+import { fetchDocument, withSchemasInlined } from '../openapi/openapi-document.ts';
 import { createTask } from '../rest/fixtures.ts';
 import { type FuzzRequest, fuzzRequest, type Known, prng, routes } from './fuzz-requests.ts';
 
@@ -81,7 +81,8 @@ const show = (request: FuzzRequest) =>
 
 it(`answers ${REQUESTS} generated hostile requests with no 5xx, only problem documents, no stack trace and no SQL`, { timeout: 600_000 }, async () => {
   console.log(`[fuzz] seed ${SEED} (BATON_FUZZ_SEED=${SEED} reproduces this run), ${REQUESTS} requests`);
-  const document = await fetchDocument(t);
+  // Shared schemas inlined: each field's own bounds, enums and formats drive its values.
+  const document = withSchemasInlined(await fetchDocument(t));
   const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim'] });
   const tasks = [await createTask(t, { title: 'fuzz one', labels: ['fuzz'] }), await createTask(t, { title: 'fuzz two' })];
   const events = (await t.request('GET', '/api/v1/events?limit=3')).json<{ data: { id: string }[] }>().data;

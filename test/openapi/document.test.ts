@@ -163,10 +163,10 @@ describe('the document and the app', () => {
     }
   });
 
-  // Issue 38 asks 200 KB; held at 224 KB since budgets, templates, notifications and insight landed (spec/api.md, "Context budgets").
-  it('is at most 224 KB, its shared schemas and parameters named once under components', async () => {
+  // Issue 38's 200 KB (204,800 B); how it is reached and measured: spec/api.md, "Context budgets".
+  it('is at most 200 KB, its shared schemas and parameters named once under components', async () => {
     const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
-    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(224 * 1024);
+    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(200 * 1024);
     for (const name of ['TaskId', 'LeaseId', 'Limit', 'Cursor']) expect(document.components.parameters?.[name], name).toBeDefined();
     for (const name of ['Task', 'TaskCompact', 'ClaimedTask', 'TaskFields', 'NextAction', 'Lease', 'Claim', 'Comment', 'Event', 'Approval', 'Webhook', 'Agent', 'Token', 'Artifact', 'Problem', 'Manifest', 'ManifestCompact']) {
       expect(document.components.schemas[name], name).toBeDefined();
@@ -177,9 +177,26 @@ describe('the document and the app', () => {
     // An answer several operations give alike is one named response (a task written, an approval asked for).
     for (const name of ['TaskWritten', 'ApprovalAccepted', 'NotModified']) expect(document.components.responses?.[name], name).toBeDefined();
     // The claim's body may be left out: every member has a default, and the server takes none.
-    expect(claim?.requestBody?.required).toBe(false);
+    expect(claim?.requestBody).toBeDefined();
+    expect(claim?.requestBody?.required).not.toBe(true);
     const claimed = await t.request('POST', '/api/v1/tasks/claim');
     expect(claimed.status, claimed.body).toBe(200);
+  });
+
+  it('keeps every component schema name it has served: the type names of a generated client are part of v1', () => {
+    // The named entities, then the schemas several places repeat (`shareSchemas`, named after the member they fill).
+    const served = [
+      ...['Problem', 'ErrorCode', 'Task', 'TaskCompact', 'ClaimedTask', 'TaskFields', 'TaskLease', 'TaskReservation', 'StatusCounts', 'NextAction', 'Handoff', 'ActorRef'],
+      ...['PrincipalRef', 'ArtifactRef', 'Artifact', 'Discussion', 'Lease', 'Claim', 'EndedLease', 'Comment', 'Event', 'Approval', 'Webhook', 'WebhookWithSecret'],
+      ...['Delivery', 'Attempts', 'NextCursor', 'SyncCursor', 'NotificationPreferences', 'Agent', 'Token', 'Run', 'Budget', 'InsightFigures', 'InsightDuration'],
+      ...['Schedule', 'Template', 'Reservation', 'Ask', 'Session', 'Manifest', 'ManifestCompact'],
+      ...['TaskId', 'TaskStatus', 'Version', 'WaitingOn', 'OpenAsks', 'TaskReservations', 'TaskArtifacts', 'LegalTransitions', 'NextActions', 'NotBefore'],
+      ...['BlockedReason', 'LeaseState', 'OverdueAt', 'Scopes', 'TokenPrefix', 'RunOutcome', 'RunUsage', 'ResetsAt', 'CostByCurrency', 'ManifestScopes'],
+      ...['ManifestFeatures', 'TaskStatuses', 'Priority', 'Labels', 'Assignee', 'MaxAttempts', 'ReservationRequest', 'Label', 'LabelFilter', 'MinPriority'],
+      ...['LeaseTtl', 'RetryAfterS', 'NextClaimableAt', 'EventFields', 'EventPage', 'InboxItem', 'InboxCounts', 'FailureCode', 'ReleasedLease', 'BudgetLimit'],
+      ...['ScheduledTemplate', 'EventTypeFilter', 'Scope'],
+    ];
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(served));
   });
 
   it('requires in each view the members that view always carries', () => {
@@ -187,7 +204,9 @@ describe('the document and the app', () => {
     expect(required('ClaimedTask')).toEqual(expect.arrayContaining(['id', 'title', 'description', 'labels', 'lease', 'next_actions', 'version']));
     expect(required('TaskCompact')).toEqual(expect.arrayContaining(['id', 'title', 'labels', 'lease', 'next_actions', 'legal_transitions']));
     // The full view: every member, but the discussion only tasks_get adds, the waits (open_asks, overdue_asks, review_overdue), reservations and max_cost, present only when set.
-    const task = document.components.schemas['Task'] as { properties: Record<string, unknown> };
+    // Task is TaskFields (its members, stated once) with every member it always carries required.
+    const task = document.components.schemas['TaskFields'] as { properties: Record<string, unknown> };
+    expect(document.components.schemas['Task']).toMatchObject({ allOf: [{ $ref: '#/components/schemas/TaskFields' }] });
     const whereSet = ['discussion', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations', 'max_cost', 'max_cost_currency'];
     expect(required('Task').sort()).toEqual(Object.keys(task.properties).filter((p) => !whereSet.includes(p)).sort());
     expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { problemSchema } from '../../errors.ts';
+import { errorCode, problemSchema } from '../../errors.ts';
 import { agentOutput, tokenOutput } from '../../operations/agents/agent-schema.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { artifactRef } from '../../operations/artifacts/artifact-schema.ts';
@@ -20,6 +20,7 @@ import {
   handoff,
   holderRef,
   nextAction,
+  statusCounts,
   taskLeaseSummary,
   taskRequirement,
   taskOutput,
@@ -34,7 +35,7 @@ import { reservationOutput } from '../../operations/reservations/reservation-sch
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
 import { nextCursorOutput, syncCursorOutput } from '../../operations/shared/lists.ts';
 import { preferencesOutput } from '../../operations/notifications/notification-schema.ts';
-import { attemptsOutput, deliveryOutput, webhookOutput } from '../../operations/webhooks/webhook-schema.ts';
+import { attemptsOutput, deliveryOutput, webhookOutput, webhookWithSecret } from '../../operations/webhooks/webhook-schema.ts';
 import { compactManifestSchema, manifestSchema } from '../manifest-schema.ts';
 import type { JsonSchema } from '../json-schema.ts';
 
@@ -52,12 +53,14 @@ interface Component {
  */
 const COMPONENTS: readonly Component[] = [
   { name: 'Problem', matches: problemSchema },
+  { name: 'ErrorCode', matches: errorCode },
   { name: 'Task', matches: fullTaskOutput, exact: fullTask },
   { name: 'TaskCompact', matches: compactTaskOutput, exact: compactTaskView },
   { name: 'ClaimedTask', matches: claimedTaskView },
   { name: 'TaskFields', matches: taskOutput },
   { name: 'TaskLease', matches: taskLeaseSummary },
   { name: 'TaskReservation', matches: taskRequirement },
+  { name: 'StatusCounts', matches: statusCounts },
   { name: 'NextAction', matches: nextAction },
   { name: 'Handoff', matches: handoff },
   { name: 'ActorRef', matches: actorRef },
@@ -72,6 +75,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Event', matches: eventOutput },
   { name: 'Approval', matches: approvalOutput },
   { name: 'Webhook', matches: webhookOutput },
+  { name: 'WebhookWithSecret', matches: webhookWithSecret },
   { name: 'Delivery', matches: deliveryOutput },
   { name: 'Attempts', matches: attemptsOutput },
   { name: 'NextCursor', matches: nextCursorOutput },
@@ -107,6 +111,22 @@ function terse(node: JsonSchema): void {
 }
 
 /**
+ * A view that has the same members as another component and only requires more of them, stated as
+ * that component with those members required (`Task` is `TaskFields` with every member required):
+ * the same type for a generated client (openapi-typescript: `WithRequired<TaskFields, …>`), the members written once.
+ */
+function asNarrowing(view: JsonSchema, components: Record<string, JsonSchema>): JsonSchema {
+  const { required, ...members } = view as { required?: string[] };
+  const shape = JSON.stringify(members);
+  for (const [name, other] of Object.entries(components)) {
+    const { required: otherRequired = [], ...otherMembers } = other as { required?: string[] };
+    if (other === view || JSON.stringify(otherMembers) !== shape || !otherRequired.every((r) => required?.includes(r))) continue;
+    return { type: 'object', allOf: [{ $ref: componentRef(name) }], required };
+  }
+  return view;
+}
+
+/**
  * Output schemas with the named ones as `$ref`s: one pass of Zod's registry conversion
  * (`z.toJSONSchema(registry)`) over the components and the given schemas, so every reference
  * points at a component. Answers the components and each given schema by its key.
@@ -134,6 +154,7 @@ export function outputSchemas(schemas: ReadonlyMap<string, z.ZodType>): { compon
     return rest;
   };
   const components = Object.fromEntries(COMPONENTS.map((c) => [c.name, body(c.exact ? exactId(c.name) : c.name)]));
+  for (const c of COMPONENTS) if (c.exact) components[c.name] = asNarrowing(components[c.name] ?? {}, components);
   // An operation's output that another's embeds (an item inside a list's page) is referred to by its key: emit it too.
   const referred = JSON.stringify(emitted);
   for (const key of keys.values()) if (referred.includes(`"$ref":"${componentRef(key)}"`)) components[key] = body(key);

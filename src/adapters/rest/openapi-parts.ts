@@ -21,7 +21,7 @@ export const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/header
 export const RATE_HEADERS = { RateLimit: ref('RateLimit'), 'RateLimit-Policy': ref('RateLimit-Policy') };
 
 /** Every error status an answer may have, each a named response (`#/components/responses/Problem<status>`). */
-/** (The routes outside the registry name their statuses; registry operations answer `4XX`.) */
+/** (The routes outside the registry name their statuses; registry operations answer `default`.) */
 const ERROR_STATUSES = [400, 401, 403, 404, 429, 503];
 
 /** A problem response for one status, with the headers that status carries. */

@@ -1,4 +1,3 @@
-import { ERROR_CODES } from '../../errors.ts';
 import { json, problemFor, RATE_HEADERS, ref, schemaRef } from './openapi-parts.ts';
 import { API_PREFIX } from './routes.ts';
 
@@ -13,6 +12,16 @@ const open = (summary: string, description: string, responses: Record<string, un
 });
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
 const path = (name: string, schema: Record<string, unknown> = { type: 'string', maxLength: 100 }) => ({ name, in: 'path', required: true, schema });
+
+/** The answers several routes outside the registry give alike, each named once under `components/responses`. */
+export function serviceResponses() {
+  return {
+    GraphqlResponse: { ...json('A GraphQL response.'), headers: RATE_HEADERS },
+    JsonRpcResponse: { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS },
+    JsonRpcAnswer: { ...json('A JSON-RPC answer.'), headers: RATE_HEADERS },
+  };
+}
+const answer = (name: keyof ReturnType<typeof serviceResponses>) => ({ $ref: `#/components/responses/${name}` });
 
 /**
  * The routes outside the registry, documented so a generated client sees every route Baton serves
@@ -32,7 +41,7 @@ function identityPaths(): PathItems {
       get: {
         ...open('Start single sign-on', 'Redirects to the OpenID provider (authorization code with PKCE); `return_to` is a same-origin path. 404 when no provider is configured.', { ...redirect('To the provider.'), '404': problemFor(404) }, 'identity'),
         operationId: 'oidcLogin',
-        parameters: [{ name: 'return_to', in: 'query', required: false, schema: { type: 'string', maxLength: 2048 } }],
+        parameters: [{ name: 'return_to', in: 'query', schema: { type: 'string', maxLength: 2048 } }],
         ...browser,
       },
     },
@@ -59,7 +68,7 @@ function metaPaths(): PathItems {
           'meta',
         ),
         operationId: 'manifest',
-        parameters: [{ name: 'view', in: 'query', required: false, schema: { type: 'string', enum: ['compact', 'full'] } }],
+        parameters: [{ name: 'view', in: 'query', schema: { type: 'string', enum: ['compact', 'full'] } }],
       },
     },
     [`${API_PREFIX}/openapi.json`]: { get: { ...open('This OpenAPI document', 'Generated from the operation registry.', { '200': { ...json('OpenAPI 3.1.'), headers: RATE_HEADERS }, '401': problemFor(401) }, 'meta'), operationId: 'openapi' } },
@@ -81,7 +90,7 @@ function metaPaths(): PathItems {
         ),
         operationId: 'artifacts_content',
         security: [{ bearer: [] }],
-        parameters: [path('id'), { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
+        parameters: [path('id'), { name: 'If-None-Match', in: 'header', schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
       },
     },
     '/healthz': { get: { ...open('Liveness', 'The process answers, saying which release runs.', { '200': json('`{"status":"ok","version":"0.2.0"}`') }), operationId: 'healthz', security: [] } },
@@ -111,15 +120,15 @@ function docsPaths(): PathItems {
         ...open('An error code', "The page a problem's `type` names: what the code means and what to do.", { '200': markdown('The page.'), '404': problemFor(404) }, 'docs'),
         operationId: 'errorPage',
         security: [],
-        parameters: [path('code', { type: 'string', enum: ERROR_CODES })],
+        parameters: [path('code', schemaRef('ErrorCode'))],
       },
     },
   };
 }
 
 function protocolPaths(): PathItems {
-  const graphqlAnswer = { '200': { ...json('A GraphQL response.'), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
-  const mcpAnswer = (description: string) => ({ '200': { ...json(description), headers: RATE_HEADERS }, '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
+  const graphqlAnswer = { '200': answer('GraphqlResponse'), '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
+  const mcpAnswer = (response: 'JsonRpcResponse' | 'JsonRpcAnswer') => ({ '200': answer(response), '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
   const mcp = (summary: string, description: string, responses: Record<string, unknown>) => ({ ...open(summary, description, responses, 'mcp'), security: [{ bearer: [] }] });
   return {
     '/graphql': {
@@ -129,8 +138,8 @@ function protocolPaths(): PathItems {
         security: [{ bearer: [] }],
         parameters: [
           { name: 'query', in: 'query', required: true, schema: { type: 'string' } },
-          { name: 'variables', in: 'query', required: false, schema: { type: 'string' }, description: 'JSON.' },
-          { name: 'operationName', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'variables', in: 'query', schema: { type: 'string' }, description: 'JSON.' },
+          { name: 'operationName', in: 'query', schema: { type: 'string' } },
         ],
       },
       post: {
@@ -143,16 +152,16 @@ function protocolPaths(): PathItems {
     },
     '/mcp': {
       post: {
-        ...mcp('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', mcpAnswer('A JSON-RPC response, or an SSE stream of them.')),
+        ...mcp('MCP (Streamable HTTP)', 'JSON-RPC per the Model Context Protocol (spec/mcp.md); `?toolsets=work,tasks` (or all), `?schemas=strict`, `?output_schemas=1`.', mcpAnswer('JsonRpcResponse')),
         operationId: 'mcp',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       },
-      get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpGet' },
-      delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('A JSON-RPC answer.')), operationId: 'mcpDelete' },
+      get: { ...mcp('MCP stream', "The Streamable HTTP transport's GET, answered by the MCP SDK (a stateless server has no stream to open).", mcpAnswer('JsonRpcAnswer')), operationId: 'mcpGet' },
+      delete: { ...mcp('MCP session end', "The Streamable HTTP transport's DELETE, answered by the MCP SDK.", mcpAnswer('JsonRpcAnswer')), operationId: 'mcpDelete' },
     },
     '/a2a': {
       post: {
-        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': { ...json('A JSON-RPC response, or an SSE stream of them.'), headers: RATE_HEADERS }, '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
+        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': answer('JsonRpcResponse'), '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
         operationId: 'a2a',
         security: [{ bearer: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },

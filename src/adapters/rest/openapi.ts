@@ -5,7 +5,8 @@ import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
 import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
-import { servicePaths } from './openapi-service-paths.ts';
+import { serviceResponses, servicePaths } from './openapi-service-paths.ts';
+import { shareSchemas } from './openapi-shared-schemas.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
 
@@ -22,7 +23,10 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
     paths[path] ??= {};
     paths[path][op.http.method.toLowerCase()] = pathItem(op, config, outputOf);
   }
+  const schemas = outputs.components;
   const shared = shareParameters(paths);
+  // Before the answers: an answer whose schema became a component may then be one named response.
+  shareSchemas({ paths, components: { schemas } });
   const sharedResponses = shareResponses(paths);
   Object.assign(paths, servicePaths());
   return {
@@ -40,8 +44,8 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
         bearer: { type: 'http', scheme: 'bearer', description: 'A Baton token: bat_…' },
         cron: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET (only /cron/keepalive).' },
       },
-      schemas: outputs.components,
-      responses: { ...problemResponses(), ...sharedResponses },
+      schemas,
+      responses: { ...problemResponses(), ...sharedResponses, ...serviceResponses() },
       parameters: { ...HEADER_PARAMETERS, ...shared },
       headers: HEADERS,
     },
@@ -133,9 +137,9 @@ function shareResponses(paths: Record<string, Record<string, unknown>>): Record<
 /** The request headers that many operations take, as `#/components/parameters/<name>`. */
 const HEADER_PARAMETERS = {
   IdempotencyKey: { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Unique per request; resend the same key to retry safely.' },
-  IfMatch: { name: 'If-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'The ETag you read; a mismatch is 409 conflict_version.' },
-  IfNoneMatch: { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'An ETag; answers 304 when unchanged.' },
-  LastEventId: { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', maxLength: 30 }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' },
+  IfMatch: { name: 'If-Match', in: 'header', schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'The ETag you read; a mismatch is 409 conflict_version.' },
+  IfNoneMatch: { name: 'If-None-Match', in: 'header', schema: { type: 'string', maxLength: PRECONDITION_MAX }, description: 'An ETag; answers 304 when unchanged.' },
+  LastEventId: { name: 'Last-Event-ID', in: 'header', schema: { type: 'string', maxLength: 30 }, description: 'Resume after this event id (EventSource clients send it on reconnect); wins over `since`.' },
 };
 const parameterRef = (name: keyof typeof HEADER_PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
 
@@ -189,7 +193,9 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
       const { description, ...rest } = schema;
       // A list in the query is comma-separated (`?status=todo,blocked`); repeating the parameter works too.
       const style = rest['type'] === 'array' ? { style: 'form', explode: false } : {};
-      parameters.push({ name, in: location, required: location === 'path' || required.has(name), schema: rest, ...style, ...(description ? { description } : {}) });
+      // `required` is stated only when true: false is OpenAPI's default.
+      const needed = location === 'path' || required.has(name) ? { required: true } : {};
+      parameters.push({ name, in: location, ...needed, schema: rest, ...style, ...(description ? { description } : {}) });
     }
   }
   // The request headers many operations share are declared once (`HEADER_PARAMETERS`) and referred to.
@@ -214,9 +220,9 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
         ...(success === '201' ? { Location: ref('Location') } : {}),
       },
     },
-    // Every refusal is the same problem document: one `4XX` answer, the statuses this operation may
-    // give listed in `x-error-statuses` (spec/errors.md says what each code means).
-    '4XX': PROBLEM,
+    // Every refusal and failure is the same problem document: one `default` answer (any status not
+    // listed), the statuses this operation may give listed in `x-error-statuses` (spec/errors.md says
+    // what each code means). A `4XX` beside it would say the same again, in every operation.
     default: PROBLEM,
   };
   if (op.kind === 'read' && op.version) responses['304'] = { description: 'Not modified (If-None-Match matched).' };
@@ -240,11 +246,12 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
     ...(hasBody
       ? {
           requestBody: {
-            // A body whose every member is optional may be left out (a claim of the next task with the defaults).
-            required: body.required.length > 0,
+            // A body whose every member is optional may be left out (a claim of the next task with the
+            // defaults): `required` is stated only when true, false being OpenAPI's default.
+            ...(body.required.length > 0 ? { required: true } : {}),
             content: {
               'application/json': {
-                schema: { type: 'object', properties: body.properties, required: body.required, additionalProperties: false },
+                schema: { type: 'object', properties: body.properties, ...(body.required.length > 0 ? { required: body.required } : {}), additionalProperties: false },
               },
             },
           },

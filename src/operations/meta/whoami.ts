@@ -5,6 +5,7 @@ import { countActiveLeases } from '../../store/leases.ts';
 import { countAssigned } from '../../store/tasks.ts';
 import { mayInvoke } from '../authorization.ts';
 import { defineOperation, OPERATIONS_MAX } from '../define-operation.ts';
+import { statusCounts } from '../tasks/task-schema.ts';
 
 export const whoami = defineOperation({
   name: 'whoami',
@@ -21,9 +22,7 @@ export const whoami = defineOperation({
       scopes: z.array(z.enum(SCOPES)).max(SCOPES.length),
       tool_allowlist: z.array(z.string()).max(100).nullable().describe('null: every operation your scopes allow.'),
       open_leases: z.int().describe('Leases you hold right now: list them with GET /api/v1/leases?holder=me&state=active.'),
-      assigned: z
-        .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<TaskStatus, z.ZodInt>)
-        .describe('How many tasks are assigned to you, by status: list them with GET /api/v1/tasks?assignee=me.'),
+      assigned: statusCounts.describe('How many tasks are assigned to you, by status: list them with GET /api/v1/tasks?assignee=me.'),
       can: z.array(z.string()).max(OPERATIONS_MAX).describe('Operations this token may call now (scopes, allowlist, and human-only operations for humans).'),
       needs_approval: z.array(z.string()).max(OPERATIONS_MAX).describe('Of those, the ones that wait for a human\'s approval when you call them.'),
       rate_limit: z

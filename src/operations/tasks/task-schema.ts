@@ -17,6 +17,8 @@ export const HANDOFF_ARTIFACTS_MAX = 20;
 
 export const taskId = z.string().regex(new RegExp(idPattern('tsk')), 'must be a task id: tsk_ followed by a 26-character ULID');
 export const taskStatus = z.enum(TASK_STATUSES);
+/** A count of tasks per status (the OpenAPI document's `StatusCounts`). */
+export const statusCounts = z.object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<(typeof TASK_STATUSES)[number], z.ZodInt>);
 export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
 export const taskDescription = z
@@ -154,9 +156,7 @@ export const fullTask = z.object({
     .max(5)
     .describe('The last failed attempts (at most 5), oldest first.'),
   parent_id: z.string().nullable().describe('The parent task; null: top-level.'),
-  children: z
-    .object(Object.fromEntries(TASK_STATUSES.map((status) => [status, z.int()])) as Record<(typeof TASK_STATUSES)[number], z.ZodInt>)
-    .describe('How many live subtasks this task has, by status; list them with GET /api/v1/tasks?parent={id}.'),
+  children: statusCounts.describe('How many live subtasks this task has, by status; list them with GET /api/v1/tasks?parent={id}.'),
   due_at: z.iso.datetime().nullable().describe('When the task is due; null: no due date.'),
   overdue: z.boolean().describe('Past due_at and not done or cancelled.'),
   discussion: discussionOutput.optional().describe('On tasks_get with view=full (or fields=discussion): the change request and latest human comments, as a claim answer carries them.'),

@@ -4,7 +4,7 @@ import { insertWebhook } from '../../store/webhooks.ts';
 import { resolveDestination } from '../../webhook-destination.ts';
 import { DERIVED_V1, webhookSecret } from '../../webhook-secret.ts';
 import { defineOperation } from '../define-operation.ts';
-import { eventTypeFilter, revealSecret, toWebhook, webhookOutput, webhookUrl } from './webhook-schema.ts';
+import { eventTypeFilter, revealSecret, toWebhook, webhookUrl, webhookWithSecret } from './webhook-schema.ts';
 
 export const createWebhook = defineOperation({
   name: 'webhooks_create',
@@ -17,9 +17,7 @@ export const createWebhook = defineOperation({
   approval: 'outward',
   http: { method: 'POST', path: '/webhooks', successStatus: 201 },
   input: z.strictObject({ url: webhookUrl, event_types: eventTypeFilter.optional(), enabled: z.boolean().default(true) }),
-  output: webhookOutput.extend({
-    secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval.'),
-  }),
+  output: webhookWithSecret,
   redactForReplay: (output) => ({ ...output, secret: null }),
   revealToRequester: revealSecret,
   async run(tx, ctx, input) {

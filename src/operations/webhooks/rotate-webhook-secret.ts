@@ -3,7 +3,7 @@ import { lockWebhook, updateWebhook as updateWebhookRow } from '../../store/webh
 import { nextSecretRef, webhookSecret } from '../../webhook-secret.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { revealSecret, toWebhook, visibleWebhook, webhookId, webhookOutput, webhookTarget } from './webhook-schema.ts';
+import { revealSecret, toWebhook, visibleWebhook, webhookId, webhookTarget, webhookWithSecret } from './webhook-schema.ts';
 
 export const rotateWebhookSecret = defineOperation({
   name: 'webhooks_rotate_secret',
@@ -19,9 +19,7 @@ export const rotateWebhookSecret = defineOperation({
   revealToRequester: revealSecret,
   http: { method: 'POST', path: '/webhooks/{id}/rotate-secret' },
   input: z.strictObject({ id: webhookId }),
-  output: webhookOutput.extend({
-    secret: z.string().nullable().describe('The new signing secret (whsec_…), shown once: store it now. A replay of this request answers null here.'),
-  }),
+  output: webhookWithSecret,
   version: (webhook) => webhook.version,
   redactForReplay: (output) => ({ ...output, secret: null }),
   async run(tx, ctx, input) {

@@ -35,6 +35,14 @@ export const webhookOutput = z.object({
   updated_by: actorRef,
 });
 
+/**
+ * A webhook with its signing secret: the answer of webhooks_create and webhooks_rotate_secret, the
+ * one time the secret is shown (the OpenAPI document's `WebhookWithSecret`).
+ */
+export const webhookWithSecret = webhookOutput.extend({
+  secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval.'),
+});
+
 export function toWebhook(row: WebhookRow): z.infer<typeof webhookOutput> {
   return {
     id: row.id,
