@@ -10,6 +10,16 @@
 -- Expand only: a row written without a workspace (by the previous release, which knows only one)
 -- goes to the default workspace, the one every existing row moves into here.
 
+-- Every table this migration alters, locked at once before anything else, in the order a serving
+-- instance's statements take them: a write's transaction starts on idempotency_keys, so once this
+-- holds it no write is half way through; a request's authentication reads tokens, then agents. A
+-- serving instance's requests then wait for this migration (bounded by their lock timeout) rather
+-- than deadlock with it half way through its tables.
+LOCK TABLE idempotency_keys, tokens, agents, tasks, leases, runs, run_log, events, task_flow, stat_days, task_search,
+  comments, artifacts, artifact_contents, approvals, asks, inbox_items, notifications, notification_preferences,
+  reservations, task_reservations, budgets, budget_spend, schedules, templates, sessions, oidc_identities,
+  webhooks, webhook_deliveries IN ACCESS EXCLUSIVE MODE;
+
 CREATE TABLE workspaces (
   id text PRIMARY KEY,
   name text NOT NULL UNIQUE,

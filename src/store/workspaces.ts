@@ -9,7 +9,7 @@ export type WorkspaceRow = Selectable<WorkspacesTable>;
  * (row-level security decides, migration 0260), by name.
  */
 export async function listVisibleWorkspaces(db: Kysely<DB>): Promise<WorkspaceRow[]> {
-  return db.selectFrom('workspaces').selectAll().orderBy('name').orderBy('id').execute();
+  return db.selectFrom('workspaces').selectAll().orderBy('name').orderBy('id').limit(100).execute();
 }
 
 /** Inserts a workspace unless its name is taken; answers the row, or undefined when taken. */

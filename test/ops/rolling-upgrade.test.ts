@@ -116,24 +116,44 @@ it.runIf(engine === 'postgres')('the previous release keeps serving while the cu
   let turn = 0;
   const servedBy = new Map<string, number>();
   const failures: string[] = [];
+  // Answers a client retries as the problem says (retryable, same Idempotency-Key), and the retry succeeded.
+  const retried: string[] = [];
+  /**
+   * One request, as a careful client sends it: a retryable problem or a broken connection is tried
+   * once more, on the next instance, with the same Idempotency-Key. 0.2.0 answers a statement it
+   * prepared before a migration changed its table's columns with one retryable 503 per connection
+   * (then prepares afresh); a request cut off by an instance stopping may or may not have been
+   * applied. A retry that fails too is a failure.
+   */
   async function call<T>(method: string, path: string, token: string, body?: unknown): Promise<T | undefined> {
-    const base = rotation[turn++ % rotation.length] ?? old.url;
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (method !== 'GET') headers['idempotency-key'] = randomUUID();
     if (body !== undefined) headers['content-type'] = 'application/json';
-    try {
-      const response = await fetch(`${base}/api/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      const text = await response.text();
-      servedBy.set(base, (servedBy.get(base) ?? 0) + 1);
-      if (!response.ok) {
-        failures.push(`${method} ${path} on ${base}: ${response.status} ${text}`);
+    let first: string | undefined;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const base = rotation[turn++ % rotation.length] ?? old.url;
+      let outcome: string;
+      try {
+        const response = await fetch(`${base}/api/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        const text = await response.text();
+        servedBy.set(base, (servedBy.get(base) ?? 0) + 1);
+        if (response.ok) {
+          if (first !== undefined) retried.push(first);
+          return JSON.parse(text) as T;
+        }
+        outcome = `${method} ${path} on ${base}: ${response.status} ${text}`;
+        if (!(response.status === 503 && (JSON.parse(text) as { retryable?: boolean }).retryable === true)) break;
+      } catch (error) {
+        outcome = `${method} ${path} on ${base}: ${(error as Error).message}`;
+      }
+      if (first !== undefined) {
+        failures.push(`${first}\n  then ${outcome}`);
         return undefined;
       }
-      return JSON.parse(text) as T;
-    } catch (error) {
-      failures.push(`${method} ${path} on ${base}: ${(error as Error).message}`);
-      return undefined;
+      first = outcome;
     }
+    failures.push(first ?? `${method} ${path}: refused`);
+    return undefined;
   }
 
   const agent = await call<{ id: string }>('POST', '/agents', adminToken, { name: 'rolling-agent', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
@@ -186,11 +206,14 @@ it.runIf(engine === 'postgres')('the previous release keeps serving while the cu
   await loop;
 
   expect(failures).toEqual([]);
+  // Each old connection's stale statements answer once; a handful in all, never most of the loop.
+  expect(retried.length, retried.join('\n')).toBeLessThan(cycles);
   expect(servedByCurrent).toBeGreaterThan(0);
   expect(turn - before).toBeGreaterThan(0);
   expect(refusal.code).toBe(1);
   expect(refusal.stderr).toMatch(/^The database has migrations this version of Baton does not know \(0075_events_actor_seq, 0080_cursor_key, 0090_tasks_blocked_by_index[,)]/);
-  expect(errorLines(old.process.output()), old.process.output()).toEqual([]);
+  // 0.2.0 logs the stale prepared statements it answered with a retryable 503 (above); nothing else.
+  expect(errorLines(old.process.output()).filter((line) => !line.includes('cached plan must not change result type')), old.process.output()).toEqual([]);
   expect(errorLines(current.process.output()), current.process.output()).toEqual([]);
 
   // Nothing lost: every acknowledged task and hand-in is there, and every task's own events are

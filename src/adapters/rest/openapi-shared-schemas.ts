@@ -40,6 +40,8 @@ const NAMES: Record<string, string> = {
   TasksClaimNextLabels: 'LabelFilter',
   LabelsItem: 'Label',
   ManifestScopesItem: 'Scope',
+  ScopesItem: 'Scope',
+  WorkspacesListInboxItem: 'Workspace',
   Counts: 'InboxCounts',
   LeasesReleaseOutput: 'ReleasedLease',
   Limit: 'BudgetLimit',

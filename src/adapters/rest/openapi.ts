@@ -240,7 +240,8 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
     ...(op.description ? { description: op.description } : {}),
     tags: [operationParts(op.name)[0]],
     ...(op.scope === null ? {} : { 'x-required-scope': op.scope }),
-    'x-approval': op.approval,
+    // Only a gated operation says so; the rest (most) are `none`, which the document leaves unsaid.
+    ...(op.approval === 'none' ? {} : { 'x-approval': op.approval }),
     'x-error-statuses': errorStatuses(op),
     parameters,
     ...(hasBody

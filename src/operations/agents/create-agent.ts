@@ -11,9 +11,7 @@ import { checkAllowlist } from './allowlist.ts';
 export const createAgent = defineOperation({
   name: 'agents_create',
   summary: 'Create a principal: an agent (software) or a human, with its scopes, toolAllowlist and rate limit.',
-  description:
-    'Humans only. Then issue it a token per machine with POST /api/v1/agents/{id}/tokens. ' +
-    "A human with an `email` is an invitation: the person signing in with single sign-on under that verified email becomes this human, a member of this workspace with its `role`.",
+  description: 'Humans only. Then issue it a token per machine with POST /api/v1/agents/{id}/tokens. A human\'s `email` invites a person.',
   kind: 'write',
   scope: 'agents:admin',
   humanOnly: true,
@@ -22,11 +20,11 @@ export const createAgent = defineOperation({
   input: z.strictObject({
     name: agentName,
     kind: z.enum(PRINCIPAL_KINDS).default('agent'),
-    scopes: scopeList.optional().describe("What it may do; required unless a human's `role` gives them."),
+    scopes: scopeList.optional().describe('Required unless `role` is given.'),
     tool_allowlist: z.array(z.string().min(1).max(100)).max(100).nullable().default(null),
     rate_limit: z.int().min(1).max(1_000_000).nullable().default(null),
-    email: z.email().max(254).optional().describe('A human\'s email: the person who signs in with it (verified by the provider) becomes this human.'),
-    role: z.enum(ROLES).optional().describe("A human's role; its scopes replace `scopes`. Only an owner gives the owner role."),
+    email: z.email().max(254).optional(),
+    role: z.enum(ROLES).optional().describe('Its scopes replace `scopes`.'),
   }),
   output: agentOutput,
   version: (agent) => agent.version,

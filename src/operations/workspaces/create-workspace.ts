@@ -12,10 +12,7 @@ import { toWorkspace, workspaceName, workspaceOutput } from './workspace-schema.
 
 export const createWorkspace = defineOperation({
   name: 'workspaces_create',
-  summary: 'Create a workspace, with you as its owner: its tasks, agents, tokens, webhooks and events are its own, unseen from any other.',
-  description:
-    'Owners only. A person who signs in with single sign-on finds it in their workspace switcher at once; ' +
-    'anyone else gets a token of its new owner in this response, shown once. Add people there with agents_create (a human with their email).',
+  summary: 'Create a workspace you own (owners only); invite people with agents_create and an email.',
   kind: 'write',
   scope: 'agents:admin',
   humanOnly: true,
@@ -25,8 +22,8 @@ export const createWorkspace = defineOperation({
   input: z.strictObject({ name: workspaceName }),
   output: z.object({
     workspace: workspaceOutput,
-    owner_id: z.string().describe('You, in the new workspace: a principal there with the owner role.'),
-    token: z.string().nullable().describe("A bearer token of the new workspace's owner, for a caller without single sign-on; shown once (a replay answers null). Null for a person who signs in with single sign-on."),
+    owner_id: z.string().describe('You, as its owner.'),
+    token: z.string().nullable().describe('For a caller without single sign-on, a token of its owner, shown once (a replay answers null).'),
   }),
   redactForReplay: (output) => ({ ...output, token: null }),
   async run(tx, ctx, input) {

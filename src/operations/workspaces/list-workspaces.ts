@@ -1,22 +1,24 @@
 import { z } from 'zod';
+import { latestEventId } from '../../store/events.ts';
 import { listVisibleWorkspaces } from '../../store/workspaces.ts';
+import { pageSchema } from '../shared/lists.ts';
 import { defineOperation } from '../define-operation.ts';
 import { toWorkspace, workspaceOutput } from './workspace-schema.ts';
 
 export const listWorkspaces = defineOperation({
   name: 'workspaces_list',
-  summary: 'List your workspaces: the one this token or session acts in (`current`), and for a person who signs in with single sign-on every other they belong to.',
-  description:
-    'Everything else you read or write is the current workspace\'s. A token belongs to one workspace; a person switches their web session with POST /auth/workspace.',
+  summary: "List your workspaces: the one you act in (`current`) and a single sign-on person's others.",
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
   toolset: 'admin',
   http: { method: 'GET', path: '/workspaces' },
   input: z.strictObject({}),
-  output: z.object({ data: z.array(workspaceOutput) }),
+  output: pageSchema(workspaceOutput),
   async run(db, ctx) {
+    const syncCursor = await latestEventId(db);
     const rows = await listVisibleWorkspaces(db);
-    return { data: rows.map((row) => toWorkspace(row, ctx.actor.workspaceId)) };
+    // A person belongs to a handful of workspaces: one page holds them all.
+    return { data: rows.map((row) => toWorkspace(row, ctx.actor.workspaceId)), has_more: false, next_cursor: null, sync_cursor: syncCursor };
   },
 });

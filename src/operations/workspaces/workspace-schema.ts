@@ -10,12 +10,12 @@ export const workspaceName = z
   .min(1)
   .max(100)
   .regex(/^[^\p{Cc}]+$/u, 'no control characters')
-  .describe('Unique on the server: how people tell their workspaces apart.');
+  .describe('Unique on the server.');
 
 export const workspaceOutput = z.object({
   id: z.string(),
   name: z.string(),
-  current: z.boolean().describe("True for the workspace this token or session acts in; every other call's data is this workspace's."),
+  current: z.boolean().describe('The workspace this token or session acts in.'),
   created_at: z.string(),
 });
 
