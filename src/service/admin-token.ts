@@ -5,6 +5,7 @@ import type { Ids } from '../ids.ts';
 import { insertAgent, listAgents } from '../store/agents.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
+import { bindWorkspace, DEFAULT_WORKSPACE_ID } from '../store/workspace-scope.ts';
 import { generateToken } from '../tokens.ts';
 import { issueAdminToken, systemProvenance } from './bootstrap.ts';
 
@@ -20,7 +21,7 @@ export interface MintedAdminToken {
 
 /**
  * `baton admin-token`, the way back from a lost bootstrap token: a new token with every scope for
- * the oldest enabled human holding every scope (a new human `admin` when there is none), written
+ * the default workspace's oldest enabled human holding every scope (a new human `admin` when there is none), written
  * straight to the database by the system actor. Its `token.created` event says `recovery: true`,
  * so the timeline shows who can do this: whoever can reach the database.
  */
@@ -28,6 +29,8 @@ export async function mintAdminToken(db: Kysely<DB>, deps: { clock: Clock; ids: 
   return db.transaction().execute(async (tx) => {
     // The same lock as bootstrapping, so a first start and a recovery never both make an admin.
     await sql`SELECT pg_advisory_xact_lock(3, 1)`.execute(tx);
+    // Recovery is the default workspace's, as the bootstrap admin is; its owners are found there only.
+    await bindWorkspace(tx, DEFAULT_WORKSPACE_ID);
     const now = deps.clock.now();
     const humans = await listAgents(tx, { kind: 'human', beforeId: undefined, limit: HUMANS_SCANNED });
     // metrics:read came after the first admins were made, and agents:admin admits /metrics anyway.
