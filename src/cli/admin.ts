@@ -11,7 +11,7 @@ type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
-/** `baton agents …`, `baton tokens …`, `baton approvals …`, `baton budgets …`: administration through the REST API. */
+/** `baton agents …`, `baton tokens …`, `baton workspaces …`, `baton approvals …`, `baton budgets …`: administration through the REST API. */
 export function adminCommands(run: Run): Command[] {
   const agents = new Command('agents').description('the principals (people and agents) that hold tokens');
   withPaging(agents.command('list').description('list principals').addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))).action(
@@ -34,6 +34,38 @@ export function adminCommands(run: Run): Command[] {
         const agent = await client.agents.create({ name, kind: o.kind, scopes: o.scope as (typeof SCOPES)[number][] }, ctx.write(o));
         if (ctx.out.json) return ctx.out.data(agent);
         ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name}) with ${agent.scopes.join(', ')}`);
+      }),
+    );
+
+  const workspaces = new Command('workspaces').description('the workspaces you belong to: each holds its own tasks, agents and tokens');
+  workspaces
+    .command('list')
+    .description('list your workspaces; CURRENT marks the one this token acts in')
+    .action(
+      run(async (ctx) => {
+        const { client } = await ctx.connect();
+        const page = await client.workspaces.list({});
+        if (ctx.out.json) return ctx.out.data(page);
+        ctx.out.table(['ID', 'NAME', 'CURRENT', 'CREATED'], page.data.map((w) => [w.id, w.name, w.current ? 'yes' : '', w.created_at]));
+      }),
+    );
+  workspaces
+    .command('create')
+    .description('create a workspace with you as its owner (owners only); a token of its owner is printed once')
+    .argument('<name>', 'unique on the server')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, name: string, o: { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const made = await client.workspaces.create({ name }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(made);
+        ctx.out.line(`created workspace ${made.workspace.id} (${made.workspace.name}); you are its owner ${made.owner_id}`);
+        if (made.token === null) {
+          ctx.out.note('Sign in with single sign-on and switch to it in the web app, or use a token of its owner: this answer carries none (single sign-on, or a replay).');
+          return;
+        }
+        ctx.out.note(`Warning: this token is its owner's, every right in ${made.workspace.name}, shown once; store it now (\`BATON_TOKEN\` or \`baton login\`):`);
+        ctx.out.line(made.token);
       }),
     );
 
@@ -118,7 +150,7 @@ export function adminCommands(run: Run): Command[] {
       }),
     );
   }
-  return [agents, tokens, approvals, budgetsCommand(run)];
+  return [agents, tokens, workspaces, approvals, budgetsCommand(run)];
 }
 
 const BUDGET_SCOPES = ['agent', 'label', 'task'] as const;

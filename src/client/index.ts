@@ -18,6 +18,8 @@ import type { getInsight } from '../operations/insight/get-insight.ts';
 import type { getExport } from '../operations/exports/get-export.ts';
 import type { markInbox } from '../operations/inbox/mark-inbox.ts';
 import type { wait } from '../operations/inbox/wait.ts';
+import type { createWorkspace } from '../operations/workspaces/create-workspace.ts';
+import type { listWorkspaces } from '../operations/workspaces/list-workspaces.ts';
 import type { z } from 'zod';
 import type { createAgent } from '../operations/agents/create-agent.ts';
 import type { createToken } from '../operations/agents/create-token.ts';
@@ -207,6 +209,10 @@ export function createClient(options: ClientOptions) {
       get: route<typeof getAgent>(t, 'GET', '/agents/{id}'),
       create: route<typeof createAgent>(t, 'POST', '/agents'),
       update: route<typeof updateAgent>(t, 'PATCH', '/agents/{id}'),
+    },
+    workspaces: {
+      list: route<typeof listWorkspaces>(t, 'GET', '/workspaces'),
+      create: route<typeof createWorkspace>(t, 'POST', '/workspaces'),
     },
     tokens: {
       list: route<typeof listTokens>(t, 'GET', '/agents/{id}/tokens'),

@@ -246,7 +246,7 @@ describe('the review loop from a shell', () => {
   });
 });
 
-describe('baton agents, tokens and approvals', () => {
+describe('baton agents, tokens, workspaces and approvals', () => {
   it('creates an agent and its token, revokes it, and decides the approvals its gated calls ask for', { timeout: 120_000 }, async () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${agent.id}\\s+cli-bot\\s+agent\\s+tasks:read,tasks:write`));
@@ -276,6 +276,22 @@ describe('baton agents, tokens and approvals', () => {
     expect((await baton(['tokens', 'revoke', token.id])).stdout).toBe(`revoked ${token.id} (cli-test)\n`);
     const refused = await baton(['whoami'], 3, asBot);
     expect(refused.stderr).toMatch(/\(invalid_token, HTTP 401\)/);
+  });
+
+  it("lists your workspaces and creates one, printing its owner's token once", { timeout: 120_000 }, async () => {
+    const made = await baton(['workspaces', 'create', 'CLI Beta']);
+    const [line, token = ''] = made.stdout.trim().split('\n');
+    expect(line).toMatch(/^created workspace ws_\w+ \(CLI Beta\); you are its owner agt_\w+$/);
+    expect(token).toMatch(/^bat_\w+$/);
+    expect(made.stderr).toMatch(/^Warning: this token is its owner's, every right in CLI Beta, shown once; store it now/);
+    expect((await baton(['workspaces', 'list'])).stdout).toMatch(/^ws_0{26}\s+default\s+yes\s/m);
+    const asOwner = { BATON_URL: url, BATON_TOKEN: token };
+    expect((await baton(['workspaces', 'list'], 0, asOwner)).stdout).toMatch(/^ws_\w+\s+CLI Beta\s+yes\s/m);
+    const listed = JSON.parse((await baton(['workspaces', 'list', '--json'], 0, asOwner)).stdout) as { data: { name: string; current: boolean }[] };
+    expect(listed.data).toEqual([expect.objectContaining({ name: 'CLI Beta', current: true })]);
+    expect((await baton(['tasks', 'list'], 0, asOwner)).stdout).not.toMatch(/cli-bot|delete me/);
+    // Names are the server's to keep unique.
+    expect((await baton(['workspaces', 'create', 'CLI Beta'], 5)).stderr).toMatch(/\(conflict_state, HTTP 409\)/);
   });
 
   it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {

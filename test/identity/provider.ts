@@ -19,8 +19,8 @@ export interface TestProvider {
 
 /**
  * A real OpenID provider (oidc-provider) on a free port, with one confidential client `baton`
- * allowed to return to `redirectUri`, PKCE required, the `groups` claim in the ID token, and its
- * development login and consent pages (any password).
+ * allowed to return to `redirectUri`, PKCE required, the `groups` claim and the email (verified, so it
+ * takes up invitations) in the ID token, and its development login and consent pages (any password).
  */
 export async function startProvider(options: { redirectUri: string; accounts: Record<string, TestAccount>; idTokenTtlS?: number }): Promise<TestProvider> {
   const server = createServer();
@@ -31,12 +31,12 @@ export async function startProvider(options: { redirectUri: string; accounts: Re
   const provider = new Provider(issuer, {
     clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
     pkce: { required: () => true },
-    claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email', 'email_verified'] },
     // The claims go in the ID token itself (Baton reads no userinfo).
     conformIdTokenClaims: false,
     findAccount: (_ctx, sub) => {
       const account = options.accounts[sub];
-      return account ? { accountId: sub, claims: () => ({ sub, name: account.name, email: account.email, groups: [...account.groups] }) } : undefined;
+      return account ? { accountId: sub, claims: () => ({ sub, name: account.name, email: account.email, email_verified: true, groups: [...account.groups] }) } : undefined;
     },
     ttl: { IdToken: options.idTokenTtlS ?? 3600 },
     cookies: { keys: ['oidc-provider-test-cookie-key'] },

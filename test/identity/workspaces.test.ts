@@ -7,7 +7,7 @@ import { CRON_SECRET, testClock } from '../leases/instances.ts';
  * Workspaces (spec/identity.md "Workspaces"): what one workspace holds is unseen, uncountable and
  * unchangeable from another, through the operations, the workers and a person's sessions. The
  * registry-wide probe of every operation is test/security/cross-workspace.test.ts; the browser
- * flow is test/web/workspaces.test.ts.
+ * flow (sign-in through a real provider, the switcher) is in test/web/sso.test.ts.
  */
 
 const clock = testClock();

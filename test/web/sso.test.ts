@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,11 +6,13 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Clock } from '../../src/clock.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { startProvider, type TestProvider } from '../identity/provider.ts';
-import { WAIT } from './browser.ts';
+import { AXE, axeEverywhere } from './axe.ts';
+import { SHOTS, WAIT } from './browser.ts';
 
 /**
  * Single sign-on end to end (spec/identity.md): Chromium, a listening Baton, and real OpenID
  * providers (oidc-provider) started here. The ID token lives 60 s; Baton's clock is the test's.
+ * Last, a person's workspaces: invited to a second one, they switch to it in the top bar.
  */
 
 let offsetMs = 0;
@@ -24,6 +27,7 @@ const ACCOUNTS = {
   ada: { name: 'Ada Lovelace', email: 'ada@example.com', groups: ['baton-admins'] },
   bob: { name: 'Bob Builder', email: 'bob@example.com', groups: ['staff'] },
   eve: { name: 'Eve Early', email: 'eve@example.com', groups: [] },
+  cy: { name: 'Cy Switcher', email: 'cy@example.com', groups: [] },
 };
 
 async function freePort(): Promise<number> {
@@ -236,6 +240,79 @@ describe('single sign-on in Chromium', () => {
     await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
     await through(page, 'eve');
     expect((await shownProblem(page)).code).toBe('sign_in_failed');
+    await context.close();
+  });
+});
+
+describe('workspaces in Chromium', () => {
+  it('shows a person invited to a second workspace a switcher; there they see its board only, with the role they were given', { timeout: 120_000 }, async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addInitScript({ path: AXE });
+    const page = await context.newPage();
+    const card = (title: string) => page.locator('article.task-card', { hasText: title });
+    await page.goto(`${base}/auth/oidc/login`);
+    await atProvider(page, 'cy');
+    await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+    // One workspace: its name, nothing to switch to.
+    const name = page.locator('header .workspace-name');
+    await name.waitFor(WAIT);
+    expect(await name.textContent()).toBe('Workspace: default');
+
+    // An owner makes Beta and invites the person there as a viewer, by the email the provider verifies.
+    const made = await t.request('POST', '/api/v1/workspaces', { body: { name: 'Beta' } });
+    expect(made.status, made.body).toBe(201);
+    const betaOwner = made.json<{ token: string }>().token;
+    const invited = await t.request('POST', '/api/v1/agents', { token: betaOwner, body: { name: 'Cy Switcher', kind: 'human', email: 'cy@example.com', role: 'viewer' } });
+    expect(invited.status, invited.body).toBe(201);
+
+    // Their next sign-in takes the invitation up: the switcher, in the workspace they were in.
+    await page.goto(`${base}/auth/oidc/login`);
+    await atProvider(page, 'cy');
+    const inDefault = page.getByRole('button', { name: 'Workspace: default' });
+    await inDefault.waitFor(WAIT);
+    // A member in default: they create a task there.
+    await page.getByRole('button', { name: 'New task' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New task' });
+    await dialog.getByLabel('Title').fill('Cy in default');
+    await dialog.getByRole('button', { name: 'Create task' }).click();
+    await card('Cy in default').waitFor(WAIT);
+
+    // From the keyboard: the toggle opens a list of the other workspaces, the first focused; Escape closes it.
+    await inDefault.focus();
+    await page.keyboard.press('Enter');
+    const others = page.getByRole('group', { name: 'Switch to workspace' });
+    await others.waitFor(WAIT);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Beta');
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}workspace-switcher.png` });
+    expect(await axeEverywhere(page, 'the workspace switcher, open')).toEqual([]);
+    await page.keyboard.press('Escape');
+    await others.waitFor({ state: 'detached', ...WAIT });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-expanded'))).toBe('false');
+
+    // Beta: its board, without default's task; a viewer there, they are offered no way to create one, and the API refuses.
+    await inDefault.click();
+    await others.getByRole('button', { name: 'Beta' }).click();
+    const inBeta = page.getByRole('button', { name: 'Workspace: Beta' });
+    await inBeta.waitFor(WAIT);
+    await page.getByText('No tasks yet').waitFor(WAIT);
+    expect(await card('Cy in default').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'New task' }).count()).toBe(0);
+    await page.keyboard.press('c');
+    expect(await page.getByRole('dialog', { name: 'New task' }).count()).toBe(0);
+    const refused = await page.evaluate(async () => {
+      const auth = (await (await fetch('/auth/session')).json()) as { csrf_token: string };
+      const res = await fetch('/api/v1/tasks', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID(), 'x-csrf-token': auth.csrf_token }, body: JSON.stringify({ title: 'Cy in Beta' }) });
+      return res.status;
+    });
+    expect(refused).toBe(403);
+
+    // And back, from the keyboard: default's board again.
+    await inBeta.focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Workspace: default' }).waitFor(WAIT);
+    await card('Cy in default').waitFor(WAIT);
     await context.close();
   });
 });

@@ -75,6 +75,19 @@ export async function endCookieSession(): Promise<void> {
   csrfToken = null;
 }
 
+/**
+ * Moves this browser's cookie session to another of the person's workspaces: the server ends this
+ * session and sets the cookie of a new one there. Throws the server's problem (`workspace_not_found`).
+ */
+export async function switchWorkspace(workspaceId: string): Promise<void> {
+  const res = await fetch('/auth/workspace', {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json', ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) },
+    body: JSON.stringify({ workspace_id: workspaceId }),
+  });
+  if (!res.ok) throw new ApiProblem(await toProblem(res));
+}
+
 /** A pasted token wins; otherwise the cookie goes by itself and writes carry the CSRF token. */
 export function authHeaders(token = getToken()): Record<string, string> {
   if (token) return { authorization: `Bearer ${token}` };

@@ -23,6 +23,7 @@ import { useShortcuts } from './hooks.ts';
 import { RetryContext } from './components.tsx';
 import { NewTaskDialog } from './views/new-task.tsx';
 import { UndoHost } from './undo.tsx';
+import { WorkspaceSwitcher } from './workspace-switcher.tsx';
 
 const MODE_TEXT: Record<FeedMode, string> = { connecting: 'Connecting…', stream: 'Live', polling: 'Live (polling)', off: 'Live updates off' };
 
@@ -151,6 +152,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
         <a href="/" class="brand" aria-label="Baton: the board">
           <span class="brand-mark" aria-hidden="true" /> <span class="brand-text">Baton</span>
         </a>
+        <WorkspaceSwitcher />
         <nav class="nav" aria-label="Main">
           <NavLink href="/" current={route.page === 'board' || route.page === 'task'}>
             Board

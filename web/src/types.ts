@@ -127,6 +127,14 @@ export interface Whoami {
   can: string[];
 }
 
+/** One of the caller's workspaces (GET /workspaces); `current` is the one this session acts in. */
+export interface Workspace {
+  id: string;
+  name: string;
+  current: boolean;
+  created_at: string;
+}
+
 export interface Manifest {
   auth: { scopes: string[] };
   attempts: { default_max_attempts: number; backoff_s: number[] };
