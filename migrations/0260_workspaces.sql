@@ -26,7 +26,7 @@ CREATE TABLE workspaces (
   created_at timestamptz NOT NULL,
   created_by_id text NOT NULL
 );
-INSERT INTO workspaces (id, name, created_at, created_by_id) VALUES ('ws_00000000000000000000000000', 'default', now(), 'system');
+INSERT INTO workspaces (id, name, created_at, created_by_id) VALUES ('wsp_00000000000000000000000000', 'default', now(), 'system');
 
 -- The role operations run as. One per cluster (roles are), so it may exist already.
 DO $roles$
@@ -67,7 +67,7 @@ BEGIN
   ] LOOP
     EXECUTE format($ddl$
       ALTER TABLE %1$I ADD COLUMN workspace_id text NOT NULL
-        DEFAULT coalesce(nullif(current_setting('baton.workspace', true), ''), 'ws_00000000000000000000000000');
+        DEFAULT coalesce(nullif(current_setting('baton.workspace', true), ''), 'wsp_00000000000000000000000000');
       ALTER TABLE %1$I ENABLE ROW LEVEL SECURITY;
       CREATE POLICY workspace_isolation ON %1$I
         USING (workspace_id = current_setting('baton.workspace', true))
@@ -78,7 +78,7 @@ END
 $scope$;
 
 -- A person (an OpenID identity) is a member of each workspace they hold a principal in.
-ALTER TABLE oidc_identities ADD COLUMN workspace_id text NOT NULL DEFAULT 'ws_00000000000000000000000000';
+ALTER TABLE oidc_identities ADD COLUMN workspace_id text NOT NULL DEFAULT 'wsp_00000000000000000000000000';
 ALTER TABLE oidc_identities DROP CONSTRAINT oidc_identities_pkey, ADD PRIMARY KEY (issuer, subject, workspace_id);
 ALTER TABLE oidc_identities ALTER COLUMN workspace_id DROP DEFAULT;
 ALTER TABLE oidc_identities ENABLE ROW LEVEL SECURITY;

@@ -20,7 +20,7 @@ CREATE TABLE agents (
   email text,
   external_updated_at timestamp with time zone,
   role text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE approvals (
@@ -48,13 +48,13 @@ CREATE TABLE approvals (
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
   overdue_at timestamp with time zone,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE artifact_contents (
   artifact_id text NOT NULL,
   content bytea NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE artifacts (
@@ -67,7 +67,7 @@ CREATE TABLE artifacts (
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE asks (
@@ -90,7 +90,7 @@ CREATE TABLE asks (
   answered_at timestamp with time zone,
   created_at timestamp with time zone NOT NULL,
   overdue_at timestamp with time zone,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text),
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
   to_role text
 );
 
@@ -124,7 +124,7 @@ CREATE TABLE budget_spend (
   window_start timestamp with time zone NOT NULL,
   amount bigint NOT NULL,
   at timestamp with time zone NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE budgets (
@@ -147,7 +147,7 @@ CREATE TABLE budgets (
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
   task_max_cost boolean NOT NULL DEFAULT false,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE comments (
@@ -164,7 +164,7 @@ CREATE TABLE comments (
   deleted_at timestamp with time zone,
   deleted_by_id text,
   search_doc tsvector DEFAULT to_tsvector('english'::regconfig, body),
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE event_archives (
@@ -190,7 +190,7 @@ CREATE TABLE events (
   data jsonb NOT NULL,
   created_at timestamp with time zone NOT NULL,
   approval_id text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE idempotency_keys (
@@ -202,7 +202,7 @@ CREATE TABLE idempotency_keys (
   response_body text NOT NULL,
   created_at timestamp with time zone NOT NULL,
   expires_at timestamp with time zone NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE inbound_deliveries (
@@ -225,7 +225,7 @@ CREATE TABLE inbox_items (
   created_at timestamp with time zone NOT NULL,
   updated_at timestamp with time zone NOT NULL,
   overdue_at timestamp with time zone,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE leases (
@@ -246,7 +246,7 @@ CREATE TABLE leases (
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE notification_links_used (
@@ -260,7 +260,7 @@ CREATE TABLE notification_preferences (
   email text NOT NULL DEFAULT 'immediate'::text,
   chat boolean NOT NULL DEFAULT true,
   updated_at timestamp with time zone NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE notifications (
@@ -274,7 +274,7 @@ CREATE TABLE notifications (
   next_attempt_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL,
   updated_at timestamp with time zone NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE oidc_identities (
@@ -313,7 +313,7 @@ CREATE TABLE reservations (
   ended_at timestamp with time zone,
   end_reason text,
   follows_lease boolean NOT NULL DEFAULT false,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE run_log (
@@ -322,7 +322,7 @@ CREATE TABLE run_log (
   at timestamp with time zone NOT NULL,
   level text NOT NULL,
   line text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE runs (
@@ -337,7 +337,7 @@ CREATE TABLE runs (
   log_lines integer NOT NULL DEFAULT 0,
   updated_at timestamp with time zone NOT NULL,
   failure_code text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE schedules (
@@ -363,7 +363,7 @@ CREATE TABLE schedules (
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
   template jsonb,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE server_keys (
@@ -383,7 +383,7 @@ CREATE TABLE sessions (
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
   end_reason text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE stat_days (
@@ -415,7 +415,7 @@ CREATE TABLE stat_days (
   b19 integer NOT NULL DEFAULT 0,
   b20 integer NOT NULL DEFAULT 0,
   b21 integer NOT NULL DEFAULT 0,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_flow (
@@ -424,19 +424,19 @@ CREATE TABLE task_flow (
   started_at timestamp with time zone,
   holder_id text,
   reviewed boolean NOT NULL DEFAULT false,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_reservations (
   task_id text NOT NULL,
   requirements jsonb NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE task_search (
   task_id text NOT NULL,
   search_doc tsvector NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE tasks (
@@ -477,7 +477,7 @@ CREATE TABLE tasks (
   overdue_asks integer NOT NULL DEFAULT 0,
   max_cost_micros bigint,
   max_cost_currency text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE templates (
@@ -494,7 +494,7 @@ CREATE TABLE templates (
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE tokens (
@@ -510,7 +510,7 @@ CREATE TABLE tokens (
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE webhook_deliveries (
@@ -524,7 +524,7 @@ CREATE TABLE webhook_deliveries (
   next_attempt_at timestamp with time zone NOT NULL,
   created_at timestamp with time zone NOT NULL,
   updated_at timestamp with time zone NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE webhooks (
@@ -543,7 +543,7 @@ CREATE TABLE webhooks (
   updated_at timestamp with time zone NOT NULL,
   updated_by_id text NOT NULL,
   updated_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'ws_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE workspaces (

@@ -12,7 +12,7 @@ import type { Tx } from './connection.ts';
 import type { DB } from './schema.ts';
 
 /** The workspace every row of an install older than workspaces moved into, and the first workspace of a new one. */
-export const DEFAULT_WORKSPACE_ID = 'ws_00000000000000000000000000';
+export const DEFAULT_WORKSPACE_ID = 'wsp_00000000000000000000000000';
 
 /** The database role a bound transaction acts as (created by migration 0260). */
 export const TENANT_ROLE = 'baton_tenant';

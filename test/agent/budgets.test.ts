@@ -63,7 +63,7 @@ const WORK_SET = [
 const HEADROOM = { agent: 5 * 1024, human: 5 * 1024 } as const;
 
 const principalOf = (kind: 'agent' | 'human', scopes: readonly Scope[]): Authenticated => ({
-  principal: { id: `${kind}_budget`, kind, name: kind, scopes: new Set(scopes), toolAllowlist: null, tokenId: 'tok_budget', machine: 'test', workspaceId: 'ws_00000000000000000000000000' },
+  principal: { id: `${kind}_budget`, kind, name: kind, scopes: new Set(scopes), toolAllowlist: null, tokenId: 'tok_budget', machine: 'test', workspaceId: 'wsp_00000000000000000000000000' },
   budget: { limit: 1, remaining: 1, windowS: 1, resetS: 1 },
 });
 const AGENT = principalOf('agent', AGENT_SCOPES);

@@ -163,10 +163,10 @@ describe('a person in two workspaces', () => {
 
     // A workspace she is not in is refused the same as one that does not exist.
     const gamma = (await t.request('GET', '/api/v1/workspaces')).json<Page<Workspace>>().data.find((w) => w.name === 'Gamma');
-    const outside = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: gamma?.id ?? 'ws_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
+    const outside = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: gamma?.id ?? 'wsp_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
     expect(outside.status).toBe(404);
     expect(outside.json()).toMatchObject({ code: 'workspace_not_found' });
-    const made2 = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: 'ws_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
+    const made2 = await withCookie(secret, 'POST', '/auth/workspace', { body: { workspace_id: 'wsp_01JZZZZZZZZZZZZZZZZZZZZZZZ' }, csrf: await csrf(secret) });
     expect(made2.json()).toMatchObject({ code: 'workspace_not_found' });
     // She signs in next where she was last.
     expect((await t.server.service.signIn(person, CHROME)).workspaceId).toBe(beta.id);

@@ -51,6 +51,9 @@ function identityPaths(): PathItems {
     '/auth/session': {
       get: { ...open('The cookie session', 'Whether the cookie is a live session, the CSRF token its writes send, and the sign-in offer.', { '200': json('`{oidc, session, csrf_token}`.') }, 'identity'), operationId: 'authSession', ...browser },
     },
+    '/auth/workspace': {
+      post: { ...open('Switch workspace', 'Your session moves to another of your workspaces: a new cookie (CSRF-checked).', { '200': json('`{workspace_id, session}`.'), '404': problemFor(404) }, 'identity'), operationId: 'authWorkspace', ...browser },
+    },
     '/auth/logout': {
       post: { ...open('Sign out', 'Ends the cookie session on the server (CSRF-checked).', { '204': { description: 'Signed out.' }, '403': problemFor(403) }, 'identity'), operationId: 'authLogout', ...browser },
     },

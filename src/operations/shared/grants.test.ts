@@ -18,7 +18,7 @@ function grant(over: Partial<TokenGrant>): TokenGrant {
     tool_allowlist: null,
     disabled: false,
     rate_limit: null,
-    workspace_id: 'ws_00000000000000000000000000',
+    workspace_id: 'wsp_00000000000000000000000000',
     token_created_by_kind: 'human',
     used: 1,
     ...over,

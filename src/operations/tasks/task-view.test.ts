@@ -10,7 +10,7 @@ import { nextActions, shapeTask, toListTask, toTask } from './task-view.ts';
 const at = new Date('2026-11-24T12:00:00.000Z');
 
 function principal(kind: 'human' | 'agent', scopes: readonly Scope[], toolAllowlist: string[] | null = null): Principal {
-  return { id: `agt_${kind}`, kind, name: kind, scopes: new Set(scopes), toolAllowlist: toolAllowlist && new Set(toolAllowlist), tokenId: 'tok_1', machine: 'm', workspaceId: 'ws_00000000000000000000000000' };
+  return { id: `agt_${kind}`, kind, name: kind, scopes: new Set(scopes), toolAllowlist: toolAllowlist && new Set(toolAllowlist), tokenId: 'tok_1', machine: 'm', workspaceId: 'wsp_00000000000000000000000000' };
 }
 
 function row(status: string, over: Partial<TaskRow> = {}): TaskRow {

@@ -30,7 +30,7 @@ export const createWorkspace = defineOperation({
     const me = await lockAgent(tx, ctx.actor.id);
     if (me?.role !== 'owner') throw new BatonError('owner_required', 'Only an owner of a workspace may create another.');
     const identity = await findIdentityOf(tx, me.id);
-    const id = ctx.ids.make('ws');
+    const id = ctx.ids.make('wsp');
     const by = { created_at: ctx.now, created_by_id: me.id, created_by_kind: 'human' } as const;
     // What follows is the new workspace's, written bound to it; then back to the caller's for the events and the stored answer.
     await bindWorkspace(tx, id);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
 
-export const workspaceId = z.string().regex(new RegExp(idPattern('ws'))).describe('A workspace id (`ws_…`).');
+export const workspaceId = z.string().regex(new RegExp(idPattern('wsp'))).describe('A workspace id (`wsp_…`).');
 
 export const workspaceName = z
   .string()
