@@ -1,4 +1,37 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+
+/**
+ * A disclosure of plain buttons (a menu that is not a `<select>`, whose arrow keys would act
+ * before the user chose). When it opens, its list's first button takes focus, in the same commit
+ * as the list appears (not after paint), so a key pressed at once lands there; Escape closes it
+ * and gives focus back to the toggle; focus leaving it closes it. Spread `containerProps` on the
+ * element holding the toggle and the list.
+ */
+export function useDisclosure() {
+  const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const list = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    if (open) list.current?.querySelector('button')?.focus();
+  }, [open]);
+  const close = () => {
+    setOpen(false);
+    toggle.current?.focus();
+  };
+  const containerProps = {
+    onKeyDown: (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && open) {
+        e.stopPropagation();
+        close();
+      }
+    },
+    onFocusOut: (e: FocusEvent) => {
+      const inside = (e.currentTarget as HTMLElement).contains(e.relatedTarget as Node | null);
+      if (open && !inside && e.relatedTarget !== null) setOpen(false);
+    },
+  };
+  return { open, setOpen, toggle, list, close, containerProps };
+}
 
 /** The current time, refreshed every `ms` (lease countdowns, relative times). */
 export function useNow(ms = 1000): number {

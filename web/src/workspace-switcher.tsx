@@ -1,4 +1,5 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { useDisclosure } from './hooks.ts';
 import { get, getToken, type Problem, problemOf, switchWorkspace } from './api.ts';
 import { ProblemNotice } from './components.tsx';
 import { useRoute } from './router.ts';
@@ -16,11 +17,9 @@ export function WorkspaceSwitcher() {
   const { whoami } = useSession();
   const route = useRoute();
   const [workspaces, setWorkspaces] = useState<Workspace[] | null>(null);
-  const [open, setOpen] = useState(false);
+  const { open, setOpen, toggle, list, containerProps } = useDisclosure();
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const toggle = useRef<HTMLButtonElement>(null);
-  const list = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!can({ whoami }, 'workspaces_list')) return;
     void get<{ data: Workspace[] }>('/workspaces').then(
@@ -28,9 +27,6 @@ export function WorkspaceSwitcher() {
       () => undefined,
     );
   }, []);
-  useLayoutEffect(() => {
-    if (open) list.current?.querySelector('button')?.focus();
-  }, [open]);
 
   const current = workspaces?.find((w) => w.current);
   if (!workspaces || !current) return null;
@@ -43,10 +39,6 @@ export function WorkspaceSwitcher() {
       </span>
     );
   }
-  const close = () => {
-    setOpen(false);
-    toggle.current?.focus();
-  };
   const choose = async (to: Workspace) => {
     setBusy(true);
     setProblem(null);
@@ -61,18 +53,7 @@ export function WorkspaceSwitcher() {
     }
   };
   return (
-    <div
-      class="workspace-menu"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && open) {
-          e.stopPropagation();
-          close();
-        }
-      }}
-      onFocusOut={(e) => {
-        if (open && !e.currentTarget.contains(e.relatedTarget as Node | null) && e.relatedTarget !== null) setOpen(false);
-      }}
-    >
+    <div class="workspace-menu" {...containerProps}>
       <button ref={toggle} type="button" class="workspace-toggle" aria-expanded={open} aria-controls={open ? 'workspace-options' : undefined} onClick={() => setOpen(!open)}>
         <span class="sr-only">Workspace: </span>
         <span class="workspace-toggle-name">{current.name}</span>

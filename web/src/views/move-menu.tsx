@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useDisclosure } from '../hooks.ts';
 import { STATUS_LABEL } from '../format.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 
@@ -16,37 +16,16 @@ export const legalTargets = (task: Task): Status[] => [...task.legal_transitions
  * before the user chose. Used by the board's cards and the task page.
  */
 export function MoveMenu({ task, onMove, disabled }: { task: Task; onMove: (to: Status) => void; disabled: boolean }) {
-  const [open, setOpen] = useState(false);
-  const toggle = useRef<HTMLButtonElement>(null);
-  const list = useRef<HTMLDivElement>(null);
+  const { open, setOpen, toggle, list, containerProps } = useDisclosure();
   const legal = legalTargets(task);
   const others = STATUSES.filter((s) => s !== task.status && !task.legal_transitions.includes(s));
   const id = `move-${task.id}`;
-  // In the same commit as the list appears (not after paint), so a key pressed at once lands on the list's first target.
-  useLayoutEffect(() => {
-    if (open) list.current?.querySelector('button')?.focus();
-  }, [open]);
-  const close = () => {
-    setOpen(false);
-    toggle.current?.focus();
-  };
   const choose = (to: Status) => {
     setOpen(false);
     onMove(to);
   };
   return (
-    <div
-      class="move-menu"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape' && open) {
-          e.stopPropagation();
-          close();
-        }
-      }}
-      onFocusOut={(e) => {
-        if (open && !e.currentTarget.contains(e.relatedTarget as Node | null) && e.relatedTarget !== null) setOpen(false);
-      }}
-    >
+    <div class="move-menu" {...containerProps}>
       <button
         ref={toggle}
         type="button"
