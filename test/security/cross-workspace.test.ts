@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../src/domain/scopes.ts';
 import { createIds, ID_PREFIXES, type IdPrefix, ULID } from '../../src/ids.ts';
 import { linkKey, newLinkId, signLink } from '../../src/notification-link.ts';
 import { isCallable, type Operation } from '../../src/operations/define-operation.ts';
@@ -35,6 +36,8 @@ let mcp: McpClient;
 let fx: Fixtures;
 let ghost: Fixtures;
 let b: { id: string; token: string; ownerId: string };
+/** An agent of B's with every scope: its gated calls ask B's owner for an approval. */
+let bAgent: string;
 /** A task and a webhook of B's, for requests that name A's objects beside them. */
 let bTask: string;
 let bWebhook: string;
@@ -64,6 +67,11 @@ beforeAll(async () => {
   const hook = await t.request('POST', '/api/v1/webhooks', { token: b.token, body: { url: 'http://127.0.0.1:9/b', enabled: false } });
   expect(hook.status, hook.body).toBe(201);
   bWebhook = hook.json<{ id: string }>().id;
+  const agent = await t.request('POST', '/api/v1/agents', { token: b.token, body: { name: 'b-agent', scopes: SCOPES } });
+  expect(agent.status, agent.body).toBe(201);
+  const issued = await t.request('POST', `/api/v1/agents/${agent.json<{ id: string }>().id}/tokens`, { token: b.token, body: { machine: 'b-machine' } });
+  expect(issued.status, issued.body).toBe(201);
+  bAgent = issued.json<{ token: string }>().token;
   ghost = await ghostsOf(fx);
   // A's rows name B's workspace and owner (A's owner made them, in A's workspace.created event): those are B's.
   const bOwn = await ownIds(t.database.db, b.id);
@@ -199,15 +207,15 @@ async function probe(operation: Operation, build: (fx: Fixtures) => OperationReq
   return found;
 }
 
-async function viaRest(operation: Operation, request: OperationRequest): Promise<Answer & { status: number }> {
+async function viaRest(operation: Operation, request: OperationRequest, token = b.token): Promise<Answer & { status: number }> {
   if (operation.kind === 'stream') {
     // A stream never ends: its head says whether it opened.
     const query = request.query ? `?${request.query}` : '';
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1${operation.http.path}${query}`, headers: { authorization: `Bearer ${b.token}` }, payloadAsStream: true });
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1${operation.http.path}${query}`, headers: { authorization: `Bearer ${token}` }, payloadAsStream: true });
     res.stream().destroy();
     return { ok: res.statusCode < 400, status: res.statusCode, body: null };
   }
-  const res = await sendOperation(t, operation, request, b.token);
+  const res = await sendOperation(t, operation, request, token);
   return { ok: res.status < 400, status: res.status, body: res.body === '' ? null : res.json() };
 }
 
@@ -234,6 +242,36 @@ describe("every operation, called by workspace B's owner on workspace A's object
       expect(found).toEqual([]);
     });
   }
+});
+
+describe("every gated operation, asked by B's agent on A's objects", () => {
+  const gated = operations.filter((op) => op.approval !== 'none');
+
+  it('answers as for ids that exist nowhere (no approval told apart), and approving what B asked touches nothing of A', async () => {
+    expect(gated.length).toBeGreaterThan(0);
+    const found: string[] = [];
+    for (const operation of gated) {
+      const build = operationRequests[operation.name];
+      if (build) found.push(...(await probe(operation, build, "REST, by B's agent", (r) => viaRest(operation, r, bAgent))));
+    }
+    const pending = await t.request('GET', '/api/v1/approvals?status=pending&limit=100', { token: b.token });
+    for (const { id } of pending.json<{ data: { id: string }[] }>().data) {
+      const approved = await t.request('POST', `/api/v1/approvals/${id}/approve`, { token: b.token, body: {} });
+      if (approved.status >= 500) found.push(`approving ${id}: ${approved.status} ${approved.body}`);
+      found.push(...leaked(approved.body).map((what) => `approving ${id} answered with A's ${what}: ${approved.body.slice(0, 300)}`));
+    }
+    expect(found).toEqual([]);
+  });
+});
+
+describe('/metrics, the whole server\'s figures', () => {
+  it("is refused to B's owner (it would count A's tasks and requests), and served to A's", async () => {
+    const refused = await t.request('GET', '/metrics', { token: b.token });
+    expect(refused.status, refused.body).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 'forbidden_scope' });
+    expect(refused.body).not.toContain('baton_tasks');
+    expect((await t.request('GET', '/metrics')).status).toBe(200);
+  });
 });
 
 describe('workspace A, after the probe', () => {
