@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/domain/scopes.ts';
-import { createIds, ID_PREFIXES, type IdPrefix, ULID } from '../../src/ids.ts';
+import { createIds, type IdPrefix } from '../../src/ids.ts';
 import { linkKey, newLinkId, signLink } from '../../src/notification-link.ts';
 import { isCallable, type Operation } from '../../src/operations/define-operation.ts';
 import { operations } from '../../src/operations/index.ts';
-import type { DB } from '../../src/store/schema.ts';
 import { readCursorKey } from '../../src/store/server-keys.ts';
 import { DEFAULT_WORKSPACE_ID } from '../../src/store/workspace-scope.ts';
 import { graphql, subscribeGraphql } from '../graphql/client.ts';
@@ -18,6 +16,7 @@ import { type Answer, mcpAnswer, normalized, toolArguments } from '../mcp/parity
 import { type Receiver, startReceiver } from '../realtime/receiver.ts';
 import { subscribe } from '../realtime/sse-client.ts';
 import { type Fixtures, makeFixtures, type OperationRequest, operationRequests, sendOperation } from './operation-requests.ts';
+import { idsIn, idsInText, ownIds, rowsOf } from './workspace-rows.ts';
 
 /**
  * Workspaces (issue 39 §4): nothing of one workspace is visible, countable, guessable or changeable
@@ -26,7 +25,8 @@ import { type Fixtures, makeFixtures, type OperationRequest, operationRequests, 
  * built against A's objects, over REST, MCP and GraphQL. Each answer is the one the same request
  * gets naming objects that do not exist (ghosts: fresh ids of the same kinds), an object in the
  * path answers 404, no answer carries an id of A's rows or A's marker text, and A's rows are, at
- * the end, byte for byte as they were. Then the stream and webhooks: B follows B's events only.
+ * the end, byte for byte as they were. Then: every gated operation as an agent of B; /metrics;
+ * A's names and Idempotency-Keys reused in B; B's stream, GraphQL subscription and webhook.
  */
 
 let t: TestServer;
@@ -47,7 +47,6 @@ const marker = `a-only-${randomUUID()}`;
 let aBefore: Record<string, string>;
 
 const A = DEFAULT_WORKSPACE_ID;
-const ID = new RegExp(`\\b(?:${ID_PREFIXES.join('|')})_${ULID}\\b`, 'g');
 
 beforeAll(async () => {
   t = await startTestServer({ rateLimit: { limit: 100_000, windowS: 3600 }, sweepIntervalMs: 0, webhookIntervalMs: 0, cronSecret: CRON_SECRET });
@@ -85,48 +84,6 @@ afterAll(async () => {
   await t.close();
 });
 
-/** The tables whose rows belong to a workspace (row-level security keeps them apart). */
-async function workspaceTables(db: Kysely<DB>): Promise<string[]> {
-  const { rows } = await sql<{ table_name: string }>`
-    SELECT table_name FROM information_schema.columns
-    WHERE column_name = 'workspace_id' AND table_schema = current_schema() ORDER BY table_name`.execute(db);
-  return rows.map((r) => r.table_name);
-}
-
-/** Each of the workspace's tables as one checksum of its rows (read as the owner, across workspaces). */
-async function rowsOf(db: Kysely<DB>, workspace: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const table of await workspaceTables(db)) {
-    // A token's last use moves whenever its holder calls; A does not call during the probe, but its reads after it do.
-    const row = table === 'tokens' ? sql`to_jsonb(x) - 'last_used_at'` : sql`to_jsonb(x)`;
-    const { rows } = await sql<{ sum: string }>`
-      SELECT md5(coalesce(string_agg((${row})::text, '|' ORDER BY (${row})::text), '')) AS sum
-      FROM ${sql.table(table)} x WHERE x.workspace_id = ${workspace}`.execute(db);
-    out[table] = rows[0]?.sum ?? '';
-  }
-  return out;
-}
-
-/** Every id written anywhere in the workspace's rows. */
-async function idsIn(db: Kysely<DB>, workspace: string): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const table of await workspaceTables(db)) {
-    const { rows } = await sql<{ text: string | null }>`SELECT string_agg(to_jsonb(x)::text, '|') AS text FROM ${sql.table(table)} x WHERE x.workspace_id = ${workspace}`.execute(db);
-    for (const id of rows[0]?.text?.match(ID) ?? []) found.add(id);
-  }
-  return found;
-}
-
-/** The ids of the workspace's own rows. */
-async function ownIds(db: Kysely<DB>, workspace: string): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const table of await workspaceTables(db)) {
-    const { rows } = await sql<{ id: string | null }>`SELECT to_jsonb(x)->>'id' AS id FROM ${sql.table(table)} x WHERE x.workspace_id = ${workspace}`.execute(db);
-    for (const { id } of rows) if (id) found.add(id);
-  }
-  return found;
-}
-
 /** The fixtures by name: every member is an id, or the link. */
 function entries(fixtures: Fixtures): [string, string][] {
   return Object.entries(fixtures as unknown as Record<string, string>);
@@ -143,7 +100,7 @@ async function ghostsOf(real: Fixtures): Promise<Fixtures> {
 
 /** What of A's an answer carries: ids of A's rows, or A's marker text. */
 function leaked(text: string): string[] {
-  const ids = [...new Set(text.match(ID) ?? [])].filter((id) => aIds.has(id));
+  const ids = [...new Set(idsInText(text))].filter((id) => aIds.has(id));
   return text.includes(marker) ? [...ids, marker] : ids;
 }
 
