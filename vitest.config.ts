@@ -34,6 +34,7 @@ const ABOVE_THE_ENGINE = [
   'test/graphql/parity.test.ts',
   'test/a2a/**',
   'test/security/authorization-matrix.test.ts',
+  'test/security/cross-workspace.test.ts',
   'test/hostile/cursors.test.ts',
   'test/hostile/fuzz.test.ts',
   'test/hostile/limits.test.ts',

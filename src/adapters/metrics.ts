@@ -1,6 +1,6 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { BatonError } from '../errors.ts';
+import type { Principal } from '../domain/principal.ts';
 import { TASK_STATUSES } from '../domain/task-status.ts';
 import type { Service } from '../service/service.ts';
 import { RequestMetrics } from './request-metrics.ts';
@@ -9,7 +9,8 @@ import { RequestMetrics } from './request-metrics.ts';
  * Prometheus metrics at GET /metrics, one registry per app (tests run several apps in one process).
  * Request metrics are labelled by operation name (or route pattern), never by raw URL, so label
  * cardinality stays bounded. On the API's address it needs a token with `metrics:read` (or an
- * admin's `agents:admin`): process and queue figures are not for the world. With
+ * admin's `agents:admin`) of the operator's workspace (`Service.stats`): process and queue figures
+ * are the whole server's, not for the world nor for another workspace. With
  * BATON_METRICS_ADDRESS set, `metricsApp` is a second app serving only /metrics there, without a
  * token (an address only the scraper reaches); undefined otherwise.
  */
@@ -49,8 +50,8 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     requests.record(request.operationName ?? request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  const scrape = async (_request: FastifyRequest, reply: FastifyReply) => {
-    const stats = await service.stats();
+  const scrape = async (reply: FastifyReply, reader?: Principal) => {
+    const stats = await service.stats(reader);
     for (const status of TASK_STATUSES) tasks.set({ status }, stats.tasksByStatus[status] ?? 0);
     leases.set(stats.activeLeases);
     approvals.set(stats.pendingApprovals);
@@ -63,15 +64,10 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     const { principal } = await service.authenticate(request.headers.authorization);
     request.principalId = principal.id;
     request.principalKind = principal.kind;
-    if (!principal.scopes.has('metrics:read') && !principal.scopes.has('agents:admin')) {
-      throw new BatonError('forbidden_scope', `/metrics needs scope metrics:read; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
-        extra: { required_scope: 'metrics:read' },
-      });
-    }
-    return scrape(request, reply);
+    return scrape(reply, principal);
   });
   if (!service.config.metricsAddress) return undefined;
   const metricsApp = Fastify({ logger: false });
-  metricsApp.get('/metrics', scrape);
+  metricsApp.get('/metrics', (_request, reply) => scrape(reply));
   return metricsApp;
 }

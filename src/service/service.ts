@@ -10,6 +10,8 @@ import { cursorCodec } from '../operations/shared/cursors.ts';
 import type { Database } from '../store/database.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
+import { DEFAULT_WORKSPACE_ID } from '../store/workspace-scope.ts';
+import type { Principal } from '../domain/principal.ts';
 import { type Authenticated, authenticate, counted, rateWindowStart } from './authenticate.ts';
 import { authenticateSession, type SignedIn, signIn, signOut, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
@@ -58,8 +60,13 @@ export interface Service {
   executeBatch(operation: Operation, input: Record<string, unknown>, ids: readonly string[], call: Call): Promise<(Outcome | BatonError)[]>;
   /** Throws `unavailable` when the database does not answer. */
   checkReady(): Promise<void>;
-  /** Aggregate counts for /metrics. */
-  stats(): Promise<StoreStats>;
+  /**
+   * Aggregate counts for /metrics: the whole server's, every workspace's. `reader` (on the API's
+   * address) must hold `metrics:read` or `agents:admin` and be a principal of the server's first
+   * workspace, the operator's: to any other workspace the server's figures would count what it must
+   * not see (throws `forbidden_scope`). Without a reader: the scraper at BATON_METRICS_ADDRESS.
+   */
+  stats(reader?: Principal): Promise<StoreStats>;
   /** Writes this instance ran again since it started because the database broke them off (deadlock, serialization failure), by operation. */
   writeReruns(): ReadonlyMap<string, number>;
   /** Applies a provider event whose signature the caller verified, once per provider event id. */
@@ -120,7 +127,25 @@ export function createService(deps: ServiceDeps): Service {
       const ready = await Promise.race([answered, late]).finally(() => clearTimeout(timer));
       if (!ready) throw new BatonError('unavailable', `The ${database.engine} database did not answer within ${READY_TIMEOUT_MS / 1000} s.`, { headers: { 'retry-after': '5' } });
     },
-    stats: () => readStats(database.db, clock.now()),
+    stats: (reader) => {
+      if (reader) mayReadMetrics(reader);
+      return readStats(database.db, clock.now());
+    },
     writeReruns: () => reruns,
   };
+}
+
+/** Throws unless `reader` may read the server's figures (see `Service.stats`). */
+function mayReadMetrics(reader: Principal): void {
+  if (!reader.scopes.has('metrics:read') && !reader.scopes.has('agents:admin')) {
+    throw new BatonError('forbidden_scope', `/metrics needs scope metrics:read; this token has ${[...reader.scopes].join(', ') || 'none'}.`, {
+      extra: { required_scope: 'metrics:read' },
+    });
+  }
+  if (reader.workspaceId !== DEFAULT_WORKSPACE_ID) {
+    throw new BatonError('forbidden_scope', "/metrics counts every workspace's tasks and requests on this server, so only the operator's workspace (the server's first) reads it.", {
+      extra: { required_scope: 'metrics:read' },
+      hint: "Ask the server's operator for these figures; your workspace's own are in [[insight_get]].",
+    });
+  }
 }

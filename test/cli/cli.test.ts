@@ -284,7 +284,7 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     expect(line).toMatch(/^created workspace ws_\w+ \(CLI Beta\); you are its owner agt_\w+$/);
     expect(token).toMatch(/^bat_\w+$/);
     expect(made.stderr).toMatch(/^Warning: this token is its owner's, every right in CLI Beta, shown once; store it now/);
-    expect((await baton(['workspaces', 'list'])).stdout).toMatch(/^ws_0{26}\s+default\s+yes\s/m);
+    expect((await baton(['workspaces', 'list'])).stdout).toMatch(/^wsp_0{26}\s+default\s+yes\s/m);
     const asOwner = { BATON_URL: url, BATON_TOKEN: token };
     expect((await baton(['workspaces', 'list'], 0, asOwner)).stdout).toMatch(/^ws_\w+\s+CLI Beta\s+yes\s/m);
     const listed = JSON.parse((await baton(['workspaces', 'list', '--json'], 0, asOwner)).stdout) as { data: { name: string; current: boolean }[] };

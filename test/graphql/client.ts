@@ -1,3 +1,4 @@
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { TestServer } from '../harness.ts';
 
 /** A GraphQL response as a client sees it. */
@@ -23,4 +24,28 @@ export async function graphql<T = Record<string, unknown>>(
     payload: JSON.stringify({ query, variables: options.variables ?? {} }),
   });
   return { status: res.statusCode, headers: res.headers, ...(JSON.parse(res.body) as object) };
+}
+
+/** Opens a GraphQL subscription over SSE (the "distinct connections" mode) and reads its frames. */
+export async function subscribeGraphql(base: string, query: string, token: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ query }),
+    signal: controller.signal,
+  });
+  if (!res.body) throw new Error('no body');
+  const frames = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    /** The next frame's JSON payload. */
+    async next<T>(): Promise<T> {
+      const { value, done } = await frames.read();
+      if (done) throw new Error('the subscription ended');
+      return JSON.parse(value.data) as T;
+    },
+    close: () => controller.abort(),
+  };
 }

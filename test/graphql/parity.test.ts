@@ -1,52 +1,16 @@
-import { type GraphQLField, type GraphQLOutputType, getNamedType, isObjectType, isUnionType, isInputType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGraphqlSchema, mutationFieldName, queryFieldName } from '../../src/adapters/graphql/schema.ts';
-import { loadConfig } from '../../src/config.ts';
 import { operations } from '../../src/operations/index.ts';
 import { isCallable, type Operation } from '../../src/operations/define-operation.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { makeFixtures, type OperationRequest, operationRequests, sendOperation } from '../security/operation-requests.ts';
 import { graphql } from './client.ts';
-
-const schema = buildGraphqlSchema(operations, loadConfig({}));
+import { fieldOf, graphqlRequest } from './requests.ts';
 
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer({ sweepIntervalMs: 0 });
 });
 afterAll(() => t.close());
-
-function fieldOf(op: Operation): GraphQLField<unknown, unknown> {
-  const root = op.kind === 'read' ? schema.getQueryType() : schema.getMutationType();
-  const field = root?.getFields()[op.kind === 'read' ? queryFieldName(op) : mutationFieldName(op)];
-  if (!field) throw new Error(`${op.name} has no GraphQL field`);
-  return field;
-}
-
-/** Every field of the type, nested, leaving out relations (fields with arguments). */
-function selection(type: GraphQLOutputType): string {
-  const named = getNamedType(type);
-  // Members' same-named fields may differ in type (a GraphQL conflict): the first member in full, the others by id.
-  if (isUnionType(named)) return `{ ${named.getTypes().map((member, i) => `... on ${member.name} ${i === 0 ? selection(member) : '{ id }'}`).join(' ')} }`;
-  if (!isObjectType(named)) return '';
-  const fields = Object.values(named.getFields()).filter((f) => f.args.length === 0);
-  return `{ ${fields.map((f) => `${f.name} ${selection(f.type)}`).join(' ')} }`;
-}
-
-/** The REST request as GraphQL: path parameters, query and body become the field's arguments. */
-function graphqlRequest(op: Operation, request: OperationRequest): { query: string; variables: Record<string, unknown> } {
-  const field = fieldOf(op);
-  const values: Record<string, unknown> = { ...request.params, ...request.body };
-  for (const [name, value] of new URLSearchParams(request.query ?? '')) {
-    const arg = field.args.find((a) => a.name === name);
-    values[name] = arg && String(getNamedType(arg.type)) === 'Int' ? Number(value) : value;
-  }
-  const used = field.args.filter((a) => a.name in values && isInputType(a.type));
-  const declared = used.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
-  const passed = used.map((a) => `${a.name}: $${a.name}`).join(', ');
-  const kind = op.kind === 'read' ? 'query' : 'mutation';
-  return { query: `${kind}${declared ? ` (${declared})` : ''} { ${field.name}${passed ? `(${passed})` : ''} ${selection(field.type)} }`, variables: values };
-}
 
 /** Ids, times, keys and cursors differ between two separate creations; what they stand for must not. */
 function normalize(value: unknown, key = ''): unknown {
@@ -62,7 +26,7 @@ function normalize(value: unknown, key = ''): unknown {
   if (key === 'remaining' || key === 'reset_s') return 0;
   if (typeof value !== 'string') return value;
   return value
-    .replace(/\b([a-z]{3})_[0-9A-HJKMNP-TV-Z]{26}\b/g, '$1_ID')
+    .replace(/\b([a-z]{2,3})_[0-9A-HJKMNP-TV-Z]{26}\b/g, '$1_ID')
     .replace(/\bwhsec_[0-9A-Za-z+/=]+/g, 'SECRET')
     .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'TIME')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'UUID')

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { subscribeGraphql } from './client.ts';
 
 let t: TestServer;
 let base: string;
@@ -12,29 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** Opens a GraphQL subscription over SSE (the "distinct connections" mode) and reads its frames. */
-async function subscribe(query: string, token: string) {
-  const controller = new AbortController();
-  const res = await fetch(`${base}/graphql`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ query }),
-    signal: controller.signal,
-  });
-  if (!res.body) throw new Error('no body');
-  const frames = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
-  return {
-    status: res.status,
-    contentType: res.headers.get('content-type'),
-    /** The next frame's JSON payload. */
-    async next<T>(): Promise<T> {
-      const { value, done } = await frames.read();
-      if (done) throw new Error('the subscription ended');
-      return JSON.parse(value.data) as T;
-    },
-    close: () => controller.abort(),
-  };
-}
+const subscribe = (query: string, token: string) => subscribeGraphql(base, query, token);
 
 describe('GraphQL subscription to events (over SSE)', () => {
   it('delivers every matching event in commit order, from `since`, with the selected fields only', async () => {

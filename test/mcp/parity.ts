@@ -61,7 +61,7 @@ export function normalized(answer: Answer): string {
   return JSON.stringify(answer)
     .replace(/"hint":"(?:[^"\\]|\\.)*"/g, '"hint":"*"')
     .replace(/,"location":"(?:path|query|body)"/g, '')
-    .replace(/\b([a-z]{3})_[0-9A-HJKMNP-TV-Z]{26}\b/g, '$1_*')
+    .replace(/\b([a-z]{2,3})_[0-9A-HJKMNP-TV-Z]{26}\b/g, '$1_*')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
     .replace(/\bbat_[0-9A-Za-z]+/g, 'bat_*')
     .replace(/\bwhsec_[0-9A-Za-z+/=]+/g, 'whsec_*')

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROLE_SCOPES } from '../../domain/roles.ts';
+import { SYSTEM_ACTOR } from '../../domain/scopes.ts';
 import { BatonError } from '../../errors.ts';
 import { insertAgent, lockAgent } from '../../store/agents.ts';
 import { findIdentityOf, insertIdentity } from '../../store/sessions.ts';
@@ -31,10 +32,12 @@ export const createWorkspace = defineOperation({
     if (me?.role !== 'owner') throw new BatonError('owner_required', 'Only an owner of a workspace may create another.');
     const identity = await findIdentityOf(tx, me.id);
     const id = ctx.ids.make('wsp');
-    const by = { created_at: ctx.now, created_by_id: me.id, created_by_kind: 'human' } as const;
     // What follows is the new workspace's, written bound to it; then back to the caller's for the events and the stored answer.
+    // Made by the system, as the first workspace's owner is: the caller is a principal of this workspace, and nothing
+    // of it may show in the new one (who asked is in this workspace's workspace.created event).
+    const by = { created_at: ctx.now, created_by_id: SYSTEM_ACTOR.id, created_by_kind: SYSTEM_ACTOR.kind };
     await bindWorkspace(tx, id);
-    const row = await insertWorkspace(tx, { id, name: input.name, created_at: ctx.now, created_by_id: me.id });
+    const row = await insertWorkspace(tx, { id, name: input.name, created_at: ctx.now, created_by_id: SYSTEM_ACTOR.id });
     if (!row) throw new BatonError('conflict_state', `A workspace named "${input.name}" exists on this server.`, { hint: 'Workspace names are unique on the server: choose another.' });
     const owner = await insertAgent(tx, { id: ctx.ids.make('agt'), name: me.name, kind: 'human', scopes: [...ROLE_SCOPES.owner], role: 'owner', email: me.email, tool_allowlist: null, ...by });
     let token: string | null = null;
