@@ -281,12 +281,12 @@ describe('baton agents, tokens, workspaces and approvals', () => {
   it("lists your workspaces and creates one, printing its owner's token once", { timeout: 120_000 }, async () => {
     const made = await baton(['workspaces', 'create', 'CLI Beta']);
     const [line, token = ''] = made.stdout.trim().split('\n');
-    expect(line).toMatch(/^created workspace ws_\w+ \(CLI Beta\); you are its owner agt_\w+$/);
+    expect(line).toMatch(/^created workspace wsp_\w+ \(CLI Beta\); you are its owner agt_\w+$/);
     expect(token).toMatch(/^bat_\w+$/);
     expect(made.stderr).toMatch(/^Warning: this token is its owner's, every right in CLI Beta, shown once; store it now/);
     expect((await baton(['workspaces', 'list'])).stdout).toMatch(/^wsp_0{26}\s+default\s+yes\s/m);
     const asOwner = { BATON_URL: url, BATON_TOKEN: token };
-    expect((await baton(['workspaces', 'list'], 0, asOwner)).stdout).toMatch(/^ws_\w+\s+CLI Beta\s+yes\s/m);
+    expect((await baton(['workspaces', 'list'], 0, asOwner)).stdout).toMatch(/^wsp_\w+\s+CLI Beta\s+yes\s/m);
     const listed = JSON.parse((await baton(['workspaces', 'list', '--json'], 0, asOwner)).stdout) as { data: { name: string; current: boolean }[] };
     expect(listed.data).toEqual([expect.objectContaining({ name: 'CLI Beta', current: true })]);
     expect((await baton(['tasks', 'list'], 0, asOwner)).stdout).not.toMatch(/cli-bot|delete me/);
