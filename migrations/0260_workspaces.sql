@@ -137,3 +137,10 @@ ALTER TABLE sessions DROP CONSTRAINT sessions_end_reason_check,
 
 -- A workspace's timeline read on its own: its latest event and its events after a cursor.
 CREATE INDEX events_workspace_seq ON events (workspace_id, seq);
+
+-- The ready queue and the status lists, one workspace's at a time: a claim in a small workspace
+-- reads its own queue off the index, not past every other workspace's waiting tasks.
+DROP INDEX tasks_queue;
+CREATE INDEX tasks_queue ON tasks (workspace_id, priority DESC, id) WHERE status = 'todo';
+DROP INDEX tasks_status_id;
+CREATE INDEX tasks_status_id ON tasks (workspace_id, status, id);

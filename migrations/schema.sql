@@ -717,8 +717,8 @@ CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_r
 CREATE INDEX tasks_due ON public.tasks USING btree (due_at) WHERE ((due_at IS NOT NULL) AND (overdue_at IS NULL) AND (deleted_at IS NULL) AND (status <> ALL (ARRAY['done'::text, 'cancelled'::text])));
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
 CREATE INDEX tasks_parent ON public.tasks USING btree (parent_id, status) WHERE (parent_id IS NOT NULL);
-CREATE INDEX tasks_queue ON public.tasks USING btree (priority DESC, id) WHERE (status = 'todo'::text);
-CREATE INDEX tasks_status_id ON public.tasks USING btree (status, id);
+CREATE INDEX tasks_queue ON public.tasks USING btree (workspace_id, priority DESC, id) WHERE (status = 'todo'::text);
+CREATE INDEX tasks_status_id ON public.tasks USING btree (workspace_id, status, id);
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
 CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);
 CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'pending'::text);
