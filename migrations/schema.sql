@@ -586,7 +586,7 @@ ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_last_invoice_status
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_pkey PRIMARY KEY (customer_id);
 ALTER TABLE billing_accounts ADD CONSTRAINT billing_accounts_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE budget_spend ADD CONSTRAINT budget_spend_budget_id_fkey FOREIGN KEY (budget_id) REFERENCES budgets(id);
-ALTER TABLE budgets ADD CONSTRAINT budgets_applies_to_check CHECK ((applies_to = ANY (ARRAY['agent'::text, 'label'::text, 'task'::text])));
+ALTER TABLE budgets ADD CONSTRAINT budgets_applies_to_check CHECK ((applies_to = ANY (ARRAY['agent'::text, 'label'::text, 'task'::text, 'workspace'::text])));
 ALTER TABLE budgets ADD CONSTRAINT budgets_check CHECK (((unit = 'cost'::text) = (currency IS NOT NULL)));
 ALTER TABLE budgets ADD CONSTRAINT budgets_limit_amount_check CHECK ((limit_amount > 0));
 ALTER TABLE budgets ADD CONSTRAINT budgets_period_check CHECK ((period = ANY (ARRAY['day'::text, 'week'::text, 'month'::text, 'lifetime'::text])));

@@ -153,13 +153,13 @@ export function adminCommands(run: Run): Command[] {
   return [agents, tokens, workspaces, approvals, budgetsCommand(run)];
 }
 
-const BUDGET_SCOPES = ['agent', 'label', 'task'] as const;
+const BUDGET_SCOPES = ['agent', 'label', 'task', 'workspace'] as const;
 const amount = (b: { unit: string; currency: string | null }, n: number) => (b.unit === 'cost' ? `${n} ${b.currency ?? ''}`.trim() : String(n));
 
 /** `baton budgets list|create|raise|delete`: caps on what runs spend (spec/runs.md, "Budgets"). */
 function budgetsCommand(run: Run): Command {
-  const budgets = new Command('budgets').description('caps on what runs spend, per agent, label or task');
-  withPaging(budgets.command('list').description('list budgets with what their window spent').addOption(new Option('--applies-to <what>', 'only agent, label or task budgets').choices(BUDGET_SCOPES))).action(
+  const budgets = new Command('budgets').description('caps on what runs spend, per workspace, agent, label or task');
+  withPaging(budgets.command('list').description('list budgets with what their window spent').addOption(new Option('--applies-to <what>', 'only agent, label, task or workspace budgets').choices(BUDGET_SCOPES))).action(
     run(async (ctx, o: PagingOptions & { appliesTo?: (typeof BUDGET_SCOPES)[number] }) => {
       const { client } = await ctx.connect();
       const page = await readPages(o, (p) => client.budgets.list({ ...p, ...(o.appliesTo ? { applies_to: o.appliesTo } : {}) }));
@@ -176,17 +176,17 @@ function budgetsCommand(run: Run): Command {
     .description('set a budget (humans with the admin or owner role)')
     .argument('<name>', 'what it is for')
     .addOption(new Option('--applies-to <what>', 'what spends from it').choices(BUDGET_SCOPES).makeOptionMandatory())
-    .requiredOption('--target <id-or-label>', 'the agent id, label or task id')
+    .option('--target <id-or-label>', 'the agent id, label or task id (none for workspace)')
     .addOption(new Option('--unit <unit>', 'what it counts').choices(BUDGET_UNITS).makeOptionMandatory())
     .requiredOption('--limit <amount>', 'the most a window may spend', Number)
     .addOption(new Option('--period <period>', 'the window (UTC calendar); default month, lifetime for a task').choices(BUDGET_PERIODS))
     .option('--currency <code>', 'for --unit cost (default USD)')
     .addOption(idempotency())
     .action(
-      run(async (ctx, name: string, o: { appliesTo: (typeof BUDGET_SCOPES)[number]; target: string; unit: (typeof BUDGET_UNITS)[number]; limit: number; period?: (typeof BUDGET_PERIODS)[number]; currency?: string; idempotencyKey?: string }) => {
+      run(async (ctx, name: string, o: { appliesTo: (typeof BUDGET_SCOPES)[number]; target?: string; unit: (typeof BUDGET_UNITS)[number]; limit: number; period?: (typeof BUDGET_PERIODS)[number]; currency?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
         const b = await client.budgets.create(
-          { name, applies_to: o.appliesTo, target: o.target, unit: o.unit, limit: o.limit, ...(o.period ? { period: o.period } : {}), ...(o.currency ? { currency: o.currency } : {}) },
+          { name, applies_to: o.appliesTo, ...(o.target ? { target: o.target } : {}), unit: o.unit, limit: o.limit, ...(o.period ? { period: o.period } : {}), ...(o.currency ? { currency: o.currency } : {}) },
           ctx.write(o),
         );
         if (ctx.out.json) return ctx.out.data(b);

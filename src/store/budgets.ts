@@ -90,11 +90,12 @@ export async function listBudgets(db: Kysely<DB>, q: BudgetQuery): Promise<Budge
   return query.orderBy('id').limit(q.limit + 1).execute();
 }
 
-/** What a run spends from: its holder, its task's labels, its task. */
+/** What a run spends from: its holder, its task's labels, its task, its workspace. */
 export interface SpendTarget {
   agentId: string;
   labels: readonly string[];
   taskId: string;
+  workspaceId: string;
 }
 
 /** The live budgets a run on `target` spends from, in id order. */
@@ -107,6 +108,7 @@ export async function budgetsFor(db: Kysely<DB>, target: SpendTarget): Promise<B
       eb.or([
         eb.and([eb('applies_to', '=', 'agent'), eb('target', '=', target.agentId)]),
         eb.and([eb('applies_to', '=', 'task'), eb('target', '=', target.taskId)]),
+        eb.and([eb('applies_to', '=', 'workspace'), eb('target', '=', target.workspaceId)]),
         ...(target.labels.length > 0 ? [eb.and([eb('applies_to', '=', 'label'), eb('target', 'in', [...target.labels])])] : []),
       ]),
     )
@@ -114,8 +116,8 @@ export async function budgetsFor(db: Kysely<DB>, target: SpendTarget): Promise<B
     .execute();
 }
 
-/** The budgets that may stop an agent's claim of the next task: its own, every label budget, and those of open tasks. */
-export async function claimerBudgets(db: Kysely<DB>, agentId: string): Promise<BudgetRow[]> {
+/** The budgets that may stop an agent's claim of the next task: its own, its workspace's, every label budget, and those of open tasks. */
+export async function claimerBudgets(db: Kysely<DB>, agentId: string, workspaceId: string): Promise<BudgetRow[]> {
   return db
     .selectFrom('budgets')
     .selectAll()
@@ -123,6 +125,7 @@ export async function claimerBudgets(db: Kysely<DB>, agentId: string): Promise<B
     .where((eb) =>
       eb.or([
         eb.and([eb('applies_to', '=', 'agent'), eb('target', '=', agentId)]),
+        eb.and([eb('applies_to', '=', 'workspace'), eb('target', '=', workspaceId)]),
         eb('applies_to', '=', 'label'),
         eb.and([
           eb('applies_to', '=', 'task'),

@@ -333,8 +333,8 @@ export interface SchedulesTable {
 export interface BudgetsTable {
   id: string;
   name: string;
-  applies_to: 'agent' | 'label' | 'task';
-  /** A principal id, a label, or a task id. */
+  applies_to: 'agent' | 'label' | 'task' | 'workspace';
+  /** A principal id, a label, a task id, or the budget's own workspace id. */
   target: string;
   unit: 'cost' | 'tokens' | 'runs';
   currency: string | null;

@@ -176,3 +176,66 @@ describe('budgets', () => {
     expectProblem(await t.request('POST', '/api/v1/budgets', { body: { name: 'x', applies_to: 'agent', target: 'agt_01ARZ3NDEKTSV4RRFFQ69G5FAV', unit: 'runs', limit: 1 }, token: lead.token }), 422, 'unknown_principal');
   });
 });
+
+describe('a workspace budget', () => {
+  /** A new workspace (made by the bootstrap owner), its owner's token and an agent of its own. */
+  const workspace = async (name: string) => {
+    const made = await t.request('POST', '/api/v1/workspaces', { body: { name: `${name} ${randomUUID().slice(0, 8)}` } });
+    expect(made.status, made.body).toBe(201);
+    const { workspace: ws, token: owner } = made.json<{ workspace: { id: string }; token: string }>();
+    const agent = (await t.request('POST', '/api/v1/agents', { token: owner, body: { name: 'worker', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] } })).json<{ id: string }>();
+    const issued = await t.request('POST', `/api/v1/agents/${agent.id}/tokens`, { token: owner, body: { machine: 'ci' } });
+    expect(issued.status, issued.body).toBe(201);
+    const newTask = async () => (await t.request('POST', '/api/v1/tasks', { token: owner, body: { title: `Work ${randomUUID()}` } })).json<{ id: string }>().id;
+    return { id: ws.id, owner, agent: issued.json<{ token: string }>().token, newTask };
+  };
+
+  it("counts every run of its workspace and only those: exhausted, it refuses that workspace's claims, not another's; raised, work resumes", async () => {
+    const [a, b] = [await workspace('Spend A'), await workspace('Spend B')];
+    const make = (ws: typeof a, body: Record<string, unknown>) => t.request('POST', '/api/v1/budgets', { token: ws.owner, body: { name: 'all runs', applies_to: 'workspace', unit: 'cost', ...body } });
+    // Its target is its own workspace: left out, or named; another's is refused.
+    const created = await make(a, { limit: 1 });
+    expect(created.status, created.body).toBe(201);
+    const budget = created.json<Budget & { applies_to: string; target: string; period: string }>();
+    expect(budget).toMatchObject({ applies_to: 'workspace', target: a.id, period: 'month', spent: 0, state: 'ok' });
+    const theirs = await make(b, { target: b.id, limit: 1 });
+    expect(theirs.json()).toMatchObject({ applies_to: 'workspace', target: b.id });
+    expectProblem(await make(b, { target: a.id, limit: 1 }), 400, 'validation_failed');
+    expectProblem(await t.request('POST', '/api/v1/budgets', { token: a.owner, body: { name: 'x', applies_to: 'label', unit: 'runs', limit: 1 } }), 400, 'validation_failed');
+
+    // Two runs of workspace A spend from it; B's run spends from B's only.
+    const spend = async (ws: typeof a, cost: number) => {
+      const leased = await claim(await ws.newTask(), ws.agent);
+      expect(leased.status, leased.body).toBe(200);
+      const lease = leased.json<{ lease: { id: string } }>().lease.id;
+      return t.request('POST', `/api/v1/leases/${lease}/heartbeat`, { body: { usage: { cost } }, token: ws.agent });
+    };
+    await spend(a, 0.5);
+    await spend(b, 0.3);
+    const read = (ws: typeof a, id: string) => t.request('GET', `/api/v1/budgets/${id}`, { token: ws.owner });
+    expect((await read(a, budget.id)).json()).toMatchObject({ spent: 0.5, state: 'ok' });
+    expect((await spend(a, 0.35)).json<{ budget?: unknown }>().budget).toBeUndefined();
+    expect((await read(a, budget.id)).json()).toMatchObject({ spent: 0.85, state: 'warned' });
+    expect((await spend(a, 0.2)).json<{ budget?: unknown }>().budget).toMatchObject({ exhausted: true, id: budget.id, applies_to: 'workspace', target: a.id });
+    expect((await read(b, theirs.json<Budget>().id)).json()).toMatchObject({ spent: 0.3, state: 'ok' });
+    // Neither workspace sees the other's budget.
+    expectProblem(await read(b, budget.id), 404, 'not_found');
+    expect((await t.request('GET', '/api/v1/budgets?applies_to=workspace', { token: b.owner })).json<{ data: { id: string }[] }>().data.map((x) => x.id)).toEqual([theirs.json<Budget>().id]);
+
+    // Every claim in A is refused, naming the budget; B's go on.
+    const waiting = await a.newTask();
+    const refused = expectProblem(await claim(waiting, a.agent), 409, 'budget_exhausted') as unknown as Exhausted & { detail: string };
+    expect(refused.budget).toMatchObject({ id: budget.id, applies_to: 'workspace', target: a.id, spent: 1.05, limit: 1 });
+    expect(refused.detail).toContain(`workspace ${a.id}`);
+    expectProblem(await t.request('POST', '/api/v1/tasks/claim', { body: {}, token: a.agent }), 409, 'budget_exhausted');
+    expect((await claim(await b.newTask(), b.agent)).status).toBe(200);
+    await eventsSettled(t);
+    const seen = (await t.request('GET', '/api/v1/events?types=budget.warning,budget.exhausted&limit=100', { token: a.owner })).json<{ data: { type: string; subject: string }[] }>().data;
+    expect(seen.filter((e) => e.subject === budget.id).map((e) => e.type)).toEqual(['budget.warning', 'budget.exhausted']);
+
+    // Raised, the refused claim goes through.
+    const raised = await t.request('PATCH', `/api/v1/budgets/${budget.id}`, { token: a.owner, body: { limit: 2 } });
+    expect(raised.json<Budget>()).toMatchObject({ limit: 2, spent: 1.05, state: 'ok' });
+    expect((await claim(waiting, a.agent)).status).toBe(200);
+  });
+});

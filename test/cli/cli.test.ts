@@ -290,6 +290,11 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const listed = JSON.parse((await baton(['workspaces', 'list', '--json'], 0, asOwner)).stdout) as { data: { name: string; current: boolean }[] };
     expect(listed.data).toEqual([expect.objectContaining({ name: 'CLI Beta', current: true })]);
     expect((await baton(['tasks', 'list'], 0, asOwner)).stdout).not.toMatch(/cli-bot|delete me/);
+    // A workspace budget takes no --target: it is its own workspace's.
+    const budget = JSON.parse((await baton(['budgets', 'create', 'all of Beta', '--applies-to', 'workspace', '--unit', 'runs', '--limit', '100', '--json'], 0, asOwner)).stdout) as { applies_to: string; target: string };
+    expect(`${budget.applies_to} ${budget.target}`).toMatch(/^workspace wsp_\w+$/);
+    expect((await baton(['budgets', 'list', '--applies-to', 'workspace'], 0, asOwner)).stdout).toMatch(new RegExp(`all of Beta\\s+workspace ${budget.target}\\s+month\\s`));
+    expect((await baton(['budgets', 'list', '--applies-to', 'workspace'])).stdout).not.toContain('all of Beta');
     // Names are the server's to keep unique.
     expect((await baton(['workspaces', 'create', 'CLI Beta'], 5)).stderr).toMatch(/\(conflict_state, HTTP 409\)/);
   });

@@ -194,7 +194,7 @@ export interface Insight {
 export interface Budget {
   id: string;
   name: string;
-  applies_to: 'agent' | 'label' | 'task';
+  applies_to: 'agent' | 'label' | 'task' | 'workspace';
   target: string;
   unit: 'cost' | 'tokens' | 'runs';
   currency: string | null;

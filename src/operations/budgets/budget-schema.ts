@@ -10,10 +10,11 @@ import { actorRef } from '../tasks/task-schema.ts';
 
 export const budgetId = z.string().regex(new RegExp(idPattern('bdg')), 'must be a budget id: bdg_ followed by a 26-character ULID');
 
-export const BUDGET_SCOPES = ['agent', 'label', 'task'] as const;
+export const BUDGET_SCOPES = ['agent', 'label', 'task', 'workspace'] as const;
+export type BudgetScope = (typeof BUDGET_SCOPES)[number];
 export const BUDGET_STATES = ['ok', 'warned', 'exhausted'] as const;
 
-export const appliesToParam = z.enum(BUDGET_SCOPES).describe('What spends from it: one agent\'s runs, runs on tasks with a label, or one task\'s runs.');
+export const appliesToParam = z.enum(BUDGET_SCOPES).describe('What spends from it: one agent\'s runs, runs on tasks with a label, one task\'s runs, or all runs.');
 export const unitParam = z.enum(BUDGET_UNITS).describe('`cost` (money, in `currency`), `tokens` (input + output) or `runs` (claims).');
 export const periodParam = z.enum(BUDGET_PERIODS).describe('The window: a UTC calendar day, ISO week or month, or `lifetime` (never resets).');
 export const limitParam = z.number().positive().max(1e12).describe('The most the window may spend: money in `currency`, or a count of tokens or runs.');
@@ -22,7 +23,7 @@ export const budgetOutput = z.object({
   id: z.string(),
   name: z.string(),
   applies_to: z.enum(BUDGET_SCOPES),
-  target: z.string().describe('The agent id, label or task id.'),
+  target: z.string().describe('The agent id, label, task id or workspace id.'),
   unit: z.enum(BUDGET_UNITS),
   currency: z.string().nullable(),
   period: z.enum(BUDGET_PERIODS),

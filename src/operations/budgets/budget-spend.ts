@@ -82,15 +82,15 @@ export async function spendClaim(tx: Tx, ctx: OperationContext, target: SpendTar
 
 /**
  * What a claim of the next task must steer around, read without locks (the grant checks again):
- * the claimer's own exhausted budget refuses every claim; exhausted label and task budgets take
- * their tasks out of the pick.
+ * the claimer's own or its workspace's exhausted budget refuses every claim; exhausted label and
+ * task budgets take their tasks out of the pick.
  */
 export async function claimAvoids(tx: Tx, ctx: OperationContext): Promise<{ own: Spending | undefined; labels: Spending[]; tasks: Spending[] }> {
-  const rows = await claimerBudgets(tx, ctx.actor.id);
+  const rows = await claimerBudgets(tx, ctx.actor.id, ctx.actor.workspaceId);
   const spent = await windowSpent(tx, rows.map((row) => ({ id: row.id, start: budgetWindow(row.period, ctx.now).start })));
   const exhausted = rows.filter((row) => (spent.get(row.id) ?? 0) >= Number(row.limit_amount)).map((row) => ({ row, spent: spent.get(row.id) ?? 0 }));
   return {
-    own: exhausted.find((s) => s.row.applies_to === 'agent'),
+    own: exhausted.find((s) => s.row.applies_to === 'agent' || s.row.applies_to === 'workspace'),
     labels: exhausted.filter((s) => s.row.applies_to === 'label'),
     tasks: exhausted.filter((s) => s.row.applies_to === 'task'),
   };
@@ -101,7 +101,7 @@ export async function admitClaims<T extends { id: string; labels: string[] }>(tx
   const admitted: T[] = [];
   const refused: BatonError[] = [];
   for (const task of tasks) {
-    const refusal = await spendClaim(tx, ctx, { agentId: ctx.actor.id, labels: task.labels, taskId: task.id });
+    const refusal = await spendClaim(tx, ctx, { agentId: ctx.actor.id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId });
     if (refusal) refused.push(refusal);
     else admitted.push(task);
   }

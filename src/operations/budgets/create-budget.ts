@@ -8,13 +8,13 @@ import { defineOperation, type OperationContext } from '../define-operation.ts';
 import { resolveAssignee } from '../shared/principals.ts';
 import { taskNotFound } from '../tasks/get-task.ts';
 import { taskLabels } from '../tasks/task-schema.ts';
-import { appliesToParam, type Budget, budgetOutput, limitParam, periodParam, toBudget, toStored, unitParam } from './budget-schema.ts';
+import { appliesToParam, type Budget, budgetOutput, type BudgetScope, limitParam, periodParam, toBudget, toStored, unitParam } from './budget-schema.ts';
 
 const currencyParam = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD').describe('For `cost`: the currency it counts (default USD); costs reported in another are not counted.');
 
 export const createBudget = defineOperation({
   name: 'budgets_create',
-  summary: "Set a budget on runs' spending: per agent, label or task, in money, tokens or runs, per day, week, month or lifetime.",
+  summary: "Set a budget on runs' spending: per workspace, agent, label or task, in money, tokens or runs, per day, week, month or lifetime.",
   description: 'Humans with the admin or owner role. At 80 % it warns (budget.warning); at 100 % claims that would spend from it are refused (409 budget_exhausted).',
   kind: 'write',
   scope: 'agents:admin',
@@ -25,7 +25,7 @@ export const createBudget = defineOperation({
   input: z.strictObject({
     name: z.string().trim().min(1).max(200),
     applies_to: appliesToParam,
-    target: z.string().min(1).max(100).describe('The agent id, label or task id it applies to.'),
+    target: z.string().min(1).max(100).optional().describe('The agent id, label or task id it applies to; none for `workspace`.'),
     unit: unitParam,
     currency: currencyParam.optional(),
     period: periodParam.optional().describe('Default: `lifetime` for a task, else `month`.'),
@@ -34,7 +34,7 @@ export const createBudget = defineOperation({
   output: budgetOutput,
   version: (budget) => budget.version,
   async run(tx, ctx, input) {
-    return insertBudgetFor(tx, ctx, { ...input, period: input.period ?? (input.applies_to === 'task' ? 'lifetime' : 'month'), currency: unitCurrency(input.unit, input.currency) });
+    return insertBudgetFor(tx, ctx, { ...input, target: budgetTarget(ctx, input.applies_to, input.target), period: input.period ?? (input.applies_to === 'task' ? 'lifetime' : 'month'), currency: unitCurrency(input.unit, input.currency) });
   },
 });
 
@@ -45,7 +45,7 @@ export const createBudget = defineOperation({
 export async function insertBudgetFor(
   tx: Tx,
   ctx: OperationContext,
-  input: { name: string; applies_to: 'agent' | 'label' | 'task'; target: string; unit: 'cost' | 'tokens' | 'runs'; currency: string | null; period: BudgetPeriod; limit: number; task_max_cost?: boolean },
+  input: { name: string; applies_to: BudgetScope; target: string; unit: 'cost' | 'tokens' | 'runs'; currency: string | null; period: BudgetPeriod; limit: number; task_max_cost?: boolean },
 ): Promise<Budget> {
   const spent = await startingSpend(tx, ctx, input);
   const by = { id: ctx.actor.id, kind: ctx.actor.kind };
@@ -76,6 +76,20 @@ export async function insertBudgetFor(
   return budget;
 }
 
+/**
+ * What a budget applies to: a workspace budget's target is the caller's workspace (row-level
+ * security keeps every budget in it anyway), the others name theirs.
+ */
+function budgetTarget(ctx: OperationContext, appliesTo: BudgetScope, target: string | undefined): string {
+  if (appliesTo === 'workspace' && (target === undefined || target === ctx.actor.workspaceId)) return ctx.actor.workspaceId;
+  if (appliesTo !== 'workspace' && target !== undefined) return target;
+  const [message, detail] =
+    appliesTo === 'workspace'
+      ? [`A workspace budget applies to its own workspace, ${ctx.actor.workspaceId}, not ${target}.`, 'leave it out for a workspace budget']
+      : [`A${appliesTo === 'agent' ? 'n' : ''} ${appliesTo} budget needs a target.`, `the ${appliesTo === 'agent' ? 'agent id' : appliesTo === 'label' ? 'label' : 'task id'} it applies to`];
+  throw new BatonError('validation_failed', message, { extra: { errors: [{ pointer: '/target', detail, location: 'body' }] } });
+}
+
 /** A money budget counts one currency (USD unless named); a count has none. */
 function unitCurrency(unit: 'cost' | 'tokens' | 'runs', currency: string | undefined): string | null {
   if (unit === 'cost') return currency ?? 'USD';
@@ -89,11 +103,13 @@ function unitCurrency(unit: 'cost' | 'tokens' | 'runs', currency: string | undef
 
 /**
  * Checks the target exists, and what it already spent: a task's budget counts the task's runs so far
- * (its lifetime); an agent's or a label's counts from its creation (runs record totals, not when each
- * report came).
+ * (its lifetime); an agent's, a label's or the workspace's counts from its creation (runs record
+ * totals, not when each report came).
  */
-async function startingSpend(tx: Tx, _ctx: OperationContext, input: { applies_to: 'agent' | 'label' | 'task'; target: string; unit: 'cost' | 'tokens' | 'runs'; currency: string | null }): Promise<number> {
+async function startingSpend(tx: Tx, _ctx: OperationContext, input: { applies_to: BudgetScope; target: string; unit: 'cost' | 'tokens' | 'runs'; currency: string | null }): Promise<number> {
   switch (input.applies_to) {
+    case 'workspace':
+      return 0;
     case 'agent':
       await resolveAssignee(tx, input.target, '/target');
       return 0;

@@ -38,7 +38,7 @@ export const heartbeatLease = defineOperation({
     const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
     const budgets = input.usage
       ? (await addReportedUsage(tx, ctx, { lease, task }, input.usage)).budgets
-      : await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }), ctx.now);
+      : await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId }), ctx.now);
     const exhausted = exhaustedOf(budgets);
     ctx.emit({
       type: 'lease.renewed',

@@ -47,6 +47,6 @@ export async function addReportedUsage(tx: Tx, ctx: OperationContext, held: { le
   }
   const usage = await addUsage(tx, lease.id, increment, ctx.now);
   const spend = { costMicros: increment.cost_micros, currency: increment.currency, tokens: increment.input_tokens + increment.output_tokens, runs: 0 };
-  const budgets = await chargeBudgets(tx, ctx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id }, spend);
+  const budgets = await chargeBudgets(tx, ctx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId }, spend);
   return { usage, budgets };
 }

@@ -31,10 +31,10 @@ function amount(b: Budget, n: number): string {
   return `${n.toLocaleString()} ${b.unit}`;
 }
 
-/** The budgets this task's runs spend from: its own, its labels', and the newest run's agent's (the first 100 budgets, matched in the page). */
+/** The budgets this task's runs spend from: its own, its labels', the workspace's and the newest run's agent's (the first 100 budgets, matched in the page). */
 function BudgetsLine({ budgets, names }: { budgets: Budget[]; names: Map<string, string> }) {
   if (budgets.length === 0) return null;
-  const what = (b: Budget) => (b.applies_to === 'task' ? 'this task' : b.applies_to === 'label' ? `label ${b.target}` : (names.get(b.target) ?? b.target));
+  const what = (b: Budget) => (b.applies_to === 'task' ? 'this task' : b.applies_to === 'label' ? `label ${b.target}` : b.applies_to === 'workspace' ? 'the workspace' : (names.get(b.target) ?? b.target));
   return (
     <ul class="run-budgets small" aria-label="Budgets these runs spend from">
       {budgets.map((b) => (
@@ -78,7 +78,7 @@ export function RunsPanel({ taskId, labels }: { taskId: string; labels: string[]
   const loadBudgets = (holder: string | undefined) => {
     if (!can(session, 'budgets_list')) return;
     void get<Page<Budget>>('/budgets?limit=100').then(
-      (page) => setBudgets(page.data.filter((b) => (b.applies_to === 'task' && b.target === taskId) || (b.applies_to === 'label' && labels.includes(b.target)) || (b.applies_to === 'agent' && b.target === holder))),
+      (page) => setBudgets(page.data.filter((b) => (b.applies_to === 'task' && b.target === taskId) || (b.applies_to === 'label' && labels.includes(b.target)) || (b.applies_to === 'agent' && b.target === holder) || b.applies_to === 'workspace')),
       () => undefined,
     );
   };
