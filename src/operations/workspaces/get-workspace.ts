@@ -6,7 +6,7 @@ import { toWorkspaceSettings, workspaceSettingsOutput } from './workspace-schema
 
 export const getWorkspace = defineOperation({
   name: 'workspaces_get',
-  summary: 'Your current workspace, its settings and those in force.',
+  summary: 'Your workspace\'s settings (null: the server default) and those in force (`effective`).',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
@@ -17,6 +17,6 @@ export const getWorkspace = defineOperation({
   async run(db, ctx) {
     const row = await findWorkspace(db, ctx.actor.workspaceId);
     if (!row) throw new BatonError('not_found', `Workspace ${ctx.actor.workspaceId} is gone.`);
-    return toWorkspaceSettings(row, ctx.actor.workspaceId, ctx.config);
+    return toWorkspaceSettings(row, ctx.config);
   },
 });

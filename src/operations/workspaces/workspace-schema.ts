@@ -26,34 +26,36 @@ export function toWorkspace(row: WorkspaceRow, currentId: string): z.output<type
   return { id: row.id, name: row.name, current: row.id === currentId, created_at: row.created_at.toISOString() };
 }
 
-const seconds = z.int().min(0).max(31_536_000);
+const seconds = z.int().min(0).max(315_360_000).nullable().optional();
 
-/** A workspace's settings (the members of workspaces_update); in an answer, null: the server's default. */
-export const settingsShape = {
-  escalate_ask_s: seconds.nullable(),
-  escalate_approval_s: seconds.nullable(),
-  escalate_review_s: seconds.nullable(),
-  escalate_to: z
-    .array(z.string().regex(new RegExp(`^(${ROLE_PREFIX}(owner|admin|member|viewer)|(?!${ROLE_PREFIX})[^\\s,]{1,100})$`)))
-    .min(1)
-    .max(20)
-    .nullable(),
-  rate_limit: z.int().min(1).max(1_000_000).nullable(),
-};
+/**
+ * A workspace's settings: what workspaces_update takes (null resets one to the server's default)
+ * and, every member present, both halves of its answer. One schema for all three, so the document
+ * states it once (members optional, as an update needs them).
+ */
+export const workspaceSettings = z
+  .strictObject({
+    escalate_ask_s: seconds,
+    escalate_approval_s: seconds,
+    escalate_review_s: seconds,
+    escalate_to: z
+      .array(z.string().regex(new RegExp(`^(${ROLE_PREFIX}(owner|admin|member|viewer)|(?!${ROLE_PREFIX})[^\\s,]{1,100})$`)))
+      .min(1)
+      .max(20)
+      .nullable()
+      .optional(),
+    rate_limit: z.int().min(1).max(1_000_000).nullable().optional().describe('Requests per rate window, all tokens together.'),
+  });
 
-const settings = z.object(settingsShape);
-
-export const workspaceSettingsOutput = workspaceOutput.extend({
-  settings: settings.describe('Null: the server default.'),
-  effective: settings.describe('In force. rate_limit: per rate window, all tokens together; null: none.'),
-});
+export const workspaceSettingsOutput = z.object({ id: z.string(), name: z.string(), settings: workspaceSettings, effective: workspaceSettings });
 
 /** A workspace with its settings, and what is in force: its own where set, the server's elsewhere. */
-export function toWorkspaceSettings(row: WorkspaceRow, currentId: string, config: Pick<Config, 'escalation'>): z.output<typeof workspaceSettingsOutput> {
+export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation'>): z.output<typeof workspaceSettingsOutput> {
   const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit };
   const sla = effectiveEscalation(own, config.escalation);
   return {
-    ...toWorkspace(row, currentId),
+    id: row.id,
+    name: row.name,
     settings: own,
     effective: { escalate_ask_s: sla.askS, escalate_approval_s: sla.approvalS, escalate_review_s: sla.reviewS, escalate_to: [...sla.to], rate_limit: row.rate_limit },
   };
