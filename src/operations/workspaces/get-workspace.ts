@@ -6,7 +6,7 @@ import { toWorkspaceSettings, workspaceSettingsOutput } from './workspace-schema
 
 export const getWorkspace = defineOperation({
   name: 'workspaces_get',
-  summary: 'Your workspace\'s settings (null: the server default) and those in force (`effective`).',
+  summary: "Your workspace's settings (null: server default) and those in force.",
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',

@@ -6,7 +6,7 @@ import { toWorkspaceSettings, workspaceSettings, workspaceSettingsOutput } from 
 
 export const updateWorkspace = defineOperation({
   name: 'workspaces_update',
-  summary: "Change your current workspace's settings (admins); null resets one to the server default.",
+  summary: "Change your workspace's settings (admins); null resets one.",
   kind: 'write',
   scope: 'agents:admin',
   humanOnly: true,

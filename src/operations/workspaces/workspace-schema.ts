@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import type { Config } from '../../config.ts';
-import { ROLE_PREFIX } from '../../domain/roles.ts';
+import { isRole, targetRole } from '../../domain/roles.ts';
 import { effectiveEscalation } from '../../domain/workspace-settings.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
 
@@ -39,23 +39,21 @@ export const workspaceSettings = z
     escalate_approval_s: seconds,
     escalate_review_s: seconds,
     escalate_to: z
-      .array(z.string().regex(new RegExp(`^(${ROLE_PREFIX}(owner|admin|member|viewer)|(?!${ROLE_PREFIX})[^\\s,]{1,100})$`)))
+      .array(z.string().max(100).refine((to) => (targetRole(to) === undefined ? to !== '' && !/[\s,]/.test(to) : isRole(targetRole(to) ?? '')), 'a principal name or id, or role:<owner|admin|member|viewer>'))
       .min(1)
       .max(20)
       .nullable()
       .optional(),
-    rate_limit: z.int().min(1).max(1_000_000).nullable().optional().describe('Requests per rate window, all tokens together.'),
+    rate_limit: z.int().min(1).max(1_000_000).nullable().optional(),
   });
 
-export const workspaceSettingsOutput = z.object({ id: z.string(), name: z.string(), settings: workspaceSettings, effective: workspaceSettings });
+export const workspaceSettingsOutput = z.object({ settings: workspaceSettings, effective: workspaceSettings });
 
 /** A workspace with its settings, and what is in force: its own where set, the server's elsewhere. */
 export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation'>): z.output<typeof workspaceSettingsOutput> {
   const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit };
   const sla = effectiveEscalation(own, config.escalation);
   return {
-    id: row.id,
-    name: row.name,
     settings: own,
     effective: { escalate_ask_s: sla.askS, escalate_approval_s: sla.approvalS, escalate_review_s: sla.reviewS, escalate_to: [...sla.to], rate_limit: row.rate_limit },
   };
