@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { updateWorkspaceSettings } from '../../store/workspaces.ts';
 import { defineOperation } from '../define-operation.ts';
