@@ -134,6 +134,8 @@ describe("a workspace's settings", () => {
     const reset = (await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: { escalate_ask_s: null } })).json<WithSettings>();
     expect(reset.settings).toEqual({ ...unset, escalate_review_s: 60, escalate_to: ['role:owner'] });
     expect(reset.effective.escalate_ask_s).toBe(0);
+    const unchanged = await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: {} });
+    expect(unchanged.json<WithSettings>().settings).toEqual(reset.settings);
     const events = (await t.request('GET', `/api/v1/events?subject=${beta.id}&types=workspace.updated`, { token: beta.token })).json<Page<{ data: { changed: string[] } }>>().data;
     expect(events.map((e) => e.data.changed)).toEqual([['escalate_ask_s', 'escalate_review_s', 'escalate_to'], ['escalate_ask_s']]);
     // The other workspace is untouched, and sees none of it.

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { BatonError } from '../../errors.ts';
-import { updateWorkspaceSettings } from '../../store/workspaces.ts';
+import { findWorkspace, updateWorkspaceSettings } from '../../store/workspaces.ts';
 import { defineOperation } from '../define-operation.ts';
 import { toWorkspaceSettings, workspaceSettings, workspaceSettingsOutput } from './workspace-schema.ts';
 
@@ -18,9 +18,11 @@ export const updateWorkspace = defineOperation({
   async run(tx, ctx, input) {
     const set = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as z.output<typeof workspaceSettings>;
     const id = ctx.actor.workspaceId;
-    const row = await updateWorkspaceSettings(tx, id, set);
+    // Nothing sent, nothing changed: the settings as they are, and no event.
+    const changed = Object.keys(set).length > 0;
+    const row = changed ? await updateWorkspaceSettings(tx, id, set) : await findWorkspace(tx, id);
     if (!row) throw new BatonError('not_found', `Workspace ${id} is gone.`);
-    ctx.emit({ type: 'workspace.updated', subject: id, data: { changed: Object.keys(set) } });
+    if (changed) ctx.emit({ type: 'workspace.updated', subject: id, data: { changed: Object.keys(set) } });
     return toWorkspaceSettings(row, ctx.config);
   },
 });

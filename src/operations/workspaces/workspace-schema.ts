@@ -49,7 +49,7 @@ export const workspaceSettings = z
 
 export const workspaceSettingsOutput = z.object({ settings: workspaceSettings, effective: workspaceSettings });
 
-/** A workspace with its settings, and what is in force: its own where set, the server's elsewhere. */
+/** A workspace's settings, and those in force: its own where set, the server's elsewhere. */
 export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation'>): z.output<typeof workspaceSettingsOutput> {
   const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit };
   const sla = effectiveEscalation(own, config.escalation);
