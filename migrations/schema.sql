@@ -550,7 +550,12 @@ CREATE TABLE workspaces (
   id text NOT NULL,
   name text NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  created_by_id text NOT NULL
+  created_by_id text NOT NULL,
+  escalate_ask_s integer,
+  escalate_approval_s integer,
+  escalate_review_s integer,
+  escalate_to text[],
+  rate_limit integer
 );
 
 ALTER TABLE agents ADD CONSTRAINT agents_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
@@ -677,8 +682,12 @@ ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_webhook_id_fkey
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_pkey PRIMARY KEY (id);
 ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updated_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_approval_s_check CHECK ((escalate_approval_s >= 0));
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_ask_s_check CHECK ((escalate_ask_s >= 0));
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_review_s_check CHECK ((escalate_review_s >= 0));
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_name_key UNIQUE (name);
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_pkey PRIMARY KEY (id);
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_rate_limit_check CHECK ((rate_limit > 0));
 
 CREATE INDEX approvals_pending_unmarked ON public.approvals USING btree (created_at) WHERE ((status = 'pending'::text) AND (overdue_at IS NULL));
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);

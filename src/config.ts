@@ -219,7 +219,7 @@ export interface Config {
   readonly session: { readonly idleS: number; readonly absoluteS: number };
   /** Email and chat notifications (spec/notifications.md); a channel without its URL is not sent. */
   readonly notify: NotifyConfig;
-  /** Escalation and SLAs (spec/asks.md); per installation until workspaces land. */
+  /** Escalation and SLAs (spec/asks.md): the default of each workspace that sets none. */
   readonly escalation: EscalationConfig;
 }
 

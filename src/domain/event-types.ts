@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'approval.denied',
   'agent.created',
   'workspace.created',
+  'workspace.updated',
   'agent.updated',
   'token.created',
   'token.revoked',

@@ -286,6 +286,8 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: { ...ADMIN_ONLY, human_admin: refused(403, 'owner_required'), agent_admin: HUMANS_ONLY },
     note: 'Owners only: an admin who is not one is 403 owner_required.',
   },
+  workspaces_get: { request: 'read my workspace and its settings', object: null, cells: alike(ALLOWED) },
+  workspaces_update: { request: "change my workspace's settings", object: null, cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY }, note: 'Its admins and owners; only the current workspace (row-level security).' },
   artifacts_create: { request: 'store an artifact on a task', object: 'task', cells: alike(ALLOWED) },
   artifacts_get: { request: 'read an artifact', object: 'artifact', cells: alike(ALLOWED) },
   reservations_acquire: { request: 'reserve a resource or paths', object: null, cells: alike(ALLOWED) },

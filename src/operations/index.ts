@@ -9,7 +9,9 @@ import { setRole } from './agents/set-role.ts';
 import { listSessions } from './sessions/list-sessions.ts';
 import { revokeSession } from './sessions/revoke-session.ts';
 import { createWorkspace } from './workspaces/create-workspace.ts';
+import { getWorkspace } from './workspaces/get-workspace.ts';
 import { listWorkspaces } from './workspaces/list-workspaces.ts';
+import { updateWorkspace } from './workspaces/update-workspace.ts';
 import { updateAgent } from './agents/update-agent.ts';
 import { createComment } from './comments/create-comment.ts';
 import { deleteComment } from './comments/delete-comment.ts';
@@ -161,6 +163,8 @@ const registry = [
   revokeSession,
   listWorkspaces,
   createWorkspace,
+  getWorkspace,
+  updateWorkspace,
   createArtifact,
   getArtifact,
   listReservations,

@@ -37,7 +37,18 @@ export async function authenticate(deps: AuthenticateDeps, authorization: string
       hint: 'Sign in at /auth/oidc/login; tokens are for agents (and the bootstrap and recovery tokens of the system).',
     });
   }
-  return counted(deps, principal, { limit: grant?.rate_limit ?? null, used: grant?.used ?? 0 }, now);
+  return counted(deps, principal, { limit: grant?.rate_limit ?? null, used: grant?.used ?? 0, workspace: workspaceCount(grant) }, now);
+}
+
+/** The workspace's shared budget and its use this window, when it has one (workspaces_update `rate_limit`). */
+export function workspaceCount(grant: { workspace_rate_limit: number | null; workspace_used: number | null } | undefined): WorkspaceCount | null {
+  if (grant?.workspace_rate_limit == null || grant.workspace_used == null) return null;
+  return { limit: grant.workspace_rate_limit, used: grant.workspace_used };
+}
+
+export interface WorkspaceCount {
+  readonly limit: number;
+  readonly used: number;
 }
 
 /** The start of the fixed rate window `now` falls in, in epoch seconds. */
@@ -45,19 +56,31 @@ export function rateWindowStart(windowS: number, now: Date): number {
   return Math.floor(now.getTime() / (windowS * 1000)) * windowS;
 }
 
-/** Checks a request already counted against its token's window and says the budget left; 429 past it. */
-export function counted(deps: AuthenticateDeps, principal: Principal, count: { limit: number | null; used: number }, now: Date): Authenticated {
+/**
+ * Checks a request already counted against its token's window, and its workspace's shared budget
+ * when it has one, and says the budget left (the tighter of the two); 429 past either.
+ */
+export function counted(deps: AuthenticateDeps, principal: Principal, count: { limit: number | null; used: number; workspace: WorkspaceCount | null }, now: Date): Authenticated {
   const { db, rate } = deps;
   const windowMs = rate.windowS * 1000;
   const windowStart = rateWindowStart(rate.windowS, now);
   const limit = count.limit ?? rate.limit;
   const used = count.used;
   const resetS = Math.max(1, Math.ceil((windowStart * 1000 + windowMs - now.getTime()) / 1000));
-  const budget: RateBudget = { limit, remaining: Math.max(0, limit - used), windowS: rate.windowS, resetS };
+  const own: RateBudget = { limit, remaining: Math.max(0, limit - used), windowS: rate.windowS, resetS };
+  const shared: RateBudget | null = count.workspace && { limit: count.workspace.limit, remaining: Math.max(0, count.workspace.limit - count.workspace.used), windowS: rate.windowS, resetS };
+  const budget = shared && shared.remaining < own.remaining ? shared : own;
   if (used > limit) {
     throw new BatonError('rate_limited', `Token ${principal.tokenId} made ${limit} requests in this ${rate.windowS} s window; the budget resets in ${resetS} s.`, {
-      headers: { 'retry-after': String(resetS), ...rateLimitHeaders(budget) },
+      headers: { 'retry-after': String(resetS), ...rateLimitHeaders(own) },
     });
+  }
+  if (shared && count.workspace && count.workspace.used > shared.limit) {
+    throw new BatonError(
+      'rate_limited',
+      `Workspace ${principal.workspaceId} used its budget of ${shared.limit} requests in this ${rate.windowS} s window, shared by all its tokens; it resets in ${resetS} s.`,
+      { headers: { 'retry-after': String(resetS), ...rateLimitHeaders(shared) } },
+    );
   }
   if (touchDue(deps.lastTouched, principal.tokenId, now)) touchToken(db, principal.tokenId, now).catch(() => undefined);
   return { principal, budget };

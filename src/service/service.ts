@@ -107,8 +107,8 @@ export function createService(deps: ServiceDeps): Service {
     async authenticate(authorization, sessionSecret) {
       if (authorization !== undefined || sessionSecret === undefined) return authenticate(authenticateDeps, authorization, clock.now());
       const now = clock.now();
-      const { principal, used, limit } = await authenticateSession(sessionDeps, sessionSecret, rateWindowStart(config.rateLimit.windowS, now));
-      return counted(authenticateDeps, principal, { used, limit }, now);
+      const { principal, used, limit, workspace } = await authenticateSession(sessionDeps, sessionSecret, rateWindowStart(config.rateLimit.windowS, now));
+      return counted(authenticateDeps, principal, { used, limit, workspace }, now);
     },
     signIn: (identity, userAgent) => signIn(sessionDeps, identity, userAgent),
     signOut: (secret) => signOut(sessionDeps, secret),

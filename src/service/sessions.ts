@@ -15,6 +15,7 @@ import type { DB } from '../store/schema.ts';
 import { bindWorkspace, DEFAULT_WORKSPACE_ID, inWorkspace } from '../store/workspace-scope.ts';
 import { endSession, findIdentities, findIdentityOf, findInvitedHumans, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
 import { findGrantAndCount, insertToken } from '../store/tokens.ts';
+import { type WorkspaceCount, workspaceCount } from './authenticate.ts';
 import { systemProvenance } from './bootstrap.ts';
 
 /** The cookie secret's form: not a `bat_` token, so it is refused as a bearer without a lookup. */
@@ -145,7 +146,7 @@ export function roleFor(values: readonly string[], map: readonly (readonly [stri
  * its absolute timeout (its token's expiry) or its idle timeout, or its person was disabled —
  * checked on every request, so a change applies at the next one.
  */
-export async function authenticateSession(deps: SessionDeps, secret: string, windowStart: number): Promise<{ principal: Principal; used: number; limit: number | null }> {
+export async function authenticateSession(deps: SessionDeps, secret: string, windowStart: number): Promise<{ principal: Principal; used: number; limit: number | null; workspace: WorkspaceCount | null }> {
   if (!SECRET.test(secret)) throw new BatonError('invalid_token', 'The session cookie is not a Baton session; sign in again.');
   const now = deps.clock.now();
   const grant = await findGrantAndCount(deps.db, secretHash(secret), windowStart, now);
@@ -158,7 +159,7 @@ export async function authenticateSession(deps: SessionDeps, secret: string, win
     throw new BatonError('invalid_token', `Session ${session.id} was idle for ${deps.config.session.idleS} s; sign in again.`);
   }
   await touchSession(deps.db, session.id, now);
-  return { principal: { ...principal, sessionId: session.id }, used: grant.used ?? 0, limit: grant.rate_limit };
+  return { principal: { ...principal, sessionId: session.id }, used: grant.used ?? 0, limit: grant.rate_limit, workspace: workspaceCount(grant) };
 }
 
 /** Ends the cookie's session on the server (`session.signed_out`, by its person); a session already over is left as it is. */

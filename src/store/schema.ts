@@ -573,6 +573,12 @@ export interface WorkspacesTable {
   name: string;
   created_at: Timestamp;
   created_by_id: string;
+  /** Null: the server's default (migration 0290). */
+  escalate_ask_s: number | null;
+  escalate_approval_s: number | null;
+  escalate_review_s: number | null;
+  escalate_to: string[] | null;
+  rate_limit: number | null;
 }
 
 export interface DB {

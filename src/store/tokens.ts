@@ -51,11 +51,15 @@ export interface TokenGrant {
   token_created_by_kind: string;
   /** Requests this token made in the current window, this one included; null when the grant is unusable. */
   used: number | null;
+  /** The workspace's budget shared by all its tokens per window (workspaces_update); null: none. */
+  workspace_rate_limit: number | null;
+  /** Requests of all the workspace's tokens in the current window, this one included; null without a budget or a usable grant. */
+  workspace_used: number | null;
 }
 
 /**
- * Looks a token up by hash and, if it is usable, counts this request in its rate window — one
- * statement, so authentication and the shared rate limit cost a single round trip. `used` is exact
+ * Looks a token up by hash and, if it is usable, counts this request in its rate window (and in its
+ * workspace's, when the workspace has a shared budget) — one statement, so authentication and the shared rate limit cost a single round trip. `used` is exact
  * but for requests of the same token in flight at the same moment on other connections, which it
  * may not include yet (spec/api.md, Rate limits). Every
  * instance reads the same rows, so a revocation applies everywhere at once.
@@ -70,30 +74,42 @@ const FIND_GRANT_AND_COUNT = `
     WITH g AS (
       SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
         a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
-        a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id
-      FROM tokens t JOIN agents a ON a.id = t.agent_id
+        a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id, w.rate_limit AS workspace_rate_limit
+      FROM tokens t JOIN agents a ON a.id = t.agent_id JOIN workspaces w ON w.id = t.workspace_id
       WHERE t.token_hash = $1
+    ), live AS (
+      -- A revocation in the future is a rotated token's grace (tokens_rotate): live until then.
+      SELECT token_id, workspace_id, workspace_rate_limit FROM g
+      WHERE (revoked_at IS NULL OR revoked_at > $3) AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
     ), counted AS (
       -- One of 16 rows per token and window, by connection (migration 0031): requests on other
       -- connections mostly bump other rows, so a busy token does not queue on one row lock.
       INSERT INTO rate_counters (token_id, window_start, shard, count)
-      SELECT token_id, $2, pg_backend_pid() % 16, 1 FROM g
-      -- A revocation in the future is a rotated token's grace (tokens_rotate): live until then.
-      WHERE (revoked_at IS NULL OR revoked_at > $3) AND NOT disabled AND (expires_at IS NULL OR expires_at > $3)
+      SELECT token_id, $2, pg_backend_pid() % 16, 1 FROM live
+      ON CONFLICT (token_id, window_start, shard) DO UPDATE SET count = rate_counters.count + 1
+      RETURNING shard, count
+    ), workspace_counted AS (
+      -- A workspace with a shared budget (migration 0290) is counted the same way, under its id.
+      INSERT INTO rate_counters (token_id, window_start, shard, count)
+      SELECT workspace_id, $2, pg_backend_pid() % 16, 1 FROM live WHERE workspace_rate_limit IS NOT NULL
       ON CONFLICT (token_id, window_start, shard) DO UPDATE SET count = rate_counters.count + 1
       RETURNING shard, count
     )
-    -- This row's count after the bump, plus the other rows as of this statement's snapshot.
+    -- Each row's count after the bump, plus the other rows as of this statement's snapshot.
     SELECT g.*, (SELECT c.count + coalesce((
         SELECT sum(r.count) FROM rate_counters r WHERE r.token_id = g.token_id AND r.window_start = $2 AND r.shard <> c.shard), 0)::int
-      FROM counted c) AS used FROM g`;
+      FROM counted c) AS used,
+      (SELECT c.count + coalesce((
+        SELECT sum(r.count) FROM rate_counters r WHERE r.token_id = g.workspace_id AND r.window_start = $2 AND r.shard <> c.shard), 0)::int
+      FROM workspace_counted c) AS workspace_used
+    FROM g`;
 
 /** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
 export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {
   const { rows } = await sql<TokenGrant>`
     SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
       a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
-      a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id, NULL::int AS used
+      a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id, NULL::int AS used, NULL::int AS workspace_rate_limit, NULL::int AS workspace_used
     FROM tokens t JOIN agents a ON a.id = t.agent_id
     WHERE t.id = ${tokenId}`.execute(db);
   return rows[0];
@@ -151,7 +167,7 @@ export async function revokeAgentTokens(tx: Tx, agentId: string, now: Date): Pro
   return rows.map((r) => r.id);
 }
 
-/** Drops counters of windows that have closed. */
+/** Drops counters (of tokens and of workspaces) of windows that have closed. */
 export async function pruneRateCounters(db: Kysely<DB>, beforeWindow: number): Promise<number> {
   const result = await db.deleteFrom('rate_counters').where('window_start', '<', String(beforeWindow)).executeTakeFirst();
   return Number(result.numDeletedRows);

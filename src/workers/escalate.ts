@@ -2,13 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import { type Escalation, effectiveEscalation } from '../domain/workspace-settings.ts';
 import type { Ids } from '../ids.ts';
 import type { Tx } from '../store/connection.ts';
 import { adjustOverdueAsks, escalationTargets, markInboxOverdue, markOverdueApprovals, markOverdueAsks, markOverdueReviews, type Overdue } from '../store/escalation.ts';
 import { appendEvents } from '../store/events.ts';
 import { insertInboxItems } from '../store/inbox.ts';
 import type { DB } from '../store/schema.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
+import { listWorkspaceSettings } from '../store/workspaces.ts';
 
 const BATCH = 100;
 
@@ -24,30 +26,31 @@ const EVENT = { ask: 'ask.overdue', approval: 'approval.overdue', review: 'task.
 
 /**
  * One pass, in each workspace in turn: each open ask, pending approval and task in review that has waited longer than its SLA
- * (`config.escalation`, 0 = never) is marked overdue once, its addressees' inbox items marked, and
+ * (the workspace's own, else `config.escalation`; 0 = never) is marked overdue once, its addressees' inbox items marked, and
  * each escalation target not already on it gets an `overdue` inbox item (emailed at once) and the
  * wait an event by the system actor, all in one transaction per batch. Exactly once across
  * instances: the mark is taken with SKIP LOCKED and re-checked by the UPDATE that sets it.
  */
 export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Pick<Config, 'escalation'> }): Promise<Record<Kind, number>> {
-  const sla = deps.config.escalation;
   const report: Record<Kind, number> = { ask: 0, approval: 0, review: 0 };
-  const limits: Record<Kind, number> = { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS };
-  const kinds = (Object.keys(limits) as Kind[]).filter((k) => limits[k] > 0);
-  if (kinds.length === 0) return report;
-  for (const workspace of await workspaceIds(db)) await escalateIn(db, workspace, deps, { kinds, limits, report });
+  for (const workspace of await listWorkspaceSettings(db)) {
+    const sla = effectiveEscalation(workspace, deps.config.escalation);
+    const limits: Record<Kind, number> = { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS };
+    const kinds = (Object.keys(limits) as Kind[]).filter((k) => limits[k] > 0);
+    if (kinds.length > 0) await escalateIn(db, workspace.id, deps, { kinds, limits, to: sla.to, report });
+  }
   return report;
 }
 
 async function escalateIn(
   db: Kysely<DB>,
   workspace: string,
-  deps: { clock: Clock; ids: Ids; config: Pick<Config, 'escalation'> },
-  pass: { kinds: Kind[]; limits: Record<Kind, number>; report: Record<Kind, number> },
+  deps: { clock: Clock; ids: Ids },
+  pass: { kinds: Kind[]; limits: Record<Kind, number>; to: Escalation['to']; report: Record<Kind, number> },
 ): Promise<void> {
   const { kinds, limits, report } = pass;
   // Names and roles name this workspace's people.
-  const targets = await inWorkspace(db, workspace, (tx) => escalationTargets(tx, deps.config.escalation.to));
+  const targets = await inWorkspace(db, workspace, (tx) => escalationTargets(tx, pass.to));
   for (const kind of kinds) {
     for (;;) {
       const marked = await inWorkspace(db, workspace, async (tx) => {

@@ -110,6 +110,97 @@ describe('a workspace', () => {
   });
 });
 
+describe("a workspace's settings", () => {
+  interface Settings {
+    escalate_ask_s: number | null;
+    escalate_approval_s: number | null;
+    escalate_review_s: number | null;
+    escalate_to: string[] | null;
+    rate_limit: number | null;
+  }
+  interface WithSettings {
+    settings: Settings;
+    effective: Settings;
+  }
+  const unset: Settings = { escalate_ask_s: null, escalate_approval_s: null, escalate_review_s: null, escalate_to: null, rate_limit: null };
+
+  it('are read by its members and changed by its admins only, null resetting one to the server default', async () => {
+    // The test server sets no SLA (0: never) and no workspace budget.
+    const mine = (await t.request('GET', '/api/v1/workspaces/current')).json<WithSettings>();
+    expect(mine).toMatchObject({ settings: unset, effective: { escalate_ask_s: 0, escalate_review_s: 0, escalate_to: ['role:owner', 'role:admin'], rate_limit: null } });
+    const changed = await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: { escalate_review_s: 60, escalate_ask_s: 600, escalate_to: ['role:owner'] } });
+    expect(changed.status, changed.body).toBe(200);
+    expect(changed.json<WithSettings>()).toMatchObject({ settings: { ...unset, escalate_ask_s: 600, escalate_review_s: 60, escalate_to: ['role:owner'] }, effective: { escalate_ask_s: 600, escalate_approval_s: 0, escalate_review_s: 60 } });
+    const reset = (await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: { escalate_ask_s: null } })).json<WithSettings>();
+    expect(reset.settings).toEqual({ ...unset, escalate_review_s: 60, escalate_to: ['role:owner'] });
+    expect(reset.effective.escalate_ask_s).toBe(0);
+    const unchanged = await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: {} });
+    expect(unchanged.json<WithSettings>().settings).toEqual(reset.settings);
+    const events = (await t.request('GET', `/api/v1/events?subject=${beta.id}&types=workspace.updated`, { token: beta.token })).json<Page<{ data: { changed: string[] } }>>().data;
+    expect(events.map((e) => e.data.changed)).toEqual([['escalate_ask_s', 'escalate_review_s', 'escalate_to'], ['escalate_ask_s']]);
+    // The other workspace is untouched, and sees none of it.
+    expect((await t.request('GET', '/api/v1/workspaces/current')).json<WithSettings>().settings).toEqual(unset);
+    expect((await t.request('GET', `/api/v1/events?subject=${beta.id}&types=workspace.updated`)).json<Page<unknown>>().data).toEqual([]);
+    const invalid = await t.request('PATCH', '/api/v1/workspaces/current', { token: beta.token, body: { escalate_to: ['role:boss'] } });
+    expect(invalid.status).toBe(400);
+
+    for (const role of ['member', 'viewer']) {
+      const person = (await t.request('POST', '/api/v1/agents', { token: beta.token, body: { name: `Beta ${role}`, kind: 'human', role } })).json<{ id: string }>();
+      const token = (await t.request('POST', `/api/v1/agents/${person.id}/tokens`, { token: beta.token, body: { machine: 'desk' } })).json<{ token: string }>().token;
+      expect((await t.request('GET', '/api/v1/workspaces/current', { token })).json<WithSettings>().settings.escalate_review_s).toBe(60);
+      const refused = await t.request('PATCH', '/api/v1/workspaces/current', { token, body: { escalate_review_s: null } });
+      expect(refused.status, `${role}: ${refused.body}`).toBe(403);
+    }
+  });
+
+  it("escalate a review by the workspace's own SLA, while a workspace on the server default (never) does not", async () => {
+    const inReview = async (token: string | undefined, title: string) => {
+      const task = (await t.request('POST', '/api/v1/tasks', { ...(token ? { token } : {}), body: { title } })).json<{ id: string }>();
+      const held = (await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { ...(token ? { token } : {}), body: {} })).json<{ lease: { epoch: number } }>();
+      const handed = await t.request('PATCH', `/api/v1/tasks/${task.id}`, { ...(token ? { token } : {}), body: { status: 'in_review', lease_epoch: held.lease.epoch } });
+      expect(handed.status, handed.body).toBe(200);
+      return task.id;
+    };
+    const theirs = await inReview(beta.token, 'Reviewed in Beta');
+    const ours = await inReview(undefined, 'Reviewed in default');
+    clock.advance(59_000);
+    await sweep();
+    expect((await t.request('GET', `/api/v1/tasks/${theirs}`, { token: beta.token })).json()).not.toHaveProperty('review_overdue');
+    clock.advance(2_000);
+    await sweep();
+    expect((await t.request('GET', `/api/v1/tasks/${theirs}`, { token: beta.token })).json()).toMatchObject({ review_overdue: true });
+    const overdue = (await t.request('GET', `/api/v1/events?types=task.review_overdue&subject=${theirs}`, { token: beta.token })).json<Page<{ data: { sla_s: number; notified: string[] } }>>().data;
+    expect(overdue.map((e) => e.data)).toEqual([expect.objectContaining({ sla_s: 60 })]);
+    clock.advance(86_400_000);
+    await sweep();
+    expect((await t.request('GET', `/api/v1/tasks/${ours}`)).json()).not.toHaveProperty('review_overdue');
+    expect((await t.request('GET', '/api/v1/events?types=task.review_overdue&limit=100')).json<Page<unknown>>().data).toEqual([]);
+  });
+
+  it('share a request budget among all its tokens, independent of another workspace\'s budget', async () => {
+    const made = (await t.request('POST', '/api/v1/workspaces', { body: { name: 'Delta' } })).json<{ workspace: Workspace; owner_id: string; token: string }>();
+    const second = (await t.request('POST', `/api/v1/agents/${made.owner_id}/tokens`, { token: made.token, body: { machine: 'laptop' } })).json<{ token: string }>().token;
+    // At the start of a rate window (BATON_RATE_LIMIT's), so the window does not turn during the test.
+    const policy = String((await t.request('GET', '/api/v1/whoami', { token: made.token })).headers['ratelimit-policy']);
+    const windowMs = Number(/;w=(\d+)/.exec(policy)?.[1]) * 1000;
+    clock.advance(windowMs - (clock.now().getTime() % windowMs));
+    expect((await t.request('PATCH', '/api/v1/workspaces/current', { token: made.token, body: { rate_limit: 3 } })).status).toBe(200);
+    expect((await t.request('PATCH', '/api/v1/workspaces/current', { body: { rate_limit: 1000 } })).status).toBe(200);
+    for (const token of [made.token, second, made.token]) expect((await t.request('GET', '/api/v1/whoami', { token })).status).toBe(200);
+    const refused = await t.request('GET', '/api/v1/whoami', { token: second });
+    expect(refused.status).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'rate_limited', detail: `Workspace ${made.workspace.id} used its budget of 3 requests in this ${windowMs / 1000} s window, shared by all its tokens; it resets in ${windowMs / 1000} s.` });
+    expect(refused.headers['retry-after']).toBe(String(windowMs / 1000));
+    // The default workspace's own budget is untouched by Delta's.
+    const ours = await t.request('GET', '/api/v1/whoami');
+    expect(ours.status).toBe(200);
+    expect(ours.headers['ratelimit']).toBe(`"default";r=${1000 - 1};t=${windowMs / 1000}`);
+    clock.advance(windowMs);
+    expect((await t.request('GET', '/api/v1/whoami', { token: second })).status).toBe(200);
+    expect((await t.request('PATCH', '/api/v1/workspaces/current', { body: { rate_limit: null } })).json<WithSettings>().settings.rate_limit).toBeNull();
+  });
+});
+
 describe('a person in two workspaces', () => {
   const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) Chrome/140.0';
   const person = { issuer: 'https://idp.example', subject: 'ana', name: 'Ana', email: 'ana@example.com', emailVerified: true, roleValues: [] as string[] };

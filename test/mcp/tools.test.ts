@@ -75,7 +75,7 @@ describe('tools/list', () => {
     const humanOnly = operations.filter((op) => op.humanOnly === true).map((op) => op.name).sort();
     expect(humanOnly).toEqual([
       'agents_create', 'agents_set_role', 'agents_update', 'approvals_approve', 'approvals_deny', 'budgets_create', 'budgets_delete', 'budgets_update',
-      'exports_get', 'insight_get', 'preferences_get', 'preferences_update', 'sessions_list', 'sessions_revoke', 'tasks_requeue', 'workspaces_create',
+      'exports_get', 'insight_get', 'preferences_get', 'preferences_update', 'sessions_list', 'sessions_revoke', 'tasks_requeue', 'workspaces_create', 'workspaces_update',
     ]);
     const agent = await t.addPrincipal({ kind: 'agent' });
     const client = await connectV2(baseUrl, agent.token, 'modern');

@@ -113,6 +113,8 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'sessions_list': (fx) => ({ query: `agent_id=${fx.person}` }),
   'workspaces_list': () => ({}),
   'workspaces_create': () => ({ body: { name: `matrix ${randomUUID()}` } }),
+  'workspaces_get': () => ({}),
+  'workspaces_update': () => ({ body: { rate_limit: null } }),
   'preferences_get': () => ({}),
   'preferences_update': () => ({ body: { email: 'immediate' } }),
   'links_redeem': (fx) => ({ body: { token: fx.link } }),

@@ -10,6 +10,7 @@ import { eventOutput } from '../../operations/events/event-schema.ts';
 import { endedLeaseView, endedOutput } from '../../operations/leases/cycle-lease.ts';
 import { claimOutput, claimView } from '../../operations/leases/grant.ts';
 import { leaseOutput } from '../../operations/leases/lease-schema.ts';
+import { workspaceSettings } from '../../operations/workspaces/workspace-schema.ts';
 import {
   actorRef,
   claimedTaskView,
@@ -92,6 +93,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Reservation', matches: reservationOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
+  { name: 'WorkspaceSettings', matches: workspaceSettings },
   { name: 'Manifest', matches: manifestSchema },
   { name: 'ManifestCompact', matches: compactManifestSchema },
 ];

@@ -21,6 +21,8 @@ function grant(over: Partial<TokenGrant>): TokenGrant {
     workspace_id: 'wsp_00000000000000000000000000',
     token_created_by_kind: 'human',
     used: 1,
+    workspace_rate_limit: null,
+    workspace_used: null,
     ...over,
   };
 }

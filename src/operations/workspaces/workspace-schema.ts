@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
+import type { Config } from '../../config.ts';
+import { isRole, targetRole } from '../../domain/roles.ts';
+import { effectiveEscalation } from '../../domain/workspace-settings.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
 
 export const workspaceId = z.string().regex(new RegExp(idPattern('wsp'))).describe('A workspace id (`wsp_…`).');
@@ -21,4 +24,37 @@ export const workspaceOutput = z.object({
 
 export function toWorkspace(row: WorkspaceRow, currentId: string): z.output<typeof workspaceOutput> {
   return { id: row.id, name: row.name, current: row.id === currentId, created_at: row.created_at.toISOString() };
+}
+
+const seconds = z.int().min(0).max(315_360_000).nullable().optional();
+
+/**
+ * A workspace's settings: what workspaces_update takes (null resets one to the server's default)
+ * and, every member present, both halves of its answer. One schema for all three, so the document
+ * states it once (members optional, as an update needs them).
+ */
+export const workspaceSettings = z
+  .strictObject({
+    escalate_ask_s: seconds,
+    escalate_approval_s: seconds,
+    escalate_review_s: seconds,
+    escalate_to: z
+      .array(z.string().max(100).refine((to) => (targetRole(to) === undefined ? to !== '' && !/[\s,]/.test(to) : isRole(targetRole(to) ?? '')), 'a principal name or id, or role:<owner|admin|member|viewer>'))
+      .min(1)
+      .max(20)
+      .nullable()
+      .optional(),
+    rate_limit: z.int().min(1).max(1_000_000).nullable().optional(),
+  });
+
+export const workspaceSettingsOutput = z.object({ settings: workspaceSettings, effective: workspaceSettings });
+
+/** A workspace's settings, and those in force: its own where set, the server's elsewhere. */
+export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation'>): z.output<typeof workspaceSettingsOutput> {
+  const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit };
+  const sla = effectiveEscalation(own, config.escalation);
+  return {
+    settings: own,
+    effective: { escalate_ask_s: sla.askS, escalate_approval_s: sla.approvalS, escalate_review_s: sla.reviewS, escalate_to: [...sla.to], rate_limit: row.rate_limit },
+  };
 }
