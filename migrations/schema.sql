@@ -555,7 +555,8 @@ CREATE TABLE workspaces (
   escalate_approval_s integer,
   escalate_review_s integer,
   escalate_to text[],
-  rate_limit integer
+  rate_limit integer,
+  chat_webhook_url text
 );
 
 ALTER TABLE agents ADD CONSTRAINT agents_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));

@@ -118,7 +118,9 @@ export async function notificationSubjects(db: Kysely<DB>, inboxItemIds: readonl
     .innerJoin('agents as p', 'p.id', 'i.principal_id')
     .innerJoin('agents as b', 'b.id', 'i.by_id')
     .leftJoin('asks as k', (j) => j.onRef('k.id', '=', 'i.ref_id').on('i.kind', '=', 'ask'))
-    .select(['i.id', 'i.kind', 'i.task_id', 'i.ref_id', 'i.excerpt', 'i.created_at', 't.title', 'p.name as principal_name', 'p.email', 'b.name as by_name', 'k.question', 'k.options', 'k.due_at'])
+    // The item's workspace's chat channel, if it has its own (read unbound, by the sender).
+    .innerJoin('workspaces as w', (j) => j.on(sql<boolean>`w.id = i.workspace_id`))
+    .select(['i.id', 'i.kind', 'i.task_id', 'i.ref_id', 'i.excerpt', 'i.created_at', 't.title', 'p.name as principal_name', 'p.email', 'b.name as by_name', 'k.question', 'k.options', 'k.due_at', 'w.chat_webhook_url'])
     .where('i.id', '=', (eb) => eb.fn.any(eb.val([...inboxItemIds])))
     .execute();
 }

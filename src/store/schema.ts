@@ -579,6 +579,8 @@ export interface WorkspacesTable {
   escalate_review_s: number | null;
   escalate_to: string[] | null;
   rate_limit: number | null;
+  /** Its chat channel, a Slack-compatible incoming webhook (migration 0300); null: the server's. */
+  chat_webhook_url: string | null;
 }
 
 export interface DB {

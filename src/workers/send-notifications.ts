@@ -55,8 +55,8 @@ export async function sendNotifications(db: Kysely<DB>, deps: NotifyDeps): Promi
   await recordNotificationAttempt(db, gone, { state: 'skipped', attempt: failure(now, 'its inbox item or task is gone'), nextAttemptAt: now, now });
   report.skipped += gone.length;
   const live = claimed.filter((n) => subjects.has(n.inbox_item_id));
-  const unconfigured = live.filter((n) => (n.channel === 'email' ? !notify.smtpUrl : !notify.chatWebhookUrl));
-  await recordNotificationAttempt(db, unconfigured, { state: 'skipped', attempt: failure(now, 'the server has no BATON_SMTP_URL or BATON_CHAT_WEBHOOK_URL for this channel'), nextAttemptAt: now, now });
+  const unconfigured = live.filter((n) => (n.channel === 'email' ? !notify.smtpUrl : !chatUrl(subjects.get(n.inbox_item_id), deps.config)));
+  await recordNotificationAttempt(db, unconfigured, { state: 'skipped', attempt: failure(now, 'no BATON_SMTP_URL, or no chat webhook for the workspace or BATON_CHAT_WEBHOOK_URL, for this channel'), nextAttemptAt: now, now });
   report.skipped += unconfigured.length;
   const transport = notify.smtpUrl ? createTransport({ url: notify.smtpUrl, connectionTimeout: TIMEOUT_MS, greetingTimeout: TIMEOUT_MS, socketTimeout: TIMEOUT_MS }) : undefined;
   try {
@@ -93,7 +93,7 @@ function compose(rows: readonly NotificationRow[], subject: (inboxItemId: string
     const s = subject(row.inbox_item_id);
     if (row.channel === 'chat') {
       const body = JSON.stringify(chatMessage(s, row.principal_id, out.link));
-      messages.push({ rows: [row], send: () => postChat(out.config, body) });
+      messages.push({ rows: [row], send: () => postChat(chatUrl(s, out.config) ?? '', out.config, body) });
     } else if (row.digest) {
       digests.set(row.principal_id, [...(digests.get(row.principal_id) ?? []), row]);
     } else {
@@ -107,8 +107,13 @@ function compose(rows: readonly NotificationRow[], subject: (inboxItemId: string
   return messages;
 }
 
-async function postChat(config: Config, body: string): Promise<{ status: number }> {
-  const destination = await resolveDestination(config.notify.chatWebhookUrl ?? '', config.webhookAllowPrivate);
+/** Where an item's chat message goes: its workspace's channel, else the server's. */
+function chatUrl(subject: NotificationSubject | undefined, config: Config): string | undefined {
+  return subject?.chat_webhook_url ?? config.notify.chatWebhookUrl;
+}
+
+async function postChat(url: string, config: Config, body: string): Promise<{ status: number }> {
+  const destination = await resolveDestination(url, config.webhookAllowPrivate);
   const status = await postTo(destination, body, {}, TIMEOUT_MS);
   if (status < 200 || status >= 300) throw Object.assign(new Error(`HTTP ${status}`), { status });
   return { status };

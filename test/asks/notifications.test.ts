@@ -123,6 +123,31 @@ describe('notifications', () => {
     expect(body.blocks[0]?.text.text).toContain(`*${p.name}*`);
   });
 
+  it("posts a workspace's asks to the workspace's own chat channel, whose URL only its admins read", async () => {
+    const own = await startChatReceiver();
+    try {
+      const made = (await cluster.request('POST', '/api/v1/workspaces', { body: { name: 'Chat team' } })).json<{ owner_id: string; token: string }>();
+      const set = await cluster.request('PATCH', '/api/v1/workspaces/current', { body: { chat_webhook_url: own.url }, token: made.token });
+      expect(set.status, set.body).toBe(200);
+      expect(set.json()).toMatchObject({ settings: { chat_webhook_url: own.url }, effective: { chat_webhook_url: own.url } });
+      const bot = (await cluster.request('POST', '/api/v1/agents', { body: { name: 'chat-team-bot', scopes: ['tasks:read', 'tasks:write'] }, token: made.token })).json<{ id: string }>();
+      const botToken = (await cluster.request('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'm' }, token: made.token })).json<{ token: string }>().token;
+      const seen = (await cluster.request('GET', '/api/v1/workspaces/current', { token: botToken })).json<{ settings: { chat_webhook_url: string } }>();
+      expect(seen.settings.chat_webhook_url).toBe(`${new URL(own.url).origin}/...`);
+
+      const serverBefore = chat.bodies.length;
+      const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Chat team task' }, token: botToken })).json<{ id: string }>();
+      const asked = await cluster.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question: 'Go?', to: made.owner_id, timeout_s: 3600, default: { text: 'no' } }, token: botToken });
+      expect(asked.status, asked.body).toBe(201);
+      await sweep();
+      expect(own.bodies).toHaveLength(1);
+      expect((own.bodies[0] as { text: string }).text).toContain('Chat team task');
+      expect(chat.bodies.slice(serverBefore).map((b) => (b as { text: string }).text).join('\n')).not.toContain('Chat team task');
+    } finally {
+      await own.close();
+    }
+  });
+
   it('retries an email the SMTP server refused, with back-off, and records each attempt', async () => {
     const p = await person();
     smtp.failNext = 1;

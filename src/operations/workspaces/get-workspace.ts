@@ -17,6 +17,6 @@ export const getWorkspace = defineOperation({
   async run(db, ctx) {
     const row = await findWorkspace(db, ctx.actor.workspaceId);
     if (!row) throw new BatonError('not_found', `Workspace ${ctx.actor.workspaceId} is gone.`);
-    return toWorkspaceSettings(row, ctx.config);
+    return toWorkspaceSettings(row, ctx.config, ctx.actor);
   },
 });

@@ -23,6 +23,6 @@ export const updateWorkspace = defineOperation({
     const row = changed ? await updateWorkspaceSettings(tx, id, set) : await findWorkspace(tx, id);
     if (!row) throw new BatonError('not_found', `Workspace ${id} is gone.`);
     if (changed) ctx.emit({ type: 'workspace.updated', subject: id, data: { changed: Object.keys(set) } });
-    return toWorkspaceSettings(row, ctx.config);
+    return toWorkspaceSettings(row, ctx.config, ctx.actor);
   },
 });
