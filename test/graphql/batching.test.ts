@@ -35,9 +35,10 @@ describe('tasks with their events (the N+1 shape)', () => {
     expect(many.page.tasks.data).toHaveLength(50);
     expect(few.page.tasks.data).toHaveLength(5);
     // Authentication (1), the page of tasks (its workspace's binding, sync cursor, rows: 3), every
-    // task's events (binding, which exist, sync cursor, rows: 4).
+    // task's events (binding, which exist, sync cursor, rows: 4); on PostgreSQL the listener also
+    // hears each of the two reads' BEGIN and COMMIT (4).
     expect(many.count).toBe(few.count);
-    expect(many.count).toBeLessThanOrEqual(8);
+    expect(many.count).toBeLessThanOrEqual(12);
   });
 
   it('gives each task the same events REST gives it', async () => {
