@@ -1,4 +1,3 @@
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { CRON_SECRET, testClock } from '../leases/instances.ts';
@@ -25,7 +24,7 @@ interface Workspace {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ sweepIntervalMs: 0, cronSecret: CRON_SECRET }, { clock, logger: pino({ level: 'error' }) });
+  t = await startTestServer({ sweepIntervalMs: 0, cronSecret: CRON_SECRET }, { clock });
   const made = await t.request('POST', '/api/v1/workspaces', { body: { name: 'Beta' } });
   expect(made.status, made.body).toBe(201);
   const body = made.json<{ workspace: Workspace; owner_id: string; token: string }>();
