@@ -92,6 +92,12 @@ export async function migrate(database: Database, options: MigrateOptions = {}):
       SELECT pg_advisory_xact_lock(2, 1);
       DO $baton_migrate$ BEGIN
         IF NOT EXISTS (SELECT 1 FROM baton_migrations WHERE name = ${literal(name)}) THEN
+          -- Every write a serving instance makes starts by inserting its idempotency key: holding
+          -- this first, the migration waits for the writes under way and new ones wait for it, so
+          -- none is half way through its tables while the migration takes them (a deadlock).
+          IF to_regclass('idempotency_keys') IS NOT NULL THEN
+            LOCK TABLE idempotency_keys IN SHARE MODE;
+          END IF;
           EXECUTE ${literal(sql)};
           INSERT INTO baton_migrations (name, checksum, contract) VALUES (${literal(name)}, ${literal(checksum)}, ${contract});
         END IF;

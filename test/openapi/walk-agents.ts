@@ -34,6 +34,10 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('GET', '/api/v1/workspaces', {}, 200);
   await call('GET', '/api/v1/workspaces', { token: other.token }, 200);
   await call('GET', `/api/v1/agents/${bot.id}`, { token: other.token }, 404);
+  await call('GET', '/api/v1/workspaces/current', { token: other.token }, 200);
+  await call('PATCH', '/api/v1/workspaces/current', { body: { escalate_review_s: 3600, chat_webhook_url: 'https://chat.example/hooks/walker' }, token: other.token }, 200);
+  await call('PATCH', '/api/v1/workspaces/current', { body: { rate_limit: 0 }, token: other.token }, 400);
+  await call('PATCH', '/api/v1/workspaces/current', { body: { escalate_review_s: 60 }, token: who.reader.token }, 403);
 
   const page = (await call('GET', '/api/v1/agents?limit=2', {}, 200)).json<PageBody>();
   await call('GET', `/api/v1/agents?limit=2&cursor=${encodeURIComponent(present(page.next_cursor, 'agents next_cursor'))}`, {}, 200);
