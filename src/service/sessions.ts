@@ -58,48 +58,51 @@ export interface SessionDeps {
  * system) and `session.signed_in` (by the person, through the new session's token).
  */
 export async function signIn(deps: SessionDeps, who: VerifiedIdentity, userAgent: string, workspaceId?: string): Promise<SignedIn> {
+  return deps.db.transaction().execute((tx) => openSession(tx, deps, who, userAgent, workspaceId));
+}
+
+/** `signIn` in the caller's transaction; `switchedFrom`, the session it replaces, goes on `session.signed_in`. */
+async function openSession(tx: Tx, deps: SessionDeps, who: VerifiedIdentity, userAgent: string, workspaceId: string | undefined, switchedFrom?: string): Promise<SignedIn> {
   const { oidc, session } = deps.config;
-  return deps.db.transaction().execute(async (tx) => {
-    const now = deps.clock.now();
-    const events: NewEventRow[] = [];
-    if (who.email !== null && who.emailVerified) await linkInvitations(tx, who, now);
-    const memberships = await findIdentities(tx, who.issuer, who.subject);
-    const chosen = memberships.find((m) => m.workspace_id === workspaceId) ?? memberships[0];
-    if (workspaceId !== undefined && chosen?.workspace_id !== workspaceId) {
-      throw new BatonError('workspace_not_found', `You are not a member of workspace ${workspaceId}.`, { hint: 'List your workspaces with workspaces_list (`baton workspaces list`).' });
-    }
-    // From here the transaction is the chosen workspace's: what it writes lands there, and it sees nothing else.
-    await bindWorkspace(tx, chosen?.workspace_id ?? DEFAULT_WORKSPACE_ID);
-    let agent = chosen ? await findAgent(tx, chosen.agent_id) : undefined;
-    if (!agent) {
-      const role = roleFor(who.roleValues, oidc?.roleMap ?? [], oidc?.defaultRole ?? 'member');
-      const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
-      agent = await insertAgent(tx, { id: deps.ids.make('agt'), name: who.name, kind: 'human', scopes: [...ROLE_SCOPES[role]], tool_allowlist: null, email: who.email, role, ...by });
-      await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, workspace_id: DEFAULT_WORKSPACE_ID, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
-      events.push({ id: deps.ids.make('evt'), type: 'agent.created', subject: agent.id, data: { name: who.name, kind: 'human', role, scopes: ROLE_SCOPES[role], via: 'oidc', issuer: who.issuer }, ...systemProvenance(now) });
-    } else {
-      if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`);
-      await touchIdentity(tx, who.issuer, who.subject, agent.workspace_id, who.email, now);
-      if (who.email !== null && who.email !== agent.email) await updateAgent(tx, agent.id, { email: who.email, updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' });
-    }
-    const secret = `bses_${randomBytes(32).toString('base64url')}`;
-    const sessionId = deps.ids.make('ses');
-    const tokenId = deps.ids.make('tok');
-    const machine = `session:${sessionId}`;
-    const expiresAt = new Date(now.getTime() + session.absoluteS * 1000);
-    // Every scope on the token: the person's scopes (their role's) govern, and a role change applies at the next request.
-    await insertToken(tx, {
-      id: tokenId, agent_id: agent.id, machine, token_hash: secretHash(secret), token_prefix: 'session', scopes: [...SCOPES],
-      expires_at: expiresAt, created_at: now, created_by_id: agent.id, created_by_kind: 'human',
-    });
-    await insertSession(tx, { id: sessionId, workspace_id: agent.workspace_id, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
-    events.push({
-      id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, workspace_id: agent.workspace_id, expires_at: expiresAt.toISOString() },
-      actor_id: agent.id, actor_kind: 'human', token_id: tokenId, machine, idempotency_key: null, created_at: now,
-    });
-    await appendEvents(tx, events);
-    return { secret, sessionId, agentId: agent.id, workspaceId: agent.workspace_id };
+  const now = deps.clock.now();
+  const events: NewEventRow[] = [];
+  if (who.email !== null && who.emailVerified) await linkInvitations(tx, who, now);
+  const memberships = await findIdentities(tx, who.issuer, who.subject);
+  const chosen = memberships.find((m) => m.workspace_id === workspaceId) ?? memberships[0];
+  if (workspaceId !== undefined && chosen?.workspace_id !== workspaceId) {
+    throw new BatonError('workspace_not_found', `You are not a member of workspace ${workspaceId}.`, { hint: 'List your workspaces with workspaces_list (`baton workspaces list`).' });
+  }
+  // From here the transaction is the chosen workspace's: what it writes lands there, and it sees nothing else.
+  await bindWorkspace(tx, chosen?.workspace_id ?? DEFAULT_WORKSPACE_ID);
+  let agent = chosen ? await findAgent(tx, chosen.agent_id) : undefined;
+  if (!agent) {
+    const role = roleFor(who.roleValues, oidc?.roleMap ?? [], oidc?.defaultRole ?? 'member');
+    const by = { created_at: now, created_by_id: 'system', created_by_kind: 'system' };
+    agent = await insertAgent(tx, { id: deps.ids.make('agt'), name: who.name, kind: 'human', scopes: [...ROLE_SCOPES[role]], tool_allowlist: null, email: who.email, role, ...by });
+    await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, workspace_id: DEFAULT_WORKSPACE_ID, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
+    events.push({ id: deps.ids.make('evt'), type: 'agent.created', subject: agent.id, data: { name: who.name, kind: 'human', role, scopes: ROLE_SCOPES[role], via: 'oidc', issuer: who.issuer }, ...systemProvenance(now) });
+  } else {
+    if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`);
+    await touchIdentity(tx, who.issuer, who.subject, agent.workspace_id, who.email, now);
+    if (who.email !== null && who.email !== agent.email) await updateAgent(tx, agent.id, { email: who.email, updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' });
+  }
+  const secret = `bses_${randomBytes(32).toString('base64url')}`;
+  const sessionId = deps.ids.make('ses');
+  const tokenId = deps.ids.make('tok');
+  const machine = `session:${sessionId}`;
+  const expiresAt = new Date(now.getTime() + session.absoluteS * 1000);
+  // Every scope on the token: the person's scopes (their role's) govern, and a role change applies at the next request.
+  await insertToken(tx, {
+    id: tokenId, agent_id: agent.id, machine, token_hash: secretHash(secret), token_prefix: 'session', scopes: [...SCOPES],
+    expires_at: expiresAt, created_at: now, created_by_id: agent.id, created_by_kind: 'human',
   });
+  await insertSession(tx, { id: sessionId, workspace_id: agent.workspace_id, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
+  events.push({
+    id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, workspace_id: agent.workspace_id, expires_at: expiresAt.toISOString(), ...(switchedFrom ? { switched_from: switchedFrom } : {}) },
+    actor_id: agent.id, actor_kind: 'human', token_id: tokenId, machine, idempotency_key: null, created_at: now,
+  });
+  await appendEvents(tx, events);
+  return { secret, sessionId, agentId: agent.id, workspaceId: agent.workspace_id };
 }
 
 /**
@@ -114,7 +117,7 @@ async function linkInvitations(tx: Tx, who: VerifiedIdentity, now: Date): Promis
 
 /**
  * Moves a signed-in person to another of their workspaces: their session there starts (a new
- * cookie) and this one ends (`switched`). Refused (404 `workspace_not_found`) for a workspace they
+ * cookie) and this one ends (`switched`), in one transaction. Refused (404 `workspace_not_found`) for a workspace they
  * are not a member of, or a session that is not a sign-in through the provider.
  */
 export async function switchWorkspace(deps: SessionDeps, secret: string, workspaceId: string, userAgent: string): Promise<SignedIn> {
@@ -124,15 +127,13 @@ export async function switchWorkspace(deps: SessionDeps, secret: string, workspa
   const agent = identity ? await deps.db.selectFrom('agents').select(['name', 'email']).where('id', '=', current.agent_id).executeTakeFirst() : undefined;
   if (!identity || !agent) throw new BatonError('workspace_not_found', `This session is not a single sign-on session, so it has only workspace ${current.workspace_id}.`);
   const who: VerifiedIdentity = { issuer: identity.issuer, subject: identity.subject, name: agent.name, email: identity.email, emailVerified: false, roleValues: [] };
-  const signed = await signIn(deps, who, userAgent, workspaceId);
-  await inWorkspace(deps.db, current.workspace_id, async (tx) => {
-    const now = deps.clock.now();
-    if (!(await endSession(tx, current.id, 'switched', now))) return;
-    await appendEvents(tx, [
-      { id: deps.ids.make('evt'), type: 'session.signed_out', subject: current.id, data: { agent_id: current.agent_id, workspace_id: current.workspace_id, reason: 'switched' }, actor_id: current.agent_id, actor_kind: 'human', token_id: current.token_id, machine: current.machine, idempotency_key: null, created_at: now },
-    ]);
+  // One transaction: the old session ends (`switched`, on its row; unbound, as it is another
+  // workspace's) exactly when the new one opens, whose `session.signed_in` names it. A transaction
+  // appends events in one workspace only, so the old one's timeline gets no event of its own.
+  return deps.db.transaction().execute(async (tx) => {
+    if (!(await endSession(tx, current.id, 'switched', deps.clock.now()))) throw new BatonError('invalid_token', `Session ${current.id} ended meanwhile; sign in again.`);
+    return openSession(tx, deps, who, userAgent, workspaceId, current.id);
   });
-  return signed;
 }
 
 /** The first role whose claim value the person carries, in the map's order; else the default. */

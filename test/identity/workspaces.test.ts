@@ -242,6 +242,9 @@ describe('a person in two workspaces', () => {
     expect(switched.status, switched.body).toBe(200);
     const secret = switched.cookies.find((c) => c.name === 'baton_session')?.value ?? '';
     expect(secret).not.toBe(again.secret);
+    const opened = switched.json<{ session: { id: string } }>().session.id;
+    const signedIn = (await withCookie(secret, 'GET', `/api/v1/events?subject=${opened}&types=session.signed_in`)).json<Page<{ data: { switched_from?: string } }>>().data;
+    expect(signedIn.map((e) => e.data.switched_from)).toEqual([again.sessionId]);
     expect((await withCookie(again.secret, 'GET', '/api/v1/whoami')).status).toBe(401);
     const me = (await withCookie(secret, 'GET', '/api/v1/whoami')).json<{ principal: { id: string }; scopes: string[] }>();
     expect(me.principal.id).toBe(invited.json<{ id: string }>().id);
