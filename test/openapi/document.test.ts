@@ -164,7 +164,7 @@ describe('the document and the app', () => {
   });
 
   // Issue 38 asks 200 KB; workspaces took it to 205,163 B, their settings (workspaces_get, _update)
-  // to 207,398 B. How it is measured, and what would reach 200 KB again: spec/api.md, "Context budgets".
+  // to 207,769 B. How it is measured, and what would reach 200 KB again: spec/api.md, "Context budgets".
   it('is at most 203 KB, its shared schemas and parameters named once under components', async () => {
     const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
     expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(203 * 1024);
