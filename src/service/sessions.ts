@@ -124,7 +124,7 @@ export async function switchWorkspace(deps: SessionDeps, secret: string, workspa
   const current = SECRET.test(secret) ? await findSessionBySecretHash(deps.db, secretHash(secret)) : undefined;
   if (!current || current.ended_at) throw new BatonError('invalid_token', 'No such session; sign in again.');
   const identity = await findIdentityOf(deps.db, current.agent_id);
-  const agent = identity ? await deps.db.selectFrom('agents').select(['name', 'email']).where('id', '=', current.agent_id).executeTakeFirst() : undefined;
+  const agent = identity ? await findAgent(deps.db, current.agent_id) : undefined;
   if (!identity || !agent) throw new BatonError('workspace_not_found', `This session is not a single sign-on session, so it has only workspace ${current.workspace_id}.`);
   const who: VerifiedIdentity = { issuer: identity.issuer, subject: identity.subject, name: agent.name, email: identity.email, emailVerified: false, roleValues: [] };
   // One transaction: the old session ends (`switched`, on its row; unbound, as it is another

@@ -1,4 +1,6 @@
 import { BatonError } from '../../errors.ts';
+import { lockAgent } from '../../store/agents.ts';
+import type { Tx } from '../../store/connection.ts';
 import type { Scope } from '../../domain/scopes.ts';
 import type { Principal } from '../../domain/principal.ts';
 
@@ -22,4 +24,9 @@ export function assertGrantable(actor: Principal, scopes: readonly string[]): vo
     hint: 'Grant only scopes your own token has; a principal holding them must grant the rest.',
     extra: { required_scope: missing[0] },
   });
+}
+
+/** Whether the caller holds the owner role (its row locked until the write ends): only an owner makes an owner or changes one. */
+export async function isOwner(tx: Tx, actor: Principal): Promise<boolean> {
+  return (await lockAgent(tx, actor.id))?.role === 'owner';
 }

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { BatonError } from '../../errors.ts';
 import { PRINCIPAL_KINDS } from '../../domain/scopes.ts';
 import { ROLE_SCOPES, ROLES } from '../../domain/roles.ts';
-import { insertAgent, lockAgent } from '../../store/agents.ts';
+import { insertAgent } from '../../store/agents.ts';
 import { defineOperation } from '../define-operation.ts';
 import { agentName, agentOutput, scopeList, toAgent } from './agent-schema.ts';
-import { assertGrantable } from './agent-access.ts';
+import { assertGrantable, isOwner } from './agent-access.ts';
 import { checkAllowlist } from './allowlist.ts';
 
 export const createAgent = defineOperation({
@@ -36,7 +36,7 @@ export const createAgent = defineOperation({
         extra: { errors: [{ pointer: input.role !== undefined ? '/role' : '/email', detail: 'for kind "human" only', location: 'body' }] },
       });
     }
-    if (input.role === 'owner' && (await lockAgent(tx, ctx.actor.id))?.role !== 'owner') throw new BatonError('owner_required', 'Only an owner may make an owner.');
+    if (input.role === 'owner' && !(await isOwner(tx, ctx.actor))) throw new BatonError('owner_required', 'Only an owner may make an owner.');
     const scopes = input.role ? [...ROLE_SCOPES[input.role]] : input.scopes;
     if (!scopes) {
       throw new BatonError('validation_failed', 'Say what it may do: `scopes`, or for a human a `role`.', {

@@ -4,7 +4,7 @@ import { BatonError } from '../../errors.ts';
 import { lockAgent, updateAgent } from '../../store/agents.ts';
 import { defineOperation } from '../define-operation.ts';
 import { assertVersion } from '../shared/versions.ts';
-import { agentNotFound } from './agent-access.ts';
+import { agentNotFound, isOwner } from './agent-access.ts';
 import { agentId, agentOutput, toAgent } from './agent-schema.ts';
 
 export const setRole = defineOperation({
@@ -25,7 +25,7 @@ export const setRole = defineOperation({
     if (!row) throw agentNotFound(input.id);
     if (row.kind !== 'human') throw new BatonError('conflict_state', `${row.id} is an agent; agents have scoped tokens, not roles.`, { hint: '[[agents_update]] changes an agent\'s scopes.' });
     assertVersion(`Agent ${row.id}`, row.version, ctx.expectedVersion);
-    if ((input.role === 'owner' || row.role === 'owner') && (await lockAgent(tx, ctx.actor.id))?.role !== 'owner') {
+    if ((input.role === 'owner' || row.role === 'owner') && !(await isOwner(tx, ctx.actor))) {
       throw new BatonError('owner_required', `Only an owner may ${input.role === 'owner' ? 'make an owner' : `change the role of ${row.name}, an owner`}.`);
     }
     const scopes = [...ROLE_SCOPES[input.role]];
