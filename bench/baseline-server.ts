@@ -16,7 +16,8 @@ import { PGlite } from '@electric-sql/pglite';
 import Fastify from 'fastify';
 import { createIds } from '../src/ids.ts';
 import { EVENTS_CHANNEL } from '../src/store/events.ts';
-import { AUTHENTICATE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE_WITH_EVENTS, UPDATE_TITLE } from './baseline-statements.ts';
+import { TENANT_ROLE } from '../src/store/workspace-scope.ts';
+import { AUTHENTICATE, BIND_WORKSPACE, CLAIM_KEY, FIND_TASK, INSERT_TASK, LOCK_TASK, STORE_RESPONSE_WITH_EVENTS, UPDATE_TITLE } from './baseline-statements.ts';
 import { prepared, stockPool } from './pg-pools.ts';
 import { serveUntilStopped } from './processes.ts';
 
@@ -84,6 +85,7 @@ interface Principal {
   kind: string;
   tokenId: string;
   machine: string;
+  workspaceId: string;
 }
 
 interface Grant {
@@ -93,6 +95,9 @@ interface Grant {
   agent_kind: string;
   rate_limit: number | null;
   used: number | null;
+  workspace_id: string;
+  workspace_rate_limit: number | null;
+  workspace_used: number | null;
 }
 
 interface Reply {
@@ -121,13 +126,22 @@ function createBaseline(store: Store, rate: RateLimit) {
     const windowStart = Math.floor(now.getTime() / (rate.windowS * 1000)) * rate.windowS;
     const [grant] = await store.counters.query<Grant>(AUTHENTICATE, [hash, windowStart, now]);
     if (!grant || grant.used === null || grant.used > (grant.rate_limit ?? rate.limit)) return undefined;
-    return { id: grant.agent_id, kind: grant.agent_kind, tokenId: grant.token_id, machine: grant.machine };
+    if (grant.workspace_rate_limit !== null && (grant.workspace_used ?? 0) > grant.workspace_rate_limit) return undefined;
+    return { id: grant.agent_id, kind: grant.agent_kind, tokenId: grant.token_id, machine: grant.machine, workspaceId: grant.workspace_id };
+  }
+
+  /** Every operation's transaction starts bound to its caller's workspace (row-level security). */
+  function bound<T>(principal: Principal, run: (tx: Query) => Promise<T>): Promise<T> {
+    return store.transaction(async (tx) => {
+      await tx.query(BIND_WORKSPACE, [TENANT_ROLE, principal.workspaceId, principal.id]);
+      return run(tx);
+    });
   }
 
   /** BEGIN; claim the key; the write; store the response and append the event; COMMIT. */
   async function write(ctx: WriteContext, operation: string, input: unknown, run: (tx: Query) => Promise<{ reply: Reply; event?: object }>): Promise<Reply> {
     const { principal, key, now } = ctx;
-    return store.transaction(async (tx) => {
+    return bound(principal, async (tx) => {
       const [claim] = await tx.query<{ locked: boolean; stored: { status_code: number; response_body: string } | null }>(CLAIM_KEY, [principal.id, key, principal.id, key, now]);
       if (claim?.stored) return { status: claim.stored.status_code, body: claim.stored.response_body };
       if (!claim?.locked) return { status: 409, body: '{}' };
@@ -144,15 +158,15 @@ function createBaseline(store: Store, rate: RateLimit) {
 
   return {
     authenticate,
-    read: async (id: string): Promise<Reply> => {
-      const [row] = await store.query<TaskRow>(FIND_TASK, [id]);
+    read: async (principal: Principal, id: string): Promise<Reply> => {
+      const [row] = await bound(principal, (tx) => tx.query<TaskRow>(FIND_TASK, [id]));
       return row ? { status: 200, body: JSON.stringify(row) } : { status: 404, body: '{}' };
     },
     create: (ctx: WriteContext, input: { title: string; labels?: string[] }): Promise<Reply> =>
       write(ctx, 'tasks_create', input, async (tx) => {
         const { principal, now } = ctx;
         const labels = input.labels ?? [];
-        const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind, null, null, null, null, null, null];
+        const row = [ids.make('tsk'), input.title, '', 'todo', 1, labels, [], now, principal.id, principal.kind, now, principal.id, principal.kind, null, null, null, null, null, null, null, null];
         const [task] = await tx.query<TaskRow>(INSERT_TASK, row);
         if (!task) throw new Error('insert returned no row');
         const data = { title: input.title, description: '', status: 'todo', priority: 'normal', labels, blocked_by: [] };
@@ -194,8 +208,9 @@ async function main(): Promise<void> {
     return reply.code(result.status).type(json).send(result.body);
   });
   app.get<{ Params: { id: string } }>('/api/v1/tasks/:id', async (request, reply) => {
-    if (!(await baseline.authenticate(request.headers.authorization))) return reply.code(401).send();
-    const result = await baseline.read(request.params.id);
+    const principal = await baseline.authenticate(request.headers.authorization);
+    if (!principal) return reply.code(401).send();
+    const result = await baseline.read(principal, request.params.id);
     return reply.code(result.status).type(json).send(result.body);
   });
   app.patch<{ Params: { id: string } }>('/api/v1/tasks/:id', async (request, reply) => {

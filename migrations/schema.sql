@@ -174,7 +174,8 @@ CREATE TABLE event_archives (
   event_count bigint NOT NULL,
   before timestamp with time zone NOT NULL,
   archived_at timestamp with time zone NOT NULL,
-  file text NOT NULL
+  file text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
 );
 
 CREATE TABLE events (
@@ -556,7 +557,8 @@ CREATE TABLE workspaces (
   escalate_review_s integer,
   escalate_to text[],
   rate_limit integer,
-  chat_webhook_url text
+  chat_webhook_url text,
+  event_retention_days integer
 );
 
 ALTER TABLE agents ADD CONSTRAINT agents_created_by_kind_check CHECK ((created_by_kind = ANY (ARRAY['human'::text, 'agent'::text, 'system'::text])));
@@ -686,6 +688,7 @@ ALTER TABLE webhooks ADD CONSTRAINT webhooks_updated_by_kind_check CHECK ((updat
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_approval_s_check CHECK ((escalate_approval_s >= 0));
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_ask_s_check CHECK ((escalate_ask_s >= 0));
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_escalate_review_s_check CHECK ((escalate_review_s >= 0));
+ALTER TABLE workspaces ADD CONSTRAINT workspaces_event_retention_days_check CHECK ((event_retention_days > 0));
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_name_key UNIQUE (name);
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_pkey PRIMARY KEY (id);
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_rate_limit_check CHECK ((rate_limit > 0));
@@ -703,6 +706,7 @@ CREATE INDEX budgets_target ON public.budgets USING btree (applies_to, target) W
 CREATE UNIQUE INDEX budgets_task_max_cost ON public.budgets USING btree (target) WHERE (task_max_cost AND (deleted_at IS NULL));
 CREATE INDEX comments_search ON public.comments USING gin (search_doc);
 CREATE INDEX comments_task_id ON public.comments USING btree (task_id, id);
+CREATE INDEX event_archives_workspace ON public.event_archives USING btree (workspace_id, id);
 CREATE INDEX events_actor_seq ON public.events USING btree (actor_id, seq);
 CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);

@@ -156,6 +156,8 @@ const schema = z.object({
     .regex(/^[^,\s]+(,[^,\s]+)*$/, 'must be comma-separated principal names or ids, or role:<owner|admin|member|viewer>')
     .refine((s) => s.split(',').every((t) => !t.startsWith('role:') || (ROLES as readonly string[]).includes(t.slice(5))), 'a role must be role:owner, role:admin, role:member or role:viewer')
     .default('role:owner,role:admin'),
+  // Days a workspace keeps its events when it sets none (workspaces_update); unset: for ever.
+  BATON_EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
 });
 
 type Env = z.infer<typeof schema>;
@@ -221,6 +223,8 @@ export interface Config {
   readonly notify: NotifyConfig;
   /** Escalation and SLAs (spec/asks.md): the default of each workspace that sets none. */
   readonly escalation: EscalationConfig;
+  /** Days events are kept in a workspace that sets none (spec/identity.md "Retention"); undefined: for ever. */
+  readonly eventRetentionDays: number | undefined;
 }
 
 export interface EscalationConfig {
@@ -328,6 +332,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_ESCALATE_APPROVAL_S: '14400',
   BATON_ESCALATE_REVIEW_S: '172800',
   BATON_ESCALATE_TO: 'role:admin,alice',
+  BATON_EVENT_RETENTION_DAYS: '365',
 };
 
 
@@ -393,6 +398,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       linkTtlS: e.BATON_NOTIFY_LINK_TTL_S,
     }),
     escalation: Object.freeze({ askS: e.BATON_ESCALATE_ASK_S, approvalS: e.BATON_ESCALATE_APPROVAL_S, reviewS: e.BATON_ESCALATE_REVIEW_S, to: Object.freeze(e.BATON_ESCALATE_TO.split(',')) }),
+    eventRetentionDays: e.BATON_EVENT_RETENTION_DAYS,
     ...overrides,
   });
 }

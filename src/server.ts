@@ -14,6 +14,7 @@ import { startEventTail } from './service/event-tail.ts';
 import { embeddedSecretKey } from './service/secret-key.ts';
 import { createService, type Service } from './service/service.ts';
 import { StartupError } from './startup-error.ts';
+import { workspaceIds } from './store/workspace-scope.ts';
 import { databaseLocation } from './startup.ts';
 import { countAgents } from './store/agents.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
@@ -27,6 +28,7 @@ import { expireAsks } from './workers/expire-asks.ts';
 import { sendNotifications } from './workers/send-notifications.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { prune } from './workers/prune.ts';
+import { retainEvents } from './workers/retain-events.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 import { readCursorKey } from './store/server-keys.ts';
 import { startTracing, type Tracing } from './tracing.ts';
@@ -111,11 +113,14 @@ export async function mintAdminTokenDirectly(config: Config): Promise<MintedAdmi
  */
 export async function archiveEventsDirectly(
   config: Config,
-  args: { before: Date; file: string; write: (lines: string) => Promise<void> },
+  args: { before: Date; file: string; write: (lines: string) => Promise<void>; workspaceId?: string },
 ): Promise<ArchiveReport> {
   const database = await openDatabase(config);
   try {
     await migrate(database);
+    if (args.workspaceId !== undefined && !(await workspaceIds(database.db)).includes(args.workspaceId)) {
+      throw new StartupError(`No workspace ${args.workspaceId} on this server: baton workspaces list shows yours.`);
+    }
     return await archiveEvents(database.db, { ...args, clock: systemClock });
   } finally {
     await database.close();
@@ -170,6 +175,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(config.sweepIntervalMs, () => escalateOverdue(database.db, { clock, ids, config }), (err) => log.error({ err }, 'escalation pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => sendNotifications(database.db, { clock, config }), (err) => log.error({ err }, 'notification pass failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
+    workers.push(startLoop(PRUNE_INTERVAL_MS, () => retainEvents(database.db, { clock, config }), (err) => log.error({ err }, 'retention pass failed')));
   }
   if (config.webhookIntervalMs > 0) {
     const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, tracing, onError: (err) => log.error({ err }, 'webhook delivery failed') });

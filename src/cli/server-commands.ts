@@ -87,10 +87,14 @@ export function serverCommands(run: Run): Command[] {
   const archive = new Command('archive-events')
     .description('move events created before a cutoff to a JSON-lines file and delete them from the database (retention)')
     .requiredOption('--before <when>', 'the cutoff: an ISO date or time, or an age such as 90d, 12h or 30m')
-    .requiredOption('--out <file>', 'the archive file; lines are appended, one event per line with its seq')
+    .requiredOption('--out <file>', 'the archive file; lines are appended, one event per line with its seq and workspace_id')
+    .option('--workspace <id>', 'archive this workspace only (wsp_…); default: every workspace')
     .action(
-      run(async (ctx, options: { before: string; out: string }) => {
+      run(async (ctx, options: { before: string; out: string; workspace?: string }) => {
         const before = parseCutoff(options.before, new Date());
+        if (options.workspace !== undefined && !/^wsp_[0-9A-HJKMNP-TV-Z]{26}$/.test(options.workspace)) {
+          throw new CliError(`--workspace ${options.workspace}: give a workspace id (wsp_ and 26 characters; baton workspaces list shows them).`, EXIT.usage);
+        }
         const file = await open(options.out, 'a', 0o600);
         try {
           const write = async (lines: string) => {
@@ -99,12 +103,22 @@ export function serverCommands(run: Run): Command[] {
           };
           const report = await ctx.out.progress(
             'archiving',
-            direct(ctx, async (config) => (await server()).archiveEventsDirectly(config, { before, file: resolve(options.out), write })),
+            direct(ctx, async (config) =>
+              (await server()).archiveEventsDirectly(config, { before, file: resolve(options.out), write, ...(options.workspace ? { workspaceId: options.workspace } : {}) }),
+            ),
           );
-          if (ctx.out.json) return ctx.out.data({ archived: report.archived, before: before.toISOString(), file: resolve(options.out), oldest_cursor: report.oldestRetainedId, held_back: report.heldBack });
+          const first = report.workspaces[0];
+          if (ctx.out.json) {
+            const workspaces = report.workspaces.map((w) => ({ workspace_id: w.workspaceId, archived: w.archived, oldest_cursor: w.oldestRetainedId, held_back: w.heldBack }));
+            // `oldest_cursor` and `held_back` at the top are the first workspace's, as before workspaces.
+            return ctx.out.data({ archived: report.archived, before: before.toISOString(), file: resolve(options.out), oldest_cursor: first?.oldestRetainedId ?? null, held_back: first?.heldBack ?? null, workspaces });
+          }
           ctx.out.line(`Archived ${report.archived} events created before ${before.toISOString()} to ${resolve(options.out)}.`);
-          ctx.out.line(report.oldestRetainedId ? `The oldest event still served is ${report.oldestRetainedId}; an older since cursor now gets 410 cursor_archived.` : 'No events are left in the database.');
-          if (report.heldBack) ctx.out.note(heldBackNote(report.heldBack));
+          for (const w of report.workspaces) {
+            const where = report.workspaces.length > 1 ? `${w.workspaceId}: ${w.archived} archived; ` : '';
+            ctx.out.line(w.oldestRetainedId ? `${where}The oldest event still served is ${w.oldestRetainedId}; an older since cursor now gets 410 cursor_archived.` : `${where}No events are left in the database.`);
+            if (w.heldBack) ctx.out.note(`${report.workspaces.length > 1 ? `${w.workspaceId}: ` : ''}${heldBackNote(w.heldBack)}`);
+          }
         } finally {
           await file.close();
         }
@@ -135,6 +149,8 @@ function heldBackNote(stop: { reason: string; webhook_id?: string }): string {
       return `Stopped before the cutoff: webhook ${stop.webhook_id} has not yet fanned out the next events (it may be disabled). Re-enable it and let it catch up, or delete it, then run again.`;
     case 'pending_delivery':
       return `Stopped before the cutoff: webhook ${stop.webhook_id} still has a delivery pending for the next event. Let it be delivered (or fail), then run again.`;
+    case 'busy':
+      return 'Stopped before the cutoff: another archiving run (the retention worker, or another baton archive-events) is at this workspace. Run again in a moment.';
     default:
       return 'Stopped before the cutoff: a transaction still in progress could commit an older event. Run again in a moment.';
   }

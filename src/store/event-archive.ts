@@ -1,13 +1,15 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from './schema.ts';
 import { type EventRow, SETTLED, selectEvents } from './events.ts';
+import { inWorkspace } from './workspace-scope.ts';
 
 /** Why an archiving run stopped before the cutoff, if it did. */
 export type ArchiveStop =
   | { reason: 'cutoff' }
   | { reason: 'webhook_cursor'; webhook_id: string }
   | { reason: 'pending_delivery'; webhook_id: string }
-  | { reason: 'in_progress' };
+  | { reason: 'in_progress' }
+  | { reason: 'busy' };
 
 export interface ArchivedBatch {
   /** The events deleted, in commit (seq) order; empty when nothing more may go. */
@@ -24,11 +26,17 @@ export interface ArchivedRange {
   archivedAt: Date;
 }
 
+/** Two runs on one workspace (the retention worker of two instances, or it and `baton archive-events`) take turns. */
+const ARCHIVE_LOCK = 0x62617263; // 'barc'
+
 /**
- * Deletes the oldest events, up to `limit`, that were created before `before` and that nothing
- * still needs, handing them to `keep` before the delete commits: if `keep` throws (the archive file
- * could not be written), the transaction rolls back and no event is lost. The run is recorded in
- * `event_archives` in the same transaction.
+ * Deletes a workspace's oldest events, up to `limit`, that were created before `before` and that
+ * nothing still needs, handing them to `keep` before the delete commits: if `keep` throws (the
+ * archive file could not be written), the transaction rolls back and no event is lost. The run is
+ * recorded in the workspace's `event_archives` in the same transaction. The transaction is bound to
+ * the workspace, so every read and the delete see its events only: each workspace's timeline loses
+ * a prefix of its own, and another's cursors never meet the gap. While another run on the same
+ * workspace holds its turn, nothing is taken (`busy`).
  *
  * An event must stay while an enabled webhook has not fanned it out (`cursor_seq`) or has a
  * delivery of it pending, and while a transaction still in progress could commit an event before it
@@ -41,10 +49,12 @@ export interface ArchivedRange {
  */
 export async function archiveBatch(
   db: Kysely<DB>,
-  args: { before: Date; limit: number; now: Date; file: string },
+  args: { workspaceId: string; before: Date; limit: number; now: Date; file: string },
   keep: (rows: EventRow[]) => Promise<void>,
 ): Promise<ArchivedBatch> {
-  return db.transaction().execute(async (tx) => {
+  return inWorkspace(db, args.workspaceId, async (tx) => {
+    const turn = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${sql.lit(ARCHIVE_LOCK)}, hashtext(${args.workspaceId})) AS ok`.execute(tx);
+    if (!turn.rows[0]?.ok) return { rows: [], stop: { reason: 'busy' } };
     await sql`SELECT set_config('baton.archiving', 'on', true)`.execute(tx);
     await liveWebhooks(tx).select('id').orderBy('id').forShare().execute();
     const cursor = await liveWebhooks(tx).select(['id', sql<string>`(cursor_seq + 1)::text`.as('bound')]).orderBy('cursor_seq').limit(1).executeTakeFirst();
@@ -117,7 +127,7 @@ async function whyShort(
   return { reason: 'in_progress' };
 }
 
-/** The newest archiving run, or undefined if nothing was ever archived: one read of a small table. */
+/** The newest archiving run of the transaction's workspace, or undefined if nothing was ever archived: one read of a small table. */
 export async function latestArchive(db: Kysely<DB>): Promise<ArchivedRange | undefined> {
   const latest = await db
     .selectFrom('event_archives')
@@ -128,7 +138,7 @@ export async function latestArchive(db: Kysely<DB>): Promise<ArchivedRange | und
   return latest && { throughSeq: latest.through_seq, maxId: latest.max_id, archivedAt: latest.archived_at };
 }
 
-/** The oldest event still in the table (the oldest valid `since`), or null if none is. */
+/** The transaction's workspace's oldest event still in the table (its oldest valid `since`), or null if none is. */
 export async function oldestEventId(db: Kysely<DB>): Promise<string | null> {
   const oldest = await db.selectFrom('events').select('id').orderBy('seq').limit(1).executeTakeFirst();
   return oldest?.id ?? null;

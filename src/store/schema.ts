@@ -165,6 +165,8 @@ export interface EventArchivesTable {
   before: Timestamp;
   archived_at: Timestamp;
   file: string;
+  /** Runs are per workspace (migration 0310): its own archived range and oldest cursor. */
+  workspace_id: Generated<string>;
 }
 
 export interface ApprovalsTable {
@@ -581,6 +583,8 @@ export interface WorkspacesTable {
   rate_limit: number | null;
   /** Its chat channel, a Slack-compatible incoming webhook (migration 0300); null: the server's. */
   chat_webhook_url: string | null;
+  /** Days its events are kept (migration 0310); null: the server's BATON_EVENT_RETENTION_DAYS. */
+  event_retention_days: number | null;
 }
 
 export interface DB {

@@ -5,7 +5,7 @@ import type { DB, WorkspacesTable } from './schema.ts';
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 
 /** A workspace's own settings; null: the server's default. */
-export type WorkspaceSettingsRow = Pick<WorkspaceRow, 'escalate_ask_s' | 'escalate_approval_s' | 'escalate_review_s' | 'escalate_to' | 'rate_limit' | 'chat_webhook_url'>;
+export type WorkspaceSettingsRow = Pick<WorkspaceRow, 'escalate_ask_s' | 'escalate_approval_s' | 'escalate_review_s' | 'escalate_to' | 'rate_limit' | 'chat_webhook_url' | 'event_retention_days'>;
 
 /**
  * The workspaces a bound transaction may see: its own, and the others its person is a member of
@@ -34,7 +34,7 @@ export async function updateWorkspaceSettings(tx: Tx, id: string, settings: Upda
 export async function listWorkspaceSettings(db: Kysely<DB>): Promise<(WorkspaceSettingsRow & { id: string })[]> {
   return db
     .selectFrom('workspaces')
-    .select(['id', 'escalate_ask_s', 'escalate_approval_s', 'escalate_review_s', 'escalate_to', 'rate_limit', 'chat_webhook_url'])
+    .select(['id', 'escalate_ask_s', 'escalate_approval_s', 'escalate_review_s', 'escalate_to', 'rate_limit', 'chat_webhook_url', 'event_retention_days'])
     .orderBy('created_at')
     .orderBy('id')
     .execute();

@@ -6,6 +6,7 @@ import type { DB } from '../store/schema.ts';
 import { deliverWebhooks } from './deliver-webhooks.ts';
 import { sweepLeases } from './expire-leases.ts';
 import { prune } from './prune.ts';
+import { retainEvents } from './retain-events.ts';
 import { flagOverdue } from './overdue.ts';
 import { runSchedules } from './schedules.ts';
 import type { Service } from '../service/service.ts';
@@ -41,6 +42,7 @@ const PASSES: Readonly<Record<string, Pass>> = {
   ask_deadlines: (d) => expireAsks(d.db, d),
   escalation: (d) => escalateOverdue(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
+  retention: (d) => retainEvents(d.db, d),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),
   notifications: (d) => sendNotifications(d.db, d),
 };

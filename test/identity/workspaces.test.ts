@@ -117,12 +117,13 @@ describe("a workspace's settings", () => {
     escalate_to: string[] | null;
     rate_limit: number | null;
     chat_webhook_url: string | null;
+    event_retention_days: number | null;
   }
   interface WithSettings {
     settings: Settings;
     effective: Settings;
   }
-  const unset: Settings = { escalate_ask_s: null, escalate_approval_s: null, escalate_review_s: null, escalate_to: null, rate_limit: null, chat_webhook_url: null };
+  const unset: Settings = { escalate_ask_s: null, escalate_approval_s: null, escalate_review_s: null, escalate_to: null, rate_limit: null, chat_webhook_url: null, event_retention_days: null };
 
   it('are read by its members and changed by its admins only, null resetting one to the server default', async () => {
     // The test server sets no SLA (0: never) and no workspace budget.

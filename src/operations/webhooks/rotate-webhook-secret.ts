@@ -9,8 +9,8 @@ export const rotateWebhookSecret = defineOperation({
   name: 'webhooks_rotate_secret',
   summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
   description:
-    'Use it when a secret leaked. Deliveries from now on, retries included, are signed with the new secret. ' +
-    'Gated like creation: an agent\'s request waits for a human\'s approval; then the requester alone reads the secret on that approval. ' +
+    'For a leaked secret: deliveries from now on, retries included, are signed with the new one. ' +
+    "Gated like creation: an agent's request waits for a human's approval, where the requester alone then reads the secret. " +
     "Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
   kind: 'write',
   scope: 'webhooks:manage',

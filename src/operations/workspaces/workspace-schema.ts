@@ -47,20 +47,21 @@ export const workspaceSettings = z
       .optional(),
     rate_limit: z.int().min(1).max(1_000_000).nullable().optional(),
     chat_webhook_url: z.url({ protocol: /^https?$/ }).max(2048).nullable().optional().describe('Answered in full to admins, as its origin to others: the URL is a secret.'),
+    event_retention_days: z.int().min(1).max(36_500).nullable().optional().describe('Days events are kept; null in effective: for ever.'),
   });
 
 export const workspaceSettingsOutput = z.object({ settings: workspaceSettings, effective: workspaceSettings });
 
 /** A workspace's settings, and those in force: its own where set, the server's elsewhere. */
-export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation' | 'notify'>, reader: Principal): z.output<typeof workspaceSettingsOutput> {
+export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation' | 'notify' | 'eventRetentionDays'>, reader: Principal): z.output<typeof workspaceSettingsOutput> {
   const shown = (url: string | null) => (url === null || reader.scopes.has('agents:admin') ? url : `${new URL(url).origin}/...`);
-  const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit };
+  const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit, event_retention_days: row.event_retention_days };
   const sla = effectiveEscalation(own, config.escalation);
   // The server's own channel is the operator's secret: every workspace sees its origin only.
   const serverChat = config.notify.chatWebhookUrl ? `${new URL(config.notify.chatWebhookUrl).origin}/...` : null;
   return {
     // Whoever holds a chat webhook's URL can post to the channel: those who may not change it see its origin.
     settings: { ...own, chat_webhook_url: shown(row.chat_webhook_url) },
-    effective: { escalate_ask_s: sla.askS, escalate_approval_s: sla.approvalS, escalate_review_s: sla.reviewS, escalate_to: [...sla.to], rate_limit: row.rate_limit, chat_webhook_url: shown(row.chat_webhook_url) ?? serverChat },
+    effective: { escalate_ask_s: sla.askS, escalate_approval_s: sla.approvalS, escalate_review_s: sla.reviewS, escalate_to: [...sla.to], rate_limit: row.rate_limit, chat_webhook_url: shown(row.chat_webhook_url) ?? serverChat, event_retention_days: row.event_retention_days ?? config.eventRetentionDays ?? null },
   };
 }
