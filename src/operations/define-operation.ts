@@ -186,6 +186,13 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
 export interface EventTail {
   /** Every event after `afterSeq`, forever, until `signal` aborts or the server closes (then it ends quietly). */
   follow(afterSeq: string, signal: AbortSignal): AsyncIterable<readonly EventRow[]>;
+  /**
+   * What `make` answers for `row`, made once per `key` and shared by every stream that asks while
+   * the row lives: the rows of a batch the tail read are the same objects for all its followers, so
+   * an event is shaped (and serialised, by an adapter that caches on the answer) once per view, not
+   * once per stream. The answer must not be changed by its readers.
+   */
+  shared<T extends object>(row: EventRow, key: string, make: () => T): T;
 }
 
 /** What a stream depends on: the caller, the timeline's tail, and the signal that ends the subscription. */

@@ -48,6 +48,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   let reading = false;
   let again = false;
   let closed = false;
+  // Shaped events, per row and key; each entry goes with its row once no follower holds the batch.
+  const shapes = new WeakMap<EventRow, Map<string, object>>();
 
   const readAppended = async () => {
     // Nobody follows: nothing to read. A follower catches up from the table itself when it joins,
@@ -195,6 +197,13 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
         settle();
       };
     },
+    shared<T extends object>(row: EventRow, key: string, make: () => T): T {
+      let byKey = shapes.get(row);
+      if (!byKey) shapes.set(row, (byKey = new Map<string, object>()));
+      let made = byKey.get(key);
+      if (!made) byKey.set(key, (made = Object.freeze(make())));
+      return made as T;
+    },
     async close() {
       closed = true;
       clearInterval(poll);
@@ -240,6 +249,7 @@ function nextWake(follower: Follower, signal: AbortSignal): Promise<void> {
  */
 export function workspaceTail(tail: EventTail, workspaceId: string): EventTail {
   return {
+    shared: (row, key, make) => tail.shared(row, key, make),
     async *follow(afterSeq, signal) {
       for await (const batch of tail.follow(afterSeq, signal)) {
         const mine = batch.filter((row) => row.workspace_id === workspaceId);

@@ -19,6 +19,18 @@ const SLOW_CLIENT_MS = 30_000;
  * ordinary problem+json answers; this adapter only writes frames.
  */
 export function registerStreamRoute(app: FastifyInstance, service: Service, operation: StreamOperation<z.ZodObject, z.ZodType>, url: string): void {
+  // An item many streams share (the tail's shared events) is framed and serialised once, for all of them.
+  const framed = new WeakMap<object, string>();
+  const text = (item: z.output<typeof operation.output>): string => {
+    const { id, event } = operation.frameOf(item);
+    return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`;
+  };
+  const frame = (item: z.output<typeof operation.output>): string => {
+    if (typeof item !== 'object' || item === null) return text(item);
+    let made = framed.get(item);
+    if (made === undefined) framed.set(item, (made = text(item)));
+    return made;
+  };
   app.get(url, async (request, reply) => {
     const { principal } = await authenticateRequest(service, request, reply, operation.name);
     const lastEventId = request.headers['last-event-id'];
@@ -45,9 +57,11 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
     try {
       for await (const item of items) {
-        const { id, event } = operation.frameOf(item);
-        stream?.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
-        if (!res.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`) && !(await drained(res, gone.signal))) {
+        if (stream) {
+          const { id, event } = operation.frameOf(item);
+          stream.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
+        }
+        if (!res.write(frame(item)) && !(await drained(res, gone.signal))) {
           request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
           res.destroy();
           return;

@@ -35,7 +35,7 @@ export const streamEvents = defineOperation({
         for (const row of batch) {
           if (types && !types.has(row.type)) continue;
           if (input.subject && row.subject !== input.subject) continue;
-          yield shapeEvent(row, input);
+          yield ctx.tail.shared(row, `events_stream ${input.view ?? 'compact'}`, () => shapeEvent(row, input));
         }
       }
     })();
