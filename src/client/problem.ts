@@ -1,8 +1,7 @@
-import type { z } from 'zod';
-import type { ErrorCode, problemSchema } from '../errors.ts';
+import type { ErrorCode, ProblemDocument } from './operations.ts';
 
 /** A problem document (RFC 9457) as Baton serves it. */
-export type Problem = z.output<typeof problemSchema>;
+export type Problem = ProblemDocument;
 
 /** A problem document the server answered with, as an Error. */
 export class BatonProblem extends Error {

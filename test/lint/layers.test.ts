@@ -40,6 +40,8 @@ describe('layers import only downward', () => {
     ['src/cli/baton.ts', '../store/database.ts'],
     ['src/domain/scopes.ts', '../errors.ts'],
     ['src/errors.ts', './service/service.ts'],
+    ['src/client/index.ts', '../errors.ts'],
+    ['src/client/problem.ts', '../operations/index.ts'],
   ])('%s may not import %s', async (file, specifier) => {
     const errors = await importErrors(file, specifier);
     expect(errors).toHaveLength(1);
@@ -54,6 +56,8 @@ describe('layers import only downward', () => {
     ['src/adapters/mcp/http.ts', './server.ts'],
     ['src/store/tasks.ts', '../domain/task-status.ts'],
     ['src/cli/baton.ts', '../server.ts'],
+    ['src/cli/context.ts', '../client/index.ts'],
+    ['src/client/index.ts', './operations.ts'],
   ])('%s may import %s', async (file, specifier) => {
     expect(await importErrors(file, specifier)).toEqual([]);
   });

@@ -1,0 +1,31 @@
+/**
+ * The client's routes and types (src/client/operations.ts) are generated from the operation
+ * registry by scripts/generate-client.ts; this fails while the checked-in file differs from what
+ * the registry generates now, so an operation added or changed without regenerating cannot land.
+ */
+import { readFile } from 'node:fs/promises';
+import { expect, expectTypeOf, it } from 'vitest';
+import { GENERATED, generateClientModule } from '../../scripts/generate-client.ts';
+import { createClient, type OperationName as ClientOperationName } from '../../src/client/index.ts';
+import { type OperationName, operations } from '../../src/operations/index.ts';
+
+it('src/client/operations.ts is what the registry generates (run `node scripts/generate-client.ts`)', async () => {
+  // Compared as text, not with toEqual: a 7000-line diff would bury the one-line instruction.
+  const fresh = (await readFile(GENERATED, 'utf8')) === generateClientModule();
+  expect(fresh, 'src/client/operations.ts is stale: run `node scripts/generate-client.ts` and commit it').toBe(true);
+  // And at compile time (tsc reads this file): an operation added to the registry fails `npm run typecheck` until regenerated.
+  expectTypeOf<ClientOperationName>().toEqualTypeOf<OperationName>();
+});
+
+it('has one method for every operation of the registry, on the route the registry binds', () => {
+  const client = createClient({ baseUrl: 'http://unused.test', token: 'unused' });
+  const routes = new Map<string, string>();
+  const walk = (node: object) => {
+    for (const value of Object.values(node) as unknown[]) {
+      if (typeof value === 'function' && 'operation' in value && 'method' in value && 'path' in value) routes.set(String(value.operation), `${String(value.method)} ${String(value.path)}`);
+      else if (typeof value === 'object' && value !== null) walk(value);
+    }
+  };
+  walk(client);
+  expect(Object.fromEntries(routes)).toEqual(Object.fromEntries(operations.map((op) => [op.name, `${op.http.method} ${op.http.path}`])));
+});
