@@ -44,6 +44,23 @@ export default tseslint.config(
       ],
     },
   },
+  // The web app speaks the API as any client does: of the server's code it imports only the client (src/client/).
+  {
+    files: ['web/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../', '../../../', '../../../../'].flatMap((up) => [`${up}src/*.ts`, ...['store', 'operations', 'service', 'workers', 'adapters', 'cli', 'domain'].map((name) => `${up}src/${name}/**`)]),
+              message: 'The web app reaches the server only through the client (src/client/): its routes and types are generated from the registry.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['src/domain/**'],
     rules: {
