@@ -9,9 +9,9 @@
  */
 import { type OperationRoutes, type Operations, ROUTES, type RouteOf, type StreamName } from './operations.ts';
 import { problemOf } from './problem.ts';
-import { followStream, type StreamOptions } from './stream.ts';
+import { followStream, sleep, type StreamOptions } from './stream.ts';
 
-export { BatonProblem, type Problem } from './problem.ts';
+export { BatonProblem, problemOf, type Problem } from './problem.ts';
 export type { ErrorCode, Operations, StreamName } from './operations.ts';
 export type { StreamOptions } from './stream.ts';
 
@@ -26,15 +26,29 @@ export type Task = OutputOf<'tasks_get'>;
 export type TaskEvent = OutputOf<'events_stream'>;
 
 export interface ClientOptions {
-  /** The server, e.g. `https://baton.example.com` (without /api/v1). */
+  /** The server, e.g. `https://baton.example.com` (without /api/v1); `''` in a page: the page's own origin. */
   readonly baseUrl: string;
-  /** A bearer token, `bat_…`. */
-  readonly token: string;
+  /** A bearer token, `bat_…`; none when `headers` authenticates (a browser's session cookie and CSRF token). */
+  readonly token?: string;
+  /** Headers added to every request, read each time (the web app's CSRF token or pasted bearer token). */
+  readonly headers?: () => Record<string, string>;
   /** Defaults to the global fetch. */
   readonly fetch?: typeof fetch;
   /** Makes the Idempotency-Key of a write that was given none; defaults to a random UUID. */
   readonly idempotencyKey?: () => string;
+  /**
+   * How many times in all a request is sent when it fails in a way that may pass later: no answer
+   * (a network failure), or a problem whose code says to wait (RETRY_CODES). A write keeps its
+   * Idempotency-Key over the attempts, so it cannot apply twice. Default 1: no retry.
+   */
+  readonly attempts?: number;
 }
+
+/** Problems that say to wait and send the same request again: the attempts after them wait `Retry-After` (at most 5 s). */
+export const RETRY_CODES: ReadonlySet<string> = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
+/** The longest `Retry-After` a retry waits; the wait after a network failure grows by this step per attempt. */
+const RETRY_AFTER_MAX_S = 5;
+const NETWORK_RETRY_STEP_MS = 500;
 
 export interface CallOptions {
   /** Sent as Idempotency-Key on a write: the same key replays the first answer instead of writing twice. */
@@ -72,16 +86,18 @@ export interface Transport {
   readonly options: ClientOptions;
 }
 
-function transport(options: ClientOptions): Transport {
+export function createTransport(options: ClientOptions): Transport {
   // Called, not passed on: a browser's fetch refuses to run as a method of another object.
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const api = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
   const newKey = options.idempotencyKey ?? randomKey;
+  const attempts = options.attempts ?? 1;
   return {
     options,
     async send(method, path, input, call = {}, query = []) {
       const rest: Record<string, unknown> = { ...input };
-      // `{id}` path parameters come out of the input, as the REST adapter puts them back.
+      // `{id}` path parameters come out of the input, as the REST adapter puts them back. Without a
+      // base URL, the page's own origin.
       const url = new URL(
         api +
           path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -89,6 +105,7 @@ function transport(options: ClientOptions): Transport {
             delete rest[name];
             return encodeURIComponent(text(value));
           }),
+        options.baseUrl === '' ? globalThis.location?.href : undefined,
       );
       const inQuery = method === 'GET' || method === 'DELETE' ? Object.keys(rest) : query;
       for (const key of inQuery) {
@@ -96,7 +113,8 @@ function transport(options: ClientOptions): Transport {
         delete rest[key];
         if (value !== undefined) url.searchParams.set(key, Array.isArray(value) ? value.map(text).join(',') : text(value));
       }
-      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: call.accept ?? 'application/json' };
+      const headers: Record<string, string> = { accept: call.accept ?? 'application/json' };
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
       let body: string | undefined;
       if (method !== 'GET' && method !== 'DELETE') {
         body = JSON.stringify(rest);
@@ -104,9 +122,21 @@ function transport(options: ClientOptions): Transport {
       }
       if (method !== 'GET') headers['idempotency-key'] = call.idempotencyKey ?? newKey();
       if (call.ifMatch !== undefined) headers['if-match'] = `"${call.ifMatch}"`;
-      const response = await doFetch(url, { method, headers, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) });
-      if (!response.ok) throw await problemOf(response);
-      return response;
+      for (let attempt = 1; ; attempt++) {
+        const init = { method, headers: { ...headers, ...options.headers?.() }, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) };
+        let response: Response;
+        try {
+          response = await doFetch(url, init);
+        } catch (error) {
+          if (attempt >= attempts || call.signal?.aborted) throw error;
+          await sleep(NETWORK_RETRY_STEP_MS * attempt, call.signal);
+          continue;
+        }
+        if (response.ok) return response;
+        const problem = await problemOf(response);
+        if (attempt >= attempts || !RETRY_CODES.has(problem.code)) throw problem;
+        await sleep(Math.min(RETRY_AFTER_MAX_S, Number(response.headers.get('retry-after') ?? 1)) * 1000, call.signal);
+      }
     },
   };
 }
@@ -140,7 +170,7 @@ export type BatonClient = Omit<OperationRoutes, 'exports'> & {
 };
 
 export function createClient(options: ClientOptions): BatonClient {
-  const t = transport(options);
+  const t = createTransport(options);
   const routes = new Map(ROUTES.map((route) => [route.name, route]));
   const once = async (route: RouteOf, input: Record<string, unknown>, call?: CallOptions) => {
     const response = await t.send(route.method, route.path, input, call, route.query);

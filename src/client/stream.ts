@@ -61,7 +61,8 @@ function isFinal(error: unknown): boolean {
   return error instanceof BatonProblem && error.status < 500 && !error.retryable;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => {
