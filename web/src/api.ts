@@ -3,10 +3,9 @@
  * pasted bearer token from sessionStorage; problems as `ApiProblem`. Requests go through the typed
  * client's transport (src/client/), which holds the retry and idempotency policy the CLI uses too.
  */
-import { BatonProblem, type ClientOptions, createTransport, problemOf as problemOfResponse, type Transport } from '../../src/client/index.ts';
+import { BatonProblem, type ClientOptions, createClient, createTransport, problemOf as problemOfResponse, type Transport } from '../../src/client/index.ts';
 
 const TOKEN_KEY = 'baton.token';
-export const API = '/api/v1';
 
 /** An RFC 9457 problem as Baton sends it, with the members the app reads. */
 export interface Problem {
@@ -154,8 +153,11 @@ function toProblem(error: BatonProblem): Problem {
 }
 
 const sameOrigin: Pick<ClientOptions, 'baseUrl' | 'attempts'> = { baseUrl: '', attempts: MAX_ATTEMPTS };
+const sessionOptions: ClientOptions = { ...sameOrigin, headers: () => authHeaders() };
 /** The page's transport: the stored token or the cookie session, read at each request. */
-const session = createTransport({ ...sameOrigin, headers: () => authHeaders() });
+const session = createTransport(sessionOptions);
+/** The typed client on the same session (the live feed follows the event stream with it). */
+export const sessionClient = createClient(sessionOptions);
 
 async function send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, init: { token?: string; key?: string; ifMatch?: number; body?: unknown } = {}): Promise<T> {
   const transport: Transport = init.token ? createTransport({ ...sameOrigin, token: init.token }) : session;
