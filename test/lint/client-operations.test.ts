@@ -6,8 +6,10 @@
 import { readFile } from 'node:fs/promises';
 import { expect, expectTypeOf, it } from 'vitest';
 import { GENERATED, generateClientModule } from '../../scripts/generate-client.ts';
+import type { z } from 'zod';
+import type { Operations } from '../../src/client/operations.ts';
 import { createClient, type OperationName as ClientOperationName } from '../../src/client/index.ts';
-import { type OperationName, operations } from '../../src/operations/index.ts';
+import { type OperationName, operations, type RegisteredOperation } from '../../src/operations/index.ts';
 
 it('src/client/operations.ts is what the registry generates (run `node scripts/generate-client.ts`)', async () => {
   // Compared as text, not with toEqual: a 7000-line diff would bury the one-line instruction.
@@ -28,4 +30,16 @@ it('has one method for every operation of the registry, on the route the registr
   };
   walk(client);
   expect(Object.fromEntries(routes)).toEqual(Object.fromEntries(operations.map((op) => [op.name, `${op.http.method} ${op.http.path}`])));
+});
+
+type Registered<N extends OperationName> = Extract<RegisteredOperation, { name: N }>;
+/** The operations whose generated output type does not admit what their Zod schema outputs (never, when they agree). */
+type OutputsDisagree = { [N in OperationName]: z.output<Registered<N>['output']> extends Operations[N]['output'] ? never : N }[OperationName];
+/** The operations whose Zod schema does not accept what their generated input type lets a caller send. */
+type InputsDisagree = { [N in OperationName]: Operations[N]['input'] extends z.input<Registered<N>['input']> ? never : N }[OperationName];
+
+it('generates types that agree with the Zod schemas they come from (checked by tsc)', () => {
+  // The emitter reads JSON Schema, not Zod: a construct it translated wrongly would name its operation here.
+  expectTypeOf<OutputsDisagree>().toEqualTypeOf<never>();
+  expectTypeOf<InputsDisagree>().toEqualTypeOf<never>();
 });
