@@ -1,6 +1,6 @@
 /**
  * Builds `baton-tasks-client` (npm pack runs it as prepack): regenerates src/client/operations.ts
- * from the operation registry (scripts/generate-client.ts: every operation's route, and its input
+ * and routes.ts from the operation registry (scripts/generate-client.ts: every operation's route, and its input
  * and output types from the same Zod schemas the server validates with, through JSON Schema), then
  * compiles the checkout's client, src/client/, to ESM with .d.ts in dist/ under the strictest
  * options a consumer may use, without Node's types (the client runs in browsers too).
@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { writeClientModule } from '../../scripts/generate-client.ts';
+import { writeClientModules } from '../../scripts/generate-client.ts';
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const SOURCE = here('../../src/client/');
@@ -18,7 +18,7 @@ const DIST = here('./dist/');
 const versionOf = (path: string) => (JSON.parse(readFileSync(here(path), 'utf8')) as { version: string }).version;
 if (versionOf('./package.json') !== versionOf('../../package.json')) throw new Error('packages/client/package.json must carry the version of the root package.json');
 
-writeClientModule();
+writeClientModules();
 rmSync(DIST, { recursive: true, force: true });
 // The client's modules, without the tests beside them.
 const modules = readdirSync(SOURCE).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));

@@ -3,11 +3,12 @@
  * and the package `baton-tasks-client` (packages/client/build.ts compiles this folder). Every
  * operation of the server's registry is one method, grouped by resource (`tasks_claim_next` is
  * `tasks.claimNext`), and `call(name, input)` reaches any of them by name. Routes and types come
- * from operations.ts, which scripts/generate-client.ts generates from the registry's Zod schemas;
+ * from routes.ts and operations.ts, which scripts/generate-client.ts generates from the registry;
  * nothing of the server is imported, so the client runs in browsers and on Node 20 with no
  * runtime dependency (fetch, URL and web streams).
  */
-import { type OperationRoutes, type Operations, ROUTES, type RouteOf, type StreamName } from './operations.ts';
+import type { OperationRoutes, Operations, StreamName } from './operations.ts';
+import { ROUTES, type RouteOf } from './routes.ts';
 import { problemOf } from './problem.ts';
 import { followStream, sleep, type StreamOptions } from './stream.ts';
 
