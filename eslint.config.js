@@ -2,9 +2,8 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // docs/examples/openapi-client imports a client generated at test time (test/openapi/generated-client.test.ts compiles it);
-  // packages/client/src imports the operations.ts its build generates, and that build type-checks it (strictest options).
-  { ignores: ['node_modules/**', 'scratch/**', 'web/dist/**', 'dist/**', 'packages/client/dist/**', 'packages/client/.build/**', 'packages/client/src/**', '.baton/**', 'coverage/**', 'docs/examples/openapi-client/**'] },
+  // docs/examples/openapi-client imports a client generated at test time (test/openapi/generated-client.test.ts compiles it).
+  { ignores: ['node_modules/**', 'scratch/**', 'web/dist/**', 'dist/**', 'packages/client/dist/**', '.baton/**', 'coverage/**', 'docs/examples/openapi-client/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
@@ -33,6 +32,35 @@ export default tseslint.config(
   ...layer(['src/operations/authorization-table.ts'], ['service', 'workers', 'adapters', 'cli', 'entry'], 'The authorization table imports the registry\'s names, domain/ and leaf modules only.'),
   ...layer(['src/store/**'], ['operations', 'service', 'workers', 'adapters', 'cli', 'entry'], 'store/ holds queries only: it imports domain/ and leaf modules.'),
   ...layer(['src/*.ts'], ['store', 'operations', 'service', 'workers', 'adapters', 'cli', 'entry'], 'Leaf modules in src/*.ts import only each other and domain/.', ['src/main.ts', 'src/server.ts']),
+  // The client is the package baton-tasks-client as well: it runs in browsers and typechecks
+  // without the server, so it imports only its own folder (its types come from the generated operations.ts).
+  {
+    files: ['src/client/**'],
+    ignores: ['src/client/**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*', '!./*'], message: 'The client imports only src/client/ (scripts/generate-client.ts generates its types from the registry).' }] },
+      ],
+    },
+  },
+  // The web app speaks the API as any client does: of the server's code it imports only the client (src/client/).
+  {
+    files: ['web/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../../', '../../../', '../../../../'].flatMap((up) => [`${up}src/*.ts`, ...['store', 'operations', 'service', 'workers', 'adapters', 'cli', 'domain'].map((name) => `${up}src/${name}/**`)]),
+              message: 'The web app reaches the server only through the client (src/client/): its routes and types are generated from the registry.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['src/domain/**'],
     rules: {

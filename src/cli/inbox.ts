@@ -1,7 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
+import type { InputOf } from '../client/index.ts';
 import { type Context, collect, integer } from './context.ts';
 import { EXIT } from './exit-codes.ts';
+
+/** The inbox's filters as the server reads them (the CLI passes the user's words on; the server refuses unknown ones). */
+type InboxFilter = InputOf<'inbox_list'>;
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
@@ -52,7 +56,7 @@ export function inboxCommands(run: Run): Command[] {
     .action(
       run(async (ctx, o: { state?: string[]; kind?: string[]; limit: number }) => {
         const { client } = await ctx.connect();
-        const page = await client.inbox.list({ state: (o.state ?? ['unread', 'read']), ...(o.kind ? { kind: o.kind } : {}), limit: o.limit });
+        const page = await client.inbox.list({ state: (o.state ?? ['unread', 'read']) as InboxFilter['state'], ...(o.kind ? { kind: o.kind as InboxFilter['kind'] } : {}), limit: o.limit });
         if (ctx.out.json) return ctx.out.data(page);
         ctx.out.table(['ID', 'KIND', 'STATE', 'TASK', 'BY', 'WHAT'], page.data.map((i) => [i.id, i.kind, i.state, i.task_id, i.by, i.excerpt.slice(0, 60)]));
         ctx.out.note(`${page.counts.unread} unread, ${page.counts.read} read, ${page.counts.done} done`);

@@ -59,7 +59,7 @@ export function runsCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const runOf = await runId(ctx, id);
         // The stream starts after the newest event now, so nothing between the first read and it is missed.
-        const since = (await client.events.list({ order: 'desc', limit: 1, fields: 'id' })).data[0]?.id;
+        const since = (await client.events.list({ order: 'desc', limit: 1, fields: ['id'] })).data[0]?.id;
         let printed = 0;
         const print = <R extends { log: readonly LogLine[]; log_lines: number }>(got: R): R => {
           for (const line of got.log.filter((l) => l.seq > printed)) ctx.out.line(ctx.out.json ? JSON.stringify(line) : logLine(line));

@@ -1,11 +1,10 @@
 import { Command, Option } from 'commander';
 import type { OutputOf } from '../client/index.ts';
-import type { getInsight } from '../operations/insight/get-insight.ts';
 import type { Context } from './context.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
 type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
-type Figures = OutputOf<typeof getInsight>['totals'];
+type Figures = OutputOf<'insight_get'>['totals'];
 
 interface StatsOptions {
   from?: string;

@@ -31,7 +31,7 @@ export function tasksCommand(run: Run): Command {
   ).action(
     run(async (ctx, o: PagingOptions & { status?: string[]; label?: string[]; assignee?: string }) => {
       const { client } = await ctx.connect();
-      const filters = { ...(o.status ? { status: o.status.join(',') } : {}), ...(o.label ? { labels: o.label.join(',') } : {}), ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}) };
+      const filters = { ...(o.status ? { status: o.status as (typeof TASK_STATUSES)[number][] } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}) };
       const page = await ctx.out.progress('listing tasks', readPages(o, (p) => client.tasks.list({ ...filters, ...p })));
       const names = await principalNames(client, page.data.flatMap((t) => (t.lease ? [t.lease.holder.id] : [])));
       printPage(ctx, page, (rows) => printTaskTable(ctx, rows, names));
@@ -45,9 +45,9 @@ export function tasksCommand(run: Run): Command {
     .action(
       run(async (ctx, o: { label?: string[] }) => {
         const { client } = await ctx.connect();
-        const labels = o.label ? { labels: o.label.join(',') } : {};
+        const labels = o.label ? { labels: o.label } : {};
         // The server filters by status and assignee; blockers and back-off are read off each item.
-        const read = (assignee: 'me' | 'none') => readPages({ all: true, limit: 100 }, (p) => client.tasks.list({ status: 'todo', assignee, ...labels, ...p }));
+        const read = (assignee: 'me' | 'none') => readPages({ all: true, limit: 100 }, (p) => client.tasks.list({ status: ['todo'], assignee, ...labels, ...p }));
         const pages = await ctx.out.progress('listing tasks', Promise.all([read('me'), read('none')]));
         const now = Date.now();
         const ready = pages
@@ -263,7 +263,7 @@ export function tasksCommand(run: Run): Command {
         process.once('SIGINT', () => stop.abort());
         process.once('SIGTERM', () => stop.abort());
         const events = client.events.follow(
-          { ...(o.type ? { types: o.type.join(',') } : {}), ...(o.subject ? { subject: o.subject } : {}), ...(o.since ? { since: o.since } : {}) },
+          { ...(o.type ? { types: o.type } : {}), ...(o.subject ? { subject: o.subject } : {}), ...(o.since ? { since: o.since } : {}) },
           { signal: stop.signal, onReconnect: (error, ms) => ctx.out.note(`connection lost (${reason(error)}); reconnecting in ${(ms / 1000).toFixed(1)} s`) },
         );
         if (!ctx.out.json) ctx.out.note('watching; Ctrl-C stops');

@@ -1,102 +1,55 @@
 /**
- * The typed client of Baton's REST API in the checkout, used by the CLI and the tests. The package
- * `baton-tasks-client` is built from this folder by packages/client/build.ts, with one method per
- * operation generated from the registry (docs/client.md).
- *
- * Every input and output type is derived from the operation registry's own Zod schemas (type-only
- * imports: nothing of the server is loaded at run time), so a change to an operation changes the
- * client's types with it. Each method is one REST route; test/cli/client.test.ts checks every
- * route here against the registry's HTTP bindings.
+ * The typed client of Baton's REST API: the only API client of the CLI, the tests and the examples,
+ * and the package `baton-tasks-client` (packages/client/build.ts compiles this folder). Every
+ * operation of the server's registry is one method, grouped by resource (`tasks_claim_next` is
+ * `tasks.claimNext`), and `call(name, input)` reaches any of them by name. Routes and types come
+ * from routes.ts and operations.ts, which scripts/generate-client.ts generates from the registry;
+ * nothing of the server is imported, so the client runs in browsers and on Node 20 with no
+ * runtime dependency (fetch, URL and web streams).
  */
-import type { answerAsk } from '../operations/asks/answer-ask.ts';
-import type { cancelAsk } from '../operations/asks/cancel-ask.ts';
-import type { createAsk } from '../operations/asks/create-ask.ts';
-import type { getAsk } from '../operations/asks/get-ask.ts';
-import type { listAsks } from '../operations/asks/list-asks.ts';
-import type { listInbox } from '../operations/inbox/list-inbox.ts';
-import type { getInsight } from '../operations/insight/get-insight.ts';
-import type { getExport } from '../operations/exports/get-export.ts';
-import type { markInbox } from '../operations/inbox/mark-inbox.ts';
-import type { wait } from '../operations/inbox/wait.ts';
-import type { createWorkspace } from '../operations/workspaces/create-workspace.ts';
-import type { listWorkspaces } from '../operations/workspaces/list-workspaces.ts';
-import type { z } from 'zod';
-import type { createAgent } from '../operations/agents/create-agent.ts';
-import type { createToken } from '../operations/agents/create-token.ts';
-import type { getAgent } from '../operations/agents/get-agent.ts';
-import type { listAgents } from '../operations/agents/list-agents.ts';
-import type { listTokens } from '../operations/agents/list-tokens.ts';
-import type { revokeToken } from '../operations/agents/revoke-token.ts';
-import type { rotateToken } from '../operations/agents/rotate-token.ts';
-import type { updateAgent } from '../operations/agents/update-agent.ts';
-import type { createBudget } from '../operations/budgets/create-budget.ts';
-import type { deleteBudget } from '../operations/budgets/delete-budget.ts';
-import type { getBudget } from '../operations/budgets/get-budget.ts';
-import type { listBudgets } from '../operations/budgets/list-budgets.ts';
-import type { updateBudget } from '../operations/budgets/update-budget.ts';
-import type { approveApproval } from '../operations/approvals/approve-approval.ts';
-import type { denyApproval } from '../operations/approvals/deny-approval.ts';
-import type { getApproval } from '../operations/approvals/get-approval.ts';
-import type { listApprovals } from '../operations/approvals/list-approvals.ts';
-import type { createComment } from '../operations/comments/create-comment.ts';
-import type { listComments } from '../operations/comments/list-comments.ts';
-import type { listEvents } from '../operations/events/list-events.ts';
-import type { streamEvents } from '../operations/events/stream-events.ts';
-import type { getLease } from '../operations/leases/get-lease.ts';
-import type { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
-import type { listLeases } from '../operations/leases/list-leases.ts';
-import type { releaseLease } from '../operations/leases/release-lease.ts';
-import type { whoami } from '../operations/meta/whoami.ts';
-import type { listReservations } from '../operations/reservations/list-reservations.ts';
-import type { appendLog } from '../operations/runs/append-log.ts';
-import type { getRun } from '../operations/runs/get-run.ts';
-import type { listRuns } from '../operations/runs/list-runs.ts';
-import type { reportUsage } from '../operations/runs/report-usage.ts';
-import type { createTemplate } from '../operations/templates/create-template.ts';
-import type { deleteTemplate } from '../operations/templates/delete-template.ts';
-import type { getTemplate } from '../operations/templates/get-template.ts';
-import type { instantiateTemplate } from '../operations/templates/instantiate-template.ts';
-import type { listTemplates } from '../operations/templates/list-templates.ts';
-import type { updateTemplate } from '../operations/templates/update-template.ts';
-import type { claimNextTask } from '../operations/tasks/claim-next-task.ts';
-import type { claimTask } from '../operations/tasks/claim-task.ts';
-import type { createTask } from '../operations/tasks/create-task.ts';
-import type { deleteTask } from '../operations/tasks/delete-task.ts';
-import type { getTask } from '../operations/tasks/get-task.ts';
-import type { handInTask } from '../operations/tasks/hand-in-task.ts';
-import type { listTaskEvents } from '../operations/tasks/list-task-events.ts';
-import type { listTasks } from '../operations/tasks/list-tasks.ts';
-import type { reviewTask } from '../operations/tasks/review-task.ts';
-import type { updateTask } from '../operations/tasks/update-task.ts';
+import type { OperationRoutes, Operations, StreamName } from './operations.ts';
+import { ROUTES, type RouteOf } from './routes.ts';
 import { problemOf } from './problem.ts';
-import { followStream, type StreamOptions } from './stream.ts';
+import { followStream, sleep, type StreamOptions } from './stream.ts';
 
-export { BatonProblem } from './problem.ts';
+export { BatonProblem, problemOf, type Problem } from './problem.ts';
+export type { ErrorCode, Operations, StreamName } from './operations.ts';
+export type { StreamOptions } from './stream.ts';
 
-/** What a registry entry contributes to the client: its input and output schemas. */
-interface Schemas {
-  readonly input: z.ZodType;
-  readonly output: z.ZodType;
-}
-/** What a call sends: the operation's input as a caller writes it (before defaults and coercion). */
-export type InputOf<O extends Schemas> = z.input<O['input']>;
+export type OperationName = keyof Operations;
+/** The operations answered once (every one but the event streams): what `call` reaches. */
+export type CallName = Exclude<OperationName, StreamName>;
+/** What a call sends: the operation's input as a caller writes it (before defaults). */
+export type InputOf<N extends OperationName> = Operations[N]['input'];
 /** What a call answers: the operation's output. */
-export type OutputOf<O extends Schemas> = z.output<O['output']>;
-
-export type Task = OutputOf<typeof getTask>;
-export type TaskEvent = OutputOf<typeof streamEvents>;
-export type { Problem } from './problem.ts';
+export type OutputOf<N extends OperationName> = Operations[N]['output'];
+export type Task = OutputOf<'tasks_get'>;
+export type TaskEvent = OutputOf<'events_stream'>;
 
 export interface ClientOptions {
-  /** The server, e.g. `https://baton.example.com` (without /api/v1). */
+  /** The server, e.g. `https://baton.example.com` (without /api/v1); `''` in a page: the page's own origin. */
   readonly baseUrl: string;
-  /** A bearer token, `bat_…`. */
-  readonly token: string;
+  /** A bearer token, `bat_…`; none when `headers` authenticates (a browser's session cookie and CSRF token). */
+  readonly token?: string;
+  /** Headers added to every request, read each time (the web app's CSRF token or pasted bearer token). */
+  readonly headers?: () => Record<string, string>;
   /** Defaults to the global fetch. */
   readonly fetch?: typeof fetch;
   /** Makes the Idempotency-Key of a write that was given none; defaults to a random UUID. */
   readonly idempotencyKey?: () => string;
+  /**
+   * How many times in all a request is sent when it fails in a way that may pass later: no answer
+   * (a network failure), or a problem whose code says to wait (RETRY_CODES). A write keeps its
+   * Idempotency-Key over the attempts, so it cannot apply twice. Default 1: no retry.
+   */
+  readonly attempts?: number;
 }
+
+/** Problems that say to wait and send the same request again: the attempts after them wait `Retry-After` (at most 5 s). */
+export const RETRY_CODES: ReadonlySet<string> = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
+/** The longest `Retry-After` a retry waits; the wait after a network failure grows by this step per attempt. */
+const RETRY_AFTER_MAX_S = 5;
+const NETWORK_RETRY_STEP_MS = 500;
 
 export interface CallOptions {
   /** Sent as Idempotency-Key on a write: the same key replays the first answer instead of writing twice. */
@@ -106,24 +59,46 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = RouteOf['method'];
+
+/** One operation as a typed function; `method`, `path` and `operation` say which route it calls. */
+export interface Route<N extends OperationName> {
+  (input: InputOf<N>, options?: CallOptions): Promise<OutputOf<N>>;
+  readonly operation: N;
+  readonly method: Method;
+  readonly path: string;
+}
+
+/**
+ * A Server-Sent Events operation as an async iterable of its events, until `signal` aborts; after a
+ * dropped connection it reconnects from the last event seen (Last-Event-ID), so nothing is missed or repeated.
+ */
+export interface Follow<N extends OperationName> {
+  (input: InputOf<N>, stream?: StreamOptions): AsyncIterable<OutputOf<N>>;
+  readonly operation: N;
+  readonly method: Method;
+  readonly path: string;
+}
 
 /** The transport every route shares: one request, its problem turned into a `BatonProblem`. */
 export interface Transport {
-  /** `accept` replaces `application/json` (a `download` read's streamed formats). */
-  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions & { accept?: string }): Promise<Response>;
+  /** `accept` replaces `application/json` (a download's streamed formats); `query` names a write's members sent in the query string. */
+  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions & { accept?: string }, query?: readonly string[]): Promise<Response>;
   readonly options: ClientOptions;
 }
 
-function transport(options: ClientOptions): Transport {
-  const doFetch = options.fetch ?? fetch;
+export function createTransport(options: ClientOptions): Transport {
+  // Called, not passed on: a browser's fetch refuses to run as a method of another object.
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const api = `${options.baseUrl.replace(/\/+$/, '')}/api/v1`;
-  const newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
+  const newKey = options.idempotencyKey ?? randomKey;
+  const attempts = options.attempts ?? 1;
   return {
     options,
-    async send(method, path, input, call = {}) {
+    async send(method, path, input, call = {}, query = []) {
       const rest: Record<string, unknown> = { ...input };
-      // `{id}` path parameters come out of the input, as the REST adapter puts them back.
+      // `{id}` path parameters come out of the input, as the REST adapter puts them back. Without a
+      // base URL, the page's own origin.
       const url = new URL(
         api +
           path.replace(/\{(\w+)\}/g, (_, name: string) => {
@@ -131,24 +106,50 @@ function transport(options: ClientOptions): Transport {
             delete rest[name];
             return encodeURIComponent(text(value));
           }),
+        options.baseUrl === '' ? globalThis.location?.href : undefined,
       );
-      const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: call.accept ?? 'application/json' };
+      const inQuery = method === 'GET' || method === 'DELETE' ? Object.keys(rest) : query;
+      for (const key of inQuery) {
+        const value = rest[key];
+        delete rest[key];
+        if (value !== undefined) url.searchParams.set(key, Array.isArray(value) ? value.map(text).join(',') : text(value));
+      }
+      const headers: Record<string, string> = { accept: call.accept ?? 'application/json' };
+      if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
       let body: string | undefined;
-      if (method === 'GET' || method === 'DELETE') {
-        for (const [key, value] of Object.entries(rest)) {
-          if (value !== undefined) url.searchParams.set(key, Array.isArray(value) ? value.map(text).join(',') : text(value));
-        }
-      } else {
+      if (method !== 'GET' && method !== 'DELETE') {
         body = JSON.stringify(rest);
         headers['content-type'] = 'application/json';
       }
       if (method !== 'GET') headers['idempotency-key'] = call.idempotencyKey ?? newKey();
       if (call.ifMatch !== undefined) headers['if-match'] = `"${call.ifMatch}"`;
-      const response = await doFetch(url, { method, headers, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) });
-      if (!response.ok) throw await problemOf(response);
-      return response;
+      for (let attempt = 1; ; attempt++) {
+        const init = { method, headers: { ...headers, ...options.headers?.() }, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) };
+        let response: Response;
+        try {
+          response = await doFetch(url, init);
+        } catch (error) {
+          if (attempt >= attempts || call.signal?.aborted) throw error;
+          await sleep(NETWORK_RETRY_STEP_MS * attempt, call.signal);
+          continue;
+        }
+        if (response.ok) return response;
+        const problem = await problemOf(response);
+        if (attempt >= attempts || !RETRY_CODES.has(problem.code)) throw problem;
+        await sleep(Math.min(RETRY_AFTER_MAX_S, Number(response.headers.get('retry-after') ?? 1)) * 1000, call.signal);
+      }
     },
   };
+}
+
+/** A random UUID; browsers give crypto.randomUUID to secure contexts only (https, localhost), getRandomValues to every page. */
+function randomKey(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A query or path value as text: strings as they are, numbers and booleans as JSON writes them. */
@@ -156,132 +157,49 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** One REST route as a typed function; `method` and `path` say which (the parity test reads them). */
-function route<O extends Schemas>(t: Transport, method: Method, path: string) {
-  const call = async (input: InputOf<O>, options?: CallOptions): Promise<OutputOf<O>> => {
-    const response = await t.send(method, path, input as Record<string, unknown>, options);
-    return (await response.json()) as OutputOf<O>;
-  };
-  return Object.assign(call, { method, path });
-}
+/** The formats `exports.download` streams a window in. */
+export type DownloadFormat = 'jsonl' | 'csv';
 
-/** A Baton client: one method per REST route, grouped by resource. */
-export function createClient(options: ClientOptions) {
-  const t = transport(options);
-  return {
-    whoami: route<typeof whoami>(t, 'GET', '/whoami'),
-    tasks: {
-      list: route<typeof listTasks>(t, 'GET', '/tasks'),
-      get: route<typeof getTask>(t, 'GET', '/tasks/{id}'),
-      create: route<typeof createTask>(t, 'POST', '/tasks'),
-      update: route<typeof updateTask>(t, 'PATCH', '/tasks/{id}'),
-      delete: route<typeof deleteTask>(t, 'DELETE', '/tasks/{id}'),
-      claim: route<typeof claimTask>(t, 'POST', '/tasks/{id}/claim'),
-      claimNext: route<typeof claimNextTask>(t, 'POST', '/tasks/claim'),
-      events: route<typeof listTaskEvents>(t, 'GET', '/tasks/{id}/events'),
-      handIn: route<typeof handInTask>(t, 'POST', '/tasks/{id}/hand_in'),
-      review: route<typeof reviewTask>(t, 'POST', '/tasks/{id}/review'),
-    },
-    comments: {
-      list: route<typeof listComments>(t, 'GET', '/tasks/{id}/comments'),
-      create: route<typeof createComment>(t, 'POST', '/tasks/{id}/comments'),
-    },
-    leases: {
-      list: route<typeof listLeases>(t, 'GET', '/leases'),
-      get: route<typeof getLease>(t, 'GET', '/leases/{id}'),
-      heartbeat: route<typeof heartbeatLease>(t, 'POST', '/leases/{id}/heartbeat'),
-      release: route<typeof releaseLease>(t, 'POST', '/leases/{id}/release'),
-    },
-    events: {
-      list: route<typeof listEvents>(t, 'GET', '/events'),
-      /**
-       * Follows the timeline (Server-Sent Events) until `signal` aborts, reconnecting after a
-       * dropped connection from the last event seen (Last-Event-ID), so nothing is missed or repeated.
-       */
-      follow: Object.assign(
-        (input: InputOf<typeof streamEvents>, stream: StreamOptions = {}): AsyncIterable<TaskEvent> =>
-          followStream<TaskEvent>(t, '/events/stream', input as Record<string, unknown>, stream),
-        { method: 'GET' as const, path: '/events/stream' },
-      ),
-    },
-    agents: {
-      list: route<typeof listAgents>(t, 'GET', '/agents'),
-      get: route<typeof getAgent>(t, 'GET', '/agents/{id}'),
-      create: route<typeof createAgent>(t, 'POST', '/agents'),
-      update: route<typeof updateAgent>(t, 'PATCH', '/agents/{id}'),
-    },
-    workspaces: {
-      list: route<typeof listWorkspaces>(t, 'GET', '/workspaces'),
-      create: route<typeof createWorkspace>(t, 'POST', '/workspaces'),
-    },
-    tokens: {
-      list: route<typeof listTokens>(t, 'GET', '/agents/{id}/tokens'),
-      create: route<typeof createToken>(t, 'POST', '/agents/{id}/tokens'),
-      revoke: route<typeof revokeToken>(t, 'DELETE', '/tokens/{id}'),
-      rotate: route<typeof rotateToken>(t, 'POST', '/tokens/{id}/rotate'),
-    },
-    asks: {
-      list: route<typeof listAsks>(t, 'GET', '/asks'),
-      get: route<typeof getAsk>(t, 'GET', '/asks/{id}'),
-      create: route<typeof createAsk>(t, 'POST', '/tasks/{id}/asks'),
-      answer: route<typeof answerAsk>(t, 'POST', '/asks/{id}/answer'),
-      cancel: route<typeof cancelAsk>(t, 'POST', '/asks/{id}/cancel'),
-    },
-    runs: {
-      list: route<typeof listRuns>(t, 'GET', '/runs'),
-      get: route<typeof getRun>(t, 'GET', '/runs/{id}'),
-      usage: route<typeof reportUsage>(t, 'POST', '/leases/{id}/usage'),
-      log: route<typeof appendLog>(t, 'POST', '/leases/{id}/log'),
-    },
-    reservations: {
-      list: route<typeof listReservations>(t, 'GET', '/reservations'),
-    },
-    inbox: {
-      list: route<typeof listInbox>(t, 'GET', '/inbox'),
-      mark: route<typeof markInbox>(t, 'POST', '/inbox/mark'),
-    },
-    insight: {
-      get: route<typeof getInsight>(t, 'GET', '/insight'),
-    },
-    exports: {
-      /** One page of a window's runs, usage or events. */
-      get: route<typeof getExport>(t, 'GET', '/exports/{dataset}'),
-      /** The whole window as JSON lines or CSV, streamed: the response body, to read as it arrives. */
-      download: Object.assign(
-        async (input: Omit<InputOf<typeof getExport>, 'cursor' | 'limit'>, format: 'jsonl' | 'csv', options: CallOptions = {}): Promise<ReadableStream<Uint8Array>> => {
-          const response = await t.send('GET', '/exports/{dataset}', input, { ...options, accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
-          if (!response.body) throw new Error('The export answered without a body.');
-          return response.body;
-        },
-        { method: 'GET' as const, path: '/exports/{dataset}' },
-      ),
-    },
-    /** Blocks (at most `timeout_s`, ≤ 60 s) until something arrives for the caller; resume with the returned `cursor`. */
-    wait: route<typeof wait>(t, 'GET', '/wait'),
-    approvals: {
-      list: route<typeof listApprovals>(t, 'GET', '/approvals'),
-      get: route<typeof getApproval>(t, 'GET', '/approvals/{id}'),
-      approve: route<typeof approveApproval>(t, 'POST', '/approvals/{id}/approve'),
-      deny: route<typeof denyApproval>(t, 'POST', '/approvals/{id}/deny'),
-    },
-    budgets: {
-      list: route<typeof listBudgets>(t, 'GET', '/budgets'),
-      get: route<typeof getBudget>(t, 'GET', '/budgets/{id}'),
-      create: route<typeof createBudget>(t, 'POST', '/budgets'),
-      update: route<typeof updateBudget>(t, 'PATCH', '/budgets/{id}'),
-      delete: route<typeof deleteBudget>(t, 'DELETE', '/budgets/{id}'),
-    },
-    templates: {
-      list: route<typeof listTemplates>(t, 'GET', '/templates'),
-      get: route<typeof getTemplate>(t, 'GET', '/templates/{id}'),
-      create: route<typeof createTemplate>(t, 'POST', '/templates'),
-      update: route<typeof updateTemplate>(t, 'PATCH', '/templates/{id}'),
-      delete: route<typeof deleteTemplate>(t, 'DELETE', '/templates/{id}'),
-      /** Makes the whole graph, or with `dry_run: true` answers it rendered and writes nothing. */
-      instantiate: route<typeof instantiateTemplate>(t, 'POST', '/templates/{id}/instantiate'),
+/** A Baton client: one method per operation of the registry, grouped by resource, and `call` by name. */
+export type BatonClient = Omit<OperationRoutes, 'exports'> & {
+  /** Calls an operation by its registry name, e.g. `call('tasks_create', { title })`. */
+  call<N extends CallName>(name: N, input: InputOf<N>, options?: CallOptions): Promise<OutputOf<N>>;
+  exports: OperationRoutes['exports'] & {
+    /** The whole window as JSON lines or CSV, streamed: the response body, to read as it arrives. */
+    download(input: Omit<InputOf<'exports_get'>, 'cursor' | 'limit'>, format: DownloadFormat, options?: CallOptions): Promise<ReadableStream<Uint8Array>>;
+  };
+};
+
+export function createClient(options: ClientOptions): BatonClient {
+  const t = createTransport(options);
+  const routes = new Map(ROUTES.map((route) => [route.name, route]));
+  const once = async (route: RouteOf, input: Record<string, unknown>, call?: CallOptions) => {
+    const response = await t.send(route.method, route.path, input, call, route.query);
+    return response.status === 204 ? undefined : ((await response.json()) as unknown);
+  };
+  const client: Record<string, unknown> = {
+    call: (name: string, input: Record<string, unknown>, call?: CallOptions) => {
+      const route = routes.get(name as OperationName);
+      if (!route || route.stream) throw new TypeError(`${name} is not an operation call() reaches`);
+      return once(route, input, call);
     },
   };
+  for (const route of ROUTES) {
+    const about = { operation: route.name, method: route.method, path: route.path };
+    const fn = route.stream
+      ? (input: Record<string, unknown>, stream: StreamOptions = {}) => followStream(t, route.path, input, stream)
+      : (input: Record<string, unknown>, call?: CallOptions) => once(route, input, call);
+    const [group, name] = route.at;
+    if (name === undefined) client[group] = Object.assign(fn, about);
+    else ((client[group] ??= {}) as Record<string, unknown>)[name] = Object.assign(fn, about);
+  }
+  const exportsGet = routes.get('exports_get');
+  if (exportsGet) {
+    (client.exports as Record<string, unknown>).download = async (input: Record<string, unknown>, format: DownloadFormat, call: CallOptions = {}) => {
+      const response = await t.send(exportsGet.method, exportsGet.path, input, { ...call, accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' });
+      if (!response.body) throw new Error('The export answered without a body.');
+      return response.body;
+    };
+  }
+  return client as unknown as BatonClient;
 }
-
-export type BatonClient = ReturnType<typeof createClient>;
-export type { StreamOptions } from './stream.ts';

@@ -1,8 +1,7 @@
-import type { z } from 'zod';
-import type { ErrorCode, problemSchema } from '../errors.ts';
+import type { ErrorCode, ProblemDocument } from './operations.ts';
 
 /** A problem document (RFC 9457) as Baton serves it. */
-export type Problem = z.output<typeof problemSchema>;
+export type Problem = ProblemDocument;
 
 /** A problem document the server answered with, as an Error. */
 export class BatonProblem extends Error {
@@ -13,13 +12,16 @@ export class BatonProblem extends Error {
   readonly hint: string | undefined;
   readonly retryable: boolean;
   readonly problem: Partial<Problem>;
-  constructor(status: number, problem: Partial<Problem>) {
+  /** The HTTP reason phrase the answer came with (`Bad Gateway`), to name an answer that was not Baton's. */
+  readonly statusText: string;
+  constructor(status: number, problem: Partial<Problem>, statusText = '') {
     super(problem.detail ?? problem.title ?? `HTTP ${status}`);
     this.status = status;
     this.code = problem.code ?? 'unexpected_response';
     this.hint = problem.hint;
     this.retryable = problem.retryable ?? status >= 500;
     this.problem = problem;
+    this.statusText = statusText;
   }
 }
 
@@ -27,8 +29,8 @@ export class BatonProblem extends Error {
 export async function problemOf(response: Response): Promise<BatonProblem> {
   const text = await response.text();
   try {
-    return new BatonProblem(response.status, JSON.parse(text) as Partial<Problem>);
+    return new BatonProblem(response.status, JSON.parse(text) as Partial<Problem>, response.statusText);
   } catch {
-    return new BatonProblem(response.status, { detail: `HTTP ${response.status}: ${text.slice(0, 200)}` });
+    return new BatonProblem(response.status, { detail: `HTTP ${response.status}: ${text.slice(0, 200)}` }, response.statusText);
   }
 }

@@ -4,6 +4,8 @@ import { SseParserStream } from './sse.ts';
 
 export interface StreamOptions {
   readonly signal?: AbortSignal;
+  /** Told each time a connection is open and its events start to arrive: the first, and after each reconnect. */
+  readonly onOpen?: () => void;
   /** Told each time the connection drops, before the client waits `delayMs` and reconnects. */
   readonly onReconnect?: (error: unknown, delayMs: number) => void;
 }
@@ -34,6 +36,7 @@ export async function* followStream<T>(t: Transport, path: string, input: Record
     try {
       const response = await t.send('GET', path, { ...query, ...(lastId ? { since: lastId } : {}) }, options.signal ? { signal: options.signal } : {});
       if (!response.body) throw new Error('the stream has no body');
+      options.onOpen?.();
       const frames = response.body
         .pipeThrough(new TextDecoderStream())
         .pipeThrough(new SseParserStream({ onRetry: (ms) => (serverRetry = ms) }))
@@ -61,7 +64,8 @@ function isFinal(error: unknown): boolean {
   return error instanceof BatonProblem && error.status < 500 && !error.retryable;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => {

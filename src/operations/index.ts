@@ -198,3 +198,5 @@ export const operations: readonly Operation[] = registry;
 
 /** Every operation's name, as a union: a table keyed by it (authorization-table.ts) must have a row for each. */
 export type OperationName = (typeof registry)[number]['name'];
+/** Every operation with its own schema types (the client's generated types are checked against them). */
+export type RegisteredOperation = (typeof registry)[number];

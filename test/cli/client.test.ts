@@ -68,3 +68,21 @@ it('turns a problem into a BatonProblem with its code, hint and retryable flag',
   expect(failure).toMatchObject({ name: 'BatonProblem', status: 404, code: 'not_found', retryable: false });
   expect((failure as { hint: string }).hint).toBeTruthy();
 });
+
+it('with attempts, sends a write whose answer was lost again under the same key, so it applies once', async () => {
+  const keys: string[] = [];
+  // The server gets the first request and applies it, but its answer never reaches the caller.
+  const losesFirstAnswer: typeof fetch = async (input, init) => {
+    keys.push(new Headers(init?.headers).get('idempotency-key') ?? '');
+    const response = await fetch(input, init);
+    if (keys.length === 1) throw new TypeError('fetch failed');
+    return response;
+  };
+  const client = createClient({ baseUrl, token: t.adminToken, fetch: losesFirstAnswer, attempts: 2 });
+  const title = `sent twice, made once ${Date.now()}`;
+  const task = await client.call('tasks_create', { title });
+  expect(keys).toHaveLength(2);
+  expect(keys[1]).toBe(keys[0]);
+  const listed = await client.tasks.list({ q: title });
+  expect(listed.data.map((t) => t.id)).toEqual([task.id]);
+});

@@ -40,6 +40,10 @@ describe('layers import only downward', () => {
     ['src/cli/baton.ts', '../store/database.ts'],
     ['src/domain/scopes.ts', '../errors.ts'],
     ['src/errors.ts', './service/service.ts'],
+    ['src/client/index.ts', '../errors.ts'],
+    ['src/client/problem.ts', '../operations/index.ts'],
+    ['web/src/types.ts', '../../src/operations/index.ts'],
+    ['web/src/views/board.tsx', '../../../src/errors.ts'],
   ])('%s may not import %s', async (file, specifier) => {
     const errors = await importErrors(file, specifier);
     expect(errors).toHaveLength(1);
@@ -54,6 +58,9 @@ describe('layers import only downward', () => {
     ['src/adapters/mcp/http.ts', './server.ts'],
     ['src/store/tasks.ts', '../domain/task-status.ts'],
     ['src/cli/baton.ts', '../server.ts'],
+    ['src/cli/context.ts', '../client/index.ts'],
+    ['src/client/index.ts', './operations.ts'],
+    ['web/src/types.ts', '../../src/client/index.ts'],
   ])('%s may import %s', async (file, specifier) => {
     expect(await importErrors(file, specifier)).toEqual([]);
   });

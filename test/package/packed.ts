@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** What the package builds read (and `files` ships): a copy of these is packed, so the checkout's own web/dist and dist stay as they are. */
-const INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'web', 'migrations', 'spec', 'packages/client'];
+const INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'web', 'migrations', 'spec', 'scripts', 'packages/client'];
 const BUILT = /\/(dist|\.build)$/;
 
 /** Children run by this Node first on PATH, as `npm test` runs them. */

@@ -1,10 +1,11 @@
 /**
  * The one way the app talks to Baton: the session cookie (single sign-on) with its CSRF token, or a
- * pasted bearer token from sessionStorage; problems as `ApiProblem`.
+ * pasted bearer token from sessionStorage; problems as `ApiProblem`. Requests go through the typed
+ * client's transport (src/client/), which holds the retry and idempotency policy the CLI uses too.
  */
+import { BatonProblem, type ClientOptions, createClient, createTransport, problemOf as problemOfResponse, type Transport } from '../../src/client/index.ts';
 
 const TOKEN_KEY = 'baton.token';
-export const API = '/api/v1';
 
 /** An RFC 9457 problem as Baton sends it, with the members the app reads. */
 export interface Problem {
@@ -85,7 +86,7 @@ export async function switchWorkspace(workspaceId: string): Promise<void> {
     headers: { accept: 'application/json', 'content-type': 'application/json', ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) },
     body: JSON.stringify({ workspace_id: workspaceId }),
   });
-  if (!res.ok) throw new ApiProblem(await toProblem(res));
+  if (!res.ok) throw new ApiProblem(toProblem(await problemOfResponse(res)));
 }
 
 /** A pasted token wins; otherwise the cookie goes by itself and writes carry the CSRF token. */
@@ -140,42 +141,41 @@ export class ActionKey {
   }
 }
 
-const RETRY_CODES = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
+/** Tries per request: a network failure or a problem that says to wait is sent again, under the same key. */
 const MAX_ATTEMPTS = 3;
 
-async function toProblem(res: Response): Promise<Problem> {
-  const type = res.headers.get('content-type') ?? '';
-  if (type.includes('json')) {
-    const body = (await res.json()) as Partial<Problem>;
-    if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, status: res.status } as Problem;
-  }
+/** The client's problem as the app shows it: the server's own, or one that names an answer that was not Baton's. */
+function toProblem(error: BatonProblem): Problem {
+  const body = error.problem;
+  if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, status: error.status } as Problem;
   // Not Baton's answer (a proxy's): past 500 the write may or may not have reached Baton.
-  return { code: 'http_error', title: `The server answered ${res.status} ${res.statusText}`, status: res.status, retryable: res.status >= 500 };
+  return { code: 'http_error', title: `The server answered ${error.status} ${error.statusText}`, status: error.status, retryable: error.status >= 500 };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sameOrigin: Pick<ClientOptions, 'baseUrl' | 'attempts'> = { baseUrl: '', attempts: MAX_ATTEMPTS };
+const sessionOptions: ClientOptions = { ...sameOrigin, headers: () => authHeaders() };
+/** The page's transport: the stored token or the cookie session, read at each request. */
+const session = createTransport(sessionOptions);
+/** The typed client on the same session (the live feed follows the event stream with it). */
+export const sessionClient = createClient(sessionOptions);
 
-async function send<T>(method: string, path: string, init: RequestInit & { token?: string }): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    let res: Response;
-    try {
-      res = await fetch(`${API}${path}`, { ...init, method, headers: { accept: 'application/json', ...authHeaders(init.token), ...(init.headers as Record<string, string>) } });
-    } catch {
-      if (attempt < MAX_ATTEMPTS) {
-        await sleep(500 * attempt);
-        continue;
-      }
+async function send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, init: { token?: string; key?: string; ifMatch?: number; body?: unknown } = {}): Promise<T> {
+  const transport: Transport = init.token ? createTransport({ ...sameOrigin, token: init.token }) : session;
+  let res: Response;
+  try {
+    res = await transport.send(method, path, (init.body ?? {}) as Record<string, unknown>, {
+      ...(init.key === undefined ? {} : { idempotencyKey: init.key }),
+      ...(init.ifMatch === undefined ? {} : { ifMatch: init.ifMatch }),
+    });
+  } catch (error) {
+    if (!(error instanceof BatonProblem)) {
       throw new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.', retryable: true });
     }
-    if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
-    const problem = await toProblem(res);
+    const problem = toProblem(error);
     if (problem.status === 401 && !init.token) onUnauthorized(problem);
-    if (RETRY_CODES.has(problem.code) && attempt < MAX_ATTEMPTS) {
-      await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
-      continue;
-    }
     throw new ApiProblem(problem);
   }
+  return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
 /** A GET; `token` overrides the stored one (sign-in checks a token before keeping it). */
@@ -185,10 +185,7 @@ export function get<T>(path: string, token?: string): Promise<T> {
 
 /** A write with its Idempotency-Key (and If-Match when a version is known). */
 export function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, options: WriteOptions): Promise<T> {
-  const headers: Record<string, string> = { 'idempotency-key': options.key };
-  if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  return send<T>(method, path, { headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) });
+  return send<T>(method, path, { key: options.key, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }), ...(options.body === undefined ? {} : { body: options.body }) });
 }
 
 /** The pages of a list, 100 items each and at most `maxPages`, each as soon as it arrives. */

@@ -1,5 +1,5 @@
-import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { API, ApiProblem, authHeaders, get, type Page } from './api.ts';
+import { BatonProblem } from '../../src/client/index.ts';
+import { ApiProblem, get, type Page, sessionClient } from './api.ts';
 import type { BatonEvent } from './types.ts';
 
 /** How the feed is getting events: the SSE stream, polling (the spec's fallback), or not at all. */
@@ -11,10 +11,10 @@ const RETRY_MS = 3000;
 type Listener = (event: BatonEvent) => void;
 
 /**
- * One live event feed per signed-in session. Reads `GET /events/stream` with fetch (EventSource
- * cannot send a bearer header) and a streaming SSE parser, resuming from the last id seen; when
- * the stream route does not exist it polls `GET /events?since=` instead. Every event reaches every
- * listener once, in timeline order.
+ * One live event feed per signed-in session. Follows `GET /events/stream` through the client
+ * (`events.follow`: fetch, since EventSource cannot send a bearer header, resuming from the last id
+ * seen after a drop, by the client's one reconnect policy); when the stream route does not exist it
+ * polls `GET /events?since=` instead. Every event reaches every listener once, in timeline order.
  */
 export class Feed {
   private readonly listeners = new Set<Listener>();
@@ -68,17 +68,22 @@ export class Feed {
     }
   }
 
-  /** Reads the stream until it ends; false when the server has no stream route. */
+  /**
+   * Follows the stream until `signal` aborts (the client reconnects after a drop by itself); false
+   * when the server has no stream route. A refusal the client does not retry (401, 403) is thrown.
+   */
   private async readStream(signal: AbortSignal): Promise<boolean> {
-    const query = this.cursor ? `?since=${encodeURIComponent(this.cursor)}` : '';
-    const res = await fetch(`${API}/events/stream${query}`, { headers: { accept: 'text/event-stream', ...authHeaders() }, signal });
-    if (res.status === 404) return false;
-    if (!res.ok || !res.body) throw new ApiProblem({ code: 'stream', title: 'The event stream failed', status: res.status });
-    this.setMode('stream');
-    const messages = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
-    for await (const message of messages) {
-      if (!message.data) continue;
-      this.emit(JSON.parse(message.data) as BatonEvent);
+    const events = sessionClient.events.follow(this.cursor ? { since: this.cursor } : {}, {
+      signal,
+      onOpen: () => this.setMode('stream'),
+      onReconnect: () => this.setMode('connecting'),
+    });
+    try {
+      for await (const event of events) this.emit(event as BatonEvent);
+    } catch (error) {
+      if (!(error instanceof BatonProblem)) throw error;
+      if (error.status === 404) return false;
+      throw new ApiProblem({ code: 'stream', title: 'The event stream failed', status: error.status });
     }
     return true;
   }

@@ -21,7 +21,7 @@ import { DeleteTask } from './task-delete.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
 
 function artifactsOf(task: Task): ArtifactRef[] {
-  return [...(task.artifacts ?? []), ...(task.artifact ? [task.artifact] : [])];
+  return task.artifacts ?? [];
 }
 
 /** Artifacts need the bearer header, so they are fetched and handed to the browser as a download. */
@@ -31,7 +31,7 @@ async function download(artifact: ArtifactRef): Promise<void> {
   const url = URL.createObjectURL(await res.blob());
   const link = document.createElement('a');
   link.href = url;
-  link.download = artifact.name ?? artifact.id;
+  link.download = artifact.id;
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
@@ -226,7 +226,7 @@ export function TaskPage({ id }: { id: string }) {
                 {artifacts.map((a) => (
                   <li key={a.id}>
                     <button type="button" class="button-link" onClick={() => void download(a)}>
-                      {a.name ?? a.id}
+                      {a.id}
                     </button>
                     <span class="muted small">
                       {' '}

@@ -3,7 +3,7 @@ import { useAction } from '../action.ts';
 import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
-import type { Token } from '../types.ts';
+import type { IssuedToken, Token } from '../types.ts';
 
 const EXPIRY = [
   { label: 'Never', seconds: 0 },
@@ -13,7 +13,7 @@ const EXPIRY = [
 ];
 
 /** The token just created: shown once, with a copy button and a warning that it will not be shown again. */
-function NewToken({ token, onDone }: { token: Token; onDone: () => void }) {
+function NewToken({ token, onDone }: { token: IssuedToken; onDone: () => void }) {
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   const copy = async () => {
     try {
@@ -48,7 +48,7 @@ export function Tokens({ agentId }: { agentId: string }) {
   const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [machine, setMachine] = useState('');
   const [expiry, setExpiry] = useState(0);
-  const [created, setCreated] = useState<Token | null>(null);
+  const [created, setCreated] = useState<IssuedToken | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
   const action = useAction();
   const load = () =>
@@ -64,7 +64,7 @@ export function Tokens({ agentId }: { agentId: string }) {
   const create = (event: Event) => {
     event.preventDefault();
     const body = { machine: machine.trim(), ...(expiry ? { expires_in_s: expiry } : {}) };
-    void action.send<Token>({ method: 'POST', path: `/agents/${agentId}/tokens`, body }, async (token) => {
+    void action.send<IssuedToken>({ method: 'POST', path: `/agents/${agentId}/tokens`, body }, async (token) => {
       setCreated(token);
       setMachine('');
       await load();
