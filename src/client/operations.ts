@@ -5807,6 +5807,8 @@ export interface Operations {
         rate_limit?: number | null;
         /** Answered in full to admins, as its origin to others: the URL is a secret. */
         chat_webhook_url?: string | null;
+        /** Days events are kept; null in effective: for ever. */
+        event_retention_days?: number | null;
       };
       effective: {
         escalate_ask_s?: number | null;
@@ -5816,6 +5818,8 @@ export interface Operations {
         rate_limit?: number | null;
         /** Answered in full to admins, as its origin to others: the URL is a secret. */
         chat_webhook_url?: string | null;
+        /** Days events are kept; null in effective: for ever. */
+        event_retention_days?: number | null;
       };
     };
   };
@@ -5829,6 +5833,8 @@ export interface Operations {
       rate_limit?: number | null;
       /** Answered in full to admins, as its origin to others: the URL is a secret. */
       chat_webhook_url?: string | null;
+      /** Days events are kept; null in effective: for ever. */
+      event_retention_days?: number | null;
     };
     output: {
       settings: {
@@ -5839,6 +5845,8 @@ export interface Operations {
         rate_limit?: number | null;
         /** Answered in full to admins, as its origin to others: the URL is a secret. */
         chat_webhook_url?: string | null;
+        /** Days events are kept; null in effective: for ever. */
+        event_retention_days?: number | null;
       };
       effective: {
         escalate_ask_s?: number | null;
@@ -5848,6 +5856,8 @@ export interface Operations {
         rate_limit?: number | null;
         /** Answered in full to admins, as its origin to others: the URL is a secret. */
         chat_webhook_url?: string | null;
+        /** Days events are kept; null in effective: for ever. */
+        event_retention_days?: number | null;
       };
     };
   };
