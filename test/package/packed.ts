@@ -12,9 +12,13 @@ export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'bin', 'src', 'web', 'migrations', 'spec', 'scripts', 'packages/client'];
 const BUILT = /\/(dist|\.build)$/;
 
-/** Children run by this Node first on PATH, as `npm test` runs them. */
+/** How this machine reaches the npm registry (a proxy and its certificate authority), passed on to npm. */
+const NETWORK = /^(NODE_EXTRA_CA_CERTS|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|npm_config_(registry|cafile|proxy|https_proxy|strict_ssl))$/;
+
+/** Children run by this Node first on PATH, as `npm test` runs them, with this machine's way to the registry. */
 export function toolEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? tmpdir(), ...extra };
+  const network = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => NETWORK.test(entry[0]) && entry[1] !== undefined));
+  return { ...network, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? tmpdir(), ...extra };
 }
 
 /** Runs a command to its exit; rejects with its output when it fails. */
