@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { MEMBER_SCOPES, type Scope } from '../../src/domain/scopes.ts';
+import { graphql } from '../graphql/client.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { eventsSettled } from '../leases/instances.ts';
 
@@ -139,6 +140,10 @@ describe('budget inbox items', () => {
     expect(await itemsOf(agent.token, id)).toEqual([]);
     // The bootstrap admin (the default token) may raise it too.
     expect(await itemsOf(undefined, id)).toHaveLength(1);
+    // Every interface serves it through inbox_list, GraphQL too.
+    const viaGraphql = await graphql<{ inbox: { data: { kind: string; ref_id: string }[] } }>(t, 'query { inbox(kind: [budget]) { data { kind ref_id } } }', { token: lead.token });
+    expect(viaGraphql.errors).toBeUndefined();
+    expect(viaGraphql.data?.inbox.data).toContainEqual({ kind: 'budget', ref_id: id });
 
     const last = runs[0]?.lease ?? '';
     expect((await report(last, 200)).status).toBe(200);
