@@ -712,6 +712,7 @@ CREATE INDEX events_subject_seq ON public.events USING btree (subject, seq);
 CREATE INDEX events_type_seq ON public.events USING btree (type, seq);
 CREATE INDEX events_workspace_seq ON public.events USING btree (workspace_id, seq);
 CREATE INDEX idempotency_keys_expires_at ON public.idempotency_keys USING btree (expires_at);
+CREATE INDEX inbox_items_open_ref ON public.inbox_items USING btree (kind, ref_id) WHERE (state <> 'done'::text);
 CREATE INDEX inbox_items_principal ON public.inbox_items USING btree (principal_id, state, id);
 CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);

@@ -232,4 +232,19 @@ describe('notifications', () => {
     expect(denied.status, denied.body).toBe(200);
     expect(await inboxOf(decider)).toEqual([expect.objectContaining({ ref_id: approval, state: 'done' })]);
   });
+
+  it('an approval that expires undecided has its items marked done by the maintenance pass, once, on any instance', async () => {
+    const decider = await person(['approvals:decide']);
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Stale branch' } })).json<{ id: string }>();
+    const requested = await cluster.request('DELETE', `/api/v1/tasks/${task.id}`, { token: agent.token });
+    expect(requested.status, requested.body).toBe(202);
+    const approval = requested.json<{ id: string; expires_at: string }>();
+    const itemOf = async () => (await cluster.request('GET', '/api/v1/inbox?kind=approval&state=unread,read,done', { token: decider.token })).json<{ data: { ref_id: string; state: string }[] }>().data.filter((i) => i.ref_id === approval.id);
+    await sweep();
+    expect(await itemOf()).toEqual([expect.objectContaining({ state: 'unread' })]);
+    at = new Date(Date.parse(approval.expires_at) + 1000);
+    expect((await cluster.request('GET', `/api/v1/approvals/${approval.id}`)).json()).toMatchObject({ status: 'expired' });
+    await sweep();
+    expect(await itemOf()).toEqual([expect.objectContaining({ state: 'done' })]);
+  });
 });
