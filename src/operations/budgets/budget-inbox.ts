@@ -6,7 +6,7 @@ import type { OperationContext } from '../define-operation.ts';
 import { budgetAmount, budgetSummary, type Spending } from './budget-schema.ts';
 
 /** What a budget's window crossed: 80 % of its limit, or 100 %. */
-export type Crossed = 'warning' | 'exhausted';
+type Crossed = 'warning' | 'exhausted';
 
 /**
  * Puts a budget that crossed 80 % or 100 % of its limit in the inbox of every human who may raise it
