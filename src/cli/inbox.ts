@@ -46,12 +46,12 @@ export function inboxCommands(run: Run): Command[] {
       }),
     );
 
-  const inbox = new Command('inbox').description('your inbox: asks to you, answers to yours, mentions, review decisions, assignments, approvals, overdue waits');
+  const inbox = new Command('inbox').description('your inbox: asks to you, answers to yours, mentions, review decisions, assignments, approvals, overdue waits, budgets running out');
   inbox
     .command('list', { isDefault: true })
     .description('list your inbox items, newest first (unread and read by default)')
     .option('--state <states>', 'unread, read, done (comma-separated)', collect)
-    .option('--kind <kinds>', 'ask, answer, mention, review, assigned, approval, overdue (comma-separated)', collect)
+    .option('--kind <kinds>', 'ask, answer, mention, review, assigned, approval, overdue, budget (comma-separated)', collect)
     .option('--limit <n>', 'items to show (1-100)', integer('--limit'), 25)
     .action(
       run(async (ctx, o: { state?: string[]; kind?: string[]; limit: number }) => {

@@ -17,6 +17,19 @@ const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 characters
 
 const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
+/** `--max-cost`: an amount of money; `none` (update) removes the cap (commander keeps no null). The server checks the bound. */
+function maxCost(value: string): number | 'none' {
+  if (value === 'none') return value;
+  const n = Number(value);
+  if (!Number.isFinite(n) || value.trim() === '') throw new CliError(`--max-cost must be an amount such as 2.5, or none, got "${value}"`, EXIT.usage);
+  return n;
+}
+/** The task's budget options (spec/runs.md, "A task's max_cost"), as tasks_create and tasks_update take them. */
+const maxCostOptions = (command: Command) =>
+  command.option('--max-cost <amount>', 'cap what the task’s runs may spend, in --max-cost-currency; none removes it (raising or removing: admins and owners)', maxCost).option('--max-cost-currency <code>', 'ISO 4217, USD by default');
+/** What tasks_update is sent for them. */
+const maxCostChanges = (o: { maxCost?: number | 'none'; maxCostCurrency?: string }) => ({ ...(o.maxCost === undefined ? {} : { max_cost: o.maxCost === 'none' ? null : o.maxCost }), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) });
+
 /** `baton tasks …`: the task commands, on the REST API through the typed client. */
 export function tasksCommand(run: Run): Command {
   const tasks = new Command('tasks').description('list, create, claim and follow tasks');
@@ -71,41 +84,46 @@ export function tasksCommand(run: Run): Command {
       }),
     );
 
-  tasks
-    .command('create')
-    .description('create a task (status todo)')
-    .argument('<title>', 'what needs doing')
-    .option('-d, --description <text>', 'details')
-    .addOption(new Option('-p, --priority <priority>', 'priority').choices(TASK_PRIORITIES))
-    .option('--label <label>', 'a label (repeatable)', collect)
-    .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect)
+  maxCostOptions(
+    tasks
+      .command('create')
+      .description('create a task (status todo)')
+      .argument('<title>', 'what needs doing')
+      .option('-d, --description <text>', 'details')
+      .addOption(new Option('-p, --priority <priority>', 'priority').choices(TASK_PRIORITIES))
+      .option('--label <label>', 'a label (repeatable)', collect)
+      .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect),
+  )
     .addOption(idempotency())
     .action(
-      run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; idempotencyKey?: string }) => {
+      run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
+        if (o.maxCost === 'none') throw new CliError('--max-cost none removes a cap (tasks update); leave it out to create a task without one', EXIT.usage);
         const { client } = await ctx.connect();
         const task = await client.tasks.create(
-          { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}) },
+          { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}), ...(typeof o.maxCost === 'number' ? { max_cost: o.maxCost } : {}), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) },
           ctx.write(o),
         );
         printTask(ctx, task, `created ${task.id}`);
       }),
     );
 
-  tasks
-    .command('update')
-    .description('change a task; refused if someone changed it since it was read (If-Match)')
-    .argument('<id>', TASK_ID)
-    .option('--title <title>', 'new title')
-    .option('-d, --description <text>', 'new description')
-    .addOption(new Option('-p, --priority <priority>', 'new priority').choices(TASK_PRIORITIES))
-    .option('--label <label>', 'replace the labels (repeatable)', collect)
-    .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES))
+  maxCostOptions(
+    tasks
+      .command('update')
+      .description('change a task; refused if someone changed it since it was read (If-Match)')
+      .argument('<id>', TASK_ID)
+      .option('--title <title>', 'new title')
+      .option('-d, --description <text>', 'new description')
+      .addOption(new Option('-p, --priority <priority>', 'new priority').choices(TASK_PRIORITIES))
+      .option('--label <label>', 'replace the labels (repeatable)', collect)
+      .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES)),
+  )
     .addOption(idempotency())
     .action(
-      run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; idempotencyKey?: string }) => {
+      run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
-        const changes = { ...(o.title ? { title: o.title } : {}), ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.status ? { status: o.status } : {}) };
+        const changes = { ...(o.title ? { title: o.title } : {}), ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.status ? { status: o.status } : {}), ...maxCostChanges(o) };
         const task = await updateCurrent(ctx, client, id, changes, o);
         printTask(ctx, task, `updated ${task.id} (version ${task.version})`);
       }),

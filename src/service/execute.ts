@@ -11,7 +11,8 @@ import { type CallableOperation, type EventDraft, type EventTail, type Operation
 import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
-import { approvalDeciders, insertApproval } from '../store/approvals.ts';
+import { humansWithScope } from '../store/agents.ts';
+import { insertApproval } from '../store/approvals.ts';
 import { insertInboxItems } from '../store/inbox.ts';
 import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
 import { toApproval } from '../operations/approvals/approval-schema.ts';
@@ -243,7 +244,7 @@ async function requestApproval(
   // An approval of a task's operation waits in the inbox of everyone who may decide it (emailed at once).
   const taskId = row.target_id?.startsWith('tsk_') ? row.target_id : null;
   if (taskId) {
-    const deciders = await approvalDeciders(tx, call.principal.id);
+    const deciders = await humansWithScope(tx, 'approvals:decide', call.principal.id);
     await insertInboxItems(
       tx,
       deciders.map((principal) => ({ id: deps.ids.make('inb'), principal_id: principal, kind: 'approval' as const, task_id: taskId, ref_id: row.id, by_id: call.principal.id, excerpt: `Approve ${operation.name}?`, created_at: k.now })),

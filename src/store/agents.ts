@@ -42,6 +42,24 @@ export async function lockAgent(tx: Tx, id: string): Promise<AgentRow | undefine
   return tx.selectFrom('agents').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/**
+ * The enabled humans holding `scope`, but `exceptId`, in id order: whom a request waits on, e.g.
+ * an approval (`approvals:decide`, not its requester, who may not decide their own) or a budget
+ * (`agents:admin`, who may raise it).
+ */
+export async function humansWithScope(db: Kysely<DB>, scope: string, exceptId?: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('agents')
+    .select('id')
+    .where('kind', '=', 'human')
+    .where('disabled', '=', false)
+    .$if(exceptId !== undefined, (qb) => qb.where('id', '<>', exceptId ?? ''))
+    .where(sql<boolean>`${scope} = ANY(scopes)`)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** One page of principals, newest first; `limit + 1` rows for has_more. */
 export async function listAgents(db: Kysely<DB>, q: { kind: 'human' | 'agent' | undefined; beforeId: string | undefined; limit: number }): Promise<AgentRow[]> {
   return db

@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { ApprovalsTable, DB } from './schema.ts';
 import type { Tx } from './connection.ts';
 
@@ -11,23 +11,6 @@ export async function insertApproval(tx: Tx, row: NewApprovalRow): Promise<Appro
     .values({ ...row, input: JSON.stringify(row.input) })
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-/**
- * The humans who may decide an approval: enabled, holding `approvals:decide`, not its requester
- * (who may not decide their own request).
- */
-export async function approvalDeciders(tx: Tx, requesterId: string): Promise<string[]> {
-  const rows = await tx
-    .selectFrom('agents')
-    .select('id')
-    .where('kind', '=', 'human')
-    .where('disabled', '=', false)
-    .where('id', '<>', requesterId)
-    .where(sql<boolean>`'approvals:decide' = ANY(scopes)`)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => r.id);
 }
 
 export async function findApproval(db: Kysely<DB>, id: string): Promise<ApprovalRow | undefined> {

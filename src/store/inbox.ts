@@ -75,6 +75,22 @@ export async function markInbox(tx: Tx, principalId: string, ids: readonly strin
     .execute();
 }
 
+/**
+ * Marks done the open `approval` items whose approval expired undecided (it reads `expired` from
+ * then on, and nobody may decide it); returns how many. Reads the open approval items only (index
+ * inbox_items_open_ref).
+ */
+export async function closeExpiredApprovalItems(tx: Tx, now: Date): Promise<number> {
+  const result = await tx
+    .updateTable('inbox_items')
+    .set({ state: 'done', updated_at: now })
+    .where('kind', '=', 'approval')
+    .where('state', '<>', 'done')
+    .where('ref_id', 'in', (eb) => eb.selectFrom('approvals').select('id').where('status', '=', 'pending').where('expires_at', '<=', now))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Marks done the open items about one thing (an ask that closed), for everyone. */
 export async function closeInboxItems(tx: Tx, refId: string, kind: InboxKind, now: Date): Promise<void> {
   await tx.updateTable('inbox_items').set({ state: 'done', updated_at: now }).where('ref_id', '=', refId).where('kind', '=', kind).where('state', '<>', 'done').execute();

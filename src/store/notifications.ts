@@ -8,15 +8,15 @@ export type PreferencesRow = Selectable<NotificationPreferencesTable>;
 /**
  * Queues the notifications of inbox items just written, in the caller's transaction. People only
  * (agents have `wait`, the stream and webhooks): an email when they have an address and have not
- * turned email off (asks, approvals and overdue waits at once unless they chose `digest`, everything
- * else in the digest), and a chat message for those unless they turned chat off.
+ * turned email off (asks, approvals, overdue waits and budgets at once unless they chose `digest`,
+ * everything else in the digest), and a chat message for those unless they turned chat off.
  */
 export async function queueNotifications(tx: Tx, inboxItemIds: readonly string[]): Promise<void> {
   if (inboxItemIds.length === 0) return;
   await sql`
     INSERT INTO notifications (inbox_item_id, channel, principal_id, digest, next_attempt_at, created_at, updated_at)
     SELECT i.id, c.channel, i.principal_id,
-           c.channel = 'email' AND (i.kind NOT IN ('ask', 'approval', 'overdue') OR coalesce(p.email, 'immediate') = 'digest'),
+           c.channel = 'email' AND (i.kind NOT IN ('ask', 'approval', 'overdue', 'budget') OR coalesce(p.email, 'immediate') = 'digest'),
            i.created_at, i.created_at, i.created_at
     FROM inbox_items i
     JOIN agents a ON a.id = i.principal_id AND a.kind = 'human' AND NOT a.disabled
@@ -24,7 +24,7 @@ export async function queueNotifications(tx: Tx, inboxItemIds: readonly string[]
     CROSS JOIN (VALUES ('email'), ('chat')) AS c (channel)
     WHERE i.id = ANY(${[...inboxItemIds]})
       AND ((c.channel = 'email' AND a.email IS NOT NULL AND coalesce(p.email, 'immediate') <> 'off')
-        OR (c.channel = 'chat' AND i.kind IN ('ask', 'approval', 'overdue') AND coalesce(p.chat, true)))
+        OR (c.channel = 'chat' AND i.kind IN ('ask', 'approval', 'overdue', 'budget') AND coalesce(p.chat, true)))
     ON CONFLICT DO NOTHING`.execute(tx);
 }
 

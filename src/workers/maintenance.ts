@@ -12,6 +12,7 @@ import { runSchedules } from './schedules.ts';
 import type { Service } from '../service/service.ts';
 import { expireAsks } from './expire-asks.ts';
 import { escalateOverdue } from './escalate.ts';
+import { closeExpiredApprovals } from './expire-approvals.ts';
 import { sendNotifications } from './send-notifications.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
@@ -41,6 +42,7 @@ const PASSES: Readonly<Record<string, Pass>> = {
   schedules: (d) => runSchedules(d.db, d),
   ask_deadlines: (d) => expireAsks(d.db, d),
   escalation: (d) => escalateOverdue(d.db, d),
+  approval_expiry: (d) => closeExpiredApprovals(d.db, d),
   pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS }),
   retention: (d) => retainEvents(d.db, d),
   webhook_deliveries: (d) => deliverWebhooks(d.db, d),

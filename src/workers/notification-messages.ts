@@ -23,6 +23,7 @@ const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
   assigned: 'assigned you',
   approval: 'asks your approval',
   overdue: 'is still waiting',
+  budget: 'ran down a budget',
 };
 
 /** The email about one item: for an ask, its question, deadline and a link per option that answers it. */
@@ -35,8 +36,8 @@ export function itemEmail(s: NotificationSubject, to: string, link: LinkMaker): 
     for (const [i, o] of (s.options ?? []).entries()) lines.push(`Answer "${o.label}": ${link({ to, task: s.task_id, item: s.id, ask: s.ref_id, option: i })}`);
   }
   lines.push('', 'Each link works once, for you only, after you sign in.');
-  // An approval or an overdue wait says what waits (its excerpt) before the task's title.
-  const about = s.question ?? (s.kind === 'approval' || s.kind === 'overdue' ? `${s.excerpt} (${s.title})` : s.title);
+  // An approval, an overdue wait or a budget says what waits (its excerpt) before the task's title.
+  const about = s.question ?? (s.kind === 'approval' || s.kind === 'overdue' || s.kind === 'budget' ? `${s.excerpt} (${s.title})` : s.title);
   return { subject: `[Baton] ${s.by_name} ${KIND_WORDS[s.kind]}: ${oneLine(about, 80)}`, text: lines.join('\n') };
 }
 
@@ -51,11 +52,11 @@ export function digestEmail(items: readonly NotificationSubject[], to: string, l
   return { subject: `[Baton] ${sorted.length} new in your inbox`, text: lines.join('\n') };
 }
 
-/** The chat message about an item (an ask, or an overdue wait for its escalation target): its title, who is asked, and the link. */
+/** The chat message about an item (an ask, an approval, an overdue wait for its escalation target, a budget): its title, who is asked, and the link. */
 export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker): ChatMessage {
   const url = link({ to, task: s.task_id, item: s.id });
   const what = oneLine(s.question ?? s.excerpt, 300);
-  const verb = s.kind === 'ask' ? 'asks' : s.kind === 'approval' ? 'asks the approval of' : s.kind === 'overdue' ? 'is still waiting, overdue for' : KIND_WORDS[s.kind];
+  const verb = s.kind === 'ask' ? 'asks' : s.kind === 'approval' ? 'asks the approval of' : s.kind === 'overdue' ? 'is still waiting, overdue for' : s.kind === 'budget' ? 'ran down a budget, for' : KIND_WORDS[s.kind];
   const text = `${s.by_name} ${verb} ${s.principal_name} on "${s.title}": ${what} ${url}`;
   const markdown = `*${escapeMarkdown(s.by_name)}* ${verb} *${escapeMarkdown(s.principal_name)}* on <${url}|${escapeMarkdown(s.title)}>:\n>${escapeMarkdown(what)}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: markdown } }] };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import type { Scope } from '../../src/domain/scopes.ts';
 import type { Principal } from '../harness.ts';
-import { type Cluster, INSTANCES, startInstances } from '../leases/instances.ts';
+import { type Cluster, INSTANCES, startInstances, WORKER_SCOPES } from '../leases/instances.ts';
 import { type ChatReceiver, type MailReceiver, startChatReceiver, startMailReceiver } from './receivers.ts';
 
 const CRON_SECRET = 'cron-secret-for-tests-0123456789';
@@ -231,5 +231,39 @@ describe('notifications', () => {
     const denied = await cluster.request('POST', `/api/v1/approvals/${approval}/deny`, { token: decider.token, body: {} });
     expect(denied.status, denied.body).toBe(200);
     expect(await inboxOf(decider)).toEqual([expect.objectContaining({ ref_id: approval, state: 'done' })]);
+  });
+
+  it('a budget at 80 % is an email at once and a chat post for each person who may raise it (spec/runs.md, Budgets)', async () => {
+    const lead = await person(['agents:admin']);
+    const bystander = await person();
+    const worker = await cluster.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    const made = await cluster.request('POST', '/api/v1/budgets', { body: { name: 'nightly', applies_to: 'agent', target: worker.id, unit: 'tokens', period: 'day', limit: 100 } });
+    expect(made.status, made.body).toBe(201);
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Nightly build' } })).json<{ id: string }>();
+    const lease = (await cluster.request('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: worker.token })).json<{ lease: { id: string } }>().lease.id;
+    expect((await cluster.request('POST', `/api/v1/leases/${lease}/usage`, { body: { input_tokens: 85 }, token: worker.token })).status).toBe(200);
+    await sweep();
+    const [mail, ...more] = mailsTo(lead.email);
+    expect(more).toEqual([]);
+    // The subject (MIME-encoded here: it is cut with an ellipsis) says the same as the text.
+    expect(mail?.text).toContain(`ran down a budget on "Nightly build":\n\nBudget "nightly" (agent ${worker.id}) is at 85 %: 85 tokens of 100 tokens spent; it resets at `);
+    expect(mail?.text).toContain(`http://baton.test/tasks/${task.id}?link=`);
+    expect(mailsTo(bystander.email)).toEqual([]);
+    expect(JSON.stringify(chat.bodies)).toContain(`ran down a budget, for ${lead.name} on \\"Nightly build\\"`);
+  });
+
+  it('an approval that expires undecided has its items marked done by the maintenance pass, once, on any instance', async () => {
+    const decider = await person(['approvals:decide']);
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: 'Stale branch' } })).json<{ id: string }>();
+    const requested = await cluster.request('DELETE', `/api/v1/tasks/${task.id}`, { token: agent.token });
+    expect(requested.status, requested.body).toBe(202);
+    const approval = requested.json<{ id: string; expires_at: string }>();
+    const itemOf = async () => (await cluster.request('GET', '/api/v1/inbox?kind=approval&state=unread,read,done', { token: decider.token })).json<{ data: { ref_id: string; state: string }[] }>().data.filter((i) => i.ref_id === approval.id);
+    await sweep();
+    expect(await itemOf()).toEqual([expect.objectContaining({ state: 'unread' })]);
+    at = new Date(Date.parse(approval.expires_at) + 1000);
+    expect((await cluster.request('GET', `/api/v1/approvals/${approval.id}`)).json()).toMatchObject({ status: 'expired' });
+    await sweep();
+    expect(await itemOf()).toEqual([expect.objectContaining({ state: 'done' })]);
   });
 });

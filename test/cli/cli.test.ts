@@ -110,6 +110,15 @@ describe('baton tasks', () => {
     // update sends If-Match at the version it just read.
     const updated = await json<{ title: string; version: number }>(['tasks', 'update', created.id, '--title', 'Write the operations guide']);
     expect(updated).toMatchObject({ title: 'Write the operations guide', version: created.version + 1 });
+    // A task's cap on spend: set on create, changed and removed on update.
+    const capped = await json<{ id: string }>(['tasks', 'create', 'Capped', '--max-cost', '2', '--max-cost-currency', 'EUR']);
+    const shown = () => json(['tasks', 'show', capped.id]);
+    expect(await shown()).toMatchObject({ max_cost: 2, max_cost_currency: 'EUR' });
+    await json(['tasks', 'update', capped.id, '--max-cost', '1.5']);
+    expect(await shown()).toMatchObject({ max_cost: 1.5, max_cost_currency: 'EUR' });
+    await json(['tasks', 'update', capped.id, '--max-cost', 'none']);
+    expect(await shown()).not.toHaveProperty('max_cost');
+    expect((await baton(['tasks', 'update', capped.id, '--max-cost', 'lots'], 2)).stderr).toContain('--max-cost must be an amount');
 
     const [claim] = await json<{ task: { id: string }; lease: { id: string; epoch: number } }[]>(['tasks', 'claim', '--label', 'cli']);
     expect(claim?.task.id).toBe(created.id);

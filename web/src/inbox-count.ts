@@ -6,7 +6,7 @@ import type { BatonEvent } from './types.ts';
 /** What GET /inbox answers (spec/asks.md#the-inbox). */
 export interface InboxItem {
   id: string;
-  kind: 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue';
+  kind: 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue' | 'budget';
   task_id: string;
   ref_id: string;
   by: string;

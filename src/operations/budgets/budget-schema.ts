@@ -96,10 +96,15 @@ export const heartbeatBudget = z.object({
   ...budgetOutput.pick({ id: true, name: true, applies_to: true, target: true, unit: true, currency: true, spent: true, limit: true, resets_at: true }).shape,
 });
 
+/** An amount of a budget's unit as a person reads it: `1.05 USD`, `900 tokens`, `3 runs`. */
+export function budgetAmount(b: { unit: BudgetRow['unit']; currency: string | null }, n: number): string {
+  return b.unit === 'cost' ? `${n} ${b.currency}` : `${n} ${b.unit}`;
+}
+
 /** A claim refused because it would spend from an exhausted budget. */
 export function budgetExhausted(spending: Spending, now: Date, taskId: string | undefined): BatonError {
   const b = budgetSummary(spending, now);
-  const amount = (n: number) => (b.unit === 'cost' ? `${n} ${b.currency}` : `${n} ${b.unit}`);
+  const amount = (n: number) => budgetAmount(b, n);
   const resets = b.resets_at ? `it resets at ${b.resets_at}` : 'it never resets';
   return new BatonError('budget_exhausted', `Budget ${b.id} (${b.name}, ${b.applies_to} ${b.target}) has spent ${amount(b.spent)} of ${amount(b.limit)}: ${taskId ? `task ${taskId} is` : 'no task is'} not claimed; ${resets}.`, {
     hint: `${b.resets_at ? `Claim again after ${b.resets_at}, or ask` : 'Ask'} a human admin or owner to raise the limit: [[budgets_update id=${b.id}]].`,

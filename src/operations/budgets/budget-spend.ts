@@ -3,6 +3,7 @@ import type { BatonError } from '../../errors.ts';
 import { addSpend, type BudgetRow, budgetsFor, claimerBudgets, lockBudgets, markCrossed, type SpendTarget, windowSpent } from '../../store/budgets.ts';
 import type { Tx } from '../../store/connection.ts';
 import type { OperationContext } from '../define-operation.ts';
+import { fileBudgetItems } from './budget-inbox.ts';
 import { budgetExhausted, budgetSummary, type Spending, spendingOf } from './budget-schema.ts';
 
 /** What one report or claim spends: micro-units in one currency, tokens, runs. */
@@ -28,7 +29,8 @@ function amountFor(row: BudgetRow, spend: Spend): number {
  * Adds a spend to every budget of `target` it counts against, in the caller's transaction: a usage
  * report (a write under an Idempotency-Key, so a replay never adds again) or a claim (one run). Each
  * is a row of its own, so concurrent reports never wait on each other. The spend that takes a window
- * to 80 % of its limit writes `budget.warning`, to 100 % `budget.exhausted`, each once per window.
+ * to 80 % of its limit writes `budget.warning`, to 100 % `budget.exhausted`, each once per window,
+ * with an inbox item for each human who may raise the budget (budget-inbox.ts).
  * Returns every budget of `target` with what its window spent after.
  */
 export async function chargeBudgets(tx: Tx, ctx: OperationContext, target: SpendTarget, spend: Spend, read?: readonly BudgetRow[]): Promise<Spending[]> {
@@ -45,12 +47,12 @@ export async function chargeBudgets(tx: Tx, ctx: OperationContext, target: Spend
     if (!spending) continue;
     const state = budgetState(spending.spent, Number(c.row.limit_amount));
     const marked = (at: Date | null) => at !== null && at.getTime() === c.start.getTime();
-    if (state !== 'ok' && !marked(c.row.warned_for) && (await markCrossed(tx, c.row.id, 'warned_for', c.start))) {
-      ctx.emit({ type: 'budget.warning', subject: c.row.id, data: { ...budgetSummary(spending, ctx.now), ...cause } });
-    }
-    if (state === 'exhausted' && !marked(c.row.exhausted_for) && (await markCrossed(tx, c.row.id, 'exhausted_for', c.start))) {
-      ctx.emit({ type: 'budget.exhausted', subject: c.row.id, data: { ...budgetSummary(spending, ctx.now), ...cause } });
-    }
+    const warned = state !== 'ok' && !marked(c.row.warned_for) && (await markCrossed(tx, c.row.id, 'warned_for', c.start));
+    if (warned) ctx.emit({ type: 'budget.warning', subject: c.row.id, data: { ...budgetSummary(spending, ctx.now), ...cause } });
+    const exhausted = state === 'exhausted' && !marked(c.row.exhausted_for) && (await markCrossed(tx, c.row.id, 'exhausted_for', c.start));
+    if (exhausted) ctx.emit({ type: 'budget.exhausted', subject: c.row.id, data: { ...budgetSummary(spending, ctx.now), ...cause } });
+    // One item per crossing, the exhaustion's when one spend crossed both.
+    if (warned || exhausted) await fileBudgetItems(tx, ctx, spending, exhausted ? 'exhausted' : 'warning', target);
   }
   return after;
 }

@@ -30,6 +30,7 @@ export const KIND_LABEL: Record<InboxItem['kind'] | 'approval' | 'to_review', st
   review: 'Review of your work',
   assigned: 'Assigned',
   overdue: 'Overdue',
+  budget: 'Budget',
   approval: 'Approval',
   to_review: 'To review',
 };
@@ -181,7 +182,7 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
   const unread = entry.kind !== 'item' || entry.item.state === 'unread';
   const overdue = entry.kind === 'item' ? entry.item.overdue_at !== undefined : entry.kind === 'approval' ? entry.approval.overdue_at !== undefined : entry.task.review_overdue === true;
   const title =
-    entry.kind === 'item' ? (entry.item.kind === 'ask' || entry.item.kind === 'overdue' || entry.item.kind === 'approval' ? entry.item.excerpt : `${KIND_LABEL[entry.item.kind]} by ${names.get(entry.item.by) ?? entry.item.by}`) : entry.kind === 'review' ? entry.task.title : `Approve ${entry.approval.operation}?`;
+    entry.kind === 'item' ? (['ask', 'overdue', 'approval', 'budget'].includes(entry.item.kind) ? entry.item.excerpt : `${KIND_LABEL[entry.item.kind]} by ${names.get(entry.item.by) ?? entry.item.by}`) : entry.kind === 'review' ? entry.task.title : `Approve ${entry.approval.operation}?`;
   return (
     <li class={`card inbox-item${unread ? ' inbox-item-unread' : ''}${focused ? ' inbox-item-focused' : ''}`} data-entry={entry.id} data-kind={kind} data-state={entry.kind === 'item' ? entry.item.state : 'waiting'}>
       <div class="inbox-head">
@@ -203,8 +204,13 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
         {overdue && kind !== 'overdue' && <span class="overdue small">Overdue</span>}
         {entry.kind === 'item' && entry.item.state === 'unread' && <span class="sr-only">(unread)</span>}
       </div>
-      {entry.kind === 'item' && !['ask', 'overdue', 'approval'].includes(entry.item.kind) && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
+      {entry.kind === 'item' && !['ask', 'overdue', 'approval', 'budget'].includes(entry.item.kind) && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
       {entry.kind === 'item' && entry.item.kind === 'overdue' && <p class="inbox-excerpt">Past its SLA: {names.get(entry.item.by) ?? entry.item.by} is still waiting.</p>}
+      {entry.kind === 'item' && entry.item.kind === 'budget' && (
+        <p class="inbox-excerpt">
+          A run of {names.get(entry.item.by) ?? entry.item.by} on this task spent it. The task's runs list its budgets; raise it with <code>baton budgets raise {entry.item.ref_id}</code>.
+        </p>
+      )}
       {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} onAnswered={onChanged} />}
       {entry.kind === 'approval' && <ApprovalDecision approval={entry.approval} onDecided={onChanged} />}
       {entry.kind === 'review' && <ReviewDecision task={entry.task} onDecided={onChanged} />}
