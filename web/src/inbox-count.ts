@@ -1,29 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get } from './api.ts';
 import { can, useEvents, useSession } from './session.ts';
+import type { OutputOf } from '../../src/client/index.ts';
 import type { BatonEvent } from './types.ts';
 
-/** What GET /inbox answers (spec/asks.md#the-inbox). */
-export interface InboxItem {
-  id: string;
-  kind: 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue' | 'budget';
-  task_id: string;
-  ref_id: string;
-  by: string;
-  excerpt: string;
-  state: 'unread' | 'read' | 'done';
-  /** When what it is about went past its SLA (spec/asks.md, Escalation). */
-  overdue_at?: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface InboxPage {
-  data: InboxItem[];
-  has_more: boolean;
-  next_cursor: string | null;
-  counts: { unread: number; read: number; done: number };
-}
+/** What GET /inbox answers (spec/asks.md#the-inbox): a page of the caller's items, with counts. */
+export type InboxPage = OutputOf<'inbox_list'>;
+export type InboxItem = InboxPage['data'][number];
 
 /** The window event the app raises after it marks inbox items, so the header's count follows at once (marks emit no stream event). */
 export const INBOX_CHANGED = 'baton:inbox-changed';
