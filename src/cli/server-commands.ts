@@ -114,11 +114,13 @@ export function serverCommands(run: Run): Command[] {
             return ctx.out.data({ archived: report.archived, before: before.toISOString(), file: resolve(options.out), oldest_cursor: first?.oldestRetainedId ?? null, held_back: first?.heldBack ?? null, workspaces });
           }
           ctx.out.line(`Archived ${report.archived} events created before ${before.toISOString()} to ${resolve(options.out)}.`);
+          const several = report.workspaces.length > 1;
           for (const w of report.workspaces) {
-            const where = report.workspaces.length > 1 ? `${w.workspaceId}: ${w.archived} archived; ` : '';
-            ctx.out.line(w.oldestRetainedId ? `${where}The oldest event still served is ${w.oldestRetainedId}; an older since cursor now gets 410 cursor_archived.` : `${where}No events are left in the database.`);
-            if (w.heldBack) ctx.out.note(`${report.workspaces.length > 1 ? `${w.workspaceId}: ` : ''}${heldBackNote(w.heldBack)}`);
+            if (several) ctx.out.line(`${w.workspaceId}: ${w.archived} archived; ${w.oldestRetainedId ? `its oldest event still served is ${w.oldestRetainedId}` : 'none of its events are left'}.`);
+            else ctx.out.line(w.oldestRetainedId ? `The oldest event still served is ${w.oldestRetainedId}; an older since cursor now gets 410 cursor_archived.` : 'No events are left in the database.');
+            if (w.heldBack) ctx.out.note(`${several ? `${w.workspaceId}: ` : ''}${heldBackNote(w.heldBack)}`);
           }
+          if (several) ctx.out.line("A since cursor older than its workspace's oldest event now gets 410 cursor_archived.");
         } finally {
           await file.close();
         }
