@@ -43,6 +43,7 @@ const ABOVE_THE_ENGINE = [
   'test/cli/cli.test.ts',
   'test/cli/client.test.ts',
   'test/cli/usage.test.ts',
+  'test/cli/guard.test.ts',
   'test/cli/ensure-chromium.test.ts',
 ];
 
@@ -116,9 +117,8 @@ export default defineConfig({
     // really hangs is reported a little later; a passing run costs nothing more.
     testTimeout: 120_000,
     hookTimeout: 180_000,
-    // Two cores, and three workers: a test file spends much of its time waiting on what it started
-    // (PostgreSQL, Chromium, a child server), which a third file fills.
-    maxWorkers: 3,
+    // Two cores: more workers only add contention (three made a full run 10 % slower on a slow machine).
+    maxWorkers: 2,
     // A worker imports Baton once and runs its files one after another (a fifth less wall time in
     // CI: each file imported the whole server graph again). Safe because Baton keeps no module-level
     // state (every file builds its own server), and a module-level cache creeping in would show here.
