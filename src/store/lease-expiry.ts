@@ -92,8 +92,11 @@ export async function warnExpiring(tx: Tx, now: Date, limit: number): Promise<Ex
       LIMIT ${limit}
       FOR UPDATE OF t SKIP LOCKED
     )
+    -- Checked again on the lease's newest version: another instance's sweep may have warned it
+    -- (and committed) after this statement's snapshot read it unwarned; the task lock alone does not
+    -- re-read the lease.
     UPDATE leases SET warned_at = ${now}
-    FROM due WHERE leases.id = due.lease_id
+    FROM due WHERE leases.id = due.lease_id AND leases.warned_at IS NULL
     RETURNING due.task_id, leases.id AS lease_id, leases.holder_id, leases.expires_at`.execute(tx);
   return rows;
 }
