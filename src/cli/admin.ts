@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
+import type { OutputOf } from '../client/index.ts';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
 import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
 import { BUDGET_PERIODS, BUDGET_UNITS } from '../domain/budget-window.ts';
-import { collect, type Context, duration, integer } from './context.ts';
+import { CliError, collect, type Context, duration, integer } from './context.ts';
+import { EXIT } from './exit-codes.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 
@@ -66,6 +68,43 @@ export function adminCommands(run: Run): Command[] {
         }
         ctx.out.note(`Warning: this token is its owner's, every right in ${made.workspace.name}, shown once; store it now (\`BATON_TOKEN\` or \`baton login\`):`);
         ctx.out.line(made.token);
+      }),
+    );
+
+  workspaces
+    .command('settings')
+    .description("your workspace's settings: its own (default: the server's) and those in force")
+    .action(
+      run(async (ctx) => {
+        const { client } = await ctx.connect();
+        printSettings(ctx, await client.workspaces.get({}));
+      }),
+    );
+  workspaces
+    .command('update')
+    .description("change your workspace's settings (admins); `default` puts one back to the server's")
+    .addOption(new Option('--escalate-ask <duration>', 'how long an ask waits before it escalates, e.g. 4h').argParser(orDefault(duration('--escalate-ask'))))
+    .addOption(new Option('--escalate-approval <duration>', 'how long an approval waits before it escalates').argParser(orDefault(duration('--escalate-approval'))))
+    .addOption(new Option('--escalate-review <duration>', 'how long a review waits before it escalates').argParser(orDefault(duration('--escalate-review'))))
+    .addOption(new Option('--escalate-to <targets>', 'who is told when something escalates: names or ids, role:<role>, comma-separated').argParser(orDefault((v) => collect(v, undefined))))
+    .addOption(new Option('--rate-limit <requests>', "requests a minute the workspace's tokens share").argParser(orDefault(integer('--rate-limit'))))
+    .addOption(new Option('--chat-webhook-url <url>', 'the incoming-webhook URL of the channel notifications are posted to').argParser(orDefault((v) => v)))
+    .addOption(new Option('--event-retention-days <days>', 'days events are kept').argParser(orDefault(integer('--event-retention-days'))))
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, o: SettingsOptions & { idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const input = {
+          ...(o.escalateAsk === undefined ? {} : { escalate_ask_s: sent(o.escalateAsk) }),
+          ...(o.escalateApproval === undefined ? {} : { escalate_approval_s: sent(o.escalateApproval) }),
+          ...(o.escalateReview === undefined ? {} : { escalate_review_s: sent(o.escalateReview) }),
+          ...(o.escalateTo === undefined ? {} : { escalate_to: sent(o.escalateTo) }),
+          ...(o.rateLimit === undefined ? {} : { rate_limit: sent(o.rateLimit) }),
+          ...(o.chatWebhookUrl === undefined ? {} : { chat_webhook_url: sent(o.chatWebhookUrl) }),
+          ...(o.eventRetentionDays === undefined ? {} : { event_retention_days: sent(o.eventRetentionDays) }),
+        };
+        if (Object.keys(input).length === 0) throw new CliError('Name at least one setting to change (baton workspaces update --help lists them).', EXIT.usage);
+        printSettings(ctx, await client.workspaces.update(input, ctx.write(o)));
       }),
     );
 
@@ -222,4 +261,42 @@ function budgetsCommand(run: Run): Command {
       }),
     );
   return budgets;
+}
+
+/** `default` (or `none`) for an option whose null puts the server's default back; anything else through `parse`. */
+function orDefault<T>(parse: (value: string) => T): (value: string) => T | typeof DEFAULT {
+  // Commander turns a parser's null into an empty string: the choice travels as DEFAULT until the request is built.
+  return (value) => (value === 'default' || value === 'none' ? DEFAULT : parse(value));
+}
+
+const DEFAULT = 'default' as const;
+
+/** The value to send: null where the option said `default`. */
+function sent<T>(value: T | typeof DEFAULT): T | null {
+  return value === DEFAULT ? null : value;
+}
+
+type Setting<T> = T | typeof DEFAULT;
+
+interface SettingsOptions {
+  escalateAsk?: Setting<number>;
+  escalateApproval?: Setting<number>;
+  escalateReview?: Setting<number>;
+  escalateTo?: Setting<string[]>;
+  rateLimit?: Setting<number>;
+  chatWebhookUrl?: string;
+  eventRetentionDays?: Setting<number>;
+}
+
+type WorkspaceSettings = OutputOf<'workspaces_get'>;
+
+/** Each setting with the workspace's own value (`default`: none of its own) and the one in force. */
+function printSettings(ctx: Context, answer: WorkspaceSettings): void {
+  if (ctx.out.json) return ctx.out.data(answer);
+  const shown = (value: string | number | string[] | null | undefined) => (value === null || value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value));
+  const names = Object.keys(answer.effective) as (keyof WorkspaceSettings['effective'])[];
+  ctx.out.table(
+    ['SETTING', 'OWN', 'IN FORCE'],
+    names.map((name) => [name, answer.settings[name] === null || answer.settings[name] === undefined ? 'default' : shown(answer.settings[name]), shown(answer.effective[name]) || 'none']),
+  );
 }

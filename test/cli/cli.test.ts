@@ -308,6 +308,22 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     expect((await baton(['workspaces', 'create', 'CLI Beta'], 5)).stderr).toMatch(/\(conflict_state, HTTP 409\)/);
   });
 
+  it("shows and changes the workspace's settings; `default` puts one back to the server's", { timeout: 120_000 }, async () => {
+    const asAdmin = { BATON_URL: url, BATON_TOKEN: adminToken };
+    const json = async <T>(args: string[]) => JSON.parse((await baton([...args, '--json'], 0, asAdmin)).stdout) as T;
+    expect((await baton(['workspaces', 'settings'], 0, asAdmin)).stdout).toMatch(/^event_retention_days\s+default\s+none$/m);
+    const changed = await baton(['workspaces', 'update', '--escalate-ask', '2h', '--escalate-to', 'role:admin,role:owner', '--event-retention-days', '30'], 0, asAdmin);
+    expect(changed.stdout).toMatch(/^escalate_ask_s\s+7200\s+7200$/m);
+    expect(changed.stdout).toMatch(/^escalate_to\s+role:admin,role:owner\s+role:admin,role:owner$/m);
+    expect(changed.stdout).toMatch(/^event_retention_days\s+30\s+30$/m);
+    const answer = await json<{ settings: Record<string, unknown> }>(['workspaces', 'update', '--escalate-ask', 'default']);
+    expect(answer.settings).toMatchObject({ escalate_ask_s: null, escalate_to: ['role:admin', 'role:owner'], event_retention_days: 30 });
+    expect((await baton(['workspaces', 'update'], 2, asAdmin)).stderr).toMatch(/Name at least one setting/);
+    expect((await baton(['workspaces', 'update', '--escalate-review', 'soon'], 2, asAdmin)).stderr).toMatch(/--escalate-review must be a duration/);
+    expect((await baton(['workspaces', 'update', '--event-retention-days', '0'], 6, asAdmin)).stderr).toMatch(/validation_failed/);
+    await baton(['workspaces', 'update', '--escalate-to', 'none', '--event-retention-days', 'default'], 0, asAdmin);
+  });
+
   it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'rotating-bot', '--scope', 'tasks:read']);
     const old = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'rotating-box']);
