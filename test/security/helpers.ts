@@ -32,29 +32,32 @@ export type Snapshot = Record<string, string>;
 /**
  * Reads the snapshot in one statement. Left out: `rate_counters` and `tokens.last_used_at`, which
  * every authenticated request may legitimately change, refused or not.
+ *
+ * The tables that grow with every request the suites make (tasks, leases, principals, approvals,
+ * stored idempotent answers) are read as their row count and the sum of their rows' `xmin` (the id of the
+ * transaction that wrote each row version): an insert or a delete changes the count, and an update
+ * replaces a row version with one written by the updating transaction, whose id differs, so any
+ * write changes one of the two. Hashing every row instead grew with the tables: the authorization
+ * matrix takes about 2,250 snapshots, and on PostgreSQL under load they took 572 s of its 963 s
+ * hashed, 136 s counted. Tokens, whose `last_used_at` a refused request may move, keep their
+ * checksum without it.
  */
 export async function snapshot(db: Kysely<DB>): Promise<Snapshot> {
   const { rows } = await sql<Snapshot>`
     SELECT
       (SELECT count(*) FROM events)::text AS events,
-      (SELECT md5(coalesce(string_agg(to_jsonb(x)::text, '|' ORDER BY x.id), '')) FROM tasks x) AS tasks,
-      (SELECT md5(coalesce(string_agg(to_jsonb(x)::text, '|' ORDER BY x.id), '')) FROM leases x) AS leases,
-      (SELECT md5(coalesce(string_agg(to_jsonb(x)::text, '|' ORDER BY x.id), '')) FROM agents x) AS agents,
+      (SELECT count(*) || ' ' || coalesce(sum(xmin::text::bigint), 0) FROM tasks) AS tasks,
+      (SELECT count(*) || ' ' || coalesce(sum(xmin::text::bigint), 0) FROM leases) AS leases,
+      (SELECT count(*) || ' ' || coalesce(sum(xmin::text::bigint), 0) FROM agents) AS agents,
       (SELECT md5(coalesce(string_agg((to_jsonb(x) - 'last_used_at')::text, '|' ORDER BY x.id), '')) FROM tokens x) AS tokens,
-      (SELECT md5(coalesce(string_agg(to_jsonb(x)::text, '|' ORDER BY x.id), '')) FROM approvals x) AS approvals,
-      (SELECT md5(coalesce(string_agg(to_jsonb(x)::text, '|' ORDER BY x.principal_id, x.key), '')) FROM idempotency_keys x) AS idempotency_keys
+      (SELECT count(*) || ' ' || coalesce(sum(xmin::text::bigint), 0) FROM approvals) AS approvals,
+      (SELECT count(*) || ' ' || coalesce(sum(xmin::text::bigint), 0) FROM idempotency_keys) AS idempotency_keys
   `.execute(db);
   const row = rows[0];
   if (!row) throw new Error('the snapshot query returned no row');
   return row;
 }
 
-/**
- * Sends a request that must be refused, and proves it wrote nothing. With `keyRemembered`, the
- * refusal came from inside a write operation, so the executor stores it under the request's
- * Idempotency-Key (DESIGN.md §6: once a handler started, its outcome is what a replay returns):
- * that one row is expected, and nothing else.
- */
 export async function expectRefusedWithoutWrites(
   t: TestServer,
   send: () => Promise<Response>,
