@@ -233,15 +233,32 @@ export async function latestLease(db: Kysely<DB>, taskId: string): Promise<Lease
   return db.selectFrom('leases').selectAll().where('task_id', '=', taskId).orderBy('acquired_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
-export async function renewLease(tx: Tx, id: string, ttlS: number, expiresAt: Date, now: Date): Promise<LeaseRow> {
-  await tx.updateTable('tasks').set({ lease_expires_at: expiresAt }).where('lease_id', '=', id).execute();
-  return tx
-    .updateTable('leases')
-    .set({ ttl_s: ttlS, expires_at: expiresAt, renewed_at: now, warned_at: null })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+export interface Renewal {
+  ttlS: number;
+  expiresAt: Date;
+  now: Date;
 }
+
+/**
+ * Renews a lease whose task the caller has locked (and found current): its expiry, TTL and
+ * `renewed_at`, and the task's copy of the expiry, in one round trip; answers the renewed row
+ * (wholly known here, so not read back) and whether any live budget could apply to its spending —
+ * its holder's, its task's, its workspace's or one of the task's labels' (`budgetsFor`'s match), so
+ * that a heartbeat reads budgets only when one can apply.
+ */
+export async function renewLease(tx: Tx, held: { lease: LeaseRow; task: Pick<TaskRow, 'id' | 'labels'> }, renewal: Renewal, workspaceId: string): Promise<{ lease: LeaseRow; budgeted: boolean }> {
+  const { lease, task } = held;
+  const { rows } = await sendStatement<{ budgeted: boolean }>(tx, RENEW, [lease.id, task.id, renewal.ttlS, renewal.expiresAt, renewal.now, lease.holder_id, workspaceId, task.labels]);
+  const renewed: LeaseRow = { ...lease, ttl_s: renewal.ttlS, expires_at: renewal.expiresAt, renewed_at: renewal.now, warned_at: null };
+  return { lease: renewed, budgeted: rows[0]?.budgeted === true };
+}
+
+// Parameters: lease, task, TTL, expiry, now, holder, workspace, the task's labels. Data-modifying CTEs run whether read or not.
+const RENEW = `
+    WITH renewed_task AS (UPDATE tasks SET lease_expires_at = $4 WHERE id = $2 AND lease_id = $1),
+      renewed AS (UPDATE leases SET ttl_s = $3, expires_at = $4, renewed_at = $5, warned_at = NULL WHERE id = $1)
+    SELECT EXISTS (SELECT 1 FROM budgets WHERE deleted_at IS NULL AND ((applies_to = 'agent' AND target = $6) OR (applies_to = 'task' AND target = $2)
+      OR (applies_to = 'workspace' AND target = $7) OR (applies_to = 'label' AND target = ANY ($8::text[])))) AS budgeted`;
 
 export interface LeaseListQuery {
   holderId: string | undefined;

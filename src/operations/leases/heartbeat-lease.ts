@@ -35,10 +35,13 @@ export const heartbeatLease = defineOperation({
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);
     const ttlS = input.ttl_s === undefined ? lease.ttl_s : resolveTtl(ctx, input.ttl_s);
     const expiresAt = new Date(ctx.now.getTime() + ttlS * 1000);
-    const renewed = await renewLease(tx, lease.id, ttlS, expiresAt, ctx.now);
+    const { lease: renewed, budgeted } = await renewLease(tx, { lease, task }, { ttlS, expiresAt, now: ctx.now }, ctx.actor.workspaceId);
+    // Most leases spend from no budget: the renewal said whether one can apply, so their heartbeat reads none.
     const budgets = input.usage
       ? (await addReportedUsage(tx, ctx, { lease, task }, input.usage)).budgets
-      : await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId }), ctx.now);
+      : budgeted
+        ? await spendingOf(tx, await budgetsFor(tx, { agentId: lease.holder_id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId }), ctx.now)
+        : [];
     const exhausted = exhaustedOf(budgets);
     ctx.emit({
       type: 'lease.renewed',
