@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
+import { operations } from '../../src/operations/index.ts';
 import { openPostgres } from '../../src/store/database.ts';
 import { engine, startTestServer, type TestServer } from '../harness.ts';
 import { type ReplicatedPostgres, startReplicatedPostgres } from './replicated-postgres.ts';
@@ -140,4 +142,14 @@ it.runIf(engine === 'postgres')('serves lists from the standby within the lag bo
   const after = await served();
   expect({ replica: after.replica - stopped.replica, primary: after.primary - stopped.primary }).toEqual({ replica: 0, primary: 2 });
   expect(after.up).toBe(0);
+});
+
+it('lists in spec/api.md exactly the operations the registry lets a replica serve', async () => {
+  const spec = await readFile(new URL('../../spec/api.md', import.meta.url), 'utf8');
+  const bullet = /^- \*\*May be stale\*\*:([\s\S]*?)(?=^- \*\*)/m.exec(spec)?.[1] ?? '';
+  const listed = [...bullet.matchAll(/`([a-z]+_[a-z_]+)`/g)].map((m) => m[1]);
+  const marked = operations.filter((operation) => operation.kind === 'read' && operation.staleReads).map((operation) => operation.name);
+  expect(listed.toSorted()).toEqual(marked.toSorted());
+  // A read that waits holds no transaction and follows the primary's timeline: never stale.
+  expect(operations.filter((operation) => operation.kind === 'read' && operation.staleReads && operation.waits)).toEqual([]);
 });
