@@ -27,7 +27,7 @@ export interface ReplicaReads {
 }
 
 /** How often the standby's lag is measured (a read past it measures again first). */
-export const CHECK_INTERVAL_MS = 1_000;
+const CHECK_INTERVAL_MS = 1_000;
 
 interface Note {
   readonly at: number;
