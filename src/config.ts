@@ -31,28 +31,32 @@ export interface TracingConfig {
   readonly resourceAttributes: Readonly<Record<string, string>>;
 }
 
+/** A PostgreSQL URL, one host or several as libpq lists them (docs/operations.md). */
+const postgresUrl = z
+  .string()
+  .superRefine((url, ctx) => {
+    const scheme = url.split(':')[0] ?? '';
+    if (!/^postgres(ql)?$/i.test(scheme)) {
+      ctx.addIssue({ code: 'custom', message: `must be a PostgreSQL URL (postgres://…), not ${scheme}://; Baton keeps its data only in PostgreSQL, or unset DATABASE_URL for the embedded database` });
+      return;
+    }
+    // Several hosts, as libpq lists them, are one URL each once split (docs/operations.md).
+    let hosts: PostgresHosts;
+    try {
+      hosts = parsePostgresHosts(url);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return;
+    }
+    if (!hosts.urls.every((each) => URL.canParse(each))) ctx.addIssue({ code: 'custom', message: 'Invalid URL' });
+  });
+
 const schema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z
-    .string()
-    .superRefine((url, ctx) => {
-      const scheme = url.split(':')[0] ?? '';
-      if (!/^postgres(ql)?$/i.test(scheme)) {
-        ctx.addIssue({ code: 'custom', message: `must be a PostgreSQL URL (postgres://…), not ${scheme}://; Baton keeps its data only in PostgreSQL, or unset DATABASE_URL for the embedded database` });
-        return;
-      }
-      // Several hosts, as libpq lists them, are one URL each once split (docs/operations.md).
-      let hosts: PostgresHosts;
-      try {
-        hosts = parsePostgresHosts(url);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return;
-      }
-      if (!hosts.urls.every((each) => URL.canParse(each))) ctx.addIssue({ code: 'custom', message: 'Invalid URL' });
-    })
-    .optional(),
+  DATABASE_URL: postgresUrl.optional(),
+  BATON_DATABASE_REPLICA_URL: postgresUrl.optional(),
+  BATON_DATABASE_REPLICA_MAX_LAG_S: z.coerce.number().int().min(0).max(3600).default(10),
   BATON_DATA_DIR: z.string().min(1).default('.baton/data'),
   BATON_PUBLIC_URL: z.url().optional(),
   BATON_BOOTSTRAP_TOKEN: z
@@ -167,6 +171,12 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /**
+   * A streaming standby of DATABASE_URL's primary for reads that may be stale (spec/api.md,
+   * "Reads from a replica"), and the replay lag past which they go to the primary instead.
+   * Undefined unless BATON_DATABASE_REPLICA_URL is set (PostgreSQL only).
+   */
+  readonly readReplica: { readonly url: string; readonly maxLagS: number } | undefined;
   readonly dataDir: string;
   /** Absolute base for links (problem types, docs); BATON_PUBLIC_URL or http://<host>:<port>. */
   readonly publicUrl: string;
@@ -268,6 +278,8 @@ const EXAMPLES: Record<keyof Env, string> = {
   PORT: '3000',
   HOST: '0.0.0.0',
   DATABASE_URL: 'postgres://baton@127.0.0.1:5432/baton',
+  BATON_DATABASE_REPLICA_URL: 'postgres://baton@db-standby:5432/baton',
+  BATON_DATABASE_REPLICA_MAX_LAG_S: '10',
   BATON_DATA_DIR: '.baton/data',
   BATON_PUBLIC_URL: 'https://baton.example.com',
   BATON_BOOTSTRAP_TOKEN: 'the output of `npx baton-tasks token`',
@@ -353,10 +365,14 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       'Invalid configuration:\n  BATON_LEASE_TTL_MIN_S <= BATON_LEASE_TTL_DEFAULT_S <= BATON_LEASE_TTL_MAX_S must hold (example: 30, 300, 3600)',
     );
   }
+  if (e.BATON_DATABASE_REPLICA_URL !== undefined && e.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration: BATON_DATABASE_REPLICA_URL needs DATABASE_URL: the embedded database has no replica (example: DATABASE_URL=postgres://baton@db1:5432/baton with BATON_DATABASE_REPLICA_URL=postgres://baton@db2:5432/baton)');
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    readReplica: e.BATON_DATABASE_REPLICA_URL === undefined ? undefined : Object.freeze({ url: e.BATON_DATABASE_REPLICA_URL, maxLagS: e.BATON_DATABASE_REPLICA_MAX_LAG_S }),
     dataDir: e.BATON_DATA_DIR,
     publicUrl: e.BATON_PUBLIC_URL?.replace(/\/+$/, '') ?? `http://${e.HOST === '0.0.0.0' || e.HOST === '::' ? 'localhost' : e.HOST}:${e.PORT}`,
     bootstrapToken: e.BATON_BOOTSTRAP_TOKEN,

@@ -68,6 +68,7 @@ function openDatabase(config: Config, log?: Pick<Logger, 'warn'>, tracing?: Trac
     trace: tracing?.query,
     timeouts: config.dbTimeouts,
     preparedStatements: config.dbPreparedStatements,
+    replicaUrl: config.readReplica?.url,
     onConnectionError: (err) => log?.warn({ err }, 'a database connection failed; the pool replaces it'),
   });
 }

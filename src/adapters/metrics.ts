@@ -46,6 +46,34 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     },
   });
 
+  new Counter({
+    name: 'baton_stale_reads_total',
+    help: 'Reads that may be stale (lists, search, figures, exports) by the database that answered them: replica, or primary (no replica configured, it lags or failed, or the caller had just written).',
+    labelNames: ['database'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const figures = service.replicaReads();
+      if (figures) for (const database of ['replica', 'primary'] as const) this.inc({ database }, figures[database]);
+    },
+  });
+  new Gauge({
+    name: 'baton_replica_up',
+    help: '1 while the read replica answered its last check as a standby; 0 when it is down, promoted, or not configured.',
+    registers: [registry],
+    collect() {
+      this.set(service.replicaReads()?.lagS === undefined ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'baton_replica_lag_seconds',
+    help: 'How far behind the primary the read replica is at most, by its last check (0 when baton_replica_up is 0).',
+    registers: [registry],
+    collect() {
+      this.set(service.replicaReads()?.lagS ?? 0);
+    },
+  });
+
   app.addHook('onResponse', (request, reply, done) => {
     requests.record(request.operationName ?? request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();

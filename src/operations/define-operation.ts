@@ -156,6 +156,12 @@ export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType, N ext
    * transaction: each look goes through `ctx.inWorkspace`, and `db` refuses every query.
    */
   readonly waits?: true;
+  /**
+   * The read may be answered a few seconds stale (a list, a search, figures, an export): with a
+   * replica configured it runs there, within the configured lag, unless its caller wrote through
+   * this instance within that lag (spec/api.md, "Reads from a replica"). Never on a read that `waits`.
+   */
+  readonly staleReads?: true;
   run(db: Kysely<DB>, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
   /**
    * The same read for many resources at once, in a fixed number of queries however many: `input`

@@ -21,6 +21,7 @@ import type { DB } from '../store/schema.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import { fingerprint } from './fingerprint.ts';
 import { waitingOut } from './wait-out.ts';
+import type { ReplicaReads } from './replica-reads.ts';
 import { workspaceTail } from './event-tail.ts';
 import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
@@ -47,6 +48,8 @@ export interface ExecuteDeps {
   readonly reruns?: Map<string, number>;
   /** The timeline's follower, handed to reads that long-poll (asks_get's `wait_s`, wait). */
   readonly tail?: EventTail;
+  /** Where reads that may be stale run, when a replica is configured. */
+  readonly replica?: ReplicaReads | undefined;
 }
 
 /** How one interface presents a call: who, and the write-safety headers or arguments. */
@@ -85,14 +88,47 @@ export async function execute(deps: ExecuteDeps, operation: CallableOperation, r
   const input = validate(operation, rawInput, deps.config);
   if (operation.kind === 'read') {
     const ctx = readContext(deps, operation, call);
-    const read = operation.waits ? operation.run(refusingQueries(deps.db), ctx, input) : ctx.inWorkspace((db) => operation.run(db, ctx, input));
+    const read = operation.waits
+      ? operation.run(refusingQueries(deps.db), ctx, input)
+      : operation.staleReads && deps.replica
+        ? staleRead(deps, deps.replica, operation, input, call)
+        : ctx.inWorkspace((db) => operation.run(db, ctx, input));
     const output = await read.catch((error: unknown) => {
       throw reported(deps, operation, error, call.requestId);
     });
     return success(operation, output, false);
   }
   const key = requireKey(call.idempotencyKey);
-  return waitingOut(deps, operation, input, () => runWrite(deps, operation, input, call, key));
+  try {
+    return await waitingOut(deps, operation, input, () => runWrite(deps, operation, input, call, key));
+  } finally {
+    // Failed writes too: one the database stopped answering during may have committed.
+    deps.replica?.wrote(call.principal.id);
+  }
+}
+
+/**
+ * A read that may be stale, on the replica when `replica` says so. A replica that fails it (down,
+ * or the query cancelled by a conflict with recovery) is set aside and the read runs again on the
+ * primary: reads change nothing, so running one twice is safe. What the operation itself refuses
+ * (a `BatonError`) is its answer, wherever it ran.
+ */
+async function staleRead(deps: ExecuteDeps, replica: ReplicaReads, operation: Operation & { kind: 'read' }, input: z.output<z.ZodObject>, call: Call): Promise<unknown> {
+  const { db, on } = await replica.pick(call.principal.id);
+  const onPrimary = () => {
+    const ctx = readContext(deps, operation, call);
+    return ctx.inWorkspace((tx) => operation.run(tx, ctx, input));
+  };
+  if (on === 'primary') return onPrimary();
+  const ctx = readContext({ ...deps, db }, operation, call);
+  try {
+    return await ctx.inWorkspace((tx) => operation.run(tx, ctx, input));
+  } catch (error) {
+    if (error instanceof BatonError) throw error;
+    replica.failed();
+    deps.log.warn({ err: error, operation: operation.name, request_id: call.requestId }, 'a read on the replica failed; the primary answers it, and the next reads until the replica checks well again');
+    return onPrimary();
+  }
 }
 
 /** One write, run again when the database broke it off (deadlock) or a duplicate raced its key. */

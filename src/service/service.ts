@@ -18,6 +18,7 @@ import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
 import { executeBatch } from './execute-batch.ts';
+import { type ReplicaReads, replicaReads } from './replica-reads.ts';
 import type { Tracing } from '../tracing.ts';
 
 export interface Logger {
@@ -69,6 +70,8 @@ export interface Service {
   stats(reader?: Principal): Promise<StoreStats>;
   /** Writes this instance ran again since it started because the database broke them off (deadlock, serialization failure), by operation. */
   writeReruns(): ReadonlyMap<string, number>;
+  /** Reads that may be stale served by the replica and by the primary since start, and the replica's lag; undefined without a replica. */
+  replicaReads(): ReturnType<ReplicaReads['figures']> | undefined;
   /** Applies a provider event whose signature the caller verified, once per provider event id. */
   receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
 }
@@ -97,7 +100,9 @@ export function createService(deps: ServiceDeps): Service {
   const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>(), humansUseSso: config.oidc?.required ?? false };
   const sessionDeps = { db: database.db, clock, ids: deps.ids, config };
   const reruns = new Map<string, number>();
-  const executeDeps = { db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const replica =
+    database.replica && config.readReplica ? replicaReads({ primary: database.db, replica: database.replica, clock, maxLagS: config.readReplica.maxLagS }) : undefined;
+  const executeDeps = { replica, db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,
@@ -132,6 +137,7 @@ export function createService(deps: ServiceDeps): Service {
       return readStats(database.db, clock.now());
     },
     writeReruns: () => reruns,
+    replicaReads: () => replica?.figures(),
   };
 }
 

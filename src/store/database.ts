@@ -35,6 +35,12 @@ export interface Database {
    * nothing.
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /**
+   * A streaming standby for reads that may be stale (BATON_DATABASE_REPLICA_URL, PostgreSQL only):
+   * its own small pool with the same timeouts. Undefined when none is configured. Whether it is
+   * used, and when it is not, is the service's choice (src/service/replica-reads.ts).
+   */
+  readonly replica?: Kysely<DB> | undefined;
   close(): Promise<void>;
 }
 
@@ -67,6 +73,8 @@ export interface PostgresOptions {
   readonly trace?: QueryTracer | undefined;
   /** Told when a pooled connection fails (terminated backend, reset network); the pool replaces it. */
   readonly onConnectionError?: (error: Error) => void;
+  /** A standby's URL for reads that may be stale (`Database.replica`). */
+  readonly replicaUrl?: string | undefined;
 }
 
 /**
@@ -181,7 +189,9 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   const statements = preparedStatements(options.preparedStatements ?? true);
   // Connections each pool has checked for writes (multi-host URLs); a pooled one is checked once.
   const checked = new WeakSet<pg.PoolClient>();
+  const replica = options.replicaUrl === undefined ? undefined : openReplicaPool(options.replicaUrl, poolSize, options, statements);
   return {
+    replica: replica?.db,
     db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     engine: 'postgres',
@@ -202,9 +212,22 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
     listen: notifications.listen,
     async close() {
       await notifications.close();
-      await Promise.all([pool.end(), counterPool.end()]);
+      await Promise.all([pool.end(), counterPool.end(), replica?.pool.end()]);
     },
   };
+}
+
+/**
+ * The standby's pool: as small as the counters' (a replica serves lists, searches and exports,
+ * not the hot write path), the same timeouts and prepared-statement setting, and its own host
+ * rotation, so a standby that refuses connections never moves the primary's. Its sessions take
+ * no writes; a read-only transaction on a hot standby binds a workspace as on the primary.
+ */
+function openReplicaPool(url: string, poolSize: number, options: PostgresOptions, statements: PreparedStatements): { db: Kysely<DB>; pool: pg.Pool } {
+  const rotation = hostRotation({ ...parsePostgresHosts(url), readWrite: false });
+  const pool = openPool(rotation, Math.max(2, Math.ceil(poolSize / 2)), options);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements, rotation, new WeakSet()) }), ...queryLog(options.onQuery, options.trace) });
+  return { db, pool };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -130,6 +131,15 @@ describe('start-up errors any engine gives', () => {
       expect(stdout).toBe('');
       expect(code).toBe(2);
     }
+  });
+
+  it('refuses BATON_DATABASE_REPLICA_URL on the embedded database in one line, exit 2', async () => {
+    const dataDir = join(scratch, 'no-replica');
+    const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATABASE_REPLICA_URL: 'postgres://baton@db2:5432/baton', BATON_DATA_DIR: dataDir, PORT: '0' });
+    expect(stderr).toMatch(/^Invalid configuration: BATON_DATABASE_REPLICA_URL needs DATABASE_URL: the embedded database has no replica \(example: [^\n]+\)\n$/);
+    expect(stdout).toBe('');
+    expect(code).toBe(2);
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it('names HOST when it does not resolve, before opening any database, exit 1', async () => {

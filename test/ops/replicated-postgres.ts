@@ -33,6 +33,8 @@ export interface ReplicatedPostgres {
   addSynchronousStandby(): Promise<void>;
   /** Stops the primary at once (`pg_ctl stop -m immediate`): its sessions end as in a crash. */
   stopPrimary(): Promise<void>;
+  /** Stops the standby at once (`pg_ctl stop -m immediate`). */
+  stopStandby(): Promise<void>;
   /** Promotes the standby (`pg_ctl promote`) and resolves once it takes writes. */
   promoteStandby(): Promise<void>;
   /** Stops both servers and removes their directory. */
@@ -113,6 +115,7 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
       await untilSynchronous(primaryPort);
     },
     stopPrimary: () => stop(primary),
+    stopStandby: () => stop(standby),
     async promoteStandby() {
       await pg('pg_ctl', ['-D', standby, '-w', '-t', '60', 'promote']);
     },

@@ -11,6 +11,7 @@ export const listAgents = defineOperation({
   summary: 'List principals (agents and humans), newest first.',
   description: 'An agent principal sees only itself.',
   kind: 'read',
+  staleReads: true,
   scope: 'agents:admin',
   approval: 'none',
   http: { method: 'GET', path: '/agents' },

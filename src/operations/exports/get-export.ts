@@ -25,6 +25,7 @@ export const getExport = defineOperation({
   summary: 'Export runs, usage or events of a time window for audit and finance, a page at a time.',
   description: 'Admins and owners. REST with `Accept: application/x-ndjson` or `text/csv` streams the whole window (spec/runs.md, "Export").',
   kind: 'read',
+  staleReads: true,
   scope: 'agents:admin',
   humanOnly: true,
   approval: 'none',

@@ -24,6 +24,7 @@ export const getInsight = defineOperation({
   summary: 'Throughput, cycle and review times, first-pass approval, failures and usage over a window of UTC days.',
   description: `Humans only. Days [from, to), at most ${INSIGHT_MAX_DAYS} (default ${DEFAULT_DAYS}); spec/analytics.md.`,
   kind: 'read',
+  staleReads: true,
   scope: 'tasks:read',
   humanOnly: true,
   approval: 'none',

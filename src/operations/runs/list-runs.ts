@@ -14,6 +14,7 @@ export const listRuns = defineOperation({
   summary: 'List runs (leases) newest first, with what each used: per task, per agent, per day (UTC).',
   description: "Agents see only their own runs; humans see everyone's.",
   kind: 'read',
+  staleReads: true,
   scope: 'tasks:read',
   approval: 'none',
   toolset: 'admin',

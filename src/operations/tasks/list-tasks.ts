@@ -19,6 +19,7 @@ export const listTasks = defineOperation({
   name: 'tasks_list',
   summary: 'List tasks, newest first, in bounded pages; filter by status, labels and assignee, or get only what changed since an event.',
   kind: 'read',
+  staleReads: true,
   scope: 'tasks:read',
   approval: 'none',
   toolset: 'work',
