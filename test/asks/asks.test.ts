@@ -148,6 +148,43 @@ describe('asks', () => {
     expect(items.data.map((i) => i.ref_id)).toContain(made.id);
   });
 
+  const askItemDone = async (askId: string) => (await t.request('GET', '/api/v1/inbox?kind=ask&state=done', { token: human.token })).json<{ data: { ref_id: string }[] }>().data.some((i) => i.ref_id === askId);
+
+  it('a review approved to done closes its asks', async () => {
+    const task = await claimedTask('approve with an open ask');
+    const made = await ask(task.id, {});
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'done, though I asked' } });
+    expect(handIn.status, handIn.body).toBe(200);
+    expect(handIn.json<{ open_asks?: number }>().open_asks).toBe(1);
+    const approved = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'approve' } });
+    expect(approved.status, approved.body).toBe(200);
+    expect(approved.json<{ status: string; open_asks?: number }>()).toMatchObject({ status: 'done' });
+    expect(approved.json<{ open_asks?: number }>().open_asks).toBeUndefined();
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+    expect(await askItemDone(made.id)).toBe(true);
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string; data: { reason?: string } }[] }>().data;
+    expect(events.find((e) => e.type === 'ask.cancelled')?.data.reason).toBe('task_done');
+    // Its deadline passes: nothing escalates or defaults.
+    at = new Date(at.getTime() + 601_000);
+    expect((await sweep()).status).toBe(200);
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+  });
+
+  it("cancelling a parent closes its subtasks' asks", async () => {
+    const parent = await claimedTask('parent');
+    const child = (await t.request('POST', '/api/v1/tasks', { body: { title: 'child', parent_id: parent.id } })).json<{ id: string }>();
+    expect((await t.request('POST', `/api/v1/tasks/${child.id}/claim`, { token: agent.token, body: {} })).status).toBe(200);
+    const made = await ask(child.id, {});
+    expect((await t.request('POST', `/api/v1/tasks/${parent.id}/hand_in`, { token: agent.token, body: { summary: 'parent done' } })).status).toBe(200);
+    const done = await t.request('PATCH', `/api/v1/tasks/${parent.id}`, { body: { status: 'done', cancel_children: true } });
+    expect(done.status, done.body).toBe(200);
+    const childView = (await t.request('GET', `/api/v1/tasks/${child.id}`)).json<{ status: string; open_asks?: number }>();
+    expect(childView.status).toBe('cancelled');
+    expect(childView.open_asks).toBeUndefined();
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+    expect(await askItemDone(made.id)).toBe(true);
+  });
+
   it('the asker withdraws its ask; asks list by task and addressee', async () => {
     const task = await claimedTask('withdraw');
     const made = await ask(task.id, { options: [], default: { text: 'carry on' } });

@@ -1,5 +1,5 @@
 import { insertInboxItems } from '../../store/inbox.ts';
-import { inboxItem } from '../asks/ask-flow.ts';
+import { closeAsksOfEndedTask, inboxItem } from '../asks/ask-flow.ts';
 import { z } from 'zod';
 import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
@@ -53,6 +53,7 @@ export const reviewTask = defineOperation({
     if (input.decision === 'approve') {
       // Approval never cancels subtasks: that takes tasks_update with cancel_children.
       await closeChildren(tx, ctx, row, false);
+      await closeAsksOfEndedTask(tx, ctx, row, 'task_done');
       changes = { status: 'done', changes_requested_id: null };
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved', ...(row.handoff ? { handed_in_by: row.handoff.by.id } : {}) } });
     } else {
