@@ -288,6 +288,61 @@ describe('inbox and mentions', () => {
   });
 });
 
+describe('inbox items for people', () => {
+  type Item = { kind: string; task_id: string; ref_id: string; by: string; state: string; excerpt: string };
+  const items = async (who: { token: string }, query: string) => (await t.request('GET', `/api/v1/inbox?limit=100&${query}`, { token: who.token })).json<{ data: Item[] }>().data;
+  const comment = async (who: { token: string }, taskId: string, body: string) => {
+    const res = await t.request('POST', `/api/v1/tasks/${taskId}/comments`, { token: who.token, body: { body } });
+    expect(res.status, res.body).toBe(201);
+    return res.json<{ id: string }>();
+  };
+
+  it('a comment in a thread a human wrote in is a reply for them; not for its author, nor for whom it mentions', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'a thread' } })).json<{ id: string }>();
+    await comment(human, task.id, 'First thoughts.');
+    expect(await items(human, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    const bobs = await comment(other, task.id, 'I disagree.');
+    expect(await items(human, `kind=reply&task_id=${task.id}`)).toEqual([expect.objectContaining({ ref_id: bobs.id, by: other.id, state: 'unread', excerpt: 'I disagree.' })]);
+    expect(await items(other, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    // Alice answers and mentions Bob: a mention for him, not also a reply.
+    await comment(human, task.id, '@bob see above');
+    expect(await items(other, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    expect((await items(other, `kind=mention&task_id=${task.id}`)).map((i) => i.by)).toEqual([human.id]);
+    // An agent's comment is a reply for both humans; the agent, whose own comments are not human, gets none.
+    const bots = await comment(agent, task.id, 'Noted.');
+    expect((await items(human, `kind=reply&task_id=${task.id}`)).map((i) => i.ref_id)).toContain(bots.id);
+    expect((await items(other, `kind=reply&task_id=${task.id}`)).map((i) => i.ref_id)).toEqual([bots.id]);
+    expect(await items(agent, `kind=reply&task_id=${task.id}`)).toEqual([]);
+  });
+
+  it("a task assigned to a human changed by another is a changed item for them; their own change is not", async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'mine to do' } })).json<{ id: string }>();
+    const assigned = await t.request('POST', `/api/v1/tasks/${task.id}/assign`, { body: { assignee: human.id } });
+    expect(assigned.status, assigned.body).toBe(200);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { labels: ['urgent'] } })).status).toBe(200);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'blocked' } })).status).toBe(200);
+    const changed = await items(human, `kind=changed&task_id=${task.id}`);
+    expect(changed.map((i) => i.excerpt)).toEqual(['todo → blocked: mine to do', 'labels: mine to do']);
+    expect(changed.every((i) => i.by !== human.id && i.ref_id === task.id)).toBe(true);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { token: human.token, body: { status: 'todo' } })).status).toBe(200);
+    expect(await items(human, `kind=changed&task_id=${task.id}`)).toHaveLength(2);
+  });
+
+  it('work handed in waits in the inbox of each human who may review it, and turns done once reviewed', async () => {
+    const task = await claimedTask('review me');
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'Fixed it; run the suite.' } });
+    expect(handIn.status, handIn.body).toBe(200);
+    for (const who of [human, other]) {
+      expect(await items(who, `kind=to_review&task_id=${task.id}`)).toEqual([expect.objectContaining({ ref_id: task.id, by: agent.id, state: 'unread', excerpt: 'Fixed it; run the suite.' })]);
+    }
+    // The agent, which may not review (and handed it in), gets none.
+    expect(await items(agent, `kind=to_review&task_id=${task.id}`)).toEqual([]);
+    const approved = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'approve' } });
+    expect(approved.status, approved.body).toBe(200);
+    for (const who of [human, other]) expect((await items(who, `kind=to_review&task_id=${task.id}`)).map((i) => i.state)).toEqual(['done']);
+  });
+});
+
 describe('wait', () => {
   it('returns at once with what arrived after the cursor, then blocks until the next thing; nothing is missed', async () => {
     const first = (await t.request('GET', '/api/v1/wait?timeout_s=0&work=no', { token: agent.token })).json<{ cursor: string; timed_out: boolean }>();
