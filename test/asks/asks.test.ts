@@ -288,6 +288,25 @@ describe('inbox and mentions', () => {
   });
 });
 
+describe('mentions in answers and review notes wake the agent', () => {
+  it('an @mention in a free-text answer or a review note reaches the agent by wait and inbox', async () => {
+    const helper = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim', 'events:read'], name: 'helper-bot' });
+    const cursor = (await t.request('GET', '/api/v1/wait?timeout_s=0&work=no', { token: helper.token })).json<{ cursor: string }>().cursor;
+    const task = await claimedTask('mention in answers');
+    const made = await ask(task.id, { options: [], default: { text: 'wait' } });
+    const answered = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { text: 'Yes; @helper-bot can pair on it' } });
+    expect(answered.status, answered.body).toBe(200);
+    expect((await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'done' } })).status).toBe(200);
+    const sent = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'request_changes', comment: '@helper-bot please check the tests' } });
+    expect(sent.status, sent.body).toBe(200);
+    const woke = (await t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(cursor)}`, { token: helper.token })).json<{ items: { type: string; task_id: string }[] }>();
+    expect(woke.items.filter((i) => i.type === 'comment.mentioned').map((i) => i.task_id)).toEqual([task.id, task.id]);
+    const inbox = (await t.request('GET', `/api/v1/inbox?kind=mention&task_id=${task.id}`, { token: helper.token })).json<{ data: { by: string; excerpt: string }[] }>().data;
+    expect(inbox.map((i) => i.excerpt).sort()).toEqual(['@helper-bot please check the tests', 'Yes; @helper-bot can pair on it']);
+    expect(inbox.every((i) => i.by === human.id)).toBe(true);
+  });
+});
+
 describe('inbox items for people', () => {
   type Item = { kind: string; task_id: string; ref_id: string; by: string; state: string; excerpt: string };
   const items = async (who: { token: string }, query: string) => (await t.request('GET', `/api/v1/inbox?limit=100&${query}`, { token: who.token })).json<{ data: Item[] }>().data;
