@@ -610,7 +610,7 @@ ALTER TABLE events ADD CONSTRAINT events_seq_key UNIQUE (seq);
 ALTER TABLE idempotency_keys ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (principal_id, key);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_pkey PRIMARY KEY (provider, provider_event_id);
 ALTER TABLE inbound_deliveries ADD CONSTRAINT inbound_deliveries_provider_check CHECK ((provider = ANY (ARRAY['payments'::text, 'auth'::text])));
-ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check CHECK ((kind = ANY (ARRAY['ask'::text, 'answer'::text, 'mention'::text, 'review'::text, 'assigned'::text, 'approval'::text, 'overdue'::text, 'budget'::text])));
+ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_kind_check CHECK ((kind = ANY (ARRAY['ask'::text, 'answer'::text, 'mention'::text, 'review'::text, 'assigned'::text, 'approval'::text, 'overdue'::text, 'budget'::text, 'reply'::text, 'changed'::text, 'to_review'::text])));
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_pkey PRIMARY KEY (id);
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_principal_id_fkey FOREIGN KEY (principal_id) REFERENCES agents(id);
 ALTER TABLE inbox_items ADD CONSTRAINT inbox_items_state_check CHECK ((state = ANY (ARRAY['unread'::text, 'read'::text, 'done'::text])));

@@ -2813,7 +2813,7 @@ export interface Operations {
   inbox_list: {
     input: {
       state?: Array<"unread" | "read" | "done">;
-      kind?: Array<"ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget">;
+      kind?: Array<"ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget" | "reply" | "changed" | "to_review">;
       task_id?: string;
       cursor?: string;
       limit?: number;
@@ -2821,7 +2821,7 @@ export interface Operations {
     output: {
       data: Array<{
         id: string;
-        kind: "ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget";
+        kind: "ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget" | "reply" | "changed" | "to_review";
         task_id: string;
         /** The ask, comment, task or approval it is about. */
         ref_id: string;
@@ -2856,7 +2856,7 @@ export interface Operations {
       /** The items changed; ids not yours are skipped. */
       items: Array<{
         id: string;
-        kind: "ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget";
+        kind: "ask" | "answer" | "mention" | "review" | "assigned" | "approval" | "overdue" | "budget" | "reply" | "changed" | "to_review";
         task_id: string;
         /** The ask, comment, task or approval it is about. */
         ref_id: string;

@@ -88,6 +88,21 @@ export async function listComments(db: Kysely<DB>, q: CommentListQuery): Promise
   return query.orderBy('id', 'asc').limit(q.limit + 1).execute();
 }
 
+/** The humans with a live comment on a task, but those in `except`: whom a new comment there answers. */
+export async function humanCommenters(tx: Tx, taskId: string, except: readonly string[]): Promise<string[]> {
+  const rows = await tx
+    .selectFrom('comments')
+    .select('author_id')
+    .distinct()
+    .where('task_id', '=', taskId)
+    .where('author_kind', '=', 'human')
+    .where('deleted_at', 'is', null)
+    .$if(except.length > 0, (qb) => qb.where('author_id', 'not in', [...except]))
+    .orderBy('author_id')
+    .execute();
+  return rows.map((r) => r.author_id);
+}
+
 /** The latest `perTask` live comments by humans on each task, newest first, in one statement. */
 export async function latestHumanComments(db: Kysely<DB>, taskIds: readonly string[], perTask: number): Promise<Map<string, CommentRow[]>> {
   const byTask = new Map<string, CommentRow[]>(taskIds.map((id) => [id, []]));

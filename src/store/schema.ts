@@ -446,7 +446,7 @@ export interface AskAnswer {
   option?: string;
 }
 
-export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue' | 'budget';
+export type InboxKind = 'ask' | 'answer' | 'mention' | 'review' | 'assigned' | 'approval' | 'overdue' | 'budget' | 'reply' | 'changed' | 'to_review';
 export type InboxState = 'unread' | 'read' | 'done';
 
 export interface InboxItemsTable {

@@ -24,6 +24,9 @@ const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
   approval: 'asks your approval',
   overdue: 'is still waiting',
   budget: 'ran down a budget',
+  reply: 'replied',
+  changed: 'changed a task assigned to you',
+  to_review: 'handed in for your review',
 };
 
 /** The email about one item: for an ask, its question, deadline and a link per option that answers it. */

@@ -52,7 +52,7 @@ const work = (label: string) =>
 const WORK_SET = [
   'whoami', 'tasks_claim_next', 'tasks_claim', 'tasks_get', 'tasks_list', 'tasks_create', 'tasks_update', 'tasks_hand_in',
   'leases_heartbeat', 'leases_release', 'leases_cycle', 'leases_list', 'artifacts_create', 'comments_create',
-  // Planned (test/agent/planned-operations.ts): ask, wait, hold a resource, report a run.
+  // Issues 39–41: ask, wait, hold a resource, report a run.
   'asks_create', 'wait', 'reservations_acquire', 'reservations_release', 'runs_usage', 'runs_log',
 ];
 

@@ -3,7 +3,7 @@ import type { HttpMethod, Operation, Toolset } from '../../src/operations/define
 
 /**
  * The operations the open issues add (issue 38's budgets must hold with them): reservations, asks,
- * inbox, mentions, wait, runs, budgets, stats, exports, schedules, templates, workspaces, sessions
+ * inbox (mentions are its items, kind=mention), wait, runs, budgets, stats, exports, schedules, templates, workspaces, sessions
  * and token rotation. Stand-ins, not the real ones: each has inputs, summary and description of the
  * size the registry's own have, and the tool set issue 38 decides for it (`work` only for the few
  * an agent's loop needs). test/agent/budgets.test.ts lists them beside the registry; once one lands,
@@ -44,8 +44,6 @@ export const PLANNED_OPERATIONS: readonly Operation[] = [
   planned('asks_list', 'tasks', 'GET', 'List questions, open first: those asked of you, or about a task.', { state: z.enum(['open', 'answered', 'cancelled']).optional(), task_id: id('tsk').optional(), to: z.string().max(30).optional(), ...list }),
   planned('inbox_list', 'tasks', 'GET', 'Your inbox: questions, mentions, reviews and hand-ins waiting for you, newest first.', { state: z.enum(['unread', 'read', 'done']).optional(), kinds: z.array(z.enum(['ask', 'mention', 'review', 'handoff'])).optional(), ...list }),
   planned('inbox_mark', 'tasks', 'POST', 'Mark inbox items read or done.', { ids: z.array(id('inb')).min(1).max(100), state: z.enum(['read', 'done']) }),
-  planned('mentions_list', 'tasks', 'GET', 'Where you were mentioned, newest first.', { unacked: z.boolean().optional(), ...list }),
-  planned('mentions_ack', 'tasks', 'POST', 'Acknowledge mentions: they leave your unacknowledged list.', { ids: z.array(id('men')).min(1).max(100) }),
   // The rest: listed on request (`admin`).
   planned('asks_get', 'admin', 'GET', 'Read a question and its answer.', { id: id('ask') }),
   planned('asks_cancel', 'admin', 'POST', 'Withdraw a question nobody answered yet.', { id: id('ask'), reason: z.string().max(500).optional() }),

@@ -148,6 +148,43 @@ describe('asks', () => {
     expect(items.data.map((i) => i.ref_id)).toContain(made.id);
   });
 
+  const askItemDone = async (askId: string) => (await t.request('GET', '/api/v1/inbox?kind=ask&state=done', { token: human.token })).json<{ data: { ref_id: string }[] }>().data.some((i) => i.ref_id === askId);
+
+  it('a review approved to done closes its asks', async () => {
+    const task = await claimedTask('approve with an open ask');
+    const made = await ask(task.id, {});
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'done, though I asked' } });
+    expect(handIn.status, handIn.body).toBe(200);
+    expect(handIn.json<{ open_asks?: number }>().open_asks).toBe(1);
+    const approved = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'approve' } });
+    expect(approved.status, approved.body).toBe(200);
+    expect(approved.json<{ status: string; open_asks?: number }>()).toMatchObject({ status: 'done' });
+    expect(approved.json<{ open_asks?: number }>().open_asks).toBeUndefined();
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+    expect(await askItemDone(made.id)).toBe(true);
+    const events = (await t.request('GET', `/api/v1/tasks/${task.id}/events`)).json<{ data: { type: string; data: { reason?: string } }[] }>().data;
+    expect(events.find((e) => e.type === 'ask.cancelled')?.data.reason).toBe('task_done');
+    // Its deadline passes: nothing escalates or defaults.
+    at = new Date(at.getTime() + 601_000);
+    expect((await sweep()).status).toBe(200);
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+  });
+
+  it("cancelling a parent closes its subtasks' asks", async () => {
+    const parent = await claimedTask('parent');
+    const child = (await t.request('POST', '/api/v1/tasks', { body: { title: 'child', parent_id: parent.id } })).json<{ id: string }>();
+    expect((await t.request('POST', `/api/v1/tasks/${child.id}/claim`, { token: agent.token, body: {} })).status).toBe(200);
+    const made = await ask(child.id, {});
+    expect((await t.request('POST', `/api/v1/tasks/${parent.id}/hand_in`, { token: agent.token, body: { summary: 'parent done' } })).status).toBe(200);
+    const done = await t.request('PATCH', `/api/v1/tasks/${parent.id}`, { body: { status: 'done', cancel_children: true } });
+    expect(done.status, done.body).toBe(200);
+    const childView = (await t.request('GET', `/api/v1/tasks/${child.id}`)).json<{ status: string; open_asks?: number }>();
+    expect(childView.status).toBe('cancelled');
+    expect(childView.open_asks).toBeUndefined();
+    expect((await t.request('GET', `/api/v1/asks/${made.id}`)).json<Ask>().status).toBe('cancelled');
+    expect(await askItemDone(made.id)).toBe(true);
+  });
+
   it('the asker withdraws its ask; asks list by task and addressee', async () => {
     const task = await claimedTask('withdraw');
     const made = await ask(task.id, { options: [], default: { text: 'carry on' } });
@@ -248,6 +285,80 @@ describe('inbox and mentions', () => {
     // Someone else's item is not changed.
     const foreign = await t.request('POST', '/api/v1/inbox/mark', { token: human.token, body: { ids: [id], state: 'unread' } });
     expect(foreign.json<{ items: unknown[] }>().items).toEqual([]);
+  });
+});
+
+describe('mentions in answers and review notes wake the agent', () => {
+  it('an @mention in a free-text answer or a review note reaches the agent by wait and inbox', async () => {
+    const helper = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim', 'events:read'], name: 'helper-bot' });
+    const cursor = (await t.request('GET', '/api/v1/wait?timeout_s=0&work=no', { token: helper.token })).json<{ cursor: string }>().cursor;
+    const task = await claimedTask('mention in answers');
+    const made = await ask(task.id, { options: [], default: { text: 'wait' } });
+    const answered = await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { text: 'Yes; @helper-bot can pair on it' } });
+    expect(answered.status, answered.body).toBe(200);
+    expect((await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'done' } })).status).toBe(200);
+    const sent = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'request_changes', comment: '@helper-bot please check the tests' } });
+    expect(sent.status, sent.body).toBe(200);
+    const woke = (await t.request('GET', `/api/v1/wait?timeout_s=30&work=no&after=${encodeURIComponent(cursor)}`, { token: helper.token })).json<{ items: { type: string; task_id: string }[] }>();
+    expect(woke.items.filter((i) => i.type === 'comment.mentioned').map((i) => i.task_id)).toEqual([task.id, task.id]);
+    const inbox = (await t.request('GET', `/api/v1/inbox?kind=mention&task_id=${task.id}`, { token: helper.token })).json<{ data: { by: string; excerpt: string }[] }>().data;
+    expect(inbox.map((i) => i.excerpt).sort()).toEqual(['@helper-bot please check the tests', 'Yes; @helper-bot can pair on it']);
+    expect(inbox.every((i) => i.by === human.id)).toBe(true);
+  });
+});
+
+describe('inbox items for people', () => {
+  type Item = { kind: string; task_id: string; ref_id: string; by: string; state: string; excerpt: string };
+  const items = async (who: { token: string }, query: string) => (await t.request('GET', `/api/v1/inbox?limit=100&${query}`, { token: who.token })).json<{ data: Item[] }>().data;
+  const comment = async (who: { token: string }, taskId: string, body: string) => {
+    const res = await t.request('POST', `/api/v1/tasks/${taskId}/comments`, { token: who.token, body: { body } });
+    expect(res.status, res.body).toBe(201);
+    return res.json<{ id: string }>();
+  };
+
+  it('a comment in a thread a human wrote in is a reply for them; not for its author, nor for whom it mentions', async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'a thread' } })).json<{ id: string }>();
+    await comment(human, task.id, 'First thoughts.');
+    expect(await items(human, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    const bobs = await comment(other, task.id, 'I disagree.');
+    expect(await items(human, `kind=reply&task_id=${task.id}`)).toEqual([expect.objectContaining({ ref_id: bobs.id, by: other.id, state: 'unread', excerpt: 'I disagree.' })]);
+    expect(await items(other, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    // Alice answers and mentions Bob: a mention for him, not also a reply.
+    await comment(human, task.id, '@bob see above');
+    expect(await items(other, `kind=reply&task_id=${task.id}`)).toEqual([]);
+    expect((await items(other, `kind=mention&task_id=${task.id}`)).map((i) => i.by)).toEqual([human.id]);
+    // An agent's comment is a reply for both humans; the agent, whose own comments are not human, gets none.
+    const bots = await comment(agent, task.id, 'Noted.');
+    expect((await items(human, `kind=reply&task_id=${task.id}`)).map((i) => i.ref_id)).toContain(bots.id);
+    expect((await items(other, `kind=reply&task_id=${task.id}`)).map((i) => i.ref_id)).toEqual([bots.id]);
+    expect(await items(agent, `kind=reply&task_id=${task.id}`)).toEqual([]);
+  });
+
+  it("a task assigned to a human changed by another is a changed item for them; their own change is not", async () => {
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'mine to do' } })).json<{ id: string }>();
+    const assigned = await t.request('POST', `/api/v1/tasks/${task.id}/assign`, { body: { assignee: human.id } });
+    expect(assigned.status, assigned.body).toBe(200);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { labels: ['urgent'] } })).status).toBe(200);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { body: { status: 'blocked' } })).status).toBe(200);
+    const changed = await items(human, `kind=changed&task_id=${task.id}`);
+    expect(changed.map((i) => i.excerpt)).toEqual(['todo → blocked: mine to do', 'labels: mine to do']);
+    expect(changed.every((i) => i.by !== human.id && i.ref_id === task.id)).toBe(true);
+    expect((await t.request('PATCH', `/api/v1/tasks/${task.id}`, { token: human.token, body: { status: 'todo' } })).status).toBe(200);
+    expect(await items(human, `kind=changed&task_id=${task.id}`)).toHaveLength(2);
+  });
+
+  it('work handed in waits in the inbox of each human who may review it, and turns done once reviewed', async () => {
+    const task = await claimedTask('review me');
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { summary: 'Fixed it; run the suite.' } });
+    expect(handIn.status, handIn.body).toBe(200);
+    for (const who of [human, other]) {
+      expect(await items(who, `kind=to_review&task_id=${task.id}`)).toEqual([expect.objectContaining({ ref_id: task.id, by: agent.id, state: 'unread', excerpt: 'Fixed it; run the suite.' })]);
+    }
+    // The agent, which may not review (and handed it in), gets none.
+    expect(await items(agent, `kind=to_review&task_id=${task.id}`)).toEqual([]);
+    const approved = await t.request('POST', `/api/v1/tasks/${task.id}/review`, { token: human.token, body: { decision: 'approve' } });
+    expect(approved.status, approved.body).toBe(200);
+    for (const who of [human, other]) expect((await items(who, `kind=to_review&task_id=${task.id}`)).map((i) => i.state)).toEqual(['done']);
   });
 });
 

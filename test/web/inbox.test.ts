@@ -60,8 +60,8 @@ describe('the inbox in Chromium', () => {
     await h.t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: agent.token });
     const review = await handedIn('Write the 2.4 release notes');
 
-    // Two asks, the mention, and the approval of the deletion (an item for each human who may decide it).
-    await page.getByTestId('inbox-badge').getByText('4').waitFor(WAIT);
+    // Two asks, the mention, the approval of the deletion (an item for each human who may decide it) and the work to review (shown once, as the task).
+    await page.getByTestId('inbox-badge').getByText('5').waitFor(WAIT);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: /Inbox/ }).click();
     await page.getByRole('heading', { name: 'Inbox' }).waitFor(WAIT);
     await entry('Write the 2.4 release notes').waitFor(WAIT);
@@ -93,7 +93,7 @@ describe('the inbox in Chromium', () => {
     await entry('Write the 2.4 release notes').waitFor({ state: 'detached', ...WAIT });
     expect((await api<Json>('GET', `/api/v1/tasks/${review.id}`)).status).toBe('in_progress');
 
-    // The answered asks turned done on the server; the mention is the one unread item left.
+    // The answered asks and the reviewed work turned done on the server; the mention is the one unread item left.
     await page.getByTestId('inbox-badge').getByText('1').waitFor(WAIT);
   });
 

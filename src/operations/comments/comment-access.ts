@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { BatonError } from '../../errors.ts';
 import { existingArtifactIds } from '../../store/artifacts.ts';
-import { type CommentRow, findComment, insertComment, lockComment } from '../../store/comments.ts';
+import { type CommentRow, findComment, humanCommenters, insertComment, lockComment } from '../../store/comments.ts';
 import type { Tx } from '../../store/connection.ts';
 import type { DB } from '../../store/schema.ts';
 import { lockTask, type TaskRow, tasksEverExisted } from '../../store/tasks.ts';
@@ -83,10 +83,12 @@ export async function lockOwnComment(tx: Tx, id: string, ctx: OperationContext, 
   return { task, comment };
 }
 
-/** Adds a comment to a locked live task's thread, with its `comment.created` and mention events. */
+/** Adds a comment to a locked live task's thread, with its `comment.created` and mention events and the inbox items of whom it mentions or answers (`reply`: a human who wrote in the thread before). */
 export async function postComment(tx: Tx, ctx: OperationContext, task: TaskRow, comment: { body: string; artifacts: readonly string[]; pointer: string }): Promise<CommentRow> {
   const mentioned = await mentionedIn(tx, comment.body, comment.pointer);
   await checkArtifacts(tx, comment.artifacts, '/artifacts');
+  // Read before the insert: the humans who wrote in this thread before, whom it answers (a mention is their item instead).
+  const repliedTo = await humanCommenters(tx, task.id, [ctx.actor.id, ...mentioned.map((p) => p.id)]);
   const row = await insertComment(tx, {
     id: ctx.ids.make('cmt'),
     task_id: task.id,
@@ -101,6 +103,7 @@ export async function postComment(tx: Tx, ctx: OperationContext, task: TaskRow, 
   emitMentions(ctx, mentioned, row);
   // A principal's own comment does not wake it (the loop guard of issue 40 §3).
   const others = mentioned.filter((p) => p.id !== ctx.actor.id);
-  await insertInboxItems(tx, others.map((p) => inboxItem(ctx.ids, ctx.now, { principal_id: p.id, kind: 'mention', task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.body.slice(0, 200) })));
+  const item = (principal: string, kind: 'mention' | 'reply') => inboxItem(ctx.ids, ctx.now, { principal_id: principal, kind, task_id: task.id, ref_id: row.id, by_id: ctx.actor.id, excerpt: row.body.slice(0, 200) });
+  await insertInboxItems(tx, [...others.map((p) => item(p.id, 'mention')), ...repliedTo.map((id) => item(id, 'reply'))]);
   return row;
 }

@@ -9,6 +9,7 @@ import { assertVersion } from '../shared/versions.ts';
 import { shapeTask } from './task-view.ts';
 import { HANDOFF_ARTIFACTS_MAX, HANDOFF_SUMMARY_MAX, taskId, fullTaskOutput } from './task-schema.ts';
 import { checkLease } from './update-task.ts';
+import { deliverToReview } from '../inbox/task-inbox.ts';
 import type { OperationContext } from '../define-operation.ts';
 import type { Tx } from '../../store/connection.ts';
 
@@ -64,7 +65,7 @@ interface Work {
 /**
  * Hands in a locked task in progress whose holder the caller was checked to be: in_review with the
  * handoff, its lease ended, the open change request answered; emits task.handed_in, lease.released
- * and task.status_changed. The artifacts must exist (checked here, at `pointer`).
+ * and task.status_changed, and puts a `to_review` item in each reviewer's inbox. The artifacts must exist (checked here, at `pointer`).
  */
 export async function recordHandIn(tx: Tx, ctx: OperationContext, row: TaskRow, work: Work, pointer = '/artifacts'): Promise<TaskRow> {
   await checkArtifacts(tx, work.artifacts, pointer);
@@ -75,6 +76,7 @@ export async function recordHandIn(tx: Tx, ctx: OperationContext, row: TaskRow, 
     row.lease_id ? { id: row.lease_id, state: 'ended' } : undefined,
   );
   emitHandIn(ctx, row, work);
+  await deliverToReview(tx, ctx, [{ id: row.id, summary: work.summary }]);
   return updated;
 }
 
@@ -86,6 +88,7 @@ export async function recordHandIns(tx: Tx, ctx: OperationContext, items: readon
     { leaseIds: items.map((i) => i.row.lease_id), handoffs: items.map(({ row, work }) => ({ id: row.id, handoff: handoffOf(ctx, work) })) },
     { now: ctx.now, id: ctx.actor.id, kind: ctx.actor.kind },
   );
+  await deliverToReview(tx, ctx, items.map(({ row, work }) => ({ id: row.id, summary: work.summary })));
   const byId = new Map(updated.map((row) => [row.id, row]));
   return items.map(({ row, work }) => {
     emitHandIn(ctx, row, work);

@@ -1,5 +1,6 @@
 import { insertInboxItems } from '../../store/inbox.ts';
-import { inboxItem } from '../asks/ask-flow.ts';
+import { closeAsksOfEndedTask, inboxItem } from '../asks/ask-flow.ts';
+import { closeToReview } from '../inbox/task-inbox.ts';
 import { z } from 'zod';
 import { TRANSITIONS, type TaskStatus } from '../../domain/task-status.ts';
 import { BatonError } from '../../errors.ts';
@@ -53,6 +54,7 @@ export const reviewTask = defineOperation({
     if (input.decision === 'approve') {
       // Approval never cancels subtasks: that takes tasks_update with cancel_children.
       await closeChildren(tx, ctx, row, false);
+      await closeAsksOfEndedTask(tx, ctx, row, 'task_done');
       changes = { status: 'done', changes_requested_id: null };
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'done', reason: 'approved', ...(row.handoff ? { handed_in_by: row.handoff.by.id } : {}) } });
     } else {
@@ -65,6 +67,7 @@ export const reviewTask = defineOperation({
       if (!assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: holder, reason: 'changes_requested' } });
       ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: 'in_review', to: 'in_progress', reason: 'changes_requested' } });
     }
+    await closeToReview(tx, ctx, row.id);
     if (row.handoff && row.handoff.by.id !== ctx.actor.id) {
       const excerpt = input.decision === 'approve' ? 'approved' : `changes requested: ${input.comment?.slice(0, 180) ?? ''}`;
       await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: row.handoff.by.id, kind: 'review', task_id: row.id, ref_id: row.id, by_id: ctx.actor.id, excerpt })]);

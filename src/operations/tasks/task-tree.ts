@@ -3,6 +3,7 @@ import { BatonError } from '../../errors.ts';
 import type { Tx } from '../../store/connection.ts';
 import { ancestorIds, childCount, lockOpenDescendants, lockTaskTree, subtreeHeight } from '../../store/task-tree.ts';
 import { existingTaskIds, type TaskRow, updateTask } from '../../store/tasks.ts';
+import { closeAsksOfEndedTask } from '../asks/ask-flow.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { SUBTASKS_MAX, TREE_DEPTH_MAX } from './task-schema.ts';
 
@@ -45,7 +46,7 @@ export async function checkParent(tx: Tx, id: string | undefined, parentId: stri
 
 /**
  * Before a task moves to done: its open subtasks (any depth) are refused with `children_open`,
- * or, with `cancelChildren`, cancelled in the same transaction (each lease ended, each with its events).
+ * or, with `cancelChildren`, cancelled in the same transaction (each lease ended, each open ask closed, each with its events).
  */
 export async function closeChildren(tx: Tx, ctx: OperationContext, row: TaskRow, cancelChildren: boolean): Promise<void> {
   const open = await lockOpenDescendants(tx, row.id);
@@ -58,6 +59,7 @@ export async function closeChildren(tx: Tx, ctx: OperationContext, row: TaskRow,
   for (const child of open) {
     const from = child.status as TaskStatus;
     const ending = child.status === 'in_progress' && child.lease_id ? { id: child.lease_id, state: 'ended' as const, failure_code: 'cancelled' } : undefined;
+    await closeAsksOfEndedTask(tx, ctx, child, 'task_cancelled');
     if (ending) ctx.emit({ type: 'lease.released', subject: child.id, data: { lease_id: ending.id, reason: 'status_changed', to: 'cancelled' } });
     await updateTask(
       tx,

@@ -141,6 +141,14 @@ describe('nextActions', () => {
     expect(offered(row('in_progress', leased), reviewer('agt_agent'))).toEqual(['leases_heartbeat', 'tasks_hand_in[summary]']);
   });
 
+  it('offer a task with open asks the read of them, first, to whoever may read it', () => {
+    const asking = row('in_progress', { ...leased, open_asks: 1 });
+    expect(offered(asking, reviewer('agt_agent'))).toEqual(['asks_list', 'leases_heartbeat', 'tasks_hand_in[summary]']);
+    expect(offered(asking, principal('human', SCOPES))[0]).toBe('asks_list');
+    expect(nextActions(asking, principal('human', SCOPES))[0]).toEqual({ operation: 'asks_list', method: 'GET', href: `/api/v1/asks?task_id=${asking.id}&status=open` });
+    expect(offered(row('in_progress', leased), reviewer('agt_agent'))).not.toContain('asks_list');
+  });
+
   it('offer work in review its two decisions, request-changes with a comment to write, to anyone who may review but the principal that handed it in', () => {
     const review = row('in_review', handedIn);
     expect(offered(review, reviewer('agt_other'))).toEqual(['tasks_review:approve', 'tasks_review:request_changes[comment]', 'tasks_claim_next']);

@@ -211,7 +211,7 @@ export function writeHeaders(): Record<string, string> {
 }
 
 /**
- * What this caller may do next, as ready-to-send requests: claim the task; keep the lease and hand
+ * What this caller may do next, as ready-to-send requests: read the open asks it waits on; claim the task; keep the lease and hand
  * the work in with a summary; review work in review (approve, or request changes), unless the
  * caller handed it in; the other forward status moves; and, for an agent with nothing to do on this
  * task, claim more work. Explanations live in the docs, keyed by operation, to keep every task small.
@@ -222,6 +222,10 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
   const versioned = () => ({ ...writeHeaders(), 'If-Match': `"${row.version}"` });
   const actions: NextAction[] = [];
+  // It waits on a human: the read lists the open asks, whose addressee answers (asks_answer) and whose asker waits (asks_get with wait_s).
+  if (row.open_asks > 0 && mayCall(actor, 'asks_list', 'tasks:read')) {
+    actions.push({ operation: 'asks_list', method: 'GET', href: `/api/v1/asks?task_id=${row.id}&status=open` });
+  }
   if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks_claim', 'tasks:claim')) {
     actions.push({ operation: 'tasks_claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
   }

@@ -1,4 +1,5 @@
 import { closeAsksOfEndedTask } from '../asks/ask-flow.ts';
+import { closeToReview, deliverToReview, noteChangeToAssignee } from '../inbox/task-inbox.ts';
 import { z } from 'zod';
 import { priorityFromRank, priorityRank } from '../../domain/task-priority.ts';
 import {
@@ -104,6 +105,9 @@ export const updateTask = defineOperation({
       lease.ending,
     );
     emitEvents(ctx, row, changes, required);
+    await noteChangeToAssignee(tx, ctx, row, { fields: [...Object.keys(changes), ...(required ? ['reservations'] : [])], ...(changes.status === undefined ? {} : { status: changes.status }) });
+    if (row.status === 'in_review' && changes.status !== undefined) await closeToReview(tx, ctx, row.id);
+    if (changes.status === 'in_review') await deliverToReview(tx, ctx, [{ id: row.id, summary: row.title }]);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
   },
 });

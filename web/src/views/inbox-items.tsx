@@ -31,6 +31,8 @@ export const KIND_LABEL: Record<InboxItem['kind'] | 'approval' | 'to_review', st
   assigned: 'Assigned',
   overdue: 'Overdue',
   budget: 'Budget',
+  reply: 'Reply',
+  changed: 'Changed',
   approval: 'Approval',
   to_review: 'To review',
 };

@@ -34,8 +34,8 @@ async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: 
     waiting && may.reviews && (kind === '' || kind === 'to_review') ? get<Page<Task>>('/tasks?status=in_review&limit=100') : null,
   ]);
   const entries: Entry[] = [
-    // An approval's own item is shown as the approval itself while approvals are listed (decided in place).
-    ...inbox.data.filter((item) => !(approvals && item.kind === 'approval')).map((item) => ({ kind: 'item' as const, id: item.id, at: item.created_at, item })),
+    // An approval's or a review's own item is shown as the approval or the task itself while those are listed (decided in place).
+    ...inbox.data.filter((item) => !(approvals && item.kind === 'approval') && !(reviews && item.kind === 'to_review')).map((item) => ({ kind: 'item' as const, id: item.id, at: item.created_at, item })),
     ...(approvals?.data ?? []).map((approval) => ({ kind: 'approval' as const, id: approval.id, at: approval.created_at, approval })),
     ...(reviews?.data ?? []).map((task) => ({ kind: 'review' as const, id: task.id, at: task.updated_at, task })),
   ].sort((a, b) => b.at.localeCompare(a.at));
