@@ -85,6 +85,8 @@ export function concerns(event: ConcernedEvent, who: Concerned): boolean {
   if (addressedTo(event, who)) return true;
   if (event.actor_id === who.id) return false;
   if (event.type === 'task.claimed' && text(event.data, 'holder_id') === who.id) return true;
+  // A task is nobody's before it exists: a stream that resumes judges task.created by the tasks it has now, and must not take it.
+  if (event.type === 'task.created') return false;
   return who.tasks.has(event.subject) && ABOUT_ITS_TASK.some((prefix) => event.type.startsWith(prefix));
 }
 
