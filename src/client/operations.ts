@@ -5213,6 +5213,8 @@ export interface Operations {
       subject?: string;
       /** `full`: the whole object. */
       view?: "compact" | "full";
+      /** `me`: only the events that concern the caller (its asks, answers, mentions, reviews, assignments, and its tasks), none of its own actions. */
+      for?: "me";
     };
     output: {
       /** `evt_<ULID>`; also the cursor for `since`. */

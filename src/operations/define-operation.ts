@@ -190,8 +190,12 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
 
 /** Follows the timeline: each batch holds the next events strictly after the last one, in commit order. */
 export interface EventTail {
-  /** Every event after `afterSeq`, forever, until `signal` aborts or the server closes (then it ends quietly). */
-  follow(afterSeq: string, signal: AbortSignal): AsyncIterable<readonly EventRow[]>;
+  /**
+   * Every event after `afterSeq`, forever, until `signal` aborts or the server closes (then it ends
+   * quietly); with `interest`, only the events it admits, and the tail does not wake this follower
+   * for an event that names none of its keys.
+   */
+  follow(afterSeq: string, signal: AbortSignal, interest?: EventInterest): AsyncIterable<readonly EventRow[]>;
   /**
    * What `make` answers for `row`, made once per `key` and shared by every stream that asks while
    * the row lives: the rows of a batch the tail read are the same objects for all its followers, so
@@ -199,6 +203,16 @@ export interface EventTail {
    * once per stream. The answer must not be changed by its readers.
    */
   shared<T extends object>(row: EventRow, key: string, make: () => T): T;
+}
+
+/**
+ * What a filtered follower takes. The tail offers it only rows one of whose `eventKeys`
+ * (src/domain/event-concerns.ts) is among `keys`, and calls `admit` on each of those exactly once,
+ * in commit order (so `admit` may keep state, and change `keys`: the tail reads them again after each call).
+ */
+export interface EventInterest {
+  readonly keys: ReadonlySet<string>;
+  admit(row: EventRow): boolean;
 }
 
 /** What a stream depends on: the caller, the timeline's tail, and the signal that ends the subscription. */

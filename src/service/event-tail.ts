@@ -1,4 +1,5 @@
-import type { EventTail } from '../operations/define-operation.ts';
+import { eventKeys } from '../domain/event-concerns.ts';
+import type { EventInterest, EventTail } from '../operations/define-operation.ts';
 import type { Database } from '../store/database.ts';
 import { EVENTS_CHANNEL, type EventRow, listEvents } from '../store/events.ts';
 
@@ -20,12 +21,18 @@ export interface RunningTail extends EventTail {
 }
 
 interface Follower {
-  /** The last seq queued for (or yielded to) this follower. */
+  /**
+   * The last seq queued for (or yielded to) this follower. A filtered follower's stays where it
+   * joined until it overflows: it then takes the last seq the tail dispatched to it.
+   */
   position: bigint;
   readonly queue: EventRow[][];
   size: number;
   overflowed: boolean;
   wake: (() => void) | undefined;
+  /** A filtered follower's interest, and the keys the dispatch index holds it under. */
+  readonly interest: EventInterest | undefined;
+  readonly indexed: Set<string>;
 }
 
 /**
@@ -34,10 +41,17 @@ interface Follower {
  * reads once per wake-up (a NOTIFY from any instance, or the poll) and shares with all followers.
  * A follower that falls QUEUE_LIMIT rows behind goes back to reading the table at its own pace,
  * so memory stays bounded whatever the consumer does.
+ *
+ * Unfiltered followers take every batch. Filtered ones (an agent's `for=me` stream) sit in a
+ * dispatch index by their interest keys: each row read is routed, by the ids it names
+ * (`eventKeys`), to the followers indexed under one of them, so an event wakes only the streams it
+ * may concern, however many are open.
  */
 export function startEventTail(database: Database, onError: (error: unknown) => void): RunningTail {
   const { db } = database;
   const live = new Set<Follower>();
+  const unfiltered = new Set<Follower>();
+  const index = new Map<string, Set<Follower>>();
   const listeners: (() => void)[] = [];
   let head = 0n;
   // Held while anyone needs wake-ups (a follower, or onAppend's wanted): every write anywhere
@@ -55,16 +69,75 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     // Nobody follows: nothing to read. A follower catches up from the table itself when it joins,
     // so the tail need only read past the furthest-behind follower.
     if (live.size === 0) return;
-    const behind = [...live].map((f) => f.position).reduce((a, b) => (b < a ? b : a));
-    if (behind > head) head = behind;
+    let behind: bigint | undefined;
+    for (const follower of live) if (behind === undefined || follower.position < behind) behind = follower.position;
+    if (behind !== undefined && behind > head) head = behind;
     for (;;) {
       const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(head), beforeSeq: undefined, order: 'asc', limit: PAGE });
       const batch = rows.slice(0, PAGE);
       const last = batch.at(-1);
       if (!last) return;
+      const before = head;
       head = BigInt(last.seq);
-      for (const follower of live) offer(follower, batch);
+      for (const follower of unfiltered) offer(follower, batch);
+      dispatch(batch, before);
       if (rows.length <= PAGE) return;
+    }
+  };
+  /** Keeps the index level with what `follower`'s interest wants now. */
+  const reindex = (follower: Follower, keys: ReadonlySet<string>) => {
+    for (const key of follower.indexed) {
+      if (keys.has(key)) continue;
+      follower.indexed.delete(key);
+      const followers = index.get(key);
+      followers?.delete(follower);
+      if (followers?.size === 0) index.delete(key);
+    }
+    for (const key of keys) {
+      if (follower.indexed.has(key)) continue;
+      follower.indexed.add(key);
+      let followers = index.get(key);
+      if (!followers) index.set(key, (followers = new Set()));
+      followers.add(follower);
+    }
+  };
+  const none: ReadonlySet<string> = new Set();
+  const nobody: ReadonlySet<Follower> = new Set();
+  /**
+   * Routes each row of `batch` (read after seq `before`) to the filtered followers indexed under a
+   * key it names, in order, asking each whether it takes the row; one that would pass its limit
+   * overflows there and leaves the index, to read the table from the row before.
+   */
+  const dispatch = (batch: readonly EventRow[], before: bigint) => {
+    if (index.size === 0) return;
+    const taken = new Map<Follower, EventRow[]>();
+    let previous = before;
+    for (const row of batch) {
+      const seq = BigInt(row.seq);
+      const routed = new Set<Follower>();
+      for (const key of eventKeys(row)) for (const follower of index.get(key) ?? nobody) routed.add(follower);
+      for (const follower of routed) {
+        const interest = follower.interest;
+        if (!interest || follower.overflowed || seq <= follower.position) continue;
+        const rows = taken.get(follower) ?? [];
+        taken.set(follower, rows);
+        if (follower.size + rows.length >= QUEUE_LIMIT) {
+          follower.overflowed = true;
+          follower.position = previous > follower.position ? previous : follower.position;
+          reindex(follower, none);
+          continue;
+        }
+        if (interest.admit(row)) rows.push(row);
+        reindex(follower, interest.keys);
+      }
+      previous = seq;
+    }
+    for (const [follower, rows] of taken) {
+      if (rows.length > 0) {
+        follower.queue.push(rows);
+        follower.size += rows.length;
+      }
+      follower.wake?.();
     }
   };
   const wake = () => {
@@ -120,16 +193,16 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     return release;
   };
 
-  async function* follow(afterSeq: string, signal: AbortSignal): AsyncIterable<readonly EventRow[]> {
+  async function* follow(afterSeq: string, signal: AbortSignal, interest?: EventInterest): AsyncIterable<readonly EventRow[]> {
     const release = await acquire();
     try {
-      yield* followFrom(BigInt(afterSeq), signal);
+      yield* followFrom(BigInt(afterSeq), signal, interest);
     } finally {
       release();
     }
   }
 
-  async function* followFrom(from: bigint, signal: AbortSignal): AsyncIterable<readonly EventRow[]> {
+  async function* followFrom(from: bigint, signal: AbortSignal, interest: EventInterest | undefined): AsyncIterable<readonly EventRow[]> {
     let position = from;
     while (!signal.aborted && !closed) {
       const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(position), beforeSeq: undefined, order: 'asc', limit: PAGE });
@@ -137,13 +210,16 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       const last = batch.at(-1);
       if (last) {
         position = BigInt(last.seq);
-        yield batch;
+        const taken = interest ? batch.filter((row) => interest.admit(row)) : batch;
+        if (taken.length > 0) yield taken;
         continue;
       }
       // Level with the table as of that read; go live only if the tail has not read past us since.
       if (position < head) continue;
-      const follower: Follower = { position, queue: [], size: 0, overflowed: false, wake: undefined };
+      const follower: Follower = { position, queue: [], size: 0, overflowed: false, wake: undefined, interest, indexed: new Set() };
       live.add(follower);
+      if (interest) reindex(follower, interest.keys);
+      else unfiltered.add(follower);
       // An append that landed while nobody followed was not read: read now, so it is not left to the poll.
       wake();
       try {
@@ -160,6 +236,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
         }
       } finally {
         live.delete(follower);
+        unfiltered.delete(follower);
+        reindex(follower, none);
       }
       position = follower.position;
     }
@@ -250,8 +328,15 @@ function nextWake(follower: Follower, signal: AbortSignal): Promise<void> {
 export function workspaceTail(tail: EventTail, workspaceId: string): EventTail {
   return {
     shared: (row, key, make) => tail.shared(row, key, make),
-    async *follow(afterSeq, signal) {
-      for await (const batch of tail.follow(afterSeq, signal)) {
+    async *follow(afterSeq, signal, interest) {
+      // Keys name principals and tasks, which belong to one workspace; the check keeps another's rows from `admit` all the same.
+      const inWorkspace: EventInterest | undefined = interest && {
+        get keys() {
+          return interest.keys;
+        },
+        admit: (row) => row.workspace_id === workspaceId && interest.admit(row),
+      };
+      for await (const batch of tail.follow(afterSeq, signal, inWorkspace)) {
         const mine = batch.filter((row) => row.workspace_id === workspaceId);
         if (mine.length > 0) yield mine;
       }

@@ -31,3 +31,26 @@ export async function eventsFor(db: Kysely<DB>, principalId: string, afterSeq: s
     .limit(limit)
     .execute();
 }
+
+/** The role `principalId` holds now (humans only), or null (an agent, or disabled): the role `eventsFor` reads. */
+export async function roleOf(db: Kysely<DB>, principalId: string): Promise<string | null> {
+  const row = await db.selectFrom('agents').select('role').where('id', '=', principalId).where('disabled', '=', false).executeTakeFirst();
+  return row?.role ?? null;
+}
+
+/**
+ * The open tasks (not done, cancelled or deleted) `principalId` holds a live lease on or is assigned
+ * to now, and which of the two.
+ */
+export async function tasksOf(db: Kysely<DB>, principalId: string): Promise<{ id: string; holds: boolean; assigned: boolean }[]> {
+  const me = principalId;
+  return db
+    .selectFrom('tasks')
+    .select('id')
+    .select(sql<boolean>`(lease_id IS NOT NULL AND lease_holder_id = ${me})`.as('holds'))
+    .select(sql<boolean>`(assignee_id IS NOT DISTINCT FROM ${me})`.as('assigned'))
+    .where('status', 'not in', ['done', 'cancelled'])
+    .where('deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('assignee_id', '=', me), eb('id', 'in', eb.selectFrom('leases').select('task_id').where('holder_id', '=', me).where('state', '=', 'active'))]))
+    .execute();
+}

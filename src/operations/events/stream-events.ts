@@ -1,5 +1,10 @@
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { latestSeq } from '../../store/events.ts';
+import type { DB } from '../../store/schema.ts';
+import { type Concerned, concerns, interestKeys, type TaskTie, trackTasks } from '../../domain/event-concerns.ts';
+import { type EventRow, latestSeq } from '../../store/events.ts';
+import { roleOf, tasksOf } from '../../store/inbox-events.ts';
+import type { EventInterest } from '../define-operation.ts';
 import { defineOperation } from '../define-operation.ts';
 import { sinceSeq, viewParam } from '../shared/lists.ts';
 import { eventListParams } from './event-params.ts';
@@ -11,7 +16,10 @@ export const streamEvents = defineOperation({
   description:
     'Each event is one frame: `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`. ' +
     'Resume with `Last-Event-ID` (browsers and EventSource clients send it) or `since`; without either the stream starts now. ' +
-    'A `: ping` comment every 15 s keeps proxies from closing an idle stream.',
+    'A `: ping` comment every 15 s keeps proxies from closing an idle stream. ' +
+    '`for=me` keeps only the events that concern the caller (spec/realtime.md, "Events for me"): what its inbox and `baton wait` get ' +
+    '(asks to it or its role, answers to its asks, mentions of it, review decisions on its hand-in, tasks assigned to it), and the task, lease ' +
+    'and comment events about the tasks it holds or is assigned to; never its own actions.',
   kind: 'stream',
   scope: 'events:read',
   approval: 'none',
@@ -21,6 +29,7 @@ export const streamEvents = defineOperation({
     types: eventListParams.types,
     subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
     view: viewParam,
+    for: z.literal('me').optional().describe('`me`: only the events that concern the caller (its asks, answers, mentions, reviews, assignments, and its tasks), none of its own actions.'),
   }),
   output: eventOutput,
   async open(db, ctx, input) {
@@ -30,8 +39,9 @@ export const streamEvents = defineOperation({
     }
     const types = input.types ? new Set(input.types) : undefined;
     const start = after;
+    const interest = input.for === 'me' ? await concerning(db, ctx.actor.id) : undefined;
     return (async function* () {
-      for await (const batch of ctx.tail.follow(start, ctx.signal)) {
+      for await (const batch of ctx.tail.follow(start, ctx.signal, interest)) {
         for (const row of batch) {
           if (types && !types.has(row.type)) continue;
           if (input.subject && row.subject !== input.subject) continue;
@@ -42,3 +52,28 @@ export const streamEvents = defineOperation({
   },
   frameOf: (event) => ({ id: event.id, event: event.type ?? 'message' }),
 });
+
+/**
+ * What a `for=me` stream takes: the events that concern the caller, its role and tasks as they stand
+ * when the stream opens, its tasks then kept by the events themselves (`trackTasks`), in commit order.
+ */
+async function concerning(db: Kysely<DB>, id: string): Promise<EventInterest> {
+  const [role, held] = await Promise.all([roleOf(db, id), tasksOf(db, id)]);
+  const tasks = new Map<string, TaskTie>(held.map((t) => [t.id, { holds: t.holds, assigned: t.assigned }]));
+  const who: Concerned = { id, role, tasks };
+  const keys = interestKeys(who);
+  return {
+    keys,
+    admit(row: EventRow) {
+      const taken = concerns(row, who);
+      const had = tasks.has(row.subject);
+      trackTasks(tasks, row, id);
+      // An event changes at most its own subject's place among the tasks.
+      if (tasks.has(row.subject) !== had) {
+        if (had) keys.delete(row.subject);
+        else keys.add(row.subject);
+      }
+      return taken;
+    },
+  };
+}
