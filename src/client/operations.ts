@@ -5930,6 +5930,8 @@ export interface Operations {
       repo?: string;
       /** `me`, or a principal id. */
       holder?: string;
+      /** Only those taken for this task. */
+      task_id?: string;
       state?: "active" | "all";
       cursor?: string;
       limit?: number;
