@@ -10,7 +10,7 @@ import { DAY_MS, FLEET_ORDER, type FleetState, fleetState, HOUR_MS, nearLapse, t
 
 const STATE_LABEL: Record<FleetState, string> = { stuck: 'Stuck', waiting: 'Waiting on a human', working: 'Working', idle: 'Idle', offline: 'Offline' };
 
-/** A burst of events reloads the page once, at most this often: each reload is six requests on the viewer's rate budget. */
+/** A burst of events reloads the page once, at most this often: each reload is seven requests on the viewer's rate budget. */
 const RELOAD_MS = 1000;
 
 const LIVE_TYPES = /^(lease\.|task\.claimed|task\.attempt_failed|task\.handed_in|task\.status_changed|approval\.|agent\.|token\.|ask\.)/;
