@@ -5932,6 +5932,8 @@ export interface Operations {
       repo?: string;
       /** `me`, or a principal id. */
       holder?: string;
+      /** Only those taken for this task. */
+      task_id?: string;
       state?: "active" | "all";
       cursor?: string;
       limit?: number;

@@ -60,6 +60,8 @@ export interface ReservationQuery {
   resource: string | undefined;
   repo: string | undefined;
   holderId: string | undefined;
+  /** Only those taken for this task (with its lease, or `task_id` on acquire). */
+  taskId?: string | undefined;
 }
 
 /** One page by id; fetches `limit + 1` for `has_more`. */
@@ -69,6 +71,7 @@ export async function listReservations(db: Kysely<DB>, q: ReservationQuery): Pro
   if (q.resource !== undefined) query = query.where('reservations.resource', '=', q.resource);
   if (q.repo !== undefined) query = query.where('reservations.repo', '=', q.repo);
   if (q.holderId !== undefined) query = query.where('reservations.holder_id', '=', q.holderId);
+  if (q.taskId !== undefined) query = query.where('reservations.task_id', '=', q.taskId);
   const now = q.liveAt;
   if (now) {
     query = query

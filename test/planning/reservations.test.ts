@@ -123,9 +123,14 @@ describe('reservations', () => {
     const tied = await held(a, { repo: 'github.com/acme/tied', paths: ['api/**'], task_id: task.id });
     expect((await acquire(b, { resource: 'x', task_id: task.id })).json<{ code: string }>().code).toBe('lease_inactive');
     await refused(b, { repo: 'github.com/acme/tied', paths: ['api/v1.ts'] });
+    // The task page lists what is held for the task (reservations_list with task_id), nothing else.
+    await held(a, { resource: 'untied-lock' });
+    const forTask = (await c.request('GET', `/api/v1/reservations?task_id=${task.id}`)).json<{ data: Reservation[] }>().data;
+    expect(forTask.map((r) => r.id)).toEqual([tied.id]);
     const gave = await c.request('POST', `/api/v1/leases/${claim.lease.id}/release`, { token: a.token, body: {} });
     expect(gave.status, gave.body).toBe(200);
     expect((await c.request('GET', `/api/v1/reservations/${tied.id}`)).json<Reservation>().state).toBe('lease_ended');
+    expect((await c.request('GET', `/api/v1/reservations?task_id=${task.id}`)).json<{ data: Reservation[] }>().data).toEqual([]);
     await held(b, { repo: 'github.com/acme/tied', paths: ['api/v1.ts'] });
   });
 

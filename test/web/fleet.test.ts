@@ -100,4 +100,40 @@ describe('an accurate fleet, in Chromium', () => {
     await stuck.getByRole('link', { name: 'Reindex the archive' }).waitFor(WAIT);
     expect(await stuck.getByTestId('fleet-health').textContent()).toContain('1 lease near lapse without a heartbeat');
   });
+
+  it('shows an agent that asked a human as waiting on a human though it holds a lease (was "working"), and working once answered', async () => {
+    const agent = await h.t.addPrincipal({ name: 'asking-bot', scopes: [...SCOPES] });
+    const me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
+    const held = await claim(agent, 'Rotate the API keys');
+    await api('POST', `/api/v1/leases/${held.lease?.id}/heartbeat`, { note: 'Keys staged' }, agent.token);
+    const ask = await api('POST', `/api/v1/tasks/${held.id}/asks`, { question: 'Rotate them in production?', options: [{ label: 'Yes' }, { label: 'No' }], to: me, timeout_s: 3600, default: { option: 'No' } }, agent.token);
+    await page.goto(`${h.base}/fleet`);
+    const waiting = page.locator('li.fleet-agent[data-agent="asking-bot"][data-state="waiting"]');
+    await waiting.getByRole('link', { name: '“Rotate them in production?”' }).waitFor(WAIT);
+    expect(await waiting.getByTestId('fleet-state').textContent()).toBe('Waiting on a human');
+    expect(await waiting.locator(`li[data-ask="${ask.id}"]`).textContent()).toMatch(/^Asked “Rotate them in production\?” of .+, due in \d+m \d\ds$/);
+    // Its lease is still shown with the heartbeat's note.
+    await waiting.getByText('“Keys staged”').waitFor(WAIT);
+
+    await api('POST', `/api/v1/asks/${ask.id}/answer`, { option: 'Yes' });
+    await page.locator('li.fleet-agent[data-agent="asking-bot"][data-state="working"]').waitFor(WAIT);
+    expect(await card('asking-bot').locator(`li[data-ask="${ask.id}"]`).count()).toBe(0);
+  });
+
+  it('shows each agent’s time and cost today, live as its runs end', async () => {
+    const agent = await h.t.addPrincipal({ name: 'costly-bot', scopes: [...SCOPES] });
+    // Claimed five minutes ago on the server's clock: the run lasts five minutes when handed in now.
+    offset = -300_000;
+    const held = await claim(agent, 'Summarise the incident', { ttl_s: 900 });
+    offset = 0;
+    await api('POST', `/api/v1/leases/${held.lease?.id}/usage`, { input_tokens: 12_000, output_tokens: 3_000, cost: 0.42, currency: 'USD' }, agent.token);
+    await page.goto(`${h.base}/fleet`);
+    const usage = card('costly-bot').getByTestId('fleet-usage');
+    await usage.getByText('Today (UTC): no runs ended · cost $0.42 · 15,000 tokens').waitFor(WAIT);
+    expect(await card('review-bot').getByTestId('fleet-usage').textContent()).toMatch(/^Today \(UTC\): 1 run ended, \d+s in all$/);
+
+    await api('POST', `/api/v1/tasks/${held.id}/hand_in`, { summary: 'Summary written.', lease_epoch: held.lease?.epoch }, agent.token);
+    await usage.getByText(/1 run ended/).waitFor(WAIT);
+    expect(await usage.textContent()).toMatch(/^Today \(UTC\): 1 run ended, 5m 0\ds in all · cost \$0\.42 · 15,000 tokens$/);
+  });
 });

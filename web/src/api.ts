@@ -33,6 +33,7 @@ export class ApiProblem extends Error {
 /** Any failure as a problem to show: the server's own, or one that says what happened (never a blank page). */
 export function problemOf(error: unknown): Problem {
   if (error instanceof ApiProblem) return error.problem;
+  if (error instanceof BatonProblem) return toProblem(error);
   return { code: 'internal', title: 'Something went wrong in this page', status: 0, detail: error instanceof Error ? error.message : String(error), hint: 'Try again; if it keeps failing, reload the page.' };
 }
 

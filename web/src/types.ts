@@ -33,6 +33,12 @@ export type BatonEvent = WithMembers<ItemOf<'events_list'>, 'actor' | 'data'>;
 
 export type Approval = OutputOf<'approvals_get'>;
 
+/** A question put to a person or role on a task (spec/asks.md). */
+export type Ask = OutputOf<'asks_get'>;
+
+/** Something outside Baton held for a while: a named resource, or paths in a repository (spec/collaboration.md). */
+export type Reservation = OutputOf<'reservations_get'>;
+
 export type Agent = OutputOf<'agents_get'>;
 
 export type Token = ItemOf<'tokens_list'>;

@@ -1,5 +1,5 @@
-import { get, getAll, type Page, pages } from '../api.ts';
-import type { Agent, Approval, BatonEvent, Token } from '../types.ts';
+import { get, getAll, type Page, pages, sessionClient } from '../api.ts';
+import type { Agent, Approval, Ask, BatonEvent, InsightFigures, Token } from '../types.ts';
 import { DAY_MS, OUTCOME_TYPES } from './fleet-state.ts';
 
 /** A lease as GET /leases serves it (the fields the fleet reads). */
@@ -21,14 +21,22 @@ interface HeldTask {
   status: string;
   handoff: { by: { id: string } } | null;
   lease?: { holder: { id: string } } | null;
-  /** Open asks on it (spec/asks.md); absent when none. */
-  open_asks?: number;
 }
 
 /** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
 const TOKENS_MS = 60_000;
 /** The day's outcomes are read once, newest first, up to this many pages of 100; afterwards only what is new. */
 const OUTCOME_PAGES = 10;
+
+/** Today's figures per agent (insight_get by agent), read again on outcome events or after this. */
+const USAGE_MS = 60_000;
+
+/** Each agent's figures for the current UTC day: runs ended and how long they took, what they cost. */
+export interface Usage {
+  /** Principal id → its figures; empty when the viewer may not read insight (agents are refused it). */
+  byAgent: Map<string, InsightFigures>;
+  readAt: number;
+}
 
 export interface Tokens {
   byAgent: Map<string, Token[]>;
@@ -54,6 +62,9 @@ export interface FleetData {
   /** Pending approvals (none when the viewer may not list them). */
   approvals: Approval[];
   outcomes: OutcomeLog;
+  /** Open asks, the newest 100: an agent with one of its own open waits on a human (spec/web.md). */
+  asks: Ask[];
+  usage: Usage;
 }
 
 const OUTCOMES = `/events?types=${OUTCOME_TYPES.join(',')}`;
@@ -80,22 +91,25 @@ async function readOutcomes(last: OutcomeLog | null): Promise<OutcomeLog> {
 }
 
 /**
- * One reload: six requests (seven on the first, which reads the day's outcomes back), and each
- * agent's tokens only when `tokens` is missing, stale or lacks an agent.
+ * One reload: seven requests (eight on the first, which reads the day's outcomes back), each
+ * agent's tokens only when `tokens` is missing, stale or lacks an agent, and today's figures per
+ * agent only when `usage` is missing or stale.
  */
-export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog } | null): Promise<FleetData> {
+export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; usage: Usage | null } | null): Promise<FleetData> {
   // What agents hold now, however old: on a busy queue the newest leases of any state were seconds old and left long-held ones out.
-  const [agents, active, beats, outcomes, tasks, approvals] = await Promise.all([
+  const [agents, active, beats, outcomes, tasks, approvals, asks, usage] = await Promise.all([
     getAll<Agent>('/agents'),
     getAll<LeaseRow>('/leases?state=active', 3),
     get<Page<BatonEvent>>('/events?order=desc&types=lease.renewed&limit=100'),
     readOutcomes(last?.outcomes ?? null),
     // A leased task is in progress, handed-in work waits in review: one list of both rather than a GET per task.
-    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff,lease,open_asks', 5),
+    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff,lease', 5),
     get<Page<Approval>>('/approvals?status=pending&limit=100').then(
       (page) => page.data,
       (): Approval[] => [],
     ),
+    sessionClient.asks.list({ status: ['open'], limit: 100 }).then((page) => page.data),
+    readUsage(last?.usage ?? null),
   ]);
   const fleet = agents.data.filter((a) => a.kind === 'agent');
   const latest = new Map<string, BatonEvent>();
@@ -111,7 +125,20 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog } |
     beats: latest,
     approvals,
     outcomes,
+    asks,
+    usage,
   };
+}
+
+/** Today's figures by agent: the last read while under a minute old, else a new one (none when refused). */
+async function readUsage(last: Usage | null): Promise<Usage> {
+  if (last && Date.now() - last.readAt < USAGE_MS) return last;
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const groups = await sessionClient.insight.get({ from: day(Date.now()), to: day(Date.now() + DAY_MS), by: 'agent' }).then(
+    (insight) => insight.groups,
+    () => [],
+  );
+  return { byAgent: new Map(groups.map((g) => [g.key, g.figures])), readAt: Date.now() };
 }
 
 /** Each agent's tokens: the last read while it is under a minute old and covers every agent, else a new read. */

@@ -66,6 +66,8 @@ interface AgentFacts {
   outcomes: readonly Outcome[];
   /** Tasks it handed in that wait in review, and approvals it asked for that wait for a decision. */
   waitingOn: number;
+  /** Open asks it put to a human (a person or a role), whatever task they are on. */
+  asking: number;
   lastSeen: number | null;
 }
 
@@ -77,13 +79,15 @@ function failingRepeatedly(outcomes: readonly Outcome[], now: number): boolean {
 
 /**
  * The state by spec/web.md's rules, first match wins: offline when disabled; stuck when a held lease
- * is near lapse or its last two attempts failed within the hour; working when it holds a lease;
- * waiting on a human when its work waits in review or on an approval; idle when seen in the last
- * 15 minutes; offline otherwise. One failure among successes is told, not a state.
+ * is near lapse or its last two attempts failed within the hour; waiting on a human when it has an
+ * open ask to a human (even while it holds a lease: it waits for the answer); working when it holds
+ * a lease; waiting on a human when its work waits in review or on an approval; idle when seen in
+ * the last 15 minutes; offline otherwise. One failure among successes is told, not a state.
  */
 export function fleetState(facts: AgentFacts, now: number): FleetState {
   if (facts.agent.disabled) return 'offline';
   if (facts.held.some((l) => nearLapse(l, now)) || failingRepeatedly(facts.outcomes, now)) return 'stuck';
+  if (facts.asking > 0) return 'waiting';
   if (facts.held.length > 0) return 'working';
   if (facts.waitingOn > 0) return 'waiting';
   return facts.lastSeen !== null && now - facts.lastSeen < SEEN_MS ? 'idle' : 'offline';

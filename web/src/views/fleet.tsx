@@ -1,18 +1,21 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
-import { ago, exact, timeLeft } from '../format.ts';
+import { ago, duration, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
-import { useEvents } from '../session.ts';
-import { type FleetData, loadFleet, type OutcomeLog, type Tokens } from './fleet-data.ts';
+import { useEvents, useSession } from '../session.ts';
+import type { InsightFigures } from '../types.ts';
+import { type FleetData, loadFleet, type OutcomeLog, type Tokens, type Usage } from './fleet-data.ts';
 import { DAY_MS, FLEET_ORDER, type FleetState, fleetState, HOUR_MS, nearLapse, type Outcome, outcomeOf, type Tally, tally } from './fleet-state.ts';
 
 const STATE_LABEL: Record<FleetState, string> = { stuck: 'Stuck', waiting: 'Waiting on a human', working: 'Working', idle: 'Idle', offline: 'Offline' };
 
-/** A burst of events reloads the page once, at most this often: each reload is six requests on the viewer's rate budget. */
+/** A burst of events reloads the page once, at most this often: each reload is seven requests on the viewer's rate budget. */
 const RELOAD_MS = 1000;
 
-const LIVE_TYPES = /^(lease\.|task\.claimed|task\.attempt_failed|task\.handed_in|task\.status_changed|approval\.|agent\.|token\.)/;
+const LIVE_TYPES = /^(lease\.|task\.claimed|task\.attempt_failed|task\.handed_in|task\.status_changed|approval\.|agent\.|token\.|ask\.)/;
+/** Events that end a run, so today's figures per agent are read again. */
+const RUN_ENDS = /^(lease\.(released|expired)|task\.(handed_in|attempt_failed))$/;
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
@@ -22,18 +25,30 @@ function tallyText({ handedIn, failed }: Tally): string {
   return total === 0 ? 'none finished' : `${handedIn} handed in, ${failed} failed (${Math.round((handedIn / total) * 100)}% succeeded)`;
 }
 
+/** "Today (UTC): 2 runs ended, 14m 05s in all · cost US$0.42 · 12,000 tokens", from insight_get by agent. */
+function usageText(figures: InsightFigures | undefined): string {
+  if (!figures) return 'Today (UTC): no runs ended, nothing reported';
+  const { runs, usage } = figures;
+  const parts = [runs.ended === 0 ? 'no runs ended' : `${runs.ended === 1 ? '1 run' : `${runs.ended} runs`} ended, ${duration((runs.duration_s.mean ?? 0) * runs.ended * 1000)} in all`];
+  for (const c of usage.cost) parts.push(`cost ${new Intl.NumberFormat(undefined, { style: 'currency', currency: c.currency, maximumFractionDigits: 4 }).format(c.amount)}`);
+  const tokens = usage.input_tokens + usage.output_tokens;
+  if (tokens > 0) parts.push(`${tokens.toLocaleString()} tokens`);
+  return `Today (UTC): ${parts.join(' · ')}`;
+}
+
 /** Every agent, what it holds now, what waits on a human, and how it is doing, live. */
 export function Fleet() {
   const now = useNow(1000);
   const [data, setData] = useState<FleetData | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const kept = useRef<{ tokens: Tokens | null; outcomes: OutcomeLog | null }>({ tokens: null, outcomes: null });
+  const { names } = useSession();
+  const kept = useRef<{ tokens: Tokens | null; outcomes: OutcomeLog | null; usage: Usage | null }>({ tokens: null, outcomes: null, usage: null });
   const load = () => {
-    const { tokens, outcomes } = kept.current;
-    return loadFleet(tokens && outcomes ? { tokens, outcomes } : null).then(
+    const { tokens, outcomes, usage } = kept.current;
+    return loadFleet(tokens && outcomes ? { tokens, outcomes, usage } : null).then(
       (next) => {
-        kept.current = { tokens: next.tokens, outcomes: next.outcomes };
+        kept.current = { tokens: next.tokens, outcomes: next.outcomes, usage: next.usage };
         setData(next);
         setProblem(null);
       },
@@ -49,6 +64,7 @@ export function Fleet() {
   useEvents((event) => {
     if (!LIVE_TYPES.test(event.type)) return;
     if (event.type.startsWith('token.') || event.type.startsWith('agent.')) kept.current = { ...kept.current, tokens: null };
+    if (RUN_ENDS.test(event.type)) kept.current = { ...kept.current, usage: null };
     if (pending.current) return;
     // A burst of events (a claim writes three) reloads once.
     pending.current = setTimeout(() => {
@@ -60,18 +76,19 @@ export function Fleet() {
   if (!data) return problem ? <PageProblem problem={problem} onRetry={() => void load()} /> : <Loading what="the fleet" />;
   const outcomes = data.outcomes.events.map(outcomeOf).filter((o): o is Outcome => o !== null);
   const tasks = [...data.tasks.values()];
+  const agentIds = new Set(data.agents.map((a) => a.id));
   const rows = data.agents.map((agent) => {
     const held = data.leases.filter((l) => l.holder.id === agent.id);
     const mine = outcomes.filter((o) => o.agentId === agent.id);
     const inReview = tasks.filter((t) => t.status === 'in_review' && t.handoff?.by.id === agent.id);
     const asked = data.approvals.filter((a) => a.requested_by.id === agent.id);
-    // Asks on the tasks it holds: it waits on a human's answer (spec/asks.md).
-    const askedHumans = tasks.filter((t) => t.lease?.holder.id === agent.id && (t.open_asks ?? 0) > 0).length;
+    // Its own open asks to a human (a person or a role, not another agent): it waits on the answer.
+    const asking = data.asks.filter((a) => a.asked_by.id === agent.id && !agentIds.has(a.to));
     const tokens = data.tokens.byAgent.get(agent.id) ?? [];
     const used = tokens.map((t) => (t.last_used_at ? Date.parse(t.last_used_at) : 0)).concat(held.map((l) => Date.parse(l.renewed_at)));
     const lastSeen = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
-    const state = fleetState({ agent, held, outcomes: mine, waitingOn: inReview.length + asked.length + askedHumans, lastSeen }, now);
-    return { agent, held, mine, inReview, asked, tokens, lastSeen, state };
+    const state = fleetState({ agent, held, outcomes: mine, waitingOn: inReview.length + asked.length, asking: asking.length, lastSeen }, now);
+    return { agent, held, mine, inReview, asked, asking, tokens, lastSeen, state };
   });
   rows.sort((a, b) => FLEET_ORDER.indexOf(a.state) - FLEET_ORDER.indexOf(b.state) || a.agent.name.localeCompare(b.agent.name));
   const counts = new Map(FLEET_ORDER.map((s) => [s, rows.filter((r) => r.state === s).length]));
@@ -91,7 +108,7 @@ export function Fleet() {
       {problem && <ProblemNotice problem={problem} onRetry={() => void load()} onDismiss={() => setProblem(null)} />}
       {rows.length === 0 && <p class="empty">No agents yet. Add one under Agents.</p>}
       <ul class="fleet" aria-label="Agents">
-        {rows.map(({ agent, held, mine, inReview, asked, tokens, lastSeen, state }) => {
+        {rows.map(({ agent, held, mine, inReview, asked, asking, tokens, lastSeen, state }) => {
           const late = held.filter((l) => nearLapse(l, now)).length;
           const lastHour = mine.filter((o) => now - o.at < HOUR_MS);
           const failed = lastHour.filter((o) => o.kind === 'failed').length;
@@ -146,8 +163,14 @@ export function Fleet() {
                   })}
                 </ul>
               )}
-              {(inReview.length > 0 || asked.length > 0) && (
+              {(inReview.length > 0 || asked.length > 0 || asking.length > 0) && (
                 <ul class="fleet-waits small" aria-label={`Waiting on a human for ${agent.name}`}>
+                  {asking.map((a) => (
+                    <li key={a.id} data-ask={a.id}>
+                      Asked <a href={`/tasks/${a.task_id}`}>“{a.question}”</a> of {a.to.startsWith('role:') ? `the ${a.to.slice(5)} role` : (names.get(a.to) ?? a.to)},{' '}
+                      <span title={exact(a.due_at)}>{Date.parse(a.due_at) >= now ? `due in ${duration(Date.parse(a.due_at) - now)}` : `past due by ${duration(now - Date.parse(a.due_at))}`}</span>
+                    </li>
+                  ))}
                   {inReview.map((t) => (
                     <li key={t.id}>
                       In review: <a href={`/tasks/${t.id}`}>{t.title}</a>
@@ -163,6 +186,9 @@ export function Fleet() {
               <p class="small fleet-stats" data-testid="fleet-stats">
                 Last hour: {tallyText(tally(mine, now - HOUR_MS))} · last day: {tallyText(tally(mine, now - DAY_MS))}
                 {!data.outcomes.complete && ' (at least: the day was read in part)'}
+              </p>
+              <p class="small fleet-usage" data-testid="fleet-usage">
+                {usageText(data.usage.byAgent.get(agent.id))}
               </p>
               <p class="small fleet-tokens">
                 {tokens.filter((t) => !t.revoked_at).length === 0

@@ -44,15 +44,19 @@ export function taskOf(entry: Entry): string | null {
   return entry.approval.target?.id.startsWith('tsk_') ? entry.approval.target.id : null;
 }
 
-/** An ask, answered in place: its options as buttons, or a free-text answer; closed asks say how they closed. */
-function AskAnswer({ askId, onAnswered }: { askId: string; onAnswered: (what: string) => void }) {
-  const [ask, setAsk] = useState<Ask | null>(null);
+/**
+ * An ask, answered in place: its options as buttons, or a free-text answer; closed asks say how they
+ * closed. Reads the ask by id, unless `ask` hands it over as its list read it (the task page).
+ */
+export function AskAnswer({ askId, ask: given, onAnswered }: { askId: string; ask?: Ask; onAnswered: (what: string) => void }) {
+  const [ask, setAsk] = useState<Ask | null>(given ?? null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [text, setText] = useState('');
   const action = useAction();
   useEffect(() => {
-    get<Ask>(`/asks/${askId}`).then(setAsk, (error: unknown) => setProblem(problemOf(error)));
-  }, [askId]);
+    if (given) setAsk(given);
+    else get<Ask>(`/asks/${askId}`).then(setAsk, (error: unknown) => setProblem(problemOf(error)));
+  }, [askId, given]);
   if (problem) return <ProblemNotice problem={problem} />;
   if (!ask) return null;
   const answer = (body: { option: string } | { text: string }) =>

@@ -15,6 +15,8 @@ import { Timeline } from './timeline.tsx';
 import { AssigneePanel, AttemptsPanel, Comments, ReviewPanel } from './collaboration.tsx';
 import { SubtasksPanel } from './subtasks.tsx';
 import { RunsPanel } from './runs.tsx';
+import { AsksPanel } from './task-asks.tsx';
+import { ReservationsPanel } from './task-reservations.tsx';
 import { useConfirm } from '../confirm.tsx';
 import { useUndo } from '../undo.tsx';
 import { DeleteTask } from './task-delete.tsx';
@@ -132,6 +134,7 @@ export function TaskPage({ id }: { id: string }) {
               </>
             )}
           </section>
+          {can(session, 'asks_list') && <AsksPanel taskId={task.id} />}
           {can(session, 'runs_list') && <RunsPanel taskId={task.id} labels={task.labels} />}
           <section class="card">
             <h2>Timeline</h2>
@@ -167,6 +170,7 @@ export function TaskPage({ id }: { id: string }) {
               <p class="muted">Nobody holds this task.</p>
             )}
           </section>
+          {can(session, 'reservations_list') && <ReservationsPanel taskId={task.id} now={now} />}
           <section class="card">
             <h2>Details</h2>
             <dl class="facts">

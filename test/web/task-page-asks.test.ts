@@ -1,0 +1,75 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../harness.ts';
+import { AXE, axeEverywhere } from './axe.ts';
+import { apiOf, type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+
+interface Json {
+  id: string;
+  lease: { id: string; epoch: number } | null;
+}
+interface Ask {
+  id: string;
+  status: string;
+  answer: { text: string; option?: string } | null;
+  answered_by: { id: string; kind: string } | null;
+}
+
+/** The task page's open asks and reservations (issue 43), live, answered through `asks_answer`, in Chromium. */
+describe('a task page with asks and reservations, in Chromium', () => {
+  let h: BrowserHarness;
+  let page: Page;
+  let agent: Principal;
+  let me = '';
+  const api = apiOf(() => h);
+  const asAgent = <T = Json>(method: string, url: string, body?: unknown) => api<T>(method, url, body, agent.token);
+
+  beforeAll(async () => {
+    h = await startBrowser();
+    agent = await h.t.addPrincipal({ name: 'deploy-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
+    page = await h.context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.addInitScript({ path: AXE });
+    await page.goto(h.base);
+    await signIn(page, h.t.adminToken);
+    await page.locator('.live-stream').waitFor(WAIT);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('shows an agent’s ask and reservation as they are made, answers the ask with an option, and drops the reservation once released', { timeout: 120_000 }, async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Migrate the staging database' });
+    await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const reservations = page.locator('section', { has: page.getByRole('heading', { name: 'Reservations' }) });
+    await reservations.getByText('None held for this task.').waitFor(WAIT);
+    expect(await page.getByRole('heading', { name: 'Asks' }).count()).toBe(0);
+
+    // The agent asks and reserves while the page is open: both show without a reload.
+    const ask = await asAgent<Ask>('POST', `/api/v1/tasks/${task.id}/asks`, { question: 'Run the migration now?', options: [{ label: 'Run it' }, { label: 'Wait' }], to: me, timeout_s: 3600, default: { option: 'Wait' } });
+    const reserved = await asAgent('POST', '/api/v1/reservations', { resource: 'staging-db', task_id: task.id, ttl_s: 600 });
+    const asks = page.locator('section', { has: page.getByRole('heading', { name: 'Asks' }) });
+    const item = asks.locator(`li[data-ask="${ask.id}"]`);
+    await item.getByText('Run the migration now?').waitFor(WAIT);
+    expect(await item.textContent()).toContain('Asked by Agentdeploy-bot of');
+    await item.getByText(/^Due /).waitFor(WAIT);
+    const row = reservations.locator(`li[data-reservation="${reserved.id}"]`);
+    await row.getByText('staging-db').waitFor(WAIT);
+    expect(await row.textContent()).toMatch(/staging-db \(exclusive\)Agentdeploy-bot .+ left/);
+    expect(await axeEverywhere(page, 'task page with an open ask and a reservation')).toEqual([]);
+
+    // Answered from the page through asks_answer: the ask says so and who answered; the API agrees.
+    await item.getByRole('group', { name: 'Answers to “Run the migration now?”' }).getByRole('button', { name: 'Run it' }).click();
+    await asks.locator(`li[data-ask="${ask.id}"][data-status="answered"]`).getByTestId('ask-closed').getByText('Answered: “Run it”').waitFor(WAIT);
+    expect(await item.getByRole('button', { name: 'Run it' }).count()).toBe(0);
+    const answered = await api<Ask>('GET', `/api/v1/asks/${ask.id}`);
+    expect(answered).toMatchObject({ status: 'answered', answer: { option: 'Run it' }, answered_by: { id: me, kind: 'human' } });
+    expect(await item.getByTestId('ask-closed').locator('.actor').getAttribute('title')).toBe(`Human ${me}`);
+
+    // Released by the agent: the page follows.
+    await asAgent('POST', `/api/v1/reservations/${reserved.id}/release`, {});
+    await reservations.getByText('None held for this task.').waitFor(WAIT);
+  });
+});
