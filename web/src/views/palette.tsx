@@ -235,7 +235,7 @@ const KEYS: readonly [string, string][] = [
   ['m', 'Move the selected card (or this task)'],
   ['x', 'Select or unselect the focused card, dead letter or approval (for bulk actions; shift-click selects a range)'],
   ['e', 'Inbox: mark the focused item done'],
-  ['z', 'Undo the move just made (while its toast shows)'],
+  ['z', 'Undo the move or bulk action just made (while its toast shows)'],
   ['Escape', 'Close a dialog or menu'],
 ];
 

@@ -3,7 +3,7 @@ import { useAction } from '../action.ts';
 import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 
-export interface Parameter {
+interface Parameter {
   name: string;
   type: 'string' | 'number' | 'enum';
   values?: string[];
