@@ -29,6 +29,8 @@ describe('bulk decisions in Chromium', () => {
   const tick = (title: string) => page.getByRole('checkbox', { name: `Select ${title}` });
   const bar = () => page.getByRole('region', { name: 'Bulk actions' });
   const report = () => page.getByTestId('bulk-report');
+  const toast = () => page.locator('.undo-toast');
+  const statusOf = async (id: string | undefined) => (await api<Json>('GET', `/api/v1/tasks/${id}`)).status;
   const handedIn = async (title: string) => {
     const task = await asAgent('POST', '/api/v1/tasks', { title });
     const held = await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
@@ -83,10 +85,66 @@ describe('bulk decisions in Chromium', () => {
 
     for (const title of ['Charlie batch', 'Delta batch']) await tick(title).click();
     await bar().getByRole('combobox', { name: 'Move the selected tasks to' }).selectOption('cancelled');
+    // Cancelling is asked first: kept, nothing is sent; confirmed, both go.
     await bar().getByRole('button', { name: 'Move 2' }).click();
+    const ask = page.getByRole('alertdialog', { name: 'Cancel 2 tasks?' });
+    await ask.getByRole('button', { name: 'Keep it' }).click();
+    await ask.waitFor({ state: 'hidden', ...WAIT });
+    expect(await statusOf(made[3]?.id)).toBe('todo');
+    expect(await report().getByText('Move to Cancelled').count()).toBe(0);
+    await bar().getByRole('button', { name: 'Move 2' }).click();
+    await ask.getByRole('button', { name: 'Cancel 2 tasks' }).click();
     await report().getByText('Move to Cancelled: 2 done.').waitFor(WAIT);
     await page.locator('section.column-cancelled article.task-card', { hasText: 'Delta batch' }).waitFor(WAIT);
     expect((await api<Json>('GET', `/api/v1/tasks/${made[3]?.id}`)).status).toBe('cancelled');
+  });
+
+  it('undoes a bulk move, assignment and label, each item by its own inverse; one changed meanwhile is refused and named', { timeout: 120_000 }, async () => {
+    const made: Json[] = [];
+    for (const title of ['Undo one', 'Undo two', 'Undo three']) made.push(await api<Json>('POST', '/api/v1/tasks', { title, labels: ['kept'] }));
+    const [one, two, three] = made;
+    await page.goto(h.base);
+    await card('Undo three').waitFor(WAIT);
+    const selectAll = async () => {
+      for (const title of ['Undo one', 'Undo two', 'Undo three']) await tick(title).click();
+      await bar().getByText('3 tasks selected').waitFor(WAIT);
+    };
+
+    await selectAll();
+    await bar().getByRole('combobox', { name: 'Move the selected tasks to' }).selectOption('blocked');
+    await bar().getByRole('button', { name: 'Move 3' }).click();
+    await toast().filter({ hasText: 'Move to Blocked: 3 tasks.' }).getByRole('button', { name: 'Undo' }).waitFor(WAIT);
+    // Someone changes one meanwhile: its undo is refused by If-Match, the others go back.
+    await api('PATCH', `/api/v1/tasks/${two?.id}`, { priority: 'high' });
+    await toast().getByRole('button', { name: 'Undo' }).click();
+    await toast().filter({ hasText: 'Could not undo it: 2 of 3 undone; not “Undo two”.' }).waitFor(WAIT);
+    await report().getByText('Undo Move to Blocked: 2 done, 1 refused.').waitFor(WAIT);
+    await report().locator('[data-outcome="refused"]', { hasText: 'Undo two' }).waitFor(WAIT);
+    expect(await axeEverywhere(page, 'board with a refused bulk undo')).toEqual([]);
+    expect([await statusOf(one?.id), await statusOf(two?.id), await statusOf(three?.id)]).toEqual(['todo', 'blocked', 'todo']);
+
+    await api('PATCH', `/api/v1/tasks/${two?.id}`, { status: 'todo' });
+    await page.locator('section.column-todo article.task-card', { hasText: 'Undo two' }).waitFor(WAIT);
+    await selectAll();
+    await bar().getByRole('combobox', { name: 'Assign the selected tasks to' }).selectOption({ label: 'batch-bot' });
+    await bar().getByRole('button', { name: 'Assign 3' }).click();
+    await report().getByText('Assign to batch-bot: 3 done.').waitFor(WAIT);
+    expect((await api<Json>('GET', `/api/v1/tasks/${one?.id}?view=full`)).assignee?.id).toBe(agent.id);
+    // `z` presses Undo.
+    await page.locator('#board-title').click();
+    await page.keyboard.press('z');
+    await toast().filter({ hasText: 'Undone: Assign to batch-bot: 3 tasks.' }).waitFor(WAIT);
+    await report().getByText('Undo Assign to batch-bot: 3 done.').waitFor(WAIT);
+    for (const task of made) expect((await api<Json>('GET', `/api/v1/tasks/${task.id}?view=full`)).assignee ?? null).toBeNull();
+
+    await selectAll();
+    await bar().getByRole('textbox', { name: 'Label to add to the selected tasks' }).fill('temporary');
+    await bar().getByRole('button', { name: 'Add label' }).click();
+    await report().getByText('Label temporary: 3 done.').waitFor(WAIT);
+    expect((await api<Json>('GET', `/api/v1/tasks/${three?.id}`)).labels).toEqual(['kept', 'temporary']);
+    await toast().getByRole('button', { name: 'Undo' }).click();
+    await toast().filter({ hasText: 'Undone: Label temporary: 3 tasks.' }).waitFor(WAIT);
+    for (const task of made) expect((await api<Json>('GET', `/api/v1/tasks/${task.id}`)).labels).toEqual(['kept']);
   });
 
   it('approves reviews and requests changes with one comment; a card that is not in review is refused and says why', { timeout: 120_000 }, async () => {
@@ -162,5 +220,33 @@ describe('bulk decisions in Chromium', () => {
     const decided = await Promise.all(ids.map((id) => api<Approval>('GET', `/api/v1/approvals/${id}`)));
     expect(decided.map((a) => a.status)).toEqual(['denied', 'approved', 'denied']);
     expect(decided[0]?.reason).toBe('We keep the branches a month.');
+  });
+
+  it('approves approvals in bulk, asking first when they delete; x selects on the approvals page', async () => {
+    const tasks: Json[] = [];
+    const ids: string[] = [];
+    for (const title of ['Stale draft one', 'Stale draft two']) {
+      const task = await asAgent('POST', '/api/v1/tasks', { title });
+      tasks.push(task);
+      const res = await h.t.request('DELETE', `/api/v1/tasks/${task.id}`, { token: agent.token });
+      ids.push(res.json<{ id: string }>().id);
+    }
+    await page.goto(`${h.base}/approvals`);
+    const first = page.locator(`article.approval[data-approval-id="${ids[0]}"]`);
+    await first.getByRole('link', { name: 'Stale draft one' }).focus();
+    await page.keyboard.press('x');
+    await bar().getByText('1 approval selected').waitFor(WAIT);
+    await bar().getByRole('button', { name: 'Select all 2 matching' }).click();
+    await bar().getByRole('button', { name: 'Approve 2' }).click();
+    const ask = page.getByRole('alertdialog', { name: 'Approve 2 deletes?' });
+    expect(await axeEverywhere(page, 'approvals asking before deleting')).toEqual([]);
+    await ask.getByRole('button', { name: 'Keep it' }).click();
+    await ask.waitFor({ state: 'hidden', ...WAIT });
+    for (const id of ids) expect((await api<Approval>('GET', `/api/v1/approvals/${id}`)).status).toBe('pending');
+    await bar().getByRole('button', { name: 'Approve 2' }).click();
+    await ask.getByRole('button', { name: 'Approve and delete' }).click();
+    await report().getByText('Approve: 2 done.').waitFor(WAIT);
+    for (const id of ids) expect((await api<Approval>('GET', `/api/v1/approvals/${id}`)).status).toBe('approved');
+    for (const task of tasks) expect((await h.t.request('GET', `/api/v1/tasks/${task.id}`)).status).toBe(404);
   });
 });

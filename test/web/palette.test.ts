@@ -5,6 +5,9 @@ import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './bro
 interface Json {
   id: string;
   status: string;
+  version: number;
+  assignee?: { id: string } | null;
+  lease?: { epoch: number } | null;
 }
 
 /** Ctrl/Cmd+K: go to a task by title or id prefix, act on the selected task; `?` lists the shortcuts. */
@@ -41,8 +44,10 @@ describe('the command palette and the shortcuts, in Chromium', () => {
     await page.keyboard.press('Control+k');
     // The first action opens the task; moves follow, never Done or Cancelled first.
     await active().getByText('Open “Upgrade the database”').waitFor(WAIT);
+    // Delete (asked first) is the very last.
     const labels = await palette().locator('[role=option]').allTextContents();
-    expect(labels.at(-1)).toMatch(/to (Done|Cancelled)$/);
+    expect(labels.at(-1)).toMatch(/Delete “Upgrade the database”…$/);
+    expect(labels.at(-2)).toMatch(/to (Done|Cancelled)$/);
     await page.keyboard.type('in progress');
     await active().getByText('Move “Upgrade the database” to In progress').waitFor(WAIT);
     await page.keyboard.press('Enter');
@@ -74,5 +79,51 @@ describe('the command palette and the shortcuts, in Chromium', () => {
     expect(await keys.textContent()).toContain('Select the next / previous card');
     await page.keyboard.press('Escape');
     await keys.waitFor({ state: 'hidden', ...WAIT });
+  });
+
+  it('runs the task page’s actions on the open task: assign to me, comment, request changes, approve the review, delete', async () => {
+    const agent = await h.t.addPrincipal({ name: 'palette-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] });
+    const handedIn = async (title: string) => {
+      const task = await api<Json>('POST', '/api/v1/tasks', { title }, agent.token);
+      const held = await api<Json>('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token);
+      return api<Json>('PATCH', `/api/v1/tasks/${task.id}`, { status: 'in_review', lease_epoch: held.lease?.epoch }, agent.token);
+    };
+    const me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
+    const read = (id: string) => api<Json>('GET', `/api/v1/tasks/${id}?view=full`);
+    const run = async (text: string, option: string) => {
+      await page.keyboard.press('Control+k');
+      await active().getByText('Open “').waitFor(WAIT);
+      await page.keyboard.type(text);
+      await palette().getByRole('option', { name: option }).waitFor(WAIT);
+      while (!((await active().textContent()) ?? '').includes(option)) await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Enter');
+    };
+
+    const shipped = await handedIn('Ship the exporter');
+    await page.goto(`${h.base}/tasks/${shipped.id}`);
+    await page.getByRole('heading', { name: 'Ship the exporter' }).waitFor(WAIT);
+    await run('to me', 'Assign “Ship the exporter” to me');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    await expect.poll(async () => (await read(shipped.id)).assignee?.id, WAIT).toBe(me);
+    await run('approve', 'Approve the review of “Ship the exporter”');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    await expect.poll(async () => (await read(shipped.id)).status, WAIT).toBe('done');
+
+    const draft = await handedIn('Draft the changelog');
+    await page.goto(`${h.base}/tasks/${draft.id}`);
+    await page.getByRole('heading', { name: 'Draft the changelog' }).waitFor(WAIT);
+    await run('Name the breaking changes', 'Comment on “Draft the changelog”: Name the breaking changes');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    const comments = await api<{ data: { body: string }[] }>('GET', `/api/v1/tasks/${draft.id}/comments`);
+    expect(comments.data.map((c) => c.body)).toEqual(['Name the breaking changes']);
+    await run('List the migrations too', 'Request changes on “Draft the changelog”: List the migrations too');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    await expect.poll(async () => (await read(draft.id)).status, WAIT).toBe('in_progress');
+
+    // Delete asks first, as on the task page; confirmed, the task is gone and the board shows.
+    await run('delete', 'Delete “Draft the changelog”…');
+    await page.getByRole('alertdialog', { name: 'Delete “Draft the changelog”?' }).getByRole('button', { name: 'Delete task' }).click();
+    await page.waitForURL(`${h.base}/`);
+    expect((await h.t.request('GET', `/api/v1/tasks/${draft.id}`)).status).toBe(404);
   });
 });

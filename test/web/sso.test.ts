@@ -144,6 +144,33 @@ describe('single sign-on in Chromium', () => {
     await context.close();
   });
 
+  it('ends another of the person’s sessions from /sessions: that browser is signed out at its next request', { timeout: 120_000 }, async () => {
+    const laptop = await browser.newContext();
+    const phone = await browser.newContext();
+    await laptop.addInitScript({ path: AXE });
+    const page = await laptop.newPage();
+    const other = await phone.newPage();
+    for (const each of [page, other]) {
+      await each.goto(`${base}/auth/oidc/login`);
+      await atProvider(each, 'eve');
+      await each.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
+    }
+    const otherId = await other.evaluate(async () => ((await (await fetch('/auth/session')).json()) as { session: { id: string } }).session.id);
+    await page.goto(`${base}/sessions`);
+    await page.getByText('This browser').waitFor(WAIT);
+    const row = page.locator(`tr[data-session-id="${otherId}"]`);
+    expect(await axeEverywhere(page, 'sessions')).toEqual([]);
+    await row.getByRole('button', { name: 'End session' }).click();
+    await row.waitFor({ state: 'detached', ...WAIT });
+    expect(await signedIn(other)).toBe(false);
+    expect(await signedIn(page)).toBe(true);
+    // The other browser's next request meets the sign-in page.
+    await other.goto(`${base}/agents`);
+    await other.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    await laptop.close();
+    await phone.close();
+  });
+
   it('refuses a return_to that points off-site: no redirect anywhere', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -86,4 +86,20 @@ describe('templates, in Chromium', () => {
     await page.getByRole('link', { name: 'Ship 1.4.0' }).click();
     await page.waitForURL('**/tasks/tsk_*');
   });
+
+  it('makes a template’s tasks from quick create: the template field swaps the fields for its parameters, Ctrl+Enter creates', async () => {
+    await page.goto(h.base);
+    await page.locator('#board-title').waitFor(WAIT);
+    await page.keyboard.press('c');
+    const dialog = page.getByRole('dialog', { name: 'New task' });
+    await dialog.getByLabel('Template', { exact: true }).selectOption({ label: 'Release (4 tasks)' });
+    expect(await dialog.locator('#new-task-title').count()).toBe(0);
+    await dialog.getByLabel(/^version/).fill('2.0.0');
+    expect(await violations(page)).toEqual([]);
+    await page.keyboard.press('Control+Enter');
+    await dialog.waitFor({ state: 'hidden', ...WAIT });
+    await page.getByRole('link', { name: 'Release 2.0.0' }).first().waitFor(WAIT);
+    const made = await api<{ data: { title: string }[] }>('GET', '/api/v1/tasks?limit=100');
+    expect(made.data.map((t) => t.title).filter((t) => t.includes('2.0.0'))).toEqual(expect.arrayContaining(['Release 2.0.0', 'Notes for 2.0.0 (web)', 'Ship 2.0.0']));
+  });
 });

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { ActionKey, type Problem, problemOf, write, type WriteOptions } from './api.ts';
 
 /** One write: what `write` takes, less the key, which the action chooses. */
-interface ActionRequest extends Omit<WriteOptions, 'key'> {
+export interface ActionRequest extends Omit<WriteOptions, 'key'> {
   method: 'POST' | 'PATCH' | 'DELETE';
   path: string;
 }

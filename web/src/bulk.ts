@@ -13,6 +13,8 @@ export interface BulkRequest {
   path: string;
   body?: unknown;
   ifMatch?: number;
+  /** The Idempotency-Key, when chosen before (an undo's, fixed when its toast is shown); otherwise a fresh one. */
+  key?: string;
 }
 
 /** How one item fared: done (with the server's answer), or refused with the server's problem. */
@@ -45,7 +47,7 @@ export async function runBulk(items: readonly BulkItem[], request: (item: BulkIt
         continue;
       }
       try {
-        outcome.result = await write(sent.method, sent.path, { key: newKey(), ...(sent.body === undefined ? {} : { body: sent.body }), ...(sent.ifMatch === undefined ? {} : { ifMatch: sent.ifMatch }) });
+        outcome.result = await write(sent.method, sent.path, { key: sent.key ?? newKey(), ...(sent.body === undefined ? {} : { body: sent.body }), ...(sent.ifMatch === undefined ? {} : { ifMatch: sent.ifMatch }) });
       } catch (error) {
         outcome.problem = problemOf(error);
       }

@@ -7,6 +7,7 @@ import { ago, exact, timeLeft } from '../format.ts';
 import { focusedItem, type Selection, useSelection } from '../bulk.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
 import { BulkBar, BulkResults, SelectBox, useBulk } from './bulk-bar.tsx';
+import { useConfirm } from '../confirm.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Agent, Approval, Task } from '../types.ts';
 
@@ -251,6 +252,13 @@ function NotifyButton() {
   );
 }
 
+/** Approving deletes in bulk: what the confirmation asks. */
+const approveDeletes = (n: number) => ({
+  title: `Approve ${n} delete${n === 1 ? '' : 's'}?`,
+  body: `${n === 1 ? 'One of the selected approvals deletes' : `${n} of the selected approvals delete`} what it acts on, at once and for good; the rest run as asked.`,
+  confirm: `Approve and delete`,
+});
+
 /** Pending approvals, decided here one by one; decisions made on this page stay listed with their outcome. */
 export function Approvals() {
   const [tab, setTab] = useState<'pending' | 'history'>('pending');
@@ -286,12 +294,17 @@ export function Approvals() {
       selection.toggle(id, order());
     },
   });
-  const decideSelected = (verb: 'approve' | 'deny') =>
-    bulk.run(
+  const confirm = useConfirm();
+  const decideSelected = async (verb: 'approve' | 'deny') => {
+    // Approving a delete runs it: asked first, as deleting from the task page is.
+    const deletes = (pending ?? []).filter((a) => selection.selected.has(a.id) && a.operation.endsWith('_delete')).length;
+    if (verb === 'approve' && deletes > 0 && !(await confirm.ask(approveDeletes(deletes)))) return;
+    await bulk.run(
       verb === 'approve' ? 'Approve' : 'Deny',
       [...selection.selected].map((id) => ({ id, label: seen.current.get(id) ?? id })),
       (item) => ({ method: 'POST', path: `/approvals/${item.id}/${verb}`, body: bulkReason.trim() ? { reason: bulkReason.trim() } : {} }),
     );
+  };
   const onDecided = (approval: Approval) => {
     setDecided((current) => [approval, ...current]);
     setPending((current) => current?.filter((a) => a.id !== approval.id) ?? null);
@@ -313,6 +326,7 @@ export function Approvals() {
         </div>
       </div>
       {tab === 'history' && <History />}
+      {confirm.dialog}
       {tab === 'pending' && problem && <ProblemNotice problem={problem} onRetry={() => void load()} />}
       {tab === 'pending' && bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
       {tab === 'pending' && (

@@ -1,18 +1,25 @@
 import { useState } from 'preact/hooks';
-import type { BulkItem, BulkRequest, Selection } from '../bulk.ts';
+import type { BulkItem, BulkOutcome, BulkRequest, Selection } from '../bulk.ts';
+import { useConfirm } from '../confirm.tsx';
+import { useUndo } from '../undo.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { can, useSession } from '../session.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 import { BulkBar, BulkResults, useBulk } from './bulk-bar.tsx';
+import { assignBack, labelsBack, moveBack, type TaskInverse, undoBulk } from './bulk-undo.ts';
 
 /**
  * The board's bulk actions over the selected cards, each the operation an agent would call for one
  * task, with If-Match at the version the board shows: move, assign, add a label, approve reviews,
  * request changes with one comment. `matching` is every task that passes the filters, in board order.
+ * A move to Cancelled is asked first; a move, an assignment or a label is offered for undo in the toast.
  */
 export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: Selection; tasks: ReadonlyMap<string, Task>; matching: readonly Task[]; onTasks: (tasks: Task[]) => void }) {
   const session = useSession();
-  const bulk = useBulk(selection, (outcomes) => onTasks(outcomes.flatMap((o) => (o.result && typeof o.result === 'object' ? [o.result as Task] : []))));
+  const tasksOf = (outcomes: BulkOutcome[]) => outcomes.flatMap((o) => (o.result && typeof o.result === 'object' ? [o.result as Task] : []));
+  const bulk = useBulk(selection, (outcomes) => onTasks(tasksOf(outcomes)));
+  const confirm = useConfirm();
+  const showUndo = useUndo();
   const [to, setTo] = useState<Status | ''>('');
   const [assignee, setAssignee] = useState('');
   const [label, setLabel] = useState('');
@@ -22,10 +29,21 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
     return task ? [task] : [];
   });
   const inReview = matching.filter((t) => t.status === 'in_review');
-  const run = (action: string, request: (task: Task) => BulkRequest) => {
+  const run = async (action: string, request: (task: Task) => BulkRequest, inverse?: TaskInverse) => {
     const byId = new Map(chosen.map((t) => [t.id, t]));
     const items: BulkItem[] = chosen.map((t) => ({ id: t.id, label: t.title }));
-    return bulk.run(action, items, (item) => request(byId.get(item.id) as Task));
+    const outcomes = await bulk.run(action, items, (item) => request(byId.get(item.id) as Task));
+    const done = outcomes.filter((o) => o.problem === null).length;
+    if (!inverse || done === 0) return;
+    const undone = (back: BulkOutcome[]) => {
+      onTasks(tasksOf(back));
+      bulk.show({ action: `Undo ${action}`, outcomes: back });
+    };
+    showUndo(`${action}: ${done} task${done === 1 ? '' : 's'}.`, undoBulk(action, byId, outcomes, inverse, undone));
+  };
+  const moveSelected = async (to: Status) => {
+    if (to === 'cancelled' && !(await confirm.ask(cancelAll(chosen)))) return;
+    await run(`Move to ${STATUS_LABEL[to]}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { status: to } }), moveBack);
   };
   const review = (decision: 'approve' | 'request_changes') =>
     run(decision === 'approve' ? 'Approve reviews' : 'Request changes', (t) => ({
@@ -38,6 +56,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
   return (
     <>
       {bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
+      {confirm.dialog}
       <BulkBar selection={selection} matching={matching.map((t) => t.id)} noun="task" busy={bulk.busy}>
         {inReview.length > 0 && inReview.some((t) => !selection.selected.has(t.id)) && (
           <button type="button" class="button-quiet" onClick={() => selection.set(inReview.map((t) => t.id))}>
@@ -49,7 +68,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
             class="bulk-actions"
             onSubmit={(e) => {
               e.preventDefault();
-              if (to) void run(`Move to ${STATUS_LABEL[to]}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { status: to } }));
+              if (to) void moveSelected(to);
             }}
           >
             <select aria-label="Move the selected tasks to" value={to} onChange={(e) => setTo(e.currentTarget.value as Status | '')}>
@@ -70,7 +89,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
             class="bulk-actions"
             onSubmit={(e) => {
               e.preventDefault();
-              void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ method: 'POST', path: `/tasks/${t.id}/assign`, ifMatch: t.version, body: { assignee: assignee || null } }));
+              void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ method: 'POST', path: `/tasks/${t.id}/assign`, ifMatch: t.version, body: { assignee: assignee || null } }), assignBack);
             }}
           >
             <select aria-label="Assign the selected tasks to" value={assignee} onChange={(e) => setAssignee(e.currentTarget.value)}>
@@ -92,7 +111,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
             onSubmit={(e) => {
               e.preventDefault();
               const add = label.trim();
-              if (add) void run(`Label ${add}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { labels: t.labels.includes(add) ? t.labels : [...t.labels, add] } }));
+              if (add) void run(`Label ${add}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { labels: t.labels.includes(add) ? t.labels : [...t.labels, add] } }), labelsBack);
             }}
           >
             <input type="text" aria-label="Label to add to the selected tasks" maxLength={50} placeholder="Label" value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
@@ -121,4 +140,14 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
       </BulkBar>
     </>
   );
+}
+
+/** A bulk move to Cancelled drops the work (agents stop on it): asked first, as for one task. */
+function cancelAll(tasks: readonly Task[]) {
+  const held = tasks.filter((t) => t.lease).length;
+  return {
+    title: `Cancel ${tasks.length} task${tasks.length === 1 ? '' : 's'}?`,
+    body: `They leave their columns for Cancelled${held > 0 ? `, and the leases on ${held} of them end` : ''}. Each can be reopened as To do later.`,
+    confirm: `Cancel ${tasks.length} task${tasks.length === 1 ? '' : 's'}`,
+  };
 }

@@ -13,13 +13,14 @@ export interface BulkReport {
 
 /**
  * Runs bulk actions over a selection: one request per item (see `runBulk`), the report of the last
- * run, and the selection left with the refused items only, so they can be tried again.
+ * run, and the selection left with the refused items only, so they can be tried again. `run`
+ * resolves to the outcomes; `show` shows a report of outcomes gathered elsewhere (an undo's).
  */
 export function useBulk(selection: Selection, onDone?: (outcomes: BulkOutcome[]) => void) {
   const [busy, setBusy] = useState(false);
   const [report, setReport] = useState<BulkReport | null>(null);
   const run = async (action: string, items: BulkItem[], request: (item: BulkItem) => BulkRequest | Problem) => {
-    if (items.length === 0) return;
+    if (items.length === 0) return [];
     setBusy(true);
     setReport(null);
     try {
@@ -27,11 +28,12 @@ export function useBulk(selection: Selection, onDone?: (outcomes: BulkOutcome[])
       setReport({ action, outcomes });
       selection.set(outcomes.filter((o) => o.problem !== null).map((o) => o.id));
       onDone?.(outcomes);
+      return outcomes;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, report, run, dismiss: () => setReport(null) };
+  return { busy, report, run, show: setReport, dismiss: () => setReport(null) };
 }
 
 /** The outcome of a bulk action: how many were done and refused, then each item with its result and, if refused, why. */

@@ -6,6 +6,7 @@ import { exact } from '../format.ts';
 import { Markdown } from '../markdown.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Actor, Task } from '../types.ts';
+import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
 
 /** What issue 25 adds to a task in the full view. */
 export type CollabTask = Task & {
@@ -50,7 +51,7 @@ export function Comments({ taskId }: { taskId: string }) {
 
   const post = async (e: Event) => {
     e.preventDefault();
-    await action.send({ method: 'POST', path: `/tasks/${taskId}/comments`, body: { body: draft } }, async () => {
+    await action.send(commentRequest(taskId, draft), async () => {
       setDraft('');
       await load();
     });
@@ -97,8 +98,7 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
   useEffect(() => setChoice(task.assignee?.id ?? ''), [task.assignee?.id]);
 
   const assign = async (releaseLease: boolean) => {
-    const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
-    await action.send({ method: 'POST', path: `/tasks/${task.id}/assign`, body }, onChanged);
+    await action.send(assignRequest(task.id, choice === '' ? null : choice, releaseLease), onChanged);
   };
 
   return (
@@ -140,8 +140,7 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
   if (!task.handoff && task.status !== 'in_review') return null;
 
   const decide = async (decision: 'approve' | 'request_changes') => {
-    const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
-    await action.send<CollabTask>({ method: 'POST', path: `/tasks/${task.id}/review`, body }, (updated) => {
+    await action.send<CollabTask>(reviewRequest(task.id, decision, feedback), (updated) => {
       setFeedback('');
       onChanged(updated);
     });
@@ -185,7 +184,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
   const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
-  const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onChanged);
+  const requeue = () => action.send(requeueRequest(task.id), onChanged);
 
   return (
     <section class="card" aria-labelledby="attempts-title">

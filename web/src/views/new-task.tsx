@@ -1,6 +1,9 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
 import { ProblemNotice } from '../components.tsx';
+import { get } from '../api.ts';
+import { TemplateField, type TemplateChoice } from './new-task-template.tsx';
+import { paramsOf } from './templates.tsx';
 import type { Task } from '../types.ts';
 import { type Extras, extrasBody, NewTaskExtras, NO_EXTRAS } from './new-task-extras.tsx';
 import { bodyOf, EMPTY_DRAFT, type TaskDraft, TaskFields } from './task-fields.tsx';
@@ -9,7 +12,8 @@ import { bodyOf, EMPTY_DRAFT, type TaskDraft, TaskFields } from './task-fields.t
  * "New task" in a modal dialog. It opens with the title focused, so a title typed at once lands
  * there (keys typed in the dialog never reach the page's shortcuts); Ctrl/Cmd+Enter creates the
  * task from any field. Every field (priority, labels, blockers, assignee, parent, due, not before)
- * is a native control or a button, reached with Tab in that order. A retried submit of the same fields keeps its Idempotency-Key, so it cannot
+ * is a native control or a button, reached with Tab in that order, then the template: picking one
+ * swaps the fields for its parameters, and Create makes its tasks (`templates_instantiate`). A retried submit of the same fields keeps its Idempotency-Key, so it cannot
  * create two tasks; a refusal keeps everything typed and says what to fix.
  */
 export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (task: Task) => void }) {
@@ -17,6 +21,7 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
   const form = useRef<HTMLFormElement>(null);
   const [draft, setDraft] = useState<TaskDraft>(EMPTY_DRAFT);
   const [extras, setExtras] = useState<Extras>(NO_EXTRAS);
+  const [template, setTemplate] = useState<TemplateChoice | null>(null);
   const action = useAction();
   // In the same commit as the dialog opens (not after paint, when showModal would have focused Close), so a key pressed at once lands in the title.
   useLayoutEffect(() => {
@@ -25,16 +30,26 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
     if (open && !element.open) {
       setDraft(EMPTY_DRAFT);
       setExtras(NO_EXTRAS);
+      setTemplate(null);
       action.dismiss();
       element.showModal();
       element.querySelector<HTMLInputElement>('#new-task-title')?.focus();
     } else if (!open && element.open) element.close();
   }, [open]);
 
-  const ready = !action.busy && draft.title.trim() !== '';
+  const ready = !action.busy && (template !== null || draft.title.trim() !== '');
   const submit = async (event: Event) => {
     event.preventDefault();
     if (!ready) return;
+    if (template) {
+      // The whole graph at once; the notice links the first task made.
+      const path = `/templates/${template.template.id}/instantiate`;
+      await action.send<{ tasks: { id: string | null }[] }>({ method: 'POST', path, body: { params: paramsOf(template.values) } }, async (made) => {
+        const first = made.tasks.find((t) => t.id)?.id;
+        if (first) onCreated(await get<Task>(`/tasks/${first}`));
+      });
+      return;
+    }
     await action.send<Task>({ method: 'POST', path: '/tasks', body: { ...bodyOf(draft), ...extrasBody(extras) } }, onCreated);
   };
   return (
@@ -56,11 +71,12 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
           </button>
         </div>
         {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
-        {open && <TaskFields prefix="new-task" draft={draft} onChange={setDraft} />}
-        {open && <NewTaskExtras extras={extras} onChange={setExtras} />}
+        {open && !template && <TaskFields prefix="new-task" draft={draft} onChange={setDraft} />}
+        {open && !template && <NewTaskExtras extras={extras} onChange={setExtras} />}
+        {open && <TemplateField choice={template} onChange={setTemplate} />}
         <div class="dialog-actions">
           <button type="submit" class="button-primary" disabled={!ready} aria-keyshortcuts="Control+Enter Meta+Enter" title="Create task (Ctrl+Enter)">
-            Create task
+            {template ? `Create ${template.template.tasks.length} tasks` : 'Create task'}
           </button>
           <button type="button" onClick={onClose}>
             Cancel

@@ -8,6 +8,10 @@ import { legalTargets } from './move-menu.tsx';
 import { useConfirm } from '../confirm.tsx';
 import { useUndo } from '../undo.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
+import { type ActionRequest, useAction } from '../action.ts';
+import { can, useSession } from '../session.ts';
+import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
+import { useDeleteTask } from './task-delete.tsx';
 
 /** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
 const ID_PREFIX = /^(tsk_[0-9a-z]{6,26}|[0-7][0-9a-hjkmnp-tv-z]{5,25})$/i;
@@ -17,7 +21,7 @@ interface Choice {
   id: string;
   label: string;
   group: 'action' | 'task';
-  run: () => Promise<void> | void;
+  run: () => Promise<unknown> | void;
 }
 
 /** The task a palette opened on acts on: the task page's, or the board's selected card. */
@@ -44,8 +48,11 @@ async function findTasks(text: string): Promise<Task[]> {
 
 /**
  * The command palette (Ctrl/Cmd+K): go to a task by title or id prefix, or run an action on the
- * selected task (open it, move it to any legal status, Done and Cancelled last). Arrow keys choose,
- * Enter runs, Escape closes. Moves are the board's: PATCH with If-Match and a fresh Idempotency-Key.
+ * selected task: open or edit it, approve its review, requeue it, assign it (to me, to nobody, to a
+ * principal named in the text), move it to any legal status (Done and Cancelled last), delete it
+ * (asked first), and with the text typed, comment or request changes. Arrow keys choose, Enter runs,
+ * Escape closes. Moves are the board's (PATCH with If-Match and a fresh Idempotency-Key); the
+ * other actions send the task page's requests (`task-actions.ts`, `useDeleteTask`).
  */
 export function CommandPalette({ open, onClose }: { open: boolean; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -65,7 +72,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setProblem(null);
       setTarget(null);
       const id = selectedTaskId();
-      if (id) get<Task>(`/tasks/${id}`).then(setTarget, () => undefined);
+      if (id) get<Task>(`/tasks/${id}?view=full`).then(setTarget, () => undefined);
       element.showModal();
       input.current?.focus();
     } else if (!open && element.open) element.close();
@@ -96,13 +103,23 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setProblem(problemOf(error));
     }
   };
+  const session = useSession();
+  const action = useAction();
+  const deletion = useDeleteTask(confirm.ask);
+  const send = (request: ActionRequest) => action.send(request, onClose);
   const actions: Choice[] = target
     ? [
         { id: 'open', label: `Open “${target.title}”`, group: 'action' as const, run: () => go(`/tasks/${target.id}`) },
+        ...taskActions(target, q, session, send, onClose),
         ...legalTargets(target).map((to) => ({ id: `move-${to}`, label: `Move “${target.title}” to ${STATUS_LABEL[to]}`, group: 'action' as const, run: () => moveTo(target, to) })),
+        ...(can(session, 'tasks_delete') ? [{ id: 'delete', label: `Delete “${target.title}”…`, group: 'action' as const, run: () => deletion.remove(target).then((deleted) => deleted && onClose()) }] : []),
       ].filter((c) => !q || c.label.toLowerCase().includes(q.toLowerCase()))
     : [];
-  const choices: Choice[] = [...actions, ...found.map((t) => ({ id: `task-${t.id}`, label: t.title, group: 'task' as const, run: () => go(`/tasks/${t.id}`) }))];
+  const choices: Choice[] = [
+    ...actions,
+    ...found.map((t) => ({ id: `task-${t.id}`, label: t.title, group: 'task' as const, run: () => go(`/tasks/${t.id}`) })),
+    ...(target && q ? withText(target, q, session, send) : []),
+  ];
   const current = Math.min(active, Math.max(0, choices.length - 1));
   const optionId = (c: Choice) => `palette-${c.id}`;
 
@@ -140,6 +157,13 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
             }}
           />
           {problem && <ProblemNotice problem={problem} onDismiss={() => setProblem(null)} />}
+          {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
+          {deletion.action.problem && <ProblemNotice problem={deletion.action.problem} onDismiss={deletion.action.dismiss} />}
+          {deletion.pending && (
+            <p role="status">
+              Deleting it waits for a human’s approval: <a href="/approvals">Approvals</a>.
+            </p>
+          )}
           <ul id="palette-list" role="listbox" aria-label="Results" class="palette-list">
             {choices.map((c, i) => (
               <li key={c.id} id={optionId(c)} role="option" aria-selected={i === current} class={i === current ? 'palette-option palette-active' : 'palette-option'} onClick={() => void c.run()}>
@@ -155,6 +179,52 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   );
 }
 
+type Send = (request: ActionRequest) => Promise<unknown>;
+
+/** The task page's actions that need no text, for what this token may do and the task's state. */
+function taskActions(task: Task, q: string, session: ReturnType<typeof useSession>, send: Send, close: () => void): Choice[] {
+  const me = session.whoami.principal.id;
+  const name = `“${task.title}”`;
+  const choices: Choice[] = [];
+  const onPage = location.pathname === `/tasks/${task.id}`;
+  if (onPage && can(session, 'tasks_update')) {
+    choices.push({
+      id: 'edit',
+      label: `Edit ${name}`,
+      group: 'action',
+      run: () => {
+        close();
+        // The task page's own Edit button (what `e` does there).
+        document.querySelector<HTMLButtonElement>('.task-page button[aria-keyshortcuts="e"]')?.click();
+      },
+    });
+  }
+  if (task.status === 'in_review' && can(session, 'tasks_review')) choices.push({ id: 'approve', label: `Approve the review of ${name}`, group: 'action', run: () => send(reviewRequest(task.id, 'approve', '')) });
+  if (task.blocked_reason === 'attempts_exhausted' && can(session, 'tasks_requeue')) choices.push({ id: 'requeue', label: `Requeue ${name}`, group: 'action', run: () => send(requeueRequest(task.id)) });
+  if (can(session, 'tasks_assign')) {
+    const now = task.assignee?.id ?? null;
+    if (now !== me) choices.push({ id: 'assign-me', label: `Assign ${name} to me`, group: 'action', run: () => send(assignRequest(task.id, me)) });
+    if (now !== null) choices.push({ id: 'unassign', label: `Unassign ${name}`, group: 'action', run: () => send(assignRequest(task.id, null)) });
+    // Everyone else only once a name is typed: the list stays short.
+    if (q) {
+      for (const [id, who] of session.names) {
+        if (id !== me && id !== now) choices.push({ id: `assign-${id}`, label: `Assign ${name} to ${who}`, group: 'action', run: () => send(assignRequest(task.id, id)) });
+      }
+    }
+  }
+  return choices;
+}
+
+/** The actions that take the text typed: a comment, and changes requested in review. */
+function withText(task: Task, q: string, session: ReturnType<typeof useSession>, send: Send): Choice[] {
+  const choices: Choice[] = [];
+  if (can(session, 'comments_create')) choices.push({ id: 'comment', label: `Comment on “${task.title}”: ${q}`, group: 'action', run: () => send(commentRequest(task.id, q)) });
+  if (task.status === 'in_review' && can(session, 'tasks_review')) {
+    choices.push({ id: 'request-changes', label: `Request changes on “${task.title}”: ${q}`, group: 'action', run: () => send(reviewRequest(task.id, 'request_changes', q)) });
+  }
+  return choices;
+}
+
 const KEYS: readonly [string, string][] = [
   ['Ctrl/Cmd+K', 'Command palette: go to a task, act on the selected one'],
   ['?', 'These shortcuts'],
@@ -165,7 +235,7 @@ const KEYS: readonly [string, string][] = [
   ['m', 'Move the selected card (or this task)'],
   ['x', 'Select or unselect the focused card, dead letter or approval (for bulk actions; shift-click selects a range)'],
   ['e', 'Inbox: mark the focused item done'],
-  ['z', 'Undo the move just made (while its toast shows)'],
+  ['z', 'Undo the move or bulk action just made (while its toast shows)'],
   ['Escape', 'Close a dialog or menu'],
 ];
 

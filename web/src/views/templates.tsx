@@ -11,7 +11,7 @@ interface Parameter {
   default?: string | number;
   description?: string;
 }
-interface Template {
+export interface Template {
   id: string;
   name: string;
   description: string;
@@ -32,6 +32,13 @@ interface Instantiation {
   task_ids: Record<string, string>;
   tasks: RenderedTask[];
 }
+
+/** A template's parameter fields as a form starts them: each default, or a required enum's first value. */
+export const initialValues = (template: Template | undefined): Record<string, string> =>
+  Object.fromEntries((template?.parameters ?? []).map((p) => [p.name, p.default === undefined ? (p.type === 'enum' && p.required ? (p.values?.[0] ?? '') : '') : String(p.default)]));
+
+/** The `params` to send: empty fields are left out, so the template's defaults (or "required") apply. */
+export const paramsOf = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).filter(([, v]) => v !== ''));
 
 /**
  * Templates: pick one, fill the form its declared parameters make (a select for an enum, a number
@@ -60,10 +67,9 @@ export function Templates() {
     setShown(null);
     action.dismiss();
     const next = templates?.find((t) => t.id === id);
-    setValues(Object.fromEntries((next?.parameters ?? []).map((p) => [p.name, p.default === undefined ? (p.type === 'enum' && p.required ? (p.values?.[0] ?? '') : '') : String(p.default)])));
+    setValues(initialValues(next));
   };
-  // Empty fields are left out: the template's defaults (or "required") apply.
-  const params = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== ''));
+  const params = paramsOf(values);
   const send = (dryRun: boolean) => void action.send<Instantiation>({ method: 'POST', path: `/templates/${chosen}/instantiate`, body: { params, dry_run: dryRun } }, (answer) => setShown(answer));
 
   return (
@@ -116,8 +122,9 @@ export function Templates() {
   );
 }
 
-function ParameterField({ parameter: p, value, onChange }: { parameter: Parameter; value: string; onChange: (value: string) => void }) {
-  const id = `template-param-${p.name}`;
+/** One parameter's field; `prefix` keeps its id apart from another form's on the same page. */
+export function ParameterField({ parameter: p, value, onChange, prefix = 'template-param' }: { parameter: Parameter; value: string; onChange: (value: string) => void; prefix?: string }) {
+  const id = `${prefix}-${p.name}`;
   const required = p.required && p.default === undefined;
   const hint = p.description ? `${id}-hint` : undefined;
   return (

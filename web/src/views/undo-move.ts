@@ -14,11 +14,16 @@ const names = (statuses: readonly Status[]) => statuses.map((s) => STATUS_LABEL[
  */
 export function undoMove(before: Task, after: Task, onTask: (task: Task) => void): Inverse {
   const back = before.status;
-  if (!after.legal_transitions.includes(back)) {
-    return `It cannot go back to ${STATUS_LABEL[back]}: from ${STATUS_LABEL[after.status]} a task can move only to ${names(after.legal_transitions)}.`;
-  }
+  const stuck = noWayBack(before, after);
+  if (stuck) return stuck;
   const key = newKey();
   return async () => onTask(await write<Task>('PATCH', `/tasks/${after.id}`, { key, ifMatch: after.version, body: { status: back } }));
+}
+
+/** Why a task moved from `before` to `after` cannot move back (the state machine has no way), or null when it can. */
+export function noWayBack(before: Task, after: Task): string | null {
+  if (after.legal_transitions.includes(before.status)) return null;
+  return `It cannot go back to ${STATUS_LABEL[before.status]}: from ${STATUS_LABEL[after.status]} a task can move only to ${names(after.legal_transitions)}.`;
 }
 
 /** Moving to Cancelled drops the work (agents stop on it): asked first, as a delete is. */

@@ -1,0 +1,26 @@
+import type { ActionRequest } from '../action.ts';
+
+/*
+ * The task page's writes, one per action, built in one place for its panels and the command
+ * palette alike (each sent by `useAction`, which chooses the Idempotency-Key).
+ */
+
+/** `tasks_assign`: to a principal, or to nobody (`null`); `releaseLease` ends a holder's lease to do it. */
+export const assignRequest = (taskId: string, assignee: string | null, releaseLease = false): ActionRequest => ({
+  method: 'POST',
+  path: `/tasks/${taskId}/assign`,
+  body: { assignee, ...(releaseLease ? { release_lease: true } : {}) },
+});
+
+/** `tasks_review`: approve, or request changes (the comment is required for changes). */
+export const reviewRequest = (taskId: string, decision: 'approve' | 'request_changes', comment: string): ActionRequest => ({
+  method: 'POST',
+  path: `/tasks/${taskId}/review`,
+  body: { decision, ...(comment.trim() ? { comment } : {}) },
+});
+
+/** `tasks_requeue`: a dead letter back in the queue with its attempts reset. */
+export const requeueRequest = (taskId: string): ActionRequest => ({ method: 'POST', path: `/tasks/${taskId}/requeue` });
+
+/** `comments_create`: a comment (Markdown; `@name` mentions). */
+export const commentRequest = (taskId: string, body: string): ActionRequest => ({ method: 'POST', path: `/tasks/${taskId}/comments`, body: { body } });
