@@ -90,6 +90,28 @@ describe('asks', () => {
     expect(asker.data.map((i) => i.ref_id)).toContain(made.id);
   });
 
+  it('the asker keeps its lease while it heartbeats past the TTL, then reads the answer and hands in under the same lease', async () => {
+    const task = await claimedTask('ask and keep working');
+    const made = await ask(task.id, { timeout_s: 3600 });
+    const leaseBefore = (await t.request('GET', `/api/v1/leases/${task.lease}`, { token: agent.token })).json<{ epoch: number; ttl_s: number }>();
+    // Well past the lease's TTL, in heartbeat-sized steps, with the sweeper running after each.
+    for (let step = 0; step < 4; step++) {
+      at = new Date(at.getTime() + (leaseBefore.ttl_s / 3) * 1000 * 1.5);
+      const beat = await t.request('POST', `/api/v1/leases/${task.lease}/heartbeat`, { token: agent.token, body: step === 0 ? { note: 'waiting on alice' } : {} });
+      expect(beat.status, beat.body).toBe(200);
+      expect((await sweep()).status).toBe(200);
+    }
+    const open = (await t.request('GET', `/api/v1/asks/${made.id}`, { token: agent.token })).json<Ask>();
+    expect(open.status).toBe('open');
+    expect((await t.request('POST', `/api/v1/asks/${made.id}/answer`, { token: human.token, body: { option: 'yes' } })).status).toBe(200);
+    const got = (await t.request('GET', `/api/v1/asks/${made.id}?wait_s=5`, { token: agent.token })).json<Ask>();
+    expect(got).toMatchObject({ status: 'answered', answer: { option: 'yes' }, answered_by: { id: human.id } });
+    const lease = (await t.request('GET', `/api/v1/leases/${task.lease}`, { token: agent.token })).json<{ epoch: number; state: string }>();
+    expect(lease).toMatchObject({ epoch: leaseBefore.epoch, state: 'active' });
+    const handIn = await t.request('POST', `/api/v1/tasks/${task.id}/hand_in`, { token: agent.token, body: { lease_epoch: lease.epoch, summary: 'Deployed, as alice said.' } });
+    expect(handIn.status, handIn.body).toBe(200);
+  });
+
   it('concurrent answers: exactly one wins, the others are ask_closed', async () => {
     const task = await claimedTask('race');
     const made = await ask(task.id, {});
