@@ -1,7 +1,8 @@
+import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { apiOf, type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+import { apiOf, type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 import { AXE, axeEverywhere } from './axe.ts';
 
 interface Json {
@@ -69,6 +70,8 @@ describe('bulk decisions in Chromium', () => {
     await bar().getByRole('button', { name: 'Select all 4 matching' }).click();
     await bar().getByText('4 tasks selected').waitFor(WAIT);
     expect(await axeEverywhere(page, 'board with a selection')).toEqual([]);
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}bulk-1280.png` });
 
     await bar().getByRole('textbox', { name: 'Label to add to the selected tasks' }).fill('batch');
     await bar().getByRole('button', { name: 'Add label' }).click();

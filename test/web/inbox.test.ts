@@ -1,8 +1,9 @@
+import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
 import { AXE, axeEverywhere } from './axe.ts';
-import { apiOf, type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+import { apiOf, type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -68,6 +69,12 @@ describe('the inbox in Chromium', () => {
     await entry('Approve tasks_delete?').waitFor(WAIT);
     await entry('Ship 2.4 tonight?').getByRole('button', { name: 'Ship' }).waitFor(WAIT);
     expect(await axeEverywhere(page, 'inbox')).toEqual([]);
+    await mkdir(SHOTS, { recursive: true });
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+      await page.screenshot({ path: `${SHOTS}inbox-${width}.png`, fullPage: true });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // An answered ask is done: it leaves the unread view, and the page says what was answered.
     await entry('Ship 2.4 tonight?').getByRole('button', { name: 'Ship' }).click();

@@ -1,6 +1,7 @@
+import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
+import { adminPage, apiOf, type BrowserHarness, SHOTS, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -44,6 +45,8 @@ describe('the command palette and the shortcuts, in Chromium', () => {
     await page.keyboard.press('Control+k');
     // The first action opens the task; moves follow, never Done or Cancelled first.
     await active().getByText('Open “Upgrade the database”').waitFor(WAIT);
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}palette-1280.png` });
     // Delete (asked first) is the very last.
     const labels = await palette().locator('[role=option]').allTextContents();
     expect(labels.at(-1)).toMatch(/Delete “Upgrade the database”…$/);
