@@ -1,31 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { getAll, type Problem, problemOf } from '../api.ts';
+import { getAll, type ItemOf, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { Markdown } from '../markdown.tsx';
 import { useEvents, useSession } from '../session.ts';
-import type { Actor, Task } from '../types.ts';
+import type { Task } from '../types.ts';
 
-/** What issue 25 adds to a task in the full view. */
-export type CollabTask = Task & {
-  assignee?: { id: string; kind: 'human' | 'agent' } | null;
-  handoff?: { summary: string; artifacts: string[]; by: Actor; at: string } | null;
-  attempts?: number;
-  max_attempts?: number | null;
-  not_before?: string | null;
-  blocked_reason?: string | null;
-  failures?: { at: string; kind: string; reason: string | null }[];
-};
+/** A task in the full view: with its assignee, handoff, attempts and failures (issue 25). */
+export type CollabTask = Task;
 
-interface Comment {
-  id: string;
-  body: string | null;
-  author: Actor;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
+type Comment = ItemOf<'comments_list'>;
 
 
 /** The task's thread, live, with a box to post a comment. */
@@ -36,7 +21,7 @@ export function Comments({ taskId }: { taskId: string }) {
   const action = useAction();
   const { busy, problem } = action;
   const load = () =>
-    getAll<Comment>(`/tasks/${taskId}/comments`).then(
+    getAll('comments_list', { id: taskId }).then(
       (page) => {
         setComments(page.data);
         setLoadProblem(null);
@@ -50,7 +35,7 @@ export function Comments({ taskId }: { taskId: string }) {
 
   const post = async (e: Event) => {
     e.preventDefault();
-    await action.send({ method: 'POST', path: `/tasks/${taskId}/comments`, body: { body: draft } }, async () => {
+    await action.send({ operation: 'comments_create', input: { id: taskId, body: draft } }, async () => {
       setDraft('');
       await load();
     });
@@ -98,7 +83,7 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
 
   const assign = async (releaseLease: boolean) => {
     const body = { assignee: choice === '' ? null : choice, ...(releaseLease ? { release_lease: true } : {}) };
-    await action.send({ method: 'POST', path: `/tasks/${task.id}/assign`, body }, onChanged);
+    await action.send({ operation: 'tasks_assign', input: { id: task.id, ...body } }, (updated) => onChanged(updated as CollabTask));
   };
 
   return (
@@ -141,9 +126,9 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
 
   const decide = async (decision: 'approve' | 'request_changes') => {
     const body = { decision, ...(feedback.trim() ? { comment: feedback } : {}) };
-    await action.send<CollabTask>({ method: 'POST', path: `/tasks/${task.id}/review`, body }, (updated) => {
+    await action.send({ operation: 'tasks_review', input: { id: task.id, ...body } }, (updated) => {
       setFeedback('');
-      onChanged(updated);
+      onChanged(updated as CollabTask);
     });
   };
 
@@ -185,7 +170,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
   const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
-  const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onChanged);
+  const requeue = () => action.send({ operation: 'tasks_requeue', input: { id: task.id } }, (updated) => onChanged(updated as CollabTask));
 
   return (
     <section class="card" aria-labelledby="attempts-title">

@@ -35,7 +35,7 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
   const submit = async (event: Event) => {
     event.preventDefault();
     if (!ready) return;
-    await action.send<Task>({ method: 'POST', path: '/tasks', body: { ...bodyOf(draft), ...extrasBody(extras) } }, onCreated);
+    await action.send({ operation: 'tasks_create', input: { ...bodyOf(draft), ...extrasBody(extras) } }, (task) => onCreated(task as Task));
   };
   return (
     <dialog ref={dialog} class="dialog" aria-labelledby="new-task-heading" onClose={onClose}>

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import type { InputOf } from '../../../src/client/index.ts';
+import { call, newKey, type Problem, problemOf } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
@@ -30,16 +31,16 @@ function selectedTaskId(): string | null {
 
 /** Tasks whose id starts with the text (the server's `id_prefix`, as the CLI's short ids) or whose title matches (the server's search). */
 async function findTasks(text: string): Promise<Task[]> {
-  const read = (query: string) =>
-    get<Page<Task>>(`/tasks?${query}&limit=${MATCHES}&fields=title,status`).then(
-      (page) => page.data,
+  const read = (query: InputOf<'tasks_list'>) =>
+    call('tasks_list', { ...query, limit: MATCHES, fields: ['title', 'status'] }).then(
+      (page) => page.data as Task[],
       () => [],
     );
   if (ID_PREFIX.test(text)) {
-    const byId = await read(`id_prefix=${encodeURIComponent(text.replace(/^tsk_/i, ''))}`);
+    const byId = await read({ id_prefix: text.replace(/^tsk_/i, '') });
     if (byId.length > 0) return byId;
   }
-  return read(`q=${encodeURIComponent(text)}`);
+  return read({ q: text });
 }
 
 /**
@@ -65,7 +66,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setProblem(null);
       setTarget(null);
       const id = selectedTaskId();
-      if (id) get<Task>(`/tasks/${id}`).then(setTarget, () => undefined);
+      if (id) call('tasks_get', { id }).then((task) => setTarget(task as Task), () => undefined);
       element.showModal();
       input.current?.focus();
     } else if (!open && element.open) element.close();
@@ -89,7 +90,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   const moveTo = async (task: Task, to: Status) => {
     if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) return;
     try {
-      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
+      const moved = (await call('tasks_update', { id: task.id, status: to }, { key: newKey(), ifMatch: task.version })) as Task;
       onClose();
       showUndo(`Moved “${task.title}” to ${STATUS_LABEL[to]}.`, undoMove(task, moved, () => undefined));
     } catch (error) {

@@ -1,4 +1,4 @@
-import { newKey, write } from '../api.ts';
+import { call, newKey } from '../api.ts';
 import type { Confirmation } from '../confirm.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import type { Status, Task } from '../types.ts';
@@ -18,7 +18,7 @@ export function undoMove(before: Task, after: Task, onTask: (task: Task) => void
     return `It cannot go back to ${STATUS_LABEL[back]}: from ${STATUS_LABEL[after.status]} a task can move only to ${names(after.legal_transitions)}.`;
   }
   const key = newKey();
-  return async () => onTask(await write<Task>('PATCH', `/tasks/${after.id}`, { key, ifMatch: after.version, body: { status: back } }));
+  return async () => onTask((await call('tasks_update', { id: after.id, status: back }, { key, ifMatch: after.version })) as Task);
 }
 
 /** Moving to Cancelled drops the work (agents stop on it): asked first, as a delete is. */
