@@ -14,6 +14,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { manifestSchema } from '../src/adapters/manifest-schema.ts';
 import { ERROR_CODES, problemSchema } from '../src/errors.ts';
 import { operationParts } from '../src/operations/define-operation.ts';
 import { operations } from '../src/operations/index.ts';
@@ -115,6 +116,9 @@ export function generateClientModules(): Map<string, string> {
     '',
     '/** A problem document (RFC 9457) as Baton serves it. */',
     `export type ProblemDocument = ${typeOf(toSchema(problemSchema, 'output'), '')};`,
+    '',
+    '/** The full capability manifest (`GET /api/v1?view=full`): scopes, operations, conventions. */',
+    `export type Manifest = ${typeOf(toSchema(manifestSchema, 'output'), '')};`,
     '',
     '/** Every operation of the registry: its input (as a caller writes it, before defaults) and its output. */',
     'export interface Operations {',

@@ -13,7 +13,7 @@ import { problemOf } from './problem.ts';
 import { followStream, sleep, type StreamOptions } from './stream.ts';
 
 export { BatonProblem, problemOf, type Problem } from './problem.ts';
-export type { ErrorCode, Operations, StreamName } from './operations.ts';
+export type { ErrorCode, Manifest, Operations, StreamName } from './operations.ts';
 export type { StreamOptions } from './stream.ts';
 
 export type OperationName = keyof Operations;

@@ -31,6 +31,104 @@ export type ProblemDocument = {
   }>;
 } & Record<string, unknown>;
 
+/** The full capability manifest (`GET /api/v1?view=full`): scopes, operations, conventions. */
+export type Manifest = {
+  name: string;
+  description: string;
+  version: string;
+  /** The release that runs. */
+  release: string;
+  base_url: string;
+  auth: {
+    mode: "bearer";
+    header: string;
+    token_format: string;
+    scopes: Array<"tasks:read" | "tasks:write" | "tasks:claim" | "tasks:review" | "events:read" | "approvals:decide" | "agents:admin" | "webhooks:manage" | "artifacts:write" | "metrics:read">;
+  };
+  rate_limits: {
+    scope: string;
+    default: {
+      requests: number;
+      window_s: number;
+    };
+    headers: string[];
+    exceeded: string;
+  };
+  attempts: {
+    default_max_attempts: number;
+    backoff_s: number[];
+    rule: string;
+  };
+  leases: {
+    ttl_s: {
+      default: number;
+      min: number;
+      max: number;
+    };
+  };
+  approvals: string;
+  conventions: {
+    idempotency: string;
+    concurrency: string;
+    pagination: string;
+    deltas: string;
+    errors: string;
+  };
+  features: {
+    search: string;
+    subtasks: string;
+    scheduling: string;
+    attempts: string;
+    dead_letter: string;
+    stream: string;
+  };
+  entities: Array<{
+    name: string;
+    id_prefix: string;
+    href: string;
+    statuses?: Array<"todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled">;
+    /** Status → the statuses it may move to. */
+    transitions?: Record<string, Array<"todo" | "in_progress" | "in_review" | "blocked" | "done" | "cancelled">>;
+  }>;
+  operations: Array<{
+    name: string;
+    summary: string;
+    kind: "read" | "write" | "stream";
+    scope: string | null;
+    approval: "none" | "destructive" | "outward";
+    method: "GET" | "POST" | "PATCH" | "DELETE";
+    path: string;
+    interfaces: string[];
+    /** With a token: whether it may call this now. */
+    allowed?: boolean;
+    /** With a token: whether a call waits for a human approval. */
+    needs_approval?: boolean;
+  }>;
+  /** With a token: who it is. */
+  you?: {
+    id: string;
+    kind: "human" | "agent";
+    scopes: Array<"tasks:read" | "tasks:write" | "tasks:claim" | "tasks:review" | "events:read" | "approvals:decide" | "agents:admin" | "webhooks:manage" | "artifacts:write" | "metrics:read">;
+  };
+  mcp: {
+    url: string;
+    transport: string;
+    tools: string;
+    toolsets: string;
+    schemas: string;
+    resources: string;
+    prompts: string[];
+  };
+  links: {
+    openapi: string;
+    whoami: string;
+    docs: string;
+    agent_guide: string;
+    errors: string;
+    compact: string;
+  };
+};
+
 /** Every operation of the registry: its input (as a caller writes it, before defaults) and its output. */
 export interface Operations {
   /** Who you are: your principal, token, scopes and allowlist. The first call of the resume sequence. */

@@ -1,11 +1,16 @@
 import { useState } from 'preact/hooks';
-import { ActionKey, type Problem, problemOf, write, type WriteOptions } from './api.ts';
+import type { CallName, InputOf, OutputOf } from '../../src/client/index.ts';
+import { ActionKey, call, type Problem, problemOf } from './api.ts';
 
-/** One write: what `write` takes, less the key, which the action chooses. */
-export interface ActionRequest extends Omit<WriteOptions, 'key'> {
-  method: 'POST' | 'PATCH' | 'DELETE';
-  path: string;
+/** One write: the operation, its typed input, and the version the user saw (If-Match); the action chooses the key. */
+export interface WriteRequest<N extends CallName> {
+  operation: N;
+  input: InputOf<N>;
+  ifMatch?: number;
 }
+
+/** A write of any operation (what a bulk action or an undo holds before sending it). */
+export type AnyWrite = { [N in CallName]: WriteRequest<N> }[CallName];
 
 /**
  * One form's writes: whether one is running, the problem the last one met, and `send`, which
@@ -20,13 +25,13 @@ export function useAction() {
    * Sends one write and runs `then` with its answer; a failure of either is shown as `problem`.
    * Resolves to that problem, or null when all went well.
    */
-  const send = async <T>(request: ActionRequest, then?: (result: T) => void | Promise<void>): Promise<Problem | null> => {
-    const { method, path, ...options } = request;
+  const send = async <N extends CallName>(request: WriteRequest<N>, then?: (result: OutputOf<N>) => void | Promise<void>): Promise<Problem | null> => {
+    const { operation, input, ifMatch } = request;
     setBusy(true);
     setProblem(null);
     let answered = false;
     try {
-      const result = await write<T>(method, path, { ...options, key: keys.for({ method, path, body: options.body }) });
+      const result = await call(operation, input, { key: keys.for({ operation, input }), ...(ifMatch === undefined ? {} : { ifMatch }) });
       answered = true;
       keys.settle();
       await then?.(result);

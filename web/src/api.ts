@@ -1,26 +1,41 @@
 /**
- * The one way the app talks to Baton: the session cookie (single sign-on) with its CSRF token, or a
- * pasted bearer token from sessionStorage; problems as `ApiProblem`. Requests go through the typed
- * client's transport (src/client/), which holds the retry and idempotency policy the CLI uses too.
+ * The one way the app talks to Baton: the typed client (src/client/), whose generated per-operation
+ * types make a renamed route or field in the registry a compile error here, and whose transport
+ * holds the retry and idempotency policy the CLI uses too. Authenticates with the session cookie
+ * (single sign-on) and its CSRF token, or a pasted bearer token from sessionStorage; failures come
+ * out as `ApiProblem`.
  */
-import { BatonProblem, type ClientOptions, createClient, createTransport, problemOf as problemOfResponse, type Transport } from '../../src/client/index.ts';
+import {
+  BatonProblem,
+  type CallName,
+  type ClientOptions,
+  createClient,
+  createTransport,
+  type ErrorCode,
+  type InputOf,
+  type Manifest,
+  type OutputOf,
+  type Problem as ServedProblem,
+  problemOf as problemOfResponse,
+} from '../../src/client/index.ts';
 
 const TOKEN_KEY = 'baton.token';
 
-/** An RFC 9457 problem as Baton sends it, with the members the app reads. */
-export interface Problem {
-  code: string;
-  title: string;
-  status: number;
-  detail?: string;
-  hint?: string;
-  retryable?: boolean;
-  legal_transitions?: string[];
-  current_status?: string;
-  current_version?: number;
-  operation?: string;
-  errors?: { pointer: string; detail: string }[];
-}
+/** Codes of failures the app names itself: no answer, an answer that was not Baton's, a broken stream, an undo with no way back or refused. */
+type AppCode = 'network' | 'http_error' | 'stream' | 'cannot_undo' | 'undo_refused';
+
+/**
+ * A problem as the app shows it: the client's problem document (RFC 9457), whose members past
+ * `title` and `status` a failure the app names itself may lack, and the extension members some
+ * codes add (`conflict_version`: current_version; `invalid_transition`: current_status; an approval's `operation`).
+ */
+export type Problem = Pick<ServedProblem, 'title' | 'status'> &
+  Partial<Pick<ServedProblem, 'detail' | 'hint' | 'retryable' | 'legal_transitions' | 'errors'>> & {
+    code: ErrorCode | AppCode;
+    current_status?: string;
+    current_version?: number;
+    operation?: string;
+  };
 
 export class ApiProblem extends Error {
   readonly problem: Problem;
@@ -96,12 +111,14 @@ export function authHeaders(token = getToken()): Record<string, string> {
   return csrfToken ? { 'x-csrf-token': csrfToken } : {};
 }
 
-export interface WriteOptions {
-  /** One Idempotency-Key per user action (see `ActionKey`); automatic retries reuse it. */
-  key: string;
+/** How one call is sent, past its input. */
+export interface SendOptions {
+  /** The Idempotency-Key of a write: one per user action (see `ActionKey`); automatic retries reuse it. */
+  key?: string;
   /** The version the user saw, sent as If-Match. */
   ifMatch?: number;
-  body?: unknown;
+  /** A token to use instead of the stored one (sign-in checks a token before keeping it). */
+  token?: string;
 }
 
 export const newKey = (): string => crypto.randomUUID();
@@ -126,8 +143,8 @@ export class ActionKey {
   #key = newKey();
   #request: string | null = null;
 
-  /** The key to send `request` (its method, path and body) with. */
-  for(request: { method: string; path: string; body?: unknown }): string {
+  /** The key to send `request` (its operation and input, path parameters included) with. */
+  for(request: { operation: string; input: unknown }): string {
     const text = JSON.stringify(request);
     if (this.#request !== null && this.#request !== text) this.#key = newKey();
     this.#request = text;
@@ -148,73 +165,79 @@ const MAX_ATTEMPTS = 3;
 /** The client's problem as the app shows it: the server's own, or one that names an answer that was not Baton's. */
 function toProblem(error: BatonProblem): Problem {
   const body = error.problem;
-  if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, status: error.status } as Problem;
+  if (typeof body.code === 'string' && typeof body.title === 'string') return { ...body, code: body.code, title: body.title, status: error.status };
   // Not Baton's answer (a proxy's): past 500 the write may or may not have reached Baton.
   return { code: 'http_error', title: `The server answered ${error.status} ${error.statusText}`, status: error.status, retryable: error.status >= 500 };
 }
 
 const sameOrigin: Pick<ClientOptions, 'baseUrl' | 'attempts'> = { baseUrl: '', attempts: MAX_ATTEMPTS };
 const sessionOptions: ClientOptions = { ...sameOrigin, headers: () => authHeaders() };
-/** The page's transport: the stored token or the cookie session, read at each request. */
-const session = createTransport(sessionOptions);
-/** The typed client on the same session (the live feed follows the event stream with it). */
+/** The typed client on the page's session: the stored token or the cookie session, read at each request. */
 export const sessionClient = createClient(sessionOptions);
 
-async function send<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, init: { token?: string; key?: string; ifMatch?: number; body?: unknown } = {}): Promise<T> {
-  const transport: Transport = init.token ? createTransport({ ...sameOrigin, token: init.token }) : session;
-  let res: Response;
+/** Any failure of a call as an `ApiProblem`; a 401 of the session tells `handleUnauthorized`'s handler. */
+function asApiProblem(error: unknown, ofSession: boolean): ApiProblem {
+  if (!(error instanceof BatonProblem)) {
+    return new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.', retryable: true });
+  }
+  const problem = toProblem(error);
+  if (problem.status === 401 && ofSession) onUnauthorized(problem);
+  return new ApiProblem(problem);
+}
+
+/**
+ * Calls one operation of the registry by name with its typed input, e.g.
+ * `call('tasks_update', { id, status }, { key, ifMatch })`; answers its typed output.
+ */
+export async function call<N extends CallName>(name: N, input: InputOf<N>, options: SendOptions = {}): Promise<OutputOf<N>> {
+  const client = options.token ? createClient({ ...sameOrigin, token: options.token }) : sessionClient;
   try {
-    res = await transport.send(method, path, (init.body ?? {}) as Record<string, unknown>, {
-      ...(init.key === undefined ? {} : { idempotencyKey: init.key }),
-      ...(init.ifMatch === undefined ? {} : { ifMatch: init.ifMatch }),
+    return await client.call(name, input, {
+      ...(options.key === undefined ? {} : { idempotencyKey: options.key }),
+      ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
     });
   } catch (error) {
-    if (!(error instanceof BatonProblem)) {
-      throw new ApiProblem({ code: 'network', title: 'Baton could not be reached', status: 0, detail: 'The request did not reach the server.', hint: 'Check your connection and try again.', retryable: true });
-    }
-    const problem = toProblem(error);
-    if (problem.status === 401 && !init.token) onUnauthorized(problem);
-    throw new ApiProblem(problem);
+    throw asApiProblem(error, options.token === undefined);
   }
-  return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
-/** A GET; `token` overrides the stored one (sign-in checks a token before keeping it). */
-export function get<T>(path: string, token?: string): Promise<T> {
-  return send<T>('GET', path, token ? { token } : {});
+/** The full capability manifest (`GET /api/v1?view=full`), with `token` or the page's session. */
+export async function readManifest(token?: string): Promise<Manifest> {
+  const transport = createTransport(token ? { ...sameOrigin, token } : sessionOptions);
+  try {
+    return (await (await transport.send('GET', '', { view: 'full' })).json()) as Manifest;
+  } catch (error) {
+    throw asApiProblem(error, token === undefined);
+  }
 }
 
-/** A write with its Idempotency-Key (and If-Match when a version is known). */
-export function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, options: WriteOptions): Promise<T> {
-  return send<T>(method, path, { key: options.key, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }), ...(options.body === undefined ? {} : { body: options.body }) });
-}
+/** The list operations: paged by `cursor`, answering `data` with `has_more` and `next_cursor`. */
+export type ListName = {
+  [N in CallName]: 'cursor' extends keyof InputOf<N> ? (OutputOf<N> extends { data: readonly unknown[]; has_more: boolean; next_cursor: string | null } ? N : never) : never;
+}[CallName];
+/** An item of a list operation's page. */
+export type ItemOf<N extends ListName> = OutputOf<N>['data'][number];
+/** A list's input less what paging sets. */
+type ListInput<N extends ListName> = Omit<InputOf<N>, 'cursor' | 'limit'>;
 
 /** The pages of a list, 100 items each and at most `maxPages`, each as soon as it arrives. */
-export async function* pages<T>(path: string, maxPages = 5): AsyncGenerator<Page<T>> {
-  const sep = path.includes('?') ? '&' : '?';
+export async function* pages<N extends ListName>(name: N, input: ListInput<N>, maxPages = 5): AsyncGenerator<OutputOf<N>> {
   let cursor: string | null = null;
   for (let page = 0; page < maxPages; page++) {
-    const res: Page<T> = await get<Page<T>>(`${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res: OutputOf<N> = await call(name, { ...input, limit: 100, ...(cursor ? { cursor } : {}) });
     yield res;
     if (!res.has_more || !res.next_cursor) return;
     cursor = res.next_cursor;
   }
 }
 
-/** Reads every page of a list (bounded: `maxPages` of 100). */
-export async function getAll<T>(path: string, maxPages = 5): Promise<{ data: T[]; sync_cursor: string | null }> {
-  const data: T[] = [];
+/** Reads every page of a list (bounded: `maxPages` of 100), and the first page's `sync_cursor`. */
+export async function getAll<N extends ListName>(name: N, input: ListInput<N>, maxPages = 5): Promise<{ data: ItemOf<N>[]; sync_cursor: string | null }> {
+  const data: ItemOf<N>[] = [];
   let sync: string | null | undefined;
-  for await (const page of pages<T>(path, maxPages)) {
-    if (sync === undefined) sync = page.sync_cursor;
-    data.push(...page.data);
+  for await (const page of pages(name, input, maxPages)) {
+    if (sync === undefined) sync = 'sync_cursor' in page && typeof page.sync_cursor === 'string' ? page.sync_cursor : null;
+    data.push(...(page.data as ItemOf<N>[]));
   }
   return { data, sync_cursor: sync ?? null };
-}
-
-export interface Page<T> {
-  data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
-  sync_cursor: string | null;
 }

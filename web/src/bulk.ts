@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
-import { newKey, type Problem, problemOf, write } from './api.ts';
+import type { CallName } from '../../src/client/index.ts';
+import type { AnyWrite } from './action.ts';
+import { call, newKey, type Problem, problemOf } from './api.ts';
 
 /** One item of a bulk action: its id and what the user calls it. */
 export interface BulkItem {
@@ -8,14 +10,10 @@ export interface BulkItem {
 }
 
 /** The one request a bulk action sends for an item (the operation an agent would call for it alone). */
-export interface BulkRequest {
-  method: 'POST' | 'PATCH';
-  path: string;
-  body?: unknown;
-  ifMatch?: number;
+export type BulkRequest = AnyWrite & {
   /** The Idempotency-Key, when chosen before (an undo's, fixed when its toast is shown); otherwise a fresh one. */
   key?: string;
-}
+};
 
 /** How one item fared: done (with the server's answer), or refused with the server's problem. */
 export interface BulkOutcome extends BulkItem {
@@ -28,7 +26,7 @@ const BULK_CONCURRENCY = 4;
 
 /**
  * Sends one request per item, each with its own Idempotency-Key (a lost answer is retried under
- * the same key by `write`, so nothing applies twice), at most `concurrency` at a time. A refusal
+ * the same key by the client, so nothing applies twice), at most `concurrency` at a time. A refusal
  * stops nothing else: every item's outcome is returned, in the items' order. `request` may answer
  * a problem instead of a request to skip an item without sending anything.
  */
@@ -42,12 +40,12 @@ export async function runBulk(items: readonly BulkItem[], request: (item: BulkIt
       const outcome = outcomes[at];
       if (!item || !outcome) continue;
       const sent = request(item);
-      if (!('path' in sent)) {
+      if (!('input' in sent)) {
         outcome.problem = sent;
         continue;
       }
       try {
-        outcome.result = await write(sent.method, sent.path, { key: sent.key ?? newKey(), ...(sent.body === undefined ? {} : { body: sent.body }), ...(sent.ifMatch === undefined ? {} : { ifMatch: sent.ifMatch }) });
+        outcome.result = await call<CallName>(sent.operation, sent.input, { key: sent.key ?? newKey(), ...(sent.ifMatch === undefined ? {} : { ifMatch: sent.ifMatch }) });
       } catch (error) {
         outcome.problem = problemOf(error);
       }

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from './api.ts';
+import { call } from './api.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { OutputOf } from '../../src/client/index.ts';
 import type { BatonEvent } from './types.ts';
@@ -39,7 +39,7 @@ export function useInboxUnread(): number | null {
   const allowed = can(session, 'inbox_list');
   const refresh = () => {
     if (!allowed) return;
-    void get<InboxPage>('/inbox?state=unread&limit=1').then((page) => {
+    void call('inbox_list', { state: ['unread'], limit: 1 }).then((page) => {
       const before = last.current;
       last.current = page.counts.unread;
       setUnread(page.counts.unread);

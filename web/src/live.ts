@@ -1,5 +1,5 @@
 import { BatonProblem } from '../../src/client/index.ts';
-import { ApiProblem, get, type Page, sessionClient } from './api.ts';
+import { ApiProblem, call, sessionClient } from './api.ts';
 import type { BatonEvent } from './types.ts';
 
 /** How the feed is getting events: the SSE stream, polling (the spec's fallback), or not at all. */
@@ -56,7 +56,7 @@ export class Feed {
     while (!signal.aborted) {
       try {
         // Start from "now": views read their own state, the feed only tells them what changed after.
-        this.cursor ??= (await get<Page<BatonEvent>>('/events?order=desc&limit=1')).sync_cursor;
+        this.cursor ??= (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
         const streamed = await this.readStream(signal);
         if (!streamed) return await this.poll(signal);
       } catch (error) {
@@ -92,9 +92,8 @@ export class Feed {
     this.setMode('polling');
     while (!signal.aborted) {
       try {
-        const since = this.cursor ? `&since=${encodeURIComponent(this.cursor)}` : '';
-        const page = await get<Page<BatonEvent>>(`/events?limit=100${since}`);
-        for (const event of page.data) this.emit(event);
+        const page = await call('events_list', { limit: 100, ...(this.cursor ? { since: this.cursor } : {}) });
+        for (const event of page.data) this.emit(event as BatonEvent);
         if (page.has_more) continue;
         if (this.mode !== 'polling') this.setMode('polling');
       } catch (error) {

@@ -1,21 +1,20 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, type AuthState, endCookieSession, get, getAll, getToken, handleUnauthorized, type Problem, readAuthState, setToken } from './api.ts';
+import { ApiProblem, type AuthState, call, endCookieSession, getAll, getToken, handleUnauthorized, type Problem, readAuthState, readManifest, setToken } from './api.ts';
 import { Feed } from './live.ts';
 import { can, SessionContext, type Session } from './session.ts';
 import { Shell } from './shell.tsx';
 import { SignIn } from './sign-in.tsx';
-import type { Agent, Manifest, Whoami } from './types.ts';
 import './styles.css';
 
 /** Opens the app with a pasted token, or with the session cookie when `token` is null. */
 async function openSession(token: string | null): Promise<Session> {
-  const whoami = await get<Whoami>('/whoami', token ?? undefined);
+  const whoami = await call('whoami', {}, token ? { token } : {});
   if (token) setToken(token);
-  const manifest = (await (await fetch('/api/v1', token ? { headers: { authorization: `Bearer ${token}` } } : {})).json()) as Manifest;
+  const manifest = await readManifest(token ?? undefined);
   const names = new Map<string, string>([[whoami.principal.id, whoami.principal.name]]);
   if (can({ whoami }, 'agents_list')) {
-    for (const agent of (await getAll<Agent>('/agents')).data) names.set(agent.id, agent.name);
+    for (const agent of (await getAll('agents_list', {})).data) names.set(agent.id, agent.name);
   }
   const feed = new Feed();
   // Principals made or renamed while the app is open are named too (this listener runs before the views').

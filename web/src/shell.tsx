@@ -1,6 +1,6 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { get, type Page } from './api.ts';
+import { call } from './api.ts';
 import { AgentPage } from './views/agent-page.tsx';
 import { Agents } from './views/agents.tsx';
 import { Activity } from './views/activity.tsx';
@@ -18,7 +18,7 @@ import { Sessions } from './views/sessions.tsx';
 import { Templates } from './views/templates.tsx';
 import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
-import type { Approval, Task } from './types.ts';
+import type { Task } from './types.ts';
 import { useShortcuts } from './hooks.ts';
 import { RetryContext } from './components.tsx';
 import { NewTaskDialog } from './views/new-task.tsx';
@@ -34,7 +34,7 @@ function usePendingCount(): string | null {
   const refresh = () => {
     if (!can({ whoami }, 'approvals_list')) return;
     // One page: past 100 the badge says "100+".
-    void get<Page<Approval>>('/approvals?status=pending&limit=100').then(
+    void call('approvals_list', { status: 'pending', limit: 100 }).then(
       (page) => setCount(page.data.length === 0 ? null : `${page.data.length}${page.has_more ? '+' : ''}`),
       () => undefined,
     );

@@ -1,8 +1,6 @@
 /** The shapes the app reads, as served by /api/v1 (see /spec/domain-model.md). */
-import type { OperationName, OutputOf } from '../../src/client/index.ts';
-
-/** An item of a list operation's page. */
-type ItemOf<N extends OperationName> = OutputOf<N> extends { data: readonly (infer T)[] } ? T : never;
+import type { OutputOf } from '../../src/client/index.ts';
+import type { ItemOf } from './api.ts';
 /** `T` with the members `K` present. */
 type WithMembers<T, K extends keyof T> = T & { [P in K]-?: Exclude<T[P], undefined> };
 
@@ -50,11 +48,8 @@ export type Whoami = OutputOf<'whoami'>;
 /** One of the caller's workspaces (GET /workspaces); `current` is the one this session acts in. */
 export type Workspace = ItemOf<'workspaces_list'>;
 
-export interface Manifest {
-  auth: { scopes: string[] };
-  attempts: { default_max_attempts: number; backoff_s: number[] };
-  operations: { name: string; summary: string; method: string; path: string }[];
-}
+/** The full capability manifest: scopes, operations, attempts (`GET /api/v1?view=full`). */
+export type { Manifest } from '../../src/client/index.ts';
 
 /** A run: one lease, with what it used (spec/runs.md). */
 export type Run = OutputOf<'runs_get'>;

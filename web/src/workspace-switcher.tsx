@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useDisclosure } from './hooks.ts';
-import { get, getToken, type Problem, problemOf, switchWorkspace } from './api.ts';
+import { call, getToken, type Problem, problemOf, switchWorkspace } from './api.ts';
 import { ProblemNotice } from './components.tsx';
 import { useRoute } from './router.ts';
 import { can, useSession } from './session.ts';
@@ -22,7 +22,7 @@ export function WorkspaceSwitcher() {
   const [problem, setProblem] = useState<Problem | null>(null);
   useEffect(() => {
     if (!can({ whoami }, 'workspaces_list')) return;
-    void get<{ data: Workspace[] }>('/workspaces').then(
+    void call('workspaces_list', {}).then(
       (page) => setWorkspaces(page.data),
       () => undefined,
     );

@@ -1,11 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, getAll, type Page, type Problem, problemOf } from '../api.ts';
+import type { InputOf } from '../../../src/client/index.ts';
+import { call, getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { ago, exact, firstWords } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
-import type { Agent, ActorKind, BatonEvent, Task } from '../types.ts';
+import type { Agent, ActorKind, BatonEvent } from '../types.ts';
 import { byWrite, describe } from './timeline.tsx';
 
 /** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
@@ -74,22 +75,23 @@ export function Activity({ search }: { search: string }) {
   const [principals, setPrincipals] = useState<Agent[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
 
-  const serverQuery = (cursor: string | null) => {
-    const q = new URLSearchParams({ order: 'desc', limit: String(PAGE), view: 'full' });
-    if (filters.type) q.set('types', filters.type);
-    if (filters.task) q.set('subject', filters.task);
-    if (filters.actor) q.set('actor', filters.actor);
-    if (filters.kind) q.set('actor_kind', filters.kind);
-    if (cursor) q.set('cursor', cursor);
-    return `/events?${q.toString()}`;
-  };
+  const serverQuery = (cursor: string | null): InputOf<'events_list'> => ({
+    order: 'desc',
+    limit: PAGE,
+    view: 'full',
+    ...(filters.type ? { types: [filters.type] } : {}),
+    ...(filters.task ? { subject: filters.task } : {}),
+    ...(filters.actor ? { actor: filters.actor } : {}),
+    ...(filters.kind ? { actor_kind: filters.kind } : {}),
+    ...(cursor ? { cursor } : {}),
+  });
   /** One page of events, or null when it could not be read (the problem is then shown with Try again). */
   const fetchPage = async (cursor: string | null) => {
     setProblem(null);
     try {
-      const page = await get<Page<BatonEvent>>(serverQuery(cursor));
+      const page = await call('events_list', serverQuery(cursor));
       setOlder(page.has_more ? page.next_cursor : null);
-      return page.data;
+      return page.data as BatonEvent[];
     } catch (error) {
       setProblem(problemOf(error));
       return null;
@@ -117,7 +119,7 @@ export function Activity({ search }: { search: string }) {
   useEffect(loadNewest, [search]);
   useEffect(() => {
     if (!can(session, 'agents_list')) return;
-    getAll<Agent>('/agents').then((r) => setPrincipals(r.data), () => undefined);
+    getAll('agents_list', {}).then((r) => setPrincipals(r.data), () => undefined);
   }, []);
   // Titles for the tasks on screen, read once each.
   useEffect(() => {
@@ -128,7 +130,7 @@ export function Activity({ search }: { search: string }) {
       const title = events?.find((e) => e.subject === id && typeof e.data.title === 'string')?.data.title;
       return typeof title === 'string' ? title : undefined;
     };
-    void Promise.all(missing.map((id) => get<Task>(`/tasks/${id}`).then((t) => [id, t.title] as const, () => [id, named(id) ?? id] as const))).then((found) =>
+    void Promise.all(missing.map((id) => call('tasks_get', { id }).then((t) => [id, t.title] as const, () => [id, named(id) ?? id] as const))).then((found) =>
       setTitles((current) => new Map([...current, ...found])),
     );
   }, [events]);

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { get, type Problem, problemOf } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
@@ -16,18 +16,18 @@ export function AgentPage({ id }: { id: string }) {
   const [saved, setSaved] = useState(false);
   const action = useAction();
   useEffect(() => {
-    get<Agent>(`/agents/${id}`).then(setAgent, (error: unknown) => setLoadProblem(problemOf(error)));
+    call('agents_get', { id }).then(setAgent, (error: unknown) => setLoadProblem(problemOf(error)));
   }, [id]);
 
   const update = async (body: Partial<PrincipalFields & { disabled: boolean }>) => {
     if (!agent) return;
     setSaved(false);
-    const failed = await action.send<Agent>({ method: 'PATCH', path: `/agents/${agent.id}`, ifMatch: agent.version, body }, (next) => {
+    const failed = await action.send({ operation: 'agents_update', input: { id: agent.id, ...body }, ifMatch: agent.version }, (next) => {
       names.set(next.id, next.name);
       setAgent(next);
       setSaved(true);
     });
-    if (failed?.code === 'conflict_version') setAgent(await get<Agent>(`/agents/${agent.id}`));
+    if (failed?.code === 'conflict_version') setAgent(await call('agents_get', { id: agent.id }));
   };
 
   if (!agent) return loadProblem ? <PageProblem problem={loadProblem} /> : <Loading what="the principal" />;

@@ -19,14 +19,14 @@ export function Agents() {
   const action = useAction();
   const load = () => {
     setLoadProblem(null);
-    getAll<Agent>('/agents').then(
+    getAll('agents_list', {}).then(
       (res) => setAgents(res.data),
       (error: unknown) => setLoadProblem(problemOf(error)),
     );
   };
   useEffect(load, []);
   const create = (fields: PrincipalFields) =>
-    action.send<Agent>({ method: 'POST', path: '/agents', body: { ...fields, kind } }, (agent) => {
+    action.send({ operation: 'agents_create', input: { ...fields, kind } }, (agent) => {
       names.set(agent.id, agent.name);
       navigate(`/agents/${agent.id}`);
     });

@@ -1,7 +1,8 @@
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { get, type Page, type Problem, problemOf } from '../api.ts';
+import type { OutputOf } from '../../../src/client/index.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { ago, exact, timeLeft } from '../format.ts';
 import { focusedItem, type Selection, useSelection } from '../bulk.ts';
@@ -12,9 +13,21 @@ import { useEvents, useSession } from '../session.ts';
 import type { Agent, Approval, Task } from '../types.ts';
 
 /** The resource an approval acts on, read now: a task, a webhook or a principal (by id prefix). */
-type Target = { kind: 'task'; value: Task } | { kind: 'webhook'; value: { id: string; url: string; event_types: string[] | null } & Record<string, unknown> } | { kind: 'agent'; value: Agent };
+type Target = { kind: 'task'; value: Task } | { kind: 'webhook'; value: OutputOf<'webhooks_get'> } | { kind: 'agent'; value: Agent };
 
-const TARGET_PATH: Record<string, [Target['kind'], string]> = { tsk_: ['task', '/tasks/'], whk_: ['webhook', '/webhooks/'], agt_: ['agent', '/agents/'] };
+/** Reads the resource with this id, by its prefix; null for a kind the page does not show. */
+function readTarget(id: string): Promise<Target> | null {
+  switch (id.slice(0, 4)) {
+    case 'tsk_':
+      return call('tasks_get', { id }).then((value) => ({ kind: 'task', value: value as Task }));
+    case 'whk_':
+      return call('webhooks_get', { id }).then((value) => ({ kind: 'webhook', value }));
+    case 'agt_':
+      return call('agents_get', { id }).then((value) => ({ kind: 'agent', value }));
+    default:
+      return null;
+  }
+}
 
 interface TargetState {
   target: Target | null;
@@ -32,10 +45,10 @@ function useContextOf(approval: Approval): TargetState {
   const [attempt, setAttempt] = useState(0);
   const id = approval.target?.id ?? (typeof approval.input.id === 'string' ? approval.input.id : null);
   useEffect(() => {
-    const route = id ? TARGET_PATH[id.slice(0, 4)] : undefined;
-    if (id && route) {
-      get<Target['value']>(`${route[1]}${id}`).then(
-        (value) => setTarget({ kind: route[0], value } as Target),
+    const reading = id ? readTarget(id) : null;
+    if (reading) {
+      reading.then(
+        setTarget,
         (error: unknown) => {
           const why = problemOf(error);
           if (why.status === 404) setGone(true);
@@ -125,7 +138,7 @@ function ApprovalCard({ approval, onDecided, selection, order }: { approval: App
   const now = useNow(5_000);
   const [reason, setReason] = useState('');
   const { busy, problem, dismiss, send } = useAction();
-  const decide = (verb: 'approve' | 'deny') => send({ method: 'POST', path: `/approvals/${approval.id}/${verb}`, body: reason.trim() ? { reason: reason.trim() } : {} }, onDecided);
+  const decide = (verb: 'approve' | 'deny') => send({ operation: verb === 'approve' ? 'approvals_approve' : 'approvals_deny', input: { id: approval.id, ...(reason.trim() ? { reason: reason.trim() } : {}) } }, onDecided);
   const inputs = Object.entries(approval.input);
   const summary = manifest.operations.find((o) => o.name === approval.operation)?.summary;
   const context = useContextOf(approval);
@@ -201,7 +214,7 @@ function History() {
   const [list, setList] = useState<Approval[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
-    get<Page<Approval>>('/approvals?limit=100').then(
+    call('approvals_list', { limit: 100 }).then(
       (page) => {
         setList(page.data.filter((a) => a.status !== 'pending'));
         setProblem(null);
@@ -267,7 +280,7 @@ export function Approvals() {
   const [decided, setDecided] = useState<Approval[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
-    get<Page<Approval>>('/approvals?status=pending&limit=100').then(
+    call('approvals_list', { status: 'pending', limit: 100 }).then(
       (page) => {
         setPending(page.data);
         setMore(page.has_more);
@@ -302,7 +315,10 @@ export function Approvals() {
     await bulk.run(
       verb === 'approve' ? 'Approve' : 'Deny',
       [...selection.selected].map((id) => ({ id, label: seen.current.get(id) ?? id })),
-      (item) => ({ method: 'POST', path: `/approvals/${item.id}/${verb}`, body: bulkReason.trim() ? { reason: bulkReason.trim() } : {} }),
+      (item) => {
+        const input = { id: item.id, ...(bulkReason.trim() ? { reason: bulkReason.trim() } : {}) };
+        return verb === 'approve' ? { operation: 'approvals_approve', input } : { operation: 'approvals_deny', input };
+      },
     );
   };
   const onDecided = (approval: Approval) => {

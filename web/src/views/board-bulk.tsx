@@ -43,14 +43,13 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
   };
   const moveSelected = async (to: Status) => {
     if (to === 'cancelled' && !(await confirm.ask(cancelAll(chosen)))) return;
-    await run(`Move to ${STATUS_LABEL[to]}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { status: to } }), moveBack);
+    await run(`Move to ${STATUS_LABEL[to]}`, (t) => ({ operation: 'tasks_update', input: { id: t.id, status: to }, ifMatch: t.version }), moveBack);
   };
   const review = (decision: 'approve' | 'request_changes') =>
     run(decision === 'approve' ? 'Approve reviews' : 'Request changes', (t) => ({
-      method: 'POST',
-      path: `/tasks/${t.id}/review`,
+      operation: 'tasks_review',
+      input: { id: t.id, decision, ...(decision === 'request_changes' ? { comment: comment.trim() } : {}) },
       ifMatch: t.version,
-      body: { decision, ...(decision === 'request_changes' ? { comment: comment.trim() } : {}) },
     }));
   const n = chosen.length;
   return (
@@ -89,7 +88,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
             class="bulk-actions"
             onSubmit={(e) => {
               e.preventDefault();
-              void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ method: 'POST', path: `/tasks/${t.id}/assign`, ifMatch: t.version, body: { assignee: assignee || null } }), assignBack);
+              void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ operation: 'tasks_assign', input: { id: t.id, assignee: assignee || null }, ifMatch: t.version }), assignBack);
             }}
           >
             <select aria-label="Assign the selected tasks to" value={assignee} onChange={(e) => setAssignee(e.currentTarget.value)}>
@@ -111,7 +110,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
             onSubmit={(e) => {
               e.preventDefault();
               const add = label.trim();
-              if (add) void run(`Label ${add}`, (t) => ({ method: 'PATCH', path: `/tasks/${t.id}`, ifMatch: t.version, body: { labels: t.labels.includes(add) ? t.labels : [...t.labels, add] } }), labelsBack);
+              if (add) void run(`Label ${add}`, (t) => ({ operation: 'tasks_update', input: { id: t.id, labels: t.labels.includes(add) ? t.labels : [...t.labels, add] }, ifMatch: t.version }), labelsBack);
             }}
           >
             <input type="text" aria-label="Label to add to the selected tasks" maxLength={50} placeholder="Label" value={label} onInput={(e) => setLabel(e.currentTarget.value)} />

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, type Page, pages, type Problem, problemOf } from '../api.ts';
+import { call, pages, type Problem, problemOf } from '../api.ts';
 import { useEvents } from '../session.ts';
 import type { Task } from '../types.ts';
 
@@ -33,10 +33,9 @@ export function useTasks() {
 
   const sync = async () => {
     for (;;) {
-      const since = cursor.current ? `&since=${cursor.current}` : '';
-      const page = await get<Page<Task>>(`/tasks?limit=${PAGE}${since}`);
+      const page = await call('tasks_list', { limit: PAGE, ...(cursor.current ? { since: cursor.current } : {}) });
       cursor.current = page.sync_cursor ?? cursor.current;
-      put(page.data);
+      put(page.data as Task[]);
       if (!page.has_more) return;
     }
   };
@@ -61,12 +60,12 @@ export function useTasks() {
     let stopped = false;
     const load = async () => {
       let first = true;
-      for await (const page of pages<Task>('/tasks', MAX_PAGES)) {
+      for await (const page of pages('tasks_list', {}, MAX_PAGES)) {
         if (stopped) return;
         // The first page's sync cursor: a change made while later pages load comes again in the delta read.
         if (first) cursor.current = page.sync_cursor;
         first = false;
-        put(page.data);
+        put(page.data as Task[]);
       }
       setComplete(true);
     };
@@ -102,7 +101,7 @@ export function useSearch(q: string) {
     const read = async () => {
       const found = new Map<string, number>();
       let hasMore = false;
-      for await (const page of pages<{ id: string }>(`/tasks?q=${encodeURIComponent(q)}&fields=id`, SEARCH_PAGES)) {
+      for await (const page of pages('tasks_list', { q, fields: ['id'] }, SEARCH_PAGES)) {
         if (!current) return;
         for (const task of page.data) found.set(task.id, found.size);
         hasMore = page.has_more;

@@ -7,16 +7,17 @@ import { noWayBack } from './undo-move.ts';
 /** The request that takes one task back from `after` to `before`, or the sentence saying why it cannot go back. */
 export type TaskInverse = (before: Task, after: Task) => BulkRequest | string;
 
-const at = (after: Task) => ({ path: `/tasks/${after.id}`, ifMatch: after.version, key: newKey() });
+/** At the version the action produced, with the undo's own Idempotency-Key, chosen now. */
+const at = (after: Task) => ({ ifMatch: after.version, key: newKey() });
 
 /** A move back to the status it left, when the state machine allows it. */
-export const moveBack: TaskInverse = (before, after) => noWayBack(before, after) ?? { method: 'PATCH', ...at(after), body: { status: before.status } };
+export const moveBack: TaskInverse = (before, after) => noWayBack(before, after) ?? { operation: 'tasks_update', input: { id: after.id, status: before.status }, ...at(after) };
 
 /** The assignee it had (or nobody). */
-export const assignBack: TaskInverse = (before, after) => ({ method: 'POST', ...at(after), path: `/tasks/${after.id}/assign`, body: { assignee: before.assignee?.id ?? null } });
+export const assignBack: TaskInverse = (before, after) => ({ operation: 'tasks_assign', input: { id: after.id, assignee: before.assignee?.id ?? null }, ...at(after) });
 
 /** The labels it had. */
-export const labelsBack: TaskInverse = (before, after) => ({ method: 'PATCH', ...at(after), body: { labels: before.labels } });
+export const labelsBack: TaskInverse = (before, after) => ({ operation: 'tasks_update', input: { id: after.id, labels: before.labels }, ...at(after) });
 
 const cannot = (why: string): Problem => ({ code: 'cannot_undo', title: 'It cannot be undone', status: 0, detail: why });
 

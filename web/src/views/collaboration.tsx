@@ -1,32 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { getAll, type Problem, problemOf } from '../api.ts';
+import { getAll, type ItemOf, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { Markdown } from '../markdown.tsx';
 import { useEvents, useSession } from '../session.ts';
-import type { Actor, Task } from '../types.ts';
+import type { Task } from '../types.ts';
 import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
 
-/** What issue 25 adds to a task in the full view. */
-export type CollabTask = Task & {
-  assignee?: { id: string; kind: 'human' | 'agent' } | null;
-  handoff?: { summary: string; artifacts: string[]; by: Actor; at: string } | null;
-  attempts?: number;
-  max_attempts?: number | null;
-  not_before?: string | null;
-  blocked_reason?: string | null;
-  failures?: { at: string; kind: string; reason: string | null }[];
-};
+/** A task in the full view: with its assignee, handoff, attempts and failures (issue 25). */
+export type CollabTask = Task;
 
-interface Comment {
-  id: string;
-  body: string | null;
-  author: Actor;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
-}
+type Comment = ItemOf<'comments_list'>;
 
 
 /** The task's thread, live, with a box to post a comment. */
@@ -37,7 +22,7 @@ export function Comments({ taskId }: { taskId: string }) {
   const action = useAction();
   const { busy, problem } = action;
   const load = () =>
-    getAll<Comment>(`/tasks/${taskId}/comments`).then(
+    getAll('comments_list', { id: taskId }).then(
       (page) => {
         setComments(page.data);
         setLoadProblem(null);
@@ -98,7 +83,7 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
   useEffect(() => setChoice(task.assignee?.id ?? ''), [task.assignee?.id]);
 
   const assign = async (releaseLease: boolean) => {
-    await action.send(assignRequest(task.id, choice === '' ? null : choice, releaseLease), onChanged);
+    await action.send(assignRequest(task.id, choice === '' ? null : choice, releaseLease), (updated) => onChanged(updated as CollabTask));
   };
 
   return (
@@ -140,9 +125,9 @@ export function ReviewPanel({ task, onChanged }: { task: CollabTask; onChanged: 
   if (!task.handoff && task.status !== 'in_review') return null;
 
   const decide = async (decision: 'approve' | 'request_changes') => {
-    await action.send<CollabTask>(reviewRequest(task.id, decision, feedback), (updated) => {
+    await action.send(reviewRequest(task.id, decision, feedback), (updated) => {
       setFeedback('');
-      onChanged(updated);
+      onChanged(updated as CollabTask);
     });
   };
 
@@ -184,7 +169,7 @@ export function AttemptsPanel({ task, onChanged }: { task: CollabTask; onChanged
   const { busy, problem } = action;
   if (!task.attempts && !task.blocked_reason) return null;
 
-  const requeue = () => action.send(requeueRequest(task.id), onChanged);
+  const requeue = () => action.send(requeueRequest(task.id), (updated) => onChanged(updated as CollabTask));
 
   return (
     <section class="card" aria-labelledby="attempts-title">

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { get, type Page, type Problem, problemOf } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { Labels, Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
 import { focusedItem, type Selection, useSelection } from '../bulk.ts';
@@ -29,13 +29,13 @@ export function DeadLetter() {
     bulk.run(
       'Requeue',
       (tasks ?? []).filter((t) => selection.selected.has(t.id)).map((t) => ({ id: t.id, label: t.title })),
-      (item) => ({ method: 'POST', path: `/tasks/${item.id}/requeue` }),
+      (item) => ({ operation: 'tasks_requeue', input: { id: item.id } }),
     );
 
   const load = async () => {
     try {
-      const page = await get<Page<CollabTask>>('/tasks?blocked_reason=attempts_exhausted&view=full&limit=100');
-      setTasks(page.data);
+      const page = await call('tasks_list', { blocked_reason: 'attempts_exhausted', view: 'full', limit: 100 });
+      setTasks(page.data as CollabTask[]);
       setMore(page.has_more);
       setProblem(null);
     } catch (error) {
@@ -74,7 +74,7 @@ export function DeadLetter() {
 function DeadLetterRow({ task, selection, order, onRequeued }: { task: CollabTask; selection: Selection; order: () => readonly string[]; onRequeued: () => void }) {
   const action = useAction();
   const last = task.failures?.at(-1);
-  const requeue = () => action.send({ method: 'POST', path: `/tasks/${task.id}/requeue` }, onRequeued);
+  const requeue = () => action.send({ operation: 'tasks_requeue', input: { id: task.id } }, onRequeued);
   return (
     <li class="card dead-letter-task" data-task={task.id}>
       <h2 class="select-line">

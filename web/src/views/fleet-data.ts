@@ -1,27 +1,12 @@
-import { get, getAll, type Page, pages, sessionClient } from '../api.ts';
+import { call, getAll, type ItemOf, pages } from '../api.ts';
 import type { Agent, Approval, Ask, BatonEvent, InsightFigures, Token } from '../types.ts';
 import { DAY_MS, OUTCOME_TYPES } from './fleet-state.ts';
 
-/** A lease as GET /leases serves it (the fields the fleet reads). */
-interface LeaseRow {
-  id: string;
-  task_id: string;
-  holder: { id: string; kind: string };
-  machine: string | null;
-  state: 'active' | 'released' | 'expired' | 'ended';
-  heartbeat_interval_s: number;
-  renewed_at: string;
-  expires_at: string;
-}
+/** A lease as GET /leases serves it. */
+type LeaseRow = ItemOf<'leases_list'>;
 
-/** A task in progress or in review, with who handed it in. */
-interface HeldTask {
-  id: string;
-  title: string;
-  status: string;
-  handoff: { by: { id: string } } | null;
-  lease?: { holder: { id: string } } | null;
-}
+/** A task in progress or in review (title, status, handoff and lease: the fields the fleet asks for). */
+type HeldTask = ItemOf<'tasks_list'>;
 
 /** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
 const TOKENS_MS = 60_000;
@@ -67,20 +52,20 @@ export interface FleetData {
   usage: Usage;
 }
 
-const OUTCOMES = `/events?types=${OUTCOME_TYPES.join(',')}`;
+const OUTCOMES = { types: [...OUTCOME_TYPES] };
 
 /** The day's outcomes: the first time read back a day (bounded); then only the events after the newest one kept. */
 async function readOutcomes(last: OutcomeLog | null): Promise<OutcomeLog> {
   const dayAgo = Date.now() - DAY_MS;
   if (last) {
     const newest = last.events[0]?.id;
-    const fresh = newest ? (await getAll<BatonEvent>(`${OUTCOMES}&since=${newest}`, 5)).data.reverse() : (await get<Page<BatonEvent>>(`${OUTCOMES}&order=desc&limit=100`)).data;
+    const fresh = (newest ? (await getAll('events_list', { ...OUTCOMES, since: newest }, 5)).data.reverse() : (await call('events_list', { ...OUTCOMES, order: 'desc', limit: 100 })).data) as BatonEvent[];
     return { events: [...fresh, ...last.events].filter((e) => Date.parse(e.created_at) >= dayAgo), complete: last.complete };
   }
   const events: BatonEvent[] = [];
   let complete = false;
-  for await (const page of pages<BatonEvent>(`${OUTCOMES}&order=desc`, OUTCOME_PAGES)) {
-    events.push(...page.data);
+  for await (const page of pages('events_list', { ...OUTCOMES, order: 'desc' }, OUTCOME_PAGES)) {
+    events.push(...(page.data as BatonEvent[]));
     const oldest = page.data.at(-1);
     if (!page.has_more || (oldest && Date.parse(oldest.created_at) < dayAgo)) {
       complete = true;
@@ -98,22 +83,22 @@ async function readOutcomes(last: OutcomeLog | null): Promise<OutcomeLog> {
 export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; usage: Usage | null } | null): Promise<FleetData> {
   // What agents hold now, however old: on a busy queue the newest leases of any state were seconds old and left long-held ones out.
   const [agents, active, beats, outcomes, tasks, approvals, asks, usage] = await Promise.all([
-    getAll<Agent>('/agents'),
-    getAll<LeaseRow>('/leases?state=active', 3),
-    get<Page<BatonEvent>>('/events?order=desc&types=lease.renewed&limit=100'),
+    getAll('agents_list', {}),
+    getAll('leases_list', { state: 'active' }, 3),
+    call('events_list', { order: 'desc', types: ['lease.renewed'], limit: 100 }),
     readOutcomes(last?.outcomes ?? null),
     // A leased task is in progress, handed-in work waits in review: one list of both rather than a GET per task.
-    getAll<HeldTask>('/tasks?status=in_progress,in_review&fields=title,status,handoff,lease', 5),
-    get<Page<Approval>>('/approvals?status=pending&limit=100').then(
+    getAll('tasks_list', { status: ['in_progress', 'in_review'], fields: ['title', 'status', 'handoff', 'lease'] }, 5),
+    call('approvals_list', { status: 'pending', limit: 100 }).then(
       (page) => page.data,
       (): Approval[] => [],
     ),
-    sessionClient.asks.list({ status: ['open'], limit: 100 }).then((page) => page.data),
+    call('asks_list', { status: ['open'], limit: 100 }).then((page) => page.data),
     readUsage(last?.usage ?? null),
   ]);
   const fleet = agents.data.filter((a) => a.kind === 'agent');
   const latest = new Map<string, BatonEvent>();
-  for (const event of beats.data) {
+  for (const event of beats.data as BatonEvent[]) {
     const lease = String(event.data.lease_id);
     if (!latest.has(lease)) latest.set(lease, event);
   }
@@ -134,7 +119,7 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; us
 async function readUsage(last: Usage | null): Promise<Usage> {
   if (last && Date.now() - last.readAt < USAGE_MS) return last;
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-  const groups = await sessionClient.insight.get({ from: day(Date.now()), to: day(Date.now() + DAY_MS), by: 'agent' }).then(
+  const groups = await call('insight_get', { from: day(Date.now()), to: day(Date.now() + DAY_MS), by: 'agent' }).then(
     (insight) => insight.groups,
     () => [],
   );
@@ -144,6 +129,6 @@ async function readUsage(last: Usage | null): Promise<Usage> {
 /** Each agent's tokens: the last read while it is under a minute old and covers every agent, else a new read. */
 async function readTokens(fleet: Agent[], last: Tokens | null): Promise<Tokens> {
   if (last && Date.now() - last.readAt < TOKENS_MS && fleet.every((a) => last.byAgent.has(a.id))) return last;
-  const read = await Promise.all(fleet.map((a) => getAll<Token>(`/agents/${a.id}/tokens`, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
+  const read = await Promise.all(fleet.map((a) => getAll('tokens_list', { id: a.id }, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
   return { byAgent: new Map(read), readAt: Date.now() };
 }

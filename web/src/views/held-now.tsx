@@ -6,7 +6,8 @@ import { useNow } from '../hooks.ts';
 import { useEvents } from '../session.ts';
 import type { Task } from '../types.ts';
 
-const OPEN = 'todo,in_progress,in_review,blocked';
+const OPEN = ['todo', 'in_progress', 'in_review', 'blocked'] as const;
+const FIELDS = ['title', 'status', 'lease'] as const;
 
 interface Held {
   /** Tasks in progress under its lease. */
@@ -17,9 +18,12 @@ interface Held {
 
 /** Two lists: the tasks in progress (their leases say who holds them) and the open tasks assigned to the principal. */
 async function readHeld(id: string): Promise<Held> {
-  const [inProgress, assigned] = await Promise.all([getAll<Task>('/tasks?status=in_progress&fields=title,status,lease', 3), getAll<Task>(`/tasks?assignee=${id}&status=${OPEN}&fields=title,status,lease`, 3)]);
-  const leased = inProgress.data.filter((t) => t.lease?.holder.id === id);
-  return { leased, assigned: assigned.data.filter((t) => t.lease?.holder.id !== id) };
+  const [inProgress, assigned] = await Promise.all([
+    getAll('tasks_list', { status: ['in_progress'], fields: [...FIELDS] }, 3),
+    getAll('tasks_list', { assignee: id, status: [...OPEN], fields: [...FIELDS] }, 3),
+  ]);
+  const leased = (inProgress.data as Task[]).filter((t) => t.lease?.holder.id === id);
+  return { leased, assigned: (assigned.data as Task[]).filter((t) => t.lease?.holder.id !== id) };
 }
 
 /** What a principal holds now (its leases' tasks) and what waits for it (open tasks assigned to it), live. */

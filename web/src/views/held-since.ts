@@ -1,12 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { getAll } from '../api.ts';
 
-/** A lease as GET /leases serves it: the fields the board reads. */
-interface LeaseSince {
-  id: string;
-  acquired_at: string;
-}
-
 /**
  * When each lease the board shows was granted (lease id → ms), for a card's "held for": one read of
  * `GET /leases?state=active` (up to 300), and another only when the board shows a lease not read
@@ -25,7 +19,7 @@ export function useHeldSince(leaseIds: readonly string[]): ReadonlyMap<string, n
     if (missing.length === 0 || reading.current) return;
     for (const id of missing) asked.current.add(id);
     reading.current = true;
-    getAll<LeaseSince>('/leases?state=active', 3)
+    getAll('leases_list', { state: 'active' }, 3)
       .then(
         (read) => setSince(new Map(read.data.map((l) => [l.id, Date.parse(l.acquired_at)]))),
         () => undefined,

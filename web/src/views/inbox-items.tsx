@@ -1,24 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { OutputOf } from '../../../src/client/index.ts';
 import { useAction } from '../action.ts';
-import { get, problemOf, type Problem } from '../api.ts';
+import { call, problemOf, type Problem } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
 import type { InboxItem } from '../inbox-count.ts';
 import { useSession } from '../session.ts';
-import type { Actor, Approval, Task } from '../types.ts';
+import type { Approval, Task } from '../types.ts';
 
 /** An ask as GET /asks/{id} answers it (spec/asks.md). */
-interface Ask {
-  id: string;
-  task_id: string;
-  question: string;
-  options: { label: string; value?: string }[];
-  to: string;
-  due_at: string;
-  status: 'open' | 'answered' | 'defaulted' | 'cancelled';
-  answer: { text: string; option?: string } | null;
-  answered_by: Actor | null;
-}
+type Ask = OutputOf<'asks_get'>;
 
 /** One row of the inbox page: an inbox item, a pending approval or a task waiting for review. */
 export type Entry = { kind: 'item'; id: string; at: string; item: InboxItem } | { kind: 'approval'; id: string; at: string; approval: Approval } | { kind: 'review'; id: string; at: string; task: Task };
@@ -55,12 +46,12 @@ export function AskAnswer({ askId, ask: given, onAnswered }: { askId: string; as
   const action = useAction();
   useEffect(() => {
     if (given) setAsk(given);
-    else get<Ask>(`/asks/${askId}`).then(setAsk, (error: unknown) => setProblem(problemOf(error)));
+    else call('asks_get', { id: askId }).then(setAsk, (error: unknown) => setProblem(problemOf(error)));
   }, [askId, given]);
   if (problem) return <ProblemNotice problem={problem} />;
   if (!ask) return null;
   const answer = (body: { option: string } | { text: string }) =>
-    action.send<Ask>({ method: 'POST', path: `/asks/${ask.id}/answer`, body }, (answered) => {
+    action.send({ operation: 'asks_answer', input: { id: ask.id, ...body } }, (answered) => {
       setAsk(answered);
       onAnswered(`Answered “${answered.question}”: ${answered.answer?.option ?? answered.answer?.text ?? ''}.`);
     });
@@ -114,7 +105,7 @@ export function ApprovalDecision({ approval, onDecided }: { approval: Approval; 
   const { manifest } = useSession();
   const [reason, setReason] = useState('');
   const action = useAction();
-  const decide = (verb: 'approve' | 'deny') => action.send({ method: 'POST', path: `/approvals/${approval.id}/${verb}`, body: reason.trim() ? { reason: reason.trim() } : {} }, (decided: Approval) =>
+  const decide = (verb: 'approve' | 'deny') => action.send({ operation: verb === 'approve' ? 'approvals_approve' : 'approvals_deny', input: { id: approval.id, ...(reason.trim() ? { reason: reason.trim() } : {}) } }, (decided) =>
       onDecided(`${decided.status === 'denied' ? 'Denied' : decided.status === 'failed' ? 'Approved, but it failed:' : 'Approved:'} ${approval.operation}.`),
     );
   return (
@@ -153,7 +144,7 @@ function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: str
   const review = (decision: 'approve' | 'request_changes') => {
     if (decision === 'request_changes' && !comment.trim()) return setNeedComment(true);
     setNeedComment(false);
-    void action.send({ method: 'POST', path: `/tasks/${task.id}/review`, ifMatch: task.version, body: { decision, ...(comment.trim() ? { comment: comment.trim() } : {}) } }, () =>
+    void action.send({ operation: 'tasks_review', input: { id: task.id, decision, ...(comment.trim() ? { comment: comment.trim() } : {}) }, ifMatch: task.version }, () =>
       onDecided(`${decision === 'approve' ? 'Approved' : 'Changes requested on'} “${task.title}”.`),
     );
   };

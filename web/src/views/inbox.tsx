@@ -1,18 +1,18 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import { call, newKey, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { useNow, useShortcuts } from '../hooks.ts';
 import { INBOX_CHANGED, type InboxItem, type InboxPage, notifyWanted, setNotifyWanted, touchesInbox } from '../inbox-count.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
-import type { Approval, Task } from '../types.ts';
+import type { Task } from '../types.ts';
 import { type Entry, InboxEntry, KIND_LABEL, taskOf } from './inbox-items.tsx';
 import '../bulk-inbox.css';
 
 type Show = 'unread' | 'all' | 'done';
 type Kind = '' | keyof typeof KIND_LABEL;
 const SHOW: Record<Show, string> = { unread: 'Unread', all: 'All', done: 'Done' };
-const STATES: Record<Show, string> = { unread: 'unread', all: 'unread,read,done', done: 'done' };
+const STATES: Record<Show, InboxItem['state'][]> = { unread: ['unread'], all: ['unread', 'read', 'done'], done: ['done'] };
 
 interface Loaded {
   entries: Entry[];
@@ -29,15 +29,17 @@ async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: 
   const itemKind = kind === 'approval' || kind === 'to_review' ? null : kind;
   const waiting = show !== 'done';
   const [inbox, approvals, reviews] = await Promise.all([
-    itemKind === null ? get<InboxPage>('/inbox?state=unread&limit=1').then((p) => ({ ...p, data: [] })) : get<InboxPage>(`/inbox?state=${STATES[show]}${itemKind ? `&kind=${itemKind}` : ''}&limit=100`),
-    waiting && may.approvals && (kind === '' || kind === 'approval') ? get<Page<Approval>>('/approvals?status=pending&limit=100') : null,
-    waiting && may.reviews && (kind === '' || kind === 'to_review') ? get<Page<Task>>('/tasks?status=in_review&limit=100') : null,
+    itemKind === null
+      ? call('inbox_list', { state: ['unread'], limit: 1 }).then((p) => ({ ...p, data: [] }))
+      : call('inbox_list', { state: STATES[show], ...(itemKind ? { kind: [itemKind] } : {}), limit: 100 }),
+    waiting && may.approvals && (kind === '' || kind === 'approval') ? call('approvals_list', { status: 'pending', limit: 100 }) : null,
+    waiting && may.reviews && (kind === '' || kind === 'to_review') ? call('tasks_list', { status: ['in_review'], limit: 100 }) : null,
   ]);
   const entries: Entry[] = [
     // An approval's or a review's own item is shown as the approval or the task itself while those are listed (decided in place).
     ...inbox.data.filter((item) => !(approvals && item.kind === 'approval') && !(reviews && item.kind === 'to_review')).map((item) => ({ kind: 'item' as const, id: item.id, at: item.created_at, item })),
     ...(approvals?.data ?? []).map((approval) => ({ kind: 'approval' as const, id: approval.id, at: approval.created_at, approval })),
-    ...(reviews?.data ?? []).map((task) => ({ kind: 'review' as const, id: task.id, at: task.updated_at, task })),
+    ...((reviews?.data ?? []) as Task[]).map((task) => ({ kind: 'review' as const, id: task.id, at: task.updated_at, task })),
   ].sort((a, b) => b.at.localeCompare(a.at));
   return { entries, more: inbox.has_more || approvals?.has_more === true || reviews?.has_more === true, counts: inbox.counts };
 }
@@ -109,7 +111,7 @@ export function Inbox() {
     if (items.length === 0) return;
     setMarkProblem(null);
     try {
-      await write('POST', '/inbox/mark', { key: newKey(), body: { ids: items.map((i) => i.id), state } });
+      await call('inbox_mark', { ids: items.map((i) => i.id), state }, { key: newKey() });
       setAnnouncement(items.length === 1 ? `Marked ${state}.` : `Marked ${items.length} items ${state}.`);
       dispatchEvent(new Event(INBOX_CHANGED));
       refresh();

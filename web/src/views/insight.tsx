@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, type Problem, problemOf } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
@@ -76,10 +76,10 @@ export function InsightPage({ search }: { search: string }) {
   const load = async () => {
     setProblem(null);
     const to = utcDay(Date.now() + DAY_MS);
-    const query = `from=${utcDay(Date.parse(to) - days * DAY_MS)}&to=${to}`;
+    const from = utcDay(Date.parse(to) - days * DAY_MS);
     try {
       // Three reads: by day (its totals are the window's), by agent and by label.
-      const [day, agent, label] = await Promise.all((['day', 'agent', 'label'] as const).map((by) => get<Insight>(`/insight?${query}&by=${by}`)));
+      const [day, agent, label] = await Promise.all((['day', 'agent', 'label'] as const).map((by) => call('insight_get', { from, to, by })));
       if (day && agent && label) setData({ day, agent, label });
     } catch (error) {
       setProblem(problemOf(error));

@@ -1,10 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { newKey, type Problem, problemOf, write } from '../api.ts';
+import { call, newKey, type Problem, problemOf } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
-
-interface Redeemed {
-  answered: { answer: { text: string; option?: string } | null } | null;
-}
 
 /**
  * A link from a notification (spec/notifications.md, "Links"): the task page's `?link=`. It is used
@@ -20,7 +16,7 @@ export function LinkNotice({ onAnswered }: { onAnswered: () => void }) {
     const url = new URL(location.href);
     url.searchParams.delete('link');
     history.replaceState(history.state, '', url.pathname + url.search + url.hash);
-    write<Redeemed>('POST', '/links/redeem', { key: newKey(), body: { token } }).then(
+    call('links_redeem', { token }, { key: newKey() }).then(
       (done) => {
         if (!done.answered) return;
         setAnswered(done.answered.answer?.option ?? done.answered.answer?.text ?? '');

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiProblem, get, newKey, type Problem, write } from '../api.ts';
+import { ApiProblem, call, newKey, type Problem } from '../api.ts';
 import type { Status, Task } from '../types.ts';
 
 export interface FailedMove {
@@ -22,14 +22,14 @@ export function useMove(onTask: (task: Task) => void) {
     setBusy(task.id);
     setFailed(null);
     try {
-      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key, ifMatch: task.version, body: { status: to } });
+      const moved = (await call('tasks_update', { id: task.id, status: to }, { key, ifMatch: task.version })) as Task;
       onTask(moved);
       return moved;
     } catch (error) {
       if (!(error instanceof ApiProblem)) throw error;
       let current = task;
       if (error.problem.code === 'conflict_version') {
-        current = await get<Task>(`/tasks/${task.id}`);
+        current = (await call('tasks_get', { id: task.id })) as Task;
         onTask(current);
       }
       setFailed({ task: current, to, problem: error.problem, key });

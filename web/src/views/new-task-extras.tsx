@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { get, type Page } from '../api.ts';
+import { call } from '../api.ts';
 import { useSession } from '../session.ts';
 import type { Task } from '../types.ts';
 import { TaskSuggestions } from './task-fields.tsx';
@@ -42,8 +42,8 @@ function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: 
     if (!q) return undefined;
     setFound(null);
     const timer = setTimeout(() => {
-      get<Page<Task>>(`/tasks?q=${encodeURIComponent(q)}&limit=8&fields=title,status`).then(
-        (page) => setFound(page.data),
+      call('tasks_list', { q, limit: 8, fields: ['title', 'status'] }).then(
+        (page) => setFound(page.data as Task[]),
         () => setFound([]),
       );
     }, 200);

@@ -16,8 +16,8 @@ export interface TemplateChoice {
 export function TemplateField({ choice, onChange }: { choice: TemplateChoice | null; onChange: (choice: TemplateChoice | null) => void }) {
   const [templates, setTemplates] = useState<Template[]>([]);
   useEffect(() => {
-    getAll<Template>('/templates').then(
-      (res) => setTemplates(res.data),
+    getAll('templates_list', {}).then(
+      (res) => setTemplates(res.data as Template[]),
       () => setTemplates([]),
     );
   }, []);

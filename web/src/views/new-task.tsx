@@ -1,7 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
 import { ProblemNotice } from '../components.tsx';
-import { get } from '../api.ts';
+import { call } from '../api.ts';
 import { TemplateField, type TemplateChoice } from './new-task-template.tsx';
 import { paramsOf } from './templates.tsx';
 import type { Task } from '../types.ts';
@@ -43,14 +43,14 @@ export function NewTaskDialog({ open, onClose, onCreated }: { open: boolean; onC
     if (!ready) return;
     if (template) {
       // The whole graph at once; the notice links the first task made.
-      const path = `/templates/${template.template.id}/instantiate`;
-      await action.send<{ tasks: { id: string | null }[] }>({ method: 'POST', path, body: { params: paramsOf(template.values) } }, async (made) => {
+      const input = { id: template.template.id, params: paramsOf(template.values) };
+      await action.send({ operation: 'templates_instantiate', input }, async (made) => {
         const first = made.tasks.find((t) => t.id)?.id;
-        if (first) onCreated(await get<Task>(`/tasks/${first}`));
+        if (first) onCreated((await call('tasks_get', { id: first })) as Task);
       });
       return;
     }
-    await action.send<Task>({ method: 'POST', path: '/tasks', body: { ...bodyOf(draft), ...extrasBody(extras) } }, onCreated);
+    await action.send({ operation: 'tasks_create', input: { ...bodyOf(draft), ...extrasBody(extras) } }, (task) => onCreated(task as Task));
   };
   return (
     <dialog ref={dialog} class="dialog" aria-labelledby="new-task-heading" onClose={onClose}>

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { get, newKey, type Page, type Problem, problemOf, write } from '../api.ts';
+import type { CallName, InputOf } from '../../../src/client/index.ts';
+import { call, newKey, type Problem, problemOf } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { navigate } from '../router.ts';
@@ -8,7 +9,7 @@ import { legalTargets } from './move-menu.tsx';
 import { useConfirm } from '../confirm.tsx';
 import { useUndo } from '../undo.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
-import { type ActionRequest, useAction } from '../action.ts';
+import { type AnyWrite, useAction } from '../action.ts';
 import { can, useSession } from '../session.ts';
 import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
 import { useDeleteTask } from './task-delete.tsx';
@@ -34,16 +35,16 @@ function selectedTaskId(): string | null {
 
 /** Tasks whose id starts with the text (the server's `id_prefix`, as the CLI's short ids) or whose title matches (the server's search). */
 async function findTasks(text: string): Promise<Task[]> {
-  const read = (query: string) =>
-    get<Page<Task>>(`/tasks?${query}&limit=${MATCHES}&fields=title,status`).then(
-      (page) => page.data,
+  const read = (query: InputOf<'tasks_list'>) =>
+    call('tasks_list', { ...query, limit: MATCHES, fields: ['title', 'status'] }).then(
+      (page) => page.data as Task[],
       () => [],
     );
   if (ID_PREFIX.test(text)) {
-    const byId = await read(`id_prefix=${encodeURIComponent(text.replace(/^tsk_/i, ''))}`);
+    const byId = await read({ id_prefix: text.replace(/^tsk_/i, '') });
     if (byId.length > 0) return byId;
   }
-  return read(`q=${encodeURIComponent(text)}`);
+  return read({ q: text });
 }
 
 /**
@@ -72,7 +73,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setProblem(null);
       setTarget(null);
       const id = selectedTaskId();
-      if (id) get<Task>(`/tasks/${id}?view=full`).then(setTarget, () => undefined);
+      if (id) call('tasks_get', { id, view: 'full' }).then((task) => setTarget(task as Task), () => undefined);
       element.showModal();
       input.current?.focus();
     } else if (!open && element.open) element.close();
@@ -96,7 +97,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   const moveTo = async (task: Task, to: Status) => {
     if (to === 'cancelled' && !(await confirm.ask(cancelConfirmation(task)))) return;
     try {
-      const moved = await write<Task>('PATCH', `/tasks/${task.id}`, { key: newKey(), ifMatch: task.version, body: { status: to } });
+      const moved = (await call('tasks_update', { id: task.id, status: to }, { key: newKey(), ifMatch: task.version })) as Task;
       onClose();
       showUndo(`Moved “${task.title}” to ${STATUS_LABEL[to]}.`, undoMove(task, moved, () => undefined));
     } catch (error) {
@@ -106,7 +107,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   const session = useSession();
   const action = useAction();
   const deletion = useDeleteTask(confirm.ask);
-  const send = (request: ActionRequest) => action.send(request, onClose);
+  const send = (request: AnyWrite) => action.send<CallName>(request, onClose);
   const actions: Choice[] = target
     ? [
         { id: 'open', label: `Open “${target.title}”`, group: 'action' as const, run: () => go(`/tasks/${target.id}`) },
@@ -179,7 +180,7 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
   );
 }
 
-type Send = (request: ActionRequest) => Promise<unknown>;
+type Send = (request: AnyWrite) => Promise<unknown>;
 
 /** The task page's actions that need no text, for what this token may do and the task's state. */
 function taskActions(task: Task, q: string, session: ReturnType<typeof useSession>, send: Send, close: () => void): Choice[] {

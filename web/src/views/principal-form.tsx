@@ -1,12 +1,9 @@
 import { useState } from 'preact/hooks';
+import type { InputOf } from '../../../src/client/index.ts';
 import { useSession } from '../session.ts';
 
-export interface PrincipalFields {
-  name: string;
-  scopes: string[];
-  /** null: every operation its scopes allow. */
-  tool_allowlist: string[] | null;
-}
+/** What the form edits of a principal (`agents_create`'s input): tool_allowlist null is every operation its scopes allow. */
+export type PrincipalFields = Required<Pick<InputOf<'agents_create'>, 'name' | 'scopes' | 'tool_allowlist'>>;
 
 /** Name, scopes and toolAllowlist, as checkboxes (keyboard usable); used to create and to edit. */
 export function PrincipalForm({ initial, submitLabel, busy, onSubmit, children }: {
@@ -18,7 +15,7 @@ export function PrincipalForm({ initial, submitLabel, busy, onSubmit, children }
 }) {
   const { manifest } = useSession();
   const [name, setName] = useState(initial.name);
-  const [scopes, setScopes] = useState(new Set(initial.scopes));
+  const [scopes, setScopes] = useState(new Set<string>(initial.scopes));
   const [restricted, setRestricted] = useState(initial.tool_allowlist !== null);
   const [allowed, setAllowed] = useState(new Set(initial.tool_allowlist ?? []));
   const toggle = (set: Set<string>, item: string, on: boolean) => {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, type Page, type Problem, problemOf } from '../api.ts';
+import { call, type ItemOf, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { duration, exact } from '../format.ts';
 import { can, useEvents, useSession } from '../session.ts';
@@ -56,7 +56,7 @@ export function RunsPanel({ taskId, labels }: { taskId: string; labels: string[]
   const session = useSession();
   const { names } = session;
   const [budgets, setBudgets] = useState<Budget[]>([]);
-  const [runs, setRuns] = useState<Run[] | null>(null);
+  const [runs, setRuns] = useState<ItemOf<'runs_list'>[] | null>(null);
   const [more, setMore] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [run, setRun] = useState<Run | null>(null);
@@ -71,19 +71,19 @@ export function RunsPanel({ taskId, labels }: { taskId: string; labels: string[]
   };
 
   const loadRun = (id: string) =>
-    get<Run>(`/runs/${id}?log_lines=${LOG_LINES}`).then(
+    call('runs_get', { id, log_lines: LOG_LINES }).then(
       (r) => openRef.current === id && setRun(r),
       (error: unknown) => setProblem(problemOf(error)),
     );
   const loadBudgets = (holder: string | undefined) => {
     if (!can(session, 'budgets_list')) return;
-    void get<Page<Budget>>('/budgets?limit=100').then(
+    void call('budgets_list', { limit: 100 }).then(
       (page) => setBudgets(page.data.filter((b) => (b.applies_to === 'task' && b.target === taskId) || (b.applies_to === 'label' && labels.includes(b.target)) || (b.applies_to === 'agent' && b.target === holder) || b.applies_to === 'workspace')),
       () => undefined,
     );
   };
   const loadRuns = () =>
-    get<Page<Run>>(`/runs?task_id=${taskId}&limit=${RUNS}`).then(
+    call('runs_list', { task_id: taskId, limit: RUNS }).then(
       (page) => {
         loadBudgets(page.data[0]?.holder.id);
         setRuns(page.data);

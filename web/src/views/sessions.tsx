@@ -19,7 +19,7 @@ export function Sessions() {
   const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const action = useAction();
   const load = () =>
-    getAll<SignedInSession>('/sessions').then(
+    getAll('sessions_list', {}).then(
       (res) => {
         setSessions(res.data);
         setLoadProblem(null);
@@ -27,7 +27,7 @@ export function Sessions() {
       (error: unknown) => setLoadProblem(problemOf(error)),
     );
   useEffect(() => void load(), []);
-  const revoke = (id: string) => void action.send({ method: 'DELETE', path: `/sessions/${id}` }, load);
+  const revoke = (id: string) => void action.send({ operation: 'sessions_revoke', input: { id } }, load);
 
   return (
     <section class="page" aria-labelledby="sessions-title">

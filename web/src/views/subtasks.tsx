@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, getAll, type Problem, problemOf } from '../api.ts';
+import { call, getAll, type Problem, problemOf } from '../api.ts';
 import { ProblemNotice, StatusBadge } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { STATUSES, type Task } from '../types.ts';
@@ -13,13 +13,13 @@ export function SubtasksPanel({ task }: { task: Task }) {
   const total = STATUSES.reduce((n, s) => n + (task.children?.[s] ?? 0), 0);
   useEffect(() => {
     setParent(null);
-    if (task.parent_id) get<Task>(`/tasks/${task.parent_id}?fields=title,status`).then(setParent, () => undefined);
+    if (task.parent_id) call('tasks_get', { id: task.parent_id, fields: ['title', 'status'] }).then((t) => setParent(t as Task), () => undefined);
   }, [task.parent_id]);
   useEffect(() => {
     if (total === 0) return setChildren([]);
-    getAll<Task>(`/tasks?parent=${task.id}`).then(
+    getAll('tasks_list', { parent: task.id }).then(
       (res) => {
-        setChildren(res.data);
+        setChildren(res.data as Task[]);
         setProblem(null);
       },
       (error: unknown) => setProblem(problemOf(error)),

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Problem, problemOf, sessionClient } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Ask } from '../types.ts';
@@ -25,7 +25,7 @@ export function AsksPanel({ taskId }: { taskId: string }) {
   const [problem, setProblem] = useState<Problem | null>(null);
   const [said, setSaid] = useState('');
   const load = () =>
-    sessionClient.asks.list({ task_id: taskId, limit: ASKS }).then(
+    call('asks_list', { task_id: taskId, limit: ASKS }).then(
       (page) => {
         setAsks(page.data);
         setProblem(null);

@@ -25,9 +25,10 @@ export function useDeleteTask(ask: (confirmation: Confirmation) => Promise<boole
     });
     if (!yes) return false;
     let deleted = false;
-    await action.send<Task | Approval>({ method: 'DELETE', path: `/tasks/${task.id}`, ifMatch: task.version }, (result) => {
+    await action.send({ operation: 'tasks_delete', input: { id: task.id }, ifMatch: task.version }, (result) => {
+      // A delete that waits for a human's approval answers 202 with the approval, which the operation's output type leaves out.
       if ('operation' in result) {
-        setPending(result);
+        setPending(result as unknown as Approval);
         return;
       }
       deleted = true;

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { get } from '../api.ts';
+import { call } from '../api.ts';
 import { ProblemNotice } from '../components.tsx';
 import type { Task } from '../types.ts';
 import { bodyOf, draftOf, type TaskDraft, TaskFields } from './task-fields.tsx';
@@ -60,9 +60,9 @@ export function TaskEditor({ task, onSaved, onCancel }: { task: Task; onSaved: (
     event.preventDefault();
     const body = changedFields(base, draft);
     if (Object.keys(body).length === 0) return onCancel();
-    const failed = await send({ method: 'PATCH', path: `/tasks/${task.id}`, ifMatch: base.version, body }, onSaved);
+    const failed = await send({ operation: 'tasks_update', input: { id: task.id, ...body }, ifMatch: base.version }, (saved) => onSaved(saved as Task));
     if (failed?.code === 'conflict_version') {
-      const theirs = await get<Task>(`/tasks/${task.id}?view=full`);
+      const theirs = (await call('tasks_get', { id: task.id, view: 'full' })) as Task;
       setConflict({ theirs, mine: body });
       setBase(theirs);
     }

@@ -58,8 +58,8 @@ function DependencyPicker({ id, value, exclude, onChange }: { id: string; value:
   const [tasks, setTasks] = useState<Task[] | null>(null);
   const [query, setQuery] = useState('');
   useEffect(() => {
-    getAll<Task>('/tasks', 20).then(
-      (res) => setTasks(res.data),
+    getAll('tasks_list', {}, 20).then(
+      (res) => setTasks(res.data as Task[]),
       () => setTasks([]),
     );
   }, []);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { authHeaders, get, getAll, type Problem, problemOf } from '../api.ts';
+import { authHeaders, call, getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Labels, Loading, PageProblem, PriorityBadge, ProblemNotice, StatusBadge } from '../components.tsx';
 import { bytes, exact, STATUS_LABEL, timeLeft } from '../format.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
@@ -66,11 +66,11 @@ export function TaskPage({ id }: { id: string }) {
   };
 
   const load = () =>
-    get<Task>(`/tasks/${id}?view=full`).then(setTask, (error: unknown) => setProblem(problemOf(error)));
+    call('tasks_get', { id, view: 'full' }).then((t) => setTask(t as Task), (error: unknown) => setProblem(problemOf(error)));
   const loadEvents = () => {
     setEventsProblem(null);
-    getAll<BatonEvent>(`/tasks/${id}/events?view=full`).then(
-      (res) => setEvents(res.data),
+    getAll('tasks_events', { id, view: 'full' }).then(
+      (res) => setEvents(res.data as BatonEvent[]),
       (error: unknown) => setEventsProblem(problemOf(error)),
     );
   };

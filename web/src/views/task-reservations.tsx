@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Problem, problemOf, sessionClient } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
 import { exact, timeLeft } from '../format.ts';
 import { useEvents } from '../session.ts';
@@ -26,7 +26,7 @@ export function ReservationsPanel({ taskId, now }: { taskId: string; now: number
   const [held, setHeld] = useState<Reservation[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const load = () =>
-    sessionClient.reservations.list({ task_id: taskId, limit: 50 }).then(
+    call('reservations_list', { task_id: taskId, limit: 50 }).then(
       (page) => {
         setHeld(page.data);
         setProblem(null);

@@ -1,37 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { getAll, type Problem, problemOf } from '../api.ts';
+import type { InputOf, OutputOf } from '../../../src/client/index.ts';
+import { getAll, type ItemOf, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 
-interface Parameter {
-  name: string;
-  type: 'string' | 'number' | 'enum';
-  values?: string[];
-  required: boolean;
-  default?: string | number;
-  description?: string;
-}
-export interface Template {
-  id: string;
-  name: string;
-  description: string;
-  parameters: Parameter[];
-  tasks: { key: string }[];
-}
-interface RenderedTask {
-  key: string;
-  id: string | null;
-  title: string;
-  parent: string | null;
-  blocked_by: string[];
-  not_before: string | null;
-  approval: boolean;
-}
-interface Instantiation {
-  dry_run: boolean;
-  task_ids: Record<string, string>;
-  tasks: RenderedTask[];
-}
+/** A parameter as templates_create takes it, with the defaults the server fills in (its list answers them untyped). */
+type Declared = NonNullable<InputOf<'templates_create'>['parameters']>[number];
+type Parameter = Declared & { type: NonNullable<Declared['type']>; required: boolean };
+export type Template = Omit<ItemOf<'templates_list'>, 'parameters'> & { parameters: Parameter[] };
+/** What templates_instantiate answers: the rendered graph (with dry_run) or the tasks it made. */
+type Instantiation = OutputOf<'templates_instantiate'>;
 
 /** A template's parameter fields as a form starts them: each default, or a required enum's first value. */
 export const initialValues = (template: Template | undefined): Record<string, string> =>
@@ -53,9 +31,9 @@ export function Templates() {
   const [shown, setShown] = useState<Instantiation | null>(null);
   const action = useAction();
   const load = () =>
-    getAll<Template>('/templates').then(
+    getAll('templates_list', {}).then(
       (res) => {
-        setTemplates(res.data);
+        setTemplates(res.data as Template[]);
         setLoadProblem(null);
       },
       (error: unknown) => setLoadProblem(problemOf(error)),
@@ -70,7 +48,7 @@ export function Templates() {
     setValues(initialValues(next));
   };
   const params = paramsOf(values);
-  const send = (dryRun: boolean) => void action.send<Instantiation>({ method: 'POST', path: `/templates/${chosen}/instantiate`, body: { params, dry_run: dryRun } }, (answer) => setShown(answer));
+  const send = (dryRun: boolean) => void action.send({ operation: 'templates_instantiate', input: { id: chosen, params, dry_run: dryRun } }, (answer) => setShown(answer));
 
   return (
     <section class="page" aria-labelledby="templates-title">

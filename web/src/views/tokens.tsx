@@ -52,7 +52,7 @@ export function Tokens({ agentId }: { agentId: string }) {
   const [confirming, setConfirming] = useState<string | null>(null);
   const action = useAction();
   const load = () =>
-    getAll<Token>(`/agents/${agentId}/tokens`).then(
+    getAll('tokens_list', { id: agentId }).then(
       (res) => {
         setTokens(res.data);
         setLoadProblem(null);
@@ -64,14 +64,14 @@ export function Tokens({ agentId }: { agentId: string }) {
   const create = (event: Event) => {
     event.preventDefault();
     const body = { machine: machine.trim(), ...(expiry ? { expires_in_s: expiry } : {}) };
-    void action.send<IssuedToken>({ method: 'POST', path: `/agents/${agentId}/tokens`, body }, async (token) => {
+    void action.send({ operation: 'tokens_create', input: { id: agentId, ...body } }, async (token) => {
       setCreated(token);
       setMachine('');
       await load();
     });
   };
   const revoke = (id: string) =>
-    void action.send({ method: 'DELETE', path: `/tokens/${id}` }, async () => {
+    void action.send({ operation: 'tokens_revoke', input: { id } }, async () => {
       setConfirming(null);
       await load();
     });

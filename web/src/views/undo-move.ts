@@ -1,4 +1,4 @@
-import { newKey, write } from '../api.ts';
+import { call, newKey } from '../api.ts';
 import type { Confirmation } from '../confirm.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import type { Status, Task } from '../types.ts';
@@ -17,7 +17,7 @@ export function undoMove(before: Task, after: Task, onTask: (task: Task) => void
   const stuck = noWayBack(before, after);
   if (stuck) return stuck;
   const key = newKey();
-  return async () => onTask(await write<Task>('PATCH', `/tasks/${after.id}`, { key, ifMatch: after.version, body: { status: back } }));
+  return async () => onTask((await call('tasks_update', { id: after.id, status: back }, { key, ifMatch: after.version })) as Task);
 }
 
 /** Why a task moved from `before` to `after` cannot move back (the state machine has no way), or null when it can. */
