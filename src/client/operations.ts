@@ -5311,7 +5311,7 @@ export interface Operations {
       subject?: string;
       /** `full`: the whole object. */
       view?: "compact" | "full";
-      /** `me`: only the events that concern the caller (its asks, answers, mentions, reviews, assignments, and its tasks), none of its own actions. */
+      /** `me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions. */
       for?: "me";
     };
     output: {

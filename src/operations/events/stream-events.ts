@@ -16,10 +16,7 @@ export const streamEvents = defineOperation({
   description:
     'Each event is one frame: `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`. ' +
     'Resume with `Last-Event-ID` (browsers and EventSource clients send it) or `since`; without either the stream starts now. ' +
-    'A `: ping` comment every 15 s keeps proxies from closing an idle stream. ' +
-    '`for=me` keeps only the events that concern the caller (spec/realtime.md, "Events for me"): what its inbox and `baton wait` get ' +
-    '(asks to it or its role, answers to its asks, mentions of it, review decisions on its hand-in, tasks assigned to it), and the task, lease ' +
-    'and comment events about the tasks it holds or is assigned to; never its own actions.',
+    'A `: ping` comment every 15 s keeps proxies from closing an idle stream.',
   kind: 'stream',
   scope: 'events:read',
   approval: 'none',
@@ -29,7 +26,7 @@ export const streamEvents = defineOperation({
     types: eventListParams.types,
     subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
     view: viewParam,
-    for: z.literal('me').optional().describe('`me`: only the events that concern the caller (its asks, answers, mentions, reviews, assignments, and its tasks), none of its own actions.'),
+    for: z.enum(['me']).optional().describe('`me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions.'),
   }),
   output: eventOutput,
   async open(db, ctx, input) {
