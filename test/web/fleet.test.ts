@@ -106,7 +106,8 @@ describe('an accurate fleet, in Chromium', () => {
     const me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
     const held = await claim(agent, 'Rotate the API keys');
     await api('POST', `/api/v1/leases/${held.lease?.id}/heartbeat`, { note: 'Keys staged' }, agent.token);
-    const ask = await api('POST', `/api/v1/tasks/${held.id}/asks`, { question: 'Rotate them in production?', options: [{ label: 'Yes' }, { label: 'No' }], to: me, timeout_s: 3600, default: { option: 'No' } }, agent.token);
+    // Half an hour: the card says "due in 29m 59s" or "30m 00s" (an hour would show as "1h 0m" when rounded up on a fast machine).
+    const ask = await api('POST', `/api/v1/tasks/${held.id}/asks`, { question: 'Rotate them in production?', options: [{ label: 'Yes' }, { label: 'No' }], to: me, timeout_s: 1800, default: { option: 'No' } }, agent.token);
     await page.goto(`${h.base}/fleet`);
     const waiting = page.locator('li.fleet-agent[data-agent="asking-bot"][data-state="waiting"]');
     await waiting.getByRole('link', { name: '“Rotate them in production?”' }).waitFor(WAIT);
