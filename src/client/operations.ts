@@ -271,7 +271,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -391,7 +391,7 @@ export interface Operations {
       blocked_reason?: "attempts_exhausted";
       /** `none` or a parent task id. */
       parent?: string;
-      /** Archived tasks are left out but in `since` deltas; `only` or `any` lists them. */
+      /** `only`/`any`: list archived tasks (else only in `since` deltas). */
       archived?: "only" | "any";
       /** Ids starting tsk_ + this (6+ ULID characters). */
       id_prefix?: string;
@@ -480,7 +480,7 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
-        /** When it was archived; absent: not archived. */
+        /** Set while archived. */
         archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
@@ -676,7 +676,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -810,7 +810,7 @@ export interface Operations {
       }>;
       max_cost?: number | null;
       max_cost_currency?: string;
-      /** Archive a done or cancelled task (out of lists), or unarchive. */
+      /** true: archive a done or cancelled task (out of lists). */
       archived?: boolean;
     };
     output: {
@@ -887,7 +887,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -1074,7 +1074,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -1269,7 +1269,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
@@ -1536,7 +1536,7 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
-        /** When it was archived; absent: not archived. */
+        /** Set while archived. */
         archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
@@ -1849,7 +1849,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -2042,7 +2042,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -2232,7 +2232,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -2419,7 +2419,7 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
-      /** When it was archived; absent: not archived. */
+      /** Set while archived. */
       archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
@@ -3354,7 +3354,7 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
-        /** When it was archived; absent: not archived. */
+        /** Set while archived. */
         archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
@@ -3568,7 +3568,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
@@ -3790,7 +3790,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
@@ -3993,7 +3993,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
@@ -4276,7 +4276,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
@@ -4479,7 +4479,7 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
-          /** When it was archived; absent: not archived. */
+          /** Set while archived. */
           archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {

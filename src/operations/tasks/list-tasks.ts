@@ -34,7 +34,7 @@ export const listTasks = defineOperation({
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
-    archived: z.enum(['only', 'any']).optional().describe('Archived tasks are left out but in `since` deltas; `only` or `any` lists them.'),
+    archived: z.enum(['only', 'any']).optional().describe('`only`/`any`: list archived tasks (else only in `since` deltas).'),
     // Kept short: every byte here is in each agent's tools/list (test/agent/budgets.test.ts).
     id_prefix: z
       .string()

@@ -143,7 +143,7 @@ export const fullTask = z.object({
   created_by: actorRef,
   updated_by: actorRef,
   deleted_at: z.iso.datetime().nullable().describe('Set on a deleted task (seen only in `since` deltas and delete responses).'),
-  archived_at: z.iso.datetime().optional().describe('When it was archived; absent: not archived.'),
+  archived_at: z.iso.datetime().optional().describe('Set while archived.'),
   assignee: holderRef.nullable().describe('Who the task is for: only they can claim it. null: anyone whose filters match.'),
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
   attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),

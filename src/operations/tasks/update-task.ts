@@ -49,7 +49,7 @@ const updateInput = z
     reservations: reservationRequirements.optional().describe('Replaces them; [] clears.'),
     max_cost: maxCostParam.nullable().optional(),
     max_cost_currency: maxCostCurrencyParam.optional(),
-    archived: z.boolean().optional().describe('Archive a done or cancelled task (out of lists), or unarchive.'),
+    archived: z.boolean().optional().describe('true: archive a done or cancelled task (out of lists).'),
   })
   .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations, archived')
   .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
