@@ -103,9 +103,10 @@ const SEARCH_PAGES = 10;
 /**
  * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search) for the URL's
  * `q`: the ids of its best matches (up to `SEARCH_PAGES` pages) in rank order, which the board
- * shows in its columns as it shows any filter; `more` says the search has matches past those.
+ * shows in its columns as it shows any filter (archived tasks among them `withArchived`); `more`
+ * says the search has matches past those.
  */
-export function useSearch(q: string) {
+export function useSearch(q: string, withArchived = false) {
   const [order, setOrder] = useState<Map<string, number> | null>(null);
   const [more, setMore] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -118,7 +119,7 @@ export function useSearch(q: string) {
     const read = async () => {
       const found = new Map<string, number>();
       let hasMore = false;
-      for await (const page of pages('tasks_list', { q, fields: ['id'] }, SEARCH_PAGES)) {
+      for await (const page of pages('tasks_list', { q, fields: ['id'], ...(withArchived ? { archived: 'any' as const } : {}) }, SEARCH_PAGES)) {
         if (!current) return;
         for (const task of page.data) found.set(task.id, found.size);
         hasMore = page.has_more;
@@ -131,6 +132,6 @@ export function useSearch(q: string) {
     return () => {
       current = false;
     };
-  }, [q]);
+  }, [q, withArchived]);
   return { order, more, problem, pending: q !== '' && order === null && problem === null };
 }

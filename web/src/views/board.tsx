@@ -55,7 +55,7 @@ function SearchCount({ q, shown, found, more, filtered }: { q: string; shown: nu
 export function Board({ search }: { search: string }) {
   const query = useMemo(() => parseBoardQuery(search), [search]);
   const { tasks, complete, problem, put } = useTasks(query.showArchived);
-  const found = useSearch(query.q);
+  const found = useSearch(query.q, query.showArchived);
   const { move, failed, busy, dismiss } = useMove((task) => put([task]));
   const now = useNow();
   const [announcement, setAnnouncement] = useState('');
