@@ -49,7 +49,7 @@ try {
   await time('list 25, without children counts', `SELECT ${without} FROM tasks WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 26`, [], 500);
   await time('list 25, with children counts', `SELECT ${TASK_COLUMNS} FROM tasks WHERE deleted_at IS NULL ORDER BY id DESC LIMIT 26`, [], 500);
   const timeSearch = async (label: string, q: string, n: number) => {
-    const query = { columns: 'full' as const, statuses: undefined, labels: undefined, changedAfterSeq: undefined, beforeId: undefined, limit: 25 };
+    const query = { columns: 'full' as const, statuses: undefined, labels: undefined, archived: 'hide' as const, changedAfterSeq: undefined, beforeId: undefined, limit: 25 };
     for (let i = 0; i < Math.min(20, n); i++) await listTasks(db, query, { q, after: undefined });
     const started = process.hrtime.bigint();
     for (let i = 0; i < n; i++) await listTasks(db, query, { q, after: undefined });

@@ -478,7 +478,8 @@ CREATE TABLE tasks (
   overdue_asks integer NOT NULL DEFAULT 0,
   max_cost_micros bigint,
   max_cost_currency text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
+  archived_at timestamp with time zone
 );
 
 CREATE TABLE templates (
@@ -726,6 +727,7 @@ CREATE INDEX reservations_live ON public.reservations USING btree (lock_key) WHE
 CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE (enabled AND (deleted_at IS NULL));
 CREATE INDEX sessions_agent ON public.sessions USING btree (agent_id, id);
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
+CREATE INDEX tasks_archived ON public.tasks USING btree (id) WHERE (archived_at IS NOT NULL);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);
 CREATE INDEX tasks_blocked_by ON public.tasks USING gin (blocked_by) WHERE (blocked_by <> '{}'::text[]);
 CREATE INDEX tasks_dead_letter ON public.tasks USING btree (id) WHERE (blocked_reason IS NOT NULL);

@@ -81,6 +81,7 @@ export const ERROR_CODES = [
   'blocked_by_cycle',
   'blocked_by_too_deep',
   'children_open',
+  'task_not_finished',
   'invalid_search',
   'rate_limited',
   'too_many_uploads',
@@ -535,6 +536,13 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     retryable: false,
     hint: 'Finish or cancel the subtasks listed in `open_children` first, or send `cancel_children: true` with the same request to cancel them with it.',
     docs: '/spec/collaboration.md#subtasks',
+  },
+  task_not_finished: {
+    status: 409,
+    title: 'Task is not finished',
+    retryable: false,
+    hint: 'Only a done or cancelled task can be archived: finish or cancel it first, or send `status` with `archived: true` in one request.',
+    docs: '/spec/collaboration.md#archive',
   },
   invalid_search: {
     status: 400,

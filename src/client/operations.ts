@@ -3,7 +3,7 @@
 import type { Follow, Route } from './index.ts';
 
 /** Every error code a problem document may carry. */
-export type ErrorCode = "unauthenticated" | "invalid_token" | "forbidden_scope" | "tool_not_allowed" | "human_required" | "not_found" | "route_not_found" | "method_not_allowed" | "tool_renamed" | "validation_failed" | "invalid_parameter" | "malformed_json" | "malformed_request" | "unsupported_media_type" | "not_acceptable" | "uri_too_long" | "headers_too_large" | "request_timeout" | "payload_too_large" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_in_progress" | "invalid_precondition" | "conflict_version" | "invalid_transition" | "already_claimed" | "dependencies_pending" | "lease_expired" | "lease_inactive" | "not_lease_holder" | "assigned_to_other" | "assignee_lease_held" | "not_your_task" | "separation_of_duties" | "unknown_principal" | "principal_disabled" | "task_deleted" | "not_comment_author" | "not_schedule_owner" | "budget_exhausted" | "reservation_conflict" | "reservation_lapsed" | "not_reservation_holder" | "run_log_full" | "comment_deleted" | "ask_closed" | "not_addressee" | "no_role_holder" | "link_invalid" | "link_expired" | "link_used" | "backoff_pending" | "not_dead_lettered" | "cursor_archived" | "parent_self" | "parent_cycle" | "parent_too_deep" | "too_many_subtasks" | "blocked_by_cycle" | "blocked_by_too_deep" | "children_open" | "invalid_search" | "rate_limited" | "too_many_uploads" | "uploads_busy" | "approval_not_pending" | "approval_stale" | "conflict_state" | "invalid_signature" | "webhook_url_refused" | "secret_key_missing" | "invalid_query" | "query_too_complex" | "internal" | "unavailable" | "write_contention" | "not_configured" | "web_app_not_built" | "csrf_failed" | "sign_in_failed" | "owner_required" | "not_confirmed" | "workspace_not_found";
+export type ErrorCode = "unauthenticated" | "invalid_token" | "forbidden_scope" | "tool_not_allowed" | "human_required" | "not_found" | "route_not_found" | "method_not_allowed" | "tool_renamed" | "validation_failed" | "invalid_parameter" | "malformed_json" | "malformed_request" | "unsupported_media_type" | "not_acceptable" | "uri_too_long" | "headers_too_large" | "request_timeout" | "payload_too_large" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_in_progress" | "invalid_precondition" | "conflict_version" | "invalid_transition" | "already_claimed" | "dependencies_pending" | "lease_expired" | "lease_inactive" | "not_lease_holder" | "assigned_to_other" | "assignee_lease_held" | "not_your_task" | "separation_of_duties" | "unknown_principal" | "principal_disabled" | "task_deleted" | "not_comment_author" | "not_schedule_owner" | "budget_exhausted" | "reservation_conflict" | "reservation_lapsed" | "not_reservation_holder" | "run_log_full" | "comment_deleted" | "ask_closed" | "not_addressee" | "no_role_holder" | "link_invalid" | "link_expired" | "link_used" | "backoff_pending" | "not_dead_lettered" | "cursor_archived" | "parent_self" | "parent_cycle" | "parent_too_deep" | "too_many_subtasks" | "blocked_by_cycle" | "blocked_by_too_deep" | "children_open" | "task_not_finished" | "invalid_search" | "rate_limited" | "too_many_uploads" | "uploads_busy" | "approval_not_pending" | "approval_stale" | "conflict_state" | "invalid_signature" | "webhook_url_refused" | "secret_key_missing" | "invalid_query" | "query_too_complex" | "internal" | "unavailable" | "write_contention" | "not_configured" | "web_app_not_built" | "csrf_failed" | "sign_in_failed" | "owner_required" | "not_confirmed" | "workspace_not_found";
 
 /** A problem document (RFC 9457) as Baton serves it. */
 export type ProblemDocument = {
@@ -12,7 +12,7 @@ export type ProblemDocument = {
   title: string;
   status: number;
   /** Stable: decide your next call from this, never from text. */
-  code: "unauthenticated" | "invalid_token" | "forbidden_scope" | "tool_not_allowed" | "human_required" | "not_found" | "route_not_found" | "method_not_allowed" | "tool_renamed" | "validation_failed" | "invalid_parameter" | "malformed_json" | "malformed_request" | "unsupported_media_type" | "not_acceptable" | "uri_too_long" | "headers_too_large" | "request_timeout" | "payload_too_large" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_in_progress" | "invalid_precondition" | "conflict_version" | "invalid_transition" | "already_claimed" | "dependencies_pending" | "lease_expired" | "lease_inactive" | "not_lease_holder" | "assigned_to_other" | "assignee_lease_held" | "not_your_task" | "separation_of_duties" | "unknown_principal" | "principal_disabled" | "task_deleted" | "not_comment_author" | "not_schedule_owner" | "budget_exhausted" | "reservation_conflict" | "reservation_lapsed" | "not_reservation_holder" | "run_log_full" | "comment_deleted" | "ask_closed" | "not_addressee" | "no_role_holder" | "link_invalid" | "link_expired" | "link_used" | "backoff_pending" | "not_dead_lettered" | "cursor_archived" | "parent_self" | "parent_cycle" | "parent_too_deep" | "too_many_subtasks" | "blocked_by_cycle" | "blocked_by_too_deep" | "children_open" | "invalid_search" | "rate_limited" | "too_many_uploads" | "uploads_busy" | "approval_not_pending" | "approval_stale" | "conflict_state" | "invalid_signature" | "webhook_url_refused" | "secret_key_missing" | "invalid_query" | "query_too_complex" | "internal" | "unavailable" | "write_contention" | "not_configured" | "web_app_not_built" | "csrf_failed" | "sign_in_failed" | "owner_required" | "not_confirmed" | "workspace_not_found";
+  code: "unauthenticated" | "invalid_token" | "forbidden_scope" | "tool_not_allowed" | "human_required" | "not_found" | "route_not_found" | "method_not_allowed" | "tool_renamed" | "validation_failed" | "invalid_parameter" | "malformed_json" | "malformed_request" | "unsupported_media_type" | "not_acceptable" | "uri_too_long" | "headers_too_large" | "request_timeout" | "payload_too_large" | "idempotency_key_required" | "idempotency_key_reused" | "idempotency_in_progress" | "invalid_precondition" | "conflict_version" | "invalid_transition" | "already_claimed" | "dependencies_pending" | "lease_expired" | "lease_inactive" | "not_lease_holder" | "assigned_to_other" | "assignee_lease_held" | "not_your_task" | "separation_of_duties" | "unknown_principal" | "principal_disabled" | "task_deleted" | "not_comment_author" | "not_schedule_owner" | "budget_exhausted" | "reservation_conflict" | "reservation_lapsed" | "not_reservation_holder" | "run_log_full" | "comment_deleted" | "ask_closed" | "not_addressee" | "no_role_holder" | "link_invalid" | "link_expired" | "link_used" | "backoff_pending" | "not_dead_lettered" | "cursor_archived" | "parent_self" | "parent_cycle" | "parent_too_deep" | "too_many_subtasks" | "blocked_by_cycle" | "blocked_by_too_deep" | "children_open" | "task_not_finished" | "invalid_search" | "rate_limited" | "too_many_uploads" | "uploads_busy" | "approval_not_pending" | "approval_stale" | "conflict_state" | "invalid_signature" | "webhook_url_refused" | "secret_key_missing" | "invalid_query" | "query_too_complex" | "internal" | "unavailable" | "write_contention" | "not_configured" | "web_app_not_built" | "csrf_failed" | "sign_in_failed" | "owner_required" | "not_confirmed" | "workspace_not_found";
   /** What happened, naming the resource and its state. */
   detail: string;
   /** What to do next. */
@@ -271,6 +271,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -389,6 +391,8 @@ export interface Operations {
       blocked_reason?: "attempts_exhausted";
       /** `none` or a parent task id. */
       parent?: string;
+      /** `only`/`any`: list archived tasks (else only in `since` deltas). */
+      archived?: "only" | "any";
       /** Ids starting tsk_ + this (6+ ULID characters). */
       id_prefix?: string;
       /** Ranked text search. */
@@ -397,7 +401,7 @@ export interface Operations {
       limit?: number;
       /** `full`: the whole object. */
       view?: "compact" | "full";
-      fields?: Array<"id" | "title" | "description" | "status" | "priority" | "labels" | "version" | "lease" | "blocked_by" | "waiting_on" | "open_asks" | "overdue_asks" | "review_overdue" | "reservations" | "artifacts" | "legal_transitions" | "next_actions" | "created_at" | "updated_at" | "created_by" | "updated_by" | "deleted_at" | "assignee" | "handoff" | "attempts" | "max_attempts" | "max_cost" | "max_cost_currency" | "not_before" | "blocked_reason" | "failures" | "parent_id" | "children" | "due_at" | "overdue" | "discussion">;
+      fields?: Array<"id" | "title" | "description" | "status" | "priority" | "labels" | "version" | "lease" | "blocked_by" | "waiting_on" | "open_asks" | "overdue_asks" | "review_overdue" | "reservations" | "artifacts" | "legal_transitions" | "next_actions" | "created_at" | "updated_at" | "created_by" | "updated_by" | "deleted_at" | "archived_at" | "assignee" | "handoff" | "attempts" | "max_attempts" | "max_cost" | "max_cost_currency" | "not_before" | "blocked_reason" | "failures" | "parent_id" | "children" | "due_at" | "overdue" | "discussion">;
       /** An event id (a `sync_cursor`): only what changed after it. */
       since?: string;
     };
@@ -476,6 +480,8 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
+        /** Set while archived. */
+        archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
           id: string;
@@ -594,7 +600,7 @@ export interface Operations {
       id: string;
       /** `full`: the whole object. */
       view?: "compact" | "full";
-      fields?: Array<"id" | "title" | "description" | "status" | "priority" | "labels" | "version" | "lease" | "blocked_by" | "waiting_on" | "open_asks" | "overdue_asks" | "review_overdue" | "reservations" | "artifacts" | "legal_transitions" | "next_actions" | "created_at" | "updated_at" | "created_by" | "updated_by" | "deleted_at" | "assignee" | "handoff" | "attempts" | "max_attempts" | "max_cost" | "max_cost_currency" | "not_before" | "blocked_reason" | "failures" | "parent_id" | "children" | "due_at" | "overdue" | "discussion">;
+      fields?: Array<"id" | "title" | "description" | "status" | "priority" | "labels" | "version" | "lease" | "blocked_by" | "waiting_on" | "open_asks" | "overdue_asks" | "review_overdue" | "reservations" | "artifacts" | "legal_transitions" | "next_actions" | "created_at" | "updated_at" | "created_by" | "updated_by" | "deleted_at" | "archived_at" | "assignee" | "handoff" | "attempts" | "max_attempts" | "max_cost" | "max_cost_currency" | "not_before" | "blocked_reason" | "failures" | "parent_id" | "children" | "due_at" | "overdue" | "discussion">;
     };
     output: {
       id: string;
@@ -670,6 +676,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -802,6 +810,8 @@ export interface Operations {
       }>;
       max_cost?: number | null;
       max_cost_currency?: string;
+      /** true: archive a done or cancelled task (out of lists). */
+      archived?: boolean;
     };
     output: {
       id: string;
@@ -877,6 +887,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -1062,6 +1074,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -1255,6 +1269,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;
@@ -1520,6 +1536,8 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
+        /** Set while archived. */
+        archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
           id: string;
@@ -1831,6 +1849,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -2022,6 +2042,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -2210,6 +2232,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -2395,6 +2419,8 @@ export interface Operations {
       };
       /** Set on a deleted task (seen only in `since` deltas and delete responses). */
       deleted_at?: string | null;
+      /** Set while archived. */
+      archived_at?: string;
       /** Who the task is for: only they can claim it. null: anyone whose filters match. */
       assignee?: {
         id: string;
@@ -3328,6 +3354,8 @@ export interface Operations {
         };
         /** Set on a deleted task (seen only in `since` deltas and delete responses). */
         deleted_at?: string | null;
+        /** Set while archived. */
+        archived_at?: string;
         /** Who the task is for: only they can claim it. null: anyone whose filters match. */
         assignee?: {
           id: string;
@@ -3540,6 +3568,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;
@@ -3760,6 +3790,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;
@@ -3961,6 +3993,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;
@@ -4242,6 +4276,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;
@@ -4443,6 +4479,8 @@ export interface Operations {
           };
           /** Set on a deleted task (seen only in `since` deltas and delete responses). */
           deleted_at?: string | null;
+          /** Set while archived. */
+          archived_at?: string;
           /** Who the task is for: only they can claim it. null: anyone whose filters match. */
           assignee?: {
             id: string;

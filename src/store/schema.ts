@@ -83,6 +83,8 @@ export interface TasksTable {
   /** Set by the escalation pass; the review is overdue while this is later than its hand-in. */
   review_overdue_at: Generated<Date | null>;
   overdue_asks: Generated<number>;
+  /** Set while the task is archived (a finished task out of lists by default); null otherwise. */
+  archived_at: Generated<Date | null>;
 }
 
 /** One failed attempt, as `tasks.failures` keeps it. */

@@ -56,7 +56,7 @@ const reservations: RawBuilder<ReservationRequirement[] | null> = sql.raw<Reserv
 const COLUMNS = ['id', 'title', 'description', 'status', 'priority', 'labels', 'version', 'created_at', 'created_by_id', 'created_by_kind',
   'updated_at', 'updated_by_id', 'updated_by_kind', 'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'blocked_by',
   'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'max_attempts', 'max_cost_micros', 'max_cost_currency',
-  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks', 'review_overdue_at', 'overdue_asks'] as const satisfies readonly (keyof TasksTable)[];
+  'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'open_asks', 'review_overdue_at', 'overdue_asks', 'archived_at'] as const satisfies readonly (keyof TasksTable)[];
 
 /** Every column of a task row, as SQL text for the select list or RETURNING clause of a statement. */
 export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING_ON} AS waiting_on`, `${ARTIFACT_REFS} AS artifacts`, `${CHILD_COUNTS} AS child_counts`, `${RESERVATIONS} AS reservations`, `${REVIEW_OVERDUE} AS review_overdue`].join(', ');
@@ -69,7 +69,7 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
  * status moves only on its own, unassigned or created tasks).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks', 'archived_at'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
 export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts' | 'reservations' | 'review_overdue'>;
@@ -86,7 +86,7 @@ export const taskColumns = [...COLUMNS.map((c) => `tasks.${c}` as const), waitin
  * each per row of every page (bench/README.md, "Growth"). `deleted_at` names a `since` delta's tombstones.
  */
 const LIST_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind', 'open_asks', 'overdue_asks'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'parent_id', 'due_at', 'overdue_at', 'attempts', 'max_attempts', 'not_before', 'blocked_reason', 'assignee_id', 'assignee_kind', 'open_asks', 'overdue_asks', 'archived_at'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as a list page in the default view reads it. */
 export type ListTaskRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number] | 'waiting_on' | 'review_overdue'>;
@@ -248,6 +248,7 @@ export interface TaskChanges {
   parent_id?: string | null;
   due_at?: Date | null;
   overdue_at?: Date | null;
+  archived_at?: Date | null;
 }
 
 /** The changes that clear a task's hold; the lease row itself is ended by the caller. */
@@ -255,7 +256,7 @@ export const NO_LEASE = { lease_id: null, lease_holder_id: null, lease_holder_ki
 
 /** The columns `updateTask` may set: every field of TaskChanges, and who and when. */
 const SETTABLE = new Set<string>(['title', 'description', 'status', 'priority', 'labels', 'blocked_by', 'lease_id', 'lease_holder_id', 'lease_holder_kind',
-  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'max_cost_micros', 'max_cost_currency', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
+  'lease_expires_at', 'lease_epoch', 'deleted_at', 'assignee_id', 'assignee_kind', 'handoff', 'changes_requested_id', 'attempts', 'not_before', 'blocked_reason', 'failures', 'parent_id', 'due_at', 'overdue_at', 'max_cost_micros', 'max_cost_currency', 'archived_at', 'updated_at', 'updated_by_id', 'updated_by_kind'] satisfies readonly (keyof TaskUpdate)[]);
 
 type TaskUpdate = TaskChanges & { updated_at: Date; updated_by_id: string; updated_by_kind: string };
 
@@ -317,6 +318,8 @@ export interface TaskListQuery<C extends 'full' | 'list' = 'full' | 'list'> {
   parent?: string | null | undefined;
   /** Only tasks whose id starts with this (`tsk_` and part of a ULID). */
   idPrefix?: string | undefined;
+  /** `hide` archived tasks, list `only` them, or `any`: both. */
+  archived: 'hide' | 'only' | 'any';
   /** Only tasks with an event after this sequence number (the `since` delta). */
   changedAfterSeq: string | undefined;
   /** Keyset position: ids strictly below this one (newest first). */
@@ -352,6 +355,8 @@ export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: Ta
   if (q.assignee === null) query = query.where('assignee_id', 'is', null);
   else if (q.assignee !== undefined) query = query.where('assignee_id', '=', q.assignee);
   if (q.blockedReason !== undefined) query = query.where('blocked_reason', '=', q.blockedReason);
+  if (q.archived === 'hide') query = query.where('archived_at', 'is', null);
+  else if (q.archived === 'only') query = query.where('archived_at', 'is not', null);
   if (q.parent === null) query = query.where('parent_id', 'is', null);
   else if (q.parent !== undefined) query = query.where('parent_id', '=', q.parent);
   if (q.idPrefix !== undefined) {

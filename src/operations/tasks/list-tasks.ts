@@ -34,6 +34,7 @@ export const listTasks = defineOperation({
       .describe('`me`: tasks assigned to you; `none`: unassigned tasks; `agt_…`: tasks assigned to that principal.'),
     blocked_reason: z.enum(['attempts_exhausted']).optional().describe('`attempts_exhausted`: the dead-letter view, tasks that ran out of attempts.'),
     parent: taskRef('parent', 'none').optional().describe('`none` or a parent task id.'),
+    archived: z.enum(['only', 'any']).optional().describe('`only`/`any`: list archived tasks (else only in `since` deltas).'),
     // Kept short: every byte here is in each agent's tools/list (test/agent/budgets.test.ts).
     id_prefix: z
       .string()
@@ -66,6 +67,8 @@ export const listTasks = defineOperation({
       blockedReason: input.blocked_reason,
       parent: input.parent === 'none' ? null : input.parent,
       idPrefix: input.id_prefix === undefined ? undefined : `tsk_${input.id_prefix}`,
+      // A delta carries archiving as it carries deletes, so a client's copy drops an archived task.
+      archived: input.archived ?? (input.since ? ('any' as const) : ('hide' as const)),
       changedAfterSeq,
       beforeId: search ? undefined : position,
       limit: input.limit,

@@ -143,6 +143,7 @@ export const fullTask = z.object({
   created_by: actorRef,
   updated_by: actorRef,
   deleted_at: z.iso.datetime().nullable().describe('Set on a deleted task (seen only in `since` deltas and delete responses).'),
+  archived_at: z.iso.datetime().optional().describe('Set while archived.'),
   assignee: holderRef.nullable().describe('Who the task is for: only they can claim it. null: anyone whose filters match.'),
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
   attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
@@ -165,11 +166,11 @@ export type Task = z.infer<typeof fullTask>;
 
 export const TASK_FIELDS = Object.keys(fullTask.shape) as [keyof Task, ...(keyof Task)[]];
 /** One task, compact (default). */
-export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions'];
+export const COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'reservations', 'artifacts', 'updated_at', 'legal_transitions', 'next_actions', 'archived_at'];
 /** A claimed task, in a claim's answer: the compact fields plus the work itself, its `description`. */
 export const CLAIM_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'description', ...COMPACT_FIELDS.slice(2)];
 /** A list item, compact (default): next_actions only on request, to keep pages lean. */
-export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'updated_at', 'legal_transitions'];
+export const LIST_COMPACT_FIELDS: readonly (keyof Task)[] = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'open_asks', 'overdue_asks', 'review_overdue', 'updated_at', 'legal_transitions', 'archived_at'];
 
 /** The fields every task carries, whatever the view or `fields` (so the OpenAPI document marks them required). */
 const CORE = { id: true, title: true, status: true, version: true } as const;

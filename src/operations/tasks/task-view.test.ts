@@ -52,6 +52,7 @@ function row(status: string, over: Partial<TaskRow> = {}): TaskRow {
     open_asks: 0,
     review_overdue_at: null,
     overdue_asks: 0,
+    archived_at: null,
     review_overdue: false,
     waiting_on: [],
     artifacts: [],

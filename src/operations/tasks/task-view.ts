@@ -37,6 +37,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
     updated_by: { id: row.updated_by_id, kind: row.updated_by_kind as ActorKind },
     deleted_at: row.deleted_at?.toISOString() ?? null,
+    ...archivedAt(row),
     assignee: row.assignee_id && row.assignee_kind ? { id: row.assignee_id, kind: row.assignee_kind } : null,
     handoff: row.handoff,
     attempts: row.attempts,
@@ -79,6 +80,7 @@ export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape 
     legal_transitions: [...TRANSITIONS[row.status as TaskStatus]],
     next_actions: nextActions(row, actor),
     updated_at: row.updated_at.toISOString(),
+    ...archivedAt(row),
   };
 }
 
@@ -94,6 +96,7 @@ export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
     updated_at: row.updated_at.toISOString(),
   };
   if (row.deleted_at) shaped.deleted_at = row.deleted_at.toISOString();
+  if (row.archived_at) shaped.archived_at = row.archived_at.toISOString();
   addWhereSet(shaped, {
     parent_id: row.parent_id,
     due_at: row.due_at?.toISOString() ?? null,
@@ -136,6 +139,11 @@ function compactHead(row: CompactTaskRow | ListTaskRow) {
     waiting_on: row.waiting_on,
     ...waits(row),
   };
+}
+
+/** `archived_at` where set: most tasks are not archived. */
+function archivedAt(row: Pick<TaskRow, 'archived_at'>): Pick<Partial<Task>, 'archived_at'> {
+  return row.archived_at ? { archived_at: row.archived_at.toISOString() } : {};
 }
 
 /** `max_cost` and its currency where set: most tasks have none. */

@@ -49,8 +49,9 @@ const updateInput = z
     reservations: reservationRequirements.optional().describe('Replaces them; [] clears.'),
     max_cost: maxCostParam.nullable().optional(),
     max_cost_currency: maxCostCurrencyParam.optional(),
+    archived: z.boolean().optional().describe('true: archive a done or cancelled task (out of lists).'),
   })
-  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations')
+  .refine((input) => Object.keys(input).some((k) => k !== 'id' && k !== 'lease_epoch' && k !== 'cancel_children'), 'send at least one of title, description, priority, labels, blocked_by, status, parent_id, not_before, due_at, reservations, archived')
   .refine((input) => input.cancel_children === undefined || input.status === 'done', { message: 'cancel_children goes only with status done', path: ['cancel_children'] });
 type UpdateInput = z.output<typeof updateInput>;
 
@@ -79,6 +80,7 @@ export const updateTask = defineOperation({
     checkLease(row, input.lease_epoch, ctx);
     if (input.status !== undefined && input.status !== row.status) checkTransition(row, input.status, ctx.actor);
     const changes = diff(row, input);
+    archive(row, input.archived, changes, ctx.now);
     const maxCost = { micros: row.max_cost_micros === null ? null : Number(row.max_cost_micros), currency: row.max_cost_currency };
     const nextMaxCost = requestedMaxCost(maxCost, input);
     if (nextMaxCost.micros !== maxCost.micros || nextMaxCost.currency !== maxCost.currency) Object.assign(changes, { max_cost_micros: nextMaxCost.micros, max_cost_currency: nextMaxCost.currency });
@@ -105,7 +107,9 @@ export const updateTask = defineOperation({
       lease.ending,
     );
     emitEvents(ctx, row, changes, required);
-    await noteChangeToAssignee(tx, ctx, row, { fields: [...Object.keys(changes), ...(required ? ['reservations'] : [])], ...(changes.status === undefined ? {} : { status: changes.status }) });
+    // Archiving is housekeeping on finished work: the assignee is not told of it.
+    const noted = [...Object.keys(changes).filter((field) => field !== 'archived_at'), ...(required ? ['reservations'] : [])];
+    if (noted.length > 0) await noteChangeToAssignee(tx, ctx, row, { fields: noted, ...(changes.status === undefined ? {} : { status: changes.status }) });
     if (row.status === 'in_review' && changes.status !== undefined) await closeToReview(tx, ctx, row.id);
     if (changes.status === 'in_review') await deliverToReview(tx, ctx, [{ id: row.id, summary: row.title }]);
     return shapeTask(updated, ctx.actor, { view: 'compact' });
@@ -255,6 +259,26 @@ function diff(row: TaskRow, input: UpdateInput): TaskChanges {
   // A new due date gets its own overdue event.
   if (input.due_at !== undefined && input.due_at?.getTime() !== row.due_at?.getTime()) Object.assign(changes, { due_at: input.due_at, overdue_at: null });
   return changes;
+}
+
+/** The statuses a task may be archived in: finished work. */
+const FINISHED: ReadonlySet<string> = new Set<TaskStatus>(['done', 'cancelled']);
+
+/**
+ * Adds the change of `archived_at` to `changes`: `archived: true` archives a task that is done or
+ * cancelled once this write is applied (else 409 task_not_finished), `false` unarchives; a task
+ * reopened without `archived: true` is unarchived with it, so an archived task is always finished.
+ */
+function archive(row: TaskRow, archived: boolean | undefined, changes: TaskChanges, now: Date): void {
+  const status = changes.status ?? row.status;
+  if (archived === true && !FINISHED.has(status)) {
+    throw new BatonError('task_not_finished', `Task ${row.id} is ${status}; only a done or cancelled task can be archived.`, {
+      extra: { current_status: row.status },
+    });
+  }
+  const keep = archived ?? (row.archived_at !== null && FINISHED.has(status));
+  if (keep && row.archived_at === null) changes.archived_at = now;
+  else if (!keep && row.archived_at !== null) changes.archived_at = null;
 }
 
 /**

@@ -6,13 +6,15 @@ import { STATUS_LABEL } from '../format.ts';
 import { can, useSession } from '../session.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 import { BulkBar, BulkResults, useBulk } from './bulk-bar.tsx';
-import { assignBack, labelsBack, moveBack, type TaskInverse, undoBulk } from './bulk-undo.ts';
+import { archivedBack, assignBack, labelsBack, moveBack, type TaskInverse, undoBulk } from './bulk-undo.ts';
+import { archiveRequest } from './task-actions.ts';
 
 /**
  * The board's bulk actions over the selected cards, each the operation an agent would call for one
  * task, with If-Match at the version the board shows: move, assign, add a label, approve reviews,
- * request changes with one comment. `matching` is every task that passes the filters, in board order.
- * A move to Cancelled is asked first; a move, an assignment or a label is offered for undo in the toast.
+ * request changes with one comment, archive (finished ones; the server refuses the others, each
+ * shown) or unarchive. `matching` is every task that passes the filters, in board order. A move to
+ * Cancelled is asked first; a move, an assignment, a label or an archive is offered for undo in the toast.
  */
 export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: Selection; tasks: ReadonlyMap<string, Task>; matching: readonly Task[]; onTasks: (tasks: Task[]) => void }) {
   const session = useSession();
@@ -29,9 +31,10 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
     return task ? [task] : [];
   });
   const inReview = matching.filter((t) => t.status === 'in_review');
-  const run = async (action: string, request: (task: Task) => BulkRequest, inverse?: TaskInverse) => {
-    const byId = new Map(chosen.map((t) => [t.id, t]));
-    const items: BulkItem[] = chosen.map((t) => ({ id: t.id, label: t.title }));
+  /** Sends `request` for each of `among` (by default every chosen task). */
+  const run = async (action: string, request: (task: Task) => BulkRequest, inverse?: TaskInverse, among: readonly Task[] = chosen) => {
+    const byId = new Map(among.map((t) => [t.id, t]));
+    const items: BulkItem[] = among.map((t) => ({ id: t.id, label: t.title }));
     const outcomes = await bulk.run(action, items, (item) => request(byId.get(item.id) as Task));
     const done = outcomes.filter((o) => o.problem === null).length;
     if (!inverse || done === 0) return;
@@ -52,6 +55,10 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
       ifMatch: t.version,
     }));
   const n = chosen.length;
+  const archived = chosen.filter((t) => t.archived_at).length;
+  /** Archives the chosen tasks not archived yet, or unarchives the archived ones. */
+  const archiveSelected = (to: boolean) =>
+    run(to ? 'Archive' : 'Unarchive', (t) => ({ ...archiveRequest(t.id, to), ifMatch: t.version }), archivedBack, chosen.filter((t) => Boolean(t.archived_at) !== to));
   return (
     <>
       {bulk.report && <BulkResults report={bulk.report} onDismiss={bulk.dismiss} />}
@@ -82,6 +89,20 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
               Move {n}
             </button>
           </form>
+        )}
+        {can(session, 'tasks_update') && (
+          <div class="bulk-actions">
+            {archived < n && (
+              <button type="button" class="button" disabled={bulk.busy} onClick={() => void archiveSelected(true)}>
+                Archive {n - archived}
+              </button>
+            )}
+            {archived > 0 && (
+              <button type="button" class="button" disabled={bulk.busy} onClick={() => void archiveSelected(false)}>
+                Unarchive {archived}
+              </button>
+            )}
+          </div>
         )}
         {can(session, 'tasks_assign') && (
           <form

@@ -23,6 +23,8 @@ interface ColumnProps {
   busy: string | null;
   selected: string | null;
   onMove: (task: Task, to: Status) => void;
+  /** Archives a finished card, or unarchives an archived one; without it cards offer neither. */
+  onArchive?: ((task: Task) => void) | undefined;
   /** A card was dropped here: its task id. */
   onDropTask: (id: string, status: Status) => void;
   /** Checkboxes for bulk actions. */
@@ -34,7 +36,7 @@ interface ColumnProps {
 }
 
 /** One status column: its count, its first `shown` cards, "Show more", and a drop target for cards. */
-export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onDropTask, select, collapsed = false, onCollapse }: ColumnProps) {
+export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldSince, busy, selected, onMove, onArchive, onDropTask, select, collapsed = false, onCollapse }: ColumnProps) {
   const [over, setOver] = useState(false);
   const hidden = tasks.length - Math.min(shown, tasks.length);
   return (
@@ -72,7 +74,7 @@ export function BoardColumn({ status, lane, tasks, shown, onShowMore, now, heldS
         <ul class="cards">
           {tasks.slice(0, shown).map((task) => (
             <li key={task.id}>
-              <TaskCard task={task} now={now} heldSince={task.lease ? heldSince.get(task.lease.id) : undefined} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} select={select} />
+              <TaskCard task={task} now={now} heldSince={task.lease ? heldSince.get(task.lease.id) : undefined} busy={busy === task.id} selected={selected === task.id} onMove={(to) => onMove(task, to)} onArchive={onArchive && (() => onArchive(task))} select={select} />
             </li>
           ))}
         </ul>

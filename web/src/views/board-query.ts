@@ -13,7 +13,7 @@ export const SORT_LABEL: Record<Sort, string> = {
 export const GROUPS = ['assignee', 'label'] as const;
 export type Group = (typeof GROUPS)[number];
 
-/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&who=…&group=…&sort=…&hide=closed`): reload, back and a shared link restore it. */
+/** What the board shows, as kept in its URL (`/?q=…&priority=…&label=…&who=…&group=…&sort=…&hide=closed&archived=show`): reload, back and a shared link restore it. */
 export interface BoardQuery {
   /** Ranked full-text search on the server (`GET /tasks?q=`). */
   q: string;
@@ -26,6 +26,8 @@ export interface BoardQuery {
   sort: Sort;
   /** Hide the Done and Cancelled columns (`hide=closed`). */
   hideClosed: boolean;
+  /** Show archived tasks too (`archived=show`); they are off the board otherwise. */
+  showArchived: boolean;
 }
 
 /** The sort when the URL names none: the best match while searching, priority otherwise. */
@@ -46,6 +48,7 @@ export function parseBoardQuery(search: string): BoardQuery {
     group: (GROUPS as readonly string[]).includes(group) ? (group as Group) : '',
     sort: known,
     hideClosed: params.get('hide') === 'closed',
+    showArchived: params.get('archived') === 'show',
   };
 }
 
@@ -67,6 +70,7 @@ export function boardPath(query: BoardQuery): string {
   if (query.group) params.set('group', query.group);
   if (query.sort !== defaultSort(query.q)) params.set('sort', query.sort);
   if (query.hideClosed) params.set('hide', 'closed');
+  if (query.showArchived) params.set('archived', 'show');
   const s = params.toString();
   return s ? `/?${s}` : '/';
 }

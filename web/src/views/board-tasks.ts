@@ -8,12 +8,17 @@ const PAGE = 100;
 /** A bound on the first read: the newest 10,000 tasks (and every task changed after it). */
 const MAX_PAGES = 100;
 
+/** A bound on the archived tasks read when the board shows them: the newest 1,000. */
+const ARCHIVED_PAGES = 10;
+
 /**
  * The tasks this board shows, kept current: a full read in pages of 100, shown from the first
  * page on, then on every task event a delta read (`GET /tasks?since=<sync_cursor>`), which also
- * brings tombstones of deleted tasks. `complete` is false while later pages are still coming.
+ * brings tombstones of deleted tasks and tasks archived since (with `archived_at`, for the board to
+ * leave out). Archived tasks are read (`archived=only`) once `withArchived` is first true.
+ * `complete` is false while later pages are still coming.
  */
-export function useTasks() {
+export function useTasks(withArchived = false) {
   const [tasks, setTasks] = useState<Map<string, Task> | null>(null);
   const [complete, setComplete] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -74,6 +79,18 @@ export function useTasks() {
       stopped = true;
     };
   }, []);
+  const archivedRead = useRef(false);
+  useEffect(() => {
+    if (!withArchived || archivedRead.current) return;
+    archivedRead.current = true;
+    const load = async () => {
+      for await (const page of pages('tasks_list', { archived: 'only' }, ARCHIVED_PAGES)) put(page.data as Task[]);
+    };
+    load().catch((error: unknown) => {
+      archivedRead.current = false;
+      setProblem(problemOf(error));
+    });
+  }, [withArchived]);
   useEvents((event) => {
     if (event.subject.startsWith('tsk_') && cursor.current !== null) refresh();
   });
@@ -86,9 +103,10 @@ const SEARCH_PAGES = 10;
 /**
  * Full-text search on the server (`GET /tasks?q=`, spec/collaboration.md#search) for the URL's
  * `q`: the ids of its best matches (up to `SEARCH_PAGES` pages) in rank order, which the board
- * shows in its columns as it shows any filter; `more` says the search has matches past those.
+ * shows in its columns as it shows any filter (archived tasks among them `withArchived`); `more`
+ * says the search has matches past those.
  */
-export function useSearch(q: string) {
+export function useSearch(q: string, withArchived = false) {
   const [order, setOrder] = useState<Map<string, number> | null>(null);
   const [more, setMore] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -101,7 +119,7 @@ export function useSearch(q: string) {
     const read = async () => {
       const found = new Map<string, number>();
       let hasMore = false;
-      for await (const page of pages('tasks_list', { q, fields: ['id'] }, SEARCH_PAGES)) {
+      for await (const page of pages('tasks_list', { q, fields: ['id'], ...(withArchived ? { archived: 'any' as const } : {}) }, SEARCH_PAGES)) {
         if (!current) return;
         for (const task of page.data) found.set(task.id, found.size);
         hasMore = page.has_more;
@@ -114,6 +132,6 @@ export function useSearch(q: string) {
     return () => {
       current = false;
     };
-  }, [q]);
+  }, [q, withArchived]);
   return { order, more, problem, pending: q !== '' && order === null && problem === null };
 }

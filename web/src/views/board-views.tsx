@@ -16,7 +16,7 @@ interface ViewsProps {
 /**
  * Saved views and the closed columns: choose a saved view (its path: filters, search, swimlanes,
  * sort), save the board as it is under a name, forget a view, copy the board's link (which
- * reproduces it for anyone), and hide or show the Done and Cancelled columns.
+ * reproduces it for anyone), hide or show the Done and Cancelled columns, and show archived tasks.
  */
 export function BoardViews({ query, path, views, onViews, onChange }: ViewsProps) {
   const [naming, setNaming] = useState<string | null>(null);
@@ -102,6 +102,9 @@ export function BoardViews({ query, path, views, onViews, onChange }: ViewsProps
       </button>
       <label class="check board-hide">
         <input type="checkbox" checked={query.hideClosed} onChange={(e) => onChange({ hideClosed: e.currentTarget.checked })} /> Hide Done and Cancelled
+      </label>
+      <label class="check board-hide">
+        <input type="checkbox" checked={query.showArchived} onChange={(e) => onChange({ showArchived: e.currentTarget.checked })} /> Show archived
       </label>
       <span class="muted small board-views-said" role="status">
         {said}

@@ -6,7 +6,7 @@ import { navigate } from '../router.ts';
 import { STATUSES, type Status, type Task } from '../types.ts';
 import { BoardColumn, COLUMN_PAGE } from './board-column.tsx';
 import { BoardFilters } from './board-filters.tsx';
-import { useSession } from '../session.ts';
+import { can, useSession } from '../session.ts';
 import { type BoardQuery, boardPath, comparator, isWhose, laneOf, onIt, parseBoardQuery, withChange } from './board-query.ts';
 import { useSearch, useTasks } from './board-tasks.ts';
 import { useHeldSince } from './held-since.ts';
@@ -20,6 +20,7 @@ import { useBoardPrefs, useNarrow } from './board-prefs.ts';
 import { BoardViews } from './board-views.tsx';
 import { ColumnTabs, PANEL, tabId } from './column-tabs.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
+import { useArchive } from './task-archive.tsx';
 
 /** The columns "Hide Done and Cancelled" hides. */
 const CLOSED: ReadonlySet<Status> = new Set(['done', 'cancelled']);
@@ -53,14 +54,15 @@ function SearchCount({ q, shown, found, more, filtered }: { q: string; shown: nu
  */
 export function Board({ search }: { search: string }) {
   const query = useMemo(() => parseBoardQuery(search), [search]);
-  const { tasks, complete, problem, put } = useTasks();
-  const found = useSearch(query.q);
+  const { tasks, complete, problem, put } = useTasks(query.showArchived);
+  const found = useSearch(query.q, query.showArchived);
   const { move, failed, busy, dismiss } = useMove((task) => put([task]));
   const now = useNow();
   const [announcement, setAnnouncement] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const [shown, setShown] = useState<Record<string, number>>({});
-  const { whoami, names } = useSession();
+  const session = useSession();
+  const { whoami, names } = session;
   const searchBox = useRef<HTMLInputElement>(null);
   const selection = useSelection();
   useEffect(() => setShown({}), [search]);
@@ -68,6 +70,13 @@ export function Board({ search }: { search: string }) {
   const narrow = useNarrow();
   const confirm = useConfirm();
   const showUndo = useUndo();
+  const archive = useArchive((task) => put([task]));
+  const archiveCard = async (task: Task) => {
+    setAnnouncement('');
+    const changed = await archive.send(task, !task.archived_at);
+    if (changed) setAnnouncement(`${changed.archived_at ? 'Archived' : 'Unarchived'} “${task.title}”.`);
+    refocus(task.id);
+  };
   const statuses = STATUSES.filter((s) => !query.hideClosed || !CLOSED.has(s));
   // On a phone, one column at a time (the tab's); collapsing is for wide screens.
   const tab = statuses.includes(prefs.tab) ? prefs.tab : 'todo';
@@ -79,7 +88,7 @@ export function Board({ search }: { search: string }) {
   const lanes = useMemo(() => {
     const searching = query.q !== '' && !found.problem;
     const keep = (t: Task) =>
-      (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && isWhose(t, query.who, whoami.principal.id) && (!searching || found.order?.has(t.id) === true) && (!query.hideClosed || !CLOSED.has(t.status));
+      (!query.priority || t.priority === query.priority) && (!query.label || t.labels.includes(query.label)) && isWhose(t, query.who, whoami.principal.id) && (!searching || found.order?.has(t.id) === true) && (!query.hideClosed || !CLOSED.has(t.status)) && (query.showArchived || !t.archived_at);
     const byLane = new Map<string, Task[]>();
     for (const task of all) {
       if (!keep(task)) continue;
@@ -204,6 +213,7 @@ export function Board({ search }: { search: string }) {
       {query.q && found.pending && <p class="muted">Searching…</p>}
       {query.q && found.order && <SearchCount q={query.q} shown={columns.reduce((n, c) => n + c.tasks.length, 0)} found={found.order.size} more={found.more} filtered={query.priority !== '' || query.label !== ''} />}
       {found.problem && <ProblemNotice problem={found.problem} />}
+      {archive.action.problem && <ProblemNotice problem={archive.action.problem} onDismiss={archive.action.dismiss} />}
       {complete && tasks.size === 0 && <p class="empty">No tasks yet. Create one with New task (or press c), or let an agent create them over the API.</p>}
       {!complete && <p class="muted board-loading">Loading more tasks… {tasks.size} so far.</p>}
       <p class="sr-only" role="status" aria-live="polite">
@@ -239,6 +249,7 @@ export function Board({ search }: { search: string }) {
                 selected={selected}
                 select={checkable}
                 onMove={(task, to) => void moveCard(task, to)}
+                onArchive={can(session, 'tasks_update') ? (task) => void archiveCard(task) : undefined}
                 onDropTask={(id, to) => {
                   const task = tasks.get(id);
                   if (task) void moveCard(task, to);

@@ -19,6 +19,10 @@ export const assignBack: TaskInverse = (before, after) => ({ operation: 'tasks_a
 /** The labels it had. */
 export const labelsBack: TaskInverse = (before, after) => ({ operation: 'tasks_update', input: { id: after.id, labels: before.labels }, ...at(after) });
 
+/** Archived again or not, as it was (an archive of a task archived already changed nothing). */
+export const archivedBack: TaskInverse = (before, after) =>
+  Boolean(before.archived_at) === Boolean(after.archived_at) ? 'Nothing changed.' : { operation: 'tasks_update', input: { id: after.id, archived: Boolean(before.archived_at) }, ...at(after) };
+
 const cannot = (why: string): Problem => ({ code: 'cannot_undo', title: 'It cannot be undone', status: 0, detail: why });
 
 /**

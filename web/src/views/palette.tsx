@@ -11,7 +11,8 @@ import { useUndo } from '../undo.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
 import { type AnyWrite, useAction } from '../action.ts';
 import { can, useSession } from '../session.ts';
-import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
+import { archiveRequest, assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
+import { isFinished } from './task-archive.tsx';
 import { useDeleteTask } from './task-delete.tsx';
 
 /** A task id, whole or its start: `tsk_` and at least 4 of its characters, or 6 of the ULID alone (a ULID starts with a digit, a word does not). */
@@ -202,6 +203,10 @@ function taskActions(task: Task, q: string, session: ReturnType<typeof useSessio
   }
   if (task.status === 'in_review' && can(session, 'tasks_review')) choices.push({ id: 'approve', label: `Approve the review of ${name}`, group: 'action', run: () => send(reviewRequest(task.id, 'approve', '')) });
   if (task.blocked_reason === 'attempts_exhausted' && can(session, 'tasks_requeue')) choices.push({ id: 'requeue', label: `Requeue ${name}`, group: 'action', run: () => send(requeueRequest(task.id)) });
+  if ((task.archived_at || isFinished(task)) && can(session, 'tasks_update')) {
+    const archive = !task.archived_at;
+    choices.push({ id: 'archive', label: `${archive ? 'Archive' : 'Unarchive'} ${name}`, group: 'action', run: () => send({ ...archiveRequest(task.id, archive), ifMatch: task.version }) });
+  }
   if (can(session, 'tasks_assign')) {
     const now = task.assignee?.id ?? null;
     if (now !== me) choices.push({ id: 'assign-me', label: `Assign ${name} to me`, group: 'action', run: () => send(assignRequest(task.id, me)) });

@@ -22,3 +22,6 @@ export const requeueRequest = (taskId: string): WriteRequest<'tasks_requeue'> =>
 
 /** `comments_create`: a comment (Markdown; `@name` mentions). */
 export const commentRequest = (taskId: string, body: string): WriteRequest<'comments_create'> => ({ operation: 'comments_create', input: { id: taskId, body } });
+
+/** `tasks_update` with `archived`: archive a done or cancelled task (off the board and lists), or unarchive it. */
+export const archiveRequest = (taskId: string, archived: boolean): WriteRequest<'tasks_update'> => ({ operation: 'tasks_update', input: { id: taskId, archived } });

@@ -4,6 +4,7 @@ import type { Status, Task } from '../types.ts';
 import { useSession } from '../session.ts';
 import { MoveMenu } from './move-menu.tsx';
 import { type CardSelect, SelectBox } from './bulk-bar.tsx';
+import { isFinished } from './task-archive.tsx';
 
 /** Failed attempts and when the task may be claimed again, on cards that have either (a list item carries them only then). */
 function AttemptsLine({ task, now }: { task: Task; now: number }) {
@@ -28,9 +29,9 @@ function AttemptsLine({ task, now }: { task: Task; now: number }) {
 /**
  * A board card: draggable to another column, or moved from its "Move to…" menu; `selected` is the
  * `j`/`k` selection. Shows who holds it and for how long (`heldSince`, when known), and its assignee
- * when that is someone else or nobody holds it.
+ * when that is someone else or nobody holds it. A finished card offers Archive (`onArchive`), an archived one Unarchive.
  */
-export function TaskCard({ task, now, heldSince, busy, selected, onMove, select }: { task: Task; now: number; heldSince: number | undefined; busy: boolean; selected: boolean; onMove: (to: Status) => void; select?: CardSelect | undefined }) {
+export function TaskCard({ task, now, heldSince, busy, selected, onMove, onArchive, select }: { task: Task; now: number; heldSince: number | undefined; busy: boolean; selected: boolean; onMove: (to: Status) => void; onArchive?: (() => void) | undefined; select?: CardSelect | undefined }) {
   const checked = select?.selection.selected.has(task.id) === true;
   return (
     <article
@@ -51,6 +52,7 @@ export function TaskCard({ task, now, heldSince, busy, selected, onMove, select 
         </a>
       </div>
       <Labels labels={task.labels} />
+      {task.archived_at && <span class="status status-archived">Archived</span>}
       {task.lease && (
         <p class="lease-line" data-testid="holder">
           <span class="muted">Held by</span>
@@ -83,7 +85,15 @@ export function TaskCard({ task, now, heldSince, busy, selected, onMove, select 
       )}
       {task.waiting_on.length > 0 && <p class="waiting">Waiting on {task.waiting_on.length} task{task.waiting_on.length > 1 ? 's' : ''}</p>}
       <AttemptsLine task={task} now={now} />
-      <MoveMenu task={task} onMove={onMove} disabled={busy} />
+      <div class="card-actions">
+        <MoveMenu task={task} onMove={onMove} disabled={busy} />
+        {onArchive && (task.archived_at || isFinished(task)) && (
+          <button type="button" class="button-quiet card-archive" disabled={busy} onClick={onArchive}>
+            {task.archived_at ? 'Unarchive' : 'Archive'}
+            <span class="sr-only"> “{task.title}”</span>
+          </button>
+        )}
+      </div>
     </article>
   );
 }

@@ -7,7 +7,8 @@ import { useUndo } from '../undo.tsx';
 import { useState } from 'preact/hooks';
 
 /**
- * Deleting a task (`tasks_delete`, the API's one destructive task operation; it has no archive),
+ * Deleting a task (`tasks_delete`, the API's one destructive task operation; archiving, which
+ * keeps it, is `task-archive.tsx`),
  * asked first. DELETE with If-Match at the version shown, so a task changed meanwhile is not
  * deleted unseen. A human who decides approvals deletes at once and lands on the board with a
  * toast saying it cannot be undone; anyone else gets a pending approval, linked.

@@ -20,6 +20,7 @@ import { ReservationsPanel } from './task-reservations.tsx';
 import { useConfirm } from '../confirm.tsx';
 import { useUndo } from '../undo.tsx';
 import { DeleteTask } from './task-delete.tsx';
+import { ArchiveTask } from './task-archive.tsx';
 import { cancelConfirmation, undoMove } from './undo-move.ts';
 
 function artifactsOf(task: Task): ArtifactRef[] {
@@ -55,6 +56,14 @@ export function TaskPage({ id }: { id: string }) {
     },
   });
   const onTask = (t: Task) => setTask((current) => (current && current.version > t.version ? current : { ...current, ...t }));
+  /** An archive's answer (compact) carries `archived_at` only where set: an unarchived task drops the one it had. */
+  const onArchive = (t: Task) =>
+    setTask((current) => {
+      if (current && current.version > t.version) return current;
+      const kept: Partial<Task> = { ...current };
+      delete kept.archived_at;
+      return { ...kept, ...t };
+    });
   const { move, failed, busy, dismiss } = useMove(onTask);
   const confirm = useConfirm();
   const showUndo = useUndo();
@@ -100,6 +109,7 @@ export function TaskPage({ id }: { id: string }) {
         <h1 id="task-title">{task.title}</h1>
         <div class="task-head-meta">
           <StatusBadge status={task.status} />
+          {task.archived_at && <span class="status status-archived">Archived</span>}
           <PriorityBadge priority={task.priority} />
           <MoveMenu task={task} onMove={(to) => void moveTo(task, to)} disabled={busy === task.id} />
         </div>
@@ -241,6 +251,7 @@ export function TaskPage({ id }: { id: string }) {
               </ul>
             )}
           </section>
+          {can(session, 'tasks_update') && <ArchiveTask task={task} onChanged={onArchive} />}
           {can(session, 'tasks_delete') && <DeleteTask task={task} ask={confirm.ask} />}
         </aside>
       </div>

@@ -11,7 +11,7 @@ export function describe(event: BatonEvent): string {
     case 'task.created':
       return 'created the task';
     case 'task.updated':
-      return `changed ${Object.keys((d.changes as object | undefined) ?? {}).join(', ') || 'the task'}`;
+      return edited(d.changes as Record<string, { from: unknown; to: unknown }> | undefined);
     case 'task.status_changed':
       return `moved it from ${status(d.from)} to ${status(d.to)}${typeof d.reason === 'string' ? ` (${d.reason.replace(/_/g, ' ')})` : ''}`;
     case 'task.claimed':
@@ -69,6 +69,14 @@ export function describe(event: BatonEvent): string {
   }
 }
 
+/** An edit in words: the fields it changed, and an archive or unarchive as such ("archived it"). */
+function edited(changes: Record<string, { from: unknown; to: unknown }> | undefined): string {
+  const fields = Object.keys(changes ?? {}).filter((field) => field !== 'archived_at');
+  const archive = changes?.archived_at;
+  const parts = [fields.length > 0 ? `changed ${fields.join(', ')}` : '', archive ? (archive.to === null ? 'unarchived it' : 'archived it') : ''].filter(Boolean);
+  return parts.join(' and ') || 'changed the task';
+}
+
 /** One changed field of a `task.updated` event, in words; a long text's before and after go behind a disclosure. */
 interface ChangeLine {
   field: string;
@@ -108,7 +116,10 @@ function changeLine(field: string, from: unknown, to: unknown): ChangeLine {
 function changes(event: BatonEvent): ChangeLine[] {
   const list = event.data.changes as Record<string, { from: unknown; to: unknown }> | undefined;
   if (event.type !== 'task.updated' || !list) return [];
-  return Object.entries(list).map(([field, { from, to }]) => changeLine(field, from, to));
+  // An archive is said in the event's line ("archived it").
+  return Object.entries(list)
+    .filter(([field]) => field !== 'archived_at')
+    .map(([field, { from, to }]) => changeLine(field, from, to));
 }
 
 /** One write's events: the one that says what it was (`task.handed_in`), then what came with it (the status change, the lease's end). */
