@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type BatonClient, type CallOptions, createClient } from '../client/index.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
+import { httpFetch } from './http-fetch.ts';
 import { createOutput, type Output } from './output.ts';
 import { configPath, effectiveLogin, readLogin } from './session.ts';
 
@@ -30,7 +31,8 @@ export function createContext(command: Command, env: Record<string, string | und
   const { json } = command.optsWithGlobals<{ json?: boolean }>();
   const out = createOutput({ json: json === true, env });
   // One key per invocation: a script that retries the same command line passes --idempotency-key.
-  const key = crypto.randomUUID();
+  // Made at the first write: a read needs none, and the first use of crypto costs it some 10 ms.
+  let key: string | undefined;
   return {
     env,
     argv,
@@ -40,9 +42,9 @@ export function createContext(command: Command, env: Record<string, string | und
       if (!login.url || !login.token) {
         throw new CliError('Not logged in: run `baton login --url <server> --token <token>`, or set BATON_URL and BATON_TOKEN.', EXIT.auth);
       }
-      return { url: login.url, client: createClient({ baseUrl: login.url, token: login.token }) };
+      return { url: login.url, client: createClient({ baseUrl: login.url, token: login.token, fetch: httpFetch }) };
     },
-    write: (options, extra = {}) => ({ ...extra, idempotencyKey: options.idempotencyKey ?? key }),
+    write: (options, extra = {}) => ({ ...extra, idempotencyKey: options.idempotencyKey ?? (key ??= crypto.randomUUID()) }),
   };
 }
 

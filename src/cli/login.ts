@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { createClient } from '../client/index.ts';
 import { CliError, type Context } from './context.ts';
 import { EXIT } from './exit-codes.ts';
+import { httpFetch } from './http-fetch.ts';
 import { configPath, effectiveLogin, saveLogin } from './session.ts';
 
 type Action = (ctx: Context, ...args: never[]) => Promise<void>;
@@ -18,7 +19,7 @@ export function loginCommands(run: Run): Command[] {
         const url = o.url ?? ctx.env.BATON_URL;
         const token = o.token ?? ctx.env.BATON_TOKEN ?? (process.stdin.isTTY ? undefined : await firstLine());
         if (!url || !token) throw new CliError('baton login needs --url and --token (or BATON_URL and BATON_TOKEN, or the token on stdin).', EXIT.usage);
-        const me = await createClient({ baseUrl: url, token }).whoami({});
+        const me = await createClient({ baseUrl: url, token, fetch: httpFetch }).whoami({});
         const path = configPath(ctx.env);
         await saveLogin(path, { url, token });
         if (ctx.out.json) return ctx.out.data(me);

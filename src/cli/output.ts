@@ -1,6 +1,5 @@
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
-import yoctoSpinner from 'yocto-spinner';
 
 /** Where a command writes, and how: colour and progress only on a terminal, JSON when asked. */
 export interface Output {
@@ -41,6 +40,8 @@ export function createOutput(options: { json: boolean; env: Record<string, strin
     },
     async progress(label, work) {
       if (!stderrTty) return work;
+      // Loaded only here: most commands never show progress, and none off a terminal.
+      const { default: yoctoSpinner } = await import('yocto-spinner');
       const spinner = yoctoSpinner({ text: label, stream: process.stderr });
       const timer = setTimeout(() => spinner.start(), PROGRESS_AFTER_MS);
       try {

@@ -2,28 +2,18 @@ import { Command, CommanderError } from 'commander';
 import { BatonProblem } from '../client/index.ts';
 import { ConfigError, StartupError } from '../startup-error.ts';
 import { readVersion } from '../version.ts';
-import { accountCommands, tokensListCommand } from './account.ts';
-import { adminCommands } from './admin.ts';
 import { cliHint } from './hints.ts';
+import { commandsFor } from './commands.ts';
 import { completionCommand } from './completion.ts';
 import { type Context, CliError, createContext } from './context.ts';
 import { connectionReason, EXIT, type ExitCode, exitCodeOf, isConnectionError } from './exit-codes.ts';
-import { loginCommands } from './login.ts';
-import { serverCommands } from './server-commands.ts';
-import { tasksCommand } from './tasks.ts';
-import { inboxCommands } from './inbox.ts';
-import { runsCommand } from './runs.ts';
-import { guardCommand } from './guard.ts';
-import { templatesCommand } from './templates.ts';
-import { statsCommand } from './stats.ts';
-import { exportCommand } from './export.ts';
 
 /**
  * `baton`: the command line for people and agents (the REST API through the typed client (src/client/, published as baton-tasks-client)) and for
  * operators (serving, migrations, recovery, backups). Every failure is one line on stderr, the hint
- * included, and a documented exit code (exit-codes.ts).
+ * included, and a documented exit code (exit-codes.ts). Only the commands `argv` needs are loaded (commands.ts).
  */
-function program(env: Record<string, string | undefined>, argv: readonly string[], version: string): Command {
+async function program(env: Record<string, string | undefined>, argv: readonly string[], version: string): Promise<Command> {
   // Known before parsing, so that an error in parsing is JSON too.
   const json = argv.includes('--json');
   const root = new Command('baton')
@@ -46,10 +36,7 @@ function program(env: Record<string, string | undefined>, argv: readonly string[
       }
     };
 
-  const admin = adminCommands(run);
-  // `tokens list` lives beside the login commands that share its needs; the rest of `tokens` is admin.ts's.
-  admin.find((command) => command.name() === 'tokens')?.addCommand(tokensListCommand(run));
-  for (const command of [...loginCommands(run), ...accountCommands(run), tasksCommand(run), templatesCommand(run), ...inboxCommands(run), runsCommand(run), guardCommand(run), statsCommand(run), exportCommand(run), ...admin, ...serverCommands(run), completionCommand(root)]) root.addCommand(command);
+  for (const command of [...(await commandsFor(argv, run)), completionCommand(root)]) root.addCommand(command);
   // Every command reports usage errors alike: a message and a hint (a JSON document under --json), exit 2.
   const configure = (command: Command) => {
     command.exitOverride().configureHelp({ showGlobalOptions: true });
@@ -89,7 +76,7 @@ function describe(error: unknown, ctx: Context): string {
 
 const argv = process.argv.slice(2);
 try {
-  await program(process.env, argv, readVersion()).parseAsync(process.argv);
+  await (await program(process.env, argv, readVersion())).parseAsync(process.argv);
 } catch (error) {
   // Commander already printed its message (unknown command, missing argument) or the help.
   if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;

@@ -33,8 +33,8 @@ export interface ClientOptions {
   readonly token?: string;
   /** Headers added to every request, read each time (the web app's CSRF token or pasted bearer token). */
   readonly headers?: () => Record<string, string>;
-  /** Defaults to the global fetch. */
-  readonly fetch?: typeof fetch;
+  /** Sends each request; defaults to the global fetch. */
+  readonly fetch?: Fetch;
   /** Makes the Idempotency-Key of a write that was given none; defaults to a random UUID. */
   readonly idempotencyKey?: () => string;
   /**
@@ -44,6 +44,19 @@ export interface ClientOptions {
    */
   readonly attempts?: number;
 }
+
+/** What the client sends a request with: the global fetch is one, and any function that answers the same way. */
+export type Fetch = (url: URL, init: FetchInit) => Promise<FetchResponse>;
+
+export interface FetchInit {
+  readonly method: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** What the client reads of an answer: a fetch `Response` is one. */
+export type FetchResponse = Pick<Response, 'ok' | 'status' | 'statusText' | 'body' | 'json' | 'text'> & { readonly headers: Pick<Headers, 'get'> };
 
 /** Problems that say to wait and send the same request again: the attempts after them wait `Retry-After` (at most 5 s). */
 export const RETRY_CODES: ReadonlySet<string> = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
@@ -83,7 +96,7 @@ export interface Follow<N extends OperationName> {
 /** The transport every route shares: one request, its problem turned into a `BatonProblem`. */
 export interface Transport {
   /** `accept` replaces `application/json` (a download's streamed formats); `query` names a write's members sent in the query string. */
-  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions & { accept?: string }, query?: readonly string[]): Promise<Response>;
+  send(method: Method, path: string, input: Record<string, unknown>, options?: CallOptions & { accept?: string }, query?: readonly string[]): Promise<FetchResponse>;
   readonly options: ClientOptions;
 }
 
@@ -125,7 +138,7 @@ export function createTransport(options: ClientOptions): Transport {
       if (call.ifMatch !== undefined) headers['if-match'] = `"${call.ifMatch}"`;
       for (let attempt = 1; ; attempt++) {
         const init = { method, headers: { ...headers, ...options.headers?.() }, ...(body === undefined ? {} : { body }), ...(call.signal ? { signal: call.signal } : {}) };
-        let response: Response;
+        let response: FetchResponse;
         try {
           response = await doFetch(url, init);
         } catch (error) {

@@ -26,7 +26,7 @@ export class BatonProblem extends Error {
 }
 
 /** The problem document of a failed response (or a stand-in when the body is not one). */
-export async function problemOf(response: Response): Promise<BatonProblem> {
+export async function problemOf(response: Pick<Response, 'status' | 'statusText' | 'text'>): Promise<BatonProblem> {
   const text = await response.text();
   try {
     return new BatonProblem(response.status, JSON.parse(text) as Partial<Problem>, response.statusText);
