@@ -17,6 +17,12 @@ import { databaseUrl } from './postgres-url.ts';
 
 export type Engine = 'pglite' | 'postgres';
 export const engine = (process.env.BATON_TEST_ENGINE ?? 'pglite') as Engine;
+/**
+ * Whether this project runs what gives the same answers on either engine (a start-up refusal before
+ * any database is opened, a command run the same way on both): PostgreSQL's where it is configured,
+ * else PGlite's, as for the suites vitest.config.ts runs once (ABOVE_THE_ENGINE).
+ */
+export const runsEngineFree = engine === (process.env.BATON_TEST_DATABASE_URL ? 'postgres' : 'pglite');
 
 /** A fresh database for this test file: a copy of the migrated template, on this project's engine. */
 export async function freshDatabase(onQuery?: QueryListener, trace?: QueryTracer): Promise<{ database: Database; url: string | undefined }> {

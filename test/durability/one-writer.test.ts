@@ -5,7 +5,8 @@ import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runBaton } from '../cli/run-baton.ts';
 import { engine } from '../harness.ts';
 
 /*
@@ -83,6 +84,9 @@ describe.skipIf(engine !== 'pglite')('one writer per PGlite data directory (pgli
   beforeAll(async () => {
     // A directory of its own around it: a first start leaves the bootstrap token file beside it.
     dataDir = join(await mkdtemp(join(tmpdir(), 'baton-one-writer-')), 'data');
+    // A migrated database: creating one costs PGlite seconds, and the last test here covers that start.
+    const restored = await runBaton(['restore', inject('pgliteDump')], { BATON_DATA_DIR: dataDir });
+    expect(restored.code, restored.stderr).toBe(0);
   });
 
   afterAll(async () => {

@@ -4,8 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateToken } from '../../src/tokens.ts';
+import { runBaton } from '../cli/run-baton.ts';
 import { engine, freshDatabase } from '../harness.ts';
 import { type Claim, type EventBody, getTask, type LeaseBody, pages, type Requester, send } from './instances.ts';
 
@@ -28,6 +29,9 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'baton-resume-'));
   if (engine === 'pglite') {
     storage = { BATON_DATA_DIR: dataDir };
+    // A migrated database, as the suite's other files start from: creating one costs PGlite seconds (test/cli/startup.test.ts covers it).
+    const restored = await runBaton(['restore', inject('pgliteDump')], storage);
+    expect(restored.code, restored.stderr).toBe(0);
   } else {
     const { database, url } = await freshDatabase();
     await database.close();

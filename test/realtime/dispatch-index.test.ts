@@ -29,16 +29,20 @@ it('gives an event only to the followers it names, and routes by a follower\'s n
     throw error;
   });
   const stop = new AbortController();
+  // Every follower is awaited before the tail and the database close, so none reads a closed pool.
+  const following: Promise<void>[] = [];
   try {
     const start = await latestSeq(database.db);
     const got = new Map<string, EventRow[]>();
     const follow = (name: string, interest: EventInterest | undefined) => {
       got.set(name, []);
-      void (async () => {
-        for await (const batch of tail.follow(start, stop.signal, interest)) got.get(name)?.push(...batch);
-      })();
+      following.push(
+        (async () => {
+          for await (const batch of tail.follow(start, stop.signal, interest)) got.get(name)?.push(...batch);
+        })(),
+      );
     };
-    const agents = Array.from({ length: 50 }, (_, i) => `agt_${i}`);
+    const agents = Array.from({ length: 20 }, (_, i) => `agt_${i}`);
     for (const agent of agents) {
       const keys = new Set([agent]);
       follow(agent, {
@@ -61,6 +65,8 @@ it('gives an event only to the followers it names, and routes by a follower\'s n
     expect(agents.filter((agent) => (got.get(agent)?.length ?? 0) > 0)).toEqual(['agt_7']);
   } finally {
     stop.abort();
+    const ended = await Promise.allSettled(following);
     await tail.close();
+    expect(ended.filter((e) => e.status === 'rejected')).toEqual([]);
   }
 });
