@@ -10,15 +10,22 @@ import type { Fetch, FetchResponse } from '../client/index.ts';
  * `baton tasks list` (bench/cli-startup.ts), for a command that sends one plain request or a few.
  * It fails as fetch does, with a TypeError "fetch failed" whose cause is the socket's error (so the
  * exit codes and messages of exit-codes.ts hold), or with an AbortError once its signal aborts.
- * Unlike fetch it asks for no compressed answer and follows no redirect: Baton's API sends none
- * unasked.
+ * Unlike fetch it asks for no compressed answer (Baton's API sends none unasked) and follows no
+ * redirect: a redirect fails as a connection error naming where it points, so the person sets
+ * BATON_URL there (fetch would have followed a GET, and turned a POST behind a 301 into a GET).
  */
 export const httpFetch: Fetch = (url, init) => {
   // Required rather than imported: an import of node:http reads every export of it, among them
   // the WebSocket class, which loads undici all the same. https.request takes http's arguments.
   const { request } = createRequire(import.meta.url)(url.protocol === 'https:' ? 'node:https' : 'node:http') as typeof Http;
   return new Promise((resolve, reject) => {
-    const sent = request(url, { method: init.method, headers: init.headers, ...(init.signal ? { signal: init.signal } : {}) }, (message) => resolve(answer(message)));
+    const sent = request(url, { method: init.method, headers: init.headers, ...(init.signal ? { signal: init.signal } : {}) }, (message) => {
+      const to = message.headers.location;
+      const status = message.statusCode ?? 0;
+      if (status < 300 || status >= 400 || to === undefined) return resolve(answer(message));
+      message.resume();
+      reject(new TypeError('fetch failed', { cause: new Error(`${url.origin} answers ${status}, redirecting to ${new URL(to, url).origin}; set BATON_URL to that address`) }));
+    });
     sent.on('error', (error) => reject(init.signal?.aborted ? error : new TypeError('fetch failed', { cause: error })));
     sent.end(init.body);
   });

@@ -40,11 +40,17 @@ export function tasksCommand(run: Run): Command {
       .description('list tasks, newest first')
       .addOption(new Option('--status <status>', 'only these statuses (repeatable, or comma-separated)').argParser(collect))
       .option('--label <label>', 'only tasks carrying all these labels (repeatable)', collect)
-      .option('--assignee <who>', 'only tasks assigned to @me (or me), none, or a principal (agt_…)'),
+      .option('--assignee <who>', 'only tasks assigned to @me (or me), none, or a principal (agt_…)')
+      .addOption(new Option('--archived <which>', 'archived tasks, hidden otherwise: only them, or any').choices(['only', 'any'] as const)),
   ).action(
-    run(async (ctx, o: PagingOptions & { status?: string[]; label?: string[]; assignee?: string }) => {
+    run(async (ctx, o: PagingOptions & { status?: string[]; label?: string[]; assignee?: string; archived?: 'only' | 'any' }) => {
       const { client } = await ctx.connect();
-      const filters = { ...(o.status ? { status: o.status as (typeof TASK_STATUSES)[number][] } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}) };
+      const filters = {
+        ...(o.status ? { status: o.status as (typeof TASK_STATUSES)[number][] } : {}),
+        ...(o.label ? { labels: o.label } : {}),
+        ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}),
+        ...(o.archived ? { archived: o.archived } : {}),
+      };
       const page = await ctx.out.progress('listing tasks', readPages(o, (p) => client.tasks.list({ ...filters, ...p })));
       const names = await principalNames(client, page.data.flatMap((t) => (t.lease ? [t.lease.holder.id] : [])));
       printPage(ctx, page, (rows) => printTaskTable(ctx, rows, names));
@@ -116,14 +122,24 @@ export function tasksCommand(run: Run): Command {
       .option('-d, --description <text>', 'new description')
       .addOption(new Option('-p, --priority <priority>', 'new priority').choices(TASK_PRIORITIES))
       .option('--label <label>', 'replace the labels (repeatable)', collect)
-      .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES)),
+      .addOption(new Option('--status <status>', 'new status').choices(TASK_STATUSES))
+      .addOption(new Option('--archive', 'archive it (a done or cancelled task)').conflicts('unarchive'))
+      .option('--unarchive', 'bring an archived task back'),
   )
     .addOption(idempotency())
     .action(
-      run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
+      run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; archive?: true; unarchive?: true; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
-        const changes = { ...(o.title ? { title: o.title } : {}), ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.status ? { status: o.status } : {}), ...maxCostChanges(o) };
+        const changes = {
+          ...(o.title ? { title: o.title } : {}),
+          ...(o.description ? { description: o.description } : {}),
+          ...(o.priority ? { priority: o.priority } : {}),
+          ...(o.label ? { labels: o.label } : {}),
+          ...(o.status ? { status: o.status } : {}),
+          ...(o.archive ? { archived: true } : o.unarchive ? { archived: false } : {}),
+          ...maxCostChanges(o),
+        };
         const task = await updateCurrent(ctx, client, id, changes, o);
         printTask(ctx, task, `updated ${task.id} (version ${task.version})`);
       }),

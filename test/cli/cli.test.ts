@@ -119,6 +119,14 @@ describe('baton tasks', () => {
     await json(['tasks', 'update', capped.id, '--max-cost', 'none']);
     expect(await shown()).not.toHaveProperty('max_cost');
     expect((await baton(['tasks', 'update', capped.id, '--max-cost', 'lots'], 2)).stderr).toContain('--max-cost must be an amount');
+    // Archiving: refused while the task is open, then hidden from the list until asked for.
+    expect((await baton(['tasks', 'update', capped.id, '--archive'], 5)).stderr).toMatch(/\(task_not_finished, HTTP 409\)/);
+    await json(['tasks', 'update', capped.id, '--status', 'cancelled', '--archive']);
+    const listed = async (...flags: string[]) => (await json<{ data: { id: string }[] }>(['tasks', 'list', '--all', ...flags])).data.map((t) => t.id);
+    expect(await listed()).not.toContain(capped.id);
+    expect(await listed('--archived', 'only')).toEqual([capped.id]);
+    await json(['tasks', 'update', capped.id, '--unarchive']);
+    expect(await listed()).toContain(capped.id);
 
     const [claim] = await json<{ task: { id: string }; lease: { id: string; epoch: number } }[]>(['tasks', 'claim', '--label', 'cli']);
     expect(claim?.task.id).toBe(created.id);

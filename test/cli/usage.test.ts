@@ -1,4 +1,7 @@
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runBaton } from './run-baton.ts';
 
@@ -40,6 +43,29 @@ describe('usage errors', () => {
     const unreachable = await runBaton(['whoami', '--json'], { BATON_URL: 'http://127.0.0.1:9', BATON_TOKEN: 'bat_x' });
     expect(JSON.parse(unreachable.stderr)).toMatchObject({ code: 'unreachable', retryable: true, exit_code: 7 });
     expect(unreachable.code).toBe(7);
+  });
+});
+
+describe('a BATON_URL that redirects', () => {
+  it('is named with where it points, exit 7, and nothing is sent there', async () => {
+    const asked: string[] = [];
+    const proxy = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url}`);
+      res.writeHead(301, { location: `https://baton.example${req.url}` }).end();
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    try {
+      const env = { BATON_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, BATON_TOKEN: 'bat_x', BATON_CONFIG: '/nonexistent/baton-config.json' };
+      const list = await runBaton(['tasks', 'list'], env);
+      expect(list.stderr).toContain(`cannot reach the Baton server: ${env.BATON_URL} answers 301, redirecting to https://baton.example; set BATON_URL to that address.`);
+      expect(list.code).toBe(7);
+      const create = await runBaton(['tasks', 'create', 'redirected', '--json'], env);
+      expect(JSON.parse(create.stderr)).toMatchObject({ code: 'unreachable', exit_code: 7 });
+      expect(asked.map((request) => request.split('?')[0])).toEqual(['GET /api/v1/tasks', 'POST /api/v1/tasks']);
+    } finally {
+      proxy.close();
+    }
   });
 });
 
