@@ -7,6 +7,7 @@ interface Json {
   id: string;
   status: string;
   version: number;
+  archived_at?: string;
   assignee?: { id: string } | null;
   lease?: { epoch: number } | null;
 }
@@ -128,5 +129,44 @@ describe('the command palette and the shortcuts, in Chromium', () => {
     await page.getByRole('alertdialog', { name: 'Delete “Draft the changelog”?' }).getByRole('button', { name: 'Delete task' }).click();
     await page.waitForURL(`${h.base}/`);
     expect((await h.t.request('GET', `/api/v1/tasks/${draft.id}`)).status).toBe(404);
+  });
+
+  it('archives a done task from the palette on the board (it leaves the board), and unarchives it on its page', async () => {
+    const agent = await h.t.addPrincipal({ name: 'archive-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    const task = await api<Json>('POST', '/api/v1/tasks', { title: 'Publish the release notes' }, agent.token);
+    const held = await api<Json>('POST', `/api/v1/tasks/${task.id}/claim`, {}, agent.token);
+    await api('PATCH', `/api/v1/tasks/${task.id}`, { status: 'in_review', lease_epoch: held.lease?.epoch }, agent.token);
+    await api('POST', `/api/v1/tasks/${task.id}/review`, { decision: 'approve' });
+    const card = page.locator('section.column[data-status="done"] article.task-card', { hasText: 'Publish the release notes' });
+    await page.goto(h.base);
+    await card.waitFor(WAIT);
+
+    // The card in focus is the task the palette acts on.
+    await card.locator('.task-title').focus();
+    await page.keyboard.press('Control+k');
+    await input().waitFor(WAIT);
+    await page.keyboard.type('archive');
+    const archive = palette().getByRole('option', { name: 'Archive “Publish the release notes”' });
+    await archive.waitFor(WAIT);
+    while (!((await active().textContent()) ?? '').includes('Archive “Publish the release notes”')) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    await card.waitFor({ state: 'detached', ...WAIT });
+    await expect.poll(async () => (await api<Json>('GET', `/api/v1/tasks/${task.id}`)).archived_at, WAIT).toEqual(expect.any(String));
+    await page.reload();
+    await page.locator('article.task-card').first().waitFor(WAIT);
+    expect(await card.count()).toBe(0);
+
+    // On its page the palette offers the way back.
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    await page.getByRole('heading', { name: 'Publish the release notes' }).waitFor(WAIT);
+    await page.keyboard.press('Control+k');
+    await active().getByText('Open “').waitFor(WAIT);
+    await page.keyboard.type('unarchive');
+    await palette().getByRole('option', { name: 'Unarchive “Publish the release notes”' }).waitFor(WAIT);
+    while (!((await active().textContent()) ?? '').includes('Unarchive “Publish the release notes”')) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
+    await expect.poll(async () => (await api<Json>('GET', `/api/v1/tasks/${task.id}`)).archived_at, WAIT).toBeUndefined();
   });
 });

@@ -135,6 +135,61 @@ describe('board views, undo and safety, in Chromium', () => {
     expect(await page.getByLabel('Saved views').locator('option').allTextContents()).toEqual(['No saved views']);
   });
 
+  it('saves swimlanes and a sort in a view: the list and its copied link bring back the lanes and the order', async () => {
+    const bot = await h.t.addPrincipal({ name: 'lane-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    // Priority order puts Zulu first; title order puts Alpha first, so the sort shows in the lane.
+    const zulu = await api<TaskJson>('POST', '/api/v1/tasks', { title: 'Zulu for the bot', priority: 'urgent', assignee: bot.id });
+    const alpha = await api<TaskJson>('POST', '/api/v1/tasks', { title: 'Alpha for the bot', priority: 'low', assignee: bot.id });
+    // Loaded afresh: the app reads principals' names as it starts, and lane-bot is new.
+    await page.goto(h.base);
+    await card('Zulu for the bot').waitFor(WAIT);
+    const laneHeads = (p: Page) => p.locator('section.lane .lane-head');
+    const botTodo = (p: Page) => p.getByRole('region', { name: 'Swimlane lane-bot (agent)' }).locator('section.column[data-status="todo"] .task-title');
+    /** The lanes by person, then title order in the agent's To do: what the saved view must bring back. */
+    const expectLanesAndOrder = async (p: Page) => {
+      await expect.poll(() => laneHeads(p).allTextContents(), WAIT).toEqual(['lane-bot (agent) 2', expect.stringMatching(/^Nobody \d+$/)]);
+      expect(await botTodo(p).allTextContents()).toEqual(['Alpha for the bot', 'Zulu for the bot']);
+      expect(await p.getByLabel('Group by').inputValue()).toBe('assignee');
+      expect(await p.getByLabel('Sort').inputValue()).toBe('title');
+    };
+
+    await page.getByLabel('Group by').selectOption({ label: 'Swimlanes by person' });
+    await page.getByLabel('Sort').selectOption('title');
+    await page.waitForURL(/\?group=assignee&sort=title$/);
+    await expectLanesAndOrder(page);
+    await page.getByRole('button', { name: 'Save view…' }).click();
+    await page.getByLabel('View name').fill('By person, by title');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved view “By person, by title”.' }).waitFor(WAIT);
+
+    // A fresh visit shows the plain board (no lanes, priority order); the saved view restores both.
+    await page.goto(h.base);
+    await card('Zulu for the bot').waitFor(WAIT);
+    expect(await page.locator('section.lane').count()).toBe(0);
+    const todo = await column('todo').locator('.task-title').allTextContents();
+    expect(todo.indexOf('Zulu for the bot')).toBeLessThan(todo.indexOf('Alpha for the bot'));
+    await page.getByLabel('Saved views').selectOption('By person, by title');
+    await page.waitForURL(/\?group=assignee&sort=title$/);
+    await expectLanesAndOrder(page);
+
+    // Its copied link brings back the same lanes and order in a fresh page.
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    expect(link).toBe(`${h.base}/?group=assignee&sort=title`);
+    const other = await h.context.newPage();
+    await other.goto(h.base);
+    await signIn(other, h.t.adminToken);
+    await other.goto(link);
+    await other.locator('article.task-card', { hasText: 'Alpha for the bot' }).waitFor(WAIT);
+    await expectLanesAndOrder(other);
+    await other.close();
+
+    await page.getByRole('button', { name: 'Forget “By person, by title”' }).click();
+    await page.getByRole('status').filter({ hasText: 'Forgot view “By person, by title”.' }).waitFor(WAIT);
+    // The later tests drag cards about a board of the tasks they know.
+    for (const task of [zulu, alpha]) await api('DELETE', `/api/v1/tasks/${task.id}`);
+  });
+
   it('collapses a column to its head and remembers it', async () => {
     await column('blocked').getByRole('button', { name: 'Collapse Blocked' }).click();
     await card('Wait for the vendor').waitFor({ state: 'detached', ...WAIT });
