@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiOf, type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
-import { AXE, axeEverywhere } from './axe.ts';
+import { adminPage, apiOf, type BrowserHarness, SHOTS, startBrowser, WAIT } from './browser.ts';
+import { axeEverywhere } from './axe.ts';
 
 interface Json {
   id: string;
@@ -31,11 +31,7 @@ describe('archiving in Chromium', () => {
 
   beforeAll(async () => {
     h = await startBrowser();
-    page = await h.context.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.addInitScript({ path: AXE });
-    await page.goto(h.base);
-    await signIn(page, h.t.adminToken);
+    page = await adminPage(h, { axe: true });
     await page.locator('.live-stream').waitFor(WAIT);
   });
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { AXE } from './axe.ts';
 
 /** Debian's Chromium; never a downloaded browser (.ci/run installs the package when it is missing). */
 const CHROMIUM = '/usr/bin/chromium';
@@ -72,10 +73,11 @@ export async function startBrowser(options: { config?: Partial<Config>; clock?: 
   };
 }
 
-/** A new page of the harness's browser, signed in with the admin token, on the board. */
-export async function adminPage(h: BrowserHarness): Promise<Page> {
+/** A new page of the harness's browser, signed in with the admin token, on the board; `axe` loads axe-core into every document it opens. */
+export async function adminPage(h: BrowserHarness, options: { axe?: boolean } = {}): Promise<Page> {
   const page = await h.context.newPage();
   page.setDefaultTimeout(10_000);
+  if (options.axe) await page.addInitScript({ path: AXE });
   await page.goto(h.base);
   await signIn(page, h.t.adminToken);
   return page;

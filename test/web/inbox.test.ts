@@ -2,8 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { AXE, axeEverywhere } from './axe.ts';
-import { apiOf, type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
+import { axeEverywhere } from './axe.ts';
+import { adminPage, apiOf, type BrowserHarness, SHOTS, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -41,11 +41,7 @@ describe('the inbox in Chromium', () => {
     h = await startBrowser();
     agent = await h.t.addPrincipal({ name: 'ship-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'] });
     me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
-    page = await h.context.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.addInitScript({ path: AXE });
-    await page.goto(h.base);
-    await signIn(page, h.t.adminToken);
+    page = await adminPage(h, { axe: true });
     await page.locator('.live-stream').waitFor(WAIT);
   });
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { AXE, axeEverywhere } from './axe.ts';
-import { apiOf, type BrowserHarness, signIn, startBrowser, WAIT } from './browser.ts';
+import { axeEverywhere } from './axe.ts';
+import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -28,11 +28,7 @@ describe('a task page with asks and reservations, in Chromium', () => {
     h = await startBrowser();
     agent = await h.t.addPrincipal({ name: 'deploy-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
     me = (await api<{ principal: { id: string } }>('GET', '/api/v1/whoami')).principal.id;
-    page = await h.context.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.addInitScript({ path: AXE });
-    await page.goto(h.base);
-    await signIn(page, h.t.adminToken);
+    page = await adminPage(h, { axe: true });
     await page.locator('.live-stream').waitFor(WAIT);
   });
   afterAll(async () => {
