@@ -32,12 +32,12 @@ import { retainEvents } from './workers/retain-events.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 import { readCursorKey } from './store/server-keys.ts';
 import { startTracing, type Tracing } from './tracing.ts';
-import { analyzeTables } from './store/statistics.ts';
+import { analyzeChangedTables } from './store/statistics.ts';
 
 /** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
 const PRUNE_INTERVAL_MS = 60_000;
-/** How often PGlite's tables are analyzed: the statistics follow a table as it grows from empty. */
-const ANALYZE_INTERVAL_MS = 5 * 60_000;
+/** How often PGlite's tables are checked for changes that call for fresh statistics (autovacuum's own nap is a minute). */
+const ANALYZE_INTERVAL_MS = 30_000;
 
 /** How long closing waits for in-flight requests before it drops the remaining connections. */
 const CLOSE_GRACE_MS = 2000;
@@ -181,7 +181,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => retainEvents(database.db, { clock, config }), (err) => log.error({ err }, 'retention pass failed')));
     // PostgreSQL's autovacuum keeps its statistics; PGlite has none, and no statistics make bad plans (src/store/statistics.ts).
-    if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeTables(database.db), (err) => log.error({ err }, 'analyze failed')));
+    if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeChangedTables(database.db), (err) => log.error({ err }, 'analyze failed')));
   }
   if (config.webhookIntervalMs > 0) {
     const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, tracing, onError: (err) => log.error({ err }, 'webhook delivery failed') });
