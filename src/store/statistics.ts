@@ -16,7 +16,7 @@ const ANALYZE_SCALE_FACTOR = 0.1;
 export async function analyzeChangedTables(db: Kysely<DB>): Promise<{ analyzed: string[] }> {
   const { rows } = await sql<{ schemaname: string; relname: string }>`
     SELECT schemaname, relname FROM pg_stat_user_tables
-    WHERE n_mod_since_analyze > ${ANALYZE_THRESHOLD} + ${ANALYZE_SCALE_FACTOR} * n_live_tup
+    WHERE n_mod_since_analyze > ${ANALYZE_THRESHOLD}::float8 + ${ANALYZE_SCALE_FACTOR}::float8 * n_live_tup
     ORDER BY relname`.execute(db);
   for (const { schemaname, relname } of rows) await sql`ANALYZE ${sql.id(schemaname, relname)}`.execute(db);
   return { analyzed: rows.map((row) => row.relname) };
