@@ -7,6 +7,7 @@ import { createIds } from '../../src/ids.ts';
 import { appendEvents, type NewEventRow } from '../../src/store/events.ts';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { createTask, expectProblem } from '../rest/fixtures.ts';
+import { eventsSettled } from '../leases/instances.ts';
 import { listen } from '../mcp/clients.ts';
 import { runBaton } from '../cli/run-baton.ts';
 
@@ -189,6 +190,8 @@ describe('export', () => {
   });
 
   it('streams a few thousand events page by page, chunked, the window [from, to) exact', async () => {
+    // An export reads settled events only: on a shared PostgreSQL another database's open transaction can hold them back a moment.
+    await eventsSettled(t);
     const before = statements.length;
     const response = await fetch(`${base}${exportUrl('events', EVENTS_FROM, EVENTS_TO)}`, { headers: { authorization: `Bearer ${t.adminToken}`, accept: 'text/csv' } });
     expect(response.status).toBe(200);
