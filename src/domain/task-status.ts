@@ -2,6 +2,9 @@
 export const TASK_STATUSES = ['todo', 'in_progress', 'in_review', 'blocked', 'done', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+/** Finished work: the statuses the state machine leaves only by a reopen to todo. */
+export const FINISHED_STATUSES = ['done', 'cancelled'] as const satisfies readonly TaskStatus[];
+
 /**
  * The state machine: every legal target from each status. Read by the service, by
  * `legal_transitions`, by the errors and by the served docs alike (DESIGN.md §4).

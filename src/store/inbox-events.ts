@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { FINISHED_STATUSES } from '../domain/task-status.ts';
 import { type EventRow, settledEvents } from './events.ts';
 import type { DB } from './schema.ts';
 
@@ -49,7 +50,7 @@ export async function tasksOf(db: Kysely<DB>, principalId: string): Promise<{ id
     .select('id')
     .select(sql<boolean>`(lease_id IS NOT NULL AND lease_holder_id = ${me})`.as('holds'))
     .select(sql<boolean>`(assignee_id IS NOT DISTINCT FROM ${me})`.as('assigned'))
-    .where('status', 'not in', ['done', 'cancelled'])
+    .where('status', 'not in', FINISHED_STATUSES)
     .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('assignee_id', '=', me), eb('id', 'in', eb.selectFrom('leases').select('task_id').where('holder_id', '=', me).where('state', '=', 'active'))]))
     .execute();

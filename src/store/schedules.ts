@@ -1,4 +1,5 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { FINISHED_STATUSES } from '../domain/task-status.ts';
 import type { DB, SchedulesTable } from './schema.ts';
 import type { Tx } from './connection.ts';
 
@@ -64,6 +65,6 @@ export async function advanceSchedule(
 
 /** Whether a task is still open (not done, cancelled or deleted). */
 export async function taskOpen(db: Kysely<DB>, id: string): Promise<boolean> {
-  const row = await db.selectFrom('tasks').select('id').where('id', '=', id).where('deleted_at', 'is', null).where('status', 'not in', ['done', 'cancelled']).executeTakeFirst();
+  const row = await db.selectFrom('tasks').select('id').where('id', '=', id).where('deleted_at', 'is', null).where('status', 'not in', FINISHED_STATUSES).executeTakeFirst();
   return row !== undefined;
 }

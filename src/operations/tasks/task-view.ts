@@ -96,7 +96,7 @@ export function toListTask(row: ListTaskRow, now: Date | undefined): TaskShape {
     updated_at: row.updated_at.toISOString(),
   };
   if (row.deleted_at) shaped.deleted_at = row.deleted_at.toISOString();
-  if (row.archived_at) shaped.archived_at = row.archived_at.toISOString();
+  Object.assign(shaped, archivedAt(row));
   addWhereSet(shaped, {
     parent_id: row.parent_id,
     due_at: row.due_at?.toISOString() ?? null,

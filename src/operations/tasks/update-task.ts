@@ -3,6 +3,7 @@ import { closeToReview, deliverToReview, noteChangeToAssignee } from '../inbox/t
 import { z } from 'zod';
 import { priorityFromRank, priorityRank } from '../../domain/task-priority.ts';
 import {
+  FINISHED_STATUSES,
   illegalTransitionHint,
   isLegalTransition,
   type TaskStatus,
@@ -262,7 +263,7 @@ function diff(row: TaskRow, input: UpdateInput): TaskChanges {
 }
 
 /** The statuses a task may be archived in: finished work. */
-const FINISHED: ReadonlySet<string> = new Set<TaskStatus>(['done', 'cancelled']);
+const FINISHED: ReadonlySet<string> = new Set<TaskStatus>(FINISHED_STATUSES);
 
 /**
  * Adds the change of `archived_at` to `changes`: `archived: true` archives a task that is done or
