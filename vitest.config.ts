@@ -119,6 +119,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     // Two cores: more workers only add contention (three made a full run 10 % slower on a slow machine).
     maxWorkers: 2,
+    // An unhandled rejection's stack names its caller past the query builder's ten frames.
+    execArgv: ['--stack-trace-limit=40'],
     // A worker imports Baton once and runs its files one after another (a fifth less wall time in
     // CI: each file imported the whole server graph again). Safe because Baton keeps no module-level
     // state (every file builds its own server), and a module-level cache creeping in would show here.

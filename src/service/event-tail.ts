@@ -62,6 +62,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   let reading = false;
   let again = false;
   let closed = false;
+  /** The read under way, which `close` waits for so none runs on a closed database. */
+  let inFlight: Promise<void> | undefined;
   // Shaped events, per row and key; each entry goes with its row once no follower holds the batch.
   const shapes = new WeakMap<EventRow, Map<string, object>>();
 
@@ -147,7 +149,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       return;
     }
     reading = true;
-    readAppended()
+    inFlight = readAppended()
       .catch(onError)
       .finally(() => {
         reading = false;
@@ -289,6 +291,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       const stopping = listening;
       listening = undefined;
       await stopping?.then((stop) => stop()).catch(() => undefined);
+      // Its failure, if any, went to onError.
+      await inFlight?.catch(() => undefined);
     },
   };
 }

@@ -14,6 +14,9 @@ const ANALYZE_SCALE_FACTOR = 0.1;
  * per task (32 s instead of 20 ms). Returns the tables it analyzed.
  */
 export async function analyzeChangedTables(db: Kysely<DB>): Promise<{ analyzed: string[] }> {
+  // A backend reports its row counts at most once a second, when it goes idle: ask it to report
+  // before the count is read, or the last second's writes wait for the next pass.
+  await sql`SELECT pg_stat_force_next_flush()`.execute(db);
   const { rows } = await sql<{ schemaname: string; relname: string }>`
     SELECT schemaname, relname FROM pg_stat_user_tables
     WHERE n_mod_since_analyze > ${ANALYZE_THRESHOLD}::float8 + ${ANALYZE_SCALE_FACTOR}::float8 * n_live_tup

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type Principal, type TestServer } from '../harness.ts';
 import { expectProblem } from './helpers.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 /**
  * A webhook belongs to its creator (issue 22 item 8): an agent with webhooks:manage used to read,
@@ -56,7 +57,9 @@ async function approve(id: string): Promise<ApprovalBody> {
   return res.json<ApprovalBody>();
 }
 
+/** The newest event's id; settled first, as a list shows only settled events (another database's open transaction on the shared test PostgreSQL holds them back). */
 async function lastEvent(): Promise<string> {
+  await eventsSettled(t);
   const res = await t.request('GET', '/api/v1/events?order=desc&limit=1');
   return res.json<{ data: { id: string }[] }>().data[0]?.id ?? '';
 }
