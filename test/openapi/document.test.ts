@@ -197,7 +197,7 @@ describe('the document and the app', () => {
       ...['BlockedReason', 'LeaseState', 'OverdueAt', 'Scopes', 'TokenPrefix', 'RunOutcome', 'RunUsage', 'ResetsAt', 'CostByCurrency', 'ManifestScopes'],
       ...['ManifestFeatures', 'TaskStatuses', 'Priority', 'Labels', 'Assignee', 'MaxAttempts', 'ReservationRequest', 'Label', 'LabelFilter', 'MinPriority'],
       ...['LeaseTtl', 'RetryAfterS', 'NextClaimableAt', 'EventFields', 'EventPage', 'InboxItem', 'InboxCounts', 'FailureCode', 'ReleasedLease', 'BudgetLimit'],
-      ...['ScheduledTemplate', 'EventTypeFilter', 'Scope'],
+      ...['ScheduledTemplate', 'EventTypeFilter', 'Scope', 'Page'],
     ];
     expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(served));
   });
@@ -215,6 +215,18 @@ describe('the document and the app', () => {
     expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));
     expect(required('Claim')).toEqual(['task', 'lease', 'discussion']);
     expect(required('ManifestCompact')).toEqual(expect.arrayContaining(['next_actions', 'operations', 'you']));
+  });
+
+  it("states a page's members once (Page), each list answer closed over them and its own data", () => {
+    const compile = schemaCompiler(document);
+    const answer = document.paths['/api/v1/tasks']?.get?.responses['200'];
+    expect(answer?.content?.['application/json']?.schema).toMatchObject({ allOf: [{ $ref: '#/components/schemas/Page' }], unevaluatedProperties: false });
+    const validate = compile(['paths', '/api/v1/tasks', 'get', 'responses', '200', 'content', 'application/json', 'schema']);
+    const page = { data: [], has_more: false, next_cursor: null, sync_cursor: null };
+    expect(validate(page), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...page, extra: 1 })).toBe(false);
+    expect(validate({ data: [] })).toBe(false);
+    expect(validate({ ...page, data: [{ id: 'x' }] })).toBe(false);
   });
 
   it('types both views of the manifest, as served', async () => {

@@ -6,6 +6,7 @@ import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
 import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
 import { serviceResponses, servicePaths } from './openapi-service-paths.ts';
+import { sharePages } from './openapi-pages.ts';
 import { shareSchemas } from './openapi-shared-schemas.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
@@ -27,6 +28,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
   const shared = shareParameters(paths);
   // Before the answers: an answer whose schema became a component may then be one named response.
   shareSchemas({ paths, components: { schemas } });
+  sharePages({ paths, components: { schemas } });
   const sharedResponses = shareResponses(paths);
   Object.assign(paths, servicePaths());
   return {
