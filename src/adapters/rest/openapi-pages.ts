@@ -30,7 +30,7 @@ export function sharePages(document: Document): void {
   const shared = (schema: JsonSchema): JsonSchema => {
     if (!isPage(schema)) return schema;
     const { data, ...members } = schema['properties'] as Record<string, JsonSchema>;
-    page ??= { type: 'object', properties: members, required: PAGE_MEMBERS };
+    page ??= { type: 'object', description: 'What every list answer carries besides its own `data`.', properties: members, required: PAGE_MEMBERS };
     if (JSON.stringify(members) !== JSON.stringify(page['properties'])) return schema;
     return { type: 'object', allOf: [{ $ref: PAGE_REF }], properties: { data }, required: ['data'], unevaluatedProperties: false };
   };
