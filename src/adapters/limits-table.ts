@@ -33,13 +33,15 @@ function resolver(schemas: Record<string, unknown>): Resolve {
 function describe(schema: JsonSchema, resolve: Resolve): string | null {
   const s = resolve(schema) as { type?: unknown; enum?: unknown; anyOf?: JsonSchema[]; minLength?: number; maxLength?: number; minItems?: number; maxItems?: number; minimum?: number; maximum?: number; pattern?: string; items?: JsonSchema };
   if (s.anyOf) return s.anyOf.map((a) => describe(a, resolve)).filter((d) => d !== null).join(' or ') || null;
-  if (s.enum !== undefined || s.type === 'boolean' || s.type === 'null') return null;
-  if (s.type === 'string') {
+  // A nullable value (`type: ["string", "null"]`) is bounded as its other type.
+  const type: unknown = Array.isArray(s.type) ? s.type.filter((t) => t !== 'null').join() || 'null' : s.type;
+  if (s.enum !== undefined || type === 'boolean' || type === 'null') return null;
+  if (type === 'string') {
     if (s.maxLength !== undefined) return `${count(s.minLength ?? 0)}–${count(s.maxLength)} characters`;
     return s.pattern ? `matches \`${s.pattern}\`` : 'unbounded';
   }
-  if (s.type === 'integer' || s.type === 'number') return s.maximum !== undefined ? `${count(s.minimum ?? Number.MIN_SAFE_INTEGER)}–${count(s.maximum)}` : 'unbounded';
-  if (s.type === 'array') {
+  if (type === 'integer' || type === 'number') return s.maximum !== undefined ? `${count(s.minimum ?? Number.MIN_SAFE_INTEGER)}–${count(s.maximum)}` : 'unbounded';
+  if (type === 'array') {
     const item = s.items ? describe(s.items, resolve) : null;
     const items = s.maxItems !== undefined ? `${count(s.minItems ?? 0)}–${count(s.maxItems)} items` : 'unbounded items';
     return item ? `${items}, each ${item}` : items;

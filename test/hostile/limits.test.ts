@@ -30,7 +30,7 @@ const BOUNDED_ELSEWHERE: Record<string, string> = {
   'artifacts_create body content': 'BATON_ARTIFACT_MAX_BYTES, decoded (the test below)',
 };
 
-type Schema = { type?: string; pattern?: string; format?: string; enum?: unknown[]; maxLength?: number; maxItems?: number; maximum?: number; items?: Schema; properties?: Record<string, Schema>; anyOf?: Schema[] };
+type Schema = { type?: string | string[]; pattern?: string; format?: string; enum?: unknown[]; maxLength?: number; maxItems?: number; maximum?: number; items?: Schema; properties?: Record<string, Schema>; anyOf?: Schema[] };
 
 function registryOperations(): { method: string; path: string; op: OpenApiOperation }[] {
   return Object.entries(document.paths).flatMap(([path, item]) =>
@@ -66,7 +66,7 @@ describe('every input has a documented maximum', () => {
     const unbounded: string[] = [];
     const walk = (schema: Schema | undefined, where: string) => {
       if (!schema) return;
-      if (schema.type === 'array' && schema.maxItems === undefined) unbounded.push(where);
+      if ([schema.type].flat().includes('array') && schema.maxItems === undefined) unbounded.push(where);
       for (const s of schema.anyOf ?? []) walk(s, where);
       walk(schema.items, `${where}[]`);
       for (const [name, s] of Object.entries(schema.properties ?? {})) walk(s, `${where}.${name}`);
@@ -141,7 +141,9 @@ describe('each bound at its maximum and one past it', () => {
         ...body.filter(([, schema]) => schema.items?.maxLength !== undefined).map(([name, schema]) => ({ location: 'body', name, schema: schema.items ?? {}, inList: true })),
       ];
       for (const field of fields) {
-        const schema = field.schema.anyOf?.find((s) => s.type !== 'null') ?? field.schema;
+        const nullable = field.schema.anyOf?.find((s) => s.type !== 'null') ?? field.schema;
+        // A nullable value stated as one schema (`type: ["number", "null"]`) is sized as its other type.
+        const schema = Array.isArray(nullable.type) ? { ...nullable, type: nullable.type.find((type) => type !== 'null') } : nullable;
         const max = schema.maxLength ?? schema.maxItems ?? schema.maximum;
         if (max === undefined) continue;
         const send = async (size: number) => {

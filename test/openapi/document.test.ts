@@ -163,13 +163,14 @@ describe('the document and the app', () => {
     }
   });
 
-  // Issue 38 asks 200 KB; workspaces took it to 205,163 B, their settings (workspaces_get, _update)
-  // to 207,769 B, the stream's `for=me` with a reservations filter to 208,274 B, and archived tasks
-  // (tasks_update `archived`, tasks_list `archived`, `archived_at`) to 208,839 B. How it is measured,
-  // and what would reach 200 KB again: spec/api.md, "Context budgets".
-  it('is at most 204 KB, its shared schemas and parameters named once under components', async () => {
+  // Issue 38 asks 200 KB; archived tasks had taken it to 208,839 B. Each list's page stated once
+  // (`Page`), a nullable value as one schema, and no restated default security brought it to
+  // 204,952 B. How it is measured, and what would reach 200 KB: spec/api.md, "Context budgets".
+  it('is at most 201 KB, its shared schemas and parameters named once under components', async () => {
     const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
-    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(204 * 1024);
+    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(201 * 1024);
+    // A nullable value is one schema (`type: [T, "null"]`), not Zod's `anyOf` with `null`.
+    expect(res.body).not.toMatch(/"anyOf":\[\{(?![^{}]*"(enum|const|\$ref)")[^{}]*"type":"\w+"[^{}]*\},\{"type":"null"\}\]/);
     for (const name of ['TaskId', 'LeaseId', 'Limit', 'Cursor']) expect(document.components.parameters?.[name], name).toBeDefined();
     for (const name of ['Task', 'TaskCompact', 'ClaimedTask', 'TaskFields', 'NextAction', 'Lease', 'Claim', 'Comment', 'Event', 'Approval', 'Webhook', 'Agent', 'Token', 'Artifact', 'Problem', 'Manifest', 'ManifestCompact']) {
       expect(document.components.schemas[name], name).toBeDefined();
@@ -197,7 +198,7 @@ describe('the document and the app', () => {
       ...['BlockedReason', 'LeaseState', 'OverdueAt', 'Scopes', 'TokenPrefix', 'RunOutcome', 'RunUsage', 'ResetsAt', 'CostByCurrency', 'ManifestScopes'],
       ...['ManifestFeatures', 'TaskStatuses', 'Priority', 'Labels', 'Assignee', 'MaxAttempts', 'ReservationRequest', 'Label', 'LabelFilter', 'MinPriority'],
       ...['LeaseTtl', 'RetryAfterS', 'NextClaimableAt', 'EventFields', 'EventPage', 'InboxItem', 'InboxCounts', 'FailureCode', 'ReleasedLease', 'BudgetLimit'],
-      ...['ScheduledTemplate', 'EventTypeFilter', 'Scope'],
+      ...['ScheduledTemplate', 'EventTypeFilter', 'Scope', 'Page'],
     ];
     expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(served));
   });
@@ -215,6 +216,18 @@ describe('the document and the app', () => {
     expect(required('TaskLease')).toEqual(expect.arrayContaining(['id', 'epoch', 'expires_at']));
     expect(required('Claim')).toEqual(['task', 'lease', 'discussion']);
     expect(required('ManifestCompact')).toEqual(expect.arrayContaining(['next_actions', 'operations', 'you']));
+  });
+
+  it("states a page's members once (Page), each list answer closed over them and its own data", () => {
+    const compile = schemaCompiler(document);
+    const answer = document.paths['/api/v1/tasks']?.get?.responses['200'];
+    expect(answer?.content?.['application/json']?.schema).toMatchObject({ allOf: [{ $ref: '#/components/schemas/Page' }], unevaluatedProperties: false });
+    const validate = compile(['paths', '/api/v1/tasks', 'get', 'responses', '200', 'content', 'application/json', 'schema']);
+    const page = { data: [], has_more: false, next_cursor: null, sync_cursor: null };
+    expect(validate(page), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...page, extra: 1 })).toBe(false);
+    expect(validate({ data: [] })).toBe(false);
+    expect(validate({ ...page, data: [{ id: 'x' }] })).toBe(false);
   });
 
   it('types both views of the manifest, as served', async () => {

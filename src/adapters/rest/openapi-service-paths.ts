@@ -10,6 +10,11 @@ const open = (summary: string, description: string, responses: Record<string, un
   security: [{}, { bearer: [] }],
   responses,
 });
+/** A route that needs a token: the document's own `security`, so it states none. */
+const withToken = (summary: string, description: string, responses: Record<string, unknown>, tag?: string) => {
+  const { security: _optional, ...rest } = open(summary, description, responses, tag);
+  return rest;
+};
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
 const path = (name: string, schema: Record<string, unknown> = { type: 'string', maxLength: 100 }) => ({ name, in: 'path', required: true, schema });
 
@@ -77,7 +82,7 @@ function metaPaths(): PathItems {
     [`${API_PREFIX}/openapi.json`]: { get: { ...open('This OpenAPI document', 'Generated from the operation registry.', { '200': { ...json('OpenAPI 3.1.'), headers: RATE_HEADERS }, '401': problemFor(401) }, 'meta'), operationId: 'openapi' } },
     [`${API_PREFIX}/artifacts/{id}/content`]: {
       get: {
-        ...open(
+        ...withToken(
           "An artifact's bytes",
           "The REST form of artifacts_get with its body (same scope and errors); every artifact `href` points here. Served with the stored content type and `ETag: \"<sha256>\"`, as an attachment.",
           {
@@ -92,7 +97,6 @@ function metaPaths(): PathItems {
           'artifacts',
         ),
         operationId: 'artifacts_content',
-        security: [{ bearer: [] }],
         parameters: [path('id'), { name: 'If-None-Match', in: 'header', schema: { type: 'string', maxLength: 100 }, description: 'The ETag you read; answers 304 when unchanged.' }],
       },
     },
@@ -100,13 +104,12 @@ function metaPaths(): PathItems {
     '/readyz': { get: { ...open('Readiness', 'The database answers.', { '200': json('`{"status":"ready"}`'), '503': problemFor(503) }), operationId: 'readyz', security: [] } },
     '/metrics': {
       get: {
-        ...open('Prometheus metrics', 'Text exposition format. Needs a token with `metrics:read` (or `agents:admin`); BATON_METRICS_ADDRESS serves it without one elsewhere.', {
+        ...withToken('Prometheus metrics', 'Text exposition format. Needs a token with `metrics:read` (or `agents:admin`); BATON_METRICS_ADDRESS serves it without one elsewhere.', {
           '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
           '401': problemFor(401),
           '403': problemFor(403),
         }),
         operationId: 'metrics',
-        security: [{ bearer: [] }],
       },
     },
   };
@@ -132,13 +135,12 @@ function docsPaths(): PathItems {
 function protocolPaths(): PathItems {
   const graphqlAnswer = { '200': answer('GraphqlResponse'), '400': problemFor(400), '401': problemFor(401), '429': problemFor(429) };
   const mcpAnswer = (response: 'JsonRpcResponse' | 'JsonRpcAnswer') => ({ '200': answer(response), '400': problemFor(400), '401': problemFor(401), '403': problemFor(403), '429': problemFor(429) });
-  const mcp = (summary: string, description: string, responses: Record<string, unknown>) => ({ ...open(summary, description, responses, 'mcp'), security: [{ bearer: [] }] });
+  const mcp = (summary: string, description: string, responses: Record<string, unknown>) => withToken(summary, description, responses, 'mcp');
   return {
     '/graphql': {
       get: {
-        ...open('GraphQL over GET', 'Queries only (mutations need POST); a subscription with `Accept: text/event-stream` answers as server-sent events.', graphqlAnswer, 'graphql'),
+        ...withToken('GraphQL over GET', 'Queries only (mutations need POST); a subscription with `Accept: text/event-stream` answers as server-sent events.', graphqlAnswer, 'graphql'),
         operationId: 'graphqlGet',
-        security: [{ bearer: [] }],
         parameters: [
           { name: 'query', in: 'query', required: true, schema: { type: 'string' } },
           { name: 'variables', in: 'query', schema: { type: 'string' }, description: 'JSON.' },
@@ -146,9 +148,8 @@ function protocolPaths(): PathItems {
         ],
       },
       post: {
-        ...open('GraphQL', 'The registry as GraphQL (spec/graphql.md); errors carry the problem document in `extensions`.', graphqlAnswer, 'graphql'),
+        ...withToken('GraphQL', 'The registry as GraphQL (spec/graphql.md); errors carry the problem document in `extensions`.', graphqlAnswer, 'graphql'),
         operationId: 'graphql',
-        security: [{ bearer: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, variables: { type: 'object' }, operationName: { type: 'string' } } } } } },
       },
       options: { ...open('GraphQL preflight', 'CORS preflight, answered by GraphQL Yoga.', { '204': { description: 'Allowed methods and headers.' } }, 'graphql'), operationId: 'graphqlOptions', security: [] },
@@ -164,9 +165,8 @@ function protocolPaths(): PathItems {
     },
     '/a2a': {
       post: {
-        ...open('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': answer('JsonRpcResponse'), '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
+        ...withToken('A2A (JSON-RPC)', 'The Agent2Agent protocol 1.0 over JSON-RPC, mapped onto Baton tasks (spec/a2a.md); streaming methods answer SSE.', { '200': answer('JsonRpcResponse'), '401': problemFor(401), '429': problemFor(429) }, 'a2a'),
         operationId: 'a2a',
-        security: [{ bearer: [] }],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       },
     },

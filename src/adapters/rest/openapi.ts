@@ -6,7 +6,9 @@ import { type JsonSchema, jsonSchema } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
 import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
 import { serviceResponses, servicePaths } from './openapi-service-paths.ts';
+import { sharePages } from './openapi-pages.ts';
 import { shareSchemas } from './openapi-shared-schemas.ts';
+import { terseSchemas } from './openapi-terse.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
 
@@ -27,7 +29,10 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
   const shared = shareParameters(paths);
   // Before the answers: an answer whose schema became a component may then be one named response.
   shareSchemas({ paths, components: { schemas } });
+  sharePages({ paths, components: { schemas } });
   const sharedResponses = shareResponses(paths);
+  // Last: the names above are part of v1, and a shorter form must not move a schema under a sharing threshold.
+  terseSchemas({ paths, schemas, shared });
   Object.assign(paths, servicePaths());
   return {
     openapi: '3.1.0',
