@@ -164,11 +164,12 @@ describe('the document and the app', () => {
   });
 
   // Issue 38 asks 200 KB; archived tasks had taken it to 208,839 B. Each list's page stated once
-  // (`Page`), a nullable value as one schema, and no restated default security brought it to
-  // 204,952 B. How it is measured, and what would reach 200 KB: spec/api.md, "Context budgets".
-  it('is at most 201 KB, its shared schemas and parameters named once under components', async () => {
+  // (`Page`), a nullable value as one schema, no restated default security and HTTP's reason
+  // phrases as success descriptions brought it to 204,722 B. How it is measured, and what would
+  // leave room under 200 KB: spec/api.md, "Context budgets".
+  it('is at most 200 KB, its shared schemas and parameters named once under components', async () => {
     const res = await t.request('GET', '/api/v1/openapi.json', { token: null });
-    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(201 * 1024);
+    expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(200 * 1024);
     // A nullable value is one schema (`type: [T, "null"]`), not Zod's `anyOf` with `null`.
     expect(res.body).not.toMatch(/"anyOf":\[\{(?![^{}]*"(enum|const|\$ref)")[^{}]*"type":"\w+"[^{}]*\},\{"type":"null"\}\]/);
     for (const name of ['TaskId', 'LeaseId', 'Limit', 'Cursor']) expect(document.components.parameters?.[name], name).toBeDefined();

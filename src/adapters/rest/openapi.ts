@@ -215,8 +215,8 @@ function pathItem(op: Operation, config: Config, outputOf: (key: string) => Json
   const success = String(op.http.successStatus ?? 200);
   const responses: Record<string, unknown> = {
     [success]: {
-      // The operation's summary says what it does; the answer's schema says what comes back.
-      description: success === '201' ? 'Created.' : 'Done.',
+      // The operation's summary says what it does, the answer's schema what comes back; HTTP's own reason phrase names the status.
+      description: success === '201' ? 'Created' : 'OK',
       content: op.kind === 'stream' ? streamContent(outputOf(op.name)) : { 'application/json': { schema: outputOf(op.name) }, ...(op.http.download ? DOWNLOAD_CONTENT : {}) },
       headers: {
         ...RATE_HEADERS,
