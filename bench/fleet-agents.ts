@@ -7,13 +7,19 @@
  * with a note), and every 5 minutes hands its task in and claims the next in one call
  * (`POST /leases/{id}/cycle`), one attempt in a hundred as `outcome: failed`. The first cycle of
  * each agent falls at a spread offset in 0–300 s, so cycles and heartbeats arrive at steady rates.
- * Optional humans hold the unfiltered event stream open and count its frames.
+ * Each agent is its own principal and sends its own token (bench/fleet-services.ts seeds them), to
+ * instance `n mod urls.length`. Optional humans hold the unfiltered event stream open (the admin
+ * token, spread over the instances likewise) and count its frames.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface FleetPlan {
-  url: string;
+  /** The Baton instances; agent n and human n talk to `urls[n % urls.length]`. */
+  urls: string[];
+  /** The humans' (admin) token. */
   token: string;
+  /** This process's agents' tokens: agent `first + i` sends `tokens[i]`. */
+  tokens: string[];
   /** This process's agents are numbers [first, first + count) of `total`. */
   first: number;
   count: number;
@@ -83,16 +89,16 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
   };
 
   /** POSTs and returns the parsed body (undefined after counting the failure) and the status (0: no answer). */
-  const post = async <T>(op: Operation, path: string, body: object): Promise<[T | undefined, number]> => {
+  const post = async <T>(n: number, op: Operation, path: string, body: object): Promise<[T | undefined, number]> => {
     const started = Date.now();
     const t0 = performance.now();
     report.calls[op]++;
     let status = 0;
     let text = '';
     try {
-      const response = await fetch(`${plan.url}/api/v1${path}`, {
+      const response = await fetch(`${urlOf(n)}/api/v1${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plan.token}`, 'idempotency-key': `fleet-${process.pid}-${keys++}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${plan.tokens[n - plan.first]}`, 'idempotency-key': `fleet-${process.pid}-${keys++}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
       status = response.status;
@@ -108,6 +114,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     return [JSON.parse(text) as T, status];
   };
 
+  const urlOf = (n: number) => plan.urls[n % plan.urls.length] ?? '';
   type Claims = { claims: { lease: { id: string } }[] };
   const leaseOf = (answer: Claims | undefined): string | undefined => {
     if (answer && answer.claims.length === 0) report.dry++;
@@ -129,7 +136,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     let nextCycle = 0;
     let nextBeat = 0;
     const claim = async () => {
-      lease = leaseOf((await post<Claims>('claim', '/tasks/claim', { ttl_s: plan.ttlS }))[0]);
+      lease = leaseOf((await post<Claims>(n, 'claim', '/tasks/claim', { ttl_s: plan.ttlS }))[0]);
       renewedAt = Date.now();
       nextBeat = renewedAt + plan.heartbeatMs;
     };
@@ -157,7 +164,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
         const fail = attempts++ % 100 === n % 100;
         if (fail) report.failedAttempts++;
         const ending = fail ? { outcome: 'failed', reason: 'simulated failure' } : { summary: 'done' };
-        const [answer, status] = await post<Claims>('cycle', `/leases/${lease}/cycle`, { ...ending, ttl_s: plan.ttlS });
+        const [answer, status] = await post<Claims>(n, 'cycle', `/leases/${lease}/cycle`, { ...ending, ttl_s: plan.ttlS });
         // A lease the server says has run out (409) was not abandoned: its lapse counts as wrong.
         if (answer === undefined && status !== 409) report.abandoned.push(lease);
         lease = leaseOf(answer);
@@ -166,7 +173,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
         nextCycle += plan.cycleMs;
       } else {
         const note = beats++ % 10 === n % 10 ? { note: `step ${beats} of agent ${n}` } : {};
-        const [renewed, status] = await post('heartbeat', `/leases/${lease}/heartbeat`, note);
+        const [renewed, status] = await post(n, 'heartbeat', `/leases/${lease}/heartbeat`, note);
         if (renewed === undefined) {
           if (status !== 409) report.abandoned.push(lease);
           lease = undefined;
@@ -176,8 +183,8 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     }
   };
 
-  const human = async (): Promise<void> => {
-    const response = await fetch(`${plan.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${plan.token}` }, signal: stop.signal }).catch(() => undefined);
+  const human = async (_: unknown, h: number): Promise<void> => {
+    const response = await fetch(`${urlOf(h)}/api/v1/events/stream`, { headers: { authorization: `Bearer ${plan.token}` }, signal: stop.signal }).catch(() => undefined);
     if (response?.status !== 200 || !response.body) {
       report.streamsEnded++;
       return;

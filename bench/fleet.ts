@@ -1,24 +1,40 @@
 /**
- * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--humans=100] [--processes=1]`
+ * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--humans=100] [--processes=1]
+ *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all]`
  *
  * The fleet one Baton instance carries (issue 44 §1). Baton (`node src/main.ts`) runs in a child
  * process on a fresh PostgreSQL database (BENCH_DATABASE_URL's server), seeded through SQL with
- * enough todo tasks for the whole run (as bench/claims.ts seeds). The simulated agents run in
+ * enough todo tasks for the whole run (as bench/claims.ts seeds) and one agent principal per
+ * simulated agent, each with its own token (scopes tasks:read and tasks:claim; bench/fleet-services.ts),
+ * so every lease has its own holder and an agent can heartbeat and hand in only its own. The rate
+ * limit is Baton's default per token (600/60 s: an agent sends about 1.2 calls a minute); no other
+ * per-principal limit applies to claiming. The simulated agents run in
  * `--processes` other child processes (bench/fleet-agents.ts), over HTTP keep-alive: each holds a
  * lease (TTL 180 s), heartbeats every 60 s (one in ten with a note), hands in and claims the next
  * task every 5 minutes in one call (`leases_cycle`), 1 % of attempts failing; the agents' first
  * claims are spread over the first minute of the warm-up (at most the warm-up) and their cycles
  * over 5 minutes, so the rates are steady (N/60 heartbeats and N/300 cycles a second). `--humans`
- * unfiltered event streams stay open in the agents' first process. Webhook subscribers are not
- * simulated yet.
+ * unfiltered event streams stay open in the agents' first process. `--webhooks` node:http receivers
+ * in this process answer 200 at once; each is subscribed through `POST /webhooks` (by the admin,
+ * BATON_WEBHOOK_ALLOW_PRIVATE=1 so 127.0.0.1 is allowed) to one event per task change
+ * (`lifecycle`: task.claimed, task.handed_in, task.attempt_failed, task.dead_lettered,
+ * task.requeued, lease.expired) or to every event (`all`, heartbeats included).
+ *
+ * `--instances=2` (or more) starts Debian's `pgbouncer` in transaction mode in front of the
+ * database (bench/fleet-services.ts; as many server connections as one instance opens directly) and
+ * that many Baton instances on it with BATON_DB_PREPARED_STATEMENTS=off (PgBouncer 1.18 does not
+ * track prepared statements); agent n and human n talk to instance n mod instances. Baton has no
+ * separate connection for LISTEN, which transaction pooling does not carry: streams are woken by
+ * their 2 s poll and webhook passes by their 1 s interval (and by writes of their own instance).
  *
  * Reported over the measured minutes after the warm-up: p50/p99 per operation (calls started in
  * the window), errors, leases that lapsed (every `lease.expired` event: no simulated agent ever
  * stops heartbeating, so each one is wrong unless its agent was late, which is reported beside),
- * CPU per agent-hour of the server process and of the database's backends (utime + stime from
- * /proc/<pid>/stat, backends found in pg_stat_activity every second, bench/cpu.ts), the server's
- * RSS at the end and its peak (VmRSS, VmHWM), and pg_database_size growth over the window scaled to
- * one agent-day. All agents share the bootstrap admin token. Prints a Markdown report.
+ * CPU per agent-hour of the server processes (each), of the database's backends (utime + stime from
+ * /proc/<pid>/stat, backends found in pg_stat_activity every second, bench/cpu.ts) and of PgBouncer,
+ * each server's RSS at the end and its peak (VmRSS, VmHWM), webhook deliveries received (repeats
+ * apart) and their lag from the event's `created_at` to arrival (p50/p99), and pg_database_size
+ * growth over the window scaled to one agent-day. Prints a Markdown report.
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,10 +44,12 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { generateToken } from '../src/tokens.ts';
 import { seedTodoTasks } from './claims-statements.ts';
-import { watchCpu } from './cpu.ts';
-import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
-import type { FleetPlan, FleetReport, Operation } from './fleet-agents.ts';
-import { Cleanup, startServer } from './processes.ts';
+import { cpuSeconds, watchCpu } from './cpu.ts';
+import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion } from './databases.ts';
+import type { FleetPlan, FleetReport } from './fleet-agents.ts';
+import { type Figures, OPERATIONS, report } from './fleet-report.ts';
+import { LIFECYCLE_EVENTS, seedAgentPrincipals, startPgBouncer, startReceiver, subscribe } from './fleet-services.ts';
+import { Cleanup, type ServerProcess, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -41,24 +59,40 @@ const CYCLE_S = 300;
 const TTL_S = 180;
 /** The agents' first claims are spread over this much of the warm-up at most. */
 const RAMP_S = 60;
-const OPERATIONS: Operation[] = ['heartbeat', 'cycle', 'claim'];
+/** Baton's default BATON_RATE_LIMIT, per token: each agent has its own. */
+const RATE_LIMIT = '600/60s';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const { values } = parseArgs({
     args,
-    options: { agents: { type: 'string', default: '1000' }, minutes: { type: 'string', default: '10' }, 'warmup-s': { type: 'string', default: '120' }, humans: { type: 'string', default: '100' }, processes: { type: 'string', default: '1' } },
+    options: {
+      agents: { type: 'string', default: '1000' },
+      minutes: { type: 'string', default: '10' },
+      'warmup-s': { type: 'string', default: '120' },
+      humans: { type: 'string', default: '100' },
+      processes: { type: 'string', default: '1' },
+      instances: { type: 'string', default: '1' },
+      webhooks: { type: 'string', default: '3' },
+      'webhook-events': { type: 'string', default: 'lifecycle' },
+    },
   });
   const agents = Number(values.agents);
   const minutes = Number(values.minutes);
   const warmupS = Number(values['warmup-s']);
   const humans = Number(values.humans);
   const processes = Number(values.processes);
+  const instances = Number(values.instances);
+  const webhooks = Number(values.webhooks);
   if (!(Number.isInteger(agents) && agents > 0)) throw new Error(`--agents must be a positive integer (got ${values.agents})`);
   if (!(minutes > 0)) throw new Error(`--minutes must be a positive number (got ${values.minutes})`);
   if (!(warmupS >= 0)) throw new Error(`--warmup-s must be zero or more (got ${values['warmup-s']})`);
   if (!(Number.isInteger(humans) && humans >= 0)) throw new Error(`--humans must be an integer of zero or more (got ${values.humans})`);
   if (!(Number.isInteger(processes) && processes > 0 && processes <= agents)) throw new Error(`--processes must be an integer from 1 to --agents (got ${values.processes})`);
+  if (!(Number.isInteger(instances) && instances > 0)) throw new Error(`--instances must be a positive integer (got ${values.instances})`);
+  if (!(Number.isInteger(webhooks) && webhooks >= 0)) throw new Error(`--webhooks must be an integer of zero or more (got ${values.webhooks})`);
+  if (values['webhook-events'] !== 'lifecycle' && values['webhook-events'] !== 'all') throw new Error(`--webhook-events must be lifecycle or all (got ${values['webhook-events']})`);
+  const eventTypes = values['webhook-events'] === 'all' ? null : LIFECYCLE_EVENTS;
 
   const machine = await describeMachine(await postgresVersion());
   if (Number(machine.load) > machine.cores / 2) log(`warning: load average ${machine.load} on ${machine.cores} cores — the numbers will be high and noisy`);
@@ -73,8 +107,11 @@ async function main(): Promise<void> {
     const tasks = Math.ceil((agents + (agents * runS) / CYCLE_S) * 1.2) + 100;
     const seeding = performance.now();
     await seedTodoTasks(database.url, tasks);
-    log(`seeded ${tasks} todo tasks in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+    const tokens = await seedAgentPrincipals(database.url, agents);
+    log(`seeded ${tasks} todo tasks and ${agents} agent principals in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
 
+    // One instance talks to PostgreSQL directly; several share PgBouncer's server connections, as many as one instance opens (pool + rate counters).
+    const pgbouncer = instances > 1 ? await startPgBouncer(database.url, DB_POOL_SIZE + Math.ceil(DB_POOL_SIZE / 2), cleanup) : undefined;
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -82,41 +119,78 @@ async function main(): Promise<void> {
       BATON_BOOTSTRAP_TOKEN: token,
       BATON_DB_POOL_SIZE: String(DB_POOL_SIZE),
       BATON_RATE_LIMIT: RATE_LIMIT,
-      DATABASE_URL: database.url,
+      BATON_WEBHOOK_ALLOW_PRIVATE: '1',
+      BATON_SECRET_KEY: randomBytes(32).toString('hex'),
+      DATABASE_URL: pgbouncer ? pgbouncer.through(database.url) : database.url,
+      ...(pgbouncer ? { BATON_DB_PREPARED_STATEMENTS: 'off' } : {}),
     };
-    const server = await startServer([BATON_MAIN], env, cleanup);
+    const servers: ServerProcess[] = [];
+    for (let i = 0; i < instances; i++) servers.push(await startServer([BATON_MAIN], env, cleanup));
+    const urls = servers.map((s) => s.url);
+    const first = servers[0];
+    if (!first) throw new Error('no instance started');
+
+    const receivers = await Promise.all(Array.from({ length: webhooks }, () => startReceiver(cleanup)));
+    for (const receiver of receivers) await subscribe(first.url, token, receiver.url, eventTypes);
 
     const startAt = Date.now() + 2000;
     const measureFrom = startAt + warmupS * 1000;
     const measureTo = measureFrom + minutes * 60 * 1000;
-    const base = { url: server.url, token, total: agents, startAt, rampMs: Math.min(RAMP_S, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
+    const base = { urls, token, total: agents, startAt, rampMs: Math.min(RAMP_S, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
     const share = Math.ceil(agents / processes);
-    const reports = Array.from({ length: processes }, (_, i) => runAgents({ ...base, first: i * share, count: Math.max(0, Math.min(share, agents - i * share)), humans: i === 0 ? humans : 0 }, cleanup));
-    log(`${agents} agents in ${processes} process(es), ${humans} humans; warm-up ${warmupS} s, then ${minutes} measured minutes (ends ${new Date(measureTo).toISOString()})`);
+    const reports = Array.from({ length: processes }, (_, i) => {
+      const from = i * share;
+      const count = Math.max(0, Math.min(share, agents - from));
+      return runAgents({ ...base, first: from, count, tokens: tokens.slice(from, from + count), humans: i === 0 ? humans : 0 }, cleanup);
+    });
+    log(`${agents} agents in ${processes} process(es) on ${instances} instance(s)${pgbouncer ? ' behind PgBouncer' : ''}, ${humans} humans, ${webhooks} webhook subscribers; warm-up ${warmupS} s, then ${minutes} measured minutes (ends ${new Date(measureTo).toISOString()})`);
 
     await sleepUntil(measureFrom);
     const sizeBefore = await databaseSize(database.url);
-    const cpu = await watchCpu(server.pid, () => backendPids(database));
+    // The first server and the backends are watched every second; the other servers and PgBouncer live the whole run, so two readings suffice.
+    const others = [...servers.slice(1).map((s) => s.pid), ...(pgbouncer ? [pgbouncer.pid] : [])];
+    const cpu = await watchCpu(first.pid, () => backendPids(database));
+    const othersBefore = await cpuSeconds(others);
     await sleepUntil(measureTo);
     const used = await cpu.stop();
+    const othersAfter = await cpuSeconds(others);
     const sizeAfter = await databaseSize(database.url);
-    const memory = await serverMemory(server.pid);
+    const memories = await Promise.all(servers.map((s) => serverMemory(s.pid)));
     const fleet = merge(await Promise.all(reports));
     const lapsed = await lapsedLeases(database.url, fleet.abandoned);
-    await server.stop();
+    const states = await deliveryStates(database.url);
+    for (const server of servers) await server.stop();
 
     const agentHours = (agents * minutes) / 60;
+    const otherCpu = (pid: number | undefined) => {
+      const before = pid === undefined ? undefined : othersBefore?.get(pid);
+      const after = pid === undefined ? undefined : othersAfter?.get(pid);
+      return before === undefined || after === undefined ? undefined : (after - before) / agentHours;
+    };
+    const instanceCpu = servers.map((s, i) => (i === 0 ? (used ? used.ownSeconds / agentHours : undefined) : otherCpu(s.pid)));
+    const received = receivers.map((r) => r.received(measureFrom, measureTo));
     const figures: Figures = {
       agents,
       minutes,
       warmupS,
       humans,
       processes,
+      rateLimit: RATE_LIMIT,
       fleet,
       lapsed,
-      serverCpuSPerAgentHour: used ? used.ownSeconds / agentHours : undefined,
+      serverCpuSPerAgentHour: instanceCpu.every((c) => c !== undefined) ? instanceCpu.reduce<number>((a, c) => a + (c ?? 0), 0) : undefined,
       databaseCpuSPerAgentHour: used ? (used.seconds - used.ownSeconds) / agentHours : undefined,
-      memory,
+      instances: servers.map((_, i) => ({ cpuSPerAgentHour: instanceCpu[i], memory: memories[i] })),
+      pgbouncer: pgbouncer !== undefined,
+      pgbouncerCpuSPerAgentHour: otherCpu(pgbouncer?.pid),
+      webhooks: {
+        subscribers: webhooks,
+        eventTypes,
+        received: received.map((r) => r.count - r.repeats),
+        repeats: received.reduce((n, r) => n + r.repeats, 0),
+        lags: received.flatMap((r) => r.lags),
+        states,
+      },
       growthBytesPerAgentDay: ((sizeAfter - sizeBefore) / agentHours) * 24,
       sizeBefore,
       sizeAfter,
@@ -165,51 +239,6 @@ function merge(reports: FleetReport[]): FleetReport {
   return merged;
 }
 
-interface Figures {
-  agents: number;
-  minutes: number;
-  warmupS: number;
-  humans: number;
-  processes: number;
-  fleet: FleetReport;
-  lapsed: { all: number; wrong: number };
-  serverCpuSPerAgentHour: number | undefined;
-  databaseCpuSPerAgentHour: number | undefined;
-  memory: { rssMiB: number; peakMiB: number } | undefined;
-  growthBytesPerAgentDay: number;
-  sizeBefore: number;
-  sizeAfter: number;
-}
-
-function report(f: Figures, command: string, date: Date, machine: Awaited<ReturnType<typeof describeMachine>>): string {
-  const seconds = f.minutes * 60;
-  const rows = OPERATIONS.map((op) => {
-    const sorted = [...f.fleet.latencies[op]].sort((a, b) => a - b);
-    const errors = Object.entries(f.fleet.measuredErrors)
-      .filter(([key]) => key.startsWith(`${op} `))
-      .reduce((n, [, count]) => n + count, 0);
-    return `| ${op} | ${sorted.length} | ${(sorted.length / seconds).toFixed(1)} | ${ms(percentile(sorted, 0.5))} | ${ms(percentile(sorted, 0.99))} | ${ms(sorted.at(-1))} | ${errors} |`;
-  });
-  const errors = Object.entries(f.fleet.errors).map(([key, count]) => `${key}: ${count}`);
-  const cpu = (s: number | undefined) => (s === undefined ? '–' : `${s.toFixed(2)} s`);
-  const lines = [
-    `Command: \`${command}\` — ${date.toISOString()}, Baton ${machine.revision}; ${machine.cores} cores (${machine.cpu}), ${machine.memoryGiB} GiB, Node ${machine.node}, PostgreSQL ${machine.postgres}, load average ${machine.load} before the run.`,
-    `${f.agents} agents in ${f.processes} process(es), ${f.humans} humans streaming; warm-up ${f.warmupS} s, ${f.minutes} measured minutes.`,
-    '',
-    '| operation | calls in window | per s | p50 ms | p99 ms | max ms | errors in window |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...rows,
-    '',
-    `- Errors over the whole run: ${errors.length === 0 ? 'none' : errors.join(', ')}${f.fleet.samples.length ? ` (first: ${f.fleet.samples[0]})` : ''}; claims or cycles finding the queue empty: ${f.fleet.dry}.`,
-    `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
-    `- CPU per agent-hour: server ${cpu(f.serverCpuSPerAgentHour)}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}.`,
-    `- Server RSS at the end ${f.memory ? `${f.memory.rssMiB.toFixed(0)} MiB (peak ${f.memory.peakMiB.toFixed(0)} MiB)` : '–'}.`,
-    `- Database size ${(f.sizeBefore / 2 ** 20).toFixed(1)} → ${(f.sizeAfter / 2 ** 20).toFixed(1)} MiB over the window: ${(f.growthBytesPerAgentDay / 2 ** 20).toFixed(2)} MiB per agent-day.`,
-    `- Stream frames received in the window: ${f.fleet.frames} (${(f.fleet.frames / seconds).toFixed(0)}/s over ${f.humans} streams); streams that ended early: ${f.fleet.streamsEnded}.`,
-  ];
-  return lines.join('\n');
-}
-
 async function databaseSize(url: string): Promise<number> {
   return withClient(url, async (client) => Number((await client.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size')).rows[0]?.size ?? 0));
 }
@@ -225,6 +254,14 @@ async function lapsedLeases(url: string, abandoned: readonly string[]): Promise<
       [abandoned],
     );
     return { all: Number(rows[0]?.all ?? 0), wrong: Number(rows[0]?.wrong ?? 0) };
+  });
+}
+
+/** The webhook deliveries' rows per state (queued and pending ones are the backlog). */
+async function deliveryStates(url: string): Promise<Record<string, number>> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ state: string; n: string }>('SELECT state, count(*) AS n FROM webhook_deliveries GROUP BY state ORDER BY state');
+    return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   });
 }
 
@@ -248,15 +285,6 @@ async function withClient<T>(url: string, run: (client: pg.Client) => Promise<T>
 
 function sleepUntil(at: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
-}
-
-function percentile(sorted: readonly number[], p: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
-}
-
-function ms(value: number | undefined): string {
-  return value === undefined ? '–' : value.toFixed(1);
 }
 
 function log(message: string): void {
