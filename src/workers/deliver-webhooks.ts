@@ -28,7 +28,8 @@ const TIMEOUT_MS = 15_000;
 const CLAIM_MS = 2 * TIMEOUT_MS;
 const WEBHOOKS_PER_PASS = 50;
 const EVENTS_PER_WEBHOOK = 500;
-const DELIVERIES_PER_PASS = 20;
+/** Attempts in flight at once; a pass that claimed this many runs again at once, as more may be due. */
+const DELIVERIES_PER_PASS = 50;
 
 export interface DeliveryReport {
   attempted: number;
@@ -47,7 +48,7 @@ export interface DeliveryDeps {
 /**
  * ONE delivery pass, safe on any number of instances at once (SKIP LOCKED): queues a delivery per
  * new matching event for each enabled webhook, then makes one attempt at each due delivery (up to
- * 20, in parallel), signed per Standard Webhooks. A 2xx delivers; anything else is retried on
+ * 50, in parallel), signed per Standard Webhooks, and records them in one transaction. A 2xx delivers; anything else is retried on
  * `webhookRetryScheduleMs` (with ±10 % jitter), then `failed`; a failed delivery or a 410 disables
  * the webhook with a `webhook.disabled` event. Every attempt is recorded.
  */
@@ -89,8 +90,10 @@ export function startWebhookDelivery(db: Kysely<DB>, tail: RunningTail, deps: De
   const delivery = startLoop(
     deps.config.webhookIntervalMs,
     async () => {
-      const { live } = await deliveryPass(db, deps);
+      const { live, full } = await deliveryPass(db, deps);
       wantAppends(live);
+      // A full batch may have left due deliveries behind: take them now, not at the next interval.
+      if (full) delivery.wake();
       if (live && (await eventsHeldBack(db))) {
         heldBackRetryMs = Math.min(deps.config.webhookIntervalMs, heldBackRetryMs === 0 ? HELD_BACK_RETRY_MS : heldBackRetryMs * 2);
         setTimeout(() => delivery.wake(), heldBackRetryMs).unref();
@@ -113,19 +116,21 @@ export function startWebhookDelivery(db: Kysely<DB>, tail: RunningTail, deps: De
   };
 }
 
-async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live: boolean; report: DeliveryReport }> {
+async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live: boolean; full: boolean; report: DeliveryReport }> {
   // Every burst of writes wakes this pass; with no live webhook there is nothing to fan out or
   // attempt (a delivery is only attempted for a live webhook), and one statement says so.
-  if (!(await anyLiveWebhook(db))) return { live: false, report: { attempted: 0, delivered: 0, failed: 0 } };
+  if (!(await anyLiveWebhook(db))) return { live: false, full: false, report: { attempted: 0, delivered: 0, failed: 0 } };
   const report: DeliveryReport = { attempted: 0, delivered: 0, failed: 0 };
+  let full = false;
   // A webhook hears its own workspace's events only: each workspace's webhooks are fanned out and settled bound to it.
   for (const workspace of await workspaceIds(db)) {
     const done = await deliveryPassIn(db, workspace, deps);
     report.attempted += done.attempted;
     report.delivered += done.delivered;
     report.failed += done.failed;
+    full ||= done.attempted === DELIVERIES_PER_PASS;
   }
-  return { live: true, report };
+  return { live: true, full, report };
 }
 
 async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryDeps): Promise<DeliveryReport> {
@@ -134,13 +139,16 @@ async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryD
   const due = await inWorkspace(db, workspace, (tx) => claimDue(tx, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS));
   const outcomes = await Promise.all(due.map((d) => attempt(d, deps)));
   const report: DeliveryReport = { attempted: due.length, delivered: 0, failed: 0 };
-  for (const [i, d] of due.entries()) {
-    const result = outcomes[i];
-    if (!result) continue;
-    const state = await settle(db, workspace, deps, d, result);
-    if (state === 'delivered') report.delivered++;
-    if (state === 'failed') report.failed++;
-  }
+  // The pass's attempts are recorded together, in one transaction.
+  await inWorkspace(db, workspace, async (tx) => {
+    for (const [i, d] of due.entries()) {
+      const result = outcomes[i];
+      if (!result) continue;
+      const state = await settle(tx, deps, d, result);
+      if (state === 'delivered') report.delivered++;
+      if (state === 'failed') report.failed++;
+    }
+  });
   return report;
 }
 
@@ -206,33 +214,36 @@ async function post(d: DueDelivery, deps: DeliveryDeps, tracing: Tracing): Promi
   return { attempt: { at: started.toISOString(), status, duration_ms: duration, error }, ok: error === null, gone: status === 410 };
 }
 
-async function settle(db: Kysely<DB>, workspace: string, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
+async function settle(tx: Tx, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
   const schedule = deps.config.webhookRetryScheduleMs;
   const made = d.delivery.attempt_count + 1;
   const now = deps.clock.now();
   const delay = schedule[made];
   const state = result.ok ? 'delivered' : result.gone || delay === undefined ? 'failed' : 'pending';
   const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
-  await inWorkspace(db, workspace, async (tx) => {
-    await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
-    if (state !== 'failed') return;
+  await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
+  if (state === 'failed') {
     const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${made} attempts`;
     const updated = await updateWebhook(tx, d.webhook.id, { enabled: false, disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
-    if (!d.webhook.enabled || updated.enabled) return;
-    await appendEvents(tx, [
-      {
-        id: deps.ids.make('evt'),
-        type: 'webhook.disabled',
-        subject: d.webhook.id,
-        actor_id: SYSTEM_ACTOR.id,
-        actor_kind: SYSTEM_ACTOR.kind,
-        token_id: null,
-        machine: null,
-        idempotency_key: null,
-        data: { reason, delivery_id: d.delivery.id, event_id: d.event.id },
-        created_at: now,
-      },
-    ]);
-  });
+    if (d.webhook.enabled && !updated.enabled) await disabled(tx, deps, d, reason, now);
+  }
   return state;
+}
+
+/** The `webhook.disabled` event of a webhook its failed delivery turned off. */
+async function disabled(tx: Tx, deps: DeliveryDeps, d: DueDelivery, reason: string, now: Date): Promise<void> {
+  await appendEvents(tx, [
+    {
+      id: deps.ids.make('evt'),
+      type: 'webhook.disabled',
+      subject: d.webhook.id,
+      actor_id: SYSTEM_ACTOR.id,
+      actor_kind: SYSTEM_ACTOR.kind,
+      token_id: null,
+      machine: null,
+      idempotency_key: null,
+      data: { reason, delivery_id: d.delivery.id, event_id: d.event.id },
+      created_at: now,
+    },
+  ]);
 }

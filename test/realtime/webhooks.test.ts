@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { engine, startTestServer } from '../harness.ts';
-import { type Cluster, type EventBody, INSTANCES, pages, pollUntil, startInstances } from '../leases/instances.ts';
+import { type Cluster, type EventBody, eventsSettled, INSTANCES, pages, pollUntil, startInstances } from '../leases/instances.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
 interface WebhookBody {
@@ -169,6 +169,38 @@ describe('webhook wake-ups', () => {
       expect(task.status, task.body).toBe(201);
       const got = await pollUntil(async () => receiver.deliveries.find((d) => d.path === '/woken'), 10_000, 'the delivery');
       expect(got).toMatchObject({ verified: true, body: { subject: task.json<{ id: string }>().id } });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('a backlog larger than one pass', () => {
+  it('drains at once: a pass that claimed a full batch is followed by another, not by the 60 s interval', async () => {
+    const slow = await startInstances(INSTANCES, { webhookIntervalMs: 60_000 });
+    try {
+      const first = await slow.request('POST', '/api/v1/tasks', { body: { title: 'before the backlog' } });
+      expect(first.status, first.body).toBe(201);
+      await eventsSettled(slow);
+      const since = (await slow.request('GET', '/api/v1/events?order=desc&limit=1')).json<{ data: { id: string }[] }>().data[0]?.id ?? '';
+      // 130 tasks, then a webhook that replays them: 130 deliveries due at once, over two and a half passes of 50.
+      for (let i = 0; i < 130; i += 10) {
+        const made = await Promise.all(Array.from({ length: 10 }, (_, k) => slow.request('POST', '/api/v1/tasks', { body: { title: `backlog ${i + k}` } })));
+        for (const res of made) expect(res.status, res.body).toBe(201);
+      }
+      const res = await slow.request('POST', '/api/v1/webhooks', { body: { url: `${receiver.url}/backlog`, event_types: ['task.created'] } });
+      expect(res.status, res.body).toBe(201);
+      const webhook = res.json<WebhookBody>();
+      receiver.trust('/backlog', webhook.secret ?? '');
+      await eventsSettled(slow);
+      const replay = await slow.request('POST', `/api/v1/webhooks/${webhook.id}/replay?since=${since}`, { body: {} });
+      expect(replay.status, replay.body).toBe(200);
+      const got = await pollUntil(async () => {
+        const here = receiver.deliveries.filter((d) => d.path === '/backlog');
+        return here.length >= 130 ? here : undefined;
+      }, 30_000, 'all 130 deliveries');
+      expect(new Set(got.map((d) => d.id)).size).toBe(130);
+      expect(got.every((d) => d.verified)).toBe(true);
     } finally {
       await slow.close();
     }
