@@ -21,11 +21,11 @@
  * task.requeued, lease.expired) or to every event (`all`, heartbeats included).
  *
  * `--instances=2` (or more) starts Debian's `pgbouncer` in transaction mode in front of the
- * database (bench/fleet-services.ts; as many server connections as one instance opens directly) and
+ * database (test/ops/pgbouncer.ts; as many server connections as one instance opens directly) and
  * that many Baton instances on it with BATON_DB_PREPARED_STATEMENTS=off (PgBouncer 1.18 does not
- * track prepared statements); agent n and human n talk to instance n mod instances. Baton has no
- * separate connection for LISTEN, which transaction pooling does not carry: streams are woken by
- * their 2 s poll and webhook passes by their 1 s interval (and by writes of their own instance).
+ * track prepared statements) and BATON_DATABASE_LISTEN_URL at PostgreSQL itself (LISTEN needs a
+ * session, which transaction pooling does not keep); agent n and human n talk to instance n mod
+ * instances.
  *
  * Reported over the measured minutes after the warm-up: p50/p99 per operation (calls started in
  * the window), errors, leases that lapsed (every `lease.expired` event: no simulated agent ever
@@ -48,7 +48,8 @@ import { cpuSeconds, watchCpu } from './cpu.ts';
 import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion } from './databases.ts';
 import type { FleetPlan, FleetReport } from './fleet-agents.ts';
 import { type Figures, OPERATIONS, report } from './fleet-report.ts';
-import { LIFECYCLE_EVENTS, seedAgentPrincipals, startPgBouncer, startReceiver, subscribe } from './fleet-services.ts';
+import { LIFECYCLE_EVENTS, seedAgentPrincipals, startReceiver, subscribe } from './fleet-services.ts';
+import { startPgBouncer } from '../test/ops/pgbouncer.ts';
 import { Cleanup, type ServerProcess, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
 
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
     log(`seeded ${tasks} todo tasks and ${agents} agent principals in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
 
     // One instance talks to PostgreSQL directly; several share PgBouncer's server connections, as many as one instance opens (pool + rate counters).
-    const pgbouncer = instances > 1 ? await startPgBouncer(database.url, DB_POOL_SIZE + Math.ceil(DB_POOL_SIZE / 2), cleanup) : undefined;
+    const pgbouncer = instances > 1 ? await startPgBouncer(database.url, DB_POOL_SIZE + Math.ceil(DB_POOL_SIZE / 2)).then((bouncer) => (cleanup.add(() => bouncer.stop()), bouncer)) : undefined;
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -122,7 +123,8 @@ async function main(): Promise<void> {
       BATON_WEBHOOK_ALLOW_PRIVATE: '1',
       BATON_SECRET_KEY: randomBytes(32).toString('hex'),
       DATABASE_URL: pgbouncer ? pgbouncer.through(database.url) : database.url,
-      ...(pgbouncer ? { BATON_DB_PREPARED_STATEMENTS: 'off' } : {}),
+      // LISTEN needs a session, which transaction pooling does not keep: it goes to PostgreSQL directly.
+      ...(pgbouncer ? { BATON_DB_PREPARED_STATEMENTS: 'off', BATON_DATABASE_LISTEN_URL: database.url } : {}),
     };
     const servers: ServerProcess[] = [];
     for (let i = 0; i < instances; i++) servers.push(await startServer([BATON_MAIN], env, cleanup));

@@ -56,6 +56,7 @@ const schema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
   BATON_DATABASE_REPLICA_URL: postgresUrl.optional(),
+  BATON_DATABASE_LISTEN_URL: postgresUrl.optional(),
   BATON_DATABASE_REPLICA_MAX_LAG_S: z.coerce.number().int().min(0).max(3600).default(10),
   BATON_DATA_DIR: z.string().min(1).default('.baton/data'),
   BATON_PUBLIC_URL: z.url().optional(),
@@ -177,6 +178,11 @@ export interface Config {
    * Undefined unless BATON_DATABASE_REPLICA_URL is set (PostgreSQL only).
    */
   readonly readReplica: { readonly url: string; readonly maxLagS: number } | undefined;
+  /**
+   * Where LISTEN connects when DATABASE_URL goes through a pooler that keeps no sessions (PgBouncer
+   * in transaction mode): the same database, reached directly. Undefined: LISTEN uses DATABASE_URL.
+   */
+  readonly listenUrl: string | undefined;
   readonly dataDir: string;
   /** Absolute base for links (problem types, docs); BATON_PUBLIC_URL or http://<host>:<port>. */
   readonly publicUrl: string;
@@ -279,6 +285,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   HOST: '0.0.0.0',
   DATABASE_URL: 'postgres://baton@127.0.0.1:5432/baton',
   BATON_DATABASE_REPLICA_URL: 'postgres://baton@db-standby:5432/baton',
+  BATON_DATABASE_LISTEN_URL: 'postgres://baton@db1:5432/baton',
   BATON_DATABASE_REPLICA_MAX_LAG_S: '10',
   BATON_DATA_DIR: '.baton/data',
   BATON_PUBLIC_URL: 'https://baton.example.com',
@@ -365,6 +372,9 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
       'Invalid configuration:\n  BATON_LEASE_TTL_MIN_S <= BATON_LEASE_TTL_DEFAULT_S <= BATON_LEASE_TTL_MAX_S must hold (example: 30, 300, 3600)',
     );
   }
+  if (e.BATON_DATABASE_LISTEN_URL !== undefined && e.DATABASE_URL === undefined) {
+    throw new ConfigError('Invalid configuration: BATON_DATABASE_LISTEN_URL needs DATABASE_URL: it is the direct address of the database DATABASE_URL reaches through a pooler (example: DATABASE_URL=postgres://baton@pgbouncer:6432/baton with BATON_DATABASE_LISTEN_URL=postgres://baton@db1:5432/baton)');
+  }
   if (e.BATON_DATABASE_REPLICA_URL !== undefined && e.DATABASE_URL === undefined) {
     throw new ConfigError('Invalid configuration: BATON_DATABASE_REPLICA_URL needs DATABASE_URL: the embedded database has no replica (example: DATABASE_URL=postgres://baton@db1:5432/baton with BATON_DATABASE_REPLICA_URL=postgres://baton@db2:5432/baton)');
   }
@@ -372,6 +382,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    listenUrl: e.BATON_DATABASE_LISTEN_URL,
     readReplica: e.BATON_DATABASE_REPLICA_URL === undefined ? undefined : Object.freeze({ url: e.BATON_DATABASE_REPLICA_URL, maxLagS: e.BATON_DATABASE_REPLICA_MAX_LAG_S }),
     dataDir: e.BATON_DATA_DIR,
     publicUrl: e.BATON_PUBLIC_URL?.replace(/\/+$/, '') ?? `http://${e.HOST === '0.0.0.0' || e.HOST === '::' ? 'localhost' : e.HOST}:${e.PORT}`,

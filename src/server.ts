@@ -72,6 +72,7 @@ function openDatabase(config: Config, log?: Pick<Logger, 'warn'>, tracing?: Trac
     timeouts: config.dbTimeouts,
     preparedStatements: config.dbPreparedStatements,
     replicaUrl: config.readReplica?.url,
+    listenUrl: config.listenUrl,
     onConnectionError: (err) => log?.warn({ err }, 'a database connection failed; the pool replaces it'),
   });
 }

@@ -75,6 +75,8 @@ export interface PostgresOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** A standby's URL for reads that may be stale (`Database.replica`). */
   readonly replicaUrl?: string | undefined;
+  /** Where LISTEN connects, when not through `url` (a pooler that keeps no sessions drops notifications). */
+  readonly listenUrl?: string | undefined;
 }
 
 /**
@@ -185,7 +187,7 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   const rotation = hostRotation(parsePostgresHosts(url));
   const pool = openPool(rotation, poolSize, options);
   const counterPool = openCounterPool(rotation, poolSize, options);
-  const notifications = postgresNotifications(rotation, options.timeouts ?? DEFAULT_TIMEOUTS);
+  const notifications = postgresNotifications(options.listenUrl === undefined ? rotation : hostRotation(parsePostgresHosts(options.listenUrl)), options.timeouts ?? DEFAULT_TIMEOUTS);
   const statements = preparedStatements(options.preparedStatements ?? true);
   // Connections each pool has checked for writes (multi-host URLs); a pooled one is checked once.
   const checked = new WeakSet<pg.PoolClient>();

@@ -133,10 +133,14 @@ describe.skipIf(!runsEngineFree)('start-up errors any engine gives (once: on Pos
     }
   });
 
-  it('refuses BATON_DATABASE_REPLICA_URL on the embedded database in one line, exit 2', async () => {
-    const dataDir = join(scratch, 'no-replica');
-    const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATABASE_REPLICA_URL: 'postgres://baton@db2:5432/baton', BATON_DATA_DIR: dataDir, PORT: '0' });
-    expect(stderr).toMatch(/^Invalid configuration: BATON_DATABASE_REPLICA_URL needs DATABASE_URL: the embedded database has no replica \(example: [^\n]+\)\n$/);
+  it.each([
+    ['BATON_DATABASE_REPLICA_URL', /the embedded database has no replica/],
+    ['BATON_DATABASE_LISTEN_URL', /it is the direct address of the database DATABASE_URL reaches through a pooler/],
+  ])('refuses %s on the embedded database in one line, exit 2', async (name, why) => {
+    const dataDir = join(scratch, `no-${name}`);
+    const { code, stdout, stderr } = await runBaton(['serve'], { [name]: 'postgres://baton@db2:5432/baton', BATON_DATA_DIR: dataDir, PORT: '0' });
+    expect(stderr).toMatch(new RegExp(`^Invalid configuration: ${name} needs DATABASE_URL: [^\\n]+ \\(example: [^\\n]+\\)\\n$`));
+    expect(stderr).toMatch(why);
     expect(stdout).toBe('');
     expect(code).toBe(2);
     expect(existsSync(dataDir)).toBe(false);
