@@ -782,10 +782,10 @@ AS $function$
 DECLARE
   v_b integer := CASE WHEN p_seconds IS NULL THEN 0 ELSE baton_stat_bucket(greatest(p_seconds, 0)) END;
   v_total bigint := CASE WHEN p_seconds IS NULL THEN p_amount ELSE greatest(round(p_seconds), 0)::bigint END;
-  v_shard smallint := (pg_current_xact_id()::text::bigint % 4)::smallint;
+  v_shard smallint := (pg_current_xact_id()::text::bigint % 16)::smallint;
 BEGIN
   INSERT INTO stat_days AS s (day, dim, key, metric, shard, n, total, b01, b02, b03, b04, b05, b06, b07, b08, b09, b10, b11, b12, b13, b14, b15, b16, b17, b18, b19, b20, b21)
-  SELECT p_day, d.dim, d.key, p_metric, CASE WHEN d.dim = 'all' THEN v_shard ELSE 0 END, 1, v_total,
+  SELECT p_day, d.dim, d.key, p_metric, CASE WHEN d.dim = 'agent' THEN 0 ELSE v_shard END, 1, v_total,
     (v_b = 1)::int, (v_b = 2)::int, (v_b = 3)::int, (v_b = 4)::int, (v_b = 5)::int, (v_b = 6)::int, (v_b = 7)::int, (v_b = 8)::int, (v_b = 9)::int, (v_b = 10)::int, (v_b = 11)::int, (v_b = 12)::int, (v_b = 13)::int, (v_b = 14)::int, (v_b = 15)::int, (v_b = 16)::int, (v_b = 17)::int, (v_b = 18)::int, (v_b = 19)::int, (v_b = 20)::int, (v_b = 21)::int
   FROM (SELECT 'all' AS dim, '' AS key UNION ALL SELECT 'agent', p_agent WHERE p_agent IS NOT NULL
         UNION ALL SELECT DISTINCT 'label', l FROM unnest(p_labels) AS l) AS d
