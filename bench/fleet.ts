@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--humans=100] [--processes=1]
+ * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--ramp-s=60] [--humans=100] [--processes=1]
  *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all]`
  *
  * The fleet one Baton instance carries (issue 44 §1). Baton (`node src/main.ts`) runs in a child
@@ -12,7 +12,7 @@
  * `--processes` other child processes (bench/fleet-agents.ts), over HTTP keep-alive: each holds a
  * lease (TTL 180 s), heartbeats every 60 s (one in ten with a note), hands in and claims the next
  * task every 5 minutes in one call (`leases_cycle`), 1 % of attempts failing; the agents' first
- * claims are spread over the first minute of the warm-up (at most the warm-up) and their cycles
+ * claims are spread over the first `--ramp-s` seconds (60; at most the warm-up) and their cycles
  * over 5 minutes, so the rates are steady (N/60 heartbeats and N/300 cycles a second). `--humans`
  * unfiltered event streams stay open in the agents' first process. `--webhooks` node:http receivers
  * in this process answer 200 at once; each is subscribed through `POST /webhooks` (by the admin,
@@ -58,8 +58,6 @@ const AGENTS_MAIN = fileURLToPath(new URL('fleet-agents.ts', import.meta.url));
 const HEARTBEAT_S = 60;
 const CYCLE_S = 300;
 const TTL_S = 180;
-/** The agents' first claims are spread over this much of the warm-up at most. */
-const RAMP_S = 60;
 /** Baton's default BATON_RATE_LIMIT, per token: each agent has its own. */
 const RATE_LIMIT = '600/60s';
 
@@ -71,6 +69,7 @@ async function main(): Promise<void> {
       agents: { type: 'string', default: '1000' },
       minutes: { type: 'string', default: '10' },
       'warmup-s': { type: 'string', default: '120' },
+      'ramp-s': { type: 'string', default: '60' },
       humans: { type: 'string', default: '100' },
       processes: { type: 'string', default: '1' },
       instances: { type: 'string', default: '1' },
@@ -81,6 +80,7 @@ async function main(): Promise<void> {
   const agents = Number(values.agents);
   const minutes = Number(values.minutes);
   const warmupS = Number(values['warmup-s']);
+  const rampS = Number(values['ramp-s']);
   const humans = Number(values.humans);
   const processes = Number(values.processes);
   const instances = Number(values.instances);
@@ -88,6 +88,7 @@ async function main(): Promise<void> {
   if (!(Number.isInteger(agents) && agents > 0)) throw new Error(`--agents must be a positive integer (got ${values.agents})`);
   if (!(minutes > 0)) throw new Error(`--minutes must be a positive number (got ${values.minutes})`);
   if (!(warmupS >= 0)) throw new Error(`--warmup-s must be zero or more (got ${values['warmup-s']})`);
+  if (!(rampS >= 0)) throw new Error(`--ramp-s must be zero or more (got ${values['ramp-s']})`);
   if (!(Number.isInteger(humans) && humans >= 0)) throw new Error(`--humans must be an integer of zero or more (got ${values.humans})`);
   if (!(Number.isInteger(processes) && processes > 0 && processes <= agents)) throw new Error(`--processes must be an integer from 1 to --agents (got ${values.processes})`);
   if (!(Number.isInteger(instances) && instances > 0)) throw new Error(`--instances must be a positive integer (got ${values.instances})`);
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     const startAt = Date.now() + 2000;
     const measureFrom = startAt + warmupS * 1000;
     const measureTo = measureFrom + minutes * 60 * 1000;
-    const base = { urls, token, total: agents, startAt, rampMs: Math.min(RAMP_S, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
+    const base = { urls, token, total: agents, startAt, rampMs: Math.min(rampS, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
     const share = Math.ceil(agents / processes);
     const reports = Array.from({ length: processes }, (_, i) => {
       const from = i * share;
