@@ -83,7 +83,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     for (const follower of live) if (behind === undefined || follower.position < behind) behind = follower.position;
     if (behind !== undefined && behind > head) head = behind;
     for (;;) {
-      const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(head), beforeSeq: undefined, order: 'asc', limit: PAGE });
+      const rows = await listEvents(database.tail, { subject: undefined, types: undefined, afterSeq: String(head), beforeSeq: undefined, order: 'asc', limit: PAGE });
       const batch = rows.slice(0, PAGE);
       const last = batch.at(-1);
       if (!last) return;
