@@ -17,8 +17,9 @@
  * `created_at` (read inside the write's transaction, so a little before its commit) to the frame's
  * arrival in the client process, for the events created in the `--seconds` after `--warmup-s`;
  * for agents' frames also from the assignment's answer (after its commit). Beside them: the server's
- * and its database backends' CPU (/proc), the oldest transaction holding an xid on the PostgreSQL
- * server (what a stream may read waits for it), and whether the slow streams were dropped.
+ * and its database backends' CPU (/proc), its event-loop delay and GC pauses (perf_hooks, through the
+ * inspector), the oldest transaction holding an xid on the PostgreSQL server (what a stream may
+ * read waits for it), and whether the slow streams were dropped.
  * Prints a Markdown report.
  */
 import { fork } from 'node:child_process';
@@ -104,7 +105,6 @@ async function main(): Promise<void> {
     const idleUsed = await idleCpu.stop();
     const rssIdle = await rssKiB(server.pid);
     const settledIdle = await inspector.settled();
-    inspector.close();
 
     const startAt = Date.now() + 500;
     const measureFrom = startAt + warmupS * 1000;
@@ -114,9 +114,12 @@ async function main(): Promise<void> {
     const writing = writer.run({ startAt, until: measureTo + 1000, rate, agents: agentTokens.map((a) => a.id), agentEveryMs: agentEveryS * 1000 });
     await sleepUntil(measureFrom);
     const cpu = await watchCpu(server.pid, () => backendPids(database));
+    await inspector.watchLoop();
     const oldest = await watchOldestTransactions(database.name, measureTo);
     await sleepUntil(measureTo);
     const used = await cpu.stop();
+    const loop = await inspector.loopReport();
+    inspector.close();
     const rssEnd = await rssKiB(server.pid);
     const rssPeak = await peakRssKiB(server.pid);
     await writing;
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
       `- Server RSS: ${mib(rssBefore)} MiB before the streams, ${mib(rssIdle)} MiB with ${streams} open and idle ${IDLE_S} s: **${rssBefore && rssIdle ? ((rssIdle - rssBefore) / streams).toFixed(1) : '–'} KiB per idle stream**; ${mib(rssEnd)} MiB at the window's end (peak ${mib(rssPeak)} MiB).`,
       `- Slow consumers (unfiltered streams that stop reading once open): ${slow}, dropped by the server ${merged.slowDropped.length}${merged.slowDropped.length ? `, ${Math.min(...merged.slowDropped).toFixed(0)}–${Math.max(...merged.slowDropped).toFixed(0)} s after opening` : ''} (SLOW_CLIENT_MS: 30 s without the socket draining, after the kernel's buffers fill).`,
       `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB.`,
+      `- The server's event loop over the window (perf_hooks, started through the inspector): delay p50 ${loop.delayP50Ms.toFixed(0)} ms, p99 ${loop.delayP99Ms.toFixed(0)} ms, max ${loop.delayMaxMs.toFixed(0)} ms; garbage collection ${loop.gcCount} pauses, ${loop.gcTotalMs.toFixed(0)} ms in all, longest ${loop.gcMaxMs.toFixed(0)} ms.`,
       `- Server CPU over the window: ${percent(used, seconds)}; with the streams idle: ${percent(idleUsed, IDLE_S)}.`,
       `- Write errors: ${writer.errors.length === 0 ? 'none' : `${writer.errors.length} (first: ${writer.errors[0]})`}; write p99 ${writer.p99().toFixed(0)} ms. Streams that ended early: ${merged.ended}${merged.failures.length ? ` (${merged.failures.join('; ')})` : ''}; frames of events outside the window: ${merged.outside}.`,
     ];
@@ -284,13 +288,40 @@ class Inspector {
   /** Collects garbage, then reads the process's RSS and V8's heap and external memory, in KiB. */
   async settled(): Promise<{ rssKiB: number; heapKiB: number; externalKiB: number }> {
     await this.#call('HeapProfiler.collectGarbage', {});
-    const answer = (await this.#call('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true })) as { result: { value: string } };
-    const usage = JSON.parse(answer.result.value) as { heapUsed: number; external: number };
+    const usage = JSON.parse(await this.#evaluate('JSON.stringify(process.memoryUsage())')) as { heapUsed: number; external: number };
     return { rssKiB: (await rssKiB(this.#pid)) ?? 0, heapKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
+  }
+
+  /** Starts measuring the server's event-loop delay and its garbage-collection pauses. */
+  async watchLoop(): Promise<void> {
+    await this.#evaluate(`(() => {
+      const { monitorEventLoopDelay, PerformanceObserver } = process.getBuiltinModule('node:perf_hooks');
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      const gc = [];
+      const observer = new PerformanceObserver((list) => gc.push(...list.getEntries().map((entry) => entry.duration)));
+      observer.observe({ entryTypes: ['gc'] });
+      delay.enable();
+      globalThis.benchLoop = () => {
+        delay.disable();
+        observer.disconnect();
+        const ms = (ns) => ns / 1e6;
+        return JSON.stringify({ delayP50Ms: ms(delay.percentile(50)), delayP99Ms: ms(delay.percentile(99)), delayMaxMs: ms(delay.max), gcCount: gc.length, gcTotalMs: gc.reduce((a, b) => a + b, 0), gcMaxMs: Math.max(0, ...gc) });
+      };
+      return '';
+    })()`);
+  }
+
+  async loopReport(): Promise<{ delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; gcCount: number; gcTotalMs: number; gcMaxMs: number }> {
+    return JSON.parse(await this.#evaluate('globalThis.benchLoop()')) as Awaited<ReturnType<Inspector['loopReport']>>;
   }
 
   close(): void {
     this.#socket.close();
+  }
+
+  async #evaluate(expression: string): Promise<string> {
+    const answer = (await this.#call('Runtime.evaluate', { expression, returnByValue: true })) as { result: { value: string } };
+    return answer.result.value;
   }
 
   #call(method: string, params: object): Promise<unknown> {
