@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { generateToken, hashToken, tokenPrefix } from '../src/tokens.ts';
 import { seedTodoTasks } from './claims-statements.ts';
-import { type CpuUsed, watchCpu } from './cpu.ts';
+import { type CpuUsed, cpuSeconds, watchCpu } from './cpu.ts';
 import { ADMIN_URL, backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
@@ -116,8 +116,10 @@ async function main(): Promise<void> {
     const cpu = await watchCpu(server.pid, () => backendPids(database));
     await inspector.watchLoop();
     const oldest = await watchOldestTransactions(database.name, measureTo);
+    const clientsBefore = await cpuSeconds(clients.map((client) => client.pid));
     await sleepUntil(measureTo);
     const used = await cpu.stop();
+    const clientsAfter = await cpuSeconds(clients.map((client) => client.pid));
     const loop = await inspector.loopReport();
     inspector.close();
     const rssEnd = await rssKiB(server.pid);
@@ -144,7 +146,7 @@ async function main(): Promise<void> {
       `- Slow consumers (unfiltered streams that stop reading once open): ${slow}, dropped by the server ${merged.slowDropped.length}${merged.slowDropped.length ? `, ${Math.min(...merged.slowDropped).toFixed(0)}–${Math.max(...merged.slowDropped).toFixed(0)} s after opening` : ''} (SLOW_CLIENT_MS: 30 s without the socket draining, after the kernel's buffers fill).`,
       `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB.`,
       `- The server's event loop over the window (perf_hooks, started through the inspector): delay p50 ${loop.delayP50Ms.toFixed(0)} ms, p99 ${loop.delayP99Ms.toFixed(0)} ms, max ${loop.delayMaxMs.toFixed(0)} ms; garbage collection ${loop.gcCount} pauses, ${loop.gcTotalMs.toFixed(0)} ms in all, longest ${loop.gcMaxMs.toFixed(0)} ms.`,
-      `- Server CPU over the window: ${percent(used, seconds)}; with the streams idle: ${percent(idleUsed, IDLE_S)}.`,
+      `- Server CPU over the window: ${percent(used, seconds)}; with the streams idle: ${percent(idleUsed, IDLE_S)}. Client processes over the window: ${clients.map((client) => (clientsBefore && clientsAfter ? `${((((clientsAfter.get(client.pid) ?? 0) - (clientsBefore.get(client.pid) ?? 0)) / seconds) * 100).toFixed(1)} %` : '–')).join(', ')} of one core (the first holds the unfiltered streams).`,
       `- Write errors: ${writer.errors.length === 0 ? 'none' : `${writer.errors.length} (first: ${writer.errors[0]})`}; write p99 ${writer.p99().toFixed(0)} ms. Streams that ended early: ${merged.ended}${merged.failures.length ? ` (${merged.failures.join('; ')})` : ''}; frames of events outside the window: ${merged.outside}.`,
     ];
     process.stdout.write(`\n${lines.join('\n')}\n`);
@@ -340,6 +342,7 @@ class Inspector {
 }
 
 interface Clients {
+  pid: number;
   opened: Promise<void>;
   send(message: object): void;
   report(): Promise<StreamsReport>;
@@ -370,6 +373,7 @@ function startClients(plan: StreamsPlan, cleanup: Cleanup): Clients {
   const opened = answer<number>('opened').then(() => undefined);
   child.send(plan);
   return {
+    pid: child.pid ?? 0,
     opened,
     send: (message) => child.send(message),
     report: () => {
