@@ -24,7 +24,6 @@
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -35,6 +34,7 @@ import { type CpuUsed, cpuSeconds, watchCpu } from './cpu.ts';
 import { ADMIN_URL, backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion, RATE_LIMIT } from './databases.ts';
 import { Cleanup, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
+import { Inspector, peakRssKiB, rssKiB } from './server-inspector.ts';
 import type { Histogram, StreamKind, StreamsPlan, StreamsReport } from './streams-clients.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -253,94 +253,6 @@ class Writer {
   }
 }
 
-/**
- * The server's inspector, opened with SIGUSR1 (Node's documented way to start it in a running
- * process, on 127.0.0.1:9229), to read its memory after a full garbage collection, so the
- * garbage of 10,000 connections being opened is not counted as the streams' memory.
- */
-class Inspector {
-  #socket: WebSocket;
-  #pid: number;
-  #next = 1;
-
-  private constructor(socket: WebSocket, pid: number) {
-    this.#socket = socket;
-    this.#pid = pid;
-  }
-
-  static async attach(pid: number): Promise<Inspector> {
-    process.kill(pid, 'SIGUSR1');
-    let url: string | undefined;
-    for (let tries = 0; url === undefined && tries < 50; tries++) {
-      await sleep(100);
-      url = await fetch('http://127.0.0.1:9229/json/list')
-        .then((response) => response.json() as Promise<{ webSocketDebuggerUrl: string }[]>)
-        .then((targets) => targets[0]?.webSocketDebuggerUrl)
-        .catch(() => undefined);
-    }
-    if (url === undefined) throw new Error('the server did not open its inspector on 127.0.0.1:9229');
-    const socket = new WebSocket(url);
-    await new Promise((resolve, reject) => {
-      socket.addEventListener('open', resolve, { once: true });
-      socket.addEventListener('error', reject, { once: true });
-    });
-    return new Inspector(socket, pid);
-  }
-
-  /** Collects garbage, then reads the process's RSS and V8's heap and external memory, in KiB. */
-  async settled(): Promise<{ rssKiB: number; heapKiB: number; externalKiB: number }> {
-    await this.#call('HeapProfiler.collectGarbage', {});
-    const usage = JSON.parse(await this.#evaluate('JSON.stringify(process.memoryUsage())')) as { heapUsed: number; external: number };
-    return { rssKiB: (await rssKiB(this.#pid)) ?? 0, heapKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
-  }
-
-  /** Starts measuring the server's event-loop delay and its garbage-collection pauses. */
-  async watchLoop(): Promise<void> {
-    await this.#evaluate(`(() => {
-      const { monitorEventLoopDelay, PerformanceObserver } = process.getBuiltinModule('node:perf_hooks');
-      const delay = monitorEventLoopDelay({ resolution: 10 });
-      const gc = [];
-      const observer = new PerformanceObserver((list) => gc.push(...list.getEntries().map((entry) => entry.duration)));
-      observer.observe({ entryTypes: ['gc'] });
-      delay.enable();
-      globalThis.benchLoop = () => {
-        delay.disable();
-        observer.disconnect();
-        const ms = (ns) => ns / 1e6;
-        return JSON.stringify({ delayP50Ms: ms(delay.percentile(50)), delayP99Ms: ms(delay.percentile(99)), delayMaxMs: ms(delay.max), gcCount: gc.length, gcTotalMs: gc.reduce((a, b) => a + b, 0), gcMaxMs: Math.max(0, ...gc) });
-      };
-      return '';
-    })()`);
-  }
-
-  async loopReport(): Promise<{ delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; gcCount: number; gcTotalMs: number; gcMaxMs: number }> {
-    return JSON.parse(await this.#evaluate('globalThis.benchLoop()')) as Awaited<ReturnType<Inspector['loopReport']>>;
-  }
-
-  close(): void {
-    this.#socket.close();
-  }
-
-  async #evaluate(expression: string): Promise<string> {
-    const answer = (await this.#call('Runtime.evaluate', { expression, returnByValue: true })) as { result: { value: string } };
-    return answer.result.value;
-  }
-
-  #call(method: string, params: object): Promise<unknown> {
-    const id = this.#next++;
-    return new Promise((resolve) => {
-      const onMessage = (event: MessageEvent) => {
-        const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-        if (message.id !== id) return;
-        this.#socket.removeEventListener('message', onMessage);
-        resolve(message.result);
-      };
-      this.#socket.addEventListener('message', onMessage);
-      this.#socket.send(JSON.stringify({ id, method, params }));
-    });
-  }
-}
-
 interface Clients {
   pid: number;
   opened: Promise<void>;
@@ -452,17 +364,6 @@ function row(name: string, h: Histogram, seconds: number): string {
   };
   const max = h.buckets.findLastIndex((n) => n > 0);
   return `| ${name} | ${h.count} | ${(h.count / seconds).toFixed(0)} | ${h.count ? pct(0.5) : '–'} | ${h.count ? pct(0.99) : '–'} | ${max >= 0 ? max : '–'} |`;
-}
-
-async function rssKiB(pid: number, field = 'VmRSS'): Promise<number | undefined> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kib = Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-  return Number.isFinite(kib) ? kib : undefined;
-}
-
-/** The process's highest RSS so far (VmHWM). */
-function peakRssKiB(pid: number): Promise<number | undefined> {
-  return rssKiB(pid, 'VmHWM');
 }
 
 function percent(used: CpuUsed | undefined, seconds: number): string {

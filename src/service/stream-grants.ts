@@ -4,7 +4,7 @@ import type { DB } from '../store/schema.ts';
 import { findGrantsByIds, type TokenGrant } from '../store/tokens.ts';
 
 /** Told a watched token's grant as it stands now (undefined: the token is gone), at each sweep. */
-export type GrantCheck = (grant: TokenGrant | undefined, now: Date) => void;
+type GrantCheck = (grant: TokenGrant | undefined, now: Date) => void;
 
 export interface StreamGrants {
   /** Calls `check` with the grant of `tokenId` at every sweep until the returned function is called. */
