@@ -185,7 +185,11 @@ describe('the command line people expect', () => {
       common = a.slice(0, [...a].findIndex((c, i) => c !== b[i]));
     }
     const [a = '', b = ''] = pair;
-    const unique = a.slice(4, 4 + common.length + 1).toLowerCase();
+    // The shortest prefix past the shared one that no other task has (tasks of earlier tests may share the time part too).
+    const ids = (await json<{ data: { id: string }[] }>(['tasks', 'list', '--all'])).data.map((t) => t.id);
+    let length = common.length + 1;
+    while (ids.some((id) => id !== a && id.slice(4, 4 + length) === a.slice(4, 4 + length))) length++;
+    const unique = a.slice(4, 4 + length).toLowerCase();
     expect((await baton(['tasks', 'show', unique])).stdout).toMatch(new RegExp(`^id\\s+${a}$`, 'm'));
     expect((await json<{ id: string }>(['tasks', 'show', `tsk_${unique}`])).id).toBe(a);
     const ambiguous = await baton(['tasks', 'show', common], 2);
