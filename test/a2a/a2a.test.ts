@@ -1,6 +1,6 @@
 import { SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listen } from '../mcp/clients.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 
@@ -43,15 +43,16 @@ async function rest<T = Record<string, unknown>>(method: string, url: string, to
 }
 
 /** Works a task as a Baton agent would over REST: claim, attach a report, hand in; a human approves. */
-async function driveToDone(taskId: string): Promise<void> {
+/** Claims, hands in and approves the task; `whileWorked` runs between the claim and the hand-in. */
+async function driveToDone(taskId: string, whileWorked: () => Promise<void> = async () => undefined): Promise<void> {
   await rest('POST', `/api/v1/tasks/${taskId}/claim`, worker.token, {});
+  await whileWorked();
   const report = await rest<{ id: string }>('POST', '/api/v1/artifacts', worker.token, { content: '# Report\nAll green.', content_type: 'text/markdown', task_id: taskId, name: 'report.md' });
   await rest('POST', `/api/v1/tasks/${taskId}/hand_in`, worker.token, { summary: 'Fixed the flaky test: the clock is injected now.', artifacts: [report.id] });
   await rest('POST', `/api/v1/tasks/${taskId}/review`, t.adminToken, { decision: 'approve' });
 }
 
-async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
-  const seen: StreamResponse[] = [];
+async function collect(stream: AsyncGenerator<StreamResponse>, seen: StreamResponse[] = []): Promise<StreamResponse[]> {
   for await (const event of stream) seen.push(event);
   return seen;
 }
@@ -92,8 +93,11 @@ describe('A2A', () => {
     // The stream opens with the task as it is now; then the agent works it.
     const opening = await stream.next();
     expect(opening.value?.payload?.$case).toBe('task');
-    const followed = collect(stream);
-    await driveToDone(sent.id);
+    // The stream re-reads the task on each of its events: a task worked for a moment shows `working`
+    // (handed in and approved at once, a re-read may already find it completed).
+    const seen: StreamResponse[] = [];
+    const followed = collect(stream, seen);
+    await driveToDone(sent.id, () => vi.waitUntil(() => statesOf(seen).includes(TaskState.TASK_STATE_WORKING), { timeout: 30_000 }).then(() => undefined));
     const events = [opening.value as StreamResponse, ...(await followed)];
     expect(statesOf(events)[0]).toBe(TaskState.TASK_STATE_SUBMITTED);
     expect(statesOf(events).at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
