@@ -187,7 +187,9 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   const rotation = hostRotation(parsePostgresHosts(url));
   const pool = openPool(rotation, poolSize, options);
   const counterPool = openCounterPool(rotation, poolSize, options);
-  const notifications = postgresNotifications(options.listenUrl === undefined ? rotation : hostRotation(parsePostgresHosts(options.listenUrl)), options.timeouts ?? DEFAULT_TIMEOUTS);
+  // LISTEN needs a session: through a pooler that keeps none, it goes to the database directly.
+  const listenRotation = options.listenUrl === undefined ? rotation : hostRotation(parsePostgresHosts(options.listenUrl));
+  const notifications = postgresNotifications(listenRotation, options.timeouts ?? DEFAULT_TIMEOUTS);
   const statements = preparedStatements(options.preparedStatements ?? true);
   // Connections each pool has checked for writes (multi-host URLs); a pooled one is checked once.
   const checked = new WeakSet<pg.PoolClient>();

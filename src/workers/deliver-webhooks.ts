@@ -48,9 +48,10 @@ export interface DeliveryDeps {
 /**
  * ONE delivery pass, safe on any number of instances at once (SKIP LOCKED): queues a delivery per
  * new matching event for each enabled webhook, then makes one attempt at each due delivery (up to
- * 50, in parallel), signed per Standard Webhooks, and records them in one transaction. A 2xx delivers; anything else is retried on
- * `webhookRetryScheduleMs` (with ±10 % jitter), then `failed`; a failed delivery or a 410 disables
- * the webhook with a `webhook.disabled` event. Every attempt is recorded.
+ * 50, in parallel), signed per Standard Webhooks, and records them in one transaction. A 2xx
+ * delivers; anything else is retried on `webhookRetryScheduleMs` (with ±10 % jitter), then
+ * `failed`; a failed delivery or a 410 disables the webhook with a `webhook.disabled` event. Every
+ * attempt is recorded.
  */
 export async function deliverWebhooks(db: Kysely<DB>, deps: DeliveryDeps): Promise<DeliveryReport> {
   return (await deliveryPass(db, deps)).report;

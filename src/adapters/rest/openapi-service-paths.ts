@@ -3,18 +3,10 @@ import { API_PREFIX } from './routes.ts';
 
 type PathItems = Record<string, Record<string, unknown>>;
 
-const open = (summary: string, description: string, responses: Record<string, unknown>, tag = 'service') => ({
-  summary,
-  description,
-  tags: [tag],
-  security: [{}, { bearer: [] }],
-  responses,
-});
 /** A route that needs a token: the document's own `security`, so it states none. */
-const withToken = (summary: string, description: string, responses: Record<string, unknown>, tag?: string) => {
-  const { security: _optional, ...rest } = open(summary, description, responses, tag);
-  return rest;
-};
+const withToken = (summary: string, description: string, responses: Record<string, unknown>, tag = 'service') => ({ summary, description, tags: [tag], responses });
+/** A route that answers with or without a token. */
+const open = (summary: string, description: string, responses: Record<string, unknown>, tag?: string) => ({ ...withToken(summary, description, responses, tag), security: [{}, { bearer: [] }] });
 const markdown = (description: string) => ({ description, content: { 'text/markdown': { schema: { type: 'string' } } } });
 const path = (name: string, schema: Record<string, unknown> = { type: 'string', maxLength: 100 }) => ({ name, in: 'path', required: true, schema });
 
