@@ -145,6 +145,10 @@ export function Activity({ search }: { search: string }) {
   });
 
   const set = (change: Partial<ActivityFilters>) => navigate(`/activity${query({ ...filters, ...change })}`);
+  // What is being typed in the task filter, until it is committed (Enter or leaving the field): a
+  // live event re-renders the feed meanwhile, and must not put the committed value back in the field.
+  const [taskDraft, setTaskDraft] = useState(filters.task);
+  useEffect(() => setTaskDraft(filters.task), [filters.task]);
   const shown = events;
   const names = new Map(principals.map((p) => [p.id, p.name]));
 
@@ -192,7 +196,8 @@ export function Activity({ search }: { search: string }) {
             id="activity-task"
             type="search"
             placeholder="Task id (tsk_…)"
-            value={filters.task}
+            value={taskDraft}
+            onInput={(e) => setTaskDraft(e.currentTarget.value)}
             onChange={(e) => set({ task: e.currentTarget.value.trim() })}
           />
           {search && (
