@@ -17,6 +17,7 @@ import { authenticateSession, type SignedIn, signIn, signOut, switchWorkspace, t
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
+import { streamGrants } from './stream-grants.ts';
 import { executeBatch } from './execute-batch.ts';
 import { type ReplicaReads, replicaReads } from './replica-reads.ts';
 import type { Tracing } from '../tracing.ts';
@@ -78,6 +79,8 @@ export interface Service {
 
 /** How long `/readyz` waits for the database. */
 const READY_TIMEOUT_MS = 1_500;
+/** How often an open stream's token is re-checked: a revoked token, disabled agent or lost scope ends it. */
+const STREAM_RECHECK_MS = 5000;
 
 export interface ServiceDeps {
   readonly database: Database;
@@ -102,6 +105,7 @@ export function createService(deps: ServiceDeps): Service {
   const reruns = new Map<string, number>();
   const replica =
     database.replica && config.readReplica ? replicaReads({ primary: database.db, replica: database.replica, clock, maxLagS: config.readReplica.maxLagS }) : undefined;
+  const subscribeDeps = { db: database.db, config, tail: deps.tail, grants: streamGrants({ db: database.db, clock }, STREAM_RECHECK_MS) };
   const executeDeps = { replica, db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
@@ -121,7 +125,7 @@ export function createService(deps: ServiceDeps): Service {
     cookieKey: createHmac('sha256', deps.cursorKey).update('baton cookies').digest(),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),
     receiveInbound: (event) => receiveInbound(executeDeps, event),
-    subscribe: (operation, input, call) => subscribe({ db: database.db, config, clock, tail: deps.tail }, operation, { ...call, input }),
+    subscribe: (operation, input, call) => subscribe(subscribeDeps, operation, { ...call, input }),
     executeBatch: (operation, input, ids, call) => executeBatch(executeDeps, operation, input, ids, call),
     async checkReady() {
       // A load balancer asks often and must hear "no" quickly: a database that does not answer within

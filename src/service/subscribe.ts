@@ -1,18 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { BatonError } from '../errors.ts';
 import type { EventTail, Operation, StreamOperation } from '../operations/define-operation.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
 import type { DB } from '../store/schema.ts';
-import { findGrantById } from '../store/tokens.ts';
+import type { StreamGrants } from './stream-grants.ts';
 import { authorize, validate } from './execute.ts';
 import { workspaceTail } from './event-tail.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
-
-/** How often an open stream re-checks its token: a revoked token, disabled agent or lost scope ends it. */
-const RECHECK_MS = 5000;
 
 /** Who subscribes, and the signal that ends the subscription (the client went away). */
 export interface StreamCall {
@@ -24,10 +20,11 @@ export interface StreamCall {
  * Opens a stream operation for one caller: authorizes (scope, toolAllowlist) and validates the input,
  * then lets the operation check its start; all of that throws `BatonError` before the first item.
  * Items then come in order until `call.signal` aborts, the server closes, or the caller's authority
- * lapses (checked every 5 s: the stream just ends, and the reconnect is refused with 401/403).
+ * lapses (checked every 5 s by `grants`, one read for all the instance's streams: the stream just ends,
+ * and the reconnect is refused with 401/403).
  */
 export async function subscribe(
-  deps: { db: Kysely<DB>; config: Config; clock: Clock; tail: EventTail },
+  deps: { db: Kysely<DB>; config: Config; tail: EventTail; grants: StreamGrants },
   operation: Operation,
   call: StreamCall & { readonly input: unknown },
 ): Promise<AsyncIterable<unknown>> {
@@ -35,15 +32,26 @@ export async function subscribe(
   authorize(operation, call.principal);
   const input = validate(operation, call.input, deps.config);
   const stop = new AbortController();
-  const signal = AbortSignal.any([call.signal, stop.signal]);
-  const recheck = setInterval(() => {
-    findGrantById(deps.db, call.principal.tokenId)
-      .then((grant) => authorize(operation, principalFromGrant(grant, deps.clock.now())))
-      .catch((error: unknown) => {
-        if (error instanceof BatonError) stop.abort();
-      });
-  }, RECHECK_MS);
-  signal.addEventListener('abort', () => clearInterval(recheck), { once: true });
+  const { signal } = stop;
+  // The caller leaving ends it too: a listener, where AbortSignal.any would keep weak references and sets per stream.
+  const leave = () => stop.abort();
+  if (call.signal.aborted) stop.abort();
+  else call.signal.addEventListener('abort', leave, { once: true });
+  const unwatch = deps.grants.watch(call.principal.tokenId, (grant, now) => {
+    try {
+      authorize(operation, principalFromGrant(grant, now));
+    } catch (error) {
+      if (error instanceof BatonError) stop.abort();
+    }
+  });
+  signal.addEventListener(
+    'abort',
+    () => {
+      unwatch();
+      call.signal.removeEventListener('abort', leave);
+    },
+    { once: true },
+  );
   const stream: StreamOperation<typeof operation.input, typeof operation.output> = operation;
   try {
     // Where the stream starts is read in the caller's workspace; what it then follows is that workspace's events only.

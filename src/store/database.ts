@@ -24,6 +24,12 @@ export interface Database {
    * seen by every instance at once, as before); on PGlite the same handle as `db`.
    */
   readonly counters: Kysely<DB>;
+  /**
+   * For the event tail's reads (src/service/event-tail.ts), which every live stream waits on: on
+   * PostgreSQL a pool of one connection of its own, so writes queued for the operations' pool never
+   * hold the streams back; on PGlite the same handle as `db`.
+   */
+  readonly tail: Kysely<DB>;
   readonly engine: Engine;
   /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
   runScript(sql: string): Promise<Record<string, unknown>[]>;
@@ -187,6 +193,7 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
   const rotation = hostRotation(parsePostgresHosts(url));
   const pool = openPool(rotation, poolSize, options);
   const counterPool = openCounterPool(rotation, poolSize, options);
+  const tailPool = openPool(rotation, 1, options);
   // LISTEN needs a session: through a pooler that keeps none, it goes to the database directly.
   const listenRotation = options.listenUrl === undefined ? rotation : hostRotation(parsePostgresHosts(options.listenUrl));
   const notifications = postgresNotifications(listenRotation, options.timeouts ?? DEFAULT_TIMEOUTS);
@@ -198,6 +205,7 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
     replica: replica?.db,
     db: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
+    tail: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(tailPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     engine: 'postgres',
     async runScript(sql) {
       const client = await connectWritable(pool, rotation, checked);
@@ -216,7 +224,7 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
     listen: notifications.listen,
     async close() {
       await notifications.close();
-      await Promise.all([pool.end(), counterPool.end(), replica?.pool.end()]);
+      await Promise.all([pool.end(), counterPool.end(), tailPool.end(), replica?.pool.end()]);
     },
   };
 }
@@ -479,6 +487,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
   return {
     db,
     counters: db,
+    tail: db,
     engine: 'pglite',
     async runScript(sql) {
       const results = await pglite.exec(sql);

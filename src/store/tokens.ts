@@ -106,13 +106,18 @@ const FIND_GRANT_AND_COUNT = `
 
 /** A token's grant by id (no rate count): for acting on a principal's behalf later, as an approval does. */
 export async function findGrantById(db: Kysely<DB>, tokenId: string): Promise<TokenGrant | undefined> {
+  return (await findGrantsByIds(db, [tokenId]))[0];
+}
+
+/** The grants of the tokens `tokenIds` that exist, in no order, without counting a request (one statement for any number). */
+export async function findGrantsByIds(db: Kysely<DB>, tokenIds: readonly string[]): Promise<TokenGrant[]> {
   const { rows } = await sql<TokenGrant>`
     SELECT t.id AS token_id, t.machine, t.scopes AS token_scopes, t.expires_at, t.revoked_at, t.created_by_kind AS token_created_by_kind,
       a.id AS agent_id, a.name AS agent_name, a.kind AS agent_kind, a.scopes AS agent_scopes,
       a.tool_allowlist, a.disabled, a.rate_limit, t.workspace_id, NULL::int AS used, NULL::int AS workspace_rate_limit, NULL::int AS workspace_used
     FROM tokens t JOIN agents a ON a.id = t.agent_id
-    WHERE t.id = ${tokenId}`.execute(db);
-  return rows[0];
+    WHERE t.id = ANY(${[...tokenIds]}::text[])`.execute(db);
+  return rows;
 }
 
 /** Records use at most once a minute per token, so reads stay cheap. */

@@ -20,7 +20,7 @@ export interface Subscription {
 
 /**
  * Opens a real EventSource client (the `eventsource` package) with a bearer token. `cutAfterBytes`
- * makes the connection fail once each time that many more bytes have arrived, so the client
+ * makes the connection fail once each time that many more bytes have arrived (the bytes before the cut still arrive), so the client
  * reconnects on its own, sending Last-Event-ID as any EventSource does.
  */
 export function subscribe(url: string, token: string, types: readonly string[], options: { cutAfterBytes?: number } = {}): Promise<Subscription> {
@@ -37,14 +37,19 @@ export function subscribe(url: string, token: string, types: readonly string[], 
       headers: res.headers,
       body: {
         getReader: () => ({
+          // As a dropped connection does: the bytes up to the cut arrive, then the read fails.
+          // (Failing the whole chunk instead could drop the same replayed frames on every reconnect.)
           async read() {
-            const chunk = await reader.read();
-            bytes += (chunk.value as Uint8Array | undefined)?.byteLength ?? 0;
-            if (bytes > cut) {
+            if (bytes >= cut) {
               await reader.cancel();
               throw new Error('cut by the test');
             }
-            return chunk;
+            const chunk = await reader.read();
+            const value = chunk.value as Uint8Array | undefined;
+            if (!value) return chunk;
+            const kept = value.subarray(0, cut - bytes);
+            bytes += kept.byteLength;
+            return { done: false, value: kept };
           },
           cancel: () => reader.cancel(),
         }),

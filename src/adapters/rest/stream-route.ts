@@ -61,6 +61,12 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
           const { id, event } = operation.frameOf(item);
           stream.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
         }
+        // The frames of one batch of the tail come within one tick: corked until the next, they leave in
+        // one write to the socket, not one system call each.
+        if (res.writableCorked === 0) {
+          res.cork();
+          process.nextTick(() => res.uncork());
+        }
         if (!res.write(frame(item)) && !(await drained(res, gone.signal))) {
           request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
           res.destroy();
