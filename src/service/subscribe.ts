@@ -35,8 +35,6 @@ export async function subscribe(
   const { signal } = stop;
   // The caller leaving ends it too: a listener, where AbortSignal.any would keep weak references and sets per stream.
   const leave = () => stop.abort();
-  if (call.signal.aborted) stop.abort();
-  else call.signal.addEventListener('abort', leave, { once: true });
   const unwatch = deps.grants.watch(call.principal.tokenId, (grant, now) => {
     try {
       authorize(operation, principalFromGrant(grant, now));
@@ -52,6 +50,9 @@ export async function subscribe(
     },
     { once: true },
   );
+  // After the listener above, so a caller already gone still unwatches.
+  if (call.signal.aborted) stop.abort();
+  else call.signal.addEventListener('abort', leave, { once: true });
   const stream: StreamOperation<typeof operation.input, typeof operation.output> = operation;
   try {
     // Where the stream starts is read in the caller's workspace; what it then follows is that workspace's events only.
