@@ -38,6 +38,8 @@ export interface Figures {
   pgbouncerCpuSPerAgentHour: number | undefined;
   pgbouncer: boolean;
   webhooks: WebhookFigures;
+  /** `on`, or what the benchmark did in its place. */
+  autovacuum: string;
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;
@@ -74,6 +76,7 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
     `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}.`,
     `- Server RSS at the end: ${f.instances.map((i, n) => `${f.instances.length > 1 ? `#${n + 1} ` : ''}${memory(i.memory)}`).join(', ')}.`,
+    `- Autovacuum: ${f.autovacuum}.`,
     `- Database size ${(f.sizeBefore / 2 ** 20).toFixed(1)} → ${(f.sizeAfter / 2 ** 20).toFixed(1)} MiB over the window: ${(f.growthBytesPerAgentDay / 2 ** 20).toFixed(2)} MiB per agent-day.`,
     `- Stream frames received in the window: ${f.fleet.frames} (${(f.fleet.frames / seconds).toFixed(0)}/s over ${f.humans} streams); streams that ended early: ${f.fleet.streamsEnded}.`,
     `- Webhooks (${w.eventTypes ? w.eventTypes.join(', ') : 'every event type'}): ${received} deliveries received in the window (${(received / seconds).toFixed(1)}/s; per subscriber ${w.received.join(' / ')}), ${w.repeats} repeats; lag from the event's created_at to arrival p50 ${ms(percentile(lags, 0.5))} ms, p99 ${ms(percentile(lags, 0.99))} ms, max ${ms(lags.at(-1))} ms. Deliveries at the end: ${Object.entries(w.states).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}.`,

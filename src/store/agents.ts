@@ -51,8 +51,9 @@ export async function humansWithScope(db: Kysely<DB>, scope: string, exceptId?: 
   const rows = await db
     .selectFrom('agents')
     .select('id')
-    .where('kind', '=', 'human')
-    .where('disabled', '=', false)
+    // Literal, not parameters: a prepared statement's generic plan can then use the partial index
+    // agents_humans (migration 0333), which a fleet of agents stays out of.
+    .where(sql<boolean>`kind = 'human' AND NOT disabled`)
     .$if(exceptId !== undefined, (qb) => qb.where('id', '<>', exceptId ?? ''))
     .where(sql<boolean>`${scope} = ANY(scopes)`)
     .orderBy('id')

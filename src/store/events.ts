@@ -160,7 +160,9 @@ export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<Eve
 export async function eventsHeldBack(db: Kysely<DB>, afterSeq?: string): Promise<boolean> {
   let query = db.selectFrom('events').select('seq').where(sql<boolean>`seq >= ${SETTLED}`);
   if (afterSeq !== undefined) query = query.where('seq', '>', afterSeq);
-  return (await query.limit(1).executeTakeFirst()) !== undefined;
+  // In seq order, so it is one probe of the seq index: unordered, a generic plan (or a table not yet
+  // analyzed) scans the whole timeline, 6 ms at 30,000 events, for a check a stream makes every read.
+  return (await query.orderBy('seq').limit(1).executeTakeFirst()) !== undefined;
 }
 
 /**
