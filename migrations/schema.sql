@@ -736,6 +736,7 @@ CREATE INDEX tasks_due ON public.tasks USING btree (due_at) WHERE ((due_at IS NO
 CREATE INDEX tasks_lease_expires_at ON public.tasks USING btree (lease_expires_at) WHERE (status = 'in_progress'::text);
 CREATE INDEX tasks_parent ON public.tasks USING btree (parent_id, status) WHERE (parent_id IS NOT NULL);
 CREATE INDEX tasks_queue ON public.tasks USING btree (workspace_id, priority DESC, id) WHERE (status = 'todo'::text);
+CREATE INDEX tasks_queue_not_before ON public.tasks USING btree (workspace_id, not_before) WHERE ((status = 'todo'::text) AND (not_before IS NOT NULL));
 CREATE INDEX tasks_status_id ON public.tasks USING btree (workspace_id, status, id);
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
 CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);

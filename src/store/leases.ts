@@ -301,7 +301,9 @@ export async function nextClaimableAt(db: Kysely<DB>, claimerId: string, now: Da
   const row = await db
     .selectFrom('tasks')
     .select((eb) => eb.fn.min('not_before').as('at'))
-    .where('status', '=', 'todo')
+    // A literal status, so a prepared statement's generic plan can use the partial index
+    // tasks_queue_not_before (migration 0333), which holds only the tasks waiting out a back-off.
+    .where(sql<boolean>`status = 'todo' AND not_before IS NOT NULL`)
     .where('deleted_at', 'is', null)
     .where('not_before', '>', now)
     .where((eb) => eb.or([eb('assignee_id', 'is', null), eb('assignee_id', '=', claimerId)]))
