@@ -247,7 +247,8 @@ CREATE TABLE leases (
   created_at timestamp with time zone NOT NULL,
   created_by_id text NOT NULL,
   created_by_kind text NOT NULL,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
+  warn_at timestamp with time zone
 );
 
 CREATE TABLE notification_links_used (
@@ -720,6 +721,7 @@ CREATE INDEX leases_active_expires_at ON public.leases USING btree (expires_at) 
 CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE (state = 'active'::text);
 CREATE INDEX leases_holder_id ON public.leases USING btree (holder_id, id);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
+CREATE INDEX leases_warn_due ON public.leases USING btree (warn_at) WHERE ((state = 'active'::text) AND (warned_at IS NULL));
 CREATE INDEX notifications_digest ON public.notifications USING btree (principal_id) WHERE ((state = 'pending'::text) AND digest);
 CREATE INDEX notifications_due ON public.notifications USING btree (next_attempt_at) WHERE (state = 'pending'::text);
 CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);
@@ -763,6 +765,16 @@ AS $function$
 BEGIN
   RAISE EXCEPTION 'idempotency key already stored by a concurrent request' USING ERRCODE = 'BK001';
 END $function$
+;
+CREATE OR REPLACE FUNCTION public.baton_lease_warn_at()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  NEW.warn_at := NEW.expires_at - make_interval(secs => NEW.ttl_s * 0.2);
+  RETURN NEW;
+END
+$function$
 ;
 CREATE OR REPLACE FUNCTION public.baton_member_workspaces()
  RETURNS SETOF text
@@ -937,6 +949,7 @@ AS $function$ SELECT (ts AT TIME ZONE 'UTC')::date $function$
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER events_no_update_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION baton_events_append_only();
 CREATE TRIGGER leases_stat_end AFTER UPDATE OF state ON public.leases FOR EACH ROW WHEN (((old.state = 'active'::text) AND (new.state <> 'active'::text))) EXECUTE FUNCTION baton_stat_lease();
+CREATE TRIGGER leases_warn_at BEFORE INSERT OR UPDATE OF expires_at, ttl_s ON public.leases FOR EACH ROW EXECUTE FUNCTION baton_lease_warn_at();
 CREATE TRIGGER runs_stat_failure AFTER INSERT OR UPDATE OF failure_code ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_run_failure();
 CREATE TRIGGER runs_stat_usage AFTER INSERT OR UPDATE OF input_tokens, output_tokens, cost_micros, tool_calls ON public.runs FOR EACH ROW EXECUTE FUNCTION baton_stat_usage();
 CREATE TRIGGER tasks_search_insert AFTER INSERT ON public.tasks FOR EACH ROW EXECUTE FUNCTION baton_task_search();

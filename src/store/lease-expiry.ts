@@ -79,16 +79,17 @@ export interface Expiring {
 
 /**
  * Marks live leases past 80 % of their term as warned, once per term, and returns them. Locks the
- * task rows first (the lease lock order), skipping any another transaction holds.
+ * task rows first (the lease lock order), skipping any another transaction holds. Reads only the
+ * leases due, off the index of `warn_at` (migration 0334): the live leases not yet due are most of a
+ * fleet's, and walking them took 81 ms a sweep at 20,000.
  */
 export async function warnExpiring(tx: Tx, now: Date, limit: number): Promise<Expiring[]> {
   const { rows } = await sql<Expiring>`
     WITH due AS (
       SELECT t.id AS task_id, l.id AS lease_id
       FROM leases l JOIN tasks t ON t.lease_id = l.id
-      WHERE l.state = 'active' AND l.warned_at IS NULL AND l.expires_at > ${now}
-        AND l.expires_at - make_interval(secs => l.ttl_s * 0.2) <= ${now}
-      ORDER BY l.expires_at
+      WHERE l.state = 'active' AND l.warned_at IS NULL AND l.warn_at <= ${now} AND l.expires_at > ${now}
+      ORDER BY l.warn_at
       LIMIT ${limit}
       FOR UPDATE OF t SKIP LOCKED
     )

@@ -135,6 +135,8 @@ export interface LeasesTable {
   renewed_at: Timestamp;
   expires_at: Timestamp;
   warned_at: Timestamp | null;
+  // Also `warn_at`, when the lease passes 80 % of its term: kept by a trigger and read only by the
+  // warning sweep's SQL (migration 0334), so not a field of the row here.
   ended_at: Timestamp | null;
   created_at: Timestamp;
   created_by_id: string;
