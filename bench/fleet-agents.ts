@@ -63,6 +63,8 @@ export interface FleetReport {
 }
 
 const SAMPLES = 5;
+/** How long a refused call is retried (a heartbeat's interval: the lease's TTL leaves room for it). */
+const RETRY_FOR_MS = 60_000;
 
 function fleet(plan: FleetPlan): Promise<FleetReport> {
   const report: FleetReport = {
@@ -88,20 +90,38 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     if (report.samples.length < SAMPLES) report.samples.push(`${key}: ${text.slice(0, 300)}`);
   };
 
-  /** POSTs and returns the parsed body (undefined after counting the failure) and the status (0: no answer). */
+  /**
+   * POSTs and returns the parsed body (undefined after counting the failure) and the status (0: no
+   * answer). A refusal Baton calls retryable (503, 429, or no answer at all) is sent again with the
+   * same Idempotency-Key after its Retry-After (jittered), as the problem's hint says, for up to
+   * RETRY_FOR_MS: an agent keeps its lease through a refused heartbeat rather than dropping it and
+   * claiming anew. Every attempt counts as a call, with its latency and any error.
+   */
   const post = async <T>(n: number, op: Operation, path: string, body: object): Promise<[T | undefined, number]> => {
+    const key = `fleet-${process.pid}-${keys++}`;
+    const first = Date.now();
+    for (;;) {
+      const [answer, status, retryAfterS] = await send<T>(n, op, path, body, key);
+      const wait = retryAfterS * 1000 * (0.5 + Math.random());
+      if (answer !== undefined || ![0, 429, 503].includes(status) || Date.now() + wait - first > RETRY_FOR_MS || stop.signal.aborted) return [answer, status];
+      await sleep(wait, undefined, { signal: stop.signal }).catch(() => undefined);
+    }
+  };
+  const send = async <T>(n: number, op: Operation, path: string, body: object, key: string): Promise<[T | undefined, number, number]> => {
     const started = Date.now();
     const t0 = performance.now();
     report.calls[op]++;
     let status = 0;
     let text = '';
+    let retryAfterS = 1;
     try {
       const response = await fetch(`${urlOf(n)}/api/v1${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${plan.tokens[n - plan.first]}`, 'idempotency-key': `fleet-${process.pid}-${keys++}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${plan.tokens[n - plan.first]}`, 'idempotency-key': key, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
       status = response.status;
+      retryAfterS = Math.min(10, Math.max(1, Number(response.headers.get('retry-after')) || 1));
       text = await response.text();
     } catch (error) {
       text = (error as Error).message;
@@ -109,9 +129,9 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     if (started >= plan.measureFrom && started < plan.measureTo) report.latencies[op].push(performance.now() - t0);
     if (status !== 200) {
       failed(op, status, text, started);
-      return [undefined, status];
+      return [undefined, status, retryAfterS];
     }
-    return [JSON.parse(text) as T, status];
+    return [JSON.parse(text) as T, status, retryAfterS];
   };
 
   const urlOf = (n: number) => plan.urls[n % plan.urls.length] ?? '';
