@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { BatonError } from '../errors.ts';
 import type { DB } from '../store/schema.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
-import { findGrantAndCount, touchToken } from '../store/tokens.ts';
+import { findGrantAndCount } from '../store/tokens.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
@@ -10,8 +10,6 @@ import type { RateBudget } from '../domain/rate-budget.ts';
 export interface AuthenticateDeps {
   readonly db: Kysely<DB>;
   readonly rate: { readonly limit: number; readonly windowS: number };
-  /** When this instance last wrote each token's `last_used_at` (epoch ms); owned by the service instance. */
-  readonly lastTouched: Map<string, number>;
   /** BATON_OIDC_REQUIRED: a human's bearer token is refused unless the system made it. */
   readonly humansUseSso: boolean;
 }
@@ -61,7 +59,7 @@ export function rateWindowStart(windowS: number, now: Date): number {
  * when it has one, and says the budget left (the tighter of the two); 429 past either.
  */
 export function counted(deps: AuthenticateDeps, principal: Principal, count: { limit: number | null; used: number; workspace: WorkspaceCount | null }, now: Date): Authenticated {
-  const { db, rate } = deps;
+  const { rate } = deps;
   const windowMs = rate.windowS * 1000;
   const windowStart = rateWindowStart(rate.windowS, now);
   const limit = count.limit ?? rate.limit;
@@ -82,22 +80,7 @@ export function counted(deps: AuthenticateDeps, principal: Principal, count: { l
       { headers: { 'retry-after': String(resetS), ...rateLimitHeaders(shared) } },
     );
   }
-  if (touchDue(deps.lastTouched, principal.tokenId, now)) touchToken(db, principal.tokenId, now).catch(() => undefined);
   return { principal, budget };
-}
-
-const TOUCH_EVERY_MS = 60_000;
-
-/**
- * `last_used_at` is kept to the minute, so each instance writes it at most once a minute per
- * token instead of sending a no-op UPDATE on every request.
- */
-function touchDue(lastTouched: Map<string, number>, tokenId: string, now: Date): boolean {
-  const last = lastTouched.get(tokenId);
-  if (last !== undefined && now.getTime() - last < TOUCH_EVERY_MS) return false;
-  if (lastTouched.size > 10_000) lastTouched.clear();
-  lastTouched.set(tokenId, now.getTime());
-  return true;
 }
 
 /** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-10). */

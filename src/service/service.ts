@@ -100,7 +100,7 @@ export interface ServiceDeps {
 export function createService(deps: ServiceDeps): Service {
   const { database, config, clock } = deps;
   const baseUrl = config.publicUrl;
-  const authenticateDeps = { db: database.counters, rate: config.rateLimit, lastTouched: new Map<string, number>(), humansUseSso: config.oidc?.required ?? false };
+  const authenticateDeps = { db: database.counters, rate: config.rateLimit, humansUseSso: config.oidc?.required ?? false };
   const sessionDeps = { db: database.db, clock, ids: deps.ids, config };
   const reruns = new Map<string, number>();
   const replica =

@@ -59,7 +59,8 @@ export interface TokenGrant {
 
 /**
  * Looks a token up by hash and, if it is usable, counts this request in its rate window (and in its
- * workspace's, when the workspace has a shared budget) — one statement, so authentication and the shared rate limit cost a single round trip. `used` is exact
+ * workspace's, when the workspace has a shared budget) and records its use (`last_used_at`, to the
+ * minute) — one statement, so authentication and the shared rate limit cost a single round trip. `used` is exact
  * but for requests of the same token in flight at the same moment on other connections, which it
  * may not include yet (spec/api.md, Rate limits). Every
  * instance reads the same rows, so a revocation applies everywhere at once.
@@ -94,6 +95,11 @@ const FIND_GRANT_AND_COUNT = `
       SELECT workspace_id, $2, pg_backend_pid() % 16, 1 FROM live WHERE workspace_rate_limit IS NOT NULL
       ON CONFLICT (token_id, window_start, shard) DO UPDATE SET count = rate_counters.count + 1
       RETURNING shard, count
+    ), touched AS (
+      -- \`last_used_at\`, kept to the minute: the token's row is written at most once a minute, here
+      -- rather than by a statement and round trip of its own on each token's first request a minute.
+      UPDATE tokens SET last_used_at = $3 FROM live
+      WHERE tokens.id = live.token_id AND (tokens.last_used_at IS NULL OR tokens.last_used_at < $3::timestamptz - interval '1 minute')
     )
     -- Each row's count after the bump, plus the other rows as of this statement's snapshot.
     SELECT g.*, (SELECT c.count + coalesce((
@@ -118,17 +124,6 @@ export async function findGrantsByIds(db: Kysely<DB>, tokenIds: readonly string[
     FROM tokens t JOIN agents a ON a.id = t.agent_id
     WHERE t.id = ANY(${[...tokenIds]}::text[])`.execute(db);
   return rows;
-}
-
-/** Records use at most once a minute per token, so reads stay cheap. */
-export async function touchToken(db: Kysely<DB>, tokenId: string, now: Date): Promise<void> {
-  const minuteAgo = new Date(now.getTime() - 60_000);
-  await db
-    .updateTable('tokens')
-    .set({ last_used_at: now })
-    .where('id', '=', tokenId)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', minuteAgo)]))
-    .execute();
 }
 
 export async function findToken(db: Kysely<DB>, id: string): Promise<TokenRow | undefined> {
