@@ -40,11 +40,20 @@ export class Inspector {
     return new Inspector(socket, pid);
   }
 
-  /** Collects garbage, then reads the process's RSS and V8's heap and external memory, in KiB. */
-  async settled(): Promise<{ rssKiB: number; heapKiB: number; externalKiB: number }> {
+  /** Collects garbage, then reads the process's RSS, V8's heap and external memory (KiB), and its open TCP sockets. */
+  async settled(): Promise<{ rssKiB: number; heapKiB: number; externalKiB: number; sockets: number }> {
     await this.#call('HeapProfiler.collectGarbage', {});
     const usage = JSON.parse(await this.#evaluate('JSON.stringify(process.memoryUsage())')) as { heapUsed: number; external: number };
-    return { rssKiB: (await rssKiB(this.#pid)) ?? 0, heapKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024 };
+    return { rssKiB: (await rssKiB(this.#pid)) ?? 0, heapKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024, sockets: await this.#sockets() };
+  }
+
+  /** Resolves once the process holds at most `count` TCP sockets (its clients' closes have reached it). */
+  async untilSockets(count: number): Promise<void> {
+    while ((await this.#sockets()) > count) await sleep(200);
+  }
+
+  async #sockets(): Promise<number> {
+    return Number(await this.#evaluate("String(process.getActiveResourcesInfo().filter((name) => name === 'TCPSocketWrap').length)"));
   }
 
   /** Starts measuring the server's event-loop delay and its garbage-collection pauses. */

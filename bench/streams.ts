@@ -96,8 +96,8 @@ async function main(): Promise<void> {
     for (let i = 0; i < slow; i++) plans[0]?.streams.push({ token, kind: 'slow' });
     agentTokens.forEach((agent, i) => plans[processes === 1 ? 0 : 1 + (i % (processes - 1))]?.streams.push({ token: agent.token, kind: 'agent' }));
     const opening = performance.now();
-    const clients = plans.map((plan) => startClients(plan, cleanup));
-    await Promise.all(clients.map((client) => client.opened));
+    const first = plans.map((plan) => startClients(plan, cleanup));
+    await Promise.all(first.map((client) => client.opened));
     const openS = (performance.now() - opening) / 1000;
     log(`${agents + humans} streams open in ${openS.toFixed(1)} s; idle ${IDLE_S} s`);
     const idleCpu = await watchCpu(server.pid, () => backendPids(database));
@@ -105,6 +105,17 @@ async function main(): Promise<void> {
     const idleUsed = await idleCpu.stop();
     const rssIdle = await rssKiB(server.pid);
     const settledIdle = await inspector.settled();
+    // The same streams closed and opened again: what they hold once the memory the first opening
+    // used and freed (kept by the allocator, so counted in RSS above) is there to be used again.
+    await Promise.all(first.map((client) => client.stop()));
+    // Its pool may have opened connections since, as may the tail and the LISTEN: those are not streams.
+    await inspector.untilSockets(settledBefore.sockets + DB_POOL_SIZE + 2);
+    const settledClosed = await inspector.settled();
+    const clients = plans.map((plan) => startClients(plan, cleanup));
+    await Promise.all(clients.map((client) => client.opened));
+    log(`${agents + humans} streams closed and opened again; idle ${IDLE_S} s`);
+    await sleep(IDLE_S * 1000);
+    const settledReopened = await inspector.settled();
 
     const startAt = Date.now() + 500;
     const measureFrom = startAt + warmupS * 1000;
@@ -144,7 +155,7 @@ async function main(): Promise<void> {
       `- Oldest open transaction holding a transaction id on the PostgreSQL server, sampled every 200 ms over the window (a stream reads only events older than every such transaction, of any database): ${await oldest.summary}.`,
       `- Server RSS: ${mib(rssBefore)} MiB before the streams, ${mib(rssIdle)} MiB with ${streams} open and idle ${IDLE_S} s: **${rssBefore && rssIdle ? ((rssIdle - rssBefore) / streams).toFixed(1) : '–'} KiB per idle stream**; ${mib(rssEnd)} MiB at the window's end (peak ${mib(rssPeak)} MiB).`,
       `- Slow consumers (unfiltered streams that stop reading once open): ${slow}, dropped by the server ${merged.slowDropped.length}${merged.slowDropped.length ? `, ${Math.min(...merged.slowDropped).toFixed(0)}–${Math.max(...merged.slowDropped).toFixed(0)} s after opening` : ''} (SLOW_CLIENT_MS: 30 s without the socket draining, after the kernel's buffers fill).`,
-      `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB.`,
+      `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB. The same streams closed (RSS ${mib(settledClosed.rssKiB)} MiB after GC) and opened again: **${((settledReopened.rssKiB - settledClosed.rssKiB) / streams).toFixed(1)} KiB per idle stream** (JS heap ${((settledReopened.heapKiB - settledClosed.heapKiB) / streams).toFixed(1)} KiB).`,
       `- The server's event loop over the window (perf_hooks, started through the inspector): delay p50 ${loop.delayP50Ms.toFixed(0)} ms, p99 ${loop.delayP99Ms.toFixed(0)} ms, max ${loop.delayMaxMs.toFixed(0)} ms; garbage collection ${loop.gcCount} pauses, ${loop.gcTotalMs.toFixed(0)} ms in all, longest ${loop.gcMaxMs.toFixed(0)} ms.`,
       `- Server CPU over the window: ${percent(used, seconds)}; with the streams idle: ${percent(idleUsed, IDLE_S)}. Client processes over the window: ${clients.map((client) => (clientsBefore && clientsAfter ? `${((((clientsAfter.get(client.pid) ?? 0) - (clientsBefore.get(client.pid) ?? 0)) / seconds) * 100).toFixed(1)} %` : '–')).join(', ')} of one core (the first holds the unfiltered streams).`,
       `- Write errors: ${writer.errors.length === 0 ? 'none' : `${writer.errors.length} (first: ${writer.errors[0]})`}; write p99 ${writer.p99().toFixed(0)} ms. Streams that ended early: ${merged.ended}${merged.failures.length ? ` (${merged.failures.join('; ')})` : ''}; frames of events outside the window: ${merged.outside}.`,
@@ -256,6 +267,8 @@ class Writer {
 interface Clients {
   pid: number;
   opened: Promise<void>;
+  /** Kills the process, closing its streams; resolves once it has exited. */
+  stop(): Promise<void>;
   send(message: object): void;
   report(): Promise<StreamsReport>;
 }
@@ -288,6 +301,12 @@ function startClients(plan: StreamsPlan, cleanup: Cleanup): Clients {
     pid: child.pid ?? 0,
     opened,
     send: (message) => child.send(message),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await gone;
+    },
     report: () => {
       const report = answer<StreamsReport>('report');
       child.send({ report: true });

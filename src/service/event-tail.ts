@@ -17,7 +17,13 @@ const POLL_MS = 2000;
  */
 const READ_EVERY_MS = 20;
 
-export interface RunningTail extends EventTail {
+/** The instance's tail, which streams and long-polls follow only through `inWorkspace`. */
+export interface InstanceTail extends EventTail {
+  /** The timeline as one workspace sees it: the same tail, keeping only that workspace's events. */
+  inWorkspace(workspaceId: string): EventTail;
+}
+
+export interface RunningTail extends InstanceTail {
   /**
    * Calls `listener` on every NOTIFY of an append, from any instance, while the returned switch is
    * on (the webhook worker's wake-up, on while a live webhook exists), and once each time the
@@ -29,14 +35,17 @@ export interface RunningTail extends EventTail {
 
 interface Follower {
   /**
-   * The last seq queued for (or yielded to) this follower. A filtered follower's stays where it
-   * joined until it overflows: it then takes the last seq the tail dispatched to it.
+   * The last seq offered to this follower, whether it took the row or not (another workspace's). A
+   * filtered follower's stays where it joined until it overflows: it then takes the last seq the
+   * tail dispatched to it.
    */
   position: bigint;
   readonly queue: EventRow[][];
   size: number;
   overflowed: boolean;
   wake: (() => void) | undefined;
+  /** Only this workspace's events (undefined: every workspace's). */
+  readonly workspaceId: string | undefined;
   /** A filtered follower's interest, and the keys the dispatch index holds it under. */
   readonly interest: EventInterest | undefined;
   readonly indexed: Set<string>;
@@ -139,7 +148,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
           reindex(follower, none);
           continue;
         }
-        if (interest.admit(row)) rows.push(row);
+        if (takes(follower, row)) rows.push(row);
         reindex(follower, interest.keys);
       }
       previous = seq;
@@ -214,58 +223,115 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     return release;
   };
 
-  async function* follow(afterSeq: string, signal: AbortSignal, interest?: EventInterest): AsyncIterable<readonly EventRow[]> {
-    const release = await acquire();
-    try {
-      yield* followFrom(BigInt(afterSeq), signal, interest);
-    } finally {
-      release();
-    }
-  }
+  const shared = <T extends object>(row: EventRow, key: string, make: () => T): T => {
+    let byKey = shapes.get(row);
+    if (!byKey) shapes.set(row, (byKey = new Map<string, object>()));
+    let made = byKey.get(key);
+    if (!made) byKey.set(key, (made = Object.freeze(make())));
+    return made as T;
+  };
+  /** Stops offering `follower` anything: out of the live set and the dispatch index. */
+  const leave = (follower: Follower) => {
+    live.delete(follower);
+    unfiltered.delete(follower);
+    reindex(follower, none);
+  };
 
-  async function* followFrom(from: bigint, signal: AbortSignal, interest: EventInterest | undefined): AsyncIterable<readonly EventRow[]> {
-    let position = from;
-    while (!signal.aborted && !closed) {
-      const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(position), beforeSeq: undefined, order: 'asc', limit: PAGE });
-      const batch = rows.slice(0, PAGE);
-      const last = batch.at(-1);
-      if (last) {
-        position = BigInt(last.seq);
-        const taken = interest ? batch.filter((row) => interest.admit(row)) : batch;
-        if (taken.length > 0) yield taken;
-        continue;
-      }
-      // Level with the table as of that read; go live only if the tail has not read past us since.
-      if (position < head) continue;
-      const follower: Follower = { position, queue: [], size: 0, overflowed: false, wake: undefined, interest, indexed: new Set() };
-      live.add(follower);
-      if (interest) reindex(follower, interest.keys);
-      else unfiltered.add(follower);
-      // An append that landed while nobody followed was not read: read now, so it is not left to the poll.
-      wake();
+  /**
+   * Every event after `follower.position` that it takes, in batches: first read from the table until
+   * level with the tail, then taken from the batches the tail shares, and back to the table after an
+   * overflow. One plain iterator, not a chain of generators: an open stream holds it while idle, so its
+   * size is what each of 10,000 idle streams costs.
+   */
+  const followAs = (follower: Follower, signal: AbortSignal): AsyncIterable<readonly EventRow[]> => {
+    let release: (() => void) | undefined;
+    let joined = false;
+    let ended = false;
+    const over = () => ended || signal.aborted || closed;
+    const onAbort = () => follower.wake?.();
+    // Idempotent: a second call (from a `next` that was waiting for `acquire` when `return` came) releases what the first could not.
+    const end = () => {
+      ended = true;
+      if (joined) leave(follower);
+      joined = false;
+      signal.removeEventListener('abort', onAbort);
+      release?.();
+      follower.wake?.();
+    };
+    const next = async (): Promise<IteratorResult<readonly EventRow[]>> => {
       try {
-        while (!signal.aborted && !closed) {
-          const next = follower.queue.shift();
-          if (next) {
-            follower.size -= next.length;
-            yield next;
-          } else if (follower.overflowed) {
-            break;
-          } else {
-            await nextWake(follower, signal);
-          }
+        if (!release && !over()) {
+          release = await acquire();
+          signal.addEventListener('abort', onAbort, { once: true });
         }
-      } finally {
-        live.delete(follower);
-        unfiltered.delete(follower);
-        reindex(follower, none);
+        while (!over()) {
+          if (!joined) {
+            const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(follower.position), beforeSeq: undefined, order: 'asc', limit: PAGE });
+            if (over()) break;
+            const batch = rows.slice(0, PAGE);
+            const last = batch.at(-1);
+            if (last) {
+              follower.position = BigInt(last.seq);
+              const taken = batch.filter((row) => takes(follower, row));
+              if (taken.length > 0) return { done: false, value: taken };
+              continue;
+            }
+            // Level with the table as of that read; go live only if the tail has not read past us since.
+            if (follower.position < head) continue;
+            joined = true;
+            live.add(follower);
+            if (follower.interest) reindex(follower, follower.interest.keys);
+            else unfiltered.add(follower);
+            // An append that landed while nobody followed was not read: read now, so it is not left to the poll.
+            wake();
+            continue;
+          }
+          const queued = follower.queue.shift();
+          if (queued) {
+            follower.size -= queued.length;
+            return { done: false, value: queued };
+          }
+          if (follower.overflowed) {
+            // Back to reading the table from the last row it was given.
+            leave(follower);
+            joined = false;
+            follower.overflowed = false;
+            continue;
+          }
+          await new Promise<void>((resolve) => (follower.wake = resolve));
+          follower.wake = undefined;
+        }
+      } catch (error) {
+        end();
+        throw error;
       }
-      position = follower.position;
-    }
-  }
+      end();
+      return { done: true, value: undefined };
+    };
+    const iterator: AsyncIterableIterator<readonly EventRow[]> = {
+      next,
+      return: () => {
+        end();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  };
+  const newFollower = (afterSeq: string, interest: EventInterest | undefined, workspaceId: string | undefined): Follower => ({
+    position: BigInt(afterSeq),
+    queue: [],
+    size: 0,
+    overflowed: false,
+    wake: undefined,
+    workspaceId,
+    interest,
+    indexed: new Set(),
+  });
 
   return {
-    follow,
+    follow: (afterSeq, signal, interest) => followAs(newFollower(afterSeq, interest, undefined), signal),
+    inWorkspace: (workspaceId) => ({ follow: (afterSeq, signal, interest) => followAs(newFollower(afterSeq, interest, workspaceId), signal), shared }),
     onAppend(listener) {
       listeners.push(listener);
       let wanted = false;
@@ -296,13 +362,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
         settle();
       };
     },
-    shared<T extends object>(row: EventRow, key: string, make: () => T): T {
-      let byKey = shapes.get(row);
-      if (!byKey) shapes.set(row, (byKey = new Map<string, object>()));
-      let made = byKey.get(key);
-      if (!made) byKey.set(key, (made = Object.freeze(make())));
-      return made as T;
-    },
+    shared,
     async close() {
       closed = true;
       clearInterval(poll);
@@ -317,53 +377,29 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   };
 }
 
-/** Queues the part of `batch` after the follower's position, unless that would pass its limit. */
+/** Queues the rows of `batch` after the follower's position that it takes, unless that would pass its limit. */
 function offer(follower: Follower, batch: readonly EventRow[]): void {
-  if (follower.overflowed) return;
-  const rows = batch.filter((row) => BigInt(row.seq) > follower.position);
-  const last = rows.at(-1);
-  if (!last) return;
+  const last = batch.at(-1);
+  if (follower.overflowed || !last || BigInt(last.seq) <= follower.position) return;
+  const rows = batch.filter((row) => BigInt(row.seq) > follower.position && inScope(follower, row));
   if (follower.size + rows.length > QUEUE_LIMIT) {
     follower.overflowed = true;
-  } else {
-    follower.queue.push(rows);
-    follower.size += rows.length;
-    follower.position = BigInt(last.seq);
+    follower.wake?.();
+    return;
   }
+  follower.position = BigInt(last.seq);
+  if (rows.length === 0) return;
+  follower.queue.push(rows);
+  follower.size += rows.length;
   follower.wake?.();
 }
 
-function nextWake(follower: Follower, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      follower.wake = undefined;
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    follower.wake = done;
-    signal.addEventListener('abort', done, { once: true });
-  });
+/** Whether `row` is of the follower's workspace. */
+function inScope(follower: Follower, row: EventRow): boolean {
+  return follower.workspaceId === undefined || row.workspace_id === follower.workspaceId;
 }
 
-/**
- * The timeline as one workspace sees it: the instance's one tail, keeping only that workspace's
- * events. Streams and long-polls follow this, never the whole tail.
- */
-export function workspaceTail(tail: EventTail, workspaceId: string): EventTail {
-  return {
-    shared: (row, key, make) => tail.shared(row, key, make),
-    async *follow(afterSeq, signal, interest) {
-      // Keys name principals and tasks, which belong to one workspace; the check keeps another's rows from `admit` all the same.
-      const inWorkspace: EventInterest | undefined = interest && {
-        get keys() {
-          return interest.keys;
-        },
-        admit: (row) => row.workspace_id === workspaceId && interest.admit(row),
-      };
-      for await (const batch of tail.follow(afterSeq, signal, inWorkspace)) {
-        const mine = batch.filter((row) => row.workspace_id === workspaceId);
-        if (mine.length > 0) yield mine;
-      }
-    },
-  };
+/** Whether the follower takes `row` (asking a filtered one's interest, which counts as its one `admit`). */
+function takes(follower: Follower, row: EventRow): boolean {
+  return inScope(follower, row) && (!follower.interest || follower.interest.admit(row));
 }

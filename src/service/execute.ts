@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import { type CallableOperation, type EventDraft, type EventTail, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
+import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
 import { outOfBounds } from '../operations/configured-bounds.ts';
 import { textIssues, unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
@@ -22,7 +22,7 @@ import { inWorkspace } from '../store/workspace-scope.ts';
 import { fingerprint } from './fingerprint.ts';
 import { waitingOut } from './wait-out.ts';
 import type { ReplicaReads } from './replica-reads.ts';
-import { workspaceTail } from './event-tail.ts';
+import type { InstanceTail } from './event-tail.ts';
 import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -47,7 +47,7 @@ export interface ExecuteDeps {
   /** Writes this instance ran again after the database broke them off, by operation (read by /metrics). */
   readonly reruns?: Map<string, number>;
   /** The timeline's follower, handed to reads that long-poll (asks_get's `wait_s`, wait). */
-  readonly tail?: EventTail;
+  readonly tail?: InstanceTail;
   /** Where reads that may be stale run, when a replica is configured. */
   readonly replica?: ReplicaReads | undefined;
 }
@@ -341,7 +341,7 @@ function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => voi
     rateBudget: call.budget,
     operations: deps.operations,
     cursors: deps.cursors,
-    tail: deps.tail && workspaceTail(deps.tail, call.principal.workspaceId),
+    tail: deps.tail?.inWorkspace(call.principal.workspaceId),
     inWorkspace: (work) => inWorkspace(deps.db, call.principal.workspaceId, work, call.principal.id),
   };
 }

@@ -4,7 +4,8 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { BatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import type { CallableOperation, EventTail, Operation } from '../operations/define-operation.ts';
+import type { CallableOperation, Operation } from '../operations/define-operation.ts';
+import type { InstanceTail } from './event-tail.ts';
 import { operations } from '../operations/index.ts';
 import { cursorCodec } from '../operations/shared/cursors.ts';
 import type { Database } from '../store/database.ts';
@@ -89,7 +90,7 @@ export interface ServiceDeps {
   readonly ids: Ids;
   readonly log: Logger;
   /** The instance's one follower of the timeline, shared by every stream. */
-  readonly tail: EventTail;
+  readonly tail: InstanceTail;
   /** Told, once a write through this instance's operations has committed, the events it appended. */
   readonly onCommit?: (events: readonly NewEventRow[]) => void;
   /** The key every instance on this database signs list cursors with (store/server-keys.ts). */

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { BatonError } from '../errors.ts';
-import type { EventTail, Operation, StreamOperation } from '../operations/define-operation.ts';
+import type { Operation, StreamOperation } from '../operations/define-operation.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
 import type { DB } from '../store/schema.ts';
 import type { StreamGrants } from './stream-grants.ts';
 import { authorize, validate } from './execute.ts';
-import { workspaceTail } from './event-tail.ts';
+import type { InstanceTail } from './event-tail.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 
@@ -24,7 +24,7 @@ export interface StreamCall {
  * and the reconnect is refused with 401/403).
  */
 export async function subscribe(
-  deps: { db: Kysely<DB>; config: Config; tail: EventTail; grants: StreamGrants },
+  deps: { db: Kysely<DB>; config: Config; tail: InstanceTail; grants: StreamGrants },
   operation: Operation,
   call: StreamCall & { readonly input: unknown },
 ): Promise<AsyncIterable<unknown>> {
@@ -56,7 +56,7 @@ export async function subscribe(
   const stream: StreamOperation<typeof operation.input, typeof operation.output> = operation;
   try {
     // Where the stream starts is read in the caller's workspace; what it then follows is that workspace's events only.
-    const ctx = { actor: call.principal, config: deps.config, tail: workspaceTail(deps.tail, call.principal.workspaceId), signal };
+    const ctx = { actor: call.principal, config: deps.config, tail: deps.tail.inWorkspace(call.principal.workspaceId), signal };
     return await inWorkspace(deps.db, call.principal.workspaceId, (tx) => stream.open(tx, ctx, input));
   } catch (error) {
     stop.abort();

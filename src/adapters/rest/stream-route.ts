@@ -9,6 +9,8 @@ import type { Service } from '../../service/service.ts';
 const RETRY_MS = 3000;
 /** A comment line this often keeps proxies and load balancers from closing an idle stream. */
 const PING_MS = 15_000;
+/** The route's open streams are pinged in this many turns per PING_MS, not all 10,000 in one. */
+const PING_SLOTS = 15;
 /** A client whose socket takes no bytes for this long is dropped; it resumes with Last-Event-ID. */
 const SLOW_CLIENT_MS = 30_000;
 
@@ -31,6 +33,7 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     if (made === undefined) framed.set(item, (made = text(item)));
     return made;
   };
+  const pings = pinger();
   app.get(url, async (request, reply) => {
     const { principal } = await authenticateRequest(service, request, reply, operation.name);
     const lastEventId = request.headers['last-event-id'];
@@ -54,7 +57,7 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
       'x-accel-buffering': 'no',
     });
     res.write(`retry: ${RETRY_MS}\n\n`);
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    const unping = pings.add(res);
     try {
       for await (const item of items) {
         if (stream) {
@@ -76,7 +79,7 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     } catch (err) {
       request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
     } finally {
-      clearInterval(ping);
+      unping();
       gone.abort();
       res.end();
     }
@@ -98,4 +101,34 @@ function drained(res: ServerResponse, signal: AbortSignal): Promise<boolean> {
     res.on('drain', onDrain);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * One timer for all of a route's open streams, in place of one per stream. A stream joins the slot
+ * just pinged, so its first ping comes 14-15 s after it opens and one every PING_MS after that; each
+ * tick pings one slot. The timer runs only while a stream is open.
+ */
+function pinger(): { add(res: ServerResponse): () => void } {
+  const slots = Array.from({ length: PING_SLOTS }, () => new Set<ServerResponse>());
+  let open = 0;
+  let next = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    for (const res of slots[next] ?? []) res.write(': ping\n\n');
+    next = (next + 1) % PING_SLOTS;
+  };
+  return {
+    add(res) {
+      const slot = slots[(next + PING_SLOTS - 1) % PING_SLOTS];
+      slot?.add(res);
+      open++;
+      timer ??= setInterval(tick, PING_MS / PING_SLOTS);
+      return () => {
+        if (!slot?.delete(res)) return;
+        if (--open > 0) return;
+        clearInterval(timer);
+        timer = undefined;
+      };
+    },
+  };
 }

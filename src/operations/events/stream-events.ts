@@ -4,11 +4,19 @@ import type { DB } from '../../store/schema.ts';
 import { type Concerned, concerns, interestKeys, type TaskTie, trackTasks } from '../../domain/event-concerns.ts';
 import { type EventRow, latestSeq } from '../../store/events.ts';
 import { roleOf, tasksOf } from '../../store/inbox-events.ts';
-import type { EventInterest } from '../define-operation.ts';
+import type { EventInterest, EventTail } from '../define-operation.ts';
 import { defineOperation } from '../define-operation.ts';
 import { sinceSeq, viewParam } from '../shared/lists.ts';
 import { eventListParams } from './event-params.ts';
 import { eventOutput, shapeEvent } from './event-schema.ts';
+
+const streamInput = z.strictObject({
+  since: eventListParams.since,
+  types: eventListParams.types,
+  subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
+  view: viewParam,
+  for: z.enum(['me']).optional().describe('`me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions.'),
+});
 
 export const streamEvents = defineOperation({
   name: 'events_stream',
@@ -21,34 +29,34 @@ export const streamEvents = defineOperation({
   scope: 'events:read',
   approval: 'none',
   http: { method: 'GET', path: '/events/stream' },
-  input: z.strictObject({
-    since: eventListParams.since,
-    types: eventListParams.types,
-    subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
-    view: viewParam,
-    for: z.enum(['me']).optional().describe('`me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions.'),
-  }),
+  input: streamInput,
   output: eventOutput,
   async open(db, ctx, input) {
     let after: string | undefined = await latestSeq(db);
     if (input.since) {
       after = await sinceSeq(db, input.since);
     }
-    const types = input.types ? new Set(input.types) : undefined;
-    const start = after;
     const interest = input.for === 'me' ? await concerning(db, ctx.actor.id) : undefined;
-    return (async function* () {
-      for await (const batch of ctx.tail.follow(start, ctx.signal, interest)) {
-        for (const row of batch) {
-          if (types && !types.has(row.type)) continue;
-          if (input.subject && row.subject !== input.subject) continue;
-          yield ctx.tail.shared(row, `events_stream ${input.view ?? 'compact'}`, () => shapeEvent(row, input));
-        }
-      }
-    })();
+    return shapedEvents(ctx.tail.follow(after, ctx.signal, interest), ctx.tail, input);
   },
   frameOf: (event) => ({ id: event.id, event: event.type ?? 'message' }),
 });
+
+/**
+ * The followed rows the input's `types` and `subject` keep, each shaped once per view for every
+ * stream. A named generator, not one made per call: an open stream holds only its state.
+ */
+async function* shapedEvents(batches: AsyncIterable<readonly EventRow[]>, tail: EventTail, input: z.output<typeof streamInput>): AsyncGenerator<z.output<typeof eventOutput>> {
+  const types = input.types ? new Set(input.types) : undefined;
+  const key = `events_stream ${input.view ?? 'compact'}`;
+  for await (const batch of batches) {
+    for (const row of batch) {
+      if (types && !types.has(row.type)) continue;
+      if (input.subject && row.subject !== input.subject) continue;
+      yield tail.shared(row, key, () => shapeEvent(row, input));
+    }
+  }
+}
 
 /**
  * What a `for=me` stream takes: the events that concern the caller, its role and tasks as they stand
