@@ -63,6 +63,8 @@ export interface FleetReport {
 }
 
 const SAMPLES = 5;
+/** What starts each frame's one data line in Baton's event stream (after its id and event lines). */
+const DATA_LINE = Buffer.from('\ndata: ');
 /** How long a refused call is retried (a heartbeat's interval: the lease's TTL leaves room for it). */
 const RETRY_FOR_MS = 60_000;
 
@@ -209,22 +211,23 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
       report.streamsEnded++;
       return;
     }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
+    // Frames are counted by their `data:` lines in the raw bytes, not decoded and split: at 20,000
+    // agents, 100 streams bring 60,000 frames a second, and parsing them as text took this process
+    // more CPU than the server it measures. The last bytes of a chunk are kept for a line cut in two.
+    const reader = response.body.getReader();
+    let tail = Buffer.alloc(0);
     for (;;) {
       const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (chunk.done) {
         if (!stop.signal.aborted) report.streamsEnded++;
         return;
       }
-      buffer += chunk.value;
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const now = Date.now();
-        if (frame.includes('data: ') && now >= plan.measureFrom && now < plan.measureTo) report.frames++;
-      }
+      const bytes = Buffer.concat([tail, chunk.value]);
+      let frames = 0;
+      for (let at = bytes.indexOf(DATA_LINE); at >= 0; at = bytes.indexOf(DATA_LINE, at + DATA_LINE.length)) frames++;
+      tail = bytes.subarray(Math.max(0, bytes.length - (DATA_LINE.length - 1)));
+      const now = Date.now();
+      if (now >= plan.measureFrom && now < plan.measureTo) report.frames += frames;
     }
   };
 
