@@ -95,16 +95,18 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
   /**
    * POSTs and returns the parsed body (undefined after counting the failure) and the status (0: no
    * answer). A refusal Baton calls retryable (503, 429, or no answer at all) is sent again with the
-   * same Idempotency-Key after its Retry-After (jittered), as the problem's hint says, for up to
+   * same Idempotency-Key, after its Retry-After doubled at each attempt (jittered), as the problem's hint says, for up to
    * RETRY_FOR_MS: an agent keeps its lease through a refused heartbeat rather than dropping it and
    * claiming anew. Every attempt counts as a call, with its latency and any error.
    */
   const post = async <T>(n: number, op: Operation, path: string, body: object): Promise<[T | undefined, number]> => {
     const key = `fleet-${process.pid}-${keys++}`;
     const first = Date.now();
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const [answer, status, retryAfterS] = await send<T>(n, op, path, body, key);
-      const wait = retryAfterS * 1000 * (0.5 + Math.random());
+      // Exponential back-off from Retry-After (1, 2, 4, 8, 16 s), jittered: a fleet retrying every
+      // second would multiply the load that refused it.
+      const wait = Math.min(16, retryAfterS * 2 ** attempt) * 1000 * (0.5 + Math.random());
       if (answer !== undefined || ![0, 429, 503].includes(status) || Date.now() + wait - first > RETRY_FOR_MS || stop.signal.aborted) return [answer, status];
       await sleep(wait, undefined, { signal: stop.signal }).catch(() => undefined);
     }

@@ -12,7 +12,7 @@
  * `--processes` other child processes (bench/fleet-agents.ts), over HTTP keep-alive: each holds a
  * lease (TTL 180 s), heartbeats every 60 s (one in ten with a note), hands in and claims the next
  * task every 5 minutes in one call (`leases_cycle`), 1 % of attempts failing (a call Baton refuses
- * as retryable, 503 or 429, is sent again with its key after Retry-After for up to 60 s, as the
+ * as retryable, 503 or 429, is sent again with its key after Retry-After, doubled at each attempt, for up to 60 s, as the
  * problem's hint says; every attempt counts, each refusal as an error); the agents' first
  * claims are spread over the first `--ramp-s` seconds (60; at most the warm-up) and their cycles
  * over 5 minutes, so the rates are steady (N/60 heartbeats and N/300 cycles a second). `--humans`
