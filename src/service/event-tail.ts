@@ -318,20 +318,15 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     };
     return iterator;
   };
-  const newFollower = (afterSeq: string, interest: EventInterest | undefined, workspaceId: string | undefined): Follower => ({
-    position: BigInt(afterSeq),
-    queue: [],
-    size: 0,
-    overflowed: false,
-    wake: undefined,
-    workspaceId,
-    interest,
-    indexed: new Set(),
-  });
+  /** `follow` for the events of `workspaceId` (undefined: of every workspace). */
+  const followIn =
+    (workspaceId: string | undefined): EventTail['follow'] =>
+    (afterSeq, signal, interest) =>
+      followAs({ position: BigInt(afterSeq), queue: [], size: 0, overflowed: false, wake: undefined, workspaceId, interest, indexed: new Set() }, signal);
 
   return {
-    follow: (afterSeq, signal, interest) => followAs(newFollower(afterSeq, interest, undefined), signal),
-    inWorkspace: (workspaceId) => ({ follow: (afterSeq, signal, interest) => followAs(newFollower(afterSeq, interest, workspaceId), signal), shared }),
+    follow: followIn(undefined),
+    inWorkspace: (workspaceId) => ({ follow: followIn(workspaceId), shared }),
     onAppend(listener) {
       listeners.push(listener);
       let wanted = false;
