@@ -80,6 +80,7 @@ const projects: TestProjectInlineConfiguration[] = [
  */
 const HOLDS_TRANSACTIONS = [
   'test/ops/metrics.test.ts',
+  'test/ops/load-shedding.test.ts',
   'test/ops/rolling-upgrade.test.ts',
   'test/realtime/webhooks.test.ts',
   'test/store/write-conflicts.test.ts',

@@ -45,6 +45,24 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
       for (const [operation, n] of service.writeReruns()) this.inc({ operation }, n);
     },
   });
+  new Counter({
+    name: 'baton_requests_shed_total',
+    help: 'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection, other calls from 16, heartbeats never.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, n] of service.shedCalls()) this.inc({ operation }, n);
+    },
+  });
+  new Gauge({
+    name: 'baton_db_pool_waiting',
+    help: "Calls waiting now for a connection of this instance's database pool (BATON_DB_POOL_SIZE); past 4 per connection, claims are refused at once.",
+    registers: [registry],
+    collect() {
+      this.set(service.poolLoad().waiting);
+    },
+  });
 
   new Counter({
     name: 'baton_stale_reads_total',

@@ -13,6 +13,7 @@ import type { NewEventRow } from '../store/events.ts';
 import { readStats, type StoreStats } from '../store/stats.ts';
 import { DEFAULT_WORKSPACE_ID } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
+import { shedding } from './admission.ts';
 import { type Authenticated, authenticate, counted, rateWindowStart } from './authenticate.ts';
 import { authenticateSession, type SignedIn, signIn, signOut, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
@@ -43,6 +44,12 @@ export interface Service {
    * against its rate budget (spec/identity.md, "Sessions").
    */
   authenticate(authorization: string | undefined, sessionSecret?: string): Promise<Authenticated>;
+  /**
+   * Throws 503 `unavailable` at once when the database's pool is too busy to take `operationName`
+   * (the operation, or the interface's name for a call of several), before it is authenticated
+   * (src/service/admission.ts).
+   */
+  admit(operationName: string): void;
   /** Opens a cookie session for a person whose ID token the caller verified (creating them on first sign-in). */
   signIn(identity: VerifiedIdentity, userAgent: string): Promise<SignedIn>;
   /** Ends the session of a cookie secret on the server; an unknown or ended one is left alone. */
@@ -72,6 +79,10 @@ export interface Service {
   stats(reader?: Principal): Promise<StoreStats>;
   /** Writes this instance ran again since it started because the database broke them off (deadlock, serialization failure), by operation. */
   writeReruns(): ReadonlyMap<string, number>;
+  /** Calls this instance refused at the door since it started because the database's pool was too busy, by operation. */
+  shedCalls(): ReadonlyMap<string, number>;
+  /** The database pool's connections and the calls waiting for one now (`Database.poolLoad`). */
+  poolLoad(): { readonly size: number; readonly waiting: number };
   /** Reads that may be stale served by the replica and by the primary since start, and the replica's lag; undefined without a replica. */
   replicaReads(): ReturnType<ReplicaReads['figures']> | undefined;
   /** Applies a provider event whose signature the caller verified, once per provider event id. */
@@ -104,6 +115,7 @@ export function createService(deps: ServiceDeps): Service {
   const authenticateDeps = { db: database.counters, rate: config.rateLimit, humansUseSso: config.oidc?.required ?? false };
   const sessionDeps = { db: database.db, clock, ids: deps.ids, config };
   const reruns = new Map<string, number>();
+  const shed = new Map<string, number>();
   const replica =
     database.replica && config.readReplica ? replicaReads({ primary: database.db, replica: database.replica, clock, maxLagS: config.readReplica.maxLagS }) : undefined;
   const subscribeDeps = { db: database.db, config, tail: deps.tail, grants: streamGrants({ db: database.db, clock }, STREAM_RECHECK_MS) };
@@ -119,6 +131,12 @@ export function createService(deps: ServiceDeps): Service {
       const now = clock.now();
       const { principal, used, limit, workspace } = await authenticateSession(sessionDeps, sessionSecret, rateWindowStart(config.rateLimit.windowS, now));
       return counted(authenticateDeps, principal, { used, limit, workspace }, now);
+    },
+    admit(operationName) {
+      const refusal = shedding(operationName, database.poolLoad());
+      if (!refusal) return;
+      shed.set(operationName, (shed.get(operationName) ?? 0) + 1);
+      throw refusal;
     },
     signIn: (identity, userAgent) => signIn(sessionDeps, identity, userAgent),
     signOut: (secret) => signOut(sessionDeps, secret),
@@ -142,6 +160,8 @@ export function createService(deps: ServiceDeps): Service {
       return readStats(database.db, clock.now());
     },
     writeReruns: () => reruns,
+    shedCalls: () => shed,
+    poolLoad: () => database.poolLoad(),
     replicaReads: () => replica?.figures(),
   };
 }

@@ -31,6 +31,11 @@ export interface Database {
    */
   readonly tail: Kysely<DB>;
   readonly engine: Engine;
+  /**
+   * The operations' pool now: its connections, and the calls waiting for one (pg-pool's public
+   * `waitingCount`), read by load shedding (src/service/admission.ts). PGlite queues nothing here.
+   */
+  poolLoad(): { readonly size: number; readonly waiting: number };
   /** Runs a multi-statement SQL script on one connection; returns the rows of its last statement. */
   runScript(sql: string): Promise<Record<string, unknown>[]>;
   /**
@@ -207,6 +212,7 @@ export function openPostgres(url: string, poolSize: number, options: PostgresOpt
     counters: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(counterPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     tail: new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(tailPool, statements, rotation, checked) }), ...queryLog(options.onQuery, options.trace) }),
     engine: 'postgres',
+    poolLoad: () => ({ size: poolSize, waiting: pool.waitingCount }),
     async runScript(sql) {
       const client = await connectWritable(pool, rotation, checked);
       let result: pg.QueryResult | pg.QueryResult[];
@@ -489,6 +495,7 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     counters: db,
     tail: db,
     engine: 'pglite',
+    poolLoad: () => ({ size: 1, waiting: 0 }),
     async runScript(sql) {
       const results = await pglite.exec(sql);
       return (results.at(-1)?.rows ?? []);

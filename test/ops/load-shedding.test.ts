@@ -1,0 +1,84 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_TIMEOUTS, openPostgres } from '../../src/store/database.ts';
+import type { Database } from '../../src/store/database.ts';
+import { engine, freshDatabase, type Principal, type Response, startTestServer, type TestServer } from '../harness.ts';
+import { pollUntil, untilWaitingOnLock, WORKER_SCOPES } from '../leases/instances.ts';
+
+/*
+ * Issue 44: when calls queue for the database's pool, a claim is refused at once (503,
+ * Retry-After) instead of waiting out the connect timeout, while a heartbeat still queues and is
+ * served. A pool of one connection is held by a write waiting on a row lock that a raw SQL
+ * transaction holds, so the queue behind it is real. PostgreSQL only: PGlite has no pool.
+ */
+describe.skipIf(engine !== 'postgres')('a server whose database pool is busy', () => {
+  let t: TestServer;
+  let database: Database;
+  let url: string;
+  let agent: Principal;
+  beforeAll(async () => {
+    const fresh = await freshDatabase();
+    await fresh.database.close();
+    url = fresh.url ?? '';
+    // Nothing times out while the test holds the lock: the queue stays until it lets go.
+    database = openPostgres(url, 1, { timeouts: { ...DEFAULT_TIMEOUTS, connectMs: 120_000, lockMs: 120_000 } });
+    t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { database });
+    agent = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+  });
+  afterAll(() => t.close());
+
+  async function newTask(title: string): Promise<string> {
+    const res = await t.request('POST', '/api/v1/tasks', { body: { title } });
+    expect(res.status, res.body).toBe(201);
+    return res.json<{ id: string }>().id;
+  }
+
+  it('refuses new claims at once while heartbeats wait their turn, and serves both once the queue drains', async () => {
+    const locked = await newTask('held by a raw transaction');
+    const held = await newTask('the agent keeps this one');
+    await newTask('left in the queue');
+    const claimed = await t.request('POST', `/api/v1/tasks/${held}/claim`, { token: agent.token, body: { ttl_s: 600 } });
+    expect(claimed.status, claimed.body).toBe(200);
+    const leaseId = claimed.json<{ lease: { id: string } }>().lease.id;
+
+    const raw = new pg.Client({ connectionString: url });
+    await raw.connect();
+    const queued: Promise<Response>[] = [];
+    try {
+      await raw.query('BEGIN');
+      await raw.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [locked]);
+      // The pool's one connection waits on the lock; four writes wait for the connection.
+      queued.push(t.request('PATCH', `/api/v1/tasks/${locked}`, { body: { title: 'renamed behind the lock' } }));
+      await untilWaitingOnLock(raw, 'the write holding the pool');
+      queued.push(...['a', 'b', 'c', 'd'].map((title) => t.request('POST', '/api/v1/tasks', { body: { title } })));
+      await pollUntil(async () => (database.poolLoad().waiting >= 4 ? true : undefined), 60_000, 'four writes waiting for the connection');
+
+      // Answered while the lock is still held: the claim did not join the queue.
+      const refused = await t.request('POST', '/api/v1/tasks/claim', { token: agent.token, body: {} });
+      expect(refused.status, refused.body).toBe(503);
+      expect(refused.headers['content-type']).toContain('application/problem+json');
+      expect(refused.headers['retry-after']).toBe('5');
+      const problem = refused.json<{ code: string; retryable: boolean; detail: string; hint: string }>();
+      expect(problem.code).toBe('unavailable');
+      expect(problem.retryable).toBe(true);
+      expect(problem.detail).toContain('Claims are refused first');
+
+      // A heartbeat is let in and queues behind the writes.
+      const heartbeat = t.request('POST', `/api/v1/leases/${leaseId}/heartbeat`, { token: agent.token, body: { note: 'still here' } });
+      queued.push(heartbeat);
+      await pollUntil(async () => (database.poolLoad().waiting >= 5 ? true : undefined), 60_000, 'the heartbeat waiting for the connection');
+      await raw.query('COMMIT');
+    } finally {
+      await raw.end();
+    }
+    const answers = await Promise.all(queued);
+    expect(answers.map((res) => res.status)).toEqual([200, 201, 201, 201, 201, 200]);
+
+    const metrics = await t.request('GET', '/metrics');
+    expect(metrics.body).toMatch(/baton_requests_shed_total\{operation="tasks_claim_next"\} 1\b/);
+    expect(metrics.body).toMatch(/baton_db_pool_waiting 0\b/);
+    // The queue drained: claims are served again.
+    const later = await t.request('POST', '/api/v1/tasks/claim', { token: agent.token, body: {} });
+    expect(later.status, later.body).toBe(200);
+  });
+});
