@@ -1,7 +1,9 @@
 /**
  * One process of simulated agents for bench/fleet.ts, started with `fork` (IPC). It receives a
- * `FleetPlan`, runs its share of the fleet against Baton over HTTP keep-alive (Node's fetch, whose
- * global dispatcher pools connections per origin), and answers with a `FleetReport`, then exits.
+ * `FleetPlan`, runs its share of the fleet against Baton over HTTP keep-alive (`node:http` with one
+ * keep-alive agent, which pools connections per origin), and answers with a `FleetReport`, then exits.
+ * Not `fetch`: its web streams and headers objects cost this process as much CPU as the server it
+ * measures (0.56 of a core at 10,000 agents), and the clients share the server's cores.
  *
  * Each agent claims a task (TTL 180 s) at its point of the ramp, heartbeats every 60 s (one in ten
  * with a note), and every 5 minutes hands its task in and claims the next in one call
@@ -11,6 +13,7 @@
  * instance `n mod urls.length`. Optional humans hold the unfiltered event stream open (the admin
  * token, spread over the instances likewise) and count its frames.
  */
+import { Agent, request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface FleetPlan {
@@ -63,6 +66,23 @@ export interface FleetReport {
 }
 
 const SAMPLES = 5;
+/** POSTs `body`; status 0 and the error's message when no answer came. */
+function postJson(keepAlive: Agent, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+  return new Promise((resolve) => {
+    const failed = (error: Error) => resolve({ status: 0, text: error.message, retryAfter: undefined });
+    const call = request(url, { method: 'POST', agent: keepAlive, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const retryAfter = response.headers['retry-after'];
+        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter });
+      });
+      response.on('error', failed);
+    });
+    call.on('error', failed);
+    call.end(body);
+  });
+}
 /** What starts each frame's one data line in Baton's event stream (after its id and event lines). */
 const DATA_LINE = Buffer.from('\ndata: ');
 /** How long a refused call is retried (a heartbeat's interval: the lease's TTL leaves room for it). */
@@ -85,6 +105,8 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
   };
   let keys = 0;
   const stop = new AbortController();
+  // Every call and stream of this process, over keep-alive connections pooled per instance.
+  const keepAlive = new Agent({ keepAlive: true });
   const failed = (op: Operation, status: number, text: string, started: number) => {
     const key = `${op} ${status}`;
     report.errors[key] = (report.errors[key] ?? 0) + 1;
@@ -115,21 +137,9 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     const started = Date.now();
     const t0 = performance.now();
     report.calls[op]++;
-    let status = 0;
-    let text = '';
-    let retryAfterS = 1;
-    try {
-      const response = await fetch(`${urlOf(n)}/api/v1${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${plan.tokens[n - plan.first]}`, 'idempotency-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      status = response.status;
-      retryAfterS = Math.min(10, Math.max(1, Number(response.headers.get('retry-after')) || 1));
-      text = await response.text();
-    } catch (error) {
-      text = (error as Error).message;
-    }
+    const headers = { authorization: `Bearer ${plan.tokens[n - plan.first]}`, 'idempotency-key': key, 'content-type': 'application/json' };
+    const { status, text, retryAfter } = await postJson(keepAlive, `${urlOf(n)}/api/v1${path}`, headers, JSON.stringify(body));
+    const retryAfterS = Math.min(10, Math.max(1, Number(retryAfter) || 1));
     if (started >= plan.measureFrom && started < plan.measureTo) report.latencies[op].push(performance.now() - t0);
     if (status !== 200) {
       failed(op, status, text, started);
@@ -207,37 +217,42 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     }
   };
 
-  const human = async (_: unknown, h: number): Promise<void> => {
-    const response = await fetch(`${urlOf(h)}/api/v1/events/stream`, { headers: { authorization: `Bearer ${plan.token}` }, signal: stop.signal }).catch(() => undefined);
-    if (response?.status !== 200 || !response.body) {
-      report.streamsEnded++;
-      return;
-    }
-    // Frames are counted by their `data:` lines in the raw bytes, not decoded and split: at 20,000
-    // agents, 100 streams bring 60,000 frames a second, and parsing them as text took this process
-    // more CPU than the server it measures. The last bytes of a chunk are kept for a line cut in two.
-    const reader = response.body.getReader();
-    let tail = Buffer.alloc(0);
-    for (;;) {
-      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-      if (chunk.done) {
+  const human = (_: unknown, h: number): Promise<void> =>
+    new Promise((resolve) => {
+      const ended = () => {
         if (!stop.signal.aborted) report.streamsEnded++;
-        return;
-      }
-      const bytes = Buffer.concat([tail, chunk.value]);
-      let frames = 0;
-      for (let at = bytes.indexOf(DATA_LINE); at >= 0; at = bytes.indexOf(DATA_LINE, at + DATA_LINE.length)) frames++;
-      tail = bytes.subarray(Math.max(0, bytes.length - (DATA_LINE.length - 1)));
-      const now = Date.now();
-      if (now >= plan.measureFrom && now < plan.measureTo) report.frames += frames;
-    }
-  };
+        resolve();
+      };
+      const stream = request(`${urlOf(h)}/api/v1/events/stream`, { agent: keepAlive, headers: { authorization: `Bearer ${plan.token}` }, signal: stop.signal }, (response) => {
+        if (response.statusCode !== 200) {
+          response.resume();
+          return ended();
+        }
+        // Frames are counted by their `data:` lines in the raw bytes, not decoded and split: at 20,000
+        // agents, 100 streams bring 60,000 frames a second, and parsing them as text took this process
+        // more CPU than the server it measures. The last bytes of a chunk are kept for a line cut in two.
+        let tail = Buffer.alloc(0);
+        response.on('data', (chunk: Buffer) => {
+          const bytes = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk;
+          let frames = 0;
+          for (let at = bytes.indexOf(DATA_LINE); at >= 0; at = bytes.indexOf(DATA_LINE, at + DATA_LINE.length)) frames++;
+          tail = Buffer.from(bytes.subarray(Math.max(0, bytes.length - (DATA_LINE.length - 1))));
+          const now = Date.now();
+          if (now >= plan.measureFrom && now < plan.measureTo) report.frames += frames;
+        });
+        response.on('end', ended);
+        response.on('error', ended);
+      });
+      stream.on('error', ended);
+      stream.end();
+    });
 
   const humans = Array.from({ length: plan.humans }, human);
   const agents = Array.from({ length: plan.count }, (_, i) => agent(plan.first + i));
   return Promise.all(agents).then(async () => {
     stop.abort();
     await Promise.all(humans);
+    keepAlive.destroy();
     return report;
   });
 }

@@ -36,6 +36,8 @@ export interface Figures {
   instances: InstanceFigures[];
   /** PgBouncer's CPU per agent-hour, when the instances go through it. */
   pgbouncerCpuSPerAgentHour: number | undefined;
+  /** The simulated clients' processes together (they share the cores). */
+  clientsCpuSPerAgentHour: number | undefined;
   pgbouncer: boolean;
   webhooks: WebhookFigures;
   /** `on`, or what the benchmark did in its place. */
@@ -74,7 +76,7 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     '',
     `- Errors over the whole run: ${errors.length === 0 ? 'none' : errors.join(', ')}${f.fleet.samples.length ? ` (first: ${f.fleet.samples[0]})` : ''}; claims or cycles finding the queue empty: ${f.fleet.dry}.`,
     `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
-    `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}.`,
+    `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}; the simulated clients' process${f.processes > 1 ? 'es' : ''} ${cpu(f.clientsCpuSPerAgentHour)}.`,
     `- Server RSS at the end: ${f.instances.map((i, n) => `${f.instances.length > 1 ? `#${n + 1} ` : ''}${memory(i.memory)}`).join(', ')}.`,
     `- Autovacuum: ${f.autovacuum}.`,
     `- Database size ${(f.sizeBefore / 2 ** 20).toFixed(1)} → ${(f.sizeAfter / 2 ** 20).toFixed(1)} MiB over the window: ${(f.growthBytesPerAgentDay / 2 ** 20).toFixed(2)} MiB per agent-day.`,

@@ -146,22 +146,27 @@ async function main(): Promise<void> {
     const measureTo = measureFrom + minutes * 60 * 1000;
     const base = { urls, token, total: agents, startAt, rampMs: Math.min(rampS, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
     const share = Math.ceil(agents / processes);
-    const reports = Array.from({ length: processes }, (_, i) => {
+    const clients = Array.from({ length: processes }, (_, i) => {
       const from = i * share;
       const count = Math.max(0, Math.min(share, agents - from));
       return runAgents({ ...base, first: from, count, tokens: tokens.slice(from, from + count), humans: i === 0 ? humans : 0 }, cleanup);
     });
+    const reports = clients.map((c) => c.report);
     log(`${agents} agents in ${processes} process(es) on ${instances} instance(s)${pgbouncer ? ' behind PgBouncer' : ''}, ${humans} humans, ${webhooks} webhook subscribers; warm-up ${warmupS} s, then ${minutes} measured minutes (ends ${new Date(measureTo).toISOString()})`);
 
     await sleepUntil(measureFrom);
     const sizeBefore = await databaseSize(database.url);
     // The first server and the backends are watched every second; the other servers and PgBouncer live the whole run, so two readings suffice.
+    const clientPids = clients.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
     const others = [...servers.slice(1).map((s) => s.pid), ...(pgbouncer ? [pgbouncer.pid] : [])];
     const cpu = await watchCpu(first.pid, () => backendPids(database));
     const othersBefore = await cpuSeconds(others);
+    const clientsBefore = await cpuSeconds(clientPids);
     await sleepUntil(measureTo);
     const used = await cpu.stop();
     const othersAfter = await cpuSeconds(others);
+    // Read at the window's end, before the clients finish their last calls and exit.
+    const clientsAfter = await cpuSeconds(clientPids);
     const sizeAfter = await databaseSize(database.url);
     const memories = await Promise.all(servers.map((s) => serverMemory(s.pid)));
     const fleet = merge(await Promise.all(reports));
@@ -191,6 +196,7 @@ async function main(): Promise<void> {
       instances: servers.map((_, i) => ({ cpuSPerAgentHour: instanceCpu[i], memory: memories[i] })),
       pgbouncer: pgbouncer !== undefined,
       pgbouncerCpuSPerAgentHour: otherCpu(pgbouncer?.pid),
+      clientsCpuSPerAgentHour: clientsBefore && clientsAfter ? clientPids.reduce((sum, pid) => sum + (clientsAfter.get(pid) ?? 0) - (clientsBefore.get(pid) ?? 0), 0) / agentHours : undefined,
       webhooks: {
         subscribers: webhooks,
         eventTypes,
@@ -211,17 +217,18 @@ async function main(): Promise<void> {
   }
 }
 
-/** Forks one agents process and resolves with its report; the process is killed on cleanup. */
-function runAgents(plan: FleetPlan, cleanup: Cleanup): Promise<FleetReport> {
+/** Forks one agents process: its pid, and its report once it ends; the process is killed on cleanup. */
+function runAgents(plan: FleetPlan, cleanup: Cleanup): { pid: number | undefined; report: Promise<FleetReport> } {
   const child = fork(AGENTS_MAIN, [], { execPath: process.execPath, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   cleanup.add(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   child.send(plan);
-  return new Promise((resolve, reject) => {
+  const report = new Promise<FleetReport>((resolve, reject) => {
     child.once('message', (message: { report?: FleetReport; error?: string }) => (message.report ? resolve(message.report) : reject(new Error(`agents process: ${message.error}`))));
     child.once('exit', (code) => reject(new Error(`agents process exited with code ${code} before reporting`)));
   });
+  return { pid: child.pid, report };
 }
 
 function merge(reports: FleetReport[]): FleetReport {
