@@ -47,7 +47,7 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
   });
   new Counter({
     name: 'baton_requests_shed_total',
-    help: 'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection, other calls from 16, heartbeats never.',
+    help: 'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection (at least 40), other calls from 16 (at least 160), heartbeats never.',
     labelNames: ['operation'] as const,
     registers: [registry],
     collect() {
@@ -57,7 +57,7 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
   });
   new Gauge({
     name: 'baton_db_pool_waiting',
-    help: "Calls waiting now for a connection of this instance's database pool (BATON_DB_POOL_SIZE); past 4 per connection, claims are refused at once.",
+    help: "Calls waiting now for a connection of this instance's database pool (BATON_DB_POOL_SIZE); from 4 per connection (at least 40), claims are refused at once.",
     registers: [registry],
     collect() {
       this.set(service.poolLoad().waiting);

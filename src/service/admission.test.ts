@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLAIMS_SHED_AT, OTHERS_SHED_AT, shedding } from './admission.ts';
+import { CLAIMS_SHED_AT, CLAIMS_SHED_FLOOR, OTHERS_SHED_AT, OTHERS_SHED_FLOOR, shedding } from './admission.ts';
 
 describe('load shedding', () => {
   const pool = (waiting: number) => ({ size: 10, waiting });
@@ -26,5 +26,15 @@ describe('load shedding', () => {
     expect(shedding('graphql', pool(10 * OTHERS_SHED_AT))?.status).toBe(503);
     expect(shedding('leases_heartbeat', pool(100_000))).toBeUndefined();
     expect(shedding('reservations_heartbeat', pool(100_000))).toBeUndefined();
+  });
+
+  it('never sheds below the default pool\'s marks, however small the pool', () => {
+    const one = (waiting: number) => ({ size: 1, waiting });
+    expect(shedding('tasks_claim', one(CLAIMS_SHED_FLOOR - 1))).toBeUndefined();
+    expect(shedding('tasks_claim', one(CLAIMS_SHED_FLOOR))?.status).toBe(503);
+    expect(shedding('tasks_create', one(OTHERS_SHED_FLOOR - 1))).toBeUndefined();
+    expect(shedding('tasks_create', one(OTHERS_SHED_FLOOR))?.status).toBe(503);
+    // A large pool sheds by its own size.
+    expect(shedding('tasks_claim', { size: 50, waiting: 50 * CLAIMS_SHED_AT - 1 })).toBeUndefined();
   });
 });

@@ -8,10 +8,17 @@
  */
 import { BatonError } from '../errors.ts';
 
-/** Calls waiting per pooled connection at which new claims are refused. */
+/** Calls waiting per pooled connection at which new claims are refused (at least `CLAIMS_SHED_FLOOR`). */
 export const CLAIMS_SHED_AT = 4;
-/** Calls waiting per pooled connection at which every call but a renewal is refused. */
+/** Calls waiting per pooled connection at which every call but a renewal is refused (at least `OTHERS_SHED_FLOOR`). */
 export const OTHERS_SHED_AT = 16;
+/**
+ * The marks never fall below the default pool's (10 connections): on a pool of one or two, the
+ * workers' own passes (sweeps, deliveries, notifications) queue a few calls without the instance
+ * being busy.
+ */
+export const CLAIMS_SHED_FLOOR = 40;
+export const OTHERS_SHED_FLOOR = 160;
 
 const CLAIMS: ReadonlySet<string> = new Set(['tasks_claim', 'tasks_claim_next']);
 const RENEWALS: ReadonlySet<string> = new Set(['leases_heartbeat', 'reservations_heartbeat']);
@@ -20,7 +27,8 @@ const RENEWALS: ReadonlySet<string> = new Set(['leases_heartbeat', 'reservations
 export function shedding(operationName: string, pool: { readonly size: number; readonly waiting: number }): BatonError | undefined {
   if (RENEWALS.has(operationName)) return undefined;
   const claim = CLAIMS.has(operationName);
-  if (pool.waiting < pool.size * (claim ? CLAIMS_SHED_AT : OTHERS_SHED_AT)) return undefined;
+  const mark = claim ? Math.max(pool.size * CLAIMS_SHED_AT, CLAIMS_SHED_FLOOR) : Math.max(pool.size * OTHERS_SHED_AT, OTHERS_SHED_FLOOR);
+  if (pool.waiting < mark) return undefined;
   const first = claim ? ' Claims are refused first, so that leases already held can still be renewed.' : '';
   return new BatonError('unavailable', `Baton is busy: ${pool.waiting} calls are waiting for a database connection.${first}`, {
     hint: 'Retry after `Retry-After` seconds, a write with the same [[Idempotency-Key]]; keep heartbeating the leases you hold, which are still served.',

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAIMS_SHED_FLOOR } from '../../src/service/admission.ts';
 import { DEFAULT_TIMEOUTS, openPostgres } from '../../src/store/database.ts';
 import type { Database } from '../../src/store/database.ts';
 import { engine, freshDatabase, type Principal, type Response, startTestServer, type TestServer } from '../harness.ts';
@@ -47,11 +48,12 @@ describe.skipIf(engine !== 'postgres')('a server whose database pool is busy', (
     try {
       await raw.query('BEGIN');
       await raw.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [locked]);
-      // The pool's one connection waits on the lock; four writes wait for the connection.
+      // The pool's one connection waits on the lock; as many writes as claims are refused from (a
+      // pool of one sheds at the default pool's marks) wait for the connection.
       queued.push(t.request('PATCH', `/api/v1/tasks/${locked}`, { body: { title: 'renamed behind the lock' } }));
       await untilWaitingOnLock(raw, 'the write holding the pool');
-      queued.push(...['a', 'b', 'c', 'd'].map((title) => t.request('POST', '/api/v1/tasks', { body: { title } })));
-      await pollUntil(async () => (database.poolLoad().waiting >= 4 ? true : undefined), 60_000, 'four writes waiting for the connection');
+      queued.push(...Array.from({ length: CLAIMS_SHED_FLOOR }, (_, i) => t.request('POST', '/api/v1/tasks', { body: { title: `queued ${i}` } })));
+      await pollUntil(async () => (database.poolLoad().waiting >= CLAIMS_SHED_FLOOR ? true : undefined), 60_000, 'the writes waiting for the connection');
 
       // Answered while the lock is still held: the claim did not join the queue.
       const refused = await t.request('POST', '/api/v1/tasks/claim', { token: agent.token, body: {} });
@@ -66,13 +68,13 @@ describe.skipIf(engine !== 'postgres')('a server whose database pool is busy', (
       // A heartbeat is let in and queues behind the writes.
       const heartbeat = t.request('POST', `/api/v1/leases/${leaseId}/heartbeat`, { token: agent.token, body: { note: 'still here' } });
       queued.push(heartbeat);
-      await pollUntil(async () => (database.poolLoad().waiting >= 5 ? true : undefined), 60_000, 'the heartbeat waiting for the connection');
+      await pollUntil(async () => (database.poolLoad().waiting > CLAIMS_SHED_FLOOR ? true : undefined), 60_000, 'the heartbeat waiting for the connection');
       await raw.query('COMMIT');
     } finally {
       await raw.end();
     }
     const answers = await Promise.all(queued);
-    expect(answers.map((res) => res.status)).toEqual([200, 201, 201, 201, 201, 200]);
+    expect(answers.map((res) => res.status)).toEqual([200, ...Array.from({ length: CLAIMS_SHED_FLOOR }, () => 201), 200]);
 
     const metrics = await t.request('GET', '/metrics');
     expect(metrics.body).toMatch(/baton_requests_shed_total\{operation="tasks_claim_next"\} 1\b/);
