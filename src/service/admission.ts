@@ -7,6 +7,10 @@
  * lapses because its renewal was turned away costs a failed attempt and a new claim.
  */
 import { BatonError } from '../errors.ts';
+import { heartbeatLease } from '../operations/leases/heartbeat-lease.ts';
+import { heartbeatReservation } from '../operations/reservations/heartbeat-reservation.ts';
+import { claimNextTask } from '../operations/tasks/claim-next-task.ts';
+import { claimTask } from '../operations/tasks/claim-task.ts';
 
 /** Calls waiting per pooled connection at which new claims are refused (at least `CLAIMS_SHED_FLOOR`). */
 export const CLAIMS_SHED_AT = 4;
@@ -20,8 +24,8 @@ export const OTHERS_SHED_AT = 16;
 export const CLAIMS_SHED_FLOOR = 40;
 export const OTHERS_SHED_FLOOR = 160;
 
-const CLAIMS: ReadonlySet<string> = new Set(['tasks_claim', 'tasks_claim_next']);
-const RENEWALS: ReadonlySet<string> = new Set(['leases_heartbeat', 'reservations_heartbeat']);
+const CLAIMS: ReadonlySet<string> = new Set([claimTask.name, claimNextTask.name]);
+const RENEWALS: ReadonlySet<string> = new Set([heartbeatLease.name, heartbeatReservation.name]);
 
 /** The refusal for `operationName` while `waiting` calls queue for a pool of `size`, or undefined to let it in. */
 export function shedding(operationName: string, pool: { readonly size: number; readonly waiting: number }): BatonError | undefined {

@@ -5,6 +5,7 @@ import { DEFAULT_TIMEOUTS, openPostgres } from '../../src/store/database.ts';
 import type { Database } from '../../src/store/database.ts';
 import { engine, freshDatabase, type Principal, type Response, startTestServer, type TestServer } from '../harness.ts';
 import { pollUntil, untilWaitingOnLock, WORKER_SCOPES } from '../leases/instances.ts';
+import { createTask } from '../rest/fixtures.ts';
 
 /*
  * Issue 44: when calls queue for the database's pool, a claim is refused at once (503,
@@ -28,16 +29,10 @@ describe.skipIf(engine !== 'postgres')('a server whose database pool is busy', (
   });
   afterAll(() => t.close());
 
-  async function newTask(title: string): Promise<string> {
-    const res = await t.request('POST', '/api/v1/tasks', { body: { title } });
-    expect(res.status, res.body).toBe(201);
-    return res.json<{ id: string }>().id;
-  }
-
   it('refuses new claims at once while heartbeats wait their turn, and serves both once the queue drains', async () => {
-    const locked = await newTask('held by a raw transaction');
-    const held = await newTask('the agent keeps this one');
-    await newTask('left in the queue');
+    const locked = (await createTask(t, { title: 'held by a raw transaction' })).id;
+    const held = (await createTask(t, { title: 'the agent keeps this one' })).id;
+    await createTask(t, { title: 'left in the queue' });
     const claimed = await t.request('POST', `/api/v1/tasks/${held}/claim`, { token: agent.token, body: { ttl_s: 600 } });
     expect(claimed.status, claimed.body).toBe(200);
     const leaseId = claimed.json<{ lease: { id: string } }>().lease.id;
