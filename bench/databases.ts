@@ -27,10 +27,11 @@ export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@
 /**
  * A fresh database (or data directory) named after `name`, migrated and holding the bootstrap admin
  * whose token is `token` — made by Baton's own start-up code, so Baton and the baseline begin from
- * identical schemas. Removal is registered on `cleanup` before creation.
+ * identical schemas. Removal is registered on `cleanup` before creation. `adminUrl`: another
+ * PostgreSQL server than BENCH_DATABASE_URL's (bench/fleet.ts's replicated pair).
  */
-export async function freshDatabase<E extends Engine>(engine: E, name: string, token: string, cleanup: Cleanup): Promise<Extract<DatabaseLocation, { engine: E }>> {
-  const location: DatabaseLocation = engine === 'postgres' ? await createDatabase(name, cleanup) : await createDataDir(name, cleanup);
+export async function freshDatabase<E extends Engine>(engine: E, name: string, token: string, cleanup: Cleanup, adminUrl = ADMIN_URL): Promise<Extract<DatabaseLocation, { engine: E }>> {
+  const location: DatabaseLocation = engine === 'postgres' ? await createDatabase(name, cleanup, adminUrl) : await createDataDir(name, cleanup);
   const env = location.engine === 'postgres' ? { DATABASE_URL: location.url } : { BATON_DATA_DIR: location.dataDir };
   const server = await createServer(loadConfig({ ...env, BATON_BOOTSTRAP_TOKEN: token, BATON_DB_POOL_SIZE: '2' }));
   await server.close();
@@ -42,15 +43,15 @@ export async function emptyDatabase(name: string, cleanup: Cleanup): Promise<Ext
   return (await createDatabase(name, cleanup)) as Extract<DatabaseLocation, { engine: 'postgres' }>;
 }
 
-async function createDatabase(name: string, cleanup: Cleanup): Promise<DatabaseLocation> {
-  const url = new URL(ADMIN_URL);
+async function createDatabase(name: string, cleanup: Cleanup, adminUrl = ADMIN_URL): Promise<DatabaseLocation> {
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   cleanup.add(() =>
     withAdmin(async (admin) => {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }),
+    }, adminUrl),
   );
-  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}`));
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name}`), adminUrl);
   return { engine: 'postgres', url: url.toString(), name };
 }
 
@@ -60,11 +61,11 @@ async function createDataDir(name: string, cleanup: Cleanup): Promise<DatabaseLo
   return { engine: 'pglite', dataDir };
 }
 
-/** The PostgreSQL backends serving `database` now (none for PGlite, which runs inside its server). */
-export async function backendPids(database: DatabaseLocation): Promise<number[]> {
+/** The PostgreSQL backends serving `database` now (none for PGlite, which runs inside its server), asked of the server `adminUrl` names. */
+export async function backendPids(database: DatabaseLocation, adminUrl = ADMIN_URL): Promise<number[]> {
   if (database.engine === 'pglite') return [];
   const { name } = database;
-  return withAdmin(async (admin) => (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name])).rows.map((row) => row.pid));
+  return withAdmin(async (admin) => (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name])).rows.map((row) => row.pid), adminUrl);
 }
 
 /** `SHOW server_version` of the PostgreSQL server, or why it is unknown. */
@@ -74,8 +75,8 @@ export async function postgresVersion(): Promise<string> {
   );
 }
 
-async function withAdmin<T>(run: (admin: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+async function withAdmin<T>(run: (admin: pg.Client) => Promise<T>, adminUrl = ADMIN_URL): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
     return await run(admin);

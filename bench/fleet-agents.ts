@@ -37,6 +37,8 @@ export interface FleetPlan {
   heartbeatMs: number;
   cycleMs: number;
   ttlS: number;
+  /** Epoch ms the database's primary is stopped, when the run has a failover: then the report's `acknowledged` is kept. */
+  failoverAt?: number | undefined;
 }
 
 export type Operation = 'claim' | 'heartbeat' | 'cycle';
@@ -63,9 +65,17 @@ export interface FleetReport {
   /** SSE frames received by this process's humans in the measured window, and streams that ended early. */
   frames: number;
   streamsEnded: number;
+  /**
+   * Kept in a run with a failover, to check against the promoted database: the leases claims and
+   * cycles answered with, the leases cycles ended, and when each acknowledged write arrived from
+   * FAILOVER_SPAN_MS before the failover to FAILOVER_SPAN_MS after (epoch ms).
+   */
+  acknowledged?: { leases: string[]; ended: string[]; times: number[] };
 }
 
 const SAMPLES = 5;
+/** Either side of a failover, the span whose acknowledged writes' times are kept. */
+const FAILOVER_SPAN_MS = 180_000;
 /** POSTs `body`; status 0 and the error's message when no answer came. */
 function postJson(keepAlive: Agent, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
   return new Promise((resolve) => {
@@ -102,7 +112,9 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     maxGapMs: 0,
     frames: 0,
     streamsEnded: 0,
+    ...(plan.failoverAt === undefined ? {} : { acknowledged: { leases: [], ended: [], times: [] } }),
   };
+  const acknowledged = report.acknowledged;
   let keys = 0;
   const stop = new AbortController();
   // Every call and stream of this process, over keep-alive connections pooled per instance.
@@ -145,6 +157,8 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
       failed(op, status, text, started);
       return [undefined, status, retryAfterS];
     }
+    const now = Date.now();
+    if (acknowledged && plan.failoverAt !== undefined && Math.abs(now - plan.failoverAt) <= FAILOVER_SPAN_MS) acknowledged.times.push(now);
     return [JSON.parse(text) as T, status, retryAfterS];
   };
 
@@ -152,7 +166,9 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
   type Claims = { claims: { lease: { id: string } }[] };
   const leaseOf = (answer: Claims | undefined): string | undefined => {
     if (answer && answer.claims.length === 0) report.dry++;
-    return answer?.claims[0]?.lease.id;
+    const lease = answer?.claims[0]?.lease.id;
+    if (lease !== undefined) acknowledged?.leases.push(lease);
+    return lease;
   };
 
   /** Waits until `at`, or the end of the run if that comes first. */
@@ -203,6 +219,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
         const [answer, status] = await post<Claims>(n, 'cycle', `/leases/${lease}/cycle`, { ...ending, ttl_s: plan.ttlS });
         // A lease the server says has run out (409) was not abandoned: its lapse counts as wrong.
         if (answer === undefined && status !== 409) report.abandoned.push(lease);
+        if (answer !== undefined) acknowledged?.ended.push(lease);
         lease = leaseOf(answer);
         renewedAt = Date.now();
         nextBeat = renewedAt + plan.heartbeatMs;

@@ -21,6 +21,13 @@ interface WebhookFigures {
   states: Record<string, number>;
 }
 
+/** Epoch ms: the primary was stopped, `pg_ctl promote` began, and it returned (the standby takes writes). */
+export interface FailoverTimes {
+  stoppedAt: number;
+  promotingAt: number;
+  promotedAt: number;
+}
+
 export interface Figures {
   agents: number;
   minutes: number;
@@ -45,6 +52,22 @@ export interface Figures {
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;
+  /** With `--failover-at-s`: when it happened, what the agents saw, and what the promoted database holds of what they were told. */
+  failover:
+    | (FailoverTimes & {
+        /** Acknowledged writes' arrival (epoch ms): the last before the stop, the first after the promotion. */
+        lastBefore: number | undefined;
+        firstAfter: number | undefined;
+        /** Leases claims and cycles answered with, and of them missing in the promoted database. */
+        leases: number;
+        missing: number;
+        /** Leases acknowledged cycles ended, and of them still active there. */
+        ended: number;
+        notEnded: number;
+        /** Pairs of leases on one task live at once. */
+        overlapping: number;
+      })
+    | undefined;
 }
 
 export function report(f: Figures, command: string, date: Date, machine: Awaited<ReturnType<typeof describeMachine>>): string {
@@ -83,6 +106,13 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     `- Stream frames received in the window: ${f.fleet.frames} (${(f.fleet.frames / seconds).toFixed(0)}/s over ${f.humans} streams); streams that ended early: ${f.fleet.streamsEnded}.`,
     `- Webhooks (${w.eventTypes ? w.eventTypes.join(', ') : 'every event type'}): ${received} deliveries received in the window (${(received / seconds).toFixed(1)}/s; per subscriber ${w.received.join(' / ')}), ${w.repeats} repeats; lag from the event's created_at to arrival p50 ${ms(percentile(lags, 0.5))} ms, p99 ${ms(percentile(lags, 0.99))} ms, max ${ms(lags.at(-1))} ms. Deliveries at the end: ${Object.entries(w.states).map(([state, n]) => `${state} ${n}`).join(', ') || 'none'}.`,
   ];
+  const o = f.failover;
+  if (o) {
+    const after = (at: number | undefined, from: number) => (at === undefined ? 'none' : `${((at - from) / 1000).toFixed(2)} s`);
+    lines.push(
+      `- Failover (primary stopped with \`pg_ctl stop -m immediate\`, then the synchronous standby promoted): \`pg_ctl promote\` took ${after(o.promotedAt, o.promotingAt)}; the first write acknowledged ${after(o.firstAfter, o.promotedAt)} after the promotion (${after(o.firstAfter, o.stoppedAt)} after the primary stopped; the last before it ${o.lastBefore === undefined ? 'none' : `${((o.stoppedAt - o.lastBefore) / 1000).toFixed(2)} s`} before). Of ${o.leases} leases acknowledged over the run, ${o.missing} missing on the promoted database; of ${o.ended} leases acknowledged cycles ended, ${o.notEnded} still active there; pairs of leases on one task live at once: ${o.overlapping}.`,
+    );
+  }
   return lines.join('\n');
 }
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--ramp-s=60] [--humans=100] [--processes=1]
- *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all]`
+ *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all] [--failover-at-s=S]`
  *
  * The fleet one Baton instance carries (issue 44 §1). Baton (`node src/main.ts`) runs in a child
  * process on a fresh PostgreSQL database (BENCH_DATABASE_URL's server), seeded through SQL with
@@ -29,6 +29,16 @@
  * session, which transaction pooling does not keep); agent n and human n talk to instance n mod
  * instances.
  *
+ * `--failover-at-s=S` (issue 44 §3, under the fleet's load) runs on a PostgreSQL primary and a
+ * synchronous standby of its own (test/ops/replicated-postgres.ts: this machine's installation,
+ * shared_buffers 128MB, fsync on, autovacuum on), Baton on both hosts with
+ * `target_session_attrs=read-write`. S seconds into the window the primary is stopped as in a crash
+ * and the standby promoted. Reported beside the rest: how long the promotion took, when the agents
+ * got their first acknowledged write after it, and the promoted database checked against what the
+ * agents were told (every lease a claim or cycle answered with is there, every lease an
+ * acknowledged cycle ended is no longer active, no two leases on one task live at once). The
+ * refusals while no host takes writes count as errors in the window.
+ *
  * Reported over the measured minutes after the warm-up: p50/p99 per operation (calls started in
  * the window), errors, leases that lapsed (every `lease.expired` event: no simulated agent ever
  * stops heartbeating, so each one is wrong unless its agent was late, which is reported beside),
@@ -47,11 +57,12 @@ import pg from 'pg';
 import { generateToken } from '../src/tokens.ts';
 import { seedTodoTasks } from './claims-statements.ts';
 import { cpuSeconds, watchCpu } from './cpu.ts';
-import { backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion } from './databases.ts';
+import { ADMIN_URL, backendPids, DB_POOL_SIZE, freshDatabase, postgresVersion } from './databases.ts';
 import type { FleetPlan, FleetReport } from './fleet-agents.ts';
-import { type Figures, OPERATIONS, report } from './fleet-report.ts';
+import { type FailoverTimes, type Figures, OPERATIONS, report } from './fleet-report.ts';
 import { LIFECYCLE_EVENTS, seedAgentPrincipals, startReceiver, subscribe } from './fleet-services.ts';
 import { startPgBouncer } from '../test/ops/pgbouncer.ts';
+import { type ReplicatedPostgres, startReplicatedPostgres } from '../test/ops/replicated-postgres.ts';
 import { Cleanup, type ServerProcess, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
 
@@ -79,6 +90,7 @@ async function main(): Promise<void> {
       instances: { type: 'string', default: '1' },
       webhooks: { type: 'string', default: '3' },
       'webhook-events': { type: 'string', default: 'lifecycle' },
+      'failover-at-s': { type: 'string' },
     },
   });
   const agents = Number(values.agents);
@@ -99,6 +111,9 @@ async function main(): Promise<void> {
   if (!(Number.isInteger(webhooks) && webhooks >= 0)) throw new Error(`--webhooks must be an integer of zero or more (got ${values.webhooks})`);
   if (values['webhook-events'] !== 'lifecycle' && values['webhook-events'] !== 'all') throw new Error(`--webhook-events must be lifecycle or all (got ${values['webhook-events']})`);
   const eventTypes = values['webhook-events'] === 'all' ? null : LIFECYCLE_EVENTS;
+  const failoverAtS = values['failover-at-s'] === undefined ? undefined : Number(values['failover-at-s']);
+  if (failoverAtS !== undefined && !(failoverAtS > 0 && failoverAtS < minutes * 60)) throw new Error(`--failover-at-s must fall inside the measured window, 0 to ${minutes * 60} s (got ${values['failover-at-s']})`);
+  if (failoverAtS !== undefined && instances > 1) throw new Error('--failover-at-s runs one instance on the replicated pair directly; drop --instances');
 
   const machine = await describeMachine(await postgresVersion());
   if (Number(machine.load) > machine.cores / 2) log(`warning: load average ${machine.load} on ${machine.cores} cores — the numbers will be high and noisy`);
@@ -107,7 +122,13 @@ async function main(): Promise<void> {
   const cleanup = new Cleanup();
   cleanup.runOnSignals();
   try {
-    const database = await freshDatabase('postgres', `baton_bench_fleet_${randomBytes(4).toString('hex')}`, token, cleanup);
+    // A failover run makes its own primary and synchronous standby; its databases go with their directory.
+    const cluster = failoverAtS === undefined ? undefined : await startReplicatedPostgres({ sharedBuffers: '128MB', durable: true });
+    if (cluster) cleanup.add(() => cluster.destroy());
+    // Where the admin connection and this process's own reads go: BENCH_DATABASE_URL's server, or the
+    // pair's primary until the failover and the promoted standby after it.
+    let adminUrl = cluster ? `postgres://postgres@127.0.0.1:${cluster.primaryPort}/postgres` : ADMIN_URL;
+    let database = await freshDatabase('postgres', `baton_bench_fleet_${randomBytes(4).toString('hex')}`, token, cluster ? new Cleanup() : cleanup, adminUrl);
     // Every agent's first task, and one per cycle of the run (ramp, warm-up and window), with a fifth to spare.
     const runS = warmupS + minutes * 60;
     const tasks = Math.ceil((agents + (agents * runS) / CYCLE_S) * 1.2) + 100;
@@ -115,6 +136,10 @@ async function main(): Promise<void> {
     await seedTodoTasks(database.url, tasks);
     const tokens = await seedAgentPrincipals(database.url, agents);
     log(`seeded ${tasks} todo tasks and ${agents} agent principals in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);
+    if (cluster) {
+      await cluster.addSynchronousStandby();
+      log(`a synchronous standby follows the primary (ports ${cluster.primaryPort}, ${cluster.standbyPort}); the primary stops ${failoverAtS} s into the window`);
+    }
 
     // One instance talks to PostgreSQL directly; several share PgBouncer's server connections, as many as one instance opens (pool + rate counters).
     const pgbouncer = instances > 1 ? await startPgBouncer(database.url, DB_POOL_SIZE + Math.ceil(DB_POOL_SIZE / 2)).then((bouncer) => (cleanup.add(() => bouncer.stop()), bouncer)) : undefined;
@@ -127,7 +152,7 @@ async function main(): Promise<void> {
       BATON_RATE_LIMIT: RATE_LIMIT,
       BATON_WEBHOOK_ALLOW_PRIVATE: '1',
       BATON_SECRET_KEY: randomBytes(32).toString('hex'),
-      DATABASE_URL: pgbouncer ? pgbouncer.through(database.url) : database.url,
+      DATABASE_URL: pgbouncer ? pgbouncer.through(database.url) : cluster ? cluster.url(database.name) : database.url,
       // LISTEN needs a session, which transaction pooling does not keep: it goes to PostgreSQL directly.
       ...(pgbouncer ? { BATON_DB_PREPARED_STATEMENTS: 'off', BATON_DATABASE_LISTEN_URL: database.url } : {}),
     };
@@ -144,7 +169,8 @@ async function main(): Promise<void> {
     const startAt = Date.now() + 2000;
     const measureFrom = startAt + warmupS * 1000;
     const measureTo = measureFrom + minutes * 60 * 1000;
-    const base = { urls, token, total: agents, startAt, rampMs: Math.min(rampS, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S };
+    const failoverAt = failoverAtS === undefined ? undefined : measureFrom + failoverAtS * 1000;
+    const base = { urls, token, total: agents, startAt, rampMs: Math.min(rampS, warmupS) * 1000, measureFrom, measureTo, heartbeatMs: HEARTBEAT_S * 1000, cycleMs: CYCLE_S * 1000, ttlS: TTL_S, failoverAt };
     const share = Math.ceil(agents / processes);
     const clients = Array.from({ length: processes }, (_, i) => {
       const from = i * share;
@@ -159,7 +185,19 @@ async function main(): Promise<void> {
     // The first server and the backends are watched every second; the other servers and PgBouncer live the whole run, so two readings suffice.
     const clientPids = clients.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
     const others = [...servers.slice(1).map((s) => s.pid), ...(pgbouncer ? [pgbouncer.pid] : [])];
-    const cpu = await watchCpu(first.pid, () => backendPids(database));
+    // Across a failover the stopped primary cannot be asked: its backends' CPU is counted until it stops.
+    const cpu = await watchCpu(first.pid, () => (cluster ? backendPids(database, adminUrl).catch(() => []) : backendPids(database, adminUrl)));
+    const failover =
+      cluster && failoverAt !== undefined
+        ? failOver(cluster, failoverAt).then((times) => {
+            adminUrl = `postgres://postgres@127.0.0.1:${cluster.standbyPort}/postgres`;
+            database = { ...database, url: `postgres://postgres@127.0.0.1:${cluster.standbyPort}/${database.name}` };
+            log(`failover: the primary stopped at ${new Date(times.stoppedAt).toISOString()}, the standby took writes ${times.promotedAt - times.stoppedAt} ms later`);
+            return times;
+          })
+        : undefined;
+    // Awaited after the window; a failed step is reported then, not as an unhandled rejection now.
+    failover?.catch(() => undefined);
     const othersBefore = await cpuSeconds(others);
     const clientsBefore = await cpuSeconds(clientPids);
     await sleepUntil(measureTo);
@@ -170,6 +208,7 @@ async function main(): Promise<void> {
     const sizeAfter = await databaseSize(database.url);
     const memories = await Promise.all(servers.map((s) => serverMemory(s.pid)));
     const fleet = merge(await Promise.all(reports));
+    const switched = await failover;
     const lapsed = await lapsedLeases(database.url, fleet.abandoned);
     const states = await deliveryStates(database.url);
     for (const server of servers) await server.stop();
@@ -209,6 +248,7 @@ async function main(): Promise<void> {
       growthBytesPerAgentDay: ((sizeAfter - sizeBefore) / agentHours) * 24,
       sizeBefore,
       sizeAfter,
+      failover: switched && fleet.acknowledged ? { ...switched, ...(await checkAcknowledged(database.url, fleet.acknowledged)), ...outage(fleet.acknowledged.times, switched) } : undefined,
     };
     const command = `npm run bench:fleet -- ${args.join(' ')}`.trim();
     process.stdout.write(`\n${report(figures, command, date, machine)}\n`);
@@ -236,6 +276,7 @@ function merge(reports: FleetReport[]): FleetReport {
     for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
   };
   const merged: FleetReport = { latencies: { claim: [], heartbeat: [], cycle: [] }, calls: { claim: 0, heartbeat: 0, cycle: 0 }, errors: {}, measuredErrors: {}, samples: [], dry: 0, failedAttempts: 0, late: 0, abandoned: [], maxGapMs: 0, frames: 0, streamsEnded: 0 };
+  if (reports.some((r) => r.acknowledged)) merged.acknowledged = { leases: [], ended: [], times: [] };
   for (const r of reports) {
     for (const op of OPERATIONS) {
       merged.latencies[op] = merged.latencies[op].concat(r.latencies[op]);
@@ -251,6 +292,14 @@ function merge(reports: FleetReport[]): FleetReport {
     merged.maxGapMs = Math.max(merged.maxGapMs, r.maxGapMs);
     merged.frames += r.frames;
     merged.streamsEnded += r.streamsEnded;
+    if (merged.acknowledged && r.acknowledged) {
+      // concat, not push(...): tens of thousands of arguments overflow the stack.
+      merged.acknowledged = {
+        leases: merged.acknowledged.leases.concat(r.acknowledged.leases),
+        ended: merged.acknowledged.ended.concat(r.acknowledged.ended),
+        times: merged.acknowledged.times.concat(r.acknowledged.times),
+      };
+    }
   }
   return merged;
 }
@@ -286,6 +335,43 @@ async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ pa
     await client.end();
   });
   return { passes: () => passes };
+}
+
+/**
+ * At `at`, stops the primary at once, as in a crash (`pg_ctl stop -m immediate`), then promotes the
+ * standby, as test/ops/failover.test.ts does: promoted first, the old primary would still take
+ * sessions whose commits wait on a standby that left. Epoch ms of each step.
+ */
+async function failOver(cluster: ReplicatedPostgres, at: number): Promise<FailoverTimes> {
+  await sleepUntil(at);
+  const stoppedAt = Date.now();
+  await cluster.stopPrimary();
+  const promotingAt = Date.now();
+  await cluster.promoteStandby();
+  return { stoppedAt, promotingAt, promotedAt: Date.now() };
+}
+
+/**
+ * What the agents were told against what the promoted database holds: acknowledged leases missing
+ * (a lost claim), leases a cycle ended that are still active (a lost hand-in), and pairs of leases
+ * on one task live at the same time (a task claimed twice).
+ */
+async function checkAcknowledged(url: string, acknowledged: NonNullable<FleetReport['acknowledged']>): Promise<Pick<NonNullable<Figures['failover']>, 'leases' | 'missing' | 'ended' | 'notEnded' | 'overlapping'>> {
+  return withClient(url, async (client) => {
+    const count = async (text: string, values: unknown[] = []) => Number((await client.query<{ n: string }>(text, values)).rows[0]?.n ?? 0);
+    const missing = await count('SELECT count(*) AS n FROM unnest($1::text[]) AS a(id) WHERE NOT EXISTS (SELECT 1 FROM leases WHERE leases.id = a.id)', [acknowledged.leases]);
+    const notEnded = await count("SELECT count(*) AS n FROM leases WHERE id = ANY($1::text[]) AND state = 'active'", [acknowledged.ended]);
+    const overlapping = await count(
+      "SELECT count(*) AS n FROM leases a JOIN leases b ON b.task_id = a.task_id AND a.id < b.id WHERE a.acquired_at < coalesce(b.ended_at, 'infinity') AND b.acquired_at < coalesce(a.ended_at, 'infinity')",
+    );
+    return { leases: acknowledged.leases.length, missing, ended: acknowledged.ended.length, notEnded, overlapping };
+  });
+}
+
+/** The failover as the agents saw it: the last write acknowledged before the primary stopped, and the first after the promotion (epoch ms). */
+function outage(times: readonly number[], failover: FailoverTimes): Pick<NonNullable<Figures['failover']>, 'lastBefore' | 'firstAfter'> {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { lastBefore: sorted.filter((t) => t <= failover.stoppedAt).at(-1), firstAfter: sorted.find((t) => t >= failover.promotedAt) };
 }
 
 async function databaseSize(url: string): Promise<number> {

@@ -14,8 +14,8 @@ const run = promisify(execFile);
  * (/usr/lib/postgresql/<version>/bin) in a temporary directory, on free loopback ports, with
  * trust authentication. Commits wait for the standby (`synchronous_commit = on` with the standby
  * named in `synchronous_standby_names`), so a write the primary acknowledged is on the standby.
- * Small and unsafe on purpose (fsync off, 16 MB of shared buffers): a crash of the machine is not
- * what the tests simulate.
+ * Small and unsafe on purpose by default (fsync off, 16 MB of shared buffers): a crash of the
+ * machine is not what the tests simulate; bench/fleet.ts's failover asks for an operator's settings.
  *
  * PostgreSQL refuses to run as root: under root every command runs as the `postgres` OS user
  * (runuser), which then owns the directory.
@@ -52,7 +52,14 @@ async function postgresBin(): Promise<string> {
   return join(root, newest, 'bin');
 }
 
-export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
+export interface ReplicatedPostgresOptions {
+  /** `shared_buffers` of both servers; 16MB by default (a test's few rows), PostgreSQL's own 128MB for a benchmark's fleet. */
+  readonly sharedBuffers?: string;
+  /** fsync and full-page writes on, as an operator's server has them (a benchmark); off by default. */
+  readonly durable?: boolean;
+}
+
+export async function startReplicatedPostgres(options: ReplicatedPostgresOptions = {}): Promise<ReplicatedPostgres> {
   const bin = await postgresBin();
   const asRoot = userInfo().uid === 0;
   const dir = await mkdtemp(join(tmpdir(), 'baton-failover-'));
@@ -86,9 +93,9 @@ export async function startReplicatedPostgres(): Promise<ReplicatedPostgres> {
         `port = ${primaryPort}`,
         "listen_addresses = '127.0.0.1'",
         `unix_socket_directories = '${dir}'`,
-        'shared_buffers = 16MB',
-        'fsync = off',
-        'full_page_writes = off',
+        `shared_buffers = ${options.sharedBuffers ?? '16MB'}`,
+        `fsync = ${options.durable ? 'on' : 'off'}`,
+        `full_page_writes = ${options.durable ? 'on' : 'off'}`,
         'wal_level = replica',
         'max_wal_senders = 4',
         'synchronous_commit = on',
