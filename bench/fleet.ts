@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     if (cluster) cleanup.add(() => cluster.destroy());
     // Where the admin connection and this process's own reads go: BENCH_DATABASE_URL's server, or the
     // pair's primary until the failover and the promoted standby after it.
-    let adminUrl = cluster ? `postgres://postgres@127.0.0.1:${cluster.primaryPort}/postgres` : ADMIN_URL;
+    let adminUrl = cluster ? cluster.hostUrl(cluster.primaryPort, 'postgres') : ADMIN_URL;
     let database = await freshDatabase('postgres', `baton_bench_fleet_${randomBytes(4).toString('hex')}`, token, cluster ? new Cleanup() : cleanup, adminUrl);
     // Every agent's first task, and one per cycle of the run (ramp, warm-up and window), with a fifth to spare.
     const runS = warmupS + minutes * 60;
@@ -190,8 +190,8 @@ async function main(): Promise<void> {
     const failover =
       cluster && failoverAt !== undefined
         ? failOver(cluster, failoverAt).then((times) => {
-            adminUrl = `postgres://postgres@127.0.0.1:${cluster.standbyPort}/postgres`;
-            database = { ...database, url: `postgres://postgres@127.0.0.1:${cluster.standbyPort}/${database.name}` };
+            adminUrl = cluster.hostUrl(cluster.standbyPort, 'postgres');
+            database = { ...database, url: cluster.hostUrl(cluster.standbyPort, database.name) };
             log(`failover: the primary stopped at ${new Date(times.stoppedAt).toISOString()}, the standby took writes ${times.promotedAt - times.stoppedAt} ms later`);
             return times;
           })

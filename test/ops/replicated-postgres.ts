@@ -25,6 +25,8 @@ export interface ReplicatedPostgres {
   readonly standbyPort: number;
   /** `postgres://postgres@127.0.0.1:<primary>,127.0.0.1:<standby>/<database>?target_session_attrs=read-write` */
   readonly url: (database: string) => string;
+  /** `postgres://postgres@127.0.0.1:<port>/<database>`: one server of the pair, for a client that must reach that one. */
+  readonly hostUrl: (port: number, database: string) => string;
   /**
    * Makes the standby from a base backup of the running primary (`pg_basebackup -R` with a
    * replication slot), starts it, names it in the primary's `synchronous_standby_names`, and
@@ -112,6 +114,7 @@ export async function startReplicatedPostgres(options: ReplicatedPostgresOptions
     primaryPort,
     standbyPort,
     url: (database) => `postgres://postgres@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${database}?target_session_attrs=read-write`,
+    hostUrl: (port, database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async addSynchronousStandby() {
       // -R writes the standby's primary_conninfo; -C -S makes the slot that keeps the WAL it needs.
       await pg('pg_basebackup', ['-d', `host=127.0.0.1 port=${primaryPort} user=postgres application_name=${STANDBY_NAME}`, '-D', standby, '-R', '-C', '-S', 'baton_standby_slot', '--checkpoint=fast', '--no-sync']);
