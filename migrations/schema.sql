@@ -251,6 +251,21 @@ CREATE TABLE leases (
   warn_at timestamp with time zone
 );
 
+CREATE TABLE mcp_tasks (
+  id text NOT NULL,
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
+  principal_id text NOT NULL,
+  tool text NOT NULL,
+  input jsonb NOT NULL,
+  follows text NOT NULL,
+  status text NOT NULL DEFAULT 'working'::text,
+  result jsonb,
+  wait_until timestamp with time zone,
+  created_at timestamp with time zone NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  expires_at timestamp with time zone NOT NULL
+);
+
 CREATE TABLE notification_links_used (
   link_id text NOT NULL,
   principal_id text NOT NULL,
@@ -621,6 +636,9 @@ ALTER TABLE leases ADD CONSTRAINT leases_holder_kind_check CHECK ((holder_kind =
 ALTER TABLE leases ADD CONSTRAINT leases_pkey PRIMARY KEY (id);
 ALTER TABLE leases ADD CONSTRAINT leases_state_check CHECK ((state = ANY (ARRAY['active'::text, 'released'::text, 'expired'::text, 'ended'::text])));
 ALTER TABLE leases ADD CONSTRAINT leases_task_id_fkey FOREIGN KEY (task_id) REFERENCES tasks(id);
+ALTER TABLE mcp_tasks ADD CONSTRAINT mcp_tasks_follows_check CHECK ((follows = ANY (ARRAY['wait'::text, 'approval'::text])));
+ALTER TABLE mcp_tasks ADD CONSTRAINT mcp_tasks_pkey PRIMARY KEY (id);
+ALTER TABLE mcp_tasks ADD CONSTRAINT mcp_tasks_status_check CHECK ((status = ANY (ARRAY['working'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])));
 ALTER TABLE notification_links_used ADD CONSTRAINT notification_links_used_pkey PRIMARY KEY (link_id);
 ALTER TABLE notification_preferences ADD CONSTRAINT notification_preferences_email_check CHECK ((email = ANY (ARRAY['immediate'::text, 'digest'::text, 'off'::text])));
 ALTER TABLE notification_preferences ADD CONSTRAINT notification_preferences_pkey PRIMARY KEY (principal_id);
@@ -722,6 +740,7 @@ CREATE INDEX leases_holder_active ON public.leases USING btree (holder_id) WHERE
 CREATE INDEX leases_holder_id ON public.leases USING btree (holder_id, id);
 CREATE INDEX leases_task_id ON public.leases USING btree (task_id, acquired_at);
 CREATE INDEX leases_warn_due ON public.leases USING btree (warn_at) WHERE ((state = 'active'::text) AND (warned_at IS NULL));
+CREATE INDEX mcp_tasks_expires ON public.mcp_tasks USING btree (expires_at);
 CREATE INDEX notifications_digest ON public.notifications USING btree (principal_id) WHERE ((state = 'pending'::text) AND digest);
 CREATE INDEX notifications_due ON public.notifications USING btree (next_attempt_at) WHERE (state = 'pending'::text);
 CREATE INDEX oidc_identities_agent ON public.oidc_identities USING btree (agent_id);

@@ -1,6 +1,6 @@
 import { monotonicFactory } from 'ulidx';
 
-export const ID_PREFIXES = ['tsk', 'evt', 'agt', 'tok', 'lea', 'apr', 'whk', 'dlv', 'art', 'cmt', 'sch', 'ses', 'ask', 'inb', 'res', 'bdg', 'tpl', 'wsp'] as const;
+export const ID_PREFIXES = ['tsk', 'evt', 'agt', 'tok', 'lea', 'apr', 'whk', 'dlv', 'art', 'cmt', 'sch', 'ses', 'ask', 'inb', 'res', 'bdg', 'tpl', 'wsp', 'mct'] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** Makes prefixed ULIDs (`tsk_01J…`), monotonic within a millisecond in this process. */

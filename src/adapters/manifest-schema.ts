@@ -46,7 +46,7 @@ export const manifestSchema = z.object({
     }),
   ),
   you: you.optional().describe('With a token: who it is.'),
-  mcp: z.object({ url: text, transport: text, tools: text, toolsets: text, schemas: text, resources: text, prompts: z.array(text) }),
+  mcp: z.object({ url: text, transport: text, tools: text, toolsets: text, schemas: text, resources: text, prompts: z.array(text), tasks: text }),
   links: z.object({ openapi: text, whoami: text, docs: text, agent_guide: text, errors: text, compact: text }),
 });
 

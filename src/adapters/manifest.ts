@@ -152,6 +152,7 @@ export function buildManifest(service: Service, principal: Principal | undefined
       schemas: 'loose (default) or strict (OpenAI and Anthropic strict modes): /mcp?schemas=strict',
       resources: 'the /spec/*.md pages',
       prompts: ['resume'],
+      tasks: `io.modelcontextprotocol/tasks on 2026-07-28 over HTTP: to a host that declares it, ${followableTools(service.operations).join(', ')} with seconds to wait, and a write that waits for approval, answer a task handle (tasks/get, tasks/cancel)`,
     },
     links: {
       openapi: `${API_PREFIX}/openapi.json`,
@@ -162,4 +163,9 @@ export function buildManifest(service: Service, principal: Principal | undefined
       compact: `${API_PREFIX}?view=compact`,
     },
   };
+}
+
+/** The tools an MCP host may follow as tasks rather than wait on (spec/mcp.md, "MCP Tasks"). */
+function followableTools(operations: readonly Operation[]): string[] {
+  return operations.filter((op) => op.kind === 'read' && op.followable !== undefined).map((op) => op.name);
 }

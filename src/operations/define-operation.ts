@@ -157,6 +157,18 @@ export interface ReadOperation<I extends z.ZodObject, O extends z.ZodType, N ext
    */
   readonly waits?: true;
   /**
+   * How an MCP host follows this waiting read as a task instead of holding the request (spec/mcp.md,
+   * "MCP Tasks"): the input member that holds its seconds; whether an answer ends the wait
+   * (`settles`); and, if the next look must start where this one ended (a cursor), the input it
+   * takes (`resume`). Each poll looks once, with no seconds, until an answer settles it or the
+   * seconds are up.
+   */
+  readonly followable?: {
+    readonly seconds: keyof z.output<I> & string;
+    settles(output: z.output<O>): boolean;
+    resume?(input: z.output<I>, output: z.output<O>): z.output<I>;
+  };
+  /**
    * The read may be answered a few seconds stale (a list, a search, figures, an export): with a
    * replica configured it runs there, within the configured lag, unless its caller wrote through
    * this instance within that lag (spec/api.md, "Reads from a replica"). Never on a read that `waits`.

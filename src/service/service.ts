@@ -23,6 +23,7 @@ import { streamGrants } from './stream-grants.ts';
 import { executeBatch } from './execute-batch.ts';
 import { type ReplicaReads, replicaReads } from './replica-reads.ts';
 import type { Tracing } from '../tracing.ts';
+import { type McpTasks, mcpTasks } from './mcp-tasks.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -87,6 +88,8 @@ export interface Service {
   replicaReads(): ReturnType<ReplicaReads['figures']> | undefined;
   /** Applies a provider event whose signature the caller verified, once per provider event id. */
   receiveInbound(event: InboundEvent): Promise<InboundReceipt>;
+  /** The handles of MCP tool calls that would wait (spec/mcp.md, "MCP Tasks"), for the MCP adapter. */
+  readonly mcpTasks: McpTasks;
 }
 
 /** How long `/readyz` waits for the database. */
@@ -163,6 +166,7 @@ export function createService(deps: ServiceDeps): Service {
     shedCalls: () => shed,
     poolLoad: () => database.poolLoad(),
     replicaReads: () => replica?.figures(),
+    mcpTasks: mcpTasks({ db: database.db, clock, ids: deps.ids }),
   };
 }
 

@@ -84,12 +84,15 @@ const STORE_WITH_EVENTS = `
 /** SQLSTATE of `baton_key_taken()` (migrations/0006_key_taken.sql). */
 const KEY_TAKEN = 'BK001';
 
-/** Deletes up to `limit` expired keys; returns how many went. */
-export async function pruneKeys(db: Kysely<DB>, now: Date, limit: number): Promise<number> {
+/**
+ * Deletes up to `limit` rows of `table` past their `expires_at` (idempotency keys after their 24 h,
+ * MCP tasks after theirs); returns how many went. Rows another instance is deleting are skipped.
+ */
+export async function pruneExpired(db: Kysely<DB>, table: 'idempotency_keys' | 'mcp_tasks', now: Date, limit: number): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     WITH gone AS (
-      DELETE FROM idempotency_keys WHERE ctid IN (
-        SELECT ctid FROM idempotency_keys WHERE expires_at <= ${now} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      DELETE FROM ${sql.table(table)} WHERE ctid IN (
+        SELECT ctid FROM ${sql.table(table)} WHERE expires_at <= ${now} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING 1)
     SELECT count(*)::int AS n FROM gone`.execute(db);
   return rows[0]?.n ?? 0;

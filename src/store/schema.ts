@@ -413,6 +413,22 @@ export interface SessionsTable {
   end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | 'switched' | null;
 }
 
+/** An MCP task (migration 0340, spec/mcp.md "MCP Tasks"): the durable handle of a tool call that would wait. */
+export interface McpTasksTable {
+  workspace_id: Generated<string>;
+  id: string;
+  principal_id: string;
+  tool: string;
+  input: ColumnType<Record<string, unknown>, string, string>;
+  follows: 'wait' | 'approval';
+  status: Generated<'working' | 'completed' | 'failed' | 'cancelled'>;
+  result: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  wait_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface AsksTable {
   id: string;
   task_id: string;
@@ -620,6 +636,7 @@ export interface DB {
   server_keys: ServerKeysTable;
   oidc_identities: OidcIdentitiesTable;
   sessions: SessionsTable;
+  mcp_tasks: McpTasksTable;
   asks: AsksTable;
   inbox_items: InboxItemsTable;
   notification_preferences: NotificationPreferencesTable;

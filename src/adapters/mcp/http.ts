@@ -23,7 +23,7 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
   const build = mcpServerFactory(service, pages);
   const options = { onerror: (error: Error) => app.log.debug({ err: error }, 'mcp request rejected') };
   const factory = (ctx: { era: 'legacy' | 'modern'; authInfo?: { extra?: Record<string, unknown> } }) =>
-    build(ctx.authInfo?.extra?.['caller'] as McpCaller, { subscribe: ctx.era === 'modern' });
+    build(ctx.authInfo?.extra?.['caller'] as McpCaller, { subscribe: ctx.era === 'modern', tasks: ctx.era === 'modern' });
   const handler = createMcpHandler(factory, options);
   app.addHook('onClose', () => handler.close());
   app.route({

@@ -6,6 +6,7 @@ import { retiredNameResult } from './retired-names.ts';
 import { fromStrict } from './strict-schema.ts';
 import { registerLiveResources } from './resources.ts';
 import { elicitFor, takesFormElicitation } from './elicitation.ts';
+import { callOrFollow, registerTaskMethods, takesTasks, TASKS_EXTENSION } from './tasks.ts';
 import { callTool, deriveTools, ELICITED_META, listToolsFor, problemResult, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
 
@@ -18,13 +19,14 @@ const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work
  * Builds the MCP surface for one caller: a tool per registry operation, the live resources (a task,
  * the caller's inbox and ready queue), the served spec pages as resources, and the resume prompt.
  * Built per request (the SDK's stateless serving), from parts derived once. `subscribe` is whether
- * the serving transport can deliver resource updates (spec/mcp.md § Resources); nothing else is
+ * the serving transport can deliver resource updates (spec/mcp.md § Resources), `tasks` whether it
+ * serves the 2026-07-28 revision, whose Tasks extension Baton implements (§ MCP Tasks); nothing else is
  * advertised that a per-request server cannot honour (no `listChanged`: the lists never change
  * within a session).
  */
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
   const tools = deriveTools(service.operations, service.config);
-  return (caller: McpCaller, transport: { readonly subscribe: boolean }): McpServer => {
+  return (caller: McpCaller, transport: { readonly subscribe: boolean; readonly tasks: boolean }): McpServer => {
     const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
     // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
@@ -32,6 +34,7 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       tools: { listChanged: false },
       resources: { listChanged: false, ...(transport.subscribe ? { subscribe: true } : {}) },
       prompts: { listChanged: false },
+      ...(transport.tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
     });
     mcp.server.setRequestHandler('tools/list', () => ({ tools: listToolsFor(tools, caller, caller.listing) }));
     mcp.server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -49,14 +52,19 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       const elicitation = await elicitFor(service, shape.operation, input, caller, { capable, responses: ctx.mcpReq.inputResponses });
       if (elicitation.kind === 'input_required') return elicitation.result;
       if (elicitation.kind === 'declined') return problemResult(elicitation.error, service.baseUrl, caller.requestId);
+      // A host that takes tasks gets a handle instead of a held request for a call that would wait (spec/mcp.md § MCP Tasks).
+      const followed = transport.tasks && takesTasks(mcp.server.getClientCapabilities());
       const result = await service.tracing.inSpan(`tools/call ${name}`, 'internal', attributes, async (span) => {
-        const called = await callTool(service, shape, input, caller);
-        if (called.isError) span?.setAttribute('error.type', 'tool_error');
+        const called = followed ? await callOrFollow(service, shape, input, caller) : await callTool(service, shape, input, caller);
+        if ('isError' in called && called.isError === true) span?.setAttribute('error.type', 'tool_error');
         return called;
       });
+      // The SDK gives a tool result without `content` an empty one, as it does here; the handle's members are the extension's CreateTaskResult.
+      if ('taskId' in result) return { resultType: 'task', content: [], ...result };
       if (elicitation.elicited.length > 0) result._meta = { ...result._meta, [ELICITED_META]: elicitation.elicited };
       return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
     });
+    if (transport.tasks) registerTaskMethods(mcp, service, tools, caller);
     registerLiveResources(mcp, service, caller);
     for (const [file, text] of pages) {
       const uri = `${service.baseUrl}/spec/${file}`;

@@ -60,7 +60,8 @@ export async function serveStdioProxy(config: StdioConfig): Promise<void> {
         throw error;
       }
     };
-  const capabilities = remote.getServerCapabilities() ?? {};
+  // The Tasks extension is the server's over HTTP, not the bridge's: it relays no tasks/* method (spec/mcp.md § MCP Tasks).
+  const { extensions: _served, ...capabilities } = remote.getServerCapabilities() ?? {};
   const subscriptions = resourceSubscriptions(remote);
   const handle = serveStdio((ctx) => {
     // A 2025-era stdio session is stateful, so it gets resources/subscribe (relayed from the server's

@@ -28,7 +28,7 @@ const IDEMPOTENCY_KEY = 'idempotency_key';
 const EXPECTED_VERSION = 'expected_version';
 
 /** A tool as listed, before the caller-specific parts (allowed, needs approval) are added. */
-interface ToolShape {
+export interface ToolShape {
   readonly operation: CallableOperation;
   readonly tool: Tool;
   /** The input schema as strict hosts take it (`?schemas=strict`). */

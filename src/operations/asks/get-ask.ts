@@ -15,6 +15,7 @@ export const getAsk = defineOperation({
   input: z.strictObject({ id: askId, wait_s: z.coerce.number().int().min(0).max(LONG_POLL_MAX_S).default(0) }),
   output: askOutput,
   waits: true,
+  followable: { seconds: 'wait_s', settles: (output) => output.status !== 'open' },
   async run(_db, ctx, input) {
     const first = await ctx.inWorkspace((db) => findAsk(db, input.id));
     if (!first) throw askNotFound(input.id);

@@ -42,6 +42,8 @@ export const wait = defineOperation({
     timed_out: z.boolean(),
   }),
   waits: true,
+  // The next look starts at this one's cursor: what arrives between two polls of a task is not missed.
+  followable: { seconds: 'timeout_s', settles: (output) => output.items.length > 0 || output.work !== null, resume: (input, output) => ({ ...input, after: output.cursor }) },
   async run(_db, ctx, input) {
     const me = ctx.actor.id;
     const wantsWork = input.work !== undefined ? input.work === 'yes' : (ctx.actor.kind === 'agent' && mayCall(ctx.actor, 'tasks_claim_next', 'tasks:claim'));
