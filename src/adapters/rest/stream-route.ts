@@ -21,13 +21,13 @@ const SLOW_CLIENT_MS = 30_000;
  * ordinary problem+json answers; this adapter only writes frames.
  */
 export function registerStreamRoute(app: FastifyInstance, service: Service, operation: StreamOperation<z.ZodObject, z.ZodType>, url: string): void {
-  // An item many streams share (the tail's shared events) is framed and serialised once, for all of them.
-  const framed = new WeakMap<object, string>();
-  const text = (item: z.output<typeof operation.output>): string => {
+  // An item many streams share (the tail's shared events) is framed, serialised and encoded once, for all of them.
+  const framed = new WeakMap<object, Buffer>();
+  const text = (item: z.output<typeof operation.output>): Buffer => {
     const { id, event } = operation.frameOf(item);
-    return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`;
+    return Buffer.from(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(item)}\n\n`);
   };
-  const frame = (item: z.output<typeof operation.output>): string => {
+  const frame = (item: z.output<typeof operation.output>): Buffer => {
     if (typeof item !== 'object' || item === null) return text(item);
     let made = framed.get(item);
     if (made === undefined) framed.set(item, (made = text(item)));
@@ -58,19 +58,24 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     });
     res.write(`retry: ${RETRY_MS}\n\n`);
     const unping = pings.add(res);
+    // The frames of one batch of the tail come within one tick: gathered until the next, they leave as
+    // one chunk in one write, not a chunk (and its system calls) each.
+    let gathered: Buffer[] = [];
+    const flush = () => {
+      const chunk = gathered.length === 1 ? gathered[0] : Buffer.concat(gathered);
+      gathered = [];
+      if (chunk && !res.destroyed) res.write(chunk);
+    };
     try {
       for await (const item of items) {
         if (stream) {
           const { id, event } = operation.frameOf(item);
           stream.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
         }
-        // The frames of one batch of the tail come within one tick: corked until the next, they leave in
-        // one write to the socket, not one system call each.
-        if (res.writableCorked === 0) {
-          res.cork();
-          process.nextTick(() => res.uncork());
-        }
-        if (!res.write(frame(item)) && !(await drained(res, gone.signal))) {
+        if (gathered.length === 0) process.nextTick(flush);
+        gathered.push(frame(item));
+        // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
+        if (res.writableNeedDrain && !(await drained(res, gone.signal))) {
           request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
           res.destroy();
           return;
@@ -79,6 +84,7 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     } catch (err) {
       request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
     } finally {
+      flush();
       unping();
       gone.abort();
       res.end();
