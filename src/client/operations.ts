@@ -118,6 +118,7 @@ export type Manifest = {
     schemas: string;
     resources: string;
     prompts: string[];
+    tasks: string;
   };
   links: {
     openapi: string;

@@ -118,7 +118,8 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'preferences_get': () => ({}),
   'preferences_update': () => ({ body: { email: 'immediate' } }),
   'links_redeem': (fx) => ({ body: { token: fx.link } }),
-  'notifications_list': () => ({ query: 'state=pending' }),
+  // No one's: pending notifications are the sender worker's to move on at any moment, so two calls a few ms apart may see different sets.
+  'notifications_list': () => ({ query: 'state=pending&principal_id=agt_00000000000000000000000000' }),
   'sessions_revoke': (fx) => ({ params: { id: fx.session } }),
   'artifacts_create': (fx) => ({ body: { content: 'Notes from the matrix.', task_id: fx.task } }),
   'artifacts_get': (fx) => ({ params: { id: fx.artifact }, query: 'content=utf8' }),
