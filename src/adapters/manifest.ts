@@ -3,7 +3,7 @@ import { BatonError } from '../errors.ts';
 import { writeHeaders } from '../operations/tasks/task-view.ts';
 import { TASK_STATUSES, TRANSITIONS } from '../domain/task-status.ts';
 import { mayInvoke } from '../operations/authorization.ts';
-import { isCallable, type Operation } from '../operations/define-operation.ts';
+import { followableOf, isCallable, type Operation } from '../operations/define-operation.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
@@ -167,5 +167,5 @@ export function buildManifest(service: Service, principal: Principal | undefined
 
 /** The tools an MCP host may follow as tasks rather than wait on (spec/mcp.md, "MCP Tasks"). */
 function followableTools(operations: readonly Operation[]): string[] {
-  return operations.filter((op) => op.kind === 'read' && op.followable !== undefined).map((op) => op.name);
+  return operations.filter((op) => followableOf(op) !== undefined).map((op) => op.name);
 }

@@ -277,6 +277,11 @@ export function isCallable(operation: Operation): operation is CallableOperation
   return operation.kind !== 'stream';
 }
 
+/** How an MCP host may follow the operation as a task, if it is a read that waits and says so (`followable`). */
+export function followableOf(operation: Operation): ReadOperation<z.ZodObject, z.ZodType>['followable'] {
+  return operation.kind === 'read' ? operation.followable : undefined;
+}
+
 export type ParameterLocation = 'path' | 'query' | 'body';
 
 /** Where each input key travels over HTTP: path parameters, then query (reads, deletes) or body (other writes). */

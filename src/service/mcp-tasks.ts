@@ -54,7 +54,6 @@ export function mcpTasks(deps: { db: Kysely<DB>; clock: Clock; ids: Ids }): McpT
       );
     },
     find: (principal, id) => bound(principal, (tx) => findMcpTask(tx, id, principal.id, clock.now())),
-    end: (principal, id, end) =>
-      bound(principal, async (tx) => ((await findMcpTask(tx, id, principal.id, clock.now())) ? endMcpTask(tx, id, end, clock.now()) : undefined)),
+    end: (principal, id, end) => bound(principal, (tx) => endMcpTask(tx, id, principal.id, end, clock.now())),
   };
 }

@@ -23,16 +23,19 @@ export async function findMcpTask(db: Kysely<DB>, id: string, principalId: strin
 }
 
 /**
- * Ends a working task; a task that has already ended stays as it ended (two polls that settle it at
- * once, or a cancel racing the answer: the first one wins). Returns the task as it now stands.
+ * Ends the principal's working task; a task that has already ended stays as it ended (two polls
+ * that settle it at once, or a cancel racing the answer: the first one wins). Returns the task as
+ * it now stands, or undefined when it is unknown, another's, or expired.
  */
-export async function endMcpTask(db: Kysely<DB>, id: string, end: McpTaskEnd, now: Date): Promise<McpTaskRow | undefined> {
+export async function endMcpTask(db: Kysely<DB>, id: string, principalId: string, end: McpTaskEnd, now: Date): Promise<McpTaskRow | undefined> {
   const ended = await db
     .updateTable('mcp_tasks')
     .set({ status: end.status, result: end.result === null ? null : JSON.stringify(end.result), updated_at: now })
     .where('id', '=', id)
+    .where('principal_id', '=', principalId)
+    .where('expires_at', '>', now)
     .where('status', '=', 'working')
     .returningAll()
     .executeTakeFirst();
-  return ended ?? db.selectFrom('mcp_tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  return ended ?? findMcpTask(db, id, principalId, now);
 }

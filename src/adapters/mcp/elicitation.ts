@@ -12,7 +12,7 @@ import { listInbox } from '../../operations/inbox/list-inbox.ts';
 import { markInbox } from '../../operations/inbox/mark-inbox.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { Service } from '../../service/service.ts';
-import { MCP_DIALECT } from './dialect.ts';
+import { mcpCall } from './tools.ts';
 
 /**
  * What MCP elicitation (spec/mcp.md § Elicitation) decides before a tool runs: ask the person at
@@ -149,14 +149,7 @@ interface Executed {
 /** Runs one operation as the caller, through the service like any tool call; a thrown failure is a problem too. */
 async function execute(service: Service, caller: Authenticated & { readonly requestId: string }, operation: CallableOperation, input: Record<string, unknown>, idempotencyKey?: string): Promise<Executed> {
   try {
-    const outcome = await service.execute(operation, input, {
-      principal: caller.principal,
-      idempotencyKey: operation.kind === 'write' ? (idempotencyKey ?? randomUUID()) : undefined,
-      expectedVersion: undefined,
-      requestId: caller.requestId,
-      budget: caller.budget,
-      dialect: MCP_DIALECT,
-    });
+    const outcome = await service.execute(operation, input, mcpCall(caller, { idempotencyKey: operation.kind === 'write' ? (idempotencyKey ?? randomUUID()) : undefined }));
     return { ok: outcome.ok, body: JSON.parse(outcome.body) as Record<string, unknown> };
   } catch (error) {
     return { ok: false, body: { code: toBatonError(error).code } };

@@ -5,7 +5,7 @@ import type { CallableOperation } from '../../operations/define-operation.ts';
 import { listLeases } from '../../operations/leases/list-leases.ts';
 import { getTask } from '../../operations/tasks/get-task.ts';
 import { listTasks } from '../../operations/tasks/list-tasks.ts';
-import { MCP_DIALECT } from './dialect.ts';
+import { mcpCall } from './tools.ts';
 
 /** The URIs of Baton's live resources (spec/mcp.md § Resources). */
 const RESOURCE_URIS = {
@@ -27,7 +27,7 @@ const READY_FIELDS = ['id', 'title', 'status', 'priority', 'labels', 'assignee',
  */
 export function registerLiveResources(mcp: McpServer, service: Service, caller: Authenticated & { readonly requestId: string }): void {
   const read = async (operation: CallableOperation, input: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    const outcome = await service.execute(operation, input, { principal: caller.principal, idempotencyKey: undefined, expectedVersion: undefined, requestId: caller.requestId, budget: caller.budget, dialect: MCP_DIALECT });
+    const outcome = await service.execute(operation, input, mcpCall(caller));
     const body = JSON.parse(outcome.body) as Record<string, unknown>;
     if (!outcome.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${String(body['title'])}: ${String(body['detail'])}`, body);
     return body;

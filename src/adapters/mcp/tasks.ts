@@ -1,13 +1,13 @@
 import { type CallToolResult, type ClientCapabilities, type McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { isId } from '../../ids.ts';
+import { followableOf } from '../../operations/define-operation.ts';
 import { type Approval, approvalId } from '../../operations/approvals/approval-schema.ts';
 import { getApproval } from '../../operations/approvals/get-approval.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
 import type { McpTaskEnd, McpTaskRow } from '../../service/mcp-tasks.ts';
 import type { Service } from '../../service/service.ts';
-import { MCP_DIALECT } from './dialect.ts';
-import { callTool, type ToolShape } from './tools.ts';
+import { callTool, mcpCall, type ToolShape } from './tools.ts';
 
 /** The MCP Tasks extension (2026-07-28 revision), as a host declares it per request and the server in `server/discover`. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -42,7 +42,7 @@ export function takesTasks(capabilities: ClientCapabilities | undefined): boolea
  */
 export async function callOrFollow(service: Service, shape: ToolShape, args: Record<string, unknown>, caller: Caller): Promise<CallToolResult | TaskWire> {
   const { operation } = shape;
-  const follow = operation.kind === 'read' ? operation.followable : undefined;
+  const follow = followableOf(operation);
   const parsed = follow ? operation.input.safeParse(args) : undefined;
   if (follow && parsed?.success && Number(parsed.data[follow.seconds]) > 0) {
     const waitS = Number(parsed.data[follow.seconds]);
@@ -99,7 +99,7 @@ async function look(service: Service, tools: ReadonlyMap<string, ToolShape>, cal
   if (!shape) return { status: 'failed', result: { code: ProtocolErrorCode.InvalidParams, message: `Tool ${row.tool} no longer exists on this server.` } };
   if (row.follows === 'approval') return lookAtApproval(service, caller, String(row.input['id']));
   const result = await callTool(service, shape, row.input, caller);
-  const follow = shape.operation.kind === 'read' ? shape.operation.followable : undefined;
+  const follow = followableOf(shape.operation);
   const over = row.wait_until !== null && row.wait_until <= service.clock.now();
   return result.isError === true || over || follow?.settles(result.structuredContent) === true ? { status: 'completed', result } : undefined;
 }
@@ -110,7 +110,7 @@ async function look(service: Service, tools: ReadonlyMap<string, ToolShape>, cal
  * expired, with the approval itself, which the tool's output schema also allows.
  */
 async function lookAtApproval(service: Service, caller: Caller, id: string): Promise<McpTaskEnd | undefined> {
-  const outcome = await service.execute(getApproval, { id: approvalId.parse(id) }, call(caller));
+  const outcome = await service.execute(getApproval, { id: approvalId.parse(id) }, mcpCall(caller));
   // Not readable any more (the caller lost its scope, say): the task completes with that problem, as a tool call would.
   if (!outcome.ok) return { status: 'completed', result: { content: [{ type: 'text', text: outcome.body }], isError: true } };
   const approval = JSON.parse(outcome.body) as Approval;
@@ -124,10 +124,6 @@ async function lookAtApproval(service: Service, caller: Caller, id: string): Pro
 
 function structured(output: object, line: string): CallToolResult {
   return { content: [{ type: 'text', text: line }], structuredContent: output };
-}
-
-function call(caller: Caller) {
-  return { principal: caller.principal, idempotencyKey: undefined, expectedVersion: undefined, requestId: caller.requestId, budget: caller.budget, dialect: MCP_DIALECT };
 }
 
 /** The extension's task shape of a row: a completed task carries its tool result, a failed one its JSON-RPC error. */

@@ -6,6 +6,7 @@ import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayInvoke } from '../../operations/authorization.ts';
 import { type CallableOperation, isCallable, type Operation, takesExpectedVersion, type Toolset } from '../../operations/define-operation.ts';
 import type { Authenticated } from '../../service/authenticate.ts';
+import type { Call } from '../../service/execute.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
@@ -154,14 +155,7 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
   try {
     const { input, idempotencyKey, expectedVersion } = splitArguments(operation, args);
     if (idempotencyKey !== undefined) meta = { [META.idempotencyKey]: idempotencyKey };
-    const outcome = await service.execute(operation, input, {
-      principal: caller.principal,
-      idempotencyKey,
-      expectedVersion,
-      requestId: caller.requestId,
-      budget: caller.budget,
-      dialect: MCP_DIALECT,
-    });
+    const outcome = await service.execute(operation, input, mcpCall(caller, { idempotencyKey, expectedVersion }));
     if (idempotencyKey !== undefined) meta[META.replayed] = outcome.replayed;
     if (!outcome.ok) return errorResult(outcome.body, meta);
     return {
@@ -172,6 +166,11 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
   } catch (error) {
     return problemResult(toBatonError(error), service.baseUrl, caller.requestId, meta);
   }
+}
+
+/** The service call of one MCP request's caller, as REST makes it (scopes, rate budget, approvals), its problems worded for MCP. */
+export function mcpCall(caller: Authenticated & { requestId: string }, write: { idempotencyKey?: string | undefined; expectedVersion?: number | undefined } = {}): Call {
+  return { principal: caller.principal, idempotencyKey: write.idempotencyKey, expectedVersion: write.expectedVersion, requestId: caller.requestId, budget: caller.budget, dialect: MCP_DIALECT };
 }
 
 /**
