@@ -9,7 +9,7 @@ import type { Service } from '../service/service.ts';
 import { MCP_PATH } from './mcp/http.ts';
 import { DEFAULT_TOOLSETS, toolsetOf } from './mcp/toolsets.ts';
 import type { CompactManifest, Manifest } from './manifest-schema.ts';
-import { API_PREFIX } from './rest/routes.ts';
+import { type ApiVersion, apiPrefix } from '../domain/api-version.ts';
 
 /**
  * The interfaces derived from the registry, each with the rule that decides whether it serves an
@@ -23,6 +23,9 @@ const INTERFACES: readonly { readonly name: string; serves(operation: Operation)
   // … and a GraphQL field: reads are queries, writes mutations, streams subscriptions (src/adapters/graphql/schema.ts).
   { name: 'graphql', serves: () => true },
 ];
+
+/** How a v2 agent sends a next action (operations/tasks/v2-answer.ts). */
+const V2_ACTIONS = "Call each next_actions entry's operation (route: operations) with id in the path (absent: the task's; leases_*: its lease's), key as Idempotency-Key, expected_version as If-Match, args (plus what fill names) as body or a GET's query.";
 
 export type ManifestView = 'compact' | 'full';
 
@@ -39,37 +42,38 @@ export function manifestView(query: string | undefined, principal: Principal | u
  * features a list of operations hides, and the operations of its default MCP tool sets it may call
  * (streams included) as `METHOD path`. Every other operation is one link away (`links.full`).
  */
-export function buildCompactManifest(service: Service, principal: Principal): CompactManifest {
+export function buildCompactManifest(service: Service, principal: Principal, version: ApiVersion = 1): CompactManifest {
+  const prefix = apiPrefix(version);
   const defaults: readonly string[] = DEFAULT_TOOLSETS[principal.kind];
   const allowed = service.operations.filter((op) => mayInvoke(principal, op) && (!isCallable(op) || defaults.includes(toolsetOf(op))));
   const decides = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   return {
     name: 'Baton',
-    version: 'v1',
-    base_url: `${service.baseUrl}${API_PREFIX}`,
+    version: `v${version}`,
+    base_url: `${service.baseUrl}${prefix}`,
     you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) },
     next_actions: allowed.some((op) => op.name === 'tasks_claim_next')
-      ? [{ operation: 'tasks_claim_next', method: 'POST', href: `${API_PREFIX}/tasks/claim`, headers: writeHeaders() }]
+      ? [{ operation: 'tasks_claim_next', method: 'POST', href: `${prefix}/tasks/claim`, headers: writeHeaders() }]
       : [],
     conventions: {
       auth: 'Authorization: Bearer <token>.',
-      next_actions: 'Send each next_actions entry as given, with what fill names written in (its key is fresh).',
+      next_actions: version === 1 ? 'Send each next_actions entry as given, with what fill names written in (its key is fresh).' : V2_ACTIONS,
       idempotency: 'Every write needs a fresh Idempotency-Key; resend it only to retry.',
       concurrency: 'Send the ETag you read as If-Match; else 409 conflict_version.',
       leases: 'Heartbeat a lease every heartbeat_interval_s; send its lease_epoch on task writes; leases_cycle hands in and claims the next.',
       errors: 'problem+json: branch on code, follow hint, retry if retryable.',
     },
     features: features(service),
-    operations: Object.fromEntries(allowed.map((op) => [op.name, `${op.http.method} ${API_PREFIX}${op.http.path}`])),
+    operations: Object.fromEntries(allowed.map((op) => [op.name, `${op.http.method} ${prefix}${op.http.path}`])),
     needs_approval: decides ? [] : allowed.filter((op) => op.approval !== 'none').map((op) => op.name),
     task_statuses: [...TASK_STATUSES],
-    mcp: { url: `${service.baseUrl}${MCP_PATH}`, toolsets: `${defaults.join(',')} (default); ?toolsets=work,tasks or all; ?schemas=strict` },
+    mcp: { url: `${service.baseUrl}${MCP_PATH}${version === 1 ? '' : '?api=v2'}`, toolsets: `${defaults.join(',')} (default); ?toolsets=work,tasks or all; ?schemas=strict` },
     links: {
-      full: `${API_PREFIX}?view=full`,
-      openapi: `${API_PREFIX}/openapi.json`,
+      full: `${prefix}?view=full`,
+      openapi: `${prefix}/openapi.json`,
       agent_guide: '/spec/agent-guide.md',
       errors: '/spec/errors.md',
-      compact: `${API_PREFIX}?view=compact`,
+      compact: `${prefix}?view=compact`,
     },
   };
 }
@@ -94,12 +98,13 @@ function features(service: Service): Manifest['features'] {
  * The capability manifest at GET /api/v1 (`?view=full`): everything an agent needs to start, derived from the
  * registry. With a token it also says what THAT token may call right now.
  */
-export function buildManifest(service: Service, principal: Principal | undefined): Manifest {
+export function buildManifest(service: Service, principal: Principal | undefined, version: ApiVersion = 1): Manifest {
+  const prefix = apiPrefix(version);
   return {
     name: 'Baton',
     description: 'Task coordination for humans and software agents: tasks with a server-enforced state machine, an append-only event timeline, idempotent and version-checked writes.',
-    version: 'v1',
-    base_url: `${service.baseUrl}${API_PREFIX}`,
+    version: `v${version}`,
+    base_url: `${service.baseUrl}${prefix}`,
     auth: {
       mode: 'bearer',
       header: 'Authorization: Bearer <token>',
@@ -129,8 +134,8 @@ export function buildManifest(service: Service, principal: Principal | undefined
     },
     features: features(service),
     entities: [
-      { name: 'Task', id_prefix: 'tsk_', href: `${API_PREFIX}/tasks`, statuses: [...TASK_STATUSES], transitions: Object.fromEntries(TASK_STATUSES.map((s) => [s, [...TRANSITIONS[s]]])) },
-      { name: 'Event', id_prefix: 'evt_', href: `${API_PREFIX}/events` },
+      { name: 'Task', id_prefix: 'tsk_', href: `${prefix}/tasks`, statuses: [...TASK_STATUSES], transitions: Object.fromEntries(TASK_STATUSES.map((s) => [s, [...TRANSITIONS[s]]])) },
+      { name: 'Event', id_prefix: 'evt_', href: `${prefix}/events` },
     ],
     operations: service.operations.map((op) => ({
       name: op.name,
@@ -139,13 +144,13 @@ export function buildManifest(service: Service, principal: Principal | undefined
       scope: op.scope,
       approval: op.approval,
       method: op.http.method,
-      path: `${API_PREFIX}${op.http.path}`,
+      path: `${prefix}${op.http.path}`,
       interfaces: INTERFACES.filter((i) => i.serves(op)).map((i) => i.name),
       ...(principal ? { allowed: mayInvoke(principal, op), needs_approval: op.approval !== 'none' && !(principal.kind === 'human' && principal.scopes.has('approvals:decide')) } : {}),
     })),
     ...(principal ? { you: { id: principal.id, kind: principal.kind, scopes: SCOPES.filter((s) => principal.scopes.has(s)) } } : {}),
     mcp: {
-      url: `${service.baseUrl}${MCP_PATH}`,
+      url: `${service.baseUrl}${MCP_PATH}${version === 1 ? '' : '?api=v2'}`,
       transport: 'Streamable HTTP (2026-07-28, and 2025-11-25 clients), the same bearer token; or stdio through `npx baton-tasks mcp` with BATON_URL and BATON_TOKEN',
       tools: 'one per operation, named as the operation; arguments are the operation input plus idempotency_key (writes) and expected_version (versioned writes)',
       toolsets: 'work (the default for agents), tasks (humans get work and tasks), admin: /mcp?toolsets=work,tasks or all; agent means work,tasks',
@@ -155,12 +160,12 @@ export function buildManifest(service: Service, principal: Principal | undefined
       tasks: `io.modelcontextprotocol/tasks on 2026-07-28 over HTTP: to a host that declares it, ${followableTools(service.operations).join(', ')} with seconds to wait, and a write that waits for approval, answer a task handle (tasks/get, tasks/cancel)`,
     },
     links: {
-      openapi: `${API_PREFIX}/openapi.json`,
-      whoami: `${API_PREFIX}/whoami`,
+      openapi: `${prefix}/openapi.json`,
+      whoami: `${prefix}/whoami`,
       docs: '/spec/index.md',
       agent_guide: '/spec/agent-guide.md',
       errors: '/spec/errors.md',
-      compact: `${API_PREFIX}?view=compact`,
+      compact: `${prefix}?view=compact`,
     },
   };
 }

@@ -28,6 +28,8 @@ import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Tx } from '../store/connection.ts';
 import type { Cursors } from '../operations/shared/cursors.ts';
+import { toV2Answer } from '../operations/tasks/v2-answer.ts';
+import type { ApiVersion } from '../domain/api-version.ts';
 
 export interface ExecuteDeps {
   readonly db: Kysely<DB>;
@@ -63,6 +65,8 @@ export interface Call {
   readonly budget?: RateBudget;
   /** How the caller's interface words hints, for the problem a failed write stores for its replays. */
   readonly dialect: Dialect;
+  /** The API version the caller reads; absent: 1. */
+  readonly apiVersion?: ApiVersion;
 }
 
 /** A finished call. `body` is the exact JSON text; a replay returns the stored text unchanged. */
@@ -84,6 +88,22 @@ const MAX_KEY_LENGTH = 255;
  * holding the operation's writes, its events and its stored response. Throws `BatonError` only.
  */
 export async function execute(deps: ExecuteDeps, operation: CallableOperation, rawInput: unknown, call: Call): Promise<Outcome> {
+  const outcome = await executeV1(deps, operation, rawInput, call);
+  return call.apiVersion === 2 ? inV2(outcome, call, rawInput) : outcome;
+}
+
+/**
+ * A v1 outcome as v2 answers it (operations/tasks/v2-answer.ts). A replay converts the stored text
+ * the same way, so one key answers alike on either version; problems are the same on both.
+ */
+function inV2(outcome: Outcome, call: Call, rawInput: unknown): Outcome {
+  if (!outcome.ok) return outcome;
+  const input = (typeof rawInput === 'object' && rawInput !== null ? rawInput : {}) as { view?: unknown; fields?: unknown };
+  const selected = input.view === 'full' || input.fields !== undefined;
+  return { ...outcome, body: JSON.stringify(toV2Answer(JSON.parse(outcome.body), { principalId: call.principal.id, selected })) };
+}
+
+async function executeV1(deps: ExecuteDeps, operation: CallableOperation, rawInput: unknown, call: Call): Promise<Outcome> {
   authorize(operation, call.principal);
   const input = validate(operation, rawInput, deps.config);
   if (operation.kind === 'read') {

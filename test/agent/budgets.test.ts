@@ -10,6 +10,7 @@ import { startTestServer, testConfig, type TestServer } from '../harness.ts';
 import { connectV1, connectV2, listen, outputOf, type ToolResult } from '../mcp/clients.ts';
 import { createTask } from '../rest/fixtures.ts';
 import { PLANNED_OPERATIONS } from './planned-operations.ts';
+import type { NextActionV2 } from '../../src/operations/tasks/v2-answer.ts';
 import { AGENT_SCOPES, filled, mcpClient, type NextAction, offered, sendAction, toolCall } from './follow.ts';
 
 /**
@@ -28,6 +29,10 @@ const BUDGET = {
   realisticTask: 1600,
   realisticClaim: 2100,
   twoActions: 400,
+  // Issue 38's figures, met by v2's default view (/api/v2: spec/api.md, "Versions").
+  v2Task: 900,
+  v2ClaimedTask: 1000,
+  twoActionsV2: 200,
 } as const;
 
 let t: TestServer;
@@ -71,7 +76,7 @@ const ADMIN = principalOf('human', SCOPES);
 
 /** The bytes of a tools/list result for a caller over some operations, as the wire carries it (checked against the server below). */
 function listingSize(ops: readonly Operation[], caller: Authenticated, toolsets: readonly Toolset[], schemas: 'loose' | 'strict' = 'loose') {
-  const tools = listToolsFor(deriveTools(ops, testConfig()), caller, { toolsets: new Set(toolsets), outputSchemas: false, schemas });
+  const tools = listToolsFor(deriveTools(ops, testConfig()), caller, { toolsets: new Set(toolsets), outputSchemas: false, schemas, apiVersion: 1 });
   return { size: bytes(JSON.stringify({ tools })), names: tools.map((tool) => tool.name) };
 }
 const registered = new Set(operations.map((op) => op.name));
@@ -229,7 +234,7 @@ describe('the manifest', () => {
  * A realistic task in progress, not a fixture: a 200-character title, five labels, a parent, a due
  * date, two artifacts and a lease (issue 38). Answers what the holder reads: the claim and the task.
  */
-async function realisticWork(label: string, token: string) {
+async function realisticWork(label: string, token: string, prefix = '/api/v1') {
   // The parent is not claimable for centuries: the loops below claim whatever todo task comes first.
   const parent = await createTask(t, { title: 'Billing reliability', not_before: '2999-01-01T00:00:00Z' });
   const title = 'Fix the flaky test in the billing suite: test/billing.test.ts fails one run in ten with a timeout in the invoice retry path; find the race, fix it, add a regression test and link the PR'.padEnd(200, '.');
@@ -239,9 +244,9 @@ async function realisticWork(label: string, token: string) {
     const res = await t.request('POST', '/api/v1/artifacts', { body: { content: `run ${n}: timeout in invoice retry`, task_id: task.id, name: `run-${n}.log` } });
     expect(res.status, res.body).toBe(201);
   }
-  const claim = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { token, body: {} });
+  const claim = await t.request('POST', `${prefix}/tasks/${task.id}/claim`, { token, body: {} });
   expect(claim.status, claim.body).toBe(200);
-  const read = await t.request('GET', `/api/v1/tasks/${task.id}`, { token });
+  const read = await t.request('GET', `${prefix}/tasks/${task.id}`, { token });
   const shown = read.json<{ title: string; labels: string[]; artifacts: unknown[] }>();
   expect(shown.title).toHaveLength(200);
   expect(shown.labels).toEqual(labels);
@@ -260,6 +265,40 @@ describe('a realistic in-progress task', () => {
     expect(bytes(read)).toBeLessThanOrEqual(BUDGET.realisticTask);
     expect(bytes(claim)).toBeLessThanOrEqual(BUDGET.realisticClaim);
     expect(bytes(actions)).toBeLessThanOrEqual(BUDGET.twoActions);
+  });
+
+  it('over REST v2: the task is at most 900 bytes, inside its claim 1,000, its two next actions 200', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const { claim, read } = await realisticWork('realistic-v2', agent.token, '/api/v2');
+    const task = JSON.parse(read) as { next_actions: NextActionV2[]; artifacts: unknown[] };
+    const claimed = JSON.stringify((JSON.parse(claim) as { task: unknown }).task);
+    const actions = JSON.stringify(task.next_actions);
+    report('GET /api/v2/tasks/{id}, realistic, the holder (default view)', bytes(read), BUDGET.v2Task);
+    report('its task inside POST /api/v2/tasks/{id}/claim', bytes(claimed), BUDGET.v2ClaimedTask);
+    report('its v2 next_actions (heartbeat, hand-in)', bytes(actions), BUDGET.twoActionsV2);
+    expect(bytes(read)).toBeLessThanOrEqual(BUDGET.v2Task);
+    expect(bytes(claimed)).toBeLessThanOrEqual(BUDGET.v2ClaimedTask);
+    expect(bytes(actions)).toBeLessThanOrEqual(BUDGET.twoActionsV2);
+    // Still ready to send: the operation (its id the task's lease's, or the task's own), a fresh key each, what to fill in.
+    expect(task.next_actions.map(({ key: _key, ...action }) => action)).toEqual([
+      { operation: 'leases_heartbeat' },
+      { operation: 'tasks_hand_in', args: { lease_epoch: 1 }, fill: ['summary'] },
+    ]);
+    expect(task.next_actions.map((action) => action.key)).toEqual([expect.stringMatching(/^[\w-]{16}$/), expect.stringMatching(/^[\w-]{16}$/)]);
+    expect(task.artifacts).toHaveLength(2);
+  });
+
+  it('over MCP with api=v2: tasks_get answers v2\'s bytes, at most 900', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: [...AGENT_SCOPES] });
+    const { id } = await realisticWork('realistic-mcp-v2', agent.token);
+    const client = await connectV2(baseUrl, agent.token, 'modern', 'api=v2');
+    try {
+      const size = bytes(JSON.stringify(outputOf(await client.callTool({ name: 'tasks_get', arguments: { id } }))));
+      report('tasks_get structuredContent, /mcp?api=v2, realistic, the holder', size, BUDGET.v2Task);
+      expect(size).toBeLessThanOrEqual(BUDGET.v2Task);
+    } finally {
+      await client.close();
+    }
   });
 
   it('over MCP: tasks_get answers the same bytes of JSON', async () => {

@@ -1,6 +1,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import formats from 'ajv-formats';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startNode } from '../cli/run-baton.ts';
 import type { TestServer } from '../harness.ts';
 
 /** The parts of an OpenAPI 3.1 document these tests read. */
@@ -128,4 +132,22 @@ export function matchTemplate(document: OpenApiDocument, method: string, path: s
     const pattern = template.split(/\{\w+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
     return new RegExp(`^${pattern}$`).test(path);
   });
+}
+
+/** Redocly CLI's lint of a document (recommended rules, redocly.yaml): its problems as `rule: message`, its totals and exit code. */
+export async function redoclyLint(document: OpenApiDocument): Promise<{ problems: string[]; totals: { errors: number; warnings: number }; code: number | null }> {
+  const redocly = fileURLToPath(new URL('../../node_modules/@redocly/cli/bin/cli.js', import.meta.url));
+  const config = fileURLToPath(new URL('../../redocly.yaml', import.meta.url));
+  const scratch = fileURLToPath(new URL('../../scratch/', import.meta.url));
+  await mkdir(scratch, { recursive: true });
+  const dir = await mkdtemp(join(scratch, 'redocly-'));
+  try {
+    const file = join(dir, 'openapi.json');
+    await writeFile(file, JSON.stringify(document));
+    const { code, stdout } = await startNode([redocly, 'lint', file, '--config', config, '--format', 'json'], { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }).outcome;
+    const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    return { problems: report.problems.map((p) => `${p.ruleId}: ${p.message}`), totals: report.totals, code };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -10,6 +10,7 @@ import { type McpCaller, mcpServerFactory } from './server.ts';
 import type { SchemaMode } from './strict-schema.ts';
 import type { ToolListing } from './tools.ts';
 import { selectToolsets } from './toolsets.ts';
+import type { ApiVersion } from '../../domain/api-version.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -32,11 +33,12 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
       const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');
-      const query = request.query as { toolsets?: string; output_schemas?: string; schemas?: string };
+      const query = request.query as { toolsets?: string; output_schemas?: string; schemas?: string; api?: string };
       const listing: ToolListing = {
         toolsets: selectToolsets(query.toolsets, principal),
         outputSchemas: query.output_schemas === '1' || query.output_schemas === 'true',
         schemas: schemaMode(query.schemas),
+        apiVersion: apiVersionOf(query.api),
       };
       const caller: McpCaller = { principal, budget, requestId: request.id, listing };
       const controller = new AbortController();
@@ -79,6 +81,16 @@ function schemaMode(query: string | undefined): SchemaMode {
   throw new BatonError('invalid_parameter', `schemas must be loose or strict, not ${JSON.stringify(query)}.`, {
     hint: 'Ask for /mcp?schemas=strict (OpenAI and Anthropic strict modes), or leave it out.',
     extra: { errors: [{ pointer: '/schemas', detail: 'loose or strict', location: 'query' }] },
+  });
+}
+
+/** `?api=`: `v1` (the default) or `v2`, the REST version whose answers the tools give; anything else is a 400. */
+function apiVersionOf(query: string | undefined): ApiVersion {
+  if (query === undefined || query === '' || query === 'v1') return 1;
+  if (query === 'v2') return 2;
+  throw new BatonError('invalid_parameter', `api must be v1 or v2, not ${JSON.stringify(query)}.`, {
+    hint: 'Ask for /mcp?api=v2 (leaner tasks, spec/api.md#versions), or leave it out for v1.',
+    extra: { errors: [{ pointer: '/api', detail: 'v1 or v2', location: 'query' }] },
   });
 }
 

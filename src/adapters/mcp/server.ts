@@ -7,13 +7,22 @@ import { fromStrict } from './strict-schema.ts';
 import { registerLiveResources } from './resources.ts';
 import { elicitFor, takesFormElicitation } from './elicitation.ts';
 import { callOrFollow, registerTaskMethods, takesTasks, TASKS_EXTENSION } from './tasks.ts';
-import { callTool, deriveTools, ELICITED_META, listToolsFor, problemResult, type ToolListing } from './tools.ts';
+import { callTool, deriveTools, ELICITED_META, listToolsFor, outputSchemaFor, problemResult, type ToolListing } from './tools.ts';
 import { BATON_VERSION } from '../../version.ts';
+import type { ApiVersion } from '../../domain/api-version.ts';
 
 /** The caller of one MCP request, authenticated by the HTTP route before the SDK sees it. */
 export type McpCaller = Authenticated & { readonly requestId: string; readonly listing: ToolListing };
 
-const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). Each next action is one tool call: the tool is \`operation\`, \`id\` is the id in \`href\`, \`body\` gives the other arguments, the Idempotency-Key header is \`idempotency_key\` and If-Match is \`expected_version\` (spec/mcp.md). Every write takes an \`idempotency_key\`: resend the same one only to retry the same call (you get the first result, not a second write); without one the server makes one. \`expected_version\` is the \`version\` you read: if it changed, the call is refused with conflict_version. Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt. tools/list holds your default tool set; any tool can be called by name, and /mcp?toolsets=work,tasks (or all) lists more.`;
+/** The server's instructions, with how a next action becomes a tool call in the caller's version. */
+function instructionsFor(version: ApiVersion): string {
+  const rule = version === 1 ? NEXT_ACTION_RULE_V1 : NEXT_ACTION_RULE_V2;
+  return `Baton coordinates tasks between humans and agents. To work: call \`tasks_claim_next\`; the claimed task carries its description and \`next_actions\` (heartbeat, hand in for review). ${rule} Every write takes an \`idempotency_key\`: resend the same one only to retry the same call (you get the first result, not a second write); without one the server makes one. \`expected_version\` is the \`version\` you read: if it changed, the call is refused with conflict_version. Taking task after task? \`leases_cycle\` hands in (or fails) your lease's task and claims the next in one call. Results are in structuredContent (the REST JSON); a failed call has isError and a problem document with a stable \`code\`, a \`hint\` and \`retryable\`. After a restart, use the \`resume\` prompt. tools/list holds your default tool set; any tool can be called by name, and /mcp?toolsets=work,tasks (or all) lists more.`;
+}
+
+const NEXT_ACTION_RULE_V1 = 'Each next action is one tool call: the tool is `operation`, `id` is the id in `href`, `body` gives the other arguments, the Idempotency-Key header is `idempotency_key` and If-Match is `expected_version` (spec/mcp.md).';
+const NEXT_ACTION_RULE_V2 =
+  "Each next action is one tool call: the tool is `operation`; `id` is its `id`, else the id of the task or lease it is on (a `leases_*` tool takes the lease's); `args` are the other arguments, plus what `fill` names; `key` is `idempotency_key`, and `expected_version` is sent as it is (spec/api.md#versions).";
 
 /**
  * Builds the MCP surface for one caller: a tool per registry operation, the live resources (a task,
@@ -27,7 +36,7 @@ const INSTRUCTIONS = `Baton coordinates tasks between humans and agents. To work
 export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
   const tools = deriveTools(service.operations, service.config);
   return (caller: McpCaller, transport: { readonly subscribe: boolean; readonly tasks: boolean }): McpServer => {
-    const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: INSTRUCTIONS });
+    const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: instructionsFor(caller.listing.apiVersion) });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad
     // argument is a `validation_failed` problem like on REST rather than the SDK's own message.
     mcp.server.registerCapabilities({
@@ -62,7 +71,7 @@ export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, st
       // The SDK gives a tool result without `content` an empty one, as it does here; the handle's members are the extension's CreateTaskResult.
       if ('taskId' in result) return { resultType: 'task', content: [], ...result };
       if (elicitation.elicited.length > 0) result._meta = { ...result._meta, [ELICITED_META]: elicitation.elicited };
-      return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? shape.tool.outputSchema : undefined);
+      return mcp.server.projectCallToolResult(result, caller.listing.outputSchemas ? outputSchemaFor(shape, caller.listing) : undefined);
     });
     if (transport.tasks) registerTaskMethods(mcp, service, tools, caller);
     registerLiveResources(mcp, service, caller);

@@ -10,6 +10,8 @@ import type { Call } from '../../service/execute.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
 import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import { asV2Schema } from '../v2-schema.ts';
+import type { ApiVersion } from '../../domain/api-version.ts';
 import { MCP_DIALECT } from './dialect.ts';
 import { type SchemaMode, strictSchema } from './strict-schema.ts';
 import { toolsetOf } from './toolsets.ts';
@@ -34,6 +36,8 @@ export interface ToolShape {
   readonly tool: Tool;
   /** The input schema as strict hosts take it (`?schemas=strict`). */
   readonly strictInput: Tool['inputSchema'];
+  /** The output schema of v2's answers (`?api=v2`). */
+  readonly outputV2: Tool['outputSchema'];
 }
 
 /** What a caller's tools/list holds: the tool sets, and whether output schemas are included. */
@@ -46,6 +50,8 @@ export interface ToolListing {
   readonly outputSchemas: boolean;
   /** `strict` (`?schemas=strict`): input schemas that OpenAI's and Anthropic's strict modes accept. */
   readonly schemas: SchemaMode;
+  /** The REST version whose answers the tools give (`?api=v2`: v2's leaner tasks; spec/api.md, "Versions"). */
+  readonly apiVersion: ApiVersion;
 }
 
 /**
@@ -56,7 +62,7 @@ export function deriveTools(operations: readonly Operation[], config: Config): R
   return new Map(
     operations.filter(isCallable).map((operation) => {
       const tool = toolOf(operation, config);
-      return [operation.name, { operation, tool, strictInput: strictSchema(tool.inputSchema) as Tool['inputSchema'] }];
+      return [operation.name, { operation, tool, strictInput: strictSchema(tool.inputSchema) as Tool['inputSchema'], outputV2: asV2Schema(tool.outputSchema) }];
     }),
   );
 }
@@ -131,14 +137,14 @@ export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Auth
   const { principal } = caller;
   const decidesApprovals = principal.kind === 'human' && principal.scopes.has('approvals:decide');
   const listed = [...tools.values()].filter(({ operation }) => listing.toolsets.has(toolsetOf(operation)) && !(operation.humanOnly === true && principal.kind !== 'human'));
-  return listed.map(({ operation, strictInput, tool: { outputSchema, ...tool } }) => {
+  return listed.map(({ operation, strictInput, outputV2, tool: { outputSchema, ...tool } }) => {
     const allowed = mayInvoke(principal, operation);
     const needsApproval = allowed && operation.approval !== 'none' && !decidesApprovals;
     const refusal = allowed ? '' : ` You may not call this: it needs scope ${operation.scope ?? 'none'} and a place in your toolAllowlist.`;
     return {
       ...tool,
       ...(listing.schemas === 'strict' ? { inputSchema: strictInput } : {}),
-      ...(listing.outputSchemas ? { outputSchema } : {}),
+      ...(listing.outputSchemas ? { outputSchema: listing.apiVersion === 2 ? outputV2 : outputSchema } : {}),
       description: `${tool.description ?? ''}${refusal}`,
       ...(allowed && !needsApproval ? {} : { _meta: { [META.allowed]: allowed, [META.needsApproval]: needsApproval } }),
     };
@@ -149,7 +155,7 @@ export function listToolsFor(tools: ReadonlyMap<string, ToolShape>, caller: Auth
  * Runs one tool call through the service layer, as REST does: the same executor, scopes, allowlist,
  * approvals and idempotency. A failure is a tool result with `isError` and the problem document.
  */
-export async function callTool(service: Service, shape: ToolShape, args: Record<string, unknown>, caller: Authenticated & { requestId: string }): Promise<CallToolResult> {
+export async function callTool(service: Service, shape: ToolShape, args: Record<string, unknown>, caller: Authenticated & { requestId: string; listing?: Pick<ToolListing, 'apiVersion'> }): Promise<CallToolResult> {
   const { operation } = shape;
   let meta: Record<string, unknown> = {};
   try {
@@ -168,9 +174,22 @@ export async function callTool(service: Service, shape: ToolShape, args: Record<
   }
 }
 
-/** The service call of one MCP request's caller, as REST makes it (scopes, rate budget, approvals), its problems worded for MCP. */
-export function mcpCall(caller: Authenticated & { requestId: string }, write: { idempotencyKey?: string | undefined; expectedVersion?: number | undefined } = {}): Call {
-  return { principal: caller.principal, idempotencyKey: write.idempotencyKey, expectedVersion: write.expectedVersion, requestId: caller.requestId, budget: caller.budget, dialect: MCP_DIALECT };
+/** The service call of one MCP request's caller, as REST makes it (scopes, rate budget, approvals), its problems worded for MCP, its answers in the version it asked for. */
+export function mcpCall(caller: Authenticated & { requestId: string; listing?: Pick<ToolListing, 'apiVersion'> }, write: { idempotencyKey?: string | undefined; expectedVersion?: number | undefined } = {}): Call {
+  return {
+    principal: caller.principal,
+    idempotencyKey: write.idempotencyKey,
+    expectedVersion: write.expectedVersion,
+    requestId: caller.requestId,
+    budget: caller.budget,
+    dialect: MCP_DIALECT,
+    apiVersion: caller.listing?.apiVersion ?? 1,
+  };
+}
+
+/** The output schema a caller's results match: its version's. */
+export function outputSchemaFor(shape: ToolShape, listing: Pick<ToolListing, 'apiVersion'>): Tool['outputSchema'] {
+  return listing.apiVersion === 2 ? shape.outputV2 : shape.tool.outputSchema;
 }
 
 /**

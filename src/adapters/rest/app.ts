@@ -23,7 +23,9 @@ import { buildOpenApi } from './openapi.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { sendProblem } from './problem.ts';
 import { traceRequests } from './trace-requests.ts';
-import { API_PREFIX, registerOperationRoutes, routeUrl } from './routes.ts';
+import { registerOperationRoutes, routeUrl } from './routes.ts';
+import { toV2Answer } from '../../operations/tasks/v2-answer.ts';
+import { API_VERSIONS, type ApiVersion, apiPrefix } from '../../domain/api-version.ts';
 
 export interface AppOptions {
   /** The process logger; omitted means no request log (tests). */
@@ -58,7 +60,7 @@ const COMPRESSIBLE = /^text\/(?!event-stream)|[+/](?:json|text|xml)(?:;|$)/;
  * token does. A token that is refused gets no fields (a 401 is not counted). Never rejects.
  */
 async function sayBudget(service: Service, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (!request.headers.authorization || !request.url.startsWith(API_PREFIX)) return;
+  if (!request.headers.authorization || !request.url.startsWith('/api/')) return;
   const caller = await service.authenticate(request.headers.authorization).catch(() => undefined);
   if (caller) reply.headers(rateLimitHeaders(caller.budget));
 }
@@ -155,21 +157,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
-  const openapi = JSON.stringify(buildOpenApi(service.operations, service.config));
-  app.get(`${API_PREFIX}/openapi.json`, async (request, reply) => {
-    // Public, but a request made with a token is counted and told its budget, like the manifest.
-    if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
-    return reply.type('application/json; charset=utf-8').send(openapi);
-  });
-  app.get(API_PREFIX, async (request, reply) => {
-    const secret = sessionSecret(request);
-    const caller = request.headers.authorization || secret ? await service.authenticate(request.headers.authorization, secret) : undefined;
-    if (caller) reply.headers(rateLimitHeaders(caller.budget));
-    const principal = caller?.principal;
-    const view = manifestView((request.query as { view?: string }).view, principal);
-    const manifest = view === 'compact' && principal ? buildCompactManifest(service, principal) : buildManifest(service, principal);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...manifest, release: options.version }));
-  });
+  for (const version of API_VERSIONS) registerDiscovery(app, service, version, options.version);
   app.get('/healthz', async () => ({ status: 'ok', version: options.version }));
   app.get('/readyz', async () => {
     await service.checkReady();
@@ -186,6 +174,30 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   const webMissing = await registerWeb(app);
   if (webMissing) app.log.warn(webMissing);
   return { app, metricsApp };
+}
+
+/**
+ * A version's discovery: `GET /api/vN` (the manifest) and `GET /api/vN/openapi.json`. Both public;
+ * a request made with a token is counted and told its budget.
+ */
+function registerDiscovery(app: FastifyInstance, service: Service, version: ApiVersion, release: string): void {
+  const prefix = apiPrefix(version);
+  const openapi = JSON.stringify(buildOpenApi(service.operations, service.config, version));
+  app.get(`${prefix}/openapi.json`, async (request, reply) => {
+    if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
+    return reply.type('application/json; charset=utf-8').send(openapi);
+  });
+  app.get(prefix, async (request, reply) => {
+    const secret = sessionSecret(request);
+    const caller = request.headers.authorization || secret ? await service.authenticate(request.headers.authorization, secret) : undefined;
+    if (caller) reply.headers(rateLimitHeaders(caller.budget));
+    const principal = caller?.principal;
+    const view = manifestView((request.query as { view?: string }).view, principal);
+    const manifest = view === 'compact' && principal ? buildCompactManifest(service, principal, version) : buildManifest(service, principal, version);
+    // v2's next_actions (the ready claim) in its words: the same conversion as its answers'.
+    const shown = version === 1 ? manifest : toV2Answer(manifest, { principalId: principal?.id ?? '', selected: true });
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify({ ...(shown as object), release }));
+  });
 }
 
 /** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */
@@ -214,5 +226,5 @@ function fromFastifyError(error: FastifyError | BatonError): BatonError {
 }
 
 function methodsByPath(service: Service): [RegExp, string][] {
-  return service.operations.map((op) => [new RegExp(`^${routeUrl(op).replace(/:\w+/g, '[^/]+')}/?$`), op.http.method]);
+  return API_VERSIONS.flatMap((version) => service.operations.map((op): [RegExp, string] => [new RegExp(`^${routeUrl(op, version).replace(/:\w+/g, '[^/]+')}/?$`), op.http.method]));
 }

@@ -4,16 +4,20 @@ import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
 import { ifNoneMatchHits } from './if-match.ts';
 import { restDialect } from './dialect.ts';
-import { API_PREFIX } from './routes.ts';
+import { API_VERSIONS, type ApiVersion, apiPrefix } from '../../domain/api-version.ts';
 
 /**
- * `GET /api/v1/artifacts/{id}/content`: the raw bytes of an artifact, the REST form of
+ * `GET /api/v1/artifacts/{id}/content` (and v2's): the raw bytes of an artifact, the REST form of
  * `artifacts_get` with its body (same scope, allowlist entry and errors). Served with the stored
  * content type, `ETag: "<sha256>"` (If-None-Match → 304), and as an attachment, so a stored HTML
  * file is never rendered in Baton's origin.
  */
 export function registerArtifactContentRoute(app: FastifyInstance, service: Service): void {
-  app.get<{ Params: { id: string } }>(`${API_PREFIX}/artifacts/:id/content`, async (request, reply) => {
+  for (const version of API_VERSIONS) registerIn(app, service, version);
+}
+
+function registerIn(app: FastifyInstance, service: Service, version: ApiVersion): void {
+  app.get<{ Params: { id: string } }>(`${apiPrefix(version)}/artifacts/:id/content`, async (request, reply) => {
     const { principal, budget } = await authenticateRequest(service, request, reply, getArtifact.name);
     const outcome = await service.execute(getArtifact, { id: request.params.id, content: 'base64' }, {
       principal,
@@ -21,7 +25,7 @@ export function registerArtifactContentRoute(app: FastifyInstance, service: Serv
       expectedVersion: undefined,
       requestId: request.id,
       budget,
-      dialect: restDialect(service.operations),
+      dialect: restDialect(service.operations, version),
     });
     // A read either succeeds or throws a BatonError (answered by the app's error handler).
     const artifact = JSON.parse(outcome.body) as { sha256: string; content_type: string; content: string };

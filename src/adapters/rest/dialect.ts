@@ -1,9 +1,10 @@
 import type { Dialect } from '../../errors.ts';
 import type { Operation } from '../../operations/define-operation.ts';
-import { API_PREFIX } from './routes.ts';
+import { type ApiVersion, apiPrefix } from '../../domain/api-version.ts';
 
-/** Hints over REST name routes: `[[leases_list holder=me]]` is `GET /api/v1/leases?holder=me`; path parameters fill the path. */
-export function restDialect(operations: readonly Operation[]): Dialect {
+/** Hints over REST name routes: `[[leases_list holder=me]]` is `GET /api/v1/leases?holder=me` (in v2, `/api/v2/…`); path parameters fill the path. */
+export function restDialect(operations: readonly Operation[], version: ApiVersion = 1): Dialect {
+  const prefix = apiPrefix(version);
   return {
     call(name, args) {
       const operation = operations.find((op) => op.name === name);
@@ -15,11 +16,11 @@ export function restDialect(operations: readonly Operation[]): Dialect {
         return value ?? parameter;
       });
       const search = new URLSearchParams(query).toString();
-      return `${operation.http.method} ${API_PREFIX}${path}${search ? `?${search}` : ''}`;
+      return `${operation.http.method} ${prefix}${path}${search ? `?${search}` : ''}`;
     },
     idempotencyKey: 'Idempotency-Key',
     expectedVersion: 'If-Match',
-    schema: 'the OpenAPI document (GET /api/v1/openapi.json)',
+    schema: `the OpenAPI document (GET ${prefix}/openapi.json)`,
     fieldLocations: true,
   };
 }

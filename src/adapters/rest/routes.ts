@@ -8,13 +8,14 @@ import { bounded, ifNoneMatchHits, parseIdempotencyKey, parseIfMatch } from './i
 import { restDialect } from './dialect.ts';
 import { downloadFormat, sendDownload } from './download.ts';
 import { registerStreamRoute } from './stream-route.ts';
+import { API_VERSIONS, type ApiVersion, apiPrefix } from '../../domain/api-version.ts';
 import { uploadSlots } from './upload-slots.ts';
 
-export const API_PREFIX = '/api/v1';
+export const API_PREFIX = apiPrefix(1);
 
-/** The Fastify path of an operation: `{id}` becomes `:id`. */
-export function routeUrl(operation: Operation): string {
-  return API_PREFIX + operation.http.path.replace(/\{(\w+)\}/g, ':$1');
+/** The Fastify path of an operation in an API version: `{id}` becomes `:id`. */
+export function routeUrl(operation: Operation, version: ApiVersion = 1): string {
+  return apiPrefix(version) + operation.http.path.replace(/\{(\w+)\}/g, ':$1');
 }
 
 declare module 'fastify' {
@@ -26,29 +27,35 @@ declare module 'fastify' {
   }
 }
 
-/** One route per registry entry. Nothing here knows any single operation. */
+/** One route per registry entry and API version. Nothing here knows any single operation. */
 export function registerOperationRoutes(app: FastifyInstance, service: Service): void {
+  for (const version of API_VERSIONS) registerVersion(app, service, version);
+}
+
+/** A version's routes: the same operations, answered in that version's shape (service/execute.ts `inV2`). */
+function registerVersion(app: FastifyInstance, service: Service, version: ApiVersion): void {
+  const prefix = apiPrefix(version);
   // Collections whose members have a GET route, so a 201 can say where the new member lives.
   const readable = new Set(
     service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
   );
   const takeUploadSlot = uploadSlots(service.config);
-  const dialect = restDialect(service.operations);
+  const dialect = restDialect(service.operations, version);
   for (const operation of service.operations) {
     if (operation.kind === 'stream') {
-      registerStreamRoute(app, service, operation, routeUrl(operation));
+      registerStreamRoute(app, service, operation, routeUrl(operation, version));
       continue;
     }
     const inPath = pathParameters(operation.http.path);
     app.route({
       method: operation.http.method,
-      url: routeUrl(operation),
+      url: routeUrl(operation, version),
       ...(operation.http.bodyLimit === 'artifact' ? { bodyLimit: base64BodyLimit(service.config.artifactMaxBytes), onRequest: takeUploadSlot } : {}),
       handler: async (request, reply) => {
         const { principal, budget } = await authenticateRequest(service, request, reply, operation.name);
         const download = operation.http.download ? downloadFormat(header(request, 'accept')) : undefined;
         if (download) {
-          const call = { principal, idempotencyKey: undefined, expectedVersion: undefined, requestId: request.id, budget, dialect };
+          const call = { principal, idempotencyKey: undefined, expectedVersion: undefined, requestId: request.id, budget, dialect, apiVersion: version };
           return sendDownload(service, operation, request, reply, call, download);
         }
         // Bounded before the read runs, so a refusal does not depend on whether the resource exists.
@@ -61,6 +68,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
           requestId: request.id,
           budget,
           dialect,
+          apiVersion: version,
         });
         if (outcome.replayed) reply.header('idempotency-replayed', 'true');
         if (outcome.version !== undefined) {
@@ -71,7 +79,7 @@ export function registerOperationRoutes(app: FastifyInstance, service: Service):
         }
         const location = locationOf(outcome, readable.has(operation.http.path));
         if (location && (outcome.status === 201 || outcome.status === 202)) {
-          reply.header('location', outcome.status === 202 ? `${API_PREFIX}/approvals/${location}` : `${API_PREFIX}${operation.http.path}/${location}`);
+          reply.header('location', outcome.status === 202 ? `${prefix}/approvals/${location}` : `${prefix}${operation.http.path}/${location}`);
         }
         return reply
           .code(outcome.status)
