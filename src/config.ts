@@ -435,10 +435,11 @@ const stdioSchema = z.object({
   BATON_TOKEN: z.string().refine(isWellFormedToken, 'must be a Baton token (bat_…); an admin makes one with POST /api/v1/agents/{id}/tokens'),
 });
 
-/** What `baton mcp` needs: the Baton server to talk to and the token to talk with. */
+/** What `baton mcp` needs: the Baton server to talk to, the token to talk with, and the API version of its answers (`--api`). */
 export interface StdioConfig {
   readonly url: string;
   readonly token: string;
+  readonly api?: 'v1' | 'v2';
 }
 
 /** Parses `baton mcp`'s environment (BATON_URL, BATON_TOKEN); throws a `ConfigError` naming each bad variable. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { Config } from '../config.ts';
 import { CliError, type Context } from './context.ts';
 import { EXIT } from './exit-codes.ts';
@@ -36,9 +36,11 @@ export function serverCommands(run: Run): Command[] {
 
   const mcp = new Command('mcp')
     .description("serve MCP on stdio for a local agent, forwarding to a Baton server's /mcp (BATON_URL, BATON_TOKEN)")
-    .action(async () => {
+    .addOption(new Option('--api <version>', "the API version of the tools' answers: v2 is leaner tasks (spec/api.md#versions)").choices(['v1', 'v2']).default('v1'))
+    .action(async (options: { api: 'v1' | 'v2' }) => {
       const { serveStdioProxy, ServerUnreachable } = await import('../adapters/mcp/stdio-proxy.ts');
-      await serveStdioProxy((await configuration()).loadStdioConfig(process.env)).catch((error: unknown) => {
+      const config = (await configuration()).loadStdioConfig(process.env);
+      await serveStdioProxy({ ...config, api: options.api }).catch((error: unknown) => {
         throw error instanceof ServerUnreachable ? new CliError(error.message, EXIT.unavailable) : error;
       });
     });

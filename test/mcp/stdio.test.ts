@@ -27,8 +27,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-function cli(token: string) {
-  return { command: process.execPath, args: [CLI, 'mcp'], env: { ...getDefaultEnvironment(), BATON_URL: baseUrl, BATON_TOKEN: token }, stderr: 'pipe' as const };
+function cli(token: string, ...options: string[]) {
+  return { command: process.execPath, args: [CLI, 'mcp', ...options], env: { ...getDefaultEnvironment(), BATON_URL: baseUrl, BATON_TOKEN: token }, stderr: 'pipe' as const };
 }
 
 /** Runs `baton mcp` to its exit, without blocking this process (which serves the Baton it talks to). */
@@ -64,6 +64,23 @@ describe('baton mcp (stdio)', () => {
       expect(problemOf(await client.callTool({ name: 'tasks_create', arguments: { title: 'no scope' } }))).toMatchObject({ code: 'forbidden_scope', retryable: false });
       const { resources } = await client.listResources();
       expect(resources.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('with --api v2, answers v2 tasks and states v2\'s next-action rule', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:claim'] });
+    const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'over stdio, v2', labels: ['stdio-v2'] } })).json<{ id: string }>();
+    const client = new Client({ name: 'baton-test-stdio-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StdioClientTransport(cli(agent.token, '--api', 'v2')));
+    try {
+      expect(client.getInstructions()).toContain('a `leases_*` tool takes the lease');
+      const claim = outputOf<{ task: { id: string; lease: object; next_actions: object[] } }>(await client.callTool({ name: 'tasks_claim', arguments: { id: task.id } }));
+      expect(claim.task.id).toBe(task.id);
+      expect(claim.task.lease).not.toHaveProperty('holder');
+      expect(claim.task.next_actions[0]).toMatchObject({ operation: 'leases_heartbeat' });
+      expect(claim.task.next_actions[0]).not.toHaveProperty('href');
     } finally {
       await client.close();
     }

@@ -29,7 +29,7 @@ interface Refusal {
  * reach is a `ServerUnreachable` naming the URL tried (the CLI exits 7).
  */
 export async function serveStdioProxy(config: StdioConfig): Promise<void> {
-  const endpoint = new URL(MCP_PATH, config.url);
+  const endpoint = new URL(config.api === 'v2' ? `${MCP_PATH}?api=v2` : MCP_PATH, config.url);
   let refusal: Refusal | undefined;
   const remoteFetch: FetchLike = async (url, init) => {
     const response = await fetch(url, init).catch((error: unknown) => {
