@@ -29,17 +29,23 @@ declare module 'fastify' {
 
 /** One route per registry entry and API version. Nothing here knows any single operation. */
 export function registerOperationRoutes(app: FastifyInstance, service: Service): void {
-  for (const version of API_VERSIONS) registerVersion(app, service, version);
-}
-
-/** A version's routes: the same operations, answered in that version's shape (service/execute.ts `inV2`). */
-function registerVersion(app: FastifyInstance, service: Service, version: ApiVersion): void {
-  const prefix = apiPrefix(version);
   // Collections whose members have a GET route, so a 201 can say where the new member lives.
   const readable = new Set(
     service.operations.filter((op) => op.http.method === 'GET' && op.http.path.endsWith('/{id}')).map((op) => op.http.path.slice(0, -'/{id}'.length)),
   );
-  const takeUploadSlot = uploadSlots(service.config);
+  // One limit on uploads in flight, whichever version they come to.
+  const shared = { readable, takeUploadSlot: uploadSlots(service.config) };
+  for (const version of API_VERSIONS) registerVersion(app, service, version, shared);
+}
+
+/** A version's routes: the same operations, answered in that version's shape (service/execute.ts `inV2`). */
+function registerVersion(
+  app: FastifyInstance,
+  service: Service,
+  version: ApiVersion,
+  { readable, takeUploadSlot }: { readonly readable: ReadonlySet<string>; readonly takeUploadSlot: ReturnType<typeof uploadSlots> },
+): void {
+  const prefix = apiPrefix(version);
   const dialect = restDialect(service.operations, version);
   for (const operation of service.operations) {
     if (operation.kind === 'stream') {

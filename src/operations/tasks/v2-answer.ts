@@ -30,8 +30,8 @@ export interface V2Reader {
  * object with `legal_transitions`), unless the request selected its members, leaves out what says
  * nothing: a `normal` priority, an empty `waiting_on`, the holder of a lease the caller holds, an
  * artifact's digest and link (`view=full` and `artifacts_get` have them) and its content type when it
- * is the default for text. A link (`href`) points
- * into v2. Everything else is v1's, member for member, so a stored answer replays alike on either version.
+ * is the default for text. A link (`href`) points into v2. Everything else is v1's, member for
+ * member, so a stored answer replays alike on either version.
  */
 export function toV2Answer(answer: unknown, reader: V2Reader): unknown {
   if (Array.isArray(answer)) return answer.map((item) => toV2Answer(item, reader));
