@@ -6,7 +6,6 @@ import { TASK_STATUSES, TRANSITIONS, transitionGuard, transitionVia } from '../d
 import type { Service } from '../service/service.ts';
 import { authorizationTable } from './authorization-docs.ts';
 import { limitsTable } from './limits-table.ts';
-import { buildOpenApi } from './rest/openapi.ts';
 import { sendProblem } from './rest/problem.ts';
 import { API_PREFIX } from './rest/routes.ts';
 
@@ -16,15 +15,16 @@ const MARKDOWN = 'text/markdown; charset=utf-8';
 /**
  * The spec pages by file name (`api.md` …), read once. Tables that code owns (state machine,
  * operations, errors) are generated into the pages at `<!-- generated:NAME -->` markers, so the
- * docs cannot drift from behaviour. REST serves them at /spec/*.md and MCP as resources.
+ * docs cannot drift from behaviour; the limits table reads the OpenAPI document the app serves. REST
+ * serves them at /spec/*.md and MCP as resources.
  */
-export async function loadSpecPages(service: Service): Promise<ReadonlyMap<string, string>> {
+export async function loadSpecPages(service: Service, openapi: Parameters<typeof limitsTable>[0]): Promise<ReadonlyMap<string, string>> {
   const generated: Record<string, string> = {
     'state-machine': stateMachineTable(),
     operations: operationsTable(service),
     errors: errorsTable(),
     authorization: authorizationTable(service.operations),
-    limits: limitsTable(buildOpenApi(service.operations, service.config), new Set(service.operations.map((op) => op.name))),
+    limits: limitsTable(openapi, new Set(service.operations.map((op) => op.name))),
   };
   const pages = new Map<string, string>();
   for (const file of (await readdir(SPEC_DIR)).filter((f) => f.endsWith('.md'))) {

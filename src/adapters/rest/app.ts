@@ -20,6 +20,7 @@ import { registerCookies, sessionSecret } from '../identity/cookies.ts';
 import { registerIdentityRoutes } from '../identity/routes.ts';
 import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
+import { asV2Document } from './openapi-v2.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { sendProblem } from './problem.ts';
 import { traceRequests } from './trace-requests.ts';
@@ -157,7 +158,10 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
   registerGraphql(app, service);
-  for (const version of API_VERSIONS) registerDiscovery(app, service, version, options.version);
+  // Built once: v2's document is v1's rewritten, and the spec's limits table reads v1's.
+  const openapi = buildOpenApi(service.operations, service.config);
+  const documents: Record<ApiVersion, string> = { 1: JSON.stringify(openapi), 2: JSON.stringify(asV2Document(openapi)) };
+  for (const version of API_VERSIONS) registerDiscovery(app, service, version, documents[version], options.version);
   app.get('/healthz', async () => ({ status: 'ok', version: options.version }));
   app.get('/readyz', async () => {
     await service.checkReady();
@@ -166,7 +170,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   registerCronRoute(app, service, options.runMaintenance);
   registerIdentityRoutes(app, service);
   await registerInboundRoutes(app, service);
-  const pages = await loadSpecPages(service);
+  const pages = await loadSpecPages(service, openapi);
   registerDocs(app, service, pages);
   registerMcpRoute(app, service, pages);
   registerA2ARoutes(app, service);
@@ -180,9 +184,8 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
  * A version's discovery: `GET /api/vN` (the manifest) and `GET /api/vN/openapi.json`. Both public;
  * a request made with a token is counted and told its budget.
  */
-function registerDiscovery(app: FastifyInstance, service: Service, version: ApiVersion, release: string): void {
+function registerDiscovery(app: FastifyInstance, service: Service, version: ApiVersion, openapi: string, release: string): void {
   const prefix = apiPrefix(version);
-  const openapi = JSON.stringify(buildOpenApi(service.operations, service.config, version));
   app.get(`${prefix}/openapi.json`, async (request, reply) => {
     if (request.headers.authorization) reply.headers(rateLimitHeaders((await service.authenticate(request.headers.authorization)).budget));
     return reply.type('application/json; charset=utf-8').send(openapi);

@@ -11,18 +11,11 @@ import { shareSchemas } from './openapi-shared-schemas.ts';
 import { terseSchemas } from './openapi-terse.ts';
 import { PRECONDITION_MAX } from './if-match.ts';
 import { API_PREFIX } from './routes.ts';
-import { asV2Document } from './openapi-v2.ts';
-import type { ApiVersion } from '../../domain/api-version.ts';
 
 const APPROVAL = 'approval';
 
-/** The OpenAPI 3.1 document of an API version, generated from the same Zod schemas that validate requests. */
-export function buildOpenApi(operations: readonly Operation[], config: Config, version: ApiVersion = 1) {
-  const v1 = buildV1(operations, config);
-  return version === 1 ? v1 : asV2Document(v1);
-}
-
-function buildV1(operations: readonly Operation[], config: Config) {
+/** The OpenAPI 3.1 document (v1's; v2's is derived from it by `asV2Document`), generated from the same Zod schemas that validate requests. */
+export function buildOpenApi(operations: readonly Operation[], config: Config) {
   // Every output schema in one conversion, so the shared ones are components the operations refer to.
   const outputs = outputSchemas(new Map<string, z.ZodType>([[APPROVAL, approvalOutput], ...operations.map((op) => [op.name, op.output] as const)]));
   const outputOf = (key: string): JsonSchema => outputs.schemas.get(key) ?? {};

@@ -38,7 +38,10 @@ export function toV2Answer(answer: unknown, reader: V2Reader): unknown {
   if (!isObject(answer)) return answer;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(answer)) {
-    if (key === 'next_actions' && Array.isArray(value)) out[key] = value.map((action: NextAction) => toV2Action(action, carriedIds(answer)));
+    if (key === 'next_actions' && Array.isArray(value)) {
+      const carried = carriedIds(answer);
+      out[key] = value.map((action: NextAction) => toV2Action(action, carried));
+    }
     else if (key === 'href' && typeof value === 'string') out[key] = value.replace(/^\/api\/v1\//, '/api/v2/');
     else out[key] = toV2Answer(value, reader);
   }
