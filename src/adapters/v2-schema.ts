@@ -1,5 +1,5 @@
 import { nextActionV2 } from '../operations/tasks/v2-answer.ts';
-import { type JsonSchema, jsonSchema } from './json-schema.ts';
+import type { JsonSchema, JsonSchemas } from './json-schema.ts';
 
 /** What a v2 task's default view leaves out when it says nothing (operations/tasks/v2-answer.ts). */
 const SILENT_TASK_MEMBERS = ['priority', 'waiting_on'];
@@ -16,8 +16,8 @@ const TASK_LEASE = ['id', 'holder', 'epoch', 'expires_at'];
  * reference's `content_type`, `sha256` and `href`). A schema is recognised by its members, so one
  * rule serves a document of named components and a tool's schema with everything inline.
  */
-export function asV2Schema<T>(schema: T): T {
-  return rewrite(schema, jsonSchema(nextActionV2, 'output')) as T;
+export function asV2Schema<T>(schema: T, schemas: JsonSchemas): T {
+  return rewrite(schema, schemas.output(nextActionV2)) as T;
 }
 
 function rewrite(node: unknown, nextAction: JsonSchema): unknown {

@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveTools, listToolsFor } from '../../src/adapters/mcp/tools.ts';
+import { jsonSchemas } from '../../src/adapters/json-schema.ts';
 import { DEFAULT_TOOLSETS, toolsetOf } from '../../src/adapters/mcp/toolsets.ts';
 import { SCOPES, type Scope } from '../../src/domain/scopes.ts';
 import { isCallable, type Operation, TOOLSETS, type Toolset } from '../../src/operations/define-operation.ts';
@@ -76,7 +77,7 @@ const ADMIN = principalOf('human', SCOPES);
 
 /** The bytes of a tools/list result for a caller over some operations, as the wire carries it (checked against the server below). */
 function listingSize(ops: readonly Operation[], caller: Authenticated, toolsets: readonly Toolset[], schemas: 'loose' | 'strict' = 'loose') {
-  const tools = listToolsFor(deriveTools(ops, testConfig()), caller, { toolsets: new Set(toolsets), outputSchemas: false, schemas, apiVersion: 1 });
+  const tools = listToolsFor(deriveTools(ops, jsonSchemas(testConfig())), caller, { toolsets: new Set(toolsets), outputSchemas: false, schemas, apiVersion: 1 });
   return { size: bytes(JSON.stringify({ tools })), names: tools.map((tool) => tool.name) };
 }
 const registered = new Set(operations.map((op) => op.name));

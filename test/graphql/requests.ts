@@ -1,11 +1,12 @@
 import { type GraphQLField, type GraphQLOutputType, getNamedType, isInputType, isObjectType, isUnionType } from 'graphql';
 import { buildGraphqlSchema, mutationFieldName, queryFieldName } from '../../src/adapters/graphql/schema.ts';
+import { jsonSchemas } from '../../src/adapters/json-schema.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Operation } from '../../src/operations/define-operation.ts';
 import { operations } from '../../src/operations/index.ts';
 import type { OperationRequest } from '../security/operation-requests.ts';
 
-const schema = buildGraphqlSchema(operations, loadConfig({}));
+const schema = buildGraphqlSchema(operations, jsonSchemas(loadConfig({})));
 
 /** The operation's root field: a query for a read, a mutation for a write. */
 export function fieldOf(op: Operation): GraphQLField<unknown, unknown> {

@@ -1,5 +1,6 @@
 import { getNamedType, type GraphQLField, isUnionType } from 'graphql';
 import { buildGraphqlSchema, mutationFieldName, queryFieldName } from '../../src/adapters/graphql/schema.ts';
+import { jsonSchemas } from '../../src/adapters/json-schema.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Operation, parameterLocation } from '../../src/operations/define-operation.ts';
 import { operations } from '../../src/operations/index.ts';
@@ -80,7 +81,7 @@ export async function viaMcp(client: McpClient, operation: Operation, input: Rec
   return isApproval(operation, result.structuredContent) ? { kind: 'approval' } : { kind: 'allowed' };
 }
 
-const schema = buildGraphqlSchema(operations, loadConfig({}));
+const schema = buildGraphqlSchema(operations, jsonSchemas(loadConfig({})));
 
 function fieldOf(operation: Operation): GraphQLField<unknown, unknown> {
   const root = operation.kind === 'read' ? schema.getQueryType() : schema.getMutationType();

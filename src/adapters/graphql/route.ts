@@ -4,6 +4,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import { BatonError, type ErrorCode } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import { sendProblem } from '../rest/problem.ts';
+import type { JsonSchemas } from '../json-schema.ts';
 import type { Service } from '../../service/service.ts';
 import { graphqlDialect } from './dialect.ts';
 import { type Problems, toGraphQLError } from './errors.ts';
@@ -34,9 +35,9 @@ interface ServerContext {
  * request authenticates once, counts once against the token's rate budget and carries the same
  * RateLimit headers as REST; every error is a problem document in `extensions`.
  */
-export function registerGraphql(app: FastifyInstance, service: Service): void {
+export function registerGraphql(app: FastifyInstance, service: Service, schemas: JsonSchemas): void {
   const log = (details: object, message: string) => app.log.error(details, message);
-  const schema = buildGraphqlSchema(service.operations, service.config);
+  const schema = buildGraphqlSchema(service.operations, schemas);
   const problems = { baseUrl: service.baseUrl, dialect: graphqlDialect(schema, service.operations) };
   const yoga = createYoga<ServerContext, GraphqlContext>({
     schema,

@@ -12,11 +12,10 @@ import {
   getNamedType,
   getNullableType,
 } from 'graphql';
-import type { Config } from '../../config.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { type Operation, operationParts, pathParameters } from '../../operations/define-operation.ts';
 import { type GraphqlContext, openStream, operationInput, type Projection, runNested, runRead, runWrite, selectedFields } from './resolvers.ts';
-import { type JsonSchema, jsonSchema, pascal, singular, TypeRegistry } from './types.ts';
+import { type GraphqlSchemas, type JsonSchema, pascal, singular, TypeRegistry } from './types.ts';
 
 type Field = GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>>;
 
@@ -64,24 +63,24 @@ function isPage(schema: JsonSchema): boolean {
  * fields, writes Mutation fields (see spec/graphql.md for the naming rules), and a read at
  * `/<things>/{id}/<sub>` also becomes field `<sub>` on the type of `/<things>/{id}`, batched.
  */
-export function buildGraphqlSchema(operations: readonly Operation[], config: Config): GraphQLSchema {
+export function buildGraphqlSchema(operations: readonly Operation[], schemas: GraphqlSchemas): GraphQLSchema {
   const types = new TypeRegistry();
   const outputs = new Map<Operation, GraphQLOutputType>();
   // Entities first, so that the shapes they share with other outputs carry their names.
   const ordered = [...operations.filter((op) => op.kind === 'read' && memberOf(op.http.path)), ...operations];
   for (const op of ordered) {
     if (outputs.has(op)) continue;
-    outputs.set(op, getNullableType(outputType(types, op)));
+    outputs.set(op, getNullableType(outputType(types, op, schemas.output(op.output))));
   }
-  const approval = getNamedType(types.output(jsonSchema(approvalOutput, 'output'), 'Approval')) as GraphQLObjectType;
+  const approval = getNamedType(types.output(schemas.output(approvalOutput), 'Approval')) as GraphQLObjectType;
 
 
   const query: Record<string, Field> = {};
   const mutation: Record<string, Field> = {};
   const subscription: Record<string, Field> = {};
   for (const op of operations) {
-    const input = jsonSchema(op.input, 'input', config);
-    const projection = projectionOf(op, input);
+    const input = schemas.input(op.input);
+    const projection = projectionOf(input, schemas.output(op.output));
     const output = outputs.get(op) ?? GraphQLString;
     if (op.kind === 'stream') {
       // `view` picks the REST projection; here the selection set does that job.
@@ -132,8 +131,7 @@ export function buildGraphqlSchema(operations: readonly Operation[], config: Con
 }
 
 /** An entity (`/tasks/{id}` → `Task`), a page of one (`TaskPage`), or `<Field>Result`. */
-function outputType(types: TypeRegistry, op: Operation): GraphQLOutputType {
-  const schema = jsonSchema(op.output, 'output');
+function outputType(types: TypeRegistry, op: Operation, schema: JsonSchema): GraphQLOutputType {
   const member = memberOf(op.http.path);
   if (op.kind === 'read' && member) return types.output(schema, pascal(singular(member)));
   const items = isPage(schema) ? schema.properties?.['data']?.items : undefined;
@@ -169,9 +167,8 @@ function argumentsOf(types: TypeRegistry, op: Operation, input: JsonSchema, skip
 }
 
 /** Operations with a `fields` input take it from the GraphQL selection instead of an argument. */
-function projectionOf(op: Operation, input: JsonSchema): Projection | undefined {
+function projectionOf(input: JsonSchema, output: JsonSchema): Projection | undefined {
   if (!input.properties?.['fields']) return undefined;
-  const output = jsonSchema(op.output, 'output');
   const object = isPage(output) ? output.properties?.['data']?.items : output;
   return { under: isPage(output) ? 'data' : undefined, names: new Set(Object.keys(object?.properties ?? {})) };
 }

@@ -18,8 +18,6 @@ import {
   valueFromASTUntyped,
 } from 'graphql';
 import type { z } from 'zod';
-import type { Config } from '../../config.ts';
-import { jsonSchema as derive } from '../json-schema.ts';
 
 /** The JSON Schema subset `z.toJSONSchema` emits for Baton's operations. */
 export interface JsonSchema {
@@ -34,11 +32,10 @@ export interface JsonSchema {
   default?: unknown;
 }
 
-/** The shared derivation (../json-schema.ts), typed as the subset the GraphQL types read. */
-export function jsonSchema(schema: z.ZodType, io: 'output'): JsonSchema;
-export function jsonSchema(schema: z.ZodType, io: 'input', config: Config): JsonSchema;
-export function jsonSchema(schema: z.ZodType, io: 'input' | 'output', config?: Config): JsonSchema {
-  return io === 'input' && config ? derive(schema, io, config) : derive(schema, 'output');
+/** The server's derivation (../json-schema.ts), typed as the subset the GraphQL types read. */
+export interface GraphqlSchemas {
+  input(schema: z.ZodType): JsonSchema;
+  output(schema: z.ZodType): JsonSchema;
 }
 
 /** Free-form JSON (records such as an event's `data`, an approval's `input`), passed through as is. */

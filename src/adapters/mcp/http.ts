@@ -3,6 +3,7 @@ import { createMcpHandler, InMemoryServerEventBus, localhostAllowedHostnames, ty
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BatonError } from '../../errors.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
+import type { JsonSchemas } from '../json-schema.ts';
 import type { Service } from '../../service/service.ts';
 import { streamEvents } from '../../operations/events/stream-events.ts';
 import { resourcesChangedBy } from './resources.ts';
@@ -20,8 +21,8 @@ export const MCP_PATH = '/mcp';
  * authenticated first with the bearer token, exactly like REST (rate limits and revocation apply
  * per request); the SDK never sees an unauthenticated request.
  */
-export function registerMcpRoute(app: FastifyInstance, service: Service, pages: ReadonlyMap<string, string>): void {
-  const build = mcpServerFactory(service, pages);
+export function registerMcpRoute(app: FastifyInstance, service: Service, pages: ReadonlyMap<string, string>, schemas: JsonSchemas): void {
+  const build = mcpServerFactory(service, pages, schemas);
   const options = { onerror: (error: Error) => app.log.debug({ err: error }, 'mcp request rejected') };
   const factory = (ctx: { era: 'legacy' | 'modern'; authInfo?: { extra?: Record<string, unknown> } }) =>
     build(ctx.authInfo?.extra?.['caller'] as McpCaller, { subscribe: ctx.era === 'modern', tasks: ctx.era === 'modern' });

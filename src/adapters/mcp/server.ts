@@ -1,6 +1,7 @@
 import { McpServer, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Authenticated } from '../../service/authenticate.ts';
+import type { JsonSchemas } from '../json-schema.ts';
 import type { Service } from '../../service/service.ts';
 import { retiredNameResult } from './retired-names.ts';
 import { fromStrict } from './strict-schema.ts';
@@ -33,8 +34,8 @@ const NEXT_ACTION_RULE_V2 =
  * advertised that a per-request server cannot honour (no `listChanged`: the lists never change
  * within a session).
  */
-export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>) {
-  const tools = deriveTools(service.operations, service.config);
+export function mcpServerFactory(service: Service, pages: ReadonlyMap<string, string>, schemas: JsonSchemas) {
+  const tools = deriveTools(service.operations, schemas);
   return (caller: McpCaller, transport: { readonly subscribe: boolean; readonly tasks: boolean }): McpServer => {
     const mcp = new McpServer({ name: 'baton', version: BATON_VERSION }, { instructions: instructionsFor(caller.listing.apiVersion) });
     // Tools are served by low-level handlers: the executor, not the SDK, validates arguments, so a bad

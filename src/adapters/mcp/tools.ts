@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import type { Config } from '../../config.ts';
 import { BatonError, toBatonError, toProblem } from '../../errors.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
 import { mayInvoke } from '../../operations/authorization.ts';
@@ -9,7 +8,7 @@ import type { Authenticated } from '../../service/authenticate.ts';
 import type { Call } from '../../service/execute.ts';
 import type { Service } from '../../service/service.ts';
 import { ULID } from '../../ids.ts';
-import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import type { JsonSchema, JsonSchemas } from '../json-schema.ts';
 import { asV2Schema } from '../v2-schema.ts';
 import type { ApiVersion } from '../../domain/api-version.ts';
 import { MCP_DIALECT } from './dialect.ts';
@@ -58,22 +57,22 @@ export interface ToolListing {
  * One MCP tool per registry operation that answers once (streams are not tools): name, description, input and output JSON Schemas derived
  * from the Zod schemas, and annotations from the operation's kind and approval class. Computed once.
  */
-export function deriveTools(operations: readonly Operation[], config: Config): ReadonlyMap<string, ToolShape> {
+export function deriveTools(operations: readonly Operation[], schemas: JsonSchemas): ReadonlyMap<string, ToolShape> {
   return new Map(
     operations.filter(isCallable).map((operation) => {
-      const tool = toolOf(operation, config);
-      return [operation.name, { operation, tool, strictInput: strictSchema(tool.inputSchema) as Tool['inputSchema'], outputV2: asV2Schema(tool.outputSchema) }];
+      const tool = toolOf(operation, schemas);
+      return [operation.name, { operation, tool, strictInput: strictSchema(tool.inputSchema) as Tool['inputSchema'], outputV2: asV2Schema(tool.outputSchema, schemas) }];
     }),
   );
 }
 
-function toolOf(operation: Operation, config: Config): Tool {
-  const input = jsonSchema(operation.input, 'input', config) as JsonSchema & { properties?: Record<string, JsonSchema> };
+function toolOf(operation: Operation, schemas: JsonSchemas): Tool {
+  const input = schemas.input(operation.input) as JsonSchema & { properties?: Record<string, JsonSchema> };
   const properties: Record<string, JsonSchema> = { ...input.properties };
   // Described once, in the server's instructions, not in each of some thirty write tools.
   if (operation.kind === 'write') properties[IDEMPOTENCY_KEY] = { type: 'string' };
   if (takesExpectedVersion(operation)) properties[EXPECTED_VERSION] = { type: 'integer', minimum: 1 };
-  const output = jsonSchema(operation.output, 'output');
+  const output = schemas.output(operation.output);
   const listedInput = leanSchema({ ...input, type: 'object', properties: leanProperties(properties) });
   // No `title`: it would repeat the summary the description opens with, in every listing.
   return {
@@ -81,7 +80,7 @@ function toolOf(operation: Operation, config: Config): Tool {
     description: operation.description ? `${operation.summary} ${operation.description}` : operation.summary,
     inputSchema: listedInput as Tool['inputSchema'],
     // A gated operation answers with a pending approval instead of its output unless the caller decides approvals.
-    outputSchema: (operation.approval === 'none' ? { ...output, type: 'object' } : { type: 'object', anyOf: [output, jsonSchema(approvalOutput, 'output')] }),
+    outputSchema: (operation.approval === 'none' ? { ...output, type: 'object' } : { type: 'object', anyOf: [output, schemas.output(approvalOutput)] }),
     annotations: annotationsOf(operation),
   };
 }

@@ -20,6 +20,7 @@ import { registerCookies, sessionSecret } from '../identity/cookies.ts';
 import { registerIdentityRoutes } from '../identity/routes.ts';
 import { registerWeb } from '../web.ts';
 import { buildOpenApi } from './openapi.ts';
+import { jsonSchemas } from '../json-schema.ts';
 import { asV2Document } from './openapi-v2.ts';
 import { clientErrorHandler, frameworkErrors } from './framework-errors.ts';
 import { sendProblem } from './problem.ts';
@@ -157,10 +158,12 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   app.removeContentTypeParser('text/plain');
   registerOperationRoutes(app, service);
   registerArtifactContentRoute(app, service);
-  registerGraphql(app, service);
+  // Each operation's JSON Schemas, derived once for GraphQL, the OpenAPI documents and MCP.
+  const schemas = jsonSchemas(service.config);
+  registerGraphql(app, service, schemas);
   // Built once: v2's document is v1's rewritten, and the spec's limits table reads v1's.
-  const openapi = buildOpenApi(service.operations, service.config);
-  const documents: Record<ApiVersion, string> = { 1: JSON.stringify(openapi), 2: JSON.stringify(asV2Document(openapi)) };
+  const openapi = buildOpenApi(service.operations, service.config, schemas);
+  const documents: Record<ApiVersion, string> = { 1: JSON.stringify(openapi), 2: JSON.stringify(asV2Document(openapi, schemas)) };
   for (const version of API_VERSIONS) registerDiscovery(app, service, version, documents[version], options.version);
   app.get('/healthz', async () => ({ status: 'ok', version: options.version }));
   app.get('/readyz', async () => {
@@ -172,7 +175,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   await registerInboundRoutes(app, service);
   const pages = await loadSpecPages(service, openapi);
   registerDocs(app, service, pages);
-  registerMcpRoute(app, service, pages);
+  registerMcpRoute(app, service, pages, schemas);
   registerA2ARoutes(app, service);
   const metricsApp = await registerMetrics(app, service, options.version);
   const webMissing = await registerWeb(app);

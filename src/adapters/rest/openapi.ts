@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Config } from '../../config.ts';
 import { type Operation, operationParts, parameterLocation, pathParameters, takesExpectedVersion } from '../../operations/define-operation.ts';
 import { approvalOutput } from '../../operations/approvals/approval-schema.ts';
-import { type JsonSchema, jsonSchema } from '../json-schema.ts';
+import type { JsonSchema, JsonSchemas } from '../json-schema.ts';
 import { outputSchemas } from './openapi-components.ts';
 import { HEADERS, PROBLEM, problemResponses, RATE_HEADERS, ref } from './openapi-parts.ts';
 import { serviceResponses, servicePaths } from './openapi-service-paths.ts';
@@ -15,7 +15,7 @@ import { API_PREFIX } from './routes.ts';
 const APPROVAL = 'approval';
 
 /** The OpenAPI 3.1 document (v1's; v2's is derived from it by `asV2Document`), generated from the same Zod schemas that validate requests. */
-export function buildOpenApi(operations: readonly Operation[], config: Config) {
+export function buildOpenApi(operations: readonly Operation[], config: Config, derived: JsonSchemas) {
   // Every output schema in one conversion, so the shared ones are components the operations refer to.
   const outputs = outputSchemas(new Map<string, z.ZodType>([[APPROVAL, approvalOutput], ...operations.map((op) => [op.name, op.output] as const)]));
   const outputOf = (key: string): JsonSchema => outputs.schemas.get(key) ?? {};
@@ -23,7 +23,7 @@ export function buildOpenApi(operations: readonly Operation[], config: Config) {
   for (const op of operations) {
     const path = `${API_PREFIX}${op.http.path}`;
     paths[path] ??= {};
-    paths[path][op.http.method.toLowerCase()] = pathItem(op, config, outputOf);
+    paths[path][op.http.method.toLowerCase()] = pathItem(op, derived, outputOf);
   }
   const schemas = outputs.components;
   const shared = shareParameters(paths);
@@ -183,8 +183,9 @@ function streamContent(item: JsonSchema) {
   };
 }
 
-function pathItem(op: Operation, config: Config, outputOf: (key: string) => JsonSchema) {
-  const input = jsonSchema(op.input, 'input', config) as { properties?: Record<string, JsonSchema>; required?: string[] };
+function pathItem(op: Operation, derived: JsonSchemas, outputOf: (key: string) => JsonSchema) {
+  // A copy: the document's passes below rewrite what they share in place.
+  const input = structuredClone(derived.input(op.input)) as { properties?: Record<string, JsonSchema>; required?: string[] };
   const properties = input.properties ?? {};
   const required = new Set(input.required ?? []);
   const parameters: unknown[] = [];
