@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { OutputOf } from '../client/index.ts';
 import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
+import { type Role, ROLES } from '../domain/roles.ts';
 import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
 import { BUDGET_PERIODS, BUDGET_UNITS } from '../domain/budget-window.ts';
 import { CliError, collect, type Context, duration, integer } from './context.ts';
@@ -20,22 +21,27 @@ export function adminCommands(run: Run): Command[] {
     run(async (ctx, o: PagingOptions & { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
       const { client } = await ctx.connect();
       const page = await readPages(o, (p) => client.agents.list({ ...p, ...(o.kind ? { kind: o.kind } : {}) }));
-      printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'SCOPES', 'DISABLED'], rows.map((a) => [a.id, a.name, a.kind, a.scopes.join(','), a.disabled ? 'yes' : ''])));
+      printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'ROLE', 'SCOPES', 'DISABLED'], rows.map((a) => [a.id, a.name, a.kind, a.role ?? '', a.scopes.join(','), a.disabled ? 'yes' : ''])));
     }),
   );
   agents
     .command('create')
     .description('create a principal (then give it a token with `baton tokens create`)')
     .argument('<name>', 'a name people recognise')
-    .requiredOption('--scope <scope>', `a scope it may use (repeatable): ${SCOPES.join(', ')}`, collect)
+    .option('--scope <scope>', `a scope it may use (repeatable; required unless --role): ${SCOPES.join(', ')}`, collect)
     .addOption(new Option('--kind <kind>', 'agent or human').choices(PRINCIPAL_KINDS).default('agent'))
+    .addOption(new Option('--role <role>', "a human's role, whose scopes it gets in place of --scope").choices(ROLES).conflicts('scope').implies({ kind: 'human' }))
+    .addOption(new Option('--email <address>', 'invite the person at this address to sign in').implies({ kind: 'human' }))
     .addOption(idempotency())
     .action(
-      run(async (ctx, name: string, o: { scope: string[]; kind: (typeof PRINCIPAL_KINDS)[number]; idempotencyKey?: string }) => {
+      run(async (ctx, name: string, o: { scope?: string[]; kind: (typeof PRINCIPAL_KINDS)[number]; role?: Role; email?: string; idempotencyKey?: string }) => {
+        if (!o.scope && !o.role) throw new CliError('Say what it may do: --scope (repeatable), or for a human --role.', EXIT.usage);
         const { client } = await ctx.connect();
-        const agent = await client.agents.create({ name, kind: o.kind, scopes: o.scope as (typeof SCOPES)[number][] }, ctx.write(o));
+        const input = { name, kind: o.kind, ...(o.scope ? { scopes: o.scope as (typeof SCOPES)[number][] } : {}), ...(o.role ? { role: o.role } : {}), ...(o.email ? { email: o.email } : {}) };
+        const agent = await client.agents.create(input, ctx.write(o));
         if (ctx.out.json) return ctx.out.data(agent);
-        ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name}) with ${agent.scopes.join(', ')}`);
+        const role = agent.role ? ` as ${agent.role}` : '';
+        ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name})${role} with ${agent.scopes.join(', ')}`);
       }),
     );
 

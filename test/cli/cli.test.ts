@@ -271,6 +271,11 @@ describe('baton agents, tokens, workspaces and approvals', () => {
   it('creates an agent and its token, revokes it, and decides the approvals its gated calls ask for', { timeout: 120_000 }, async () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${agent.id}\\s+cli-bot\\s+agent\\s+tasks:read,tasks:write`));
+    // A human gets a role's scopes (and an invitation, with --email) in place of --scope; saying neither is a usage error.
+    const person = await json<{ kind: string; role: string; scopes: string[] }>(['agents', 'create', 'Ana Lima', '--role', 'viewer', '--email', 'ana@example.com']);
+    expect(person).toMatchObject({ kind: 'human', role: 'viewer', scopes: ['tasks:read', 'events:read'] });
+    expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`Ana Lima\\s+human\\s+viewer\\s+tasks:read,events:read`));
+    expect((await baton(['agents', 'create', 'nobody'], 2)).stderr).toBe('error: Say what it may do: --scope (repeatable), or for a human --role.\n');
     const token = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'cli-test']);
     const asBot = { BATON_URL: url, BATON_TOKEN: token.token };
     expect((await baton(['whoami'], 0, asBot)).stdout).toContain(`cli-bot (agent ${agent.id})`);
