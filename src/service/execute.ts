@@ -421,7 +421,7 @@ export function authorize(operation: Operation, principal: Principal): void {
 export function validate(operation: Operation, rawInput: unknown, config: Config): z.output<typeof operation.input> {
   const unsafe = textIssues(rawInput);
   if (unsafe.length > 0) throw invalidInput(operation, unsafe.map((issue) => fieldError(operation, issue.path, issue.detail)));
-  const parsed = operation.input.safeParse(rawInput ?? {});
+  const parsed = operation.input.safeParse(rawInput ?? {}, { error: missingField });
   // Bounds that are this server's config (a lease's ttl_s) are not in the static schema.
   const configured = outOfBounds(operation.input, rawInput, config).map(({ key, detail }) => fieldError(operation, [key], detail));
   if (parsed.success && configured.length === 0) return parsed.data;
@@ -433,6 +433,9 @@ export function validate(operation: Operation, rawInput: unknown, config: Config
   });
   throw invalidInput(operation, [...errors, ...configured]);
 }
+
+/** A member left out is `required`, not Zod's "expected string, received undefined"; any other issue keeps Zod's words. */
+const missingField: z.core.$ZodErrorMap = (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
 
 interface FieldError {
   readonly pointer: string;
