@@ -70,7 +70,12 @@ describe('tasks_hand_in', () => {
     expectProblem(await send({ artifacts: ['art_01ARZ3NDEKTSV4RRFFQ69G5FAV'] }), 400, 'validation_failed');
     expectProblem(await send({ summary: 'x'.repeat(2001) }), 400, 'validation_failed');
     expect((await full(task.id)).status).toBe('in_progress');
-    expectProblem(await t.request('POST', `/api/v1/tasks/${(await createTask(t)).id}/hand_in`, { body: { summary: 'never claimed' }, token: worker.token }), 422, 'invalid_transition');
+    const unclaimed = expectProblem(await t.request('POST', `/api/v1/tasks/${(await createTask(t)).id}/hand_in`, { body: { summary: 'never claimed' }, token: worker.token }), 422, 'invalid_transition');
+    expect(unclaimed.hint).toMatch(/^Claim the task first \(POST \/api\/v1\/tasks\/tsk_\w+\/claim\)/);
+    // Handed in twice (a retry with a new key): the hint says it waits for review, not to claim it.
+    expect((await send({})).status).toBe(200);
+    const again = expectProblem(await send({}), 422, 'invalid_transition');
+    expect(again.hint).toMatch(/^It was handed in and waits for a reviewer: GET \/api\/v1\/wait returns when/);
   });
 });
 

@@ -47,7 +47,7 @@ export const handInTask = defineOperation({
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     if (row.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${row.id} is ${row.status}; only work in progress can be handed in.`, {
-        hint: `Claim the task first ([[tasks_claim id=${row.id}]]), do the work, then hand it in.`,
+        hint: handInHint(row),
         extra: { legal_transitions: [...TRANSITIONS[row.status as TaskStatus]], current_status: row.status },
       });
     }
@@ -56,6 +56,19 @@ export const handInTask = defineOperation({
     return shapeTask(updated, ctx.actor, { view: 'full' });
   },
 });
+
+/** What to do instead of handing in a task that is not in progress, by where it is. */
+function handInHint(row: TaskRow): string {
+  switch (row.status) {
+    case 'in_review':
+      return 'It was handed in and waits for a reviewer: [[wait]] returns when it is approved or sent back to you.';
+    case 'done':
+    case 'cancelled':
+      return `It is ${row.status}; there is nothing to hand in. [[tasks_claim_next]] takes your next task.`;
+    default:
+      return `Claim the task first ([[tasks_claim id=${row.id}]]), do the work, then hand it in.`;
+  }
+}
 
 interface Work {
   summary: string;
