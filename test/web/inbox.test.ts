@@ -30,12 +30,6 @@ describe('the inbox in Chromium', () => {
   const api = apiOf(() => h);
   const asAgent = <T = Json>(method: string, url: string, body?: unknown) => api<T>(method, url, body, agent.token);
   const entry = (text: string) => page.locator('li.inbox-item', { hasText: text });
-  /** A task the agent made and handed in for review. */
-  const handedIn = async (title: string) => {
-    const task = await asAgent('POST', '/api/v1/tasks', { title });
-    const held = await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
-    return asAgent('PATCH', `/api/v1/tasks/${task.id}`, { status: 'in_review', lease_epoch: held.lease?.epoch });
-  };
 
   beforeAll(async () => {
     h = await startBrowser();
@@ -55,7 +49,9 @@ describe('the inbox in Chromium', () => {
     await asAgent('POST', `/api/v1/tasks/${task.id}/comments`, { body: `@${me} the changelog is ready for a look` });
     const doomed = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the 2.2 branch' });
     await h.t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: agent.token });
-    const review = await handedIn('Write the 2.4 release notes');
+    const review = await asAgent('POST', '/api/v1/tasks', { title: 'Write the 2.4 release notes' });
+    await asAgent('POST', `/api/v1/tasks/${review.id}/claim`, {});
+    await asAgent('POST', `/api/v1/tasks/${review.id}/hand_in`, { summary: 'Drafted; the rate limits are in their own section.' });
 
     // Two asks, the mention, the approval of the deletion (an item for each human who may decide it) and the work to review (shown once, as the task).
     await page.getByTestId('inbox-badge').getByText('5').waitFor(WAIT);
@@ -63,6 +59,10 @@ describe('the inbox in Chromium', () => {
     await page.getByRole('heading', { name: 'Inbox' }).waitFor(WAIT);
     await entry('Write the 2.4 release notes').waitFor(WAIT);
     await entry('Approve tasks_delete?').waitFor(WAIT);
+    // A mention by id reads as the name.
+    await entry('the changelog is ready').getByText('@admin the changelog is ready for a look').waitFor(WAIT);
+    // The work to review says who handed it in and what they said, to decide it from here.
+    expect(await entry('Write the 2.4 release notes').getByTestId('handoff').textContent()).toMatch(/^Handed in by\s*Agent\s*ship-bot: Drafted; the rate limits are in their own section\.$/);
     await entry('Ship 2.4 tonight?').getByRole('button', { name: 'Ship' }).waitFor(WAIT);
     expect(await axeEverywhere(page, 'inbox')).toEqual([]);
     await mkdir(SHOTS, { recursive: true });

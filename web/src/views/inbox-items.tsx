@@ -137,6 +137,22 @@ export function ApprovalDecision({ approval, onDecided }: { approval: Approval; 
 }
 
 /** Work in review, approved or sent back with a comment in place (tasks_review, with If-Match). */
+/** A mention written by id (`@agt_…`, as an agent may) reads as the principal's name where it is known. */
+function namedMentions(text: string, names: ReadonlyMap<string, string>): string {
+  return text.replace(/@(agt_[0-9A-Z]{26})\b/g, (mention, id: string) => (names.has(id) ? `@${names.get(id)}` : mention));
+}
+
+/** Who handed the work in and what they said of it, for deciding the review from the inbox. */
+function HandedIn({ handoff }: { handoff: NonNullable<Task['handoff']> }) {
+  const summary = handoff.summary.length > 300 ? `${handoff.summary.slice(0, 300)}…` : handoff.summary;
+  return (
+    <p class="inbox-excerpt" data-testid="handoff">
+      Handed in by <ActorChip actor={handoff.by} />
+      {summary ? `: ${summary}` : ' with no summary.'}
+    </p>
+  );
+}
+
 function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: string) => void }) {
   const [comment, setComment] = useState('');
   const [needComment, setNeedComment] = useState(false);
@@ -201,7 +217,7 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
         {overdue && kind !== 'overdue' && <span class="overdue small">Overdue</span>}
         {entry.kind === 'item' && entry.item.state === 'unread' && <span class="sr-only">(unread)</span>}
       </div>
-      {entry.kind === 'item' && !['ask', 'overdue', 'approval', 'budget'].includes(entry.item.kind) && entry.item.excerpt && <p class="inbox-excerpt">{entry.item.excerpt}</p>}
+      {entry.kind === 'item' && !['ask', 'overdue', 'approval', 'budget'].includes(entry.item.kind) && entry.item.excerpt && <p class="inbox-excerpt">{namedMentions(entry.item.excerpt, names)}</p>}
       {entry.kind === 'item' && entry.item.kind === 'overdue' && <p class="inbox-excerpt">Past its SLA: {names.get(entry.item.by) ?? entry.item.by} is still waiting.</p>}
       {entry.kind === 'item' && entry.item.kind === 'budget' && (
         <p class="inbox-excerpt">
@@ -210,6 +226,7 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
       )}
       {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} onAnswered={onChanged} />}
       {entry.kind === 'approval' && <ApprovalDecision approval={entry.approval} onDecided={onChanged} />}
+      {entry.kind === 'review' && entry.task.handoff && <HandedIn handoff={entry.task.handoff} />}
       {entry.kind === 'review' && <ReviewDecision task={entry.task} onDecided={onChanged} />}
       {entry.kind === 'item' && (
         <div class="inbox-actions">

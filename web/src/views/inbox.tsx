@@ -25,6 +25,9 @@ interface Loaded {
  * what waits on their decision: pending approvals (all of them, also those of no task, which are
  * not items) and work in review.
  */
+/** A task in review as the inbox shows it: the list's compact members and what was handed in. */
+const REVIEW_FIELDS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'lease', 'waiting_on', 'review_overdue', 'updated_at', 'legal_transitions', 'handoff'] as const;
+
 async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: boolean }): Promise<Loaded> {
   const itemKind = kind === 'approval' || kind === 'to_review' ? null : kind;
   const waiting = show !== 'done';
@@ -33,7 +36,7 @@ async function load(show: Show, kind: Kind, may: { approvals: boolean; reviews: 
       ? call('inbox_list', { state: ['unread'], limit: 1 }).then((p) => ({ ...p, data: [] }))
       : call('inbox_list', { state: STATES[show], ...(itemKind ? { kind: [itemKind] } : {}), limit: 100 }),
     waiting && may.approvals && (kind === '' || kind === 'approval') ? call('approvals_list', { status: 'pending', limit: 100 }) : null,
-    waiting && may.reviews && (kind === '' || kind === 'to_review') ? call('tasks_list', { status: ['in_review'], limit: 100 }) : null,
+    waiting && may.reviews && (kind === '' || kind === 'to_review') ? call('tasks_list', { status: ['in_review'], limit: 100, fields: [...REVIEW_FIELDS] }) : null,
   ]);
   const entries: Entry[] = [
     // An approval's or a review's own item is shown as the approval or the task itself while those are listed (decided in place).
