@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import type { InputOf } from '../client/index.ts';
-import { type Context, collect, integer } from './context.ts';
+import { type Context, collect, duration, integer } from './context.ts';
+import { nameOf, principalNames } from './names.ts';
 import { EXIT } from './exit-codes.ts';
 
 /** The inbox's filters as the server reads them (the CLI passes the user's words on; the server refuses unknown ones). */
@@ -27,7 +28,7 @@ export function inboxCommands(run: Run): Command[] {
     .description('block until something arrives for you (an ask, an answer, a mention, a review decision, work to claim); exit 8 if nothing did before --timeout')
     .option('--cursor <cursor>', 'resume after this cursor (printed by the last wait)')
     .option('--cursor-file <path>', 'read the cursor from this file, and write the new one back')
-    .option('--timeout <seconds>', 'how long to wait, at most 60', integer('--timeout'), 60)
+    .option('--timeout <duration>', 'how long to wait: 45, 30s or 1m, at most 60 s', duration('--timeout'), 60)
     .option('--no-work', 'do not wake for claimable work')
     .action(
       run(async (ctx, o: WaitOptions) => {
@@ -51,14 +52,15 @@ export function inboxCommands(run: Run): Command[] {
     .command('list', { isDefault: true })
     .description('list your inbox items, newest first (unread and read by default)')
     .option('--state <states>', 'unread, read, done (comma-separated)', collect)
-    .option('--kind <kinds>', 'ask, answer, mention, review, assigned, approval, overdue, budget (comma-separated)', collect)
+    .option('--kind <kinds>', 'ask, answer, mention, review, assigned, approval, overdue, budget, reply, changed, to_review (comma-separated)', collect)
     .option('--limit <n>', 'items to show (1-100)', integer('--limit'), 25)
     .action(
       run(async (ctx, o: { state?: string[]; kind?: string[]; limit: number }) => {
         const { client } = await ctx.connect();
         const page = await client.inbox.list({ state: (o.state ?? ['unread', 'read']) as InboxFilter['state'], ...(o.kind ? { kind: o.kind as InboxFilter['kind'] } : {}), limit: o.limit });
         if (ctx.out.json) return ctx.out.data(page);
-        ctx.out.table(['ID', 'KIND', 'STATE', 'TASK', 'BY', 'WHAT'], page.data.map((i) => [i.id, i.kind, i.state, i.task_id, i.by, i.excerpt.slice(0, 60)]));
+        const names = await principalNames(client, page.data.map((i) => i.by));
+        ctx.out.table(['ID', 'KIND', 'STATE', 'TASK', 'BY', 'WHAT'], page.data.map((i) => [i.id, i.kind, i.state, i.task_id, nameOf(names, i.by), i.excerpt.slice(0, 60)]));
         ctx.out.note(`${page.counts.unread} unread, ${page.counts.read} read, ${page.counts.done} done`);
       }),
     );

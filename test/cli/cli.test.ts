@@ -247,6 +247,8 @@ describe('the review loop from a shell', () => {
     const handedIn = await baton(['tasks', 'hand-in', task.id, '--summary', 'Help texts tidied.'], 0, asAgent);
     expect(handedIn.stderr).toBe(`${task.id} handed in for review\n`);
     expect(handedIn.stdout).toMatch(/status\s+in_review/);
+    // The reviewer's inbox names who handed it in rather than giving their id.
+    expect((await baton(['inbox', '--kind', 'to_review'])).stdout).toMatch(new RegExp(`^inb_\\w+\\s+to_review\\s+unread\\s+${task.id}\\s+shell-bot\\s+Help texts tidied\\.$`, 'm'));
     expect((await baton(['tasks', 'comment', task.id, 'Nice. @shell-bot one more thing.'])).stderr).toMatch(/^commented cmt_\w+ on tsk_\w+\n$/);
     // Requesting changes needs the feedback: a one-line problem, then the task goes back to its agent.
     expect((await baton(['tasks', 'review', task.id, 'request-changes'], 2)).stderr).toBe('error: request-changes needs --comment saying what to change\n');
@@ -406,7 +408,7 @@ describe('baton wait, inbox and answer', () => {
       fetch(`${url}/api/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
     const task = await api('/tasks', { title: 'Asked from the CLI test' });
     const ask = await api(`/tasks/${task.id}/asks`, { question: 'Ship?', options: [{ label: 'yes' }, { label: 'no' }], to: 'admin', timeout_s: 600, default: { option: 'no' } });
-    const woke = JSON.parse((await baton(['wait', '--cursor-file', cursorFile, '--timeout', '5', '--no-work', '--json'])).stdout) as { items: { type: string; data: { ask_id: string } }[] };
+    const woke = JSON.parse((await baton(['wait', '--cursor-file', cursorFile, '--timeout', '5s', '--no-work', '--json'])).stdout) as { items: { type: string; data: { ask_id: string } }[] };
     expect(woke.items).toEqual([expect.objectContaining({ type: 'ask.created', data: expect.objectContaining({ ask_id: ask.id }) as unknown })]);
     await baton(['wait', '--cursor-file', cursorFile, '--timeout', '0', '--no-work'], 8);
     const answered = JSON.parse((await baton(['answer', ask.id, 'yes', '--json'])).stdout) as { status: string; answer: { option: string } };
