@@ -352,6 +352,11 @@ function printTask(ctx: Context, task: Task, headline?: string): void {
     ['attempts', task.attempts ? `${task.attempts} failed (limit ${task.max_attempts ?? "the server's default, BATON_MAX_ATTEMPTS"})` : ''],
     ['not before', task.not_before ?? ''],
     ['blocked', task.blocked_reason ?? ''],
+    ['assignee', task.assignee?.id ?? ''],
+    ['due', task.due_at ? `${task.due_at}${task.overdue ? ' (overdue)' : ''}` : ''],
+    ['parent', task.parent_id ?? ''],
+    ['handed in', task.handoff ? `${task.handoff.at} by ${task.handoff.by.id}` : ''],
+    ['summary', task.handoff?.summary ?? ''],
     ['next', (task.legal_transitions ?? []).join(', ')],
   ];
   if (task.description) rows.push(['description', task.description]);

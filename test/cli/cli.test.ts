@@ -247,6 +247,7 @@ describe('the review loop from a shell', () => {
     const handedIn = await baton(['tasks', 'hand-in', task.id, '--summary', 'Help texts tidied.'], 0, asAgent);
     expect(handedIn.stderr).toBe(`${task.id} handed in for review\n`);
     expect(handedIn.stdout).toMatch(/status\s+in_review/);
+    expect(handedIn.stdout).toMatch(/^handed in\s+\S+ by agt_\w+\nsummary\s+Help texts tidied\.$/m);
     // The reviewer's inbox names who handed it in rather than giving their id.
     expect((await baton(['inbox', '--kind', 'to_review'])).stdout).toMatch(new RegExp(`^inb_\\w+\\s+to_review\\s+unread\\s+${task.id}\\s+shell-bot\\s+Help texts tidied\\.$`, 'm'));
     expect((await baton(['tasks', 'comment', task.id, 'Nice. @shell-bot one more thing.'])).stderr).toMatch(/^commented cmt_\w+ on tsk_\w+\n$/);
