@@ -42,6 +42,7 @@ export function adminCommands(run: Run): Command[] {
         if (ctx.out.json) return ctx.out.data(agent);
         const role = agent.role ? ` as ${agent.role}` : '';
         ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name})${role} with ${agent.scopes.join(', ')}`);
+        if (agent.kind === 'agent') ctx.out.note(`Next, its token for each machine it runs on: baton tokens create ${agent.id} --machine <name>`);
       }),
     );
 

@@ -279,6 +279,8 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     expect(person).toMatchObject({ kind: 'human', role: 'viewer', scopes: ['tasks:read', 'events:read'] });
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`Ana Lima\\s+human\\s+viewer\\s+tasks:read,events:read`));
     expect((await baton(['agents', 'create', 'nobody'], 2)).stderr).toBe('error: Say what it may do: --scope (repeatable), or for a human --role.\n');
+    const made = await baton(['agents', 'create', 'docs-bot', '--scope', 'tasks:read']);
+    expect(made.stderr).toMatch(/^Next, its token for each machine it runs on: baton tokens create agt_\w+ --machine <name>\n$/);
     const token = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'cli-test']);
     const asBot = { BATON_URL: url, BATON_TOKEN: token.token };
     expect((await baton(['whoami'], 0, asBot)).stdout).toContain(`cli-bot (agent ${agent.id})`);
