@@ -74,6 +74,13 @@ function describe(error: unknown, ctx: Context): string {
   return `error: ${error instanceof Error ? error.message : String(error)}`;
 }
 
+// A reader that stops early (`baton tasks list | head`) closes the pipe, and what is left to print
+// has nowhere to go: stop quietly, as other command-line tools do (it was an EPIPE stack trace).
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(EXIT.ok);
+});
+
 const argv = process.argv.slice(2);
 try {
   await (await program(process.env, argv, readVersion())).parseAsync(process.argv);

@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { runBaton } from './run-baton.ts';
+import { BATON, childEnv, runBaton } from './run-baton.ts';
 
 /** What the real `baton` binary answers without a server: its version, usage errors, shell completion. */
 
@@ -15,6 +16,19 @@ describe('baton --version', () => {
       expect(stdout).toBe(`${version}\n`);
       expect(code).toBe(0);
     }
+  });
+});
+
+describe('a reader that stops early', () => {
+  it('ends baton quietly with exit 0 when its stdout is closed (`baton --help | head -1`)', async () => {
+    const child = spawn(process.execPath, [BATON, '--help'], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    // Closed before the process has written anything: its first write meets a closed pipe.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
 
