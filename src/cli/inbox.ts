@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import type { InputOf } from '../client/index.ts';
 import { type Context, collect, duration, integer } from './context.ts';
 import { nameOf, principalNames } from './names.ts';
+import { INBOX_KINDS, INBOX_STATES } from '../domain/inbox-kinds.ts';
 import { EXIT } from './exit-codes.ts';
 
 /** The inbox's filters as the server reads them (the CLI passes the user's words on; the server refuses unknown ones). */
@@ -51,8 +52,8 @@ export function inboxCommands(run: Run): Command[] {
   inbox
     .command('list', { isDefault: true })
     .description('list your inbox items, newest first (unread and read by default)')
-    .option('--state <states>', 'unread, read, done (comma-separated)', collect)
-    .option('--kind <kinds>', 'ask, answer, mention, review, assigned, approval, overdue, budget, reply, changed, to_review (comma-separated)', collect)
+    .option('--state <states>', `${INBOX_STATES.join(', ')} (comma-separated)`, collect)
+    .option('--kind <kinds>', `${INBOX_KINDS.join(', ')} (comma-separated)`, collect)
     .option('--limit <n>', 'items to show (1-100)', integer('--limit'), 25)
     .action(
       run(async (ctx, o: { state?: string[]; kind?: string[]; limit: number }) => {

@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { InboxItemRow } from '../../store/inbox.ts';
-
-export const INBOX_KINDS = ['ask', 'answer', 'mention', 'review', 'assigned', 'approval', 'overdue', 'budget', 'reply', 'changed', 'to_review'] as const;
-export const INBOX_STATES = ['unread', 'read', 'done'] as const;
+import { INBOX_KINDS, INBOX_STATES } from '../../domain/inbox-kinds.ts';
 
 export const inboxCounts = z.object({ unread: z.int(), read: z.int(), done: z.int() });
 

@@ -4,7 +4,8 @@ import { inboxCounts as countInbox, listInbox as listInboxRows } from '../../sto
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, limitParam, namesFilter, pageSchema, paginate } from '../shared/lists.ts';
 import { taskId } from '../tasks/task-schema.ts';
-import { INBOX_KINDS, INBOX_STATES, inboxCounts, inboxItemOutput, toInboxItem } from './inbox-schema.ts';
+import { INBOX_KINDS, INBOX_STATES } from '../../domain/inbox-kinds.ts';
+import { inboxCounts, inboxItemOutput, toInboxItem } from './inbox-schema.ts';
 
 export const listInbox = defineOperation({
   name: 'inbox_list',

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import { inboxCounts as countInbox, markInbox as markInboxRows } from '../../store/inbox.ts';
 import { defineOperation } from '../define-operation.ts';
-import { INBOX_STATES, inboxCounts, inboxItemOutput, toInboxItem } from './inbox-schema.ts';
+import { INBOX_STATES } from '../../domain/inbox-kinds.ts';
+import { inboxCounts, inboxItemOutput, toInboxItem } from './inbox-schema.ts';
 
 export const markInbox = defineOperation({
   name: 'inbox_mark',
