@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { engine, freshDatabase } from '../harness.ts';
 import { bootstrapToken, freePort, runBaton, type Started, startBaton } from './run-baton.ts';
+import { pollUntil } from '../leases/instances.ts';
 
 /**
  * Retention through the real binary: `baton archive-events` moves old events to a file and deletes
@@ -112,9 +113,17 @@ it('archives old events to a file, held back by a webhook that has not sent them
   const staleCursor = firstPage.body.next_cursor as string;
   const kept = (await api('POST', '/tasks', { title: 'new one' })).body.id as string;
 
-  const before = await allEvents();
-  const cutoffEvent = before.find((e) => e.subject === kept && e.type === 'task.created');
-  if (!cutoffEvent) throw new Error('no task.created for the kept task');
+  // The list holds settled events only: on the shared test PostgreSQL another database's open
+  // transaction may hold the new task's event back for a moment (src/store/events.ts, SETTLED).
+  const { before, cutoffEvent } = await pollUntil(
+    async () => {
+      const listed = await allEvents();
+      const created = listed.find((e) => e.subject === kept && e.type === 'task.created');
+      return created ? { before: listed, cutoffEvent: created } : undefined;
+    },
+    60_000,
+    'the kept task listed among the events',
+  );
   const cutoff = cutoffEvent.created_at;
   const firstKept = before.findIndex((e) => e.created_at >= cutoff);
   const archivable = before.slice(0, firstKept);
