@@ -111,8 +111,12 @@ export async function queueDeliveries(tx: Tx, rows: readonly NewDelivery[], retr
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
-export async function advanceCursor(tx: Tx, id: string, seq: string): Promise<void> {
-  await tx.updateTable('webhooks').set({ cursor_seq: seq }).where('id', '=', id).execute();
+/** Moves each webhook's cursor to its seq, in one statement. */
+export async function advanceCursors(tx: Tx, moves: readonly { id: string; seq: string }[]): Promise<void> {
+  if (moves.length === 0) return;
+  await sql`UPDATE webhooks AS w SET cursor_seq = v.seq
+    FROM unnest(${moves.map((m) => m.id)}::text[], ${moves.map((m) => m.seq)}::bigint[]) AS v(id, seq)
+    WHERE w.id = v.id`.execute(tx);
 }
 
 export interface DueDelivery {
@@ -124,8 +128,15 @@ export interface DueDelivery {
 /**
  * Takes up to `limit` due deliveries of enabled webhooks and pushes their due time to `claimUntil`,
  * so no other instance takes them while they are in flight (and they come back if this one dies).
+ * The `known` webhooks and events (those the caller just read) are not read again.
  */
-export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limit: number): Promise<DueDelivery[]> {
+export async function claimDue(
+  db: Kysely<DB>,
+  now: Date,
+  claimUntil: Date,
+  limit: number,
+  known: { readonly webhooks: readonly WebhookRow[]; readonly events: readonly EventRow[] } = { webhooks: [], events: [] },
+): Promise<DueDelivery[]> {
   const claimed = await db
     .updateTable('webhook_deliveries')
     .set({ next_attempt_at: claimUntil })
@@ -146,11 +157,17 @@ export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limi
     .returningAll()
     .execute();
   if (claimed.length === 0) return [];
-  const webhooks = await db.selectFrom('webhooks').selectAll().where('id', '=', (eb) => eb.fn.any(eb.val([...new Set(claimed.map((d) => d.webhook_id))]))).execute();
-  const events = await selectEvents(db)
-    .where('id', '=', (eb) => eb.fn.any(eb.val(claimed.map((d) => d.event_id))))
-    .execute();
-  const archived = claimed.filter((d) => !events.some((e) => e.id === d.event_id));
+  const webhooks = new Map(known.webhooks.map((w) => [w.id, w]));
+  const events = new Map(known.events.map((e) => [e.id, e]));
+  const webhooksToRead = [...new Set(claimed.map((d) => d.webhook_id))].filter((id) => !webhooks.has(id));
+  if (webhooksToRead.length > 0) {
+    for (const w of await db.selectFrom('webhooks').selectAll().where('id', '=', (eb) => eb.fn.any(eb.val(webhooksToRead))).execute()) webhooks.set(w.id, w);
+  }
+  const eventsToRead = claimed.map((d) => d.event_id).filter((id) => !events.has(id));
+  if (eventsToRead.length > 0) {
+    for (const e of await selectEvents(db).where('id', '=', (eb) => eb.fn.any(eb.val(eventsToRead))).execute()) events.set(e.id, e);
+  }
+  const archived = claimed.filter((d) => !events.has(d.event_id));
   if (archived.length > 0) {
     // Its event was archived (`baton archive-events`) while the webhook was disabled: nothing left to send.
     const attempt: WebhookAttempt = { at: now.toISOString(), status: null, duration_ms: 0, error: 'event archived' };
@@ -161,27 +178,27 @@ export async function claimDue(db: Kysely<DB>, now: Date, claimUntil: Date, limi
       .execute();
   }
   return claimed.flatMap((delivery) => {
-    const webhook = webhooks.find((w) => w.id === delivery.webhook_id);
-    const event = events.find((e) => e.id === delivery.event_id);
+    const webhook = webhooks.get(delivery.webhook_id);
+    const event = events.get(delivery.event_id);
     return webhook && event ? [{ delivery, webhook, event }] : [];
   });
 }
 
-/** Records one attempt and the delivery's new state. */
-export async function recordAttempt(
-  tx: Tx,
-  id: string,
-  outcome: { state: DeliveryRow['state']; attempt: WebhookAttempt; nextAttemptAt: Date; now: Date },
-): Promise<void> {
-  await tx
-    .updateTable('webhook_deliveries')
-    .set({
-      state: outcome.state,
-      attempt_count: sql`attempt_count + 1`,
-      attempts: sql`attempts || ${JSON.stringify([outcome.attempt])}::jsonb`,
-      next_attempt_at: outcome.nextAttemptAt,
-      updated_at: outcome.now,
-    })
-    .where('id', '=', id)
-    .execute();
+/** An attempt made at a delivery, and the delivery's state after it. */
+export interface AttemptOutcome {
+  readonly id: string;
+  readonly state: DeliveryRow['state'];
+  readonly attempt: WebhookAttempt;
+  readonly nextAttemptAt: Date;
+}
+
+/** Records each delivery's attempt and new state, all in one statement. */
+export async function recordAttempts(tx: Tx, outcomes: readonly AttemptOutcome[], now: Date): Promise<void> {
+  if (outcomes.length === 0) return;
+  await sql`UPDATE webhook_deliveries AS d
+    SET state = v.state, attempt_count = d.attempt_count + 1, attempts = d.attempts || jsonb_build_array(v.attempt),
+      next_attempt_at = v.next_attempt_at, updated_at = ${now}
+    FROM unnest(${outcomes.map((o) => o.id)}::text[], ${outcomes.map((o) => o.state)}::text[],
+      ${outcomes.map((o) => JSON.stringify(o.attempt))}::jsonb[], ${outcomes.map((o) => o.nextAttemptAt.toISOString())}::timestamptz[]) AS v(id, state, attempt, next_attempt_at)
+    WHERE d.id = v.id`.execute(tx);
 }

@@ -11,7 +11,8 @@ import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
 import { appendEvents, eventsHeldBack } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
-import { advanceCursor, anyLiveWebhook, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempt, updateWebhook } from '../store/webhooks.ts';
+import { advanceCursors, anyLiveWebhook, type AttemptOutcome, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempts, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
+import type { EventRow } from '../store/events.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import type { RunningTail } from '../service/event-tail.ts';
@@ -134,41 +135,75 @@ async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live:
   return { live: true, full, report };
 }
 
+/**
+ * A workspace's pass in two transactions, whatever the number of webhooks and deliveries: the fan-out
+ * and the claim of due deliveries together, then, after the attempts, their records together.
+ */
 async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryDeps): Promise<DeliveryReport> {
-  await inWorkspace(db, workspace, (tx) => fanOut(tx, deps));
-  const now = deps.clock.now();
-  const due = await inWorkspace(db, workspace, (tx) => claimDue(tx, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS));
-  const outcomes = await Promise.all(due.map((d) => attempt(d, deps)));
+  const due = await inWorkspace(db, workspace, async (tx) => {
+    const read = await fanOut(tx, deps);
+    const now = deps.clock.now();
+    return claimDue(tx, now, new Date(now.getTime() + CLAIM_MS), DELIVERIES_PER_PASS, read);
+  });
+  const attempted = await Promise.all(due.map(async (d) => ({ d, result: await attempt(d, deps) })));
   const report: DeliveryReport = { attempted: due.length, delivered: 0, failed: 0 };
-  // The pass's attempts are recorded together, in one transaction.
+  if (due.length === 0) return report;
   await inWorkspace(db, workspace, async (tx) => {
-    for (const [i, d] of due.entries()) {
-      const result = outcomes[i];
-      if (!result) continue;
-      const state = await settle(tx, deps, d, result);
-      if (state === 'delivered') report.delivered++;
-      if (state === 'failed') report.failed++;
+    const now = deps.clock.now();
+    const settled = attempted.map(({ d, result }) => ({ d, result, outcome: settlement(deps, d, result, now) }));
+    await recordAttempts(
+      tx,
+      settled.map((s) => s.outcome),
+      now,
+    );
+    const disabledNow = new Set<string>();
+    for (const { d, result, outcome } of settled) {
+      if (outcome.state === 'delivered') report.delivered++;
+      if (outcome.state !== 'failed') continue;
+      report.failed++;
+      // Two of a webhook's deliveries failing in one pass turn it off once, with one event.
+      if (disabledNow.has(d.webhook.id)) continue;
+      disabledNow.add(d.webhook.id);
+      await disable(tx, deps, d, result, now);
     }
   });
   return report;
 }
 
-async function fanOut(tx: Tx, deps: DeliveryDeps): Promise<void> {
-  {
-    const now = deps.clock.now();
-    for (const webhook of await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS)) {
-      const events = await eventsAfter(tx, webhook.cursor_seq, null, EVENTS_PER_WEBHOOK);
-      const last = events.at(-1);
-      if (!last) continue;
-      const matching = webhook.event_types ? events.filter((e) => webhook.event_types?.includes(e.type)) : events;
-      await queueDeliveries(
-        tx,
-        matching.map((e) => ({ id: deps.ids.make('dlv'), webhook_id: webhook.id, event_id: e.id, event_seq: e.seq, now })),
-        false,
-      );
-      await advanceCursor(tx, webhook.id, last.seq);
+/**
+ * Queues a delivery of each new matching event for every live webhook this instance could lock, and
+ * moves their cursors past what was read. Webhooks at the same cursor (all of them, once caught up)
+ * share one read of the timeline; the deliveries are one insert and the cursors one update.
+ * Answers the webhooks and events read, so the claim that follows need not read them again.
+ */
+async function fanOut(tx: Tx, deps: DeliveryDeps): Promise<{ webhooks: WebhookRow[]; events: EventRow[] }> {
+  const now = deps.clock.now();
+  const webhooks = await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS);
+  const read: EventRow[] = [];
+  const queued: NewDeliveryFor[] = [];
+  const moves: { id: string; seq: string }[] = [];
+  for (const [cursor, atCursor] of Map.groupBy(webhooks, (w) => w.cursor_seq)) {
+    const events = await eventsAfter(tx, cursor, null, EVENTS_PER_WEBHOOK);
+    const last = events.at(-1);
+    if (!last) continue;
+    read.push(...events);
+    for (const webhook of atCursor) {
+      for (const e of events) if (!webhook.event_types || webhook.event_types.includes(e.type)) queued.push({ webhook, event: e });
+      moves.push({ id: webhook.id, seq: last.seq });
     }
   }
+  await queueDeliveries(
+    tx,
+    queued.map(({ webhook, event }) => ({ id: deps.ids.make('dlv'), webhook_id: webhook.id, event_id: event.id, event_seq: event.seq, now })),
+    false,
+  );
+  await advanceCursors(tx, moves);
+  return { webhooks, events: read };
+}
+
+interface NewDeliveryFor {
+  readonly webhook: WebhookRow;
+  readonly event: EventRow;
 }
 
 interface AttemptResult {
@@ -215,20 +250,22 @@ async function post(d: DueDelivery, deps: DeliveryDeps, tracing: Tracing): Promi
   return { attempt: { at: started.toISOString(), status, duration_ms: duration, error }, ok: error === null, gone: status === 410 };
 }
 
-async function settle(tx: Tx, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult): Promise<'delivered' | 'pending' | 'failed'> {
-  const schedule = deps.config.webhookRetryScheduleMs;
-  const made = d.delivery.attempt_count + 1;
-  const now = deps.clock.now();
-  const delay = schedule[made];
+/**
+ * What an attempt makes of its delivery: a 2xx delivers; anything else is due again on the retry
+ * schedule (±10 % jitter), or fails once the schedule is spent or the receiver answered 410.
+ */
+function settlement(deps: DeliveryDeps, d: DueDelivery, result: AttemptResult, now: Date): AttemptOutcome {
+  const delay = deps.config.webhookRetryScheduleMs[d.delivery.attempt_count + 1];
   const state = result.ok ? 'delivered' : result.gone || delay === undefined ? 'failed' : 'pending';
-  const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
-  await recordAttempt(tx, d.delivery.id, { state, attempt: result.attempt, nextAttemptAt: next, now });
-  if (state === 'failed') {
-    const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${made} attempts`;
-    const updated = await updateWebhook(tx, d.webhook.id, { enabled: false, disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
-    if (d.webhook.enabled && !updated.enabled) await disabled(tx, deps, d, reason, now);
-  }
-  return state;
+  const nextAttemptAt = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
+  return { id: d.delivery.id, state, attempt: result.attempt, nextAttemptAt };
+}
+
+/** A failed delivery turns its webhook off, with a `webhook.disabled` event the first time. */
+async function disable(tx: Tx, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult, now: Date): Promise<void> {
+  const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${d.delivery.attempt_count + 1} attempts`;
+  const updated = await updateWebhook(tx, d.webhook.id, { enabled: false, disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
+  if (d.webhook.enabled && !updated.enabled) await disabled(tx, deps, d, reason, now);
 }
 
 /** The `webhook.disabled` event of a webhook its failed delivery turned off. */

@@ -95,6 +95,25 @@ describe('outbound webhooks', () => {
     expect(events[1]?.actor.kind).toBe('system');
   });
 
+  it('turns a webhook off once, with one event, when two of its deliveries fail in the same pass', async () => {
+    // One write, two events (task.created and task.assigned): one fan-out queues both, one pass attempts both.
+    receiver.script('/gone', [410, 410]);
+    const webhook = await subscribe('/gone', { event_types: ['task.created', 'task.assigned'] });
+    const agent = await cluster.request('POST', '/api/v1/agents', { body: { name: 'Assignee', scopes: ['tasks:read'] } });
+    expect(agent.status, agent.body).toBe(201);
+    const res = await cluster.request('POST', '/api/v1/tasks', { body: { title: 'for the assignee', assignee: agent.json<{ id: string }>().id } });
+    expect(res.status, res.body).toBe(201);
+    const log = await pollUntil(async () => {
+      const got = await deliveries(webhook);
+      return got.length === 2 && got.every((d) => d.state === 'failed') ? got : undefined;
+    }, 15_000, 'both deliveries failed');
+    expect(log.map((d) => d.attempts.map((a) => a.status))).toEqual([[410], [410]]);
+    const disabled = (await cluster.request('GET', `/api/v1/webhooks/${webhook.id}`)).json<WebhookBody>();
+    expect(disabled).toMatchObject({ enabled: false, disabled_reason: 'receiver answered 410 Gone' });
+    const events = await pages<EventBody>(cluster, `/api/v1/events?subject=${webhook.id}`);
+    expect(events.map((e) => e.type)).toEqual(['webhook.created', 'webhook.disabled']);
+  });
+
   it('replays what a webhook missed, from an event id, without resending what it got', async () => {
     const before = await createTask('before the webhook');
     const timeline = await pages<EventBody>(cluster, `/api/v1/events?subject=${before}`);
