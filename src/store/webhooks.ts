@@ -44,10 +44,10 @@ export async function listDeliveries(db: Kysely<DB>, webhookId: string, q: { bef
   return query.orderBy('event_seq', 'desc').limit(q.limit + 1).execute();
 }
 
-/** True when some webhook is enabled and not deleted (the `webhooks_live` index answers it). */
-export async function anyLiveWebhook(db: Kysely<DB>): Promise<boolean> {
-  const { rows } = await sql<{ live: boolean }>`SELECT EXISTS (SELECT 1 FROM webhooks WHERE enabled AND deleted_at IS NULL) AS live`.execute(db);
-  return rows[0]?.live === true;
+/** The workspaces that have a webhook enabled and not deleted (none: nothing to deliver anywhere), in one statement. */
+export async function liveWebhookWorkspaces(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql<{ workspace_id: string }>`SELECT DISTINCT workspace_id FROM webhooks WHERE enabled AND deleted_at IS NULL ORDER BY workspace_id`.execute(db);
+  return rows.map((row) => row.workspace_id);
 }
 
 /** Enabled webhooks no other instance is fanning out right now. */

@@ -1,7 +1,7 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Tx } from '../store/connection.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -11,7 +11,7 @@ import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
 import { appendEvents, eventsHeldBack } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
-import { advanceCursors, anyLiveWebhook, type AttemptOutcome, claimDue, type DueDelivery, eventsAfter, lockLiveWebhooks, queueDeliveries, recordAttempts, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
+import { advanceCursors, type AttemptOutcome, claimDue, type DueDelivery, eventsAfter, liveWebhookWorkspaces, lockLiveWebhooks, queueDeliveries, recordAttempts, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
 import type { EventRow } from '../store/events.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
@@ -119,13 +119,14 @@ export function startWebhookDelivery(db: Kysely<DB>, tail: RunningTail, deps: De
 }
 
 async function deliveryPass(db: Kysely<DB>, deps: DeliveryDeps): Promise<{ live: boolean; full: boolean; report: DeliveryReport }> {
-  // Every burst of writes wakes this pass; with no live webhook there is nothing to fan out or
-  // attempt (a delivery is only attempted for a live webhook), and one statement says so.
-  if (!(await anyLiveWebhook(db))) return { live: false, full: false, report: { attempted: 0, delivered: 0, failed: 0 } };
+  // Every burst of writes wakes this pass; a workspace with no live webhook has nothing to fan out or
+  // attempt (a delivery is only attempted for a live webhook), and one statement names those that do.
+  const workspaces = await liveWebhookWorkspaces(db);
+  if (workspaces.length === 0) return { live: false, full: false, report: { attempted: 0, delivered: 0, failed: 0 } };
   const report: DeliveryReport = { attempted: 0, delivered: 0, failed: 0 };
   let full = false;
   // A webhook hears its own workspace's events only: each workspace's webhooks are fanned out and settled bound to it.
-  for (const workspace of await workspaceIds(db)) {
+  for (const workspace of workspaces) {
     const done = await deliveryPassIn(db, workspace, deps);
     report.attempted += done.attempted;
     report.delivered += done.delivered;
