@@ -51,6 +51,8 @@ export interface FleetReport {
   /** Failed calls per `operation status code` (0: no answer), whole run and measured window. */
   errors: Record<string, number>;
   measuredErrors: Record<string, number>;
+  /** When each failed call of the measured window started (epoch ms; the first REFUSALS_KEPT). */
+  failedAt: number[];
   /** The first few failures' text. */
   samples: string[];
   /** Claims and cycles that found the queue empty. */
@@ -95,6 +97,8 @@ function postJson(keepAlive: Agent, url: string, headers: Record<string, string>
 }
 /** What starts each frame's one data line in Baton's event stream (after its id and event lines). */
 const DATA_LINE = Buffer.from('\ndata: ');
+/** Failed calls of the window whose start is kept, to place them in time. */
+const FAILURES_TIMED = 10_000;
 /** How long a refused call is retried (a heartbeat's interval: the lease's TTL leaves room for it). */
 const RETRY_FOR_MS = 60_000;
 
@@ -104,6 +108,7 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
     calls: { claim: 0, heartbeat: 0, cycle: 0 },
     errors: {},
     measuredErrors: {},
+    failedAt: [],
     samples: [],
     dry: 0,
     failedAttempts: 0,
@@ -122,7 +127,10 @@ function fleet(plan: FleetPlan): Promise<FleetReport> {
   const failed = (op: Operation, status: number, text: string, started: number) => {
     const key = `${op} ${status}`;
     report.errors[key] = (report.errors[key] ?? 0) + 1;
-    if (started >= plan.measureFrom && started < plan.measureTo) report.measuredErrors[key] = (report.measuredErrors[key] ?? 0) + 1;
+    if (started >= plan.measureFrom && started < plan.measureTo) {
+      report.measuredErrors[key] = (report.measuredErrors[key] ?? 0) + 1;
+      if (report.failedAt.length < FAILURES_TIMED) report.failedAt.push(started);
+    }
     if (report.samples.length < SAMPLES) report.samples.push(`${key}: ${text.slice(0, 300)}`);
   };
 

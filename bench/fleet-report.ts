@@ -49,6 +49,8 @@ export interface Figures {
   webhooks: WebhookFigures;
   /** `on`, or what the benchmark did in its place. */
   autovacuum: string;
+  /** When the window's failed calls started, by 10 s (undefined: none failed). */
+  failuresInTime?: string | undefined;
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;
@@ -98,6 +100,7 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     ...rows,
     '',
     `- Errors over the whole run: ${errors.length === 0 ? 'none' : errors.join(', ')}${f.fleet.samples.length ? ` (first: ${f.fleet.samples[0]})` : ''}; claims or cycles finding the queue empty: ${f.fleet.dry}.`,
+    ...(f.failuresInTime ? [`- Failed calls of the window by when they started: ${f.failuresInTime}.`] : []),
     `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
     `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}; the simulated clients' process${f.processes > 1 ? 'es' : ''} ${cpu(f.clientsCpuSPerAgentHour)}.`,
     `- Server RSS at the end: ${f.instances.map((i, n) => `${f.instances.length > 1 ? `#${n + 1} ` : ''}${memory(i.memory)}`).join(', ')}.`,

@@ -245,6 +245,7 @@ async function main(): Promise<void> {
         states,
       },
       autovacuum: vacuum.passes === undefined ? 'on' : `off on this server: the benchmark ran VACUUM (ANALYZE) on its database every ${VACUUM_EVERY_S} s instead (${vacuum.passes()} passes)`,
+      failuresInTime: failuresInTime(fleet.failedAt, measureFrom, vacuum.startedAt),
       growthBytesPerAgentDay: ((sizeAfter - sizeBefore) / agentHours) * 24,
       sizeBefore,
       sizeAfter,
@@ -255,6 +256,22 @@ async function main(): Promise<void> {
   } finally {
     await cleanup.run();
   }
+}
+
+/**
+ * Where the window's failed calls fell: a count per 10 s of the window where there were any, and
+ * when the VACUUM stand-in's passes began (seconds into the window), to tell bursts from a steady drip.
+ */
+function failuresInTime(failedAt: readonly number[], measureFrom: number, vacuums: readonly number[]): string | undefined {
+  if (failedAt.length === 0) return undefined;
+  const slots = new Map<number, number>();
+  for (const at of failedAt) {
+    const slot = Math.floor((at - measureFrom) / 10_000) * 10;
+    slots.set(slot, (slots.get(slot) ?? 0) + 1);
+  }
+  const counts = [...slots].sort(([a], [b]) => a - b).map(([slot, n]) => `${slot}–${slot + 10} s: ${n}`);
+  const passes = vacuums.map((at) => Math.round((at - measureFrom) / 1000)).filter((s) => s >= 0);
+  return `${counts.join(', ')}${passes.length ? `; VACUUM passes began at ${passes.map((s) => `${s} s`).join(', ')}` : ''}`;
 }
 
 /** Forks one agents process: its pid, and its report once it ends; the process is killed on cleanup. */
@@ -275,7 +292,7 @@ function merge(reports: FleetReport[]): FleetReport {
   const sum = (into: Record<string, number>, from: Record<string, number>) => {
     for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
   };
-  const merged: FleetReport = { latencies: { claim: [], heartbeat: [], cycle: [] }, calls: { claim: 0, heartbeat: 0, cycle: 0 }, errors: {}, measuredErrors: {}, samples: [], dry: 0, failedAttempts: 0, late: 0, abandoned: [], maxGapMs: 0, frames: 0, streamsEnded: 0 };
+  const merged: FleetReport = { latencies: { claim: [], heartbeat: [], cycle: [] }, calls: { claim: 0, heartbeat: 0, cycle: 0 }, errors: {}, measuredErrors: {}, failedAt: [], samples: [], dry: 0, failedAttempts: 0, late: 0, abandoned: [], maxGapMs: 0, frames: 0, streamsEnded: 0 };
   if (reports.some((r) => r.acknowledged)) merged.acknowledged = { leases: [], ended: [], times: [] };
   for (const r of reports) {
     for (const op of OPERATIONS) {
@@ -284,6 +301,7 @@ function merge(reports: FleetReport[]): FleetReport {
     }
     sum(merged.errors, r.errors);
     sum(merged.measuredErrors, r.measuredErrors);
+    merged.failedAt = merged.failedAt.concat(r.failedAt);
     merged.samples.push(...r.samples);
     merged.dry += r.dry;
     merged.failedAttempts += r.failedAttempts;
@@ -312,9 +330,9 @@ function merge(reports: FleetReport[]): FleetReport {
  * VACUUM (ANALYZE) on the bench database every VACUUM_EVERY_S (autovacuum's own nap is a minute);
  * its backend is the database's, so its CPU counts in the database's figure.
  */
-async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ passes: (() => number) | undefined }> {
+async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ passes: (() => number) | undefined; startedAt: number[] }> {
   const on = await withClient(url, async (client) => (await client.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]?.autovacuum === 'on');
-  if (on) return { passes: undefined };
+  if (on) return { passes: undefined, startedAt: [] };
   log(`autovacuum is off on this PostgreSQL: running VACUUM (ANALYZE) every ${VACUUM_EVERY_S} s in its place`);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -322,8 +340,10 @@ async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ pa
   // core for 4-6 s each minute at 20,000 agents, which no operator's autovacuum spends at once.
   await client.query("SET vacuum_cost_delay = '2ms'");
   let passes = 0;
+  const startedAt: number[] = [];
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
+    startedAt.push(Date.now());
     running = client.query('VACUUM (ANALYZE)').then(
       () => passes++,
       (error: unknown) => log(`VACUUM failed: ${String(error)}`),
@@ -334,7 +354,7 @@ async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ pa
     await running;
     await client.end();
   });
-  return { passes: () => passes };
+  return { passes: () => passes, startedAt };
 }
 
 /**

@@ -9,10 +9,9 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { toBatonError } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
-import { appendEvents, eventsHeldBack } from '../store/events.ts';
+import { appendEvents, type EventRow, eventsHeldBack } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
 import { advanceCursors, type AttemptOutcome, claimDue, type DueDelivery, eventsAfter, liveWebhookWorkspaces, lockLiveWebhooks, queueDeliveries, recordAttempts, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
-import type { EventRow } from '../store/events.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import type { RunningTail } from '../service/event-tail.ts';
@@ -152,11 +151,7 @@ async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryD
   await inWorkspace(db, workspace, async (tx) => {
     const now = deps.clock.now();
     const settled = attempted.map(({ d, result }) => ({ d, result, outcome: settlement(deps, d, result, now) }));
-    await recordAttempts(
-      tx,
-      settled.map((s) => s.outcome),
-      now,
-    );
+    await recordAttempts(tx, settled.map((s) => s.outcome), now);
     const disabledNow = new Set<string>();
     for (const { d, result, outcome } of settled) {
       if (outcome.state === 'delivered') report.delivered++;
