@@ -51,7 +51,7 @@ export interface FleetReport {
   /** Failed calls per `operation status code` (0: no answer), whole run and measured window. */
   errors: Record<string, number>;
   measuredErrors: Record<string, number>;
-  /** When each failed call of the measured window started (epoch ms; the first REFUSALS_KEPT). */
+  /** When each failed call of the measured window started (epoch ms; the first FAILURES_TIMED). */
   failedAt: number[];
   /** The first few failures' text. */
   samples: string[];
