@@ -98,15 +98,17 @@ export function tasksCommand(run: Run): Command {
       .option('-d, --description <text>', 'details')
       .addOption(new Option('-p, --priority <priority>', 'priority').choices(TASK_PRIORITIES))
       .option('--label <label>', 'a label (repeatable)', collect)
-      .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect),
+      .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect)
+      .option('--assignee <who>', 'who it is for, agt_… or me: only they can claim it'),
   )
     .addOption(idempotency())
     .action(
-      run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
+      run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; assignee?: string; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
         if (o.maxCost === 'none') throw new CliError('--max-cost none removes a cap (tasks update); leave it out to create a task without one', EXIT.usage);
         const { client } = await ctx.connect();
+        const assignee = o.assignee === undefined ? undefined : await principalArg(client, o.assignee);
         const task = await client.tasks.create(
-          { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}), ...(typeof o.maxCost === 'number' ? { max_cost: o.maxCost } : {}), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) },
+          { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}), ...(assignee ? { assignee } : {}), ...(typeof o.maxCost === 'number' ? { max_cost: o.maxCost } : {}), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) },
           ctx.write(o),
         );
         printTask(ctx, task, `created ${task.id}`);
@@ -223,6 +225,24 @@ export function tasksCommand(run: Run): Command {
         const id = await resolveTaskId(client, given);
         const task = await client.tasks.handIn({ id, summary: o.summary, ...(o.artifact ? { artifacts: o.artifact } : {}) }, ctx.write(o));
         printTask(ctx, task, `${task.id} handed in for review`);
+      }),
+    );
+
+  tasks
+    .command('assign')
+    .description('say who a task is for (only they can claim it), or none to unassign it')
+    .argument('<id>', TASK_ID)
+    .argument('<who>', 'agt_…, me, or none')
+    .option('--release-lease', "end another's lease on it (the task returns to todo)")
+    .option('-c, --comment <text>', 'a comment posted with the assignment (Markdown; @name mentions notify)')
+    .addOption(idempotency())
+    .action(
+      run(async (ctx, given: string, who: string, o: { releaseLease?: true; comment?: string; idempotencyKey?: string }) => {
+        const { client } = await ctx.connect();
+        const id = await resolveTaskId(client, given);
+        const assignee = who === 'none' ? null : await principalArg(client, who);
+        const task = await client.tasks.assign({ id, assignee, ...(o.releaseLease ? { release_lease: true } : {}), ...(o.comment ? { comment: o.comment } : {}) }, ctx.write(o));
+        printTask(ctx, task, assignee === null ? `${task.id} unassigned` : `${task.id} assigned to ${assignee}`);
       }),
     );
 
@@ -371,4 +391,9 @@ function eventRow(event: TaskEvent, names: ReadonlyMap<string, string>): string[
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A principal named on the command line: `me` (or `@me`) is the caller, anything else an id as given. */
+async function principalArg(client: BatonClient, who: string): Promise<string> {
+  return who === 'me' || who === '@me' ? (await client.whoami({})).principal.id : who;
 }

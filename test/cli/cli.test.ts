@@ -285,6 +285,16 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const asBot = { BATON_URL: url, BATON_TOKEN: token.token };
     expect((await baton(['whoami'], 0, asBot)).stdout).toContain(`cli-bot (agent ${agent.id})`);
 
+    // Who a task is for: named on create, then the caller (me), then nobody.
+    const forBot = await json<{ id: string }>(['tasks', 'create', 'for the bot', '--assignee', agent.id]);
+    expect((await json<{ assignee?: { id: string } | null }>(['tasks', 'show', forBot.id])).assignee?.id).toBe(agent.id);
+    const me = await json<{ principal: { id: string } }>(['whoami']);
+    expect((await json<{ assignee?: { id: string } | null }>(['tasks', 'assign', forBot.id, 'me'])).assignee?.id).toBe(me.principal.id);
+    const unassigned = await baton(['tasks', 'assign', forBot.id, 'none']);
+    expect(unassigned.stderr).toContain(`${forBot.id} unassigned`);
+    expect(unassigned.stdout).not.toMatch(/^assignee/m);
+    expect((await baton(['tasks', 'assign', forBot.id, agent.id])).stdout).toMatch(new RegExp(`^assignee\\s+${agent.id}$`, 'm'));
+
     // An agent's delete waits for a human: two of them, one approved and one denied.
     const pending: string[] = [];
     for (const title of ['delete me', 'keep me']) {
