@@ -29,6 +29,18 @@ export async function updateWebhook(tx: Tx, id: string, changes: Updateable<Webh
     .executeTakeFirstOrThrow();
 }
 
+/** Turns an enabled webhook off and bumps its version; false when it was already off (nothing changed). */
+export async function disableWebhook(tx: Tx, id: string, changes: Omit<Updateable<WebhooksTable>, 'enabled'>): Promise<boolean> {
+  const row = await tx
+    .updateTable('webhooks')
+    .set({ ...changes, enabled: false, version: sql`version + 1` })
+    .where('id', '=', id)
+    .where('enabled', '=', true)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** One page of live webhooks by id; fetches `limit + 1` for `has_more`. */
 export async function listWebhooks(db: Kysely<DB>, q: { afterId: string | undefined; limit: number; createdBy?: string | undefined }): Promise<WebhookRow[]> {
   let query = db.selectFrom('webhooks').selectAll().where('deleted_at', 'is', null);

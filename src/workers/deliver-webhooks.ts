@@ -11,7 +11,7 @@ import type { Ids } from '../ids.ts';
 import { shapeEvent } from '../operations/events/event-schema.ts';
 import { appendEvents, type EventRow, eventsHeldBack } from '../store/events.ts';
 import type { DB, WebhookAttempt } from '../store/schema.ts';
-import { advanceCursors, type AttemptOutcome, claimDue, type DueDelivery, eventsAfter, liveWebhookWorkspaces, lockLiveWebhooks, queueDeliveries, recordAttempts, updateWebhook, type WebhookRow } from '../store/webhooks.ts';
+import { advanceCursors, type AttemptOutcome, claimDue, disableWebhook, type DueDelivery, eventsAfter, liveWebhookWorkspaces, lockLiveWebhooks, type NewDelivery, queueDeliveries, recordAttempts, type WebhookRow } from '../store/webhooks.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
 import { webhookSecret } from '../webhook-secret.ts';
 import type { RunningTail } from '../service/event-tail.ts';
@@ -152,14 +152,10 @@ async function deliveryPassIn(db: Kysely<DB>, workspace: string, deps: DeliveryD
     const now = deps.clock.now();
     const settled = attempted.map(({ d, result }) => ({ d, result, outcome: settlement(deps, d, result, now) }));
     await recordAttempts(tx, settled.map((s) => s.outcome), now);
-    const disabledNow = new Set<string>();
     for (const { d, result, outcome } of settled) {
       if (outcome.state === 'delivered') report.delivered++;
       if (outcome.state !== 'failed') continue;
       report.failed++;
-      // Two of a webhook's deliveries failing in one pass turn it off once, with one event.
-      if (disabledNow.has(d.webhook.id)) continue;
-      disabledNow.add(d.webhook.id);
       await disable(tx, deps, d, result, now);
     }
   });
@@ -176,7 +172,7 @@ async function fanOut(tx: Tx, deps: DeliveryDeps): Promise<{ webhooks: WebhookRo
   const now = deps.clock.now();
   const webhooks = await lockLiveWebhooks(tx, WEBHOOKS_PER_PASS);
   const read: EventRow[] = [];
-  const queued: NewDeliveryFor[] = [];
+  const queued: NewDelivery[] = [];
   const moves: { id: string; seq: string }[] = [];
   for (const [cursor, atCursor] of Map.groupBy(webhooks, (w) => w.cursor_seq)) {
     const events = await eventsAfter(tx, cursor, null, EVENTS_PER_WEBHOOK);
@@ -184,22 +180,15 @@ async function fanOut(tx: Tx, deps: DeliveryDeps): Promise<{ webhooks: WebhookRo
     if (!last) continue;
     read.push(...events);
     for (const webhook of atCursor) {
-      for (const e of events) if (!webhook.event_types || webhook.event_types.includes(e.type)) queued.push({ webhook, event: e });
+      for (const e of events) {
+        if (!webhook.event_types || webhook.event_types.includes(e.type)) queued.push({ id: deps.ids.make('dlv'), webhook_id: webhook.id, event_id: e.id, event_seq: e.seq, now });
+      }
       moves.push({ id: webhook.id, seq: last.seq });
     }
   }
-  await queueDeliveries(
-    tx,
-    queued.map(({ webhook, event }) => ({ id: deps.ids.make('dlv'), webhook_id: webhook.id, event_id: event.id, event_seq: event.seq, now })),
-    false,
-  );
+  await queueDeliveries(tx, queued, false);
   await advanceCursors(tx, moves);
   return { webhooks, events: read };
-}
-
-interface NewDeliveryFor {
-  readonly webhook: WebhookRow;
-  readonly event: EventRow;
 }
 
 interface AttemptResult {
@@ -257,11 +246,14 @@ function settlement(deps: DeliveryDeps, d: DueDelivery, result: AttemptResult, n
   return { id: d.delivery.id, state, attempt: result.attempt, nextAttemptAt };
 }
 
-/** A failed delivery turns its webhook off, with a `webhook.disabled` event the first time. */
+/**
+ * A failed delivery turns its webhook off, with a `webhook.disabled` event, unless it is off already:
+ * another of its deliveries failed first (in this pass or on another instance), or a person turned it off.
+ */
 async function disable(tx: Tx, deps: DeliveryDeps, d: DueDelivery, result: AttemptResult, now: Date): Promise<void> {
   const reason = result.gone ? 'receiver answered 410 Gone' : `delivery ${d.delivery.id} failed after ${d.delivery.attempt_count + 1} attempts`;
-  const updated = await updateWebhook(tx, d.webhook.id, { enabled: false, disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
-  if (d.webhook.enabled && !updated.enabled) await disabled(tx, deps, d, reason, now);
+  const turnedOff = await disableWebhook(tx, d.webhook.id, { disabled_reason: reason, updated_at: now, updated_by_id: SYSTEM_ACTOR.id, updated_by_kind: SYSTEM_ACTOR.kind });
+  if (turnedOff) await disabled(tx, deps, d, reason, now);
 }
 
 /** The `webhook.disabled` event of a webhook its failed delivery turned off. */
