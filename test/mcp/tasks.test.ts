@@ -8,6 +8,7 @@ import { createTaskSessionFromClient, type TaskController, type TaskEnabledSessi
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prune } from '../../src/workers/prune.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
+import { pollUntil } from '../leases/instances.ts';
 import { connectV2, listen, outputOf } from './clients.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -127,7 +128,12 @@ describe('MCP Tasks', () => {
     // Something for the agent: a human assigns it a task after the call was made.
     const task = (await t.request('POST', '/api/v1/tasks', { body: { title: 'For you' } })).json<{ id: string }>();
     expect((await t.request('POST', `/api/v1/tasks/${task.id}/assign`, { body: { assignee: agent.id } })).status).toBe(200);
-    const done = await controller.snapshot();
+    // A wait reads settled events only: on the shared test PostgreSQL another database's open
+    // transaction may hold the assignment back for a moment (src/store/events.ts, SETTLED).
+    const done = await pollUntil(async () => {
+      const polled = await controller.snapshot();
+      return polled.status === 'working' ? undefined : polled;
+    }, 30_000, 'the wait completed by the assignment');
     expect(done.status).toBe('completed');
     const output = structured(done) as { items: { type: string; task_id: string }[]; timed_out: boolean; cursor: string };
     expect(output.items).toEqual([expect.objectContaining({ type: 'task.assigned', task_id: task.id })]);
