@@ -86,7 +86,7 @@ export function tasksCommand(run: Run): Command {
       run(async (ctx, given: string) => {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
-        printTask(ctx, await client.tasks.get({ id, view: 'full' }));
+        await printTask(ctx, client, await client.tasks.get({ id, view: 'full' }));
       }),
     );
 
@@ -111,7 +111,7 @@ export function tasksCommand(run: Run): Command {
           { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}), ...(assignee ? { assignee } : {}), ...(typeof o.maxCost === 'number' ? { max_cost: o.maxCost } : {}), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) },
           ctx.write(o),
         );
-        printTask(ctx, task, `created ${task.id}`);
+        await printTask(ctx, client, task, `created ${task.id}`);
       }),
     );
 
@@ -143,7 +143,7 @@ export function tasksCommand(run: Run): Command {
           ...maxCostChanges(o),
         };
         const task = await updateCurrent(ctx, client, id, changes, o);
-        printTask(ctx, task, `updated ${task.id} (version ${task.version})`);
+        await printTask(ctx, client, task, `updated ${task.id} (version ${task.version})`);
       }),
     );
 
@@ -158,7 +158,7 @@ export function tasksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
         const task = await updateCurrent(ctx, client, id, { status }, o);
-        printTask(ctx, task, `${task.id} is now ${task.status}`);
+        await printTask(ctx, client, task, `${task.id} is now ${task.status}`);
       }),
     );
 
@@ -208,7 +208,7 @@ export function tasksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const how = o.failed === undefined ? {} : { outcome: 'failed' as const, reason: o.failed };
         const { task } = await client.leases.release({ id: await leaseId(client, id), ...how, ...(o.note ? { note: o.note } : {}) }, ctx.write(o));
-        printTask(ctx, task, o.failed === undefined ? `released ${task.id}` : `released ${task.id} as a failed attempt (counted; baton tasks show ${task.id} says how many are left)`);
+        await printTask(ctx, client, task, o.failed === undefined ? `released ${task.id}` : `released ${task.id} as a failed attempt (counted; baton tasks show ${task.id} says how many are left)`);
       }),
     );
 
@@ -224,7 +224,7 @@ export function tasksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
         const task = await client.tasks.handIn({ id, summary: o.summary, ...(o.artifact ? { artifacts: o.artifact } : {}) }, ctx.write(o));
-        printTask(ctx, task, `${task.id} handed in for review`);
+        await printTask(ctx, client, task, `${task.id} handed in for review`);
       }),
     );
 
@@ -242,7 +242,7 @@ export function tasksCommand(run: Run): Command {
         const id = await resolveTaskId(client, given);
         const assignee = who === 'none' ? null : await principalArg(client, who);
         const task = await client.tasks.assign({ id, assignee, ...(o.releaseLease ? { release_lease: true } : {}), ...(o.comment ? { comment: o.comment } : {}) }, ctx.write(o));
-        printTask(ctx, task, assignee === null ? `${task.id} unassigned` : `${task.id} assigned to ${assignee}`);
+        await printTask(ctx, client, task, assignee === null ? `${task.id} unassigned` : `${task.id} assigned`);
       }),
     );
 
@@ -259,7 +259,7 @@ export function tasksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const id = await resolveTaskId(client, given);
         const task = await client.tasks.review({ id, decision: decision === 'approve' ? 'approve' : 'request_changes', ...(o.comment ? { comment: o.comment } : {}) }, ctx.write(o));
-        printTask(ctx, task, decision === 'approve' ? `${task.id} approved: ${task.status}` : `${task.id} sent back: ${task.status}`);
+        await printTask(ctx, client, task, decision === 'approve' ? `${task.id} approved: ${task.status}` : `${task.id} sent back: ${task.status}`);
       }),
     );
 
@@ -356,9 +356,15 @@ function printTaskTable(ctx: Context, tasks: readonly Task[], names: ReadonlyMap
   );
 }
 
-function printTask(ctx: Context, task: Task, headline?: string): void {
+/**
+ * A task as `show` and every change print it. The principals on it go by name as well as id (when
+ * the token may read principals): an id alone does not tell a lead whether it is the agent they meant.
+ */
+async function printTask(ctx: Context, client: BatonClient, task: Task, headline?: string): Promise<void> {
   if (ctx.out.json) return ctx.out.data(task);
   if (headline) ctx.out.note(headline);
+  const names = await principalNames(client, [task.lease?.holder.id, task.assignee?.id, task.handoff?.by.id].filter((id) => id !== undefined));
+  const who = (id: string) => (names.has(id) ? `${nameOf(names, id)} (${id})` : id);
   const c = ctx.out.colors;
   const rows: [string, string][] = [
     ['id', task.id],
@@ -367,15 +373,15 @@ function printTask(ctx: Context, task: Task, headline?: string): void {
     ['priority', task.priority ?? ''],
     ['labels', (task.labels ?? []).join(', ')],
     ['version', String(task.version ?? '')],
-    ['lease', task.lease ? `${task.lease.id} held by ${task.lease.holder.id}, epoch ${task.lease.epoch}, expires ${task.lease.expires_at}` : ''],
+    ['lease', task.lease ? `${task.lease.id} held by ${who(task.lease.holder.id)}, epoch ${task.lease.epoch}, expires ${task.lease.expires_at}` : ''],
     ['waiting on', (task.waiting_on ?? []).join(', ')],
     ['attempts', task.attempts ? `${task.attempts} failed (limit ${task.max_attempts ?? "the server's default, BATON_MAX_ATTEMPTS"})` : ''],
     ['not before', task.not_before ?? ''],
     ['blocked', task.blocked_reason ?? ''],
-    ['assignee', task.assignee?.id ?? ''],
+    ['assignee', task.assignee ? who(task.assignee.id) : ''],
     ['due', task.due_at ? `${task.due_at}${task.overdue ? ' (overdue)' : ''}` : ''],
     ['parent', task.parent_id ?? ''],
-    ['handed in', task.handoff ? `${task.handoff.at} by ${task.handoff.by.id}` : ''],
+    ['handed in', task.handoff ? `${task.handoff.at} by ${who(task.handoff.by.id)}` : ''],
     ['summary', task.handoff?.summary ?? ''],
     ['next', (task.legal_transitions ?? []).join(', ')],
   ];

@@ -293,7 +293,9 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const unassigned = await baton(['tasks', 'assign', forBot.id, 'none']);
     expect(unassigned.stderr).toContain(`${forBot.id} unassigned`);
     expect(unassigned.stdout).not.toMatch(/^assignee/m);
-    expect((await baton(['tasks', 'assign', forBot.id, agent.id])).stdout).toMatch(new RegExp(`^assignee\\s+${agent.id}$`, 'm'));
+    // By name and id where the token may read principals (this admin's may), by id where it may not.
+    expect((await baton(['tasks', 'assign', forBot.id, agent.id])).stdout).toMatch(new RegExp(`^assignee\\s+cli-bot \\(${agent.id}\\)$`, 'm'));
+    expect((await baton(['tasks', 'show', forBot.id], 0, asBot)).stdout).toMatch(new RegExp(`^assignee\\s+${agent.id}$`, 'm'));
 
     // An agent's delete waits for a human: two of them, one approved and one denied.
     const pending: string[] = [];
