@@ -762,6 +762,7 @@ CREATE INDEX tasks_status_id ON public.tasks USING btree (workspace_id, status, 
 CREATE INDEX tokens_agent_id ON public.tokens USING btree (agent_id);
 CREATE UNIQUE INDEX tokens_one_live_per_machine ON public.tokens USING btree (agent_id, machine) WHERE (revoked_at IS NULL);
 CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (next_attempt_at) WHERE (state = 'pending'::text);
+CREATE INDEX webhook_deliveries_finished ON public.webhook_deliveries USING btree (updated_at) WHERE (state <> 'pending'::text);
 CREATE INDEX webhook_deliveries_webhook ON public.webhook_deliveries USING btree (webhook_id, event_seq);
 CREATE INDEX webhooks_live ON public.webhooks USING btree (id) WHERE (enabled AND (deleted_at IS NULL));
 

@@ -108,6 +108,8 @@ const schema = z.object({
     .refine((s) => s.split(',').length <= DELIVERY_ATTEMPTS_MAX, `at most ${DELIVERY_ATTEMPTS_MAX} attempts`)
     .default('0,5,300,1800,7200,18000,36000,36000'),
   BATON_WEBHOOK_INTERVAL_MS: z.coerce.number().int().min(0).default(1000),
+  // Days a finished webhook delivery (delivered or failed) stays in the delivery log; unset: for ever.
+  BATON_WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   BATON_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
   BATON_RETRY_BACKOFF_S: z
     .string()
@@ -241,6 +243,8 @@ export interface Config {
   readonly escalation: EscalationConfig;
   /** Days events are kept in a workspace that sets none (spec/identity.md "Retention"); undefined: for ever. */
   readonly eventRetentionDays: number | undefined;
+  /** Days a finished webhook delivery stays in the delivery log (spec/realtime.md "The delivery log"); undefined: for ever. */
+  readonly webhookDeliveryRetentionDays: number | undefined;
 }
 
 export interface EscalationConfig {
@@ -314,6 +318,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   BATON_SECRET_KEY: 'the output of `openssl rand -hex 32`',
   BATON_WEBHOOK_ALLOW_PRIVATE: '0',
   BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
+  BATON_WEBHOOK_DELIVERY_RETENTION_DAYS: '30',
   BATON_WEBHOOK_INTERVAL_MS: '1000',
   BATON_MAX_ATTEMPTS: '3',
   BATON_RETRY_BACKOFF_S: '30,300,1800',
@@ -426,6 +431,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     }),
     escalation: Object.freeze({ askS: e.BATON_ESCALATE_ASK_S, approvalS: e.BATON_ESCALATE_APPROVAL_S, reviewS: e.BATON_ESCALATE_REVIEW_S, to: Object.freeze(e.BATON_ESCALATE_TO.split(',')) }),
     eventRetentionDays: e.BATON_EVENT_RETENTION_DAYS,
+    webhookDeliveryRetentionDays: e.BATON_WEBHOOK_DELIVERY_RETENTION_DAYS,
     ...overrides,
   });
 }

@@ -179,7 +179,7 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
     workers.push(startLoop(config.sweepIntervalMs, () => expireAsks(database.db, { clock, ids }), (err) => log.error({ err }, 'ask deadline pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => escalateOverdue(database.db, { clock, ids, config }), (err) => log.error({ err }, 'escalation pass failed')));
     workers.push(startLoop(config.sweepIntervalMs, () => sendNotifications(database.db, { clock, config }), (err) => log.error({ err }, 'notification pass failed')));
-    workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS }), (err) => log.error({ err }, 'prune failed')));
+    workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS, deliveryRetentionDays: config.webhookDeliveryRetentionDays }), (err) => log.error({ err }, 'prune failed')));
     workers.push(startLoop(PRUNE_INTERVAL_MS, () => retainEvents(database.db, { clock, config }), (err) => log.error({ err }, 'retention pass failed')));
     // PostgreSQL's autovacuum keeps its statistics; PGlite has none, and no statistics make bad plans (src/store/statistics.ts).
     if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeChangedTables(database.db), (err) => log.error({ err }, 'analyze failed')));

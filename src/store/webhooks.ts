@@ -123,6 +123,21 @@ export async function queueDeliveries(tx: Tx, rows: readonly NewDelivery[], retr
   return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
+/**
+ * Deletes up to `limit` finished deliveries (delivered or failed) whose last attempt was at or
+ * before `before`, in every workspace; a pending one stays whatever its age. Answers how many went.
+ * SKIP LOCKED: instances pruning at once never wait on or delete the same rows.
+ */
+export async function pruneDeliveries(db: Kysely<DB>, before: Date, limit: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH gone AS (
+      DELETE FROM webhook_deliveries WHERE ctid IN (
+        SELECT ctid FROM webhook_deliveries WHERE state <> 'pending' AND updated_at <= ${before} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
 /** Moves each webhook's cursor to its seq, in one statement. */
 export async function advanceCursors(tx: Tx, moves: readonly { id: string; seq: string }[]): Promise<void> {
   if (moves.length === 0) return;

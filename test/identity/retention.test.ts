@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { engine } from '../harness.ts';
-import { CRON_SECRET, type Cluster, eventsSettled, startInstances, type TestClock, testClock } from '../leases/instances.ts';
+import { CRON_SECRET, type Cluster, eventsSettled, keepaliveEverywhere, startInstances, type TestClock, testClock } from '../leases/instances.ts';
 
 /**
  * Retention per workspace (issue 39 §4, spec/identity.md "Retention"): each workspace keeps its
@@ -37,18 +37,9 @@ async function makeTasks(token: string | undefined, n: number): Promise<void> {
   }
 }
 
-/** One maintenance pass on every instance at once; answers the events each deleted. */
-async function retentionPass(): Promise<number> {
-  const passes = await Promise.all(
-    c.instances.map(async (_, via) => {
-      const res = await c.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null, via });
-      expect(res.status, res.body).toBe(200);
-      const retention = res.json<{ passes: { retention: { ok: boolean; events_deleted: number } } }>().passes.retention;
-      expect(retention.ok).toBe(true);
-      return retention.events_deleted;
-    }),
-  );
-  return passes.reduce((sum, n) => sum + n, 0);
+/** One maintenance pass on every instance at once; answers the events they deleted. */
+function retentionPass(): Promise<number> {
+  return keepaliveEverywhere(c, 'retention', 'events_deleted');
 }
 
 beforeAll(async () => {

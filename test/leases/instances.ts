@@ -237,8 +237,26 @@ export const CRON_SECRET = 'lease-tests-cron-secret-0123456789';
 
 /** One pass of every maintenance loop (the lease sweeper among them) on instance `via`, through `POST /cron/keepalive`. */
 export async function sweep(c: Cluster, via = 0): Promise<void> {
+  await keepalive(c, via);
+}
+
+/** `POST /cron/keepalive` on instance `via`: what each maintenance pass reported. */
+export async function keepalive(c: Cluster, via = 0): Promise<Record<string, { ok: boolean } & Record<string, unknown>>> {
   const res = await c.request('POST', '/cron/keepalive', { token: null, headers: { authorization: `Bearer ${CRON_SECRET}` }, key: null, via });
   expect(res.status, res.body).toBe(200);
+  return res.json<{ passes: Record<string, { ok: boolean } & Record<string, unknown>> }>().passes;
+}
+
+/** One maintenance pass on every instance at once: the sum over them of the count `field` of pass `pass` (each must succeed). */
+export async function keepaliveEverywhere(c: Cluster, pass: string, field: string): Promise<number> {
+  const counts = await Promise.all(
+    c.instances.map(async (_, via) => {
+      const report = (await keepalive(c, via))[pass];
+      expect(report?.ok, pass).toBe(true);
+      return Number(report?.[field]);
+    }),
+  );
+  return counts.reduce((sum, n) => sum + n, 0);
 }
 
 /** Polls `probe` every ~100 ms until it returns a value, for at most `boundMs`; the bound is the only timing claim. */
