@@ -188,6 +188,13 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
   /** Runs inside the request's one transaction; throwing rolls back every write and event. */
   run(tx: Tx, ctx: OperationContext, input: z.output<I>): Promise<z.output<O>>;
   /**
+   * Whether its transaction's statements use their generic plans (src/store/workspace-scope.ts,
+   * `Plans`): for a claim of one task, which PostgreSQL otherwise planned anew on every call, 0.4–0.5
+   * ms of planning for 0.06–0.08 ms of running (bench/README.md, "Fleet"). Not for a claim of several:
+   * its generic plan costs the limit, a parameter, as a tenth of the queue.
+   */
+  genericPlans?(input: z.output<I>): boolean;
+  /**
    * A write that may wait out a refusal (a bounded long-poll, outside any transaction): refused with
    * `code`, it runs again after each batch of events the timeline appends (from any instance) and
    * at `retryAt` of the refusal (server clock), until it succeeds, fails otherwise, or `seconds` of

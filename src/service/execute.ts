@@ -222,7 +222,7 @@ async function executeWrite(
       if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }, rows))) throw new LostKeyRace();
       appended = rows;
       return result;
-    });
+    }, '', operation.genericPlans?.(input) ? 'generic' : 'auto');
     if (appended.length > 0) deps.onCommit?.(appended);
     return outcome;
   } catch (error) {

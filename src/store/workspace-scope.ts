@@ -18,17 +18,27 @@ export const DEFAULT_WORKSPACE_ID = 'wsp_00000000000000000000000000';
 export const TENANT_ROLE = 'baton_tenant';
 
 /**
+ * How PostgreSQL plans the transaction's statements: `auto` as it would (a custom plan while one
+ * looks cheaper than the statement's generic plan), or `generic`, the statement's one plan per
+ * connection (`plan_cache_mode = force_generic_plan`), for a hot write whose custom plans cost more
+ * to make than to run.
+ */
+export type Plans = 'auto' | 'generic';
+
+/**
  * Binds the open transaction to `workspaceId` until it ends (the settings are transaction-local).
  * `principalId`, the caller, lets it also read the names of the other workspaces its person belongs to.
  */
-export async function bindWorkspace(tx: Tx, workspaceId: string, principalId = ''): Promise<void> {
-  await sql`SELECT set_config('role', ${TENANT_ROLE}, true), set_config('baton.workspace', ${workspaceId}, true), set_config('baton.principal', ${principalId}, true)`.execute(tx);
+export async function bindWorkspace(tx: Tx, workspaceId: string, principalId = '', plans: Plans = 'auto'): Promise<void> {
+  // In the same statement: a round trip costs more than the setting.
+  const generic = plans === 'generic' ? sql`, set_config('plan_cache_mode', 'force_generic_plan', true)` : sql``;
+  await sql`SELECT set_config('role', ${TENANT_ROLE}, true), set_config('baton.workspace', ${workspaceId}, true), set_config('baton.principal', ${principalId}, true)${generic}`.execute(tx);
 }
 
 /** Runs `work` in its own transaction bound to `workspaceId` (for `principalId`); commits when it returns. */
-export function inWorkspace<T>(db: Kysely<DB>, workspaceId: string, work: (tx: Tx) => Promise<T>, principalId = ''): Promise<T> {
+export function inWorkspace<T>(db: Kysely<DB>, workspaceId: string, work: (tx: Tx) => Promise<T>, principalId = '', plans: Plans = 'auto'): Promise<T> {
   return db.transaction().execute(async (tx) => {
-    await bindWorkspace(tx, workspaceId, principalId);
+    await bindWorkspace(tx, workspaceId, principalId, plans);
     return work(tx);
   });
 }

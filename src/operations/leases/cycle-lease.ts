@@ -78,6 +78,7 @@ export const cycleLease = defineOperation({
   http: { method: 'POST', path: '/leases/{id}/cycle' },
   input: z.strictObject({ ...leaseEnding, ...claimFilter, ttl_s: ttlParam }),
   output: z.object({ ended: endedOutput, ...claimNextOutput }),
+  genericPlans: () => true,
   async run(tx, ctx, input) {
     checkEnding(input, '');
     const held = await lockLiveLease(tx, input.id, ctx.actor, ctx, false);

@@ -120,5 +120,6 @@ export const claimNextTask = defineOperation({
     ttl_s: ttlParam,
   }),
   output: z.object(claimNextOutput),
+  genericPlans: (input) => input.limit === 1,
   run: (tx, ctx, input) => claimNext(tx, ctx, input, [], 'refuse'),
 });
