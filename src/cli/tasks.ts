@@ -111,7 +111,9 @@ export function tasksCommand(run: Run): Command {
           { title, ...(o.description ? { description: o.description } : {}), ...(o.priority ? { priority: o.priority } : {}), ...(o.label ? { labels: o.label } : {}), ...(o.blockedBy ? { blocked_by: o.blockedBy } : {}), ...(assignee ? { assignee } : {}), ...(typeof o.maxCost === 'number' ? { max_cost: o.maxCost } : {}), ...(o.maxCostCurrency ? { max_cost_currency: o.maxCostCurrency } : {}) },
           ctx.write(o),
         );
-        await printTask(ctx, client, task, `created ${task.id}`);
+        // The answer is the compact view, which leaves the assignee out: show whom it went to.
+        const shown = assignee && !ctx.out.json ? await client.tasks.get({ id: task.id, view: 'full' }) : task;
+        await printTask(ctx, client, shown, `created ${task.id}`);
       }),
     );
 

@@ -286,6 +286,7 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     expect((await baton(['whoami'], 0, asBot)).stdout).toContain(`cli-bot (agent ${agent.id})`);
 
     // Who a task is for: named on create, then the caller (me), then nobody.
+    expect((await baton(['tasks', 'create', 'also for the bot', '--assignee', agent.id])).stdout).toMatch(new RegExp(`^assignee\\s+cli-bot \\(${agent.id}\\)$`, 'm'));
     const forBot = await json<{ id: string }>(['tasks', 'create', 'for the bot', '--assignee', agent.id]);
     expect((await json<{ assignee?: { id: string } | null }>(['tasks', 'show', forBot.id])).assignee?.id).toBe(agent.id);
     const me = await json<{ principal: { id: string } }>(['whoami']);
