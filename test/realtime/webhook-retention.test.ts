@@ -45,7 +45,7 @@ async function createTask(title: string): Promise<void> {
 }
 
 /** One maintenance pass on every instance at once; answers the deliveries their pruning deleted. */
-async function keepalive(): Promise<number> {
+async function pruningPass(): Promise<number> {
   await eventsSettled(c);
   return keepaliveEverywhere(c, 'pruning', 'webhook_deliveries');
 }
@@ -62,7 +62,7 @@ it('deletes finished deliveries past the retention once, and keeps pending ones 
   // Day 0: one event, delivered to /ok; /down refused it once, so its delivery is pending.
   await createTask('old');
   const [old] = await pollUntil(async () => {
-    await keepalive();
+    await pruningPass();
     const got = await deliveries(ok);
     return got.length === 1 && got[0]?.state === 'delivered' ? got : undefined;
   }, 15_000, "the first event's delivery");
@@ -72,10 +72,10 @@ it('deletes finished deliveries past the retention once, and keeps pending ones 
   // one is older still but not finished (its second attempt then fails it, and disables /down).
   clock.advance((RETENTION_DAYS + 1) * DAY_MS);
   await createTask('new');
-  expect(await keepalive()).toBe(1);
+  expect(await pruningPass()).toBe(1);
   const fresh = await pollUntil(async () => {
     const got = await deliveries(ok);
-    return got.length === 1 && got[0]?.state === 'delivered' ? got : (await keepalive(), undefined);
+    return got.length === 1 && got[0]?.state === 'delivered' ? got : (await pruningPass(), undefined);
   }, 15_000, "the second event's delivery");
   expect(fresh[0]?.event_id).not.toBe(old?.event_id);
   expect(await deliveries(down)).toContainEqual(expect.objectContaining({ event_id: old?.event_id, state: 'failed' }));
@@ -83,10 +83,10 @@ it('deletes finished deliveries past the retention once, and keeps pending ones 
   // Day 16: both finished ones of day 8 go (the delivered one and the failed one); what /down still
   // has pending (the new event, waiting while it is disabled) stays.
   clock.advance((RETENTION_DAYS + 1) * DAY_MS);
-  expect(await keepalive()).toBe(2);
+  expect(await pruningPass()).toBe(2);
   expect(await deliveries(ok)).toEqual([]);
   const left = await deliveries(down);
   expect(left.every((d) => d.state === 'pending')).toBe(true);
   expect(left.map((d) => d.event_id)).not.toContain(old?.event_id);
-  expect(await keepalive()).toBe(0);
+  expect(await pruningPass()).toBe(0);
 });
