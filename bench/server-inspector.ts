@@ -3,7 +3,7 @@
  * and, through its inspector, its memory after a full garbage collection, its event-loop delay and
  * its garbage-collection pauses.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -40,11 +40,31 @@ export class Inspector {
     return new Inspector(socket, pid);
   }
 
-  /** Collects garbage, then reads the process's RSS, V8's heap and external memory (KiB), and its open TCP sockets. */
-  async settled(): Promise<{ rssKiB: number; heapKiB: number; externalKiB: number; sockets: number }> {
+  /** Collects garbage, then reads the process's RSS, V8's heap (used and committed) and external memory (KiB), and its open TCP sockets. */
+  async settled(): Promise<{ rssKiB: number; mallocHeapKiB: number; heapKiB: number; heapTotalKiB: number; externalKiB: number; sockets: number }> {
     await this.#call('HeapProfiler.collectGarbage', {});
-    const usage = JSON.parse(await this.#evaluate('JSON.stringify(process.memoryUsage())')) as { heapUsed: number; external: number };
-    return { rssKiB: (await rssKiB(this.#pid)) ?? 0, heapKiB: usage.heapUsed / 1024, externalKiB: usage.external / 1024, sockets: await this.#sockets() };
+    const usage = JSON.parse(await this.#evaluate('JSON.stringify(process.memoryUsage())')) as { heapUsed: number; heapTotal: number; external: number };
+    return { rssKiB: (await rssKiB(this.#pid)) ?? 0, mallocHeapKiB: await mallocHeapKiB(this.#pid), heapKiB: usage.heapUsed / 1024, heapTotalKiB: usage.heapTotal / 1024, externalKiB: usage.external / 1024, sockets: await this.#sockets() };
+  }
+
+  /**
+   * Writes a heap snapshot (after a full garbage collection) to `path`, for diffing what a set of
+   * streams holds (DevTools' Memory tab opens it, or compare the object ids of two).
+   */
+  async heapSnapshot(path: string): Promise<void> {
+    await this.#call('HeapProfiler.collectGarbage', {});
+    const chunks: string[] = [];
+    const onChunk = (event: MessageEvent) => {
+      const message = JSON.parse(String(event.data)) as { method?: string; params?: { chunk: string } };
+      if (message.method === 'HeapProfiler.addHeapSnapshotChunk' && message.params) chunks.push(message.params.chunk);
+    };
+    this.#socket.addEventListener('message', onChunk);
+    try {
+      await this.#call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    } finally {
+      this.#socket.removeEventListener('message', onChunk);
+    }
+    await writeFile(path, chunks.join(''));
   }
 
   /** Resolves once the process holds at most `count` TCP sockets (its clients' closes have reached it). */
@@ -114,3 +134,10 @@ export function peakRssKiB(pid: number): Promise<number | undefined> {
   return rssKiB(pid, 'VmHWM');
 }
 
+
+/** The resident size of the process's `[heap]` mapping: glibc's main malloc arena (native objects, buffers), in KiB. */
+async function mallocHeapKiB(pid: number): Promise<number> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
+  const entry = smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/).find((mapping) => mapping.split('\n', 1)[0]?.endsWith('[heap]'));
+  return Number(/^Rss:\s+(\d+) kB/m.exec(entry ?? '')?.[1] ?? 0);
+}

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:streams -- [--agents=9900] [--humans=100] [--slow=5] [--rate=50] [--agent-every-s=60] [--seconds=60] [--warmup-s=10] [--processes=2]`
+ * `npm run bench:streams -- [--agents=9900] [--humans=100] [--slow=5] [--rate=50] [--agent-every-s=60] [--seconds=60] [--warmup-s=10] [--processes=2] [--heap-snapshots=<dir>]`
  *
  * Live streams on one instance (issue 44 §2). Baton (`node src/main.ts`, pool of 10) runs in a child
  * process on a fresh PostgreSQL database (BENCH_DATABASE_URL's server). `--agents` agent principals,
@@ -10,7 +10,8 @@
  * the humans in the first process, the agents over the others).
  *
  * Memory: the server's RSS before the first stream and with every stream open and idle 10 s, read
- * as it is and again after a full garbage collection forced through the server's inspector.
+ * as it is and again after a full garbage collection forced through the server's inspector
+ * (`--heap-snapshots`: also a heap snapshot at both points, written to that folder, to diff).
  * Then this process writes as the admin, open loop: `--rate` task creates a second (no agent's
  * concern) and one assignment of a seeded task per agent every `--agent-every-s` (`tasks_assign`:
  * the agent's `task.assigned`); unfiltered streams get both. Latency runs from the event's
@@ -25,6 +26,7 @@
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
       'warmup-s': { type: 'string', default: '10' },
       processes: { type: 'string', default: '2' },
       slow: { type: 'string', default: '5' },
+      'heap-snapshots': { type: 'string' },
     },
   });
   const agents = count(values.agents, 'agents', 0);
@@ -89,6 +92,8 @@ async function main(): Promise<void> {
     const rssBefore = await rssKiB(server.pid);
     const inspector = await Inspector.attach(server.pid);
     const settledBefore = await inspector.settled();
+    const snapshots = values['heap-snapshots'];
+    if (snapshots) await inspector.heapSnapshot(join(snapshots, 'before.heapsnapshot'));
 
     // The humans in the first process, the agents over the others (or all in one with --processes=1).
     const plans: StreamsPlan[] = Array.from({ length: processes }, () => ({ url: server.url, streams: [], concurrency: 20 }));
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
     const idleUsed = await idleCpu.stop();
     const rssIdle = await rssKiB(server.pid);
     const settledIdle = await inspector.settled();
+    if (snapshots) await inspector.heapSnapshot(join(snapshots, 'idle.heapsnapshot'));
     // The same streams closed and opened again: what they hold once the memory the first opening
     // used and freed (kept by the allocator, so counted in RSS above) is there to be used again.
     await Promise.all(first.map((client) => client.stop()));
@@ -155,7 +161,7 @@ async function main(): Promise<void> {
       `- Oldest open transaction holding a transaction id on the PostgreSQL server, sampled every 200 ms over the window (a stream reads only events older than every such transaction, of any database): ${await oldest.summary}.`,
       `- Server RSS: ${mib(rssBefore)} MiB before the streams, ${mib(rssIdle)} MiB with ${streams} open and idle ${IDLE_S} s: **${rssBefore && rssIdle ? ((rssIdle - rssBefore) / streams).toFixed(1) : '–'} KiB per idle stream**; ${mib(rssEnd)} MiB at the window's end (peak ${mib(rssPeak)} MiB).`,
       `- Slow consumers (unfiltered streams that stop reading once open): ${slow}, dropped by the server ${merged.slowDropped.length}${merged.slowDropped.length ? `, ${Math.min(...merged.slowDropped).toFixed(0)}–${Math.max(...merged.slowDropped).toFixed(0)} s after opening` : ''} (SLOW_CLIENT_MS: 30 s without the socket draining, after the kernel's buffers fill).`,
-      `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB. The same streams closed (RSS ${mib(settledClosed.rssKiB)} MiB after GC) and opened again: **${((settledReopened.rssKiB - settledClosed.rssKiB) / streams).toFixed(1)} KiB per idle stream** (JS heap ${((settledReopened.heapKiB - settledClosed.heapKiB) / streams).toFixed(1)} KiB).`,
+      `- After a full garbage collection (forced through the inspector): RSS ${mib(settledBefore.rssKiB)} → ${mib(settledIdle.rssKiB)} MiB, **${((settledIdle.rssKiB - settledBefore.rssKiB) / streams).toFixed(1)} KiB per idle stream**; of it the JS heap ${((settledIdle.heapKiB - settledBefore.heapKiB) / streams).toFixed(1)} KiB (${((settledIdle.heapTotalKiB - settledBefore.heapTotalKiB) / streams).toFixed(1)} KiB committed), the C heap (glibc's \`[heap]\`) ${((settledIdle.mallocHeapKiB - settledBefore.mallocHeapKiB) / streams).toFixed(1)} KiB and external memory ${((settledIdle.externalKiB - settledBefore.externalKiB) / streams).toFixed(1)} KiB. The same streams closed (RSS ${mib(settledClosed.rssKiB)} MiB after GC) and opened again: **${((settledReopened.rssKiB - settledClosed.rssKiB) / streams).toFixed(1)} KiB per idle stream** (JS heap ${((settledReopened.heapKiB - settledClosed.heapKiB) / streams).toFixed(1)} KiB).`,
       `- The server's event loop over the window (perf_hooks, started through the inspector): delay p50 ${loop.delayP50Ms.toFixed(0)} ms, p99 ${loop.delayP99Ms.toFixed(0)} ms, max ${loop.delayMaxMs.toFixed(0)} ms; garbage collection ${loop.gcCount} pauses, ${loop.gcTotalMs.toFixed(0)} ms in all, longest ${loop.gcMaxMs.toFixed(0)} ms.`,
       `- Server CPU over the window: ${percent(used, seconds)}; with the streams idle: ${percent(idleUsed, IDLE_S)}. Client processes over the window: ${clients.map((client) => (clientsBefore && clientsAfter ? `${((((clientsAfter.get(client.pid) ?? 0) - (clientsBefore.get(client.pid) ?? 0)) / seconds) * 100).toFixed(1)} %` : '–')).join(', ')} of one core (the first holds the unfiltered streams).`,
       `- Write errors: ${writer.errors.length === 0 ? 'none' : `${writer.errors.length} (first: ${writer.errors[0]})`}; write p99 ${writer.p99().toFixed(0)} ms. Streams that ended early: ${merged.ended}${merged.failures.length ? ` (${merged.failures.join('; ')})` : ''}; frames of events outside the window: ${merged.outside}.`,
