@@ -2,6 +2,7 @@ import { eventKeys } from '../domain/event-concerns.ts';
 import type { EventInterest, EventTail } from '../operations/define-operation.ts';
 import type { Database } from '../store/database.ts';
 import { EVENTS_CHANNEL, type EventRow, listEvents } from '../store/events.ts';
+import { MultiMap } from '../multi-map.ts';
 
 /** Rows per read, when catching up and when the tail reads what was appended. */
 const PAGE = 500;
@@ -48,7 +49,7 @@ interface Follower {
   readonly workspaceId: string | undefined;
   /** A filtered follower's interest, and the keys the dispatch index holds it under. */
   readonly interest: EventInterest | undefined;
-  readonly indexed: Set<string>;
+  indexed: readonly string[];
 }
 
 /**
@@ -67,7 +68,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   const { db } = database;
   const live = new Set<Follower>();
   const unfiltered = new Set<Follower>();
-  const index = new Map<string, Set<Follower>>();
+  const index = new MultiMap<string, Follower>();
   const listeners: (() => void)[] = [];
   let head = 0n;
   // Held while anyone needs wake-ups (a follower, or onAppend's wanted): every write anywhere
@@ -105,25 +106,16 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       if (rows.length <= PAGE) return;
     }
   };
-  /** Keeps the index level with what `follower`'s interest wants now. */
+  /** Keeps the index level with what `follower`'s interest wants now (which rarely changes: checked first). */
   const reindex = (follower: Follower, keys: ReadonlySet<string>) => {
-    for (const key of follower.indexed) {
-      if (keys.has(key)) continue;
-      follower.indexed.delete(key);
-      const followers = index.get(key);
-      followers?.delete(follower);
-      if (followers?.size === 0) index.delete(key);
-    }
-    for (const key of keys) {
-      if (follower.indexed.has(key)) continue;
-      follower.indexed.add(key);
-      let followers = index.get(key);
-      if (!followers) index.set(key, (followers = new Set()));
-      followers.add(follower);
-    }
+    const was = follower.indexed;
+    if (was.length === keys.size && was.every((key) => keys.has(key))) return;
+    const had = new Set(was);
+    for (const key of was) if (!keys.has(key)) index.delete(key, follower);
+    for (const key of keys) if (!had.has(key)) index.add(key, follower);
+    follower.indexed = [...keys];
   };
   const none: ReadonlySet<string> = new Set();
-  const nobody: ReadonlySet<Follower> = new Set();
   /**
    * Routes each row of `batch` (read after seq `before`) to the filtered followers indexed under a
    * key it names, in order, asking each whether it takes the row; one that would pass its limit
@@ -136,7 +128,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     for (const row of batch) {
       const seq = BigInt(row.seq);
       const routed = new Set<Follower>();
-      for (const key of eventKeys(row)) for (const follower of index.get(key) ?? nobody) routed.add(follower);
+      for (const key of eventKeys(row)) for (const follower of index.get(key)) routed.add(follower);
       for (const follower of routed) {
         const interest = follower.interest;
         if (!interest || follower.overflowed || seq <= follower.position) continue;
@@ -240,45 +232,98 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   /**
    * Every event after `follower.position` that it takes, in batches: first read from the table until
    * level with the tail, then taken from the batches the tail shares, and back to the table after an
-   * overflow. One plain iterator, not a chain of generators: an open stream holds it while idle, so its
-   * size is what each of 10,000 idle streams costs.
+   * overflow. An open stream holds one of these while idle, so its size is what each of 10,000 idle
+   * streams costs: one object with its methods on the prototype, waiting on one promise its
+   * follower's `wake` settles, not a suspended async function and a closure per step.
    */
-  const followAs = (follower: Follower, signal: AbortSignal): AsyncIterable<readonly EventRow[]> => {
-    let release: (() => void) | undefined;
-    let joined = false;
-    let ended = false;
-    const over = () => ended || signal.aborted || closed;
-    const onAbort = () => follower.wake?.();
+  class Following implements AsyncIterableIterator<readonly EventRow[]> {
+    readonly #follower: Follower;
+    readonly #signal: AbortSignal;
+    #release: (() => void) | undefined;
+    #joined = false;
+    #ended = false;
+
+    constructor(follower: Follower, signal: AbortSignal) {
+      this.#follower = follower;
+      this.#signal = signal;
+    }
+
+    [Symbol.asyncIterator](): this {
+      return this;
+    }
+
+    next(): Promise<IteratorResult<readonly EventRow[]>> {
+      return this.#idle() ? this.#waken() : this.#step();
+    }
+
+    return(): Promise<IteratorResult<readonly EventRow[]>> {
+      this.#end();
+      return Promise.resolve({ done: true, value: undefined });
+    }
+
+    /** The signal's `abort` listener (an EventListener object, so no closure per stream). */
+    handleEvent(): void {
+      this.#follower.wake?.();
+    }
+
+    #over(): boolean {
+      return this.#ended || this.#signal.aborted || closed;
+    }
+
+    /** Live, with nothing queued: only the tail's next batch (or the end) can move it on. */
+    #idle(): boolean {
+      const follower = this.#follower;
+      return this.#joined && !this.#over() && follower.queue.length === 0 && !follower.overflowed;
+    }
+
+    /** Settles once a wake-up brings something; a wake-up that brings nothing (a row it did not take) leaves it waiting. */
+    #waken(): Promise<IteratorResult<readonly EventRow[]>> {
+      const follower = this.#follower;
+      return new Promise((resolve) => {
+        follower.wake = () => {
+          if (this.#idle()) return;
+          follower.wake = undefined;
+          resolve(this.#step());
+        };
+      });
+    }
+
     // Idempotent: a second call (from a `next` that was waiting for `acquire` when `return` came) releases what the first could not.
-    const end = () => {
-      ended = true;
-      if (joined) leave(follower);
-      joined = false;
-      signal.removeEventListener('abort', onAbort);
-      release?.();
+    #end(): void {
+      const follower = this.#follower;
+      this.#ended = true;
+      if (this.#joined) leave(follower);
+      this.#joined = false;
+      this.#signal.removeEventListener('abort', this);
+      this.#release?.();
       follower.wake?.();
-    };
-    const next = async (): Promise<IteratorResult<readonly EventRow[]>> => {
+    }
+
+    async #step(): Promise<IteratorResult<readonly EventRow[]>> {
+      const follower = this.#follower;
       try {
-        if (!release && !over()) {
-          release = await acquire();
-          signal.addEventListener('abort', onAbort, { once: true });
+        if (!this.#release && !this.#over()) {
+          this.#release = await acquire();
+          this.#signal.addEventListener('abort', this, { once: true });
         }
-        while (!over()) {
-          if (!joined) {
+        while (!this.#over()) {
+          // Behind what the tail has read: catch up from the table first. At or past it (a stream
+          // starting now), the tail's read that joining wakes brings what follows, so none here.
+          if (!this.#joined && follower.position < head) {
             const rows = await listEvents(db, { subject: undefined, types: undefined, afterSeq: String(follower.position), beforeSeq: undefined, order: 'asc', limit: PAGE });
-            if (over()) break;
+            if (this.#over()) break;
             const batch = rows.slice(0, PAGE);
             const last = batch.at(-1);
             if (last) {
               follower.position = BigInt(last.seq);
               const taken = batch.filter((row) => takes(follower, row));
               if (taken.length > 0) return { done: false, value: taken };
-              continue;
             }
-            // Level with the table as of that read; go live only if the tail has not read past us since.
-            if (follower.position < head) continue;
-            joined = true;
+            // Read again, unless level with the table as of that read and the tail has not read past us since.
+            if (last || follower.position < head) continue;
+          }
+          if (!this.#joined) {
+            this.#joined = true;
             live.add(follower);
             if (follower.interest) reindex(follower, follower.interest.keys);
             else unfiltered.add(follower);
@@ -294,35 +339,28 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
           if (follower.overflowed) {
             // Back to reading the table from the last row it was given.
             leave(follower);
-            joined = false;
+            this.#joined = false;
             follower.overflowed = false;
             continue;
           }
-          await new Promise<void>((resolve) => (follower.wake = resolve));
-          follower.wake = undefined;
+          break;
         }
       } catch (error) {
-        end();
+        this.#end();
         throw error;
       }
-      end();
+      // Live and nothing queued: wait, with this function returned rather than suspended.
+      if (this.#idle()) return this.#waken();
+      this.#end();
       return { done: true, value: undefined };
-    };
-    const iterator: AsyncIterableIterator<readonly EventRow[]> = {
-      next,
-      return: () => {
-        end();
-        return Promise.resolve({ done: true, value: undefined });
-      },
-      [Symbol.asyncIterator]: () => iterator,
-    };
-    return iterator;
-  };
+    }
+  }
+
   /** `follow` for the events of `workspaceId` (undefined: of every workspace). */
   const followIn =
     (workspaceId: string | undefined): EventTail['follow'] =>
     (afterSeq, signal, interest) =>
-      followAs({ position: BigInt(afterSeq), queue: [], size: 0, overflowed: false, wake: undefined, workspaceId, interest, indexed: new Set() }, signal);
+      new Following({ position: BigInt(afterSeq), queue: [], size: 0, overflowed: false, wake: undefined, workspaceId, interest, indexed: [] }, signal);
 
   return {
     follow: followIn(undefined),

@@ -63,7 +63,7 @@ export interface Service {
   /**
    * Opens a stream operation (`kind: 'stream'`, e.g. events_stream) for one caller. Authorization and
    * input errors throw `BatonError` here, before any item; the items (each valid against the
-   * operation's `output`) then arrive in order, with no gap and no repeat, until `call.signal`
+   * operation's `output`) then arrive in order, with no gap and no repeat, until `call.stop`
    * aborts or the server closes. REST serves it as SSE; GraphQL can serve it as a subscription.
    */
   subscribe(operation: Operation, input: unknown, call: StreamCall): Promise<AsyncIterable<unknown>>;

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.ts';
+import { MultiMap } from '../multi-map.ts';
 import type { DB } from '../store/schema.ts';
 import { findGrantsByIds, type TokenGrant } from '../store/tokens.ts';
 
@@ -21,7 +22,7 @@ export interface StreamGrants {
  * The timer runs only while something is watched.
  */
 export function streamGrants(deps: { db: Kysely<DB>; clock: Clock }, everyMs: number): StreamGrants {
-  const watched = new Map<string, Set<GrantCheck>>();
+  const watched = new MultiMap<string, GrantCheck>();
   let timer: NodeJS.Timeout | undefined;
   let sweeping = false;
 
@@ -36,7 +37,7 @@ export function streamGrants(deps: { db: Kysely<DB>; clock: Clock }, everyMs: nu
         const slice = tokenIds.slice(from, from + SWEEP_SLICE);
         const grants = new Map((await findGrantsByIds(deps.db, slice)).map((grant) => [grant.token_id, grant]));
         const now = deps.clock.now();
-        for (const tokenId of slice) for (const check of watched.get(tokenId) ?? []) check(grants.get(tokenId), now);
+        for (const tokenId of slice) for (const check of watched.get(tokenId)) check(grants.get(tokenId), now);
       }
     } catch {
       // The database did not answer: the streams stay open until a sweep can read their grants.
@@ -47,13 +48,10 @@ export function streamGrants(deps: { db: Kysely<DB>; clock: Clock }, everyMs: nu
 
   return {
     watch(tokenId, check) {
-      let checks = watched.get(tokenId);
-      if (!checks) watched.set(tokenId, (checks = new Set()));
-      checks.add(check);
+      watched.add(tokenId, check);
       timer ??= setInterval(() => void sweep(), everyMs);
       return () => {
-        checks.delete(check);
-        if (checks.size === 0 && watched.get(tokenId) === checks) watched.delete(tokenId);
+        watched.delete(tokenId, check);
         if (watched.size === 0) {
           clearInterval(timer);
           timer = undefined;

@@ -10,16 +10,20 @@ import type { InstanceTail } from './event-tail.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 
-/** Who subscribes, and the signal that ends the subscription (the client went away). */
+/** Who subscribes, and the controller that ends the subscription. */
 export interface StreamCall {
   readonly principal: Principal;
-  readonly signal: AbortSignal;
+  /**
+   * Ends the subscription when aborted: by the caller (the client went away), or by `subscribe` when
+   * the caller's authority lapses. The caller's own, not a second controller per stream.
+   */
+  readonly stop: AbortController;
 }
 
 /**
  * Opens a stream operation for one caller: authorizes (scope, toolAllowlist) and validates the input,
  * then lets the operation check its start; all of that throws `BatonError` before the first item.
- * Items then come in order until `call.signal` aborts, the server closes, or the caller's authority
+ * Items then come in order until `call.stop` aborts, the server closes, or the caller's authority
  * lapses (checked every 5 s by `grants`, one read for all the instance's streams: the stream just ends,
  * and the reconnect is refused with 401/403).
  */
@@ -31,10 +35,8 @@ export async function subscribe(
   if (operation.kind !== 'stream') throw new BatonError('method_not_allowed', `${operation.name} is not a stream.`);
   authorize(operation, call.principal);
   const input = validate(operation, call.input, deps.config);
-  const stop = new AbortController();
+  const { stop } = call;
   const { signal } = stop;
-  // The caller leaving ends it too: a listener, where AbortSignal.any would keep weak references and sets per stream.
-  const leave = () => stop.abort();
   const unwatch = deps.grants.watch(call.principal.tokenId, (grant, now) => {
     try {
       authorize(operation, principalFromGrant(grant, now));
@@ -42,24 +44,16 @@ export async function subscribe(
       if (error instanceof BatonError) stop.abort();
     }
   });
-  signal.addEventListener(
-    'abort',
-    () => {
-      unwatch();
-      call.signal.removeEventListener('abort', leave);
-    },
-    { once: true },
-  );
-  // After the listener above, so a caller already gone still unwatches.
-  if (call.signal.aborted) stop.abort();
-  else call.signal.addEventListener('abort', leave, { once: true });
+  if (signal.aborted) unwatch();
+  else signal.addEventListener('abort', unwatch, { once: true });
   const stream: StreamOperation<typeof operation.input, typeof operation.output> = operation;
   try {
     // Where the stream starts is read in the caller's workspace; what it then follows is that workspace's events only.
     const ctx = { actor: call.principal, config: deps.config, tail: deps.tail.inWorkspace(call.principal.workspaceId), signal };
     return await inWorkspace(deps.db, call.principal.workspaceId, (tx) => stream.open(tx, ctx, input));
   } catch (error) {
-    stop.abort();
+    signal.removeEventListener('abort', unwatch);
+    unwatch();
     throw error;
   }
 }

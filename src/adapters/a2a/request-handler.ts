@@ -57,9 +57,15 @@ export function batonRequestHandler(service: Service, card: AgentCard): A2AReque
 
   /** Status and artifact updates for one task until it ends (or the client goes), from its events. */
   async function* follow(user: BatonUser, first: BatonTask): AsyncGenerator<StreamResponse> {
-    const done = new AbortController();
-    const signal = AbortSignal.any([user.signal, done.signal]);
-    const events = await service.subscribe(streamEvents, { subject: first.id }, { principal: user.caller.principal, signal });
+    // Ends when the client goes, or when this generator does.
+    const stop = new AbortController();
+    const leave = () => stop.abort();
+    if (user.signal.aborted) stop.abort();
+    else user.signal.addEventListener('abort', leave, { once: true });
+    const events = await service.subscribe(streamEvents, { subject: first.id }, { principal: user.caller.principal, stop }).catch((error: unknown) => {
+      user.signal.removeEventListener('abort', leave);
+      throw error;
+    });
     let shown = toA2ATask(first, service.baseUrl);
     const sent = new Set(shown.artifacts.map((a) => a.artifactId));
     try {
@@ -80,7 +86,8 @@ export function batonRequestHandler(service: Service, card: AgentCard): A2AReque
         current = next.done ? undefined : toA2ATask(await read(user, first.id), service.baseUrl);
       }
     } finally {
-      done.abort();
+      user.signal.removeEventListener('abort', leave);
+      stop.abort();
     }
   }
 

@@ -113,7 +113,7 @@ export function runNested(ctx: GraphqlContext, operation: Operation, input: Reco
  */
 export async function openStream(ctx: GraphqlContext, operation: Operation, input: Record<string, unknown>): Promise<AsyncIterableIterator<unknown>> {
   const controller = new AbortController();
-  const items = (await ctx.service.subscribe(operation, input, { principal: ctx.call.principal, signal: controller.signal }))[Symbol.asyncIterator]();
+  const items = (await ctx.service.subscribe(operation, input, { principal: ctx.call.principal, stop: controller }))[Symbol.asyncIterator]();
   const subscription: AsyncIterableIterator<unknown> = {
     next: () => items.next(),
     async return(value?: unknown) {

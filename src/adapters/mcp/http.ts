@@ -44,7 +44,7 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
       const caller: McpCaller = { principal, budget, requestId: request.id, listing };
       const controller = new AbortController();
       reply.raw.once('close', () => controller.abort());
-      const listen = isListen(request.body) ? await listenHandler(caller, controller.signal) : undefined;
+      const listen = isListen(request.body) ? await listenHandler(caller, controller) : undefined;
       const response = await (listen ?? handler).fetch(webRequest(request, controller.signal), {
         authInfo: { token: principal.tokenId, clientId: principal.id, scopes: [...principal.scopes], extra: { caller } },
         parsedBody: request.body,
@@ -55,9 +55,9 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
   });
 
   /** A handler for one listen stream, its bus fed by the caller's events until the client goes. */
-  async function listenHandler(caller: McpCaller, signal: AbortSignal): Promise<McpHttpHandler> {
+  async function listenHandler(caller: McpCaller, stop: AbortController): Promise<McpHttpHandler> {
     const bus = new InMemoryServerEventBus((error) => app.log.warn({ err: error }, 'mcp listen delivery failed'));
-    const events = await service.subscribe(streamEvents, {}, { principal: caller.principal, signal });
+    const events = await service.subscribe(streamEvents, {}, { principal: caller.principal, stop });
     void (async () => {
       try {
         for await (const event of events as AsyncIterable<{ type: string; subject: string }>) {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { StreamOperation } from '../../operations/define-operation.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
@@ -34,30 +34,39 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     return made;
   };
   const pings = pinger();
+  // A Buffer, not a string: Node then writes the head it holds (a string of ~35 joined pieces) on its
+  // own, which flattens it, rather than joined to a string first write, which leaves every open
+  // stream holding the pieces (~1.1 KB).
+  const retry = Buffer.from(`retry: ${RETRY_MS}\n\n`);
   app.get(url, async (request, reply) => {
     const { principal } = await authenticateRequest(service, request, reply, operation.name);
-    const lastEventId = request.headers['last-event-id'];
-    const input = { ...(request.query as Record<string, unknown>), ...(typeof lastEventId === 'string' && lastEventId !== '' ? { since: lastEventId } : {}) };
-    const gone = new AbortController();
+    const stop = new AbortController();
     // The request's span lasts as long as the stream, with an event per frame; connecting (the
     // checks and the replay's first read) is a child span of its own.
     const { tracing } = service;
-    const stream = tracing.activeSpan();
+    const span = tracing.activeSpan();
     const items = await tracing.inSpan(`sse connect ${operation.name}`, 'internal', { 'baton.operation': operation.name }, () =>
-      service.subscribe(operation, input, { principal, signal: gone.signal }),
+      service.subscribe(operation, streamInput(request), { principal, stop }),
     );
     reply.hijack();
     const res = reply.raw;
-    res.on('close', () => gone.abort());
+    res.on('close', () => stop.abort());
+    // Not chunked: the stream ends when its connection does (`connection: close`), so a frame is one
+    // write rather than a chunk's size, the frame and a CRLF.
+    res.removeHeader('transfer-encoding');
     res.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string | number | string[]>),
       'x-request-id': request.id,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
       'x-accel-buffering': 'no',
+      connection: 'close',
     });
-    res.write(`retry: ${RETRY_MS}\n\n`);
+    res.write(retry);
     const unping = pings.add(res);
+    // From here the stream runs on its items' promises and the handler returns: an idle stream holds
+    // its pending read and these few closures, not a suspended handler with every variable of its own.
+    const iterator = items[Symbol.asyncIterator]();
     // The frames of one batch of the tail come within one tick: gathered until the next, they leave as
     // one chunk in one write, not a chunk (and its system calls) each.
     let gathered: Buffer[] = [];
@@ -66,30 +75,43 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
       gathered = [];
       if (chunk && !res.destroyed) res.write(chunk);
     };
-    try {
-      for await (const item of items) {
-        if (stream) {
-          const { id, event } = operation.frameOf(item);
-          stream.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
-        }
-        if (gathered.length === 0) process.nextTick(flush);
-        gathered.push(frame(item));
-        // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
-        if (res.writableNeedDrain && !(await drained(res, gone.signal))) {
-          request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
-          res.destroy();
-          return;
-        }
-      }
-    } catch (err) {
-      request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
-    } finally {
+    const finish = () => {
       flush();
       unping();
-      gone.abort();
+      stop.abort();
       res.end();
-    }
+    };
+    const onItem = (read: IteratorResult<z.output<typeof operation.output>>): void => {
+      if (read.done) return finish();
+      if (span) {
+        const { id, event } = operation.frameOf(read.value);
+        span.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
+      }
+      if (gathered.length === 0) process.nextTick(flush);
+      gathered.push(frame(read.value));
+      // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
+      if (!res.writableNeedDrain) return next();
+      void drained(res, stop.signal).then((ok) => {
+        if (ok) return next();
+        request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
+        res.destroy();
+        void iterator.return?.();
+        finish();
+      });
+    };
+    const onError = (err: unknown): void => {
+      request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
+      finish();
+    };
+    const next = (): void => void iterator.next().then(onItem, onError);
+    next();
   });
+}
+
+/** The query's input, `Last-Event-ID` (sent by reconnecting clients) over any `since` in it. */
+function streamInput(request: FastifyRequest): Record<string, unknown> {
+  const lastEventId = request.headers['last-event-id'];
+  return { ...(request.query as Record<string, unknown>), ...(typeof lastEventId === 'string' && lastEventId !== '' ? { since: lastEventId } : {}) };
 }
 
 /** True once the socket drains; false if it does not within SLOW_CLIENT_MS or the client leaves. */

@@ -37,24 +37,62 @@ export const streamEvents = defineOperation({
       after = await sinceSeq(db, input.since);
     }
     const interest = input.for === 'me' ? await concerning(db, ctx.actor.id) : undefined;
-    return shapedEvents(ctx.tail.follow(after, ctx.signal, interest), ctx.tail, input);
+    return new ShapedEvents(ctx.tail.follow(after, ctx.signal, interest), ctx.tail, input);
   },
   frameOf: (event) => ({ id: event.id, event: event.type ?? 'message' }),
 });
 
+type StreamedEvent = z.output<typeof eventOutput>;
+
 /**
  * The followed rows the input's `types` and `subject` keep, each shaped once per view for every
- * stream. A named generator, not one made per call: an open stream holds only its state.
+ * stream. A plain iterator, not an async generator: an idle stream holds only its pending read
+ * of the follower, not a suspended generator with its promises.
  */
-async function* shapedEvents(batches: AsyncIterable<readonly EventRow[]>, tail: EventTail, input: z.output<typeof streamInput>): AsyncGenerator<z.output<typeof eventOutput>> {
-  const types = input.types ? new Set(input.types) : undefined;
-  const key = `events_stream ${input.view ?? 'compact'}`;
-  for await (const batch of batches) {
-    for (const row of batch) {
-      if (types && !types.has(row.type)) continue;
+class ShapedEvents implements AsyncIterableIterator<StreamedEvent> {
+  readonly #batches: AsyncIterator<readonly EventRow[]>;
+  readonly #tail: EventTail;
+  readonly #input: z.output<typeof streamInput>;
+  readonly #types: ReadonlySet<string> | undefined;
+  readonly #key: string;
+  #batch: readonly EventRow[] = [];
+  #at = 0;
+
+  constructor(batches: AsyncIterable<readonly EventRow[]>, tail: EventTail, input: z.output<typeof streamInput>) {
+    this.#batches = batches[Symbol.asyncIterator]();
+    this.#tail = tail;
+    this.#input = input;
+    this.#types = input.types ? new Set(input.types) : undefined;
+    this.#key = `events_stream ${input.view ?? 'compact'}`;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamedEvent>> {
+    const input = this.#input;
+    while (this.#at < this.#batch.length) {
+      const row = this.#batch[this.#at++];
+      if (row === undefined) continue;
+      if (this.#types && !this.#types.has(row.type)) continue;
       if (input.subject && row.subject !== input.subject) continue;
-      yield tail.shared(row, key, () => shapeEvent(row, input));
+      return Promise.resolve({ done: false, value: this.#tail.shared(row, this.#key, () => shapeEvent(row, input)) });
     }
+    // The batch is let go once taken: an idle stream holds no rows (nor, through them, their shapes).
+    this.#batch = [];
+    return this.#batches.next().then((read) => {
+      if (read.done) return { done: true, value: undefined };
+      this.#batch = read.value;
+      this.#at = 0;
+      return this.next();
+    });
+  }
+
+  async return(): Promise<IteratorResult<StreamedEvent>> {
+    this.#batch = [];
+    await this.#batches.return?.();
+    return { done: true, value: undefined };
   }
 }
 
