@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { StreamOperation } from '../../operations/define-operation.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
@@ -50,7 +50,6 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
     );
     reply.hijack();
     const res = reply.raw;
-    res.on('close', () => stop.abort());
     // Not chunked: the stream ends when its connection does (`connection: close`), so a frame is one
     // write rather than a chunk's size, the frame and a CRLF.
     res.removeHeader('transfer-encoding');
@@ -63,49 +62,72 @@ export function registerStreamRoute(app: FastifyInstance, service: Service, oper
       connection: 'close',
     });
     res.write(retry);
-    const unping = pings.add(res);
-    // From here the stream runs on its items' promises and the handler returns: an idle stream holds
-    // its pending read and these few closures, not a suspended handler with every variable of its own.
-    const iterator = items[Symbol.asyncIterator]();
-    // The frames of one batch of the tail come within one tick: gathered until the next, they leave as
-    // one chunk in one write, not a chunk (and its system calls) each.
-    let gathered: Buffer[] = [];
-    const flush = () => {
-      const chunk = gathered.length === 1 ? gathered[0] : Buffer.concat(gathered);
-      gathered = [];
-      if (chunk && !res.destroyed) res.write(chunk);
-    };
-    const finish = () => {
-      flush();
-      unping();
-      stop.abort();
-      res.end();
-    };
-    const onItem = (read: IteratorResult<z.output<typeof operation.output>>): void => {
-      if (read.done) return finish();
-      if (span) {
-        const { id, event } = operation.frameOf(read.value);
-        span.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
-      }
-      if (gathered.length === 0) process.nextTick(flush);
-      gathered.push(frame(read.value));
-      // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
-      if (!res.writableNeedDrain) return next();
-      void drained(res, stop.signal).then((ok) => {
-        if (ok) return next();
-        request.log.info({ operation: operation.name, principal: principal.id }, 'dropped a stream client that stopped reading');
-        res.destroy();
-        void iterator.return?.();
-        finish();
-      });
-    };
-    const onError = (err: unknown): void => {
-      request.log.error({ err, operation: operation.name }, 'stream failed; the client resumes with Last-Event-ID');
-      finish();
-    };
-    const next = (): void => void iterator.next().then(onItem, onError);
-    next();
+    const traced = span
+      ? (item: z.output<typeof operation.output>) => {
+          const { id, event } = operation.frameOf(item);
+          span.addEvent('sse.frame', { 'baton.event.id': id, 'baton.event.type': event });
+        }
+      : undefined;
+    sendFrames(res, items[Symbol.asyncIterator](), { stop, frame, traced, unping: pings.add(res), log: request.log, about: { operation: operation.name, principal: principal.id } });
   });
+}
+
+/** What `sendFrames` needs of its stream besides the response and the items. */
+interface FrameSending<T> {
+  readonly stop: AbortController;
+  readonly frame: (item: T) => Buffer;
+  /** Records each item on the request's span, when traced. */
+  readonly traced: ((item: T) => void) | undefined;
+  readonly unping: () => void;
+  readonly log: FastifyBaseLogger;
+  /** What its log lines name. */
+  readonly about: { readonly operation: string; readonly principal: string };
+}
+
+/**
+ * Writes `items` to `res` as frames until they end, the client goes (which aborts `stop`) or stops
+ * reading. It runs on the items' promises, and the route's handler returns before: an idle stream
+ * holds these few closures and its pending read, not a suspended handler with every variable of its
+ * own (the request's principal among them).
+ */
+function sendFrames<T>(res: ServerResponse, items: AsyncIterator<T>, sending: FrameSending<T>): void {
+  const { stop } = sending;
+  res.on('close', () => stop.abort());
+  // The frames of one batch of the tail come within one tick: gathered until the next, they leave as
+  // one chunk in one write, not a chunk (and its system calls) each.
+  let gathered: Buffer[] = [];
+  const flush = () => {
+    const chunk = gathered.length === 1 ? gathered[0] : Buffer.concat(gathered);
+    gathered = [];
+    if (chunk && !res.destroyed) res.write(chunk);
+  };
+  const finish = () => {
+    flush();
+    sending.unping();
+    stop.abort();
+    res.end();
+  };
+  const onItem = (read: IteratorResult<T>): void => {
+    if (read.done) return finish();
+    sending.traced?.(read.value);
+    if (gathered.length === 0) process.nextTick(flush);
+    gathered.push(sending.frame(read.value));
+    // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
+    if (!res.writableNeedDrain) return next();
+    void drained(res, stop.signal).then((ok) => {
+      if (ok) return next();
+      sending.log.info(sending.about, 'dropped a stream client that stopped reading');
+      res.destroy();
+      void items.return?.();
+      finish();
+    });
+  };
+  const onError = (err: unknown): void => {
+    sending.log.error({ err, operation: sending.about.operation }, 'stream failed; the client resumes with Last-Event-ID');
+    finish();
+  };
+  const next = (): void => void items.next().then(onItem, onError);
+  next();
 }
 
 /** The query's input, `Last-Event-ID` (sent by reconnecting clients) over any `since` in it. */

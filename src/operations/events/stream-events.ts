@@ -102,21 +102,32 @@ class ShapedEvents implements AsyncIterableIterator<StreamedEvent> {
  */
 async function concerning(db: Kysely<DB>, id: string): Promise<EventInterest> {
   const [role, held] = await Promise.all([roleOf(db, id), tasksOf(db, id)]);
-  const tasks = new Map<string, TaskTie>(held.map((t) => [t.id, { holds: t.holds, assigned: t.assigned }]));
-  const who: Concerned = { id, role, tasks };
-  const keys = interestKeys(who);
-  return {
-    keys,
-    admit(row: EventRow) {
-      const taken = concerns(row, who);
-      const had = tasks.has(row.subject);
-      trackTasks(tasks, row, id);
-      // An event changes at most its own subject's place among the tasks.
-      if (tasks.has(row.subject) !== had) {
-        if (had) keys.delete(row.subject);
-        else keys.add(row.subject);
-      }
-      return taken;
-    },
-  };
+  return new Concerning(id, role, new Map(held.map((t) => [t.id, { holds: t.holds, assigned: t.assigned }])));
+}
+
+/** The caller as `concerns` sees it and the interest its stream follows with: one object per open stream. */
+class Concerning implements Concerned, EventInterest {
+  readonly id: string;
+  readonly role: string | null;
+  readonly tasks: Map<string, TaskTie>;
+  readonly keys: Set<string>;
+
+  constructor(id: string, role: string | null, tasks: Map<string, TaskTie>) {
+    this.id = id;
+    this.role = role;
+    this.tasks = tasks;
+    this.keys = interestKeys(this);
+  }
+
+  admit(row: EventRow): boolean {
+    const taken = concerns(row, this);
+    const had = this.tasks.has(row.subject);
+    trackTasks(this.tasks, row, this.id);
+    // An event changes at most its own subject's place among the tasks.
+    if (this.tasks.has(row.subject) !== had) {
+      if (had) this.keys.delete(row.subject);
+      else this.keys.add(row.subject);
+    }
+    return taken;
+  }
 }
