@@ -33,7 +33,17 @@ export class Feed {
     return () => this.modeListeners.delete(listener);
   }
 
-  start(): void {
+  /**
+   * Reads where the feed starts ("now") before it resolves, then follows in the background. A view
+   * that reads its own state after this misses no later change: everything after the state it read
+   * comes after the feed's start. (A failed read is left to the loop, which retries it.)
+   */
+  async start(): Promise<void> {
+    try {
+      this.cursor = (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
+    } catch {
+      // The loop reads it again, or turns the feed off on 401/403.
+    }
     void this.run();
   }
 
@@ -55,7 +65,7 @@ export class Feed {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       try {
-        // Start from "now": views read their own state, the feed only tells them what changed after.
+        // Start from "now" (read by `start` unless that failed): views read their own state, the feed only tells them what changed after.
         this.cursor ??= (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
         const streamed = await this.readStream(signal);
         if (!streamed) return await this.poll(signal);

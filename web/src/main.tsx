@@ -11,11 +11,7 @@ import './styles.css';
 async function openSession(token: string | null): Promise<Session> {
   const whoami = await call('whoami', {}, token ? { token } : {});
   if (token) setToken(token);
-  const manifest = await readManifest(token ?? undefined);
   const names = new Map<string, string>([[whoami.principal.id, whoami.principal.name]]);
-  if (can({ whoami }, 'agents_list')) {
-    for (const agent of (await getAll('agents_list', {})).data) names.set(agent.id, agent.name);
-  }
   const feed = new Feed();
   // Principals made or renamed while the app is open are named too (this listener runs before the views').
   feed.subscribe((event) => {
@@ -23,7 +19,11 @@ async function openSession(token: string | null): Promise<Session> {
     const name = event.type === 'agent.created' ? event.data.name : event.type === 'agent.updated' ? rename : undefined;
     if (typeof name === 'string') names.set(event.subject, name);
   });
-  feed.start();
+  // The feed's start is read before any view (or the names below) reads its state, so no change after that state is missed.
+  const [manifest] = await Promise.all([readManifest(token ?? undefined), feed.start()]);
+  if (can({ whoami }, 'agents_list')) {
+    for (const agent of (await getAll('agents_list', {})).data) names.set(agent.id, agent.name);
+  }
   return { whoami, feed, manifest, names };
 }
 
