@@ -109,9 +109,15 @@ function sendFrames<T>(res: ServerResponse, items: AsyncIterator<T>, sending: Fr
   };
   const onItem = (read: IteratorResult<T>): void => {
     if (read.done) return finish();
-    sending.traced?.(read.value);
-    if (gathered.length === 0) process.nextTick(flush);
-    gathered.push(sending.frame(read.value));
+    try {
+      sending.traced?.(read.value);
+      if (gathered.length === 0) process.nextTick(flush);
+      gathered.push(sending.frame(read.value));
+    } catch (err) {
+      // Not a promise's unhandled rejection: the stream ends as when its items fail.
+      void items.return?.();
+      return onError(err);
+    }
     // A socket that took the last chunk only into its buffer (`writableNeedDrain`) is waited for.
     if (!res.writableNeedDrain) return next();
     void drained(res, stop.signal).then((ok) => {

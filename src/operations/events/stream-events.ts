@@ -71,14 +71,14 @@ class ShapedEvents implements AsyncIterableIterator<StreamedEvent> {
   }
 
   next(): Promise<IteratorResult<StreamedEvent>> {
-    const input = this.#input;
-    while (this.#at < this.#batch.length) {
-      const row = this.#batch[this.#at++];
-      if (row === undefined) continue;
-      if (this.#types && !this.#types.has(row.type)) continue;
-      if (input.subject && row.subject !== input.subject) continue;
-      return Promise.resolve({ done: false, value: this.#tail.shared(row, this.#key, () => shapeEvent(row, input)) });
+    let value: StreamedEvent | undefined;
+    try {
+      value = this.#take();
+    } catch (error) {
+      // As an async generator would: the failure is the read's, not a throw at the caller.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    if (value !== undefined) return Promise.resolve({ done: false, value });
     // The batch is let go once taken: an idle stream holds no rows (nor, through them, their shapes).
     this.#batch = [];
     return this.#batches.next().then((read) => {
@@ -87,6 +87,19 @@ class ShapedEvents implements AsyncIterableIterator<StreamedEvent> {
       this.#at = 0;
       return this.next();
     });
+  }
+
+  /** The next row of the batch in hand that the input keeps, shaped; undefined once the batch is spent. */
+  #take(): StreamedEvent | undefined {
+    const input = this.#input;
+    while (this.#at < this.#batch.length) {
+      const row = this.#batch[this.#at++];
+      if (row === undefined) continue;
+      if (this.#types && !this.#types.has(row.type)) continue;
+      if (input.subject && row.subject !== input.subject) continue;
+      return this.#tail.shared(row, this.#key, () => shapeEvent(row, input));
+    }
+    return undefined;
   }
 
   async return(): Promise<IteratorResult<StreamedEvent>> {
