@@ -54,7 +54,11 @@ function usePendingCount(): string | null {
 function useFeedMode(): FeedMode {
   const { feed } = useSession();
   const [mode, setMode] = useState(feed.mode);
-  useEffect(() => feed.onMode(setMode), [feed]);
+  useEffect(() => {
+    // The feed starts before the views (main.tsx), so its mode may have moved on since the first render.
+    setMode(feed.mode);
+    return feed.onMode(setMode);
+  }, [feed]);
   return mode;
 }
 
