@@ -136,7 +136,7 @@ export function peakRssKiB(pid: number): Promise<number | undefined> {
 
 
 /** The resident size of the process's `[heap]` mapping: glibc's main malloc arena (native objects, buffers), in KiB. */
-async function mallocHeapKiB(pid: number): Promise<number> {
+export async function mallocHeapKiB(pid: number): Promise<number> {
   const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
   const entry = smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/).find((mapping) => mapping.split('\n', 1)[0]?.endsWith('[heap]'));
   return Number(/^Rss:\s+(\d+) kB/m.exec(entry ?? '')?.[1] ?? 0);

@@ -10,12 +10,12 @@
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { mallocHeapKiB, rssKiB } from './server-inspector.ts';
 
 interface Memory {
   rssKiB: number;
@@ -57,12 +57,9 @@ async function settledMemory(): Promise<Memory> {
   gc?.();
   await sleep(5000);
   gc?.();
-  const status = readFileSync('/proc/self/status', 'utf8');
-  const smaps = readFileSync('/proc/self/smaps', 'utf8');
-  const heap = smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/).find((mapping) => mapping.split('\n', 1)[0]?.endsWith('[heap]'));
   return {
-    rssKiB: Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]),
-    mallocHeapKiB: Number(/^Rss:\s+(\d+) kB/m.exec(heap ?? '')?.[1] ?? 0),
+    rssKiB: (await rssKiB(process.pid)) ?? 0,
+    mallocHeapKiB: await mallocHeapKiB(process.pid),
     jsHeapKiB: process.memoryUsage().heapUsed / 1024,
   };
 }

@@ -40,7 +40,7 @@ export class Feed {
    */
   async start(): Promise<void> {
     try {
-      this.cursor = (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
+      this.cursor = await latestCursor();
     } catch {
       // The loop reads it again, or turns the feed off on 401/403.
     }
@@ -66,7 +66,7 @@ export class Feed {
     while (!signal.aborted) {
       try {
         // Start from "now" (read by `start` unless that failed): views read their own state, the feed only tells them what changed after.
-        this.cursor ??= (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
+        this.cursor ??= await latestCursor();
         const streamed = await this.readStream(signal);
         if (!streamed) return await this.poll(signal);
       } catch (error) {
@@ -113,6 +113,11 @@ export class Feed {
       await pause(POLL_MS, signal);
     }
   }
+}
+
+/** Where the timeline stands now: the feed's start. */
+async function latestCursor(): Promise<string | null> {
+  return (await call('events_list', { order: 'desc', limit: 1 })).sync_cursor;
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
