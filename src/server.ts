@@ -19,23 +19,13 @@ import { databaseLocation } from './startup.ts';
 import { countAgents } from './store/agents.ts';
 import { type Database, openPglite, openPostgres } from './store/database.ts';
 import { isMigrated, migrate } from './store/migrate.ts';
-import { sweepLeases } from './workers/expire-leases.ts';
-import { runMaintenance } from './workers/maintenance.ts';
-import { flagOverdue } from './workers/overdue.ts';
-import { escalateOverdue } from './workers/escalate.ts';
-import { runSchedules } from './workers/schedules.ts';
-import { expireAsks } from './workers/expire-asks.ts';
-import { sendNotifications } from './workers/send-notifications.ts';
+import { runMaintenance, startMaintenanceLoops } from './workers/maintenance.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
-import { prune } from './workers/prune.ts';
-import { retainEvents } from './workers/retain-events.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
 import { readCursorKey } from './store/server-keys.ts';
 import { startTracing, type Tracing } from './tracing.ts';
 import { analyzeChangedTables } from './store/statistics.ts';
 
-/** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
-const PRUNE_INTERVAL_MS = 60_000;
 /** How often PGlite's tables are checked for changes that call for fresh statistics (autovacuum's own nap is a minute). */
 const ANALYZE_INTERVAL_MS = 30_000;
 
@@ -169,18 +159,12 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
-  const maintenance = () => runMaintenance({ db: database.db, clock, ids, config, log, tracing, service });
+  const maintenanceDeps = { db: database.db, clock, ids, config, log, tracing, service };
+  const maintenance = () => runMaintenance(maintenanceDeps);
   const { app, metricsApp } = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
-    workers.push(startLoop(config.sweepIntervalMs, () => sweepLeases(database.db, { clock, ids, config }), (err) => log.error({ err }, 'lease sweep failed')));
-    workers.push(startLoop(config.sweepIntervalMs, () => flagOverdue(database.db, { clock, ids }), (err) => log.error({ err }, 'overdue pass failed')));
-    workers.push(startLoop(config.sweepIntervalMs, () => runSchedules(database.db, { clock, ids, service }), (err) => log.error({ err }, 'schedule pass failed')));
-    workers.push(startLoop(config.sweepIntervalMs, () => expireAsks(database.db, { clock, ids }), (err) => log.error({ err }, 'ask deadline pass failed')));
-    workers.push(startLoop(config.sweepIntervalMs, () => escalateOverdue(database.db, { clock, ids, config }), (err) => log.error({ err }, 'escalation pass failed')));
-    workers.push(startLoop(config.sweepIntervalMs, () => sendNotifications(database.db, { clock, config }), (err) => log.error({ err }, 'notification pass failed')));
-    workers.push(startLoop(PRUNE_INTERVAL_MS, () => prune(database.db, { clock, rateWindowS: config.rateLimit.windowS, deliveryRetentionDays: config.webhookDeliveryRetentionDays }), (err) => log.error({ err }, 'prune failed')));
-    workers.push(startLoop(PRUNE_INTERVAL_MS, () => retainEvents(database.db, { clock, config }), (err) => log.error({ err }, 'retention pass failed')));
+    workers.push(...startMaintenanceLoops(maintenanceDeps));
     // PostgreSQL's autovacuum keeps its statistics; PGlite has none, and no statistics make bad plans (src/store/statistics.ts).
     if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeChangedTables(database.db), (err) => log.error({ err }, 'analyze failed')));
   }

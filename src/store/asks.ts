@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Tx } from './connection.ts';
 import type { AskAnswer, AskOption, AsksTable, DB } from './schema.ts';
+import { workspacesWith } from './workspace-scope.ts';
 
 export type AskRow = Selectable<AsksTable>;
 
@@ -158,4 +159,17 @@ export async function adjustOpenAsks(tx: Tx, taskId: string, delta: number): Pro
 /** Locks a task's row whatever its state: asks take the task first, then the ask, as every task write does. */
 export async function lockAskTask(tx: Tx, taskId: string): Promise<void> {
   await tx.selectFrom('tasks').select('id').where('id', '=', taskId).forUpdate().execute();
+}
+
+/** Open asks past their deadline (of `asks`). */
+const askDue = (now: Date) => sql<boolean>`status = 'open' AND due_at <= ${now}`;
+
+/** The first `limit` open asks past their deadline, soonest due first. */
+export async function dueAsks(tx: Tx, now: Date, limit: number): Promise<{ id: string; task_id: string }[]> {
+  return tx.selectFrom('asks').select(['id', 'task_id']).where(askDue(now)).orderBy('due_at').limit(limit).execute();
+}
+
+/** The workspaces with an ask past its deadline: the deadline pass visits only those. */
+export function workspacesWithAsksDue(db: Kysely<DB>, now: Date): Promise<string[]> {
+  return workspacesWith(db, [{ from: 'asks', where: askDue(now) }]);
 }

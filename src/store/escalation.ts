@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Tx } from './connection.ts';
 import type { DB } from './schema.ts';
+import { workspacesWith } from './workspace-scope.ts';
 
 /** One wait the escalation pass just marked overdue. */
 export interface Overdue {
@@ -16,6 +17,26 @@ export interface Overdue {
   since: Date;
 }
 
+/** Since when a task in review has waited: its latest hand-in. */
+const reviewSince = sql`coalesce((tasks.handoff->>'at')::timestamptz, tasks.updated_at)`;
+
+/** What waits since before `before` and is not marked overdue yet, by kind: open asks, pending approvals, tasks in review. */
+const WAITING = {
+  ask: (q: { before: Date }) => sql<boolean>`status = 'open' AND overdue_at IS NULL AND created_at <= ${q.before}`,
+  approval: (q: { before: Date; now: Date }) => sql<boolean>`status = 'pending' AND overdue_at IS NULL AND created_at <= ${q.before} AND expires_at > ${q.now}`,
+  review: (q: { before: Date }) => sql<boolean>`status = 'in_review' AND deleted_at IS NULL AND ${reviewSince} <= ${q.before} AND (review_overdue_at IS NULL OR review_overdue_at < ${reviewSince})`,
+} as const;
+
+const WAITING_IN = { ask: 'asks', approval: 'approvals', review: 'tasks' } as const;
+
+/**
+ * The workspaces with something of `kind` waiting since before `before` and not marked: the
+ * escalation pass visits only those (with the shortest SLA any workspace has, then its own).
+ */
+export function workspacesWithWaits(db: Kysely<DB>, kind: keyof typeof WAITING, q: { before: Date; now: Date }): Promise<string[]> {
+  return workspacesWith(db, [{ from: WAITING_IN[kind], where: WAITING[kind](q) }]);
+}
+
 /**
  * Marks up to `limit` open asks made before `before` overdue and returns them. SKIP LOCKED, and the
  * UPDATE re-checks the row it locked: an ask that another instance marked, or that closed meanwhile,
@@ -24,7 +45,7 @@ export interface Overdue {
 export async function markOverdueAsks(tx: Tx, q: { before: Date; now: Date; limit: number }): Promise<Overdue[]> {
   const { rows } = await sql<Overdue>`
     WITH due AS (
-      SELECT id FROM asks WHERE status = 'open' AND overdue_at IS NULL AND created_at <= ${q.before}
+      SELECT id FROM asks WHERE ${WAITING.ask(q)}
       ORDER BY created_at LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE asks SET overdue_at = ${q.now} FROM due
@@ -38,7 +59,7 @@ export async function markOverdueAsks(tx: Tx, q: { before: Date; now: Date; limi
 export async function markOverdueApprovals(tx: Tx, q: { before: Date; now: Date; limit: number }): Promise<Overdue[]> {
   const { rows } = await sql<Overdue>`
     WITH due AS (
-      SELECT id FROM approvals WHERE status = 'pending' AND overdue_at IS NULL AND created_at <= ${q.before} AND expires_at > ${q.now}
+      SELECT id FROM approvals WHERE ${WAITING.approval(q)}
       ORDER BY created_at LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE approvals SET overdue_at = ${q.now} FROM due
@@ -53,18 +74,15 @@ export async function markOverdueApprovals(tx: Tx, q: { before: Date; now: Date;
  * hand-in (a task handed in again waits anew). Not a change of the task: no new version.
  */
 export async function markOverdueReviews(tx: Tx, q: { before: Date; now: Date; limit: number }): Promise<Overdue[]> {
-  const since = sql`coalesce((tasks.handoff->>'at')::timestamptz, tasks.updated_at)`;
   const { rows } = await sql<Overdue>`
     WITH due AS (
-      SELECT id FROM tasks
-      WHERE status = 'in_review' AND deleted_at IS NULL AND ${since} <= ${q.before}
-        AND (review_overdue_at IS NULL OR review_overdue_at < ${since})
+      SELECT id FROM tasks WHERE ${WAITING.review(q)}
       ORDER BY updated_at LIMIT ${q.limit} FOR UPDATE SKIP LOCKED
     )
     UPDATE tasks SET review_overdue_at = ${q.now} FROM due
-    WHERE tasks.id = due.id AND tasks.status = 'in_review' AND (tasks.review_overdue_at IS NULL OR tasks.review_overdue_at < ${since})
+    WHERE tasks.id = due.id AND tasks.status = 'in_review' AND (tasks.review_overdue_at IS NULL OR tasks.review_overdue_at < ${reviewSince})
     RETURNING tasks.id, tasks.id AS task_id, coalesce(tasks.handoff->'by'->>'id', tasks.updated_by_id) AS by_id, ARRAY[]::text[] AS on,
-              'Review ' || left(tasks.title, 190) AS excerpt, ${since} AS since`.execute(tx);
+              'Review ' || left(tasks.title, 190) AS excerpt, ${reviewSince} AS since`.execute(tx);
   return rows;
 }
 

@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Tx } from './connection.ts';
 import { queueNotifications } from './notifications.ts';
+import { workspacesWith } from './workspace-scope.ts';
 import type { DB, InboxItemsTable, InboxKind, InboxState } from './schema.ts';
 
 export type InboxItemRow = Selectable<InboxItemsTable>;
@@ -81,14 +82,17 @@ export async function markInbox(tx: Tx, principalId: string, ids: readonly strin
  * inbox_items_open_ref).
  */
 export async function closeExpiredApprovalItems(tx: Tx, now: Date): Promise<number> {
-  const result = await tx
-    .updateTable('inbox_items')
-    .set({ state: 'done', updated_at: now })
-    .where('kind', '=', 'approval')
-    .where('state', '<>', 'done')
-    .where('ref_id', 'in', (eb) => eb.selectFrom('approvals').select('id').where('status', '=', 'pending').where('expires_at', '<=', now))
-    .executeTakeFirst();
+  const result = await tx.updateTable('inbox_items').set({ state: 'done', updated_at: now }).where(expiredApprovalItem(now)).executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/** Open approval items whose approval expired undecided (of `inbox_items`). */
+const expiredApprovalItem = (now: Date) =>
+  sql<boolean>`kind = 'approval' AND state <> 'done' AND ref_id IN (SELECT id FROM approvals WHERE status = 'pending' AND expires_at <= ${now})`;
+
+/** The workspaces with an open item of an expired approval: the expiry pass visits only those. */
+export function workspacesWithExpiredApprovalItems(db: Kysely<DB>, now: Date): Promise<string[]> {
+  return workspacesWith(db, [{ from: 'inbox_items', where: expiredApprovalItem(now) }]);
 }
 
 /** Marks done the open items about one thing (an ask that closed), for everyone. */

@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Tx } from './connection.ts';
-import type { AttemptFailure } from './schema.ts';
+import type { AttemptFailure, DB } from './schema.ts';
+import { workspacesWith } from './workspace-scope.ts';
 
 export interface Lapsed {
   task_id: string;
@@ -33,8 +34,7 @@ export async function lockLapsed(tx: Tx, now: Date, which: { limit: number } | {
   let query = tx
     .selectFrom('tasks')
     .select(['id as task_id', 'lease_id', 'lease_holder_id as holder_id', 'lease_expires_at as expires_at', 'attempts', 'max_attempts', 'failures'])
-    .where('status', '=', 'in_progress')
-    .where('lease_expires_at', '<=', now)
+    .where(lapsed(now))
     .orderBy('lease_expires_at');
   if ('ids' in which) query = query.where('id', '=', (eb) => eb.fn.any(eb.val(which.ids)));
   else query = query.limit(which.limit);
@@ -87,8 +87,7 @@ export async function warnExpiring(tx: Tx, now: Date, limit: number): Promise<Ex
   const { rows } = await sql<Expiring>`
     WITH due AS (
       SELECT t.id AS task_id, l.id AS lease_id
-      FROM leases l JOIN tasks t ON t.lease_id = l.id
-      WHERE l.state = 'active' AND l.warned_at IS NULL AND l.warn_at <= ${now} AND l.expires_at > ${now}
+      FROM (SELECT id, warn_at FROM leases WHERE ${warnDue(now)}) l JOIN tasks t ON t.lease_id = l.id
       ORDER BY l.warn_at
       LIMIT ${limit}
       FOR UPDATE OF t SKIP LOCKED
@@ -100,4 +99,18 @@ export async function warnExpiring(tx: Tx, now: Date, limit: number): Promise<Ex
     FROM due WHERE leases.id = due.lease_id AND leases.warned_at IS NULL
     RETURNING due.task_id, leases.id AS lease_id, leases.holder_id, leases.expires_at`.execute(tx);
   return rows;
+}
+
+/** Tasks whose lease has run out (of `tasks`). */
+const lapsed = (now: Date) => sql<boolean>`status = 'in_progress' AND lease_expires_at <= ${now}`;
+
+/** Live leases past 80 % of their term, not warned in it (of `leases`). */
+const warnDue = (now: Date) => sql<boolean>`state = 'active' AND warned_at IS NULL AND warn_at <= ${now} AND expires_at > ${now}`;
+
+/** The workspaces with a lease to warn or a lapsed task to return now: the sweep visits only those. */
+export function workspacesWithLeasesDue(db: Kysely<DB>, now: Date): Promise<string[]> {
+  return workspacesWith(db, [
+    { from: 'tasks', where: lapsed(now) },
+    { from: 'leases', where: warnDue(now) },
+  ]);
 }

@@ -2,6 +2,7 @@ import { type Insertable, type Kysely, type Selectable, sql, type Updateable } f
 import { FINISHED_STATUSES } from '../domain/task-status.ts';
 import type { DB, SchedulesTable } from './schema.ts';
 import type { Tx } from './connection.ts';
+import { workspacesWith } from './workspace-scope.ts';
 
 export type ScheduleRow = Selectable<SchedulesTable>;
 
@@ -30,14 +31,20 @@ export async function listSchedules(db: Kysely<DB>, q: { afterId: string | undef
   return query.orderBy('id').limit(q.limit + 1).execute();
 }
 
+/** Live schedules with an occurrence due, or one held for the last task to close (of `schedules`). */
+const scheduleDue = (now: Date) => sql<boolean>`enabled AND deleted_at IS NULL AND (next_run_at <= ${now} OR held_at IS NOT NULL)`;
+
+/** The workspaces with a schedule due: the schedule pass visits only those. */
+export function workspacesWithSchedulesDue(db: Kysely<DB>, now: Date): Promise<string[]> {
+  return workspacesWith(db, [{ from: 'schedules', where: scheduleDue(now) }]);
+}
+
 /** Enabled schedules with an occurrence due at `now` (or one held back), oldest due first. */
 export async function dueSchedules(db: Kysely<DB>, now: Date, limit: number): Promise<ScheduleRow[]> {
   return db
     .selectFrom('schedules')
     .selectAll()
-    .where('enabled', '=', true)
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('next_run_at', '<=', now), eb('held_at', 'is not', null)]))
+    .where(scheduleDue(now))
     .orderBy('next_run_at')
     .limit(limit)
     .execute();

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Tx } from './connection.ts';
 import type { DB } from './schema.ts';
 import { TASK_COLUMNS, type TaskRow } from './tasks.ts';
+import { workspacesWith } from './workspace-scope.ts';
 
 /** Walks stop here: deeper than any legal tree, so a walk of a legal tree is never cut short. */
 const WALK_LIMIT = 64;
@@ -82,6 +83,14 @@ export interface Overdue {
   due_at: Date;
 }
 
+/** Open tasks past their due date and not yet marked overdue (of `tasks`). */
+const overdueBy = (now: Date) => sql<boolean>`due_at IS NOT NULL AND overdue_at IS NULL AND due_at <= ${now} AND deleted_at IS NULL AND status NOT IN ('done', 'cancelled')`;
+
+/** The workspaces with a task to mark overdue now: the overdue pass visits only those. */
+export function workspacesWithOverdue(db: Kysely<DB>, now: Date): Promise<string[]> {
+  return workspacesWith(db, [{ from: 'tasks', where: overdueBy(now) }]);
+}
+
 /**
  * Marks up to `limit` open tasks past their due date as notified and returns them: each due date
  * gets one `task.overdue` event, written by whichever instance marks the row first. SKIP LOCKED:
@@ -91,7 +100,7 @@ export async function markOverdue(tx: Tx, now: Date, limit: number): Promise<Ove
   const { rows } = await sql<Overdue>`
     WITH due AS (
       SELECT id FROM tasks
-      WHERE due_at IS NOT NULL AND overdue_at IS NULL AND due_at <= ${now} AND deleted_at IS NULL AND status NOT IN ('done', 'cancelled')
+      WHERE ${overdueBy(now)}
       ORDER BY due_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     )

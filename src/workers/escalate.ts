@@ -5,7 +5,7 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { type Escalation, effectiveEscalation } from '../domain/workspace-settings.ts';
 import type { Ids } from '../ids.ts';
 import type { Tx } from '../store/connection.ts';
-import { adjustOverdueAsks, escalationTargets, markInboxOverdue, markOverdueApprovals, markOverdueAsks, markOverdueReviews, type Overdue } from '../store/escalation.ts';
+import { adjustOverdueAsks, escalationTargets, markInboxOverdue, markOverdueApprovals, markOverdueAsks, markOverdueReviews, type Overdue, workspacesWithWaits } from '../store/escalation.ts';
 import { appendEvents } from '../store/events.ts';
 import { insertInboxItems } from '../store/inbox.ts';
 import type { DB } from '../store/schema.ts';
@@ -16,6 +16,8 @@ const BATCH = 100;
 
 type Kind = 'ask' | 'approval' | 'review';
 
+const KINDS: readonly Kind[] = ['ask', 'approval', 'review'];
+
 const MARK: Record<Kind, (tx: Tx, q: { before: Date; now: Date; limit: number }) => Promise<Overdue[]>> = {
   ask: markOverdueAsks,
   approval: markOverdueApprovals,
@@ -25,7 +27,7 @@ const MARK: Record<Kind, (tx: Tx, q: { before: Date; now: Date; limit: number })
 const EVENT = { ask: 'ask.overdue', approval: 'approval.overdue', review: 'task.review_overdue' } as const;
 
 /**
- * One pass, in each workspace in turn: each open ask, pending approval and task in review that has waited longer than its SLA
+ * One pass, in each workspace with something waiting past an SLA, in turn: each open ask, pending approval and task in review that has waited longer than its SLA
  * (the workspace's own, else `config.escalation`; 0 = never) is marked overdue once, its addressees' inbox items marked, and
  * each escalation target not already on it gets an `overdue` inbox item (emailed at once) and the
  * wait an event by the system actor, all in one transaction per batch. Exactly once across
@@ -33,11 +35,21 @@ const EVENT = { ask: 'ask.overdue', approval: 'approval.overdue', review: 'task.
  */
 export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Pick<Config, 'escalation'> }): Promise<Record<Kind, number>> {
   const report: Record<Kind, number> = { ask: 0, approval: 0, review: 0 };
-  for (const workspace of await listWorkspaceSettings(db)) {
+  const workspaces = (await listWorkspaceSettings(db)).map((workspace) => {
     const sla = effectiveEscalation(workspace, deps.config.escalation);
-    const limits: Record<Kind, number> = { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS };
-    const kinds = (Object.keys(limits) as Kind[]).filter((k) => limits[k] > 0);
-    if (kinds.length > 0) await escalateIn(db, workspace.id, deps, { kinds, limits, to: sla.to, report });
+    return { id: workspace.id, to: sla.to, limits: { ask: sla.askS, approval: sla.approvalS, review: sla.reviewS } satisfies Record<Kind, number> };
+  });
+  // Which workspaces have anything waiting longer than the shortest SLA of its kind: only those are visited.
+  const now = deps.clock.now();
+  const waiting = new Map<Kind, Set<string>>();
+  for (const kind of KINDS) {
+    const shortest = Math.min(...workspaces.map((w) => w.limits[kind]).filter((limit) => limit > 0));
+    if (shortest === Infinity) continue;
+    waiting.set(kind, new Set(await workspacesWithWaits(db, kind, { before: new Date(now.getTime() - shortest * 1000), now })));
+  }
+  for (const workspace of workspaces) {
+    const kinds = KINDS.filter((k) => workspace.limits[k] > 0 && waiting.get(k)?.has(workspace.id));
+    if (kinds.length > 0) await escalateIn(db, workspace.id, deps, { kinds, limits: workspace.limits, to: workspace.to, report });
   }
   return report;
 }

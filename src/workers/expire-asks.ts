@@ -3,22 +3,22 @@ import type { Clock } from '../clock.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
 import { closeAsk, escalate } from '../operations/asks/ask-flow.ts';
-import { type AskRow, lockAskTask } from '../store/asks.ts';
+import { type AskRow, dueAsks, lockAskTask, workspacesWithAsksDue } from '../store/asks.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
 /**
- * One pass: each open ask past its deadline goes to the next principal of its chain, or, after the
+ * One pass, in each workspace with an ask due: each open ask past its deadline goes to the next principal of its chain, or, after the
  * last, closes with its default answer (`ask.escalated` / `ask.defaulted`, by the system actor).
  * Exactly once across instances: each ask is handled in its own transaction that locks its task and
  * then the ask, and re-reads it there; an instance that finds it already moved on skips it.
  */
 export async function expireAsks(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ escalated: number; defaulted: number }> {
   const report = { escalated: 0, defaulted: 0 };
-  for (const workspace of await workspaceIds(db)) {
+  for (const workspace of await workspacesWithAsksDue(db, deps.clock.now())) {
     const done = await expireAsksIn(db, workspace, deps);
     report.escalated += done.escalated;
     report.defaulted += done.defaulted;
@@ -29,9 +29,7 @@ export async function expireAsks(db: Kysely<DB>, deps: { clock: Clock; ids: Ids 
 async function expireAsksIn(db: Kysely<DB>, workspace: string, deps: { clock: Clock; ids: Ids }): Promise<{ escalated: number; defaulted: number }> {
   let escalated = 0;
   let defaulted = 0;
-  const due = await inWorkspace(db, workspace, (tx) =>
-    tx.selectFrom('asks').select(['id', 'task_id']).where('status', '=', 'open').where('due_at', '<=', deps.clock.now()).orderBy('due_at').limit(BATCH).execute(),
-  );
+  const due = await inWorkspace(db, workspace, (tx) => dueAsks(tx, deps.clock.now(), BATCH));
   for (const { id, task_id } of due) {
     const done = await inWorkspace(db, workspace, async (tx) => {
       await lockAskTask(tx, task_id);

@@ -5,9 +5,9 @@ import type { Config } from '../config.ts';
 import { countLapses, expireLapses } from '../operations/tasks/attempts.ts';
 import type { Ids } from '../ids.ts';
 import { appendEvents, type NewEventRow } from '../store/events.ts';
-import { lockLapsed, warnExpiring } from '../store/lease-expiry.ts';
+import { lockLapsed, warnExpiring, workspacesWithLeasesDue } from '../store/lease-expiry.ts';
 import type { DB } from '../store/schema.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
@@ -17,13 +17,13 @@ export interface SweepReport {
 }
 
 /**
- * One sweep, in each workspace in turn: warns holders of leases past 80 % of their term (`lease.expiring`), and returns work
+ * One sweep, in each workspace with a lease due in turn: warns holders of leases past 80 % of their term (`lease.expiring`), and returns work
  * whose lease ran out to the queue (`lease.expired` + `task.status_changed`), all by the system
  * actor, each batch in one transaction with its events. Safe on any number of instances at once.
  */
 export async function sweepLeases(db: Kysely<DB>, deps: { clock: Clock; ids: Ids; config: Config }): Promise<SweepReport> {
   const report: SweepReport = { expired: 0, warned: 0 };
-  for (const workspace of await workspaceIds(db)) await sweepLeasesIn(db, workspace, deps, report);
+  for (const workspace of await workspacesWithLeasesDue(db, deps.clock.now())) await sweepLeasesIn(db, workspace, deps, report);
   return report;
 }
 

@@ -16,6 +16,7 @@ import { closeExpiredApprovals } from './expire-approvals.ts';
 import { sendNotifications } from './send-notifications.ts';
 import type { MaintenanceReport, PassResult } from '../domain/maintenance-report.ts';
 import type { Tracing } from '../tracing.ts';
+import { type Loop, startLoop } from './loop.ts';
 
 export interface MaintenanceDeps {
   readonly db: Kysely<DB>;
@@ -32,22 +33,42 @@ export interface MaintenanceDeps {
 /** One pass of one maintenance loop, as the system actor; returns what it did. */
 type Pass = (deps: MaintenanceDeps) => Promise<object>;
 
+/** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
+const PRUNE_INTERVAL_MS = 60_000;
+
 /**
- * Every maintenance loop, by name. The in-process workers run these on timers; a serverless host
- * drives them through /cron/keepalive instead. A new loop is one line here.
+ * Every maintenance loop, by name, and how often the in-process workers run it: `sweep` every
+ * BATON_SWEEP_INTERVAL_MS, `minute` once a minute, `own` by a worker of its own that commits wake
+ * (webhook deliveries, started by the server). A serverless host drives them all through
+ * /cron/keepalive instead. A new loop is one line here, and both run it.
  */
-const PASSES: Readonly<Record<string, Pass>> = {
-  lease_expiry: (d) => sweepLeases(d.db, d),
-  overdue: (d) => flagOverdue(d.db, d),
-  schedules: (d) => runSchedules(d.db, d),
-  ask_deadlines: (d) => expireAsks(d.db, d),
-  escalation: (d) => escalateOverdue(d.db, d),
-  approval_expiry: (d) => closeExpiredApprovals(d.db, d),
-  pruning: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS, deliveryRetentionDays: d.config.webhookDeliveryRetentionDays }),
-  retention: (d) => retainEvents(d.db, d),
-  webhook_deliveries: (d) => deliverWebhooks(d.db, d),
-  notifications: (d) => sendNotifications(d.db, d),
+const PASSES: Readonly<Record<string, { readonly run: Pass; readonly every: 'sweep' | 'minute' | 'own' }>> = {
+  lease_expiry: { run: (d) => sweepLeases(d.db, d), every: 'sweep' },
+  overdue: { run: (d) => flagOverdue(d.db, d), every: 'sweep' },
+  schedules: { run: (d) => runSchedules(d.db, d), every: 'sweep' },
+  ask_deadlines: { run: (d) => expireAsks(d.db, d), every: 'sweep' },
+  escalation: { run: (d) => escalateOverdue(d.db, d), every: 'sweep' },
+  approval_expiry: { run: (d) => closeExpiredApprovals(d.db, d), every: 'sweep' },
+  pruning: { run: (d) => prune(d.db, { clock: d.clock, rateWindowS: d.config.rateLimit.windowS, deliveryRetentionDays: d.config.webhookDeliveryRetentionDays }), every: 'minute' },
+  retention: { run: (d) => retainEvents(d.db, d), every: 'minute' },
+  webhook_deliveries: { run: (d) => deliverWebhooks(d.db, d), every: 'own' },
+  notifications: { run: (d) => sendNotifications(d.db, d), every: 'sweep' },
 };
+
+/**
+ * Starts the in-process loops of every pass but those with a worker of their own: one loop each, so
+ * a slow pass (a schedule creating its tasks) never holds back another (lease expiry). A failing
+ * pass is logged; the loop goes on.
+ */
+export function startMaintenanceLoops(deps: MaintenanceDeps): Loop[] {
+  const loops: Loop[] = [];
+  for (const [name, pass] of Object.entries(PASSES)) {
+    if (pass.every === 'own') continue;
+    const intervalMs = pass.every === 'sweep' ? deps.config.sweepIntervalMs : PRUNE_INTERVAL_MS;
+    loops.push(startLoop(intervalMs, () => pass.run(deps), (err) => deps.log.error({ err, pass: name }, 'maintenance pass failed')));
+  }
+  return loops;
+}
 
 /**
  * Touches the database, then runs one pass of every maintenance loop in turn. A failing pass is
@@ -64,7 +85,7 @@ export async function runMaintenance(deps: MaintenanceDeps): Promise<Maintenance
   if (reachable) {
     for (const [name, pass] of Object.entries(PASSES)) {
       try {
-        passes[name] = { ok: true, ...(await pass(deps)) };
+        passes[name] = { ok: true, ...(await pass.run(deps)) };
       } catch (error) {
         deps.log.error({ err: error, pass: name }, 'maintenance pass failed');
         passes[name] = { ok: false };

@@ -4,19 +4,19 @@ import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import type { Ids } from '../ids.ts';
 import { appendEvents } from '../store/events.ts';
 import type { DB } from '../store/schema.ts';
-import { markOverdue } from '../store/task-tree.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { markOverdue, workspacesWithOverdue } from '../store/task-tree.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 
 const BATCH = 100;
 
 /**
- * One pass, in each workspace in turn: each open task past its due date gets one `task.overdue` event by the system actor,
+ * One pass, in each workspace with a task due in turn: each open task past its due date gets one `task.overdue` event by the system actor,
  * marked and written in one transaction per batch. Safe on any number of instances at once: the
  * instance that marks a task writes its event; the others skip the locked or marked row.
  */
 export async function flagOverdue(db: Kysely<DB>, deps: { clock: Clock; ids: Ids }): Promise<{ overdue: number }> {
   let overdue = 0;
-  for (const workspace of await workspaceIds(db)) overdue += await flagOverdueIn(db, workspace, deps);
+  for (const workspace of await workspacesWithOverdue(db, deps.clock.now())) overdue += await flagOverdueIn(db, workspace, deps);
   return { overdue };
 }
 

@@ -8,10 +8,10 @@ import { instantiateTemplate } from '../operations/templates/instantiate-templat
 import type { Service } from '../service/service.ts';
 import { findPrincipals } from '../store/agents.ts';
 import { appendEvents } from '../store/events.ts';
-import { advanceSchedule, dueSchedules, type ScheduleRow, taskOpen } from '../store/schedules.ts';
+import { advanceSchedule, dueSchedules, type ScheduleRow, taskOpen, workspacesWithSchedulesDue } from '../store/schedules.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
-import { inWorkspace, workspaceIds } from '../store/workspace-scope.ts';
+import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Ids } from '../ids.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 
@@ -24,7 +24,7 @@ export interface ScheduleDeps {
 }
 
 /**
- * One pass over the schedules with an occurrence due: each due occurrence the plan keeps (on time,
+ * One pass over the schedules with an occurrence due (in the workspaces that have one): each due occurrence the plan keeps (on time,
  * or caught up after downtime) creates its task through `tasks_create` (or its template's graph
  * through `templates_instantiate`), as the schedule's creator
  * from the token it was created with (machine `schedule:<id>`), under the idempotency key
@@ -37,7 +37,7 @@ export async function runSchedules(db: Kysely<DB>, deps: ScheduleDeps): Promise<
   const now = deps.clock.now();
   let created = 0;
   let skipped = 0;
-  for (const workspace of await workspaceIds(db)) {
+  for (const workspace of await workspacesWithSchedulesDue(db, now)) {
     const scoped: Scoped = (work) => inWorkspace(db, workspace, work);
     for (const schedule of await scoped((tx) => dueSchedules(tx, now, BATCH))) {
       const done = await runSchedule(scoped, workspace, deps, schedule, now).catch((error: unknown) => {
