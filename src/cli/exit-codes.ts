@@ -20,7 +20,7 @@ export const EXIT = {
   invalid: 6,
   /** Try again later: the server is unreachable, rate limited (429) or unavailable (503). */
   unavailable: 7,
-  /** `baton wait` only: nothing arrived before --timeout (not a failure; run it again with the cursor). */
+  /** Nothing to do, not a failure: `baton wait` saw nothing before --timeout (run it again with the cursor), `baton tasks claim` found nothing to claim. */
   idle: 8,
 } as const;
 

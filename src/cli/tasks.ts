@@ -166,7 +166,7 @@ export function tasksCommand(run: Run): Command {
 
   tasks
     .command('claim')
-    .description('claim a task: the one given, or the next claimable one (highest priority first)')
+    .description('claim a task: the one given, or the next claimable one (highest priority first); exit 8 if there was none to claim')
     .argument('[id]', `${TASK_ID}; omitted: the next claimable task`)
     .option('--label <label>', 'with no id: only tasks carrying these labels (repeatable)', collect)
     .option('--ttl <seconds>', 'lease length', integer('--ttl'))
@@ -176,6 +176,8 @@ export function tasksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const ttl = o.ttl === undefined ? {} : { ttl_s: o.ttl };
         const claims = id ? [await client.tasks.claim({ id: await resolveTaskId(client, id), ...ttl }, ctx.write(o))] : (await client.tasks.claimNext({ ...(o.label ? { labels: o.label } : {}), ...ttl }, ctx.write(o))).claims;
+        // As `baton wait` does when nothing arrives: not a failure, but a script's loop can tell it from a claim.
+        if (claims.length === 0) process.exitCode = EXIT.idle;
         if (ctx.out.json) return ctx.out.data(claims);
         if (claims.length === 0) return ctx.out.note('nothing to claim');
         for (const { task, lease } of claims) ctx.out.line(`claimed ${task.id} ${task.title ?? ''}\nlease ${lease.id} epoch ${lease.epoch} expires ${lease.expires_at}`);

@@ -130,6 +130,9 @@ describe('baton tasks', () => {
 
     const [claim] = await json<{ task: { id: string }; lease: { id: string; epoch: number } }[]>(['tasks', 'claim', '--label', 'cli']);
     expect(claim?.task.id).toBe(created.id);
+    // Nothing left to claim: exit 8, as `baton wait` when nothing arrives, so a shell loop can tell it from a claim.
+    expect((await baton(['tasks', 'claim', '--label', 'cli'], 8)).stderr).toBe('nothing to claim\n');
+    expect((await baton(['tasks', 'claim', '--label', 'cli', '--json'], 8)).stdout).toBe('[]\n');
     expect((await baton(['tasks', 'heartbeat', created.id, '--note', 'half way'])).stdout).toContain(`lease ${claim?.lease.id} expires`);
     expect((await baton(['tasks', 'show', created.id])).stdout).toMatch(/status\s+in_progress/);
 
