@@ -1,6 +1,7 @@
 import { BatonError } from '../errors.ts';
 import { type Operation, pathParameters } from '../operations/define-operation.ts';
-import { authorize, type Call, type ExecuteDeps, execute, type Outcome, readContext, reported, success, validate } from './execute.ts';
+import { authorize, validate } from './admit.ts';
+import { type Call, type ExecuteDeps, execute, type Outcome, readContext, reported, success } from './execute.ts';
 
 /**
  * Runs one read for many resources named by its single path parameter, with the same

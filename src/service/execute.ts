@@ -1,4 +1,3 @@
-import { allowlistAdmits } from '../operations/authorization.ts';
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
@@ -7,9 +6,8 @@ import type { Config } from '../config.ts';
 import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
-import { type CallableOperation, type EventDraft, type Operation, type OperationContext, type ParameterLocation, parameterLocation } from '../operations/define-operation.ts';
-import { outOfBounds } from '../operations/configured-bounds.ts';
-import { textIssues, unsafeText } from '../operations/shared/text.ts';
+import type { CallableOperation, EventDraft, Operation, OperationContext } from '../operations/define-operation.ts';
+import { unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
 import { humansWithScope } from '../store/agents.ts';
 import { insertApproval } from '../store/approvals.ts';
@@ -19,6 +17,7 @@ import { toApproval } from '../operations/approvals/approval-schema.ts';
 import { assertVersion } from '../operations/shared/versions.ts';
 import type { DB } from '../store/schema.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
+import { authorize, validate } from './admit.ts';
 import { fingerprint } from './fingerprint.ts';
 import { waitingOut } from './wait-out.ts';
 import type { ReplicaReads } from './replica-reads.ts';
@@ -397,66 +396,6 @@ function replay(operation: Operation, status: number, body: string): Outcome {
 function idOf(output: unknown): string | undefined {
   const id = typeof output === 'object' && output !== null ? (output as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? id : undefined;
-}
-
-/** Scope, then toolAllowlist, then a human-only operation's caller: throws `forbidden_scope`, `tool_not_allowed` or `human_required`. */
-export function authorize(operation: Operation, principal: Principal): void {
-  if (operation.scope !== null && !principal.scopes.has(operation.scope)) {
-    throw new BatonError('forbidden_scope', `${operation.name} needs scope ${operation.scope}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, {
-      extra: { required_scope: operation.scope },
-    });
-  }
-  // Operations open to every token (whoami) are outside the allowlist: an agent can always learn what it may do.
-  if (operation.scope !== null && !allowlistAdmits(principal.toolAllowlist, operation.name)) {
-    throw new BatonError('tool_not_allowed', `${operation.name} is not in the toolAllowlist of agent ${principal.id}.`, {
-      extra: { operation: operation.name },
-    });
-  }
-  if (operation.humanOnly === true && principal.kind !== 'human') {
-    throw new BatonError('human_required', `${operation.name} is for humans only; agents never call it, whatever their scopes.`);
-  }
-}
-
-/** Parses the input with the operation's schema; throws `invalid_parameter` or `validation_failed` naming each field. */
-export function validate(operation: Operation, rawInput: unknown, config: Config): z.output<typeof operation.input> {
-  const unsafe = textIssues(rawInput);
-  if (unsafe.length > 0) throw invalidInput(operation, unsafe.map((issue) => fieldError(operation, issue.path, issue.detail)));
-  const parsed = operation.input.safeParse(rawInput ?? {}, { error: missingField });
-  // Bounds that are this server's config (a lease's ttl_s) are not in the static schema.
-  const configured = outOfBounds(operation.input, rawInput, config).map(({ key, detail }) => fieldError(operation, [key], detail));
-  if (parsed.success && configured.length === 0) return parsed.data;
-  const errors = (parsed.error?.issues ?? []).flatMap((issue) => {
-    const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
-    return keys.map((path) =>
-      fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message),
-    );
-  });
-  throw invalidInput(operation, [...errors, ...configured]);
-}
-
-/** A member left out is `required`, not Zod's "expected string, received undefined"; any other issue keeps Zod's words. */
-const missingField: z.core.$ZodErrorMap = (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
-
-interface FieldError {
-  readonly pointer: string;
-  readonly detail: string;
-  readonly location: ParameterLocation;
-}
-
-function fieldError(operation: Operation, path: readonly PropertyKey[], detail: string): FieldError {
-  return {
-    pointer: path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join(''),
-    detail,
-    location: parameterLocation(operation, String(path[0] ?? '')),
-  };
-}
-
-/** `invalid_parameter` when every error is in the path or query, else `validation_failed`. */
-function invalidInput(operation: Operation, errors: readonly FieldError[]): BatonError {
-  const onlyParameters = errors.every((e) => e.location !== 'body');
-  const code = onlyParameters ? 'invalid_parameter' : 'validation_failed';
-  const summary = errors.map((e) => `${e.pointer}: ${e.detail}`).join('; ');
-  return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
 }
 
 function requireKey(key: string | undefined): string {

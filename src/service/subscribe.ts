@@ -5,7 +5,7 @@ import type { Operation, StreamOperation } from '../operations/define-operation.
 import { principalFromGrant } from '../operations/shared/grants.ts';
 import type { DB } from '../store/schema.ts';
 import type { StreamGrants } from './stream-grants.ts';
-import { authorize, validate } from './execute.ts';
+import { authorize, validate } from './admit.ts';
 import type { InstanceTail } from './event-tail.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
