@@ -172,7 +172,9 @@ export async function claimDue(
         .selectFrom('webhook_deliveries as d')
         .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
         .select('d.id')
-        .where('d.state', '=', 'pending')
+        // A literal, not a parameter: a generic plan can then read the partial index of pending
+        // deliveries, so PostgreSQL keeps one plan for the statement instead of planning each pass's.
+        .where(sql<boolean>`d.state = 'pending'`)
         .where('d.next_attempt_at', '<=', now)
         .where('w.enabled', '=', true)
         .where('w.deleted_at', 'is', null)
