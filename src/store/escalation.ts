@@ -30,11 +30,12 @@ const WAITING = {
 const WAITING_IN = { ask: 'asks', approval: 'approvals', review: 'tasks' } as const;
 
 /**
- * The workspaces with something of `kind` waiting since before `before` and not marked: the
- * escalation pass visits only those (with the shortest SLA any workspace has, then its own).
+ * Which of `among` (the workspaces with an SLA for `kind`) have something of it waiting since before
+ * `before` and not marked: the escalation pass visits only those (with the shortest SLA of them, then
+ * each its own). Naming the workspaces keeps the tasks in review to the (workspace, status) index.
  */
-export function workspacesWithWaits(db: Kysely<DB>, kind: keyof typeof WAITING, q: { before: Date; now: Date }): Promise<string[]> {
-  return workspacesWith(db, [{ from: WAITING_IN[kind], where: WAITING[kind](q) }]);
+export function workspacesWithWaits(db: Kysely<DB>, kind: keyof typeof WAITING, q: { among: readonly string[]; before: Date; now: Date }): Promise<string[]> {
+  return workspacesWith(db, [{ from: WAITING_IN[kind], where: sql<boolean>`workspace_id = ANY(${[...q.among]}::text[]) AND ${WAITING[kind](q)}` }]);
 }
 
 /**

@@ -43,9 +43,10 @@ export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids:
   const now = deps.clock.now();
   const waiting = new Map<Kind, Set<string>>();
   for (const kind of KINDS) {
-    const shortest = Math.min(...workspaces.map((w) => w.limits[kind]).filter((limit) => limit > 0));
-    if (shortest === Infinity) continue;
-    waiting.set(kind, new Set(await workspacesWithWaits(db, kind, { before: new Date(now.getTime() - shortest * 1000), now })));
+    const among = workspaces.filter((w) => w.limits[kind] > 0);
+    if (among.length === 0) continue;
+    const shortest = Math.min(...among.map((w) => w.limits[kind]));
+    waiting.set(kind, new Set(await workspacesWithWaits(db, kind, { among: among.map((w) => w.id), before: new Date(now.getTime() - shortest * 1000), now })));
   }
   for (const workspace of workspaces) {
     const kinds = KINDS.filter((k) => workspace.limits[k] > 0 && waiting.get(k)?.has(workspace.id));
