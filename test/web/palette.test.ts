@@ -129,6 +129,15 @@ describe('the command palette and the shortcuts, in Chromium', () => {
     await page.getByRole('alertdialog', { name: 'Delete “Draft the changelog”?' }).getByRole('button', { name: 'Delete task' }).click();
     await page.waitForURL(`${h.base}/`);
     expect((await h.t.request('GET', `/api/v1/tasks/${draft.id}`)).status).toBe(404);
+    // Opened on the page of a task that is gone, the palette says why it offers no action on it.
+    await page.goto(`${h.base}/tasks/${draft.id}`);
+    await page.getByRole('main').getByText(/No task/).first().waitFor(WAIT);
+    await page.keyboard.press('Control+k');
+    await input().waitFor(WAIT);
+    await palette().getByRole('alert').getByText(/No task/).waitFor(WAIT);
+    expect(await palette().locator('[role=option]').count()).toBe(0);
+    await page.keyboard.press('Escape');
+    await palette().waitFor({ state: 'hidden', ...WAIT });
   });
 
   it('archives a done task from the palette on the board (it leaves the board), and unarchives it on its page', async () => {

@@ -74,7 +74,8 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose: () =
       setProblem(null);
       setTarget(null);
       const id = selectedTaskId();
-      if (id) call('tasks_get', { id, view: 'full' }).then((task) => setTarget(task as Task), () => undefined);
+      // A task that cannot be read (gone, or the server busy) says so in place, rather than leaving the actions out unexplained.
+      if (id) call('tasks_get', { id, view: 'full' }).then((task) => setTarget(task as Task), (error: unknown) => setProblem(problemOf(error)));
       element.showModal();
       input.current?.focus();
     } else if (!open && element.open) element.close();
