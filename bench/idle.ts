@@ -46,8 +46,16 @@ async function main(): Promise<void> {
     throw new Error('usage: node bench/idle.ts [--workspaces=1,10,100] [--seconds=30] [--settle-s=20] [--engine=postgres|pglite]');
   }
   const started = new Date();
+  const cleanup = new Cleanup();
+  cleanup.runOnSignals();
   const rows: IdleFigures[] = [];
-  for (const workspaces of counts) rows.push(await measure(engine, workspaces, seconds, settleS));
+  for (const workspaces of counts) {
+    try {
+      rows.push(await measure(engine, workspaces, seconds, settleS, cleanup));
+    } finally {
+      await cleanup.run();
+    }
+  }
   const m = await describeMachine(await postgresVersion());
   const database = engine === 'postgres' ? `PostgreSQL ${m.postgres}` : `PGlite ${m.pglite}`;
   const machine = `Baton ${m.revision}; ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, load average ${m.load} at the end`;
@@ -64,40 +72,35 @@ async function main(): Promise<void> {
   );
 }
 
-async function measure(engine: Engine, workspaces: number, seconds: number, settleS: number): Promise<IdleFigures> {
-  const cleanup = new Cleanup();
-  cleanup.runOnSignals();
-  try {
-    const token = generateToken();
-    const database = await freshDatabase(engine, `baton_bench_idle_${randomBytes(4).toString('hex')}`, token, cleanup);
-    const env = {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      BATON_LOG_LEVEL: 'warn',
-      BATON_BOOTSTRAP_TOKEN: token,
-      BATON_SECRET_KEY: randomBytes(32).toString('hex'),
-      ...(database.engine === 'postgres' ? { DATABASE_URL: database.url } : { BATON_DATA_DIR: database.dataDir }),
-    };
-    const server = await startServer([BATON_MAIN], env, cleanup);
-    for (let n = 1; n < workspaces; n++) await createWorkspace(server.url, token, `Idle ${n}`);
-    await sleep(settleS * 1000);
-    const commitsBefore = await commits(database);
-    const watch = await watchCpu(server.pid, () => backendPids(database));
-    await sleep(seconds * 1000);
-    const used = await watch.stop();
-    const commitsAfter = await commits(database);
-    if (!used) throw new Error('could not read the server process CPU from /proc');
-    const figures = {
-      workspaces,
-      serverMsPerS: (used.ownSeconds * 1000) / seconds,
-      databaseMsPerS: ((used.seconds - used.ownSeconds) * 1000) / seconds,
-      commitsPerS: commitsBefore === undefined || commitsAfter === undefined ? undefined : (commitsAfter - commitsBefore) / seconds,
-    };
-    process.stderr.write(`${workspaces} workspace(s): server ${figures.serverMsPerS.toFixed(1)} ms/s, database ${figures.databaseMsPerS.toFixed(1)} ms/s\n`);
-    return figures;
-  } finally {
-    await cleanup.run();
-  }
+/** One server with `workspaces` workspaces, its database and server removed by `cleanup` afterwards. */
+async function measure(engine: Engine, workspaces: number, seconds: number, settleS: number, cleanup: Cleanup): Promise<IdleFigures> {
+  const token = generateToken();
+  const database = await freshDatabase(engine, `baton_bench_idle_${randomBytes(4).toString('hex')}`, token, cleanup);
+  const env = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BATON_LOG_LEVEL: 'warn',
+    BATON_BOOTSTRAP_TOKEN: token,
+    BATON_SECRET_KEY: randomBytes(32).toString('hex'),
+    ...(database.engine === 'postgres' ? { DATABASE_URL: database.url } : { BATON_DATA_DIR: database.dataDir }),
+  };
+  const server = await startServer([BATON_MAIN], env, cleanup);
+  for (let n = 1; n < workspaces; n++) await createWorkspace(server.url, token, `Idle ${n}`);
+  await sleep(settleS * 1000);
+  const commitsBefore = await commits(database);
+  const watch = await watchCpu(server.pid, () => backendPids(database));
+  await sleep(seconds * 1000);
+  const used = await watch.stop();
+  const commitsAfter = await commits(database);
+  if (!used) throw new Error('could not read the server process CPU from /proc');
+  const figures = {
+    workspaces,
+    serverMsPerS: (used.ownSeconds * 1000) / seconds,
+    databaseMsPerS: ((used.seconds - used.ownSeconds) * 1000) / seconds,
+    commitsPerS: commitsBefore === undefined || commitsAfter === undefined ? undefined : (commitsAfter - commitsBefore) / seconds,
+  };
+  process.stderr.write(`${workspaces} workspace(s): server ${figures.serverMsPerS.toFixed(1)} ms/s, database ${figures.databaseMsPerS.toFixed(1)} ms/s\n`);
+  return figures;
 }
 
 async function createWorkspace(url: string, token: string, name: string): Promise<void> {

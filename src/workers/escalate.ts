@@ -49,7 +49,8 @@ export async function escalateOverdue(db: Kysely<DB>, deps: { clock: Clock; ids:
     waiting.set(kind, new Set(await workspacesWithWaits(db, kind, { among: among.map((w) => w.id), before: new Date(now.getTime() - shortest * 1000), now })));
   }
   for (const workspace of workspaces) {
-    const kinds = KINDS.filter((k) => workspace.limits[k] > 0 && waiting.get(k)?.has(workspace.id));
+    // Only workspaces with an SLA for a kind were asked about it.
+    const kinds = KINDS.filter((k) => waiting.get(k)?.has(workspace.id));
     if (kinds.length > 0) await escalateIn(db, workspace.id, deps, { kinds, limits: workspace.limits, to: workspace.to, report });
   }
   return report;

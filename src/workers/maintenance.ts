@@ -33,8 +33,8 @@ export interface MaintenanceDeps {
 /** One pass of one maintenance loop, as the system actor; returns what it did. */
 type Pass = (deps: MaintenanceDeps) => Promise<object>;
 
-/** Expired keys and closed rate windows only cost space, so once a minute is plenty. */
-const PRUNE_INTERVAL_MS = 60_000;
+/** The `minute` passes: expired keys, closed rate windows and old events only cost space, so once a minute is plenty. */
+const MINUTE_MS = 60_000;
 
 /**
  * Every maintenance loop, by name, and how often the in-process workers run it: `sweep` every
@@ -64,7 +64,7 @@ export function startMaintenanceLoops(deps: MaintenanceDeps): Loop[] {
   const loops: Loop[] = [];
   for (const [name, pass] of Object.entries(PASSES)) {
     if (pass.every === 'own') continue;
-    const intervalMs = pass.every === 'sweep' ? deps.config.sweepIntervalMs : PRUNE_INTERVAL_MS;
+    const intervalMs = pass.every === 'sweep' ? deps.config.sweepIntervalMs : MINUTE_MS;
     loops.push(startLoop(intervalMs, () => pass.run(deps), (err) => deps.log.error({ err, pass: name }, 'maintenance pass failed')));
   }
   return loops;

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { testClock } from '../leases/instances.ts';
@@ -29,14 +28,8 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** Resolves once `check` holds; fails after 30 s (the loops run every 50 ms). */
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`the maintenance loops did not act: ${what}`);
-    await sleep(50);
-  }
-}
+/** The loops run every 50 ms; waited for, bounded generously. */
+const LOOPS = { timeout: 30_000, interval: 50 };
 
 describe('the in-process maintenance loops', () => {
   it("close the inbox items of an approval that expired undecided, in the workspace it is in", async () => {
@@ -48,7 +41,7 @@ describe('the in-process maintenance loops', () => {
       (await t.request('GET', '/api/v1/inbox?kind=approval&state=unread,read,done', { token: owner })).json<{ data: { ref_id: string; state: string }[] }>().data.find((i) => i.ref_id === approval.id)?.state;
     expect(await state()).toBe('unread');
     clock.setPast(approval.expires_at, 1000);
-    await until('approval expiry', async () => (await state()) === 'done');
+    await expect.poll(state, LOOPS).toBe('done');
   });
 
   it('return a lapsed lease and mark an overdue task in a second workspace', async () => {
@@ -58,10 +51,7 @@ describe('the in-process maintenance loops', () => {
     expect(claimed.status, claimed.body).toBe(200);
     clock.advance(61_000);
     const events = async () => (await t.request('GET', `/api/v1/events?subject=${task.id}&limit=100`, { token: owner })).json<{ data: { type: string }[] }>().data.map((e) => e.type);
-    await until('lease expiry and overdue', async () => {
-      const seen = await events();
-      return seen.includes('lease.expired') && seen.includes('task.overdue');
-    });
+    await expect.poll(events, LOOPS).toEqual(expect.arrayContaining(['lease.expired', 'task.overdue']));
     expect((await t.request('GET', `/api/v1/tasks/${task.id}`, { token: owner })).json()).toMatchObject({ status: 'todo' });
     expect((await events()).filter((type) => type === 'task.overdue')).toHaveLength(1);
   });
