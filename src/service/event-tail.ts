@@ -1,13 +1,10 @@
-import { eventKeys } from '../domain/event-concerns.ts';
-import type { EventInterest, EventTail } from '../operations/define-operation.ts';
+import type { EventTail } from '../operations/define-operation.ts';
 import type { Database } from '../store/database.ts';
 import { EVENTS_CHANNEL, type EventRow, listEvents } from '../store/events.ts';
-import { MultiMap } from '../multi-map.ts';
+import { type Follower, LiveFollowers, newFollower, takes } from './tail-followers.ts';
 
 /** Rows per read, when catching up and when the tail reads what was appended. */
 const PAGE = 500;
-/** Rows one follower may have queued; past it, it stops taking batches and reads the table itself. */
-const QUEUE_LIMIT = 2000;
 /** The table is re-read this often even without a NOTIFY, so a lost wake-up only delays. */
 const POLL_MS = 2000;
 /**
@@ -34,41 +31,16 @@ export interface RunningTail extends InstanceTail {
   close(): Promise<void>;
 }
 
-interface Follower {
-  /**
-   * The last seq offered to this follower, whether it took the row or not (another workspace's). A
-   * filtered follower's stays where it joined until it overflows: it then takes the last seq the
-   * tail dispatched to it.
-   */
-  position: bigint;
-  readonly queue: EventRow[][];
-  size: number;
-  overflowed: boolean;
-  wake: (() => void) | undefined;
-  /** Only this workspace's events (undefined: every workspace's). */
-  readonly workspaceId: string | undefined;
-  /** A filtered follower's interest, and the keys the dispatch index holds it under. */
-  readonly interest: EventInterest | undefined;
-  indexed: readonly string[];
-}
-
 /**
  * One per instance. Correctness comes from the table, never from a notification: every follower
  * first reads the table by seq until it is level with the tail, then takes the batches the tail
- * reads once per wake-up (a NOTIFY from any instance, or the poll) and shares with all followers.
- * A follower that falls QUEUE_LIMIT rows behind goes back to reading the table at its own pace,
- * so memory stays bounded whatever the consumer does.
- *
- * Unfiltered followers take every batch. Filtered ones (an agent's `for=me` stream) sit in a
- * dispatch index by their interest keys: each row read is routed, by the ids it names
- * (`eventKeys`), to the followers indexed under one of them, so an event wakes only the streams it
- * may concern, however many are open.
+ * reads once per wake-up (a NOTIFY from any instance, or the poll) and hands to those it may
+ * concern (`LiveFollowers`). A follower that falls too far behind goes back to reading the table at
+ * its own pace, so memory stays bounded whatever the consumer does.
  */
 export function startEventTail(database: Database, onError: (error: unknown) => void): RunningTail {
   const { db } = database;
-  const live = new Set<Follower>();
-  const unfiltered = new Set<Follower>();
-  const index = new MultiMap<string, Follower>();
+  const live = new LiveFollowers();
   const listeners: (() => void)[] = [];
   let head = 0n;
   // Held while anyone needs wake-ups (a follower, or onAppend's wanted): every write anywhere
@@ -91,8 +63,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     // Nobody follows: nothing to read. A follower catches up from the table itself when it joins,
     // so the tail need only read past the furthest-behind follower.
     if (live.size === 0) return;
-    let behind: bigint | undefined;
-    for (const follower of live) if (behind === undefined || follower.position < behind) behind = follower.position;
+    const behind = live.furthestBehind();
     if (behind !== undefined && behind > head) head = behind;
     for (;;) {
       const rows = await listEvents(database.tail, { subject: undefined, types: undefined, afterSeq: String(head), beforeSeq: undefined, order: 'asc', limit: PAGE });
@@ -101,56 +72,8 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       if (!last) return;
       const before = head;
       head = BigInt(last.seq);
-      for (const follower of unfiltered) offer(follower, batch);
-      dispatch(batch, before);
+      live.hand(batch, before);
       if (rows.length <= PAGE) return;
-    }
-  };
-  /** Keeps the index level with what `follower`'s interest wants now (which rarely changes: checked first). */
-  const reindex = (follower: Follower, keys: ReadonlySet<string>) => {
-    const was = follower.indexed;
-    if (was.length === keys.size && was.every((key) => keys.has(key))) return;
-    const had = new Set(was);
-    for (const key of was) if (!keys.has(key)) index.delete(key, follower);
-    for (const key of keys) if (!had.has(key)) index.add(key, follower);
-    follower.indexed = [...keys];
-  };
-  const none: ReadonlySet<string> = new Set();
-  /**
-   * Routes each row of `batch` (read after seq `before`) to the filtered followers indexed under a
-   * key it names, in order, asking each whether it takes the row; one that would pass its limit
-   * overflows there and leaves the index, to read the table from the row before.
-   */
-  const dispatch = (batch: readonly EventRow[], before: bigint) => {
-    if (index.size === 0) return;
-    const taken = new Map<Follower, EventRow[]>();
-    let previous = before;
-    for (const row of batch) {
-      const seq = BigInt(row.seq);
-      const routed = new Set<Follower>();
-      for (const key of eventKeys(row)) for (const follower of index.get(key)) routed.add(follower);
-      for (const follower of routed) {
-        const interest = follower.interest;
-        if (!interest || follower.overflowed || seq <= follower.position) continue;
-        const rows = taken.get(follower) ?? [];
-        taken.set(follower, rows);
-        if (follower.size + rows.length >= QUEUE_LIMIT) {
-          follower.overflowed = true;
-          follower.position = previous > follower.position ? previous : follower.position;
-          reindex(follower, none);
-          continue;
-        }
-        if (takes(follower, row)) rows.push(row);
-        reindex(follower, interest.keys);
-      }
-      previous = seq;
-    }
-    for (const [follower, rows] of taken) {
-      if (rows.length > 0) {
-        follower.queue.push(rows);
-        follower.size += rows.length;
-      }
-      follower.wake?.();
     }
   };
   const wake = () => {
@@ -222,13 +145,6 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     if (!made) byKey.set(key, (made = Object.freeze(make())));
     return made as T;
   };
-  /** Stops offering `follower` anything: out of the live set and the dispatch index. */
-  const leave = (follower: Follower) => {
-    live.delete(follower);
-    unfiltered.delete(follower);
-    reindex(follower, none);
-  };
-
   /**
    * Every event after `follower.position` that it takes, in batches: first read from the table until
    * level with the tail, then taken from the batches the tail shares, and back to the table after an
@@ -292,7 +208,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
     #end(): void {
       const follower = this.#follower;
       this.#ended = true;
-      if (this.#joined) leave(follower);
+      if (this.#joined) live.leave(follower);
       this.#joined = false;
       this.#signal.removeEventListener('abort', this);
       this.#release?.();
@@ -324,9 +240,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
           }
           if (!this.#joined) {
             this.#joined = true;
-            live.add(follower);
-            if (follower.interest) reindex(follower, follower.interest.keys);
-            else unfiltered.add(follower);
+            live.join(follower);
             // An append that landed while nobody followed was not read: read now, so it is not left to the poll.
             wake();
             continue;
@@ -338,7 +252,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
           }
           if (follower.overflowed) {
             // Back to reading the table from the last row it was given.
-            leave(follower);
+            live.leave(follower);
             this.#joined = false;
             follower.overflowed = false;
             continue;
@@ -360,7 +274,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
   const followIn =
     (workspaceId: string | undefined): EventTail['follow'] =>
     (afterSeq, signal, interest) =>
-      new Following({ position: BigInt(afterSeq), queue: [], size: 0, overflowed: false, wake: undefined, workspaceId, interest, indexed: [] }, signal);
+      new Following(newFollower(afterSeq, workspaceId, interest), signal);
 
   return {
     follow: followIn(undefined),
@@ -400,7 +314,7 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       closed = true;
       clearInterval(poll);
       clearTimeout(pending);
-      for (const follower of live) follower.wake?.();
+      live.wakeAll();
       const stopping = listening;
       listening = undefined;
       await stopping?.then((stop) => stop()).catch(() => undefined);
@@ -408,31 +322,4 @@ export function startEventTail(database: Database, onError: (error: unknown) => 
       await inFlight?.catch(() => undefined);
     },
   };
-}
-
-/** Queues the rows of `batch` after the follower's position that it takes, unless that would pass its limit. */
-function offer(follower: Follower, batch: readonly EventRow[]): void {
-  const last = batch.at(-1);
-  if (follower.overflowed || !last || BigInt(last.seq) <= follower.position) return;
-  const rows = batch.filter((row) => BigInt(row.seq) > follower.position && inScope(follower, row));
-  if (follower.size + rows.length > QUEUE_LIMIT) {
-    follower.overflowed = true;
-    follower.wake?.();
-    return;
-  }
-  follower.position = BigInt(last.seq);
-  if (rows.length === 0) return;
-  follower.queue.push(rows);
-  follower.size += rows.length;
-  follower.wake?.();
-}
-
-/** Whether `row` is of the follower's workspace. */
-function inScope(follower: Follower, row: EventRow): boolean {
-  return follower.workspaceId === undefined || row.workspace_id === follower.workspaceId;
-}
-
-/** Whether the follower takes `row` (asking a filtered one's interest, which counts as its one `admit`). */
-function takes(follower: Follower, row: EventRow): boolean {
-  return inScope(follower, row) && (!follower.interest || follower.interest.admit(row));
 }
