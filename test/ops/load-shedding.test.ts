@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIMS_SHED_FLOOR } from '../../src/service/admission.ts';
-import { DEFAULT_TIMEOUTS, openPostgres } from '../../src/store/database.ts';
+import { openPostgres } from '../../src/store/database.ts';
+import { DEFAULT_TIMEOUTS } from '../../src/store/postgres-pool.ts';
 import type { Database } from '../../src/store/database.ts';
 import { engine, freshDatabase, type Principal, type Response, startTestServer, type TestServer } from '../harness.ts';
 import { pollUntil, untilWaitingOnLock, WORKER_SCOPES } from '../leases/instances.ts';

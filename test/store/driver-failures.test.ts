@@ -8,7 +8,8 @@ import net from 'node:net';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Database, DEFAULT_TIMEOUTS, openPostgres } from '../../src/store/database.ts';
+import { type Database, openPostgres } from '../../src/store/database.ts';
+import { DEFAULT_TIMEOUTS } from '../../src/store/postgres-pool.ts';
 import { engine, freshDatabase, type Response, startTestServer, type TestServer } from '../harness.ts';
 
 const onPostgres = describe.skipIf(engine !== 'postgres');

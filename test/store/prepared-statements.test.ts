@@ -6,7 +6,8 @@
  */
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_PREPARED_PER_CONNECTION, openPostgres } from '../../src/store/database.ts';
+import { openPostgres } from '../../src/store/database.ts';
+import { MAX_PREPARED_PER_CONNECTION } from '../../src/store/prepared-statements.ts';
 import { COMPACT_TASK_COLUMNS } from '../../src/store/tasks.ts';
 import { engine, freshDatabase, startTestServer, type TestServer } from '../harness.ts';
 import { createTask } from '../rest/fixtures.ts';
