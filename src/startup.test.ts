@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -30,6 +30,17 @@ describe('bootstrapTokenNotice', () => {
     expect(notice).toContain('baton admin-token');
     expect(await readFile(file, 'utf8')).toBe(`${token}\n`);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('never writes through a link planted at the path (a shared directory such as /tmp): says it could not, and leaves the link\'s target alone', async () => {
+    const config = loadConfig({ BATON_DATA_DIR: join(scratch, 'data') });
+    const target = join(scratch, 'elsewhere');
+    await writeFile(target, 'not yours\n', { mode: 0o644 });
+    await symlink(target, join(scratch, 'bootstrap-admin-token'));
+    const notice = await bootstrapTokenNotice(token, config, false);
+    expect(notice).not.toContain(token);
+    expect(notice).toMatch(/could not be written to .*bootstrap-admin-token \(EEXIST[\s\S]*baton admin-token/);
+    expect(await readFile(target, 'utf8')).toBe('not yours\n');
   });
 
   it('never repeats a token the operator chose (BATON_BOOTSTRAP_TOKEN)', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.ts';
 import { parsePostgresHosts } from './postgres-hosts.ts';
@@ -90,9 +90,7 @@ export async function bootstrapTokenNotice(token: string, config: Config, termin
   const file = bootstrapTokenFile(config);
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(file, `${token}\n`, { mode: 0o600 });
-    // The mode above applies only to a new file; an old one keeps its own otherwise.
-    await chmod(file, 0o600);
+    await writeNewFile(file, `${token}\n`);
   } catch (error) {
     return (
       `\nThe bootstrap admin token could not be written to ${file} (${(error as Error).message}); it is not printed, as this output is not a terminal.\n` +
@@ -103,6 +101,19 @@ export async function bootstrapTokenNotice(token: string, config: Config, termin
     `\nBootstrap admin token written to ${file} (readable by this user only; not printed, as this output is not a terminal and may be kept).\n` +
     'Read it, store it, then delete the file. A new admin token any time: baton admin-token (docs/operations.md, "Lost admin token").\n\n'
   );
+}
+
+/**
+ * Writes `text` to a file made new at `file`, readable by its owner only, never through what is
+ * there already: the directory may be shared (BATON_DATA_DIR=/tmp/baton puts the file in /tmp),
+ * where a link planted at the path would take the token elsewhere and a file another user made
+ * would keep it readable to them. A regular file of this user's (an earlier first start's) is
+ * replaced; anything else is refused (EEXIST), and the caller says so.
+ */
+async function writeNewFile(file: string, text: string): Promise<void> {
+  const old = await lstat(file).catch(() => undefined);
+  if (old?.isFile() && old.uid === process.getuid?.()) await unlink(file);
+  await writeFile(file, text, { mode: 0o600, flag: 'wx' });
 }
 
 /**
