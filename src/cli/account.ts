@@ -1,12 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { Command } from 'commander';
-import type { Context } from './context.ts';
+import type { Run } from './context.ts';
 import { nameOf, principalNames } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 import { configPath, effectiveLogin, readLogin } from './session.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 /** `baton auth status` and `baton logout`: the login this command line uses. */
 export function accountCommands(run: Run): Command[] {

@@ -4,15 +4,11 @@ import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
 import { type Role, ROLES } from '../domain/roles.ts';
 import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
 import { BUDGET_PERIODS, BUDGET_UNITS } from '../domain/budget-window.ts';
-import { CliError, collect, type Context, duration, integer } from './context.ts';
+import { CliError, collect, type Context, duration, idempotencyOption, integer, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
-
-const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
 /** `baton agents …`, `baton tokens …`, `baton workspaces …`, `baton approvals …`, `baton budgets …`: administration through the REST API. */
 export function adminCommands(run: Run): Command[] {
@@ -32,7 +28,7 @@ export function adminCommands(run: Run): Command[] {
     .addOption(new Option('--kind <kind>', 'agent or human').choices(PRINCIPAL_KINDS).default('agent'))
     .addOption(new Option('--role <role>', "a human's role, whose scopes it gets in place of --scope").choices(ROLES).conflicts('scope').implies({ kind: 'human' }))
     .addOption(new Option('--email <address>', 'invite the person at this address to sign in').implies({ kind: 'human' }))
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, name: string, o: { scope?: string[]; kind: (typeof PRINCIPAL_KINDS)[number]; role?: Role; email?: string; idempotencyKey?: string }) => {
         if (!o.scope && !o.role) throw new CliError('Say what it may do: --scope (repeatable), or for a human --role.', EXIT.usage);
@@ -62,7 +58,7 @@ export function adminCommands(run: Run): Command[] {
     .command('create')
     .description('create a workspace with you as its owner (owners only); a token of its owner is printed once')
     .argument('<name>', 'unique on the server')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, name: string, o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -97,7 +93,7 @@ export function adminCommands(run: Run): Command[] {
     .addOption(new Option('--rate-limit <requests>', "requests a minute the workspace's tokens share").argParser(orDefault(integer('--rate-limit'))))
     .addOption(new Option('--chat-webhook-url <url>', 'the incoming-webhook URL of the channel notifications are posted to').argParser(orDefault((v) => v)))
     .addOption(new Option('--event-retention-days <days>', 'days events are kept').argParser(orDefault(integer('--event-retention-days'))))
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, o: SettingsOptions & { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -123,7 +119,7 @@ export function adminCommands(run: Run): Command[] {
     .requiredOption('--machine <label>', 'where the token will live, e.g. ci-runner-1 (unique per principal)')
     .option('--scope <scope>', 'narrow it to these scopes (repeatable; default: all of the principal’s)', collect)
     .option('--expires-in <seconds>', 'lifetime; default: no expiry', integer('--expires-in'))
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, agentId: string, o: { machine: string; scope?: string[]; expiresIn?: number; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -141,7 +137,7 @@ export function adminCommands(run: Run): Command[] {
     .description('replace a token without downtime: a new one for the same principal, machine and scopes, printed once; the old one stops after --grace')
     .argument('<token-id>', 'the token to replace (tok_…)')
     .option('--grace <duration>', 'how long the old token keeps working, e.g. 10m (default: it stops now)', duration('--grace'))
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, id: string, o: { grace?: number; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -156,7 +152,7 @@ export function adminCommands(run: Run): Command[] {
     .command('revoke')
     .description('revoke a token at once')
     .argument('<token-id>', 'the token (tok_…)')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, id: string, o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -185,7 +181,7 @@ export function adminCommands(run: Run): Command[] {
       .command(verdict)
       .description(verdict === 'approve' ? 'approve: the operation runs now, as its requester' : 'deny: the operation never runs')
       .argument('<id>', 'the approval (apr_…)')
-      .addOption(idempotency());
+      .addOption(idempotencyOption());
     if (verdict === 'deny') command.option('--reason <text>', 'why, for the requester');
     command.action(
       run(async (ctx, id: string, o: { reason?: string; idempotencyKey?: string }) => {
@@ -227,7 +223,7 @@ function budgetsCommand(run: Run): Command {
     .requiredOption('--limit <amount>', 'the most a window may spend', Number)
     .addOption(new Option('--period <period>', 'the window (UTC calendar); default month, lifetime for a task').choices(BUDGET_PERIODS))
     .option('--currency <code>', 'for --unit cost (default USD)')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, name: string, o: { appliesTo: (typeof BUDGET_SCOPES)[number]; target?: string; unit: (typeof BUDGET_UNITS)[number]; limit: number; period?: (typeof BUDGET_PERIODS)[number]; currency?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -245,7 +241,7 @@ function budgetsCommand(run: Run): Command {
     .argument('<id>', 'the budget (bdg_…)')
     .option('--limit <amount>', 'the new limit', Number)
     .option('--spent <amount>', 'set what the current window spent, e.g. 0', Number)
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, id: string, o: { limit?: number; spent?: number; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -258,7 +254,7 @@ function budgetsCommand(run: Run): Command {
     .command('delete')
     .description('delete a budget: it refuses nothing any more')
     .argument('<id>', 'the budget (bdg_…)')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, id: string, o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();

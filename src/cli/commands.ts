@@ -1,8 +1,5 @@
 import type { Command } from 'commander';
-import type { Context } from './context.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+import type { Run } from './context.ts';
 
 /** A module of the command line and the top-level commands it defines, by name. */
 interface CommandModule {

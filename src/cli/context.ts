@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { type BatonClient, type CallOptions, createClient } from '../client/index.ts';
 import { EXIT, type ExitCode } from './exit-codes.ts';
 import { httpFetch } from './http-fetch.ts';
@@ -26,6 +26,14 @@ export interface Context {
   /** Call options of a write: the key given with --idempotency-key, else a fresh one per invocation. */
   write(options: { idempotencyKey?: string }, extra?: CallOptions): CallOptions;
 }
+
+/** A command's action: the context, then what commander passes (arguments, options). */
+export type Action = (ctx: Context, ...args: never[]) => Promise<void>;
+/** Makes a command's action runnable by commander: builds its context and reports what it throws. */
+export type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+
+/** `--idempotency-key`, which every write command takes. */
+export const idempotencyOption = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
 export function createContext(command: Command, env: Record<string, string | undefined>, argv: readonly string[]): Context {
   const { json } = command.optsWithGlobals<{ json?: boolean }>();

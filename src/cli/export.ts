@@ -4,10 +4,7 @@ import { resolve } from 'node:path';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Argument, Command, Option } from 'commander';
-import type { Context } from './context.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
+import type { Run } from './context.ts';
 
 interface ExportOptions {
   from: string;

@@ -5,13 +5,10 @@ import { text } from 'node:stream/consumers';
 import { promisify } from 'node:util';
 import { Command, Option } from 'commander';
 import { globCoversPath } from '../domain/globs.ts';
-import { type Context, CliError } from './context.ts';
+import { CliError, type Context, type Run } from './context.ts';
 import { EXIT, exitCodeOf } from './exit-codes.ts';
 import { principalNames } from './names.ts';
 import { readPages } from './pages.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 const git = promisify(execFile);
 

@@ -1,16 +1,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import type { InputOf } from '../client/index.ts';
-import { type Context, collect, duration, integer } from './context.ts';
+import { collect, duration, integer, type Run } from './context.ts';
 import { nameOf, principalNames } from './names.ts';
 import { INBOX_KINDS, INBOX_STATES } from '../domain/inbox-kinds.ts';
 import { EXIT } from './exit-codes.ts';
 
 /** The inbox's filters as the server reads them (the CLI passes the user's words on; the server refuses unknown ones). */
 type InboxFilter = InputOf<'inbox_list'>;
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 interface WaitOptions {
   cursor?: string;

@@ -1,12 +1,9 @@
 import { Command } from 'commander';
 import { createClient } from '../client/index.ts';
-import { CliError, type Context } from './context.ts';
+import { CliError, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { httpFetch } from './http-fetch.ts';
 import { configPath, effectiveLogin, saveLogin } from './session.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 /** `baton login` and `baton whoami`. */
 export function loginCommands(run: Run): Command[] {

@@ -1,9 +1,6 @@
 import { Command } from 'commander';
-import { type Context, CliError, integer } from './context.ts';
+import { CliError, type Context, integer, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 /** How often `runs tail` checks a quiet run: a lapse writes no event, so the stream alone would not show it ending. */
 const RECHECK_MS = 15_000;

@@ -3,11 +3,8 @@ import { open, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Config } from '../config.ts';
-import { CliError, type Context } from './context.ts';
+import { CliError, type Context, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 // The server, the database drivers, the MCP SDK and even the configuration's Zod schema load only
 // for the commands that use them, so the API commands start quickly (bench/cli-startup.ts).

@@ -9,6 +9,9 @@ const SHORT_TASK_ID = /^(?:tsk_)?([0-9A-HJKMNP-TV-Z]{6,25})$/i;
 /** How many candidates an ambiguous prefix lists. */
 const CANDIDATES = 10;
 
+/** How a task argument is described in a command's help: an id, or a unique prefix of it. */
+export const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 characters or more';
+
 /**
  * The task a command names: an id in full, or any unique prefix of its ULID (≥ 6 characters), as
  * git names a commit by a prefix of its hash. Resolved by the server (`tasks_list` `id_prefix`);

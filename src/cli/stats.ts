@@ -1,9 +1,7 @@
 import { Command, Option } from 'commander';
 import type { OutputOf } from '../client/index.ts';
-import type { Context } from './context.ts';
+import type { Run } from './context.ts';
 
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 type Figures = OutputOf<'insight_get'>['totals'];
 
 interface StatsOptions {

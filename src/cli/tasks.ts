@@ -1,21 +1,15 @@
 import { Command, Option } from 'commander';
-import type { BatonClient, Task, TaskEvent } from '../client/index.ts';
+import type { BatonClient, Task } from '../client/index.ts';
 import { TASK_PRIORITIES } from '../domain/task-priority.ts';
 import { TASK_STATUSES } from '../domain/task-status.ts';
-import { CliError, collect, type Context, integer } from './context.ts';
+import { CliError, collect, type Context, idempotencyOption, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
-import { statusText } from './output.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
-import { resolveTaskId } from './short-ids.ts';
+import { resolveTaskId, TASK_ID } from './short-ids.ts';
+import { eventRow, printTask, printTaskTable } from './task-print.ts';
+import { addWorkCommands } from './task-work.ts';
 import { nameOf, principalNames } from './names.ts';
 
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
-
-/** How a task argument is described: an id, or a unique prefix of it. */
-const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 characters or more';
-
-const idempotency = () => new Option('--idempotency-key <key>', 'reuse this key, so a retried command replays instead of writing twice');
 
 /** `--max-cost`: an amount of money; `none` (update) removes the cap (commander keeps no null). The server checks the bound. */
 function maxCost(value: string): number | 'none' {
@@ -101,7 +95,7 @@ export function tasksCommand(run: Run): Command {
       .option('--blocked-by <id>', 'a task that must be done first (repeatable)', collect)
       .option('--assignee <who>', 'who it is for, agt_… or me: only they can claim it'),
   )
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, title: string, o: { description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; blockedBy?: string[]; assignee?: string; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
         if (o.maxCost === 'none') throw new CliError('--max-cost none removes a cap (tasks update); leave it out to create a task without one', EXIT.usage);
@@ -130,7 +124,7 @@ export function tasksCommand(run: Run): Command {
       .addOption(new Option('--archive', 'archive it (a done or cancelled task)').conflicts('unarchive'))
       .option('--unarchive', 'bring an archived task back'),
   )
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, given: string, o: { title?: string; description?: string; priority?: (typeof TASK_PRIORITIES)[number]; label?: string[]; status?: (typeof TASK_STATUSES)[number]; archive?: true; unarchive?: true; maxCost?: number | 'none'; maxCostCurrency?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -154,7 +148,7 @@ export function tasksCommand(run: Run): Command {
     .description('move a task to another status (the state machine decides which are legal)')
     .argument('<id>', TASK_ID)
     .addArgument(new Command().createArgument('<status>', 'the new status').choices(TASK_STATUSES))
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, given: string, status: (typeof TASK_STATUSES)[number], o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -164,73 +158,7 @@ export function tasksCommand(run: Run): Command {
       }),
     );
 
-  tasks
-    .command('claim')
-    .description('claim a task: the one given, or the next claimable one (highest priority first); exit 8 if there was none to claim')
-    .argument('[id]', `${TASK_ID}; omitted: the next claimable task`)
-    .option('--label <label>', 'with no id: only tasks carrying these labels (repeatable)', collect)
-    .option('--ttl <seconds>', 'lease length', integer('--ttl'))
-    .addOption(idempotency())
-    .action(
-      run(async (ctx, id: string | undefined, o: { label?: string[]; ttl?: number; idempotencyKey?: string }) => {
-        const { client } = await ctx.connect();
-        const ttl = o.ttl === undefined ? {} : { ttl_s: o.ttl };
-        const claims = id ? [await client.tasks.claim({ id: await resolveTaskId(client, id), ...ttl }, ctx.write(o))] : (await client.tasks.claimNext({ ...(o.label ? { labels: o.label } : {}), ...ttl }, ctx.write(o))).claims;
-        // As `baton wait` does when nothing arrives: not a failure, but a script's loop can tell it from a claim.
-        if (claims.length === 0) process.exitCode = EXIT.idle;
-        if (ctx.out.json) return ctx.out.data(claims);
-        if (claims.length === 0) return ctx.out.note('nothing to claim');
-        for (const { task, lease } of claims) ctx.out.line(`claimed ${task.id} ${task.title ?? ''}\nlease ${lease.id} epoch ${lease.epoch} expires ${lease.expires_at}`);
-      }),
-    );
-
-  tasks
-    .command('heartbeat')
-    .description('extend the lease on a task you hold')
-    .argument('<id>', `${TASK_ID}, or lease id`)
-    .option('--note <text>', 'progress, one line for the timeline')
-    .option('--ttl <seconds>', 'new lease length', integer('--ttl'))
-    .addOption(idempotency())
-    .action(
-      run(async (ctx, id: string, o: { note?: string; ttl?: number; idempotencyKey?: string }) => {
-        const { client } = await ctx.connect();
-        const lease = await client.leases.heartbeat({ id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}), ...(o.ttl === undefined ? {} : { ttl_s: o.ttl }) }, ctx.write(o));
-        if (ctx.out.json) return ctx.out.data(lease);
-        ctx.out.line(`lease ${lease.id} expires ${lease.expires_at}`);
-      }),
-    );
-
-  tasks
-    .command('release')
-    .description('give a task back (it returns to todo for the next claimer)')
-    .argument('<id>', `${TASK_ID}, or lease id`)
-    .option('--note <text>', 'why, for the next claimer')
-    .option('--failed <reason>', 'the attempt failed: counted, so the task backs off or leaves the queue when out of attempts')
-    .addOption(idempotency())
-    .action(
-      run(async (ctx, id: string, o: { note?: string; failed?: string; idempotencyKey?: string }) => {
-        const { client } = await ctx.connect();
-        const how = o.failed === undefined ? {} : { outcome: 'failed' as const, reason: o.failed };
-        const { task } = await client.leases.release({ id: await leaseId(client, id), ...how, ...(o.note ? { note: o.note } : {}) }, ctx.write(o));
-        await printTask(ctx, client, task, o.failed === undefined ? `released ${task.id}` : `released ${task.id} as a failed attempt (counted; baton tasks show ${task.id} says how many are left)`);
-      }),
-    );
-
-  tasks
-    .command('hand-in')
-    .description('hand a task you hold in for review, saying what you did')
-    .argument('<id>', TASK_ID)
-    .requiredOption('-s, --summary <text>', 'what you did and how to check it (Markdown)')
-    .option('--artifact <id>', 'an artifact for the reviewer, art_… (repeatable)', collect)
-    .addOption(idempotency())
-    .action(
-      run(async (ctx, given: string, o: { summary: string; artifact?: string[]; idempotencyKey?: string }) => {
-        const { client } = await ctx.connect();
-        const id = await resolveTaskId(client, given);
-        const task = await client.tasks.handIn({ id, summary: o.summary, ...(o.artifact ? { artifacts: o.artifact } : {}) }, ctx.write(o));
-        await printTask(ctx, client, task, `${task.id} handed in for review`);
-      }),
-    );
+  addWorkCommands(tasks, run);
 
   tasks
     .command('assign')
@@ -239,7 +167,7 @@ export function tasksCommand(run: Run): Command {
     .argument('<who>', 'agt_…, me, or none')
     .option('--release-lease', "end another's lease on it (the task returns to todo)")
     .option('-c, --comment <text>', 'a comment posted with the assignment (Markdown; @name mentions notify)')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, given: string, who: string, o: { releaseLease?: true; comment?: string; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -256,7 +184,7 @@ export function tasksCommand(run: Run): Command {
     .argument('<id>', TASK_ID)
     .addArgument(new Command().createArgument('<decision>', 'approve or request-changes').choices(['approve', 'request-changes']))
     .option('-c, --comment <text>', 'feedback, posted as a comment; required to request changes')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, given: string, decision: 'approve' | 'request-changes', o: { comment?: string; idempotencyKey?: string }) => {
         if (decision === 'request-changes' && !o.comment) throw new CliError('request-changes needs --comment saying what to change', EXIT.usage);
@@ -272,7 +200,7 @@ export function tasksCommand(run: Run): Command {
     .description('comment on a task (Markdown; @name mentions a principal)')
     .argument('<id>', TASK_ID)
     .argument('<body>', 'the comment')
-    .addOption(idempotency())
+    .addOption(idempotencyOption())
     .action(
       run(async (ctx, given: string, body: string, o: { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
@@ -341,62 +269,6 @@ async function updateCurrent(ctx: Context, client: BatonClient, id: string, chan
   const [current, me] = await Promise.all([client.tasks.get({ id, view: 'full' }), client.whoami({})]);
   const epoch = current.lease && current.lease.holder.id === me.principal.id ? { lease_epoch: current.lease.epoch } : {};
   return client.tasks.update({ id, ...changes, ...epoch }, ctx.write(o, { ifMatch: current.version ?? 0 }));
-}
-
-/** A lease id as given, or the current lease of the task given. */
-async function leaseId(client: BatonClient, given: string): Promise<string> {
-  if (given.startsWith('lea_')) return given;
-  const id = await resolveTaskId(client, given);
-  const task = await client.tasks.get({ id });
-  if (!task.lease) throw new CliError(`Task ${id} has no lease: it is ${task.status}. Claim it first (baton tasks claim ${id}).`, EXIT.conflict);
-  return task.lease.id;
-}
-
-function printTaskTable(ctx: Context, tasks: readonly Task[], names: ReadonlyMap<string, string>): void {
-  const c = ctx.out.colors;
-  ctx.out.table(
-    ['ID', 'STATUS', 'PRIORITY', 'TITLE', 'LABELS', 'HOLDER'],
-    tasks.map((t) => [t.id, statusText(c, t.status ?? ''), t.priority ?? '', t.title ?? '', (t.labels ?? []).join(','), nameOf(names, t.lease?.holder.id)]),
-  );
-}
-
-/**
- * A task as `show` and every change print it. The principals on it go by name as well as id (when
- * the token may read principals): an id alone does not tell a lead whether it is the agent they meant.
- */
-async function printTask(ctx: Context, client: BatonClient, task: Task, headline?: string): Promise<void> {
-  if (ctx.out.json) return ctx.out.data(task);
-  if (headline) ctx.out.note(headline);
-  const names = await principalNames(client, [task.lease?.holder.id, task.assignee?.id, task.handoff?.by.id].filter((id) => id !== undefined));
-  const who = (id: string) => (names.has(id) ? `${nameOf(names, id)} (${id})` : id);
-  const c = ctx.out.colors;
-  const rows: [string, string][] = [
-    ['id', task.id],
-    ['title', task.title ?? ''],
-    ['status', statusText(c, task.status ?? '')],
-    ['priority', task.priority ?? ''],
-    ['labels', (task.labels ?? []).join(', ')],
-    ['version', String(task.version ?? '')],
-    ['lease', task.lease ? `${task.lease.id} held by ${who(task.lease.holder.id)}, epoch ${task.lease.epoch}, expires ${task.lease.expires_at}` : ''],
-    ['waiting on', (task.waiting_on ?? []).join(', ')],
-    ['attempts', task.attempts ? `${task.attempts} failed (limit ${task.max_attempts ?? "the server's default, BATON_MAX_ATTEMPTS"})` : ''],
-    ['not before', task.not_before ?? ''],
-    ['blocked', task.blocked_reason ?? ''],
-    ['assignee', task.assignee ? who(task.assignee.id) : ''],
-    ['due', task.due_at ? `${task.due_at}${task.overdue ? ' (overdue)' : ''}` : ''],
-    ['parent', task.parent_id ?? ''],
-    ['handed in', task.handoff ? `${task.handoff.at} by ${who(task.handoff.by.id)}` : ''],
-    ['summary', task.handoff?.summary ?? ''],
-    ['next', (task.legal_transitions ?? []).join(', ')],
-  ];
-  if (task.description) rows.push(['description', task.description]);
-  const width = Math.max(...rows.map(([k]) => k.length));
-  for (const [key, value] of rows) if (value) ctx.out.line(`${c.dim(key.padEnd(width))}  ${value}`);
-}
-
-function eventRow(event: TaskEvent, names: ReadonlyMap<string, string>): string[] {
-  const name = event.actor ? names.get(event.actor.id) : undefined;
-  return [event.created_at ?? '', event.type ?? '', name ?? (event.actor ? `${event.actor.kind}:${event.actor.id}` : ''), `${event.subject ?? ''} ${JSON.stringify(event.data ?? {})}`];
 }
 
 function reason(error: unknown): string {

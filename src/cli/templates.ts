@@ -1,10 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
-import { type Context, CliError } from './context.ts';
+import { CliError, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
-
-type Action = (ctx: Context, ...args: never[]) => Promise<void>;
-type Run = (action: Action) => (...args: unknown[]) => Promise<void>;
 
 interface Rendered {
   key: string;
