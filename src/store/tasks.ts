@@ -69,7 +69,7 @@ export const TASK_COLUMNS = [...COLUMNS.map((c) => `"tasks"."${c}"`), `${WAITING
  * status moves only on its own, unassigned or created tasks).
  */
 const COMPACT_COLUMNS = ['id', 'title', 'status', 'priority', 'labels', 'version', 'updated_at',
-  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks', 'archived_at'] as const satisfies readonly (typeof COLUMNS)[number][];
+  'lease_id', 'lease_holder_id', 'lease_holder_kind', 'lease_expires_at', 'lease_epoch', 'handoff', 'assignee_id', 'created_by_id', 'open_asks', 'overdue_asks', 'archived_at', 'not_before'] as const satisfies readonly (typeof COLUMNS)[number][];
 
 /** A task row as `COMPACT_TASK_COLUMNS` reads it. */
 export type CompactTaskRow = Pick<TaskRow, (typeof COMPACT_COLUMNS)[number] | 'waiting_on' | 'artifacts' | 'reservations' | 'review_overdue'>;

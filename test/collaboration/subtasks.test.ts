@@ -137,6 +137,8 @@ describe('scheduling', () => {
     expect((await full(task.id)).not_before).toBe(later(3600));
     const refused = expectProblem(await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { body: {}, token: agent.token }), 409, 'backoff_pending');
     expect(refused.not_before).toBe(later(3600));
+    // It was scheduled, not failed: the detail says so.
+    expect(refused.detail).toBe(`Task ${task.id} is scheduled: not claimable before ${later(3600)}.`);
     const empty = (await t.request('POST', '/api/v1/tasks/claim', { body: { labels: ['scheduled'] }, token: agent.token })).json<{ claims: unknown[]; next_claimable_at: string | null }>();
     expect(empty).toMatchObject({ claims: [], next_claimable_at: later(3600) });
     advance(3600);

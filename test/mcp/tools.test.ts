@@ -185,6 +185,16 @@ describe('resources and prompts', () => {
     const [message] = prompt.messages as { content: { text: string } }[];
     expect(message?.content.text).toMatch(/whoami[\s\S]*leases_list[\s\S]*tasks_get[\s\S]*events_list.*evt_01ARZ3NDEKTSV4RRFFQ69G5FAV/);
   });
+
+  it('without a last event id, the events_list call of the resume prompt reads the newest events, as it says', async () => {
+    const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks_create', arguments: { title: 'the newest event' } }));
+    const prompt = await modern.getPrompt({ name: 'resume', arguments: {} });
+    const [message] = prompt.messages as { content: { text: string } }[];
+    const args = /`events_list`[^\n]* with (\{[^}]*\})/.exec(message?.content.text ?? '')?.[1];
+    expect(message?.content.text).toContain('newest');
+    const page = outputOf<{ data: { type: string; subject: string }[] }>(await modern.callTool({ name: 'events_list', arguments: { ...(JSON.parse(args ?? 'null') as object), limit: 1 } }));
+    expect(page.data[0]).toMatchObject({ type: 'task.created', subject: task.id });
+  });
 });
 
 describe('elicitation (spec/mcp.md § Elicitation)', () => {

@@ -99,7 +99,8 @@ function title(markdown: string, file: string): string {
 
 /** The spec's resume sequence, as tool calls (spec/agent-guide.md has the long form). */
 function resumeSteps(lastEventId: string | undefined): string {
-  const since = lastEventId ? `{"since": "${lastEventId}"}` : '{} (no last event id: read the newest page, then keep its sync_cursor)';
+  // The timeline reads oldest first; without a cursor, the newest page is what happened while away.
+  const since = lastEventId ? `{"since": "${lastEventId}"}` : '{"order": "desc"} (no last event id: the newest page, newest first; then keep its sync_cursor)';
   return [
     'Resume your Baton work without relying on memory:',
     '1. Call `whoami`: check your principal, scopes and `open_leases`.',

@@ -106,7 +106,7 @@ export function budgetExhausted(spending: Spending, now: Date, taskId: string | 
   const b = budgetSummary(spending, now);
   const amount = (n: number) => budgetAmount(b, n);
   const resets = b.resets_at ? `it resets at ${b.resets_at}` : 'it never resets';
-  return new BatonError('budget_exhausted', `Budget ${b.id} (${b.name}, ${b.applies_to} ${b.target}) has spent ${amount(b.spent)} of ${amount(b.limit)}: ${taskId ? `task ${taskId} is` : 'no task is'} not claimed; ${resets}.`, {
+  return new BatonError('budget_exhausted', `Budget ${b.id} (${b.name}, ${b.applies_to} ${b.target}) has spent ${amount(b.spent)} of ${amount(b.limit)}: ${taskId ? `task ${taskId} is not claimed` : 'nothing is claimed'}; ${resets}.`, {
     hint: `${b.resets_at ? `Claim again after ${b.resets_at}, or ask` : 'Ask'} a human admin or owner to raise the limit: [[budgets_update id=${b.id}]].`,
     extra: { budget: b, raised_by: 'a human with the admin or owner role' },
   });

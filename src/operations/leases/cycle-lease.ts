@@ -56,7 +56,7 @@ export function checkEnding(ending: LeaseEnding, at: string): void {
 /** A lease as a cycle ended it, and its task as it is now. */
 export function endedView(ctx: OperationContext, lease: LeaseRow, task: TaskRow, outcome: LeaseEnding['outcome']): z.output<typeof endedOutput> {
   const state = outcome === 'handed_in' ? ('ended' as const) : ('released' as const);
-  return { task: shapeTask(task, ctx.actor, { view: 'compact', fields: ENDED_FIELDS }), lease: toLease({ ...lease, state, ended_at: ctx.now }, ctx.now) };
+  return { task: shapeTask(task, ctx.actor, { view: 'compact', fields: ENDED_FIELDS, at: ctx.now }), lease: toLease({ ...lease, state, ended_at: ctx.now }, ctx.now) };
 }
 
 /** Ends a held lease, its task locked and the lease checked live: hands the task in or fails the attempt. */

@@ -76,6 +76,6 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
     const leaseRow = granted.leases.find((l) => l.id === lease.id);
     if (!row || !leaseRow) throw new Error(`grant of ${task.id} returned no row`);
     const discussion = said.get(task.id) ?? { changes_requested: null, human_comments: [] };
-    return { task: shapeTask(row, actor, { view: 'compact', fields: CLAIM_FIELDS }), lease: toLease(leaseRow, ctx.now), discussion };
+    return { task: shapeTask(row, actor, { view: 'compact', fields: CLAIM_FIELDS, at: ctx.now }), lease: toLease(leaseRow, ctx.now), discussion };
   });
 }

@@ -48,6 +48,6 @@ export const heartbeatLease = defineOperation({
       subject: lease.task_id,
       data: { lease_id: lease.id, expires_at: expiresAt.toISOString(), ...(input.note ? { note: input.note } : {}) },
     });
-    return { ...toLease(renewed, ctx.now), next_actions: nextActions(task, ctx.actor), ...(exhausted ? { budget: { exhausted: true as const, ...budgetSummary(exhausted, ctx.now) } } : {}) };
+    return { ...toLease(renewed, ctx.now), next_actions: nextActions(task, ctx.actor, ctx.now), ...(exhausted ? { budget: { exhausted: true as const, ...budgetSummary(exhausted, ctx.now) } } : {}) };
   },
 });

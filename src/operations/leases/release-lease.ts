@@ -43,7 +43,7 @@ export const releaseLease = defineOperation({
     const { lease, task } = await lockLiveLease(tx, input.id, ctx.actor, ctx, true);
     const updated = await releaseHeld(tx, ctx, { lease, task }, input);
     const ended = { ...lease, state: 'released' as const, ended_at: ctx.now };
-    return { task: shapeTask(updated, ctx.actor, { view: 'compact' }), lease: toLease(ended, ctx.now) };
+    return { task: shapeTask(updated, ctx.actor, { view: 'compact', at: ctx.now }), lease: toLease(ended, ctx.now) };
   },
 });
 

@@ -51,7 +51,7 @@ export const releaseLeases = defineOperation({
       if (!task) throw new Error(`task ${lease.task_id} was not requeued`);
       ctx.emit({ type: 'lease.released', subject: task.id, data: { lease_id: lease.id, ...(input.note ? { note: input.note } : {}) } });
       ctx.emit({ type: 'task.status_changed', subject: task.id, data: { from: 'in_progress', to: 'todo', reason: 'released' } });
-      return { task: shapeTask(task, ctx.actor, { view: 'compact' }), lease: toLease({ ...lease, state: 'released', ended_at: ctx.now }, ctx.now) };
+      return { task: shapeTask(task, ctx.actor, { view: 'compact', at: ctx.now }), lease: toLease({ ...lease, state: 'released', ended_at: ctx.now }, ctx.now) };
     });
     return { released };
   },

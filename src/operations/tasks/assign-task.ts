@@ -36,7 +36,7 @@ export const assignTask = defineOperation({
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
     const to: PrincipalRef | null = input.assignee === null ? null : await resolveAssignee(tx, input.assignee);
     if (input.comment !== undefined) await postComment(tx, ctx, row, { body: input.comment, artifacts: [], pointer: '/comment' });
-    if ((to?.id ?? null) === row.assignee_id) return shapeTask(row, ctx.actor, { view: 'full' });
+    if ((to?.id ?? null) === row.assignee_id) return shapeTask(row, ctx.actor, { view: 'full', at: ctx.now });
 
     const held = row.status === 'in_progress' && row.lease_id !== null && row.lease_expires_at !== null && row.lease_expires_at > ctx.now;
     const endsLease = held && to !== null && row.lease_holder_id !== to.id;
@@ -63,7 +63,7 @@ export const assignTask = defineOperation({
       subject: row.id,
       data: { from: row.assignee_id ? { id: row.assignee_id, kind: row.assignee_kind } : null, to: to ? { id: to.id, kind: to.kind } : null },
     });
-    return shapeTask(updated, ctx.actor, { view: 'full' });
+    return shapeTask(updated, ctx.actor, { view: 'full', at: ctx.now });
   },
 });
 

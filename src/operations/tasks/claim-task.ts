@@ -59,8 +59,9 @@ export const claimTask = defineOperation({
     const notBefore = lapse ? lapse.changes.not_before : task.not_before;
     if (notBefore !== null && notBefore > ctx.now) {
       const waitS = Math.ceil((notBefore.getTime() - ctx.now.getTime()) / 1000);
-      const why = lapse ? `'s lease lapsed at ${task.lease_expires_at?.toISOString()}, failed attempt ${lapse.changes.attempts}, so it` : ' failed its last attempt and';
-      throw new BatonError('backoff_pending', `Task ${task.id}${why} is not claimable before ${notBefore.toISOString()}.`, {
+      // A task that never failed an attempt waits out the not_before it was given: a schedule.
+      const why = lapse ? `'s lease lapsed at ${task.lease_expires_at?.toISOString()}, failed attempt ${lapse.changes.attempts}, so it is` : task.attempts === 0 ? ' is scheduled:' : ' failed its last attempt and is';
+      throw new BatonError('backoff_pending', `Task ${task.id}${why} not claimable before ${notBefore.toISOString()}.`, {
         extra: { not_before: notBefore.toISOString(), attempts: lapse?.changes.attempts ?? task.attempts },
         headers: { 'retry-after': String(waitS) },
       });

@@ -73,7 +73,7 @@ export const createTask = defineOperation({
     });
     if (assignee) ctx.emit({ type: 'task.assigned', subject: row.id, data: { from: null, to: { id: assignee.id, kind: assignee.kind } } });
     // The row was read back before its requirements were written.
-    return shapeTask(input.reservations?.length ? { ...row, reservations: input.reservations } : row, ctx.actor, { view: 'compact' });
+    return shapeTask(input.reservations?.length ? { ...row, reservations: input.reservations } : row, ctx.actor, { view: 'compact', at: ctx.now });
   },
 });
 

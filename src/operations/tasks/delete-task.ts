@@ -36,6 +36,6 @@ export const deleteTask = defineOperation({
       task.lease_id ? { id: task.lease_id, state: 'ended', failure_code: 'cancelled' } : undefined,
     );
     ctx.emit({ type: 'task.deleted', subject: task.id, data: { title: task.title, status: task.status } });
-    return shapeTask(deleted, ctx.actor, { view: 'full' });
+    return shapeTask(deleted, ctx.actor, { view: 'full', at: ctx.now });
   },
 });

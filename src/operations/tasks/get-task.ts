@@ -23,11 +23,11 @@ export const getTask = defineOperation({
     if (input.view === 'compact' && !input.fields) {
       const row = await findCompactTask(db, input.id);
       if (!row) throw taskNotFound(input.id);
-      return toCompactTask(row, ctx.actor);
+      return toCompactTask(row, ctx.actor, ctx.now);
     }
     const row = await findTask(db, input.id);
     if (!row) throw taskNotFound(input.id);
-    const task = shapeTask(row, ctx.actor, { ...input, now: ctx.now });
+    const task = shapeTask(row, ctx.actor, { ...input, now: ctx.now, at: ctx.now });
     // The resume step reads the task: the full view carries what humans said, as a claim does.
     if (input.fields ? input.fields.includes('discussion') : input.view === 'full') task.discussion = (await discussions(db, [row])).get(row.id);
     return task;

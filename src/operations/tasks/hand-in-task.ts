@@ -53,7 +53,7 @@ export const handInTask = defineOperation({
     }
     checkLease(row, input.lease_epoch, ctx);
     const updated = await recordHandIn(tx, ctx, row, input);
-    return shapeTask(updated, ctx.actor, { view: 'full' });
+    return shapeTask(updated, ctx.actor, { view: 'full', at: ctx.now });
   },
 });
 

@@ -83,7 +83,7 @@ export const listTasks = defineOperation({
     const page =
       input.view === 'compact' && !input.fields
         ? shapePage(await listTaskRows(db, { ...query, columns: 'list' }, search), (row) => toListTask(row, ctx.now))
-        : shapePage(await listTaskRows(db, { ...query, columns: 'full' }, search), (row) => shapeTask(row, ctx.actor, { ...input, now: ctx.now }, true));
+        : shapePage(await listTaskRows(db, { ...query, columns: 'full' }, search), (row) => shapeTask(row, ctx.actor, { ...input, now: ctx.now, at: ctx.now }, true));
     return {
       ...page,
       sync_cursor: syncCursor,

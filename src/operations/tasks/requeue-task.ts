@@ -39,6 +39,6 @@ export const requeueTask = defineOperation({
     });
     ctx.emit({ type: 'task.requeued', subject: row.id, data: { attempts_before: row.attempts } });
     ctx.emit({ type: 'task.status_changed', subject: row.id, data: { from: row.status, to: 'todo', reason: 'requeued' } });
-    return shapeTask(updated, ctx.actor, { view: 'full' });
+    return shapeTask(updated, ctx.actor, { view: 'full', at: ctx.now });
   },
 });

@@ -73,6 +73,6 @@ export const reviewTask = defineOperation({
       await insertInboxItems(tx, [inboxItem(ctx.ids, ctx.now, { principal_id: row.handoff.by.id, kind: 'review', task_id: row.id, ref_id: row.id, by_id: ctx.actor.id, excerpt })]);
     }
     const updated = await updateTask(tx, row.id, { ...changes, updated_at: ctx.now, updated_by_id: ctx.actor.id, updated_by_kind: ctx.actor.kind });
-    return shapeTask(updated, ctx.actor, { view: 'full' });
+    return shapeTask(updated, ctx.actor, { view: 'full', at: ctx.now });
   },
 });

@@ -72,6 +72,8 @@ const rows = TASK_STATUSES.flatMap((status) => [
   row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
   row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),
   row(status, handedIn),
+  row(status, { not_before: new Date(at.getTime() + 30_000) }),
+  row(status, { assignee_id: 'agt_someone', assignee_kind: 'agent' }),
 ]);
 const callers = [
   principal('human', SCOPES),
@@ -91,14 +93,14 @@ describe('shapeTask compact views', () => {
   it('equals the full task projected to COMPACT_FIELDS, for every status, lease, blocker and caller', () => {
     for (const r of rows) {
       for (const caller of callers) {
-        expect(withoutKeys(shapeTask(r, caller, { view: 'compact' }))).toBe(withoutKeys(project(toTask(r, caller), COMPACT_FIELDS, TASK_CORE)));
+        expect(withoutKeys(shapeTask(r, caller, { view: 'compact', at }))).toBe(withoutKeys(project(toTask(r, caller, { at }), COMPACT_FIELDS, TASK_CORE)));
       }
     }
   });
 
   it('names a tombstone as such', () => {
     const deleted = row('cancelled', { deleted_at: at });
-    expect(shapeTask(deleted, callers[0] as Principal, { view: 'compact' })).toMatchObject({ deleted_at: at.toISOString(), legal_transitions: [], next_actions: [] });
+    expect(shapeTask(deleted, callers[0] as Principal, { view: 'compact', at })).toMatchObject({ deleted_at: at.toISOString(), legal_transitions: [], next_actions: [] });
   });
 });
 
@@ -124,7 +126,7 @@ describe('toListTask', () => {
     ];
     for (const r of listRows) {
       for (const now of [at, undefined]) {
-        for (const caller of callers) expect(JSON.stringify(toListTask(r, now))).toBe(JSON.stringify(shapeTask(r, caller, { view: 'compact', now }, true)));
+        for (const caller of callers) expect(JSON.stringify(toListTask(r, now))).toBe(JSON.stringify(shapeTask(r, caller, { view: 'compact', now, at }, true)));
       }
     }
   });
@@ -133,7 +135,7 @@ describe('toListTask', () => {
 describe('nextActions', () => {
   const reviewer = (id: string) => ({ ...principal('agent', SCOPES), id });
   const offered = (r: TaskRow, caller: Principal) =>
-    nextActions(r, caller).map((a) => {
+    nextActions(r, caller, at).map((a) => {
       const decision = a.body?.['decision'];
       return `${a.operation}${typeof decision === 'string' ? `:${decision}` : ''}${a.fill ? `[${a.fill.join()}]` : ''}`;
     });
@@ -142,11 +144,22 @@ describe('nextActions', () => {
     expect(offered(row('in_progress', leased), reviewer('agt_agent'))).toEqual(['leases_heartbeat', 'tasks_hand_in[summary]']);
   });
 
+  it('offer the claim of a todo task only when it would go through now: no not_before ahead, no other assignee; an agent claims other work instead', () => {
+    const agent = reviewer('agt_agent');
+    expect(offered(row('todo'), agent)).toEqual(['tasks_claim']);
+    expect(offered(row('todo', { not_before: new Date(at.getTime() - 1000) }), agent)).toEqual(['tasks_claim']);
+    expect(offered(row('todo', { assignee_id: 'agt_agent', assignee_kind: 'agent' }), agent)).toEqual(['tasks_claim']);
+    expect(offered(row('todo', { not_before: new Date(at.getTime() + 30_000) }), agent)).toEqual(['tasks_claim_next']);
+    expect(offered(row('todo', { assignee_id: 'agt_someone', assignee_kind: 'agent' }), agent)).toEqual(['tasks_claim_next']);
+    expect(offered(row('todo', { waiting_on: ['tsk_x'] }), agent)).toEqual(['tasks_claim_next']);
+    expect(offered(row('todo', { not_before: new Date(at.getTime() + 30_000) }), principal('human', SCOPES))).toEqual([]);
+  });
+
   it('offer a task with open asks the read of them, first, to whoever may read it', () => {
     const asking = row('in_progress', { ...leased, open_asks: 1 });
     expect(offered(asking, reviewer('agt_agent'))).toEqual(['asks_list', 'leases_heartbeat', 'tasks_hand_in[summary]']);
     expect(offered(asking, principal('human', SCOPES))[0]).toBe('asks_list');
-    expect(nextActions(asking, principal('human', SCOPES))[0]).toEqual({ operation: 'asks_list', method: 'GET', href: `/api/v1/asks?task_id=${asking.id}&status=open` });
+    expect(nextActions(asking, principal('human', SCOPES), at)[0]).toEqual({ operation: 'asks_list', method: 'GET', href: `/api/v1/asks?task_id=${asking.id}&status=open` });
     expect(offered(row('in_progress', leased), reviewer('agt_agent'))).not.toContain('asks_list');
   });
 

@@ -14,7 +14,7 @@ import { COMPACT_FIELDS, LIST_COMPACT_FIELDS, type NextAction, type Task, TASK_C
 export type TaskShape = Partial<Task> & Pick<Task, (typeof TASK_CORE)[number]>;
 
 /** Maps a row to the whole API object, with what THIS caller may do next. */
-export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
+export function toTask(row: TaskRow, actor: Principal, times: Pick<Projection, 'now' | 'at'>): Task {
   const status = row.status as TaskStatus;
   return {
     id: row.id,
@@ -31,7 +31,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: row.deleted_at ? [] : [...TRANSITIONS[status]],
-    next_actions: row.deleted_at ? [] : nextActions(row, actor),
+    next_actions: row.deleted_at ? [] : nextActions(row, actor, times.at),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     created_by: { id: row.created_by_id, kind: row.created_by_kind as ActorKind },
@@ -49,7 +49,7 @@ export function toTask(row: TaskRow, actor: Principal, now?: Date): Task {
     parent_id: row.parent_id,
     children: childCounts(row),
     due_at: row.due_at?.toISOString() ?? null,
-    overdue: isOverdue(row, now),
+    overdue: isOverdue(row, times.now),
   };
 }
 
@@ -72,13 +72,13 @@ function isOverdue(row: Pick<TaskRow, 'due_at' | 'status' | 'overdue_at'>, now: 
  * `project(toTask(row, actor), COMPACT_FIELDS, TASK_CORE)` for a live task, without building the fields it
  * drops (a unit test holds the two equal, key order included), from only the columns it shows.
  */
-export function toCompactTask(row: CompactTaskRow, actor: Principal): TaskShape {
+export function toCompactTask(row: CompactTaskRow, actor: Principal, at: Date): TaskShape {
   return {
     ...compactHead(row),
     ...requiredReservations(row),
     artifacts: row.artifacts.map(toArtifactRef),
     legal_transitions: [...TRANSITIONS[row.status as TaskStatus]],
-    next_actions: nextActions(row, actor),
+    next_actions: nextActions(row, actor, at),
     updated_at: row.updated_at.toISOString(),
     ...archivedAt(row),
   };
@@ -177,13 +177,15 @@ export interface Projection {
   fields?: readonly string[] | undefined;
   /** The reader's time, for `overdue`. */
   now?: Date | undefined;
+  /** When the answer is made (the operation's clock), for `next_actions`: no claim while `not_before` is ahead. */
+  at: Date;
 }
 
 /** Applies `fields` (which wins) or `view` to one task; `list` selects the leaner list default. */
 export function shapeTask(row: TaskRow, actor: Principal, projection: Projection, list = false): TaskShape {
   // The default view of a live task, the shape of nearly every single-task answer, is built directly.
-  if (!list && !projection.fields && projection.view === 'compact' && !row.deleted_at) return toCompactTask(row, actor);
-  const task = toTask(row, actor, projection.now);
+  if (!list && !projection.fields && projection.view === 'compact' && !row.deleted_at) return toCompactTask(row, actor, projection.at);
+  const task = toTask(row, actor, projection);
   if (projection.fields) return project(task, projection.fields, TASK_CORE);
   if (projection.view === 'full') return task;
   // Compact views name a tombstone as such; a live task does not carry the null.
@@ -219,12 +221,13 @@ export function writeHeaders(): Record<string, string> {
 }
 
 /**
- * What this caller may do next, as ready-to-send requests: read the open asks it waits on; claim the task; keep the lease and hand
+ * What this caller may do next, as ready-to-send requests: read the open asks it waits on; claim the task (when a claim by
+ * this caller would go through at `at`: nothing it waits on, assigned to nobody else, no `not_before` ahead); keep the lease and hand
  * the work in with a summary; review work in review (approve, or request changes), unless the
  * caller handed it in; the other forward status moves; and, for an agent with nothing to do on this
  * task, claim more work. Explanations live in the docs, keyed by operation, to keep every task small.
  */
-export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[] {
+export function nextActions(row: CompactTaskRow, actor: Principal, at: Date): NextAction[] {
   const from = row.status as TaskStatus;
   const href = `/api/v1/tasks/${row.id}`;
   const holds = row.lease_holder_id === actor.id && row.lease_id !== null;
@@ -234,7 +237,8 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   if (row.open_asks > 0 && mayCall(actor, 'asks_list', 'tasks:read')) {
     actions.push({ operation: 'asks_list', method: 'GET', href: `/api/v1/asks?task_id=${row.id}&status=open` });
   }
-  if (from === 'todo' && row.waiting_on.length === 0 && mayCall(actor, 'tasks_claim', 'tasks:claim')) {
+  const claimable = from === 'todo' && row.waiting_on.length === 0 && (row.assignee_id === null || row.assignee_id === actor.id) && !(row.not_before !== null && row.not_before > at);
+  if (claimable && mayCall(actor, 'tasks_claim', 'tasks:claim')) {
     actions.push({ operation: 'tasks_claim', method: 'POST', href: `${href}/claim`, headers: writeHeaders() });
   }
   if (from === 'in_progress' && holds && mayCall(actor, 'leases_heartbeat', 'tasks:claim')) {
@@ -258,7 +262,7 @@ export function nextActions(row: CompactTaskRow, actor: Principal): NextAction[]
   if (to && mayMove && transitionVia(from, to) === 'tasks_update' && mayCall(actor, 'tasks_update', 'tasks:write') && passesGuard(from, to, actor)) {
     actions.push({ operation: 'tasks_update', method: 'PATCH', href, headers: versioned(), body: holds ? { status: to, lease_epoch: row.lease_epoch } : { status: to } });
   }
-  if (from !== 'todo' && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks_claim_next', 'tasks:claim')) {
+  if (!claimable && !holds && actor.kind === 'agent' && mayCall(actor, 'tasks_claim_next', 'tasks:claim')) {
     actions.push({ operation: 'tasks_claim_next', method: 'POST', href: '/api/v1/tasks/claim', headers: writeHeaders() });
   }
   return actions;

@@ -92,7 +92,7 @@ export const updateTask = defineOperation({
     if (input.parent_id && input.parent_id !== row.parent_id) await checkParent(tx, row.id, input.parent_id);
 
     // Nothing differs: no write, no event, no new version.
-    if (Object.keys(changes).length === 0 && !required) return shapeTask(row, ctx.actor, { view: 'compact' });
+    if (Object.keys(changes).length === 0 && !required) return shapeTask(row, ctx.actor, { view: 'compact', at: ctx.now });
 
     if ('max_cost_micros' in changes) await applyMaxCost(tx, ctx, row.id, maxCost, nextMaxCost);
     if (changes.status === 'done') await closeChildren(tx, ctx, row, input.cancel_children ?? false);
@@ -113,7 +113,7 @@ export const updateTask = defineOperation({
     if (noted.length > 0) await noteChangeToAssignee(tx, ctx, row, { fields: noted, ...(changes.status === undefined ? {} : { status: changes.status }) });
     if (row.status === 'in_review' && changes.status !== undefined) await closeToReview(tx, ctx, row.id);
     if (changes.status === 'in_review') await deliverToReview(tx, ctx, [{ id: row.id, summary: row.title }]);
-    return shapeTask(updated, ctx.actor, { view: 'compact' });
+    return shapeTask(updated, ctx.actor, { view: 'compact', at: ctx.now });
   },
 });
 
