@@ -93,4 +93,18 @@ describe('a task page with asks and reservations, in Chromium', () => {
     expect(await line.locator('.event-what').textContent()).toBe('asked a question');
     expect(await line.locator('.event-note').textContent()).toBe('“May I drop legacy_recon?”');
   });
+
+  it('keeps an artifact’s id inside its card in the narrow side column (it ran over the card’s padding to its border)', async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Attach the diff' });
+    await api('POST', '/api/v1/artifacts', { content: 'diff', task_id: task.id });
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const link = page.locator('.artifacts .button-link');
+    await link.waitFor(WAIT);
+    const { right, inner } = await link.evaluate((button) => {
+      const card = button.closest('.card') as HTMLElement;
+      const box = card.getBoundingClientRect();
+      return { right: button.getBoundingClientRect().right, inner: box.right - parseFloat(getComputedStyle(card).paddingRight) };
+    });
+    expect(right).toBeLessThanOrEqual(inner + 0.5);
+  });
 });
