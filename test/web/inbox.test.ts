@@ -158,4 +158,13 @@ describe('the inbox in Chromium', () => {
     const inbox = await api<Inbox>('GET', '/api/v1/inbox?state=unread');
     expect(inbox.counts.unread).toBe(1);
   });
+
+  it('says who asked each ask (was the question alone: nothing named the agent waiting on the answer)', async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Flush the cache' });
+    await asAgent('POST', `/api/v1/tasks/${task.id}/asks`, { question: 'Flush the EU cache too?', to: me, timeout_s: 600, default: { text: 'no' } });
+    await page.goto(`${h.base}/inbox`);
+    const asked = entry('Flush the EU cache too?').getByTestId('asked-by');
+    await asked.waitFor(WAIT);
+    expect(await asked.textContent()).toMatch(/^Asked by\s*Agent\s*ship-bot$/);
+  });
 });

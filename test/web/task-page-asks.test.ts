@@ -68,4 +68,43 @@ describe('a task page with asks and reservations, in Chromium', () => {
     await asAgent('POST', `/api/v1/reservations/${reserved.id}/release`, {});
     await reservations.getByText('None held for this task.').waitFor(WAIT);
   });
+
+  it('says an ask, its answer and an attached artifact in words on the timeline and in the activity feed (was the raw types “ask.created”, “artifact.created”)', { timeout: 60_000 }, async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the legacy table' });
+    await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
+    await api('POST', '/api/v1/artifacts', { content: 'plan', name: 'drop-plan.md', task_id: task.id });
+    const ask = await asAgent<Ask>('POST', `/api/v1/tasks/${task.id}/asks`, { question: 'May I drop legacy_recon?', to: me, timeout_s: 3600, default: { text: 'no' } });
+    await api('POST', `/api/v1/asks/${ask.id}/answer`, { text: 'Yes, after the backup' });
+
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const timeline = page.getByRole('list', { name: 'Event timeline' });
+    const asked = timeline.locator(':scope > li[data-event-type="ask.created"]');
+    await asked.waitFor(WAIT);
+    expect(await asked.locator('.event-what').textContent()).toBe('asked a question');
+    expect(await asked.locator('.event-note').textContent()).toBe('“May I drop legacy_recon?”');
+    const answered = timeline.locator(':scope > li[data-event-type="ask.answered"]');
+    expect(await answered.locator('.event-what').textContent()).toBe('answered a question');
+    expect(await answered.locator('.event-note').textContent()).toBe('Answer: “Yes, after the backup”');
+    expect(await timeline.locator(':scope > li[data-event-type="artifact.created"] .event-what').textContent()).toBe('attached “drop-plan.md”');
+
+    await page.goto(`${h.base}/activity?task=${task.id}`);
+    const line = page.locator('.activity-line[data-event-type="ask.created"]');
+    await line.waitFor(WAIT);
+    expect(await line.locator('.event-what').textContent()).toBe('asked a question');
+    expect(await line.locator('.event-note').textContent()).toBe('“May I drop legacy_recon?”');
+  });
+
+  it('keeps an artifact’s id inside its card in the narrow side column (it ran over the card’s padding to its border)', async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Attach the diff' });
+    await api('POST', '/api/v1/artifacts', { content: 'diff', task_id: task.id });
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    const link = page.locator('.artifacts .button-link');
+    await link.waitFor(WAIT);
+    const { right, inner } = await link.evaluate((button) => {
+      const card = button.closest('.card') as HTMLElement;
+      const box = card.getBoundingClientRect();
+      return { right: button.getBoundingClientRect().right, inner: box.right - parseFloat(getComputedStyle(card).paddingRight) };
+    });
+    expect(right).toBeLessThanOrEqual(inner + 0.5);
+  });
 });

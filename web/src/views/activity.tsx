@@ -2,12 +2,12 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { InputOf } from '../../../src/client/index.ts';
 import { call, getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
-import { ago, exact, firstWords } from '../format.ts';
+import { ago, exact } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
 import type { Agent, ActorKind, BatonEvent } from '../types.ts';
-import { byWrite, describe } from './timeline.tsx';
+import { byWrite, describe, wordsOf } from './timeline.tsx';
 
 /** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
 export interface ActivityFilters {
@@ -227,7 +227,7 @@ export function Activity({ search }: { search: string }) {
                   <code class="activity-subject">{event.subject}</code>
                 )}
                 {typeof event.data.note === 'string' && <span class="event-note">“{event.data.note}”</span>}
-                {event.type === 'comment.created' && typeof event.data.body === 'string' && <span class="event-note">“{firstWords(event.data.body)}”</span>}
+                {wordsOf(event) && <span class="event-note">{wordsOf(event)}</span>}
                 {followed.length > 0 && (
                   <span class="activity-also">
                     {followed.map((also, i) => (

@@ -38,8 +38,9 @@ export function taskOf(entry: Entry): string | null {
 /**
  * An ask, answered in place: its options as buttons, or a free-text answer; closed asks say how they
  * closed. Reads the ask by id, unless `ask` hands it over as its list read it (the task page).
+ * `asker` says who asked, where nothing else on the page does (the inbox).
  */
-export function AskAnswer({ askId, ask: given, onAnswered }: { askId: string; ask?: Ask; onAnswered: (what: string) => void }) {
+export function AskAnswer({ askId, ask: given, asker = false, onAnswered }: { askId: string; ask?: Ask; asker?: boolean; onAnswered: (what: string) => void }) {
   const [ask, setAsk] = useState<Ask | null>(given ?? null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [text, setText] = useState('');
@@ -55,21 +56,30 @@ export function AskAnswer({ askId, ask: given, onAnswered }: { askId: string; as
       setAsk(answered);
       onAnswered(`Answered “${answered.question}”: ${answered.answer?.option ?? answered.answer?.text ?? ''}.`);
     });
+  const askedBy = asker && (
+    <p class="small muted" data-testid="asked-by">
+      Asked by <ActorChip actor={ask.asked_by} />
+    </p>
+  );
   if (ask.status !== 'open') {
     return (
-      <p class="small" data-testid="ask-closed">
-        {ask.status === 'cancelled' ? 'Cancelled.' : `${ask.status === 'defaulted' ? 'The default applied' : 'Answered'}: “${ask.answer?.option ?? ask.answer?.text ?? ''}”`}
-        {ask.answered_by && (
-          <>
-            {' '}
-            by <ActorChip actor={ask.answered_by} />
-          </>
-        )}
-      </p>
+      <>
+        {askedBy}
+        <p class="small" data-testid="ask-closed">
+          {ask.status === 'cancelled' ? 'Cancelled.' : `${ask.status === 'defaulted' ? 'The default applied' : 'Answered'}: “${ask.answer?.option ?? ask.answer?.text ?? ''}”`}
+          {ask.answered_by && (
+            <>
+              {' '}
+              by <ActorChip actor={ask.answered_by} />
+            </>
+          )}
+        </p>
+      </>
     );
   }
   return (
     <div class="inbox-answer">
+      {askedBy}
       <p class="small muted" title={exact(ask.due_at)}>
         Due {exact(ask.due_at)}
       </p>
@@ -224,7 +234,7 @@ export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: 
           A run of {names.get(entry.item.by) ?? entry.item.by} on this task spent it. The task's runs list its budgets; raise it with <code>baton budgets raise {entry.item.ref_id}</code>.
         </p>
       )}
-      {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} onAnswered={onChanged} />}
+      {entry.kind === 'item' && entry.item.kind === 'ask' && <AskAnswer askId={entry.item.ref_id} asker onAnswered={onChanged} />}
       {entry.kind === 'approval' && <ApprovalDecision approval={entry.approval} onDecided={onChanged} />}
       {entry.kind === 'review' && entry.task.handoff && <HandedIn handoff={entry.task.handoff} />}
       {entry.kind === 'review' && <ReviewDecision task={entry.task} onDecided={onChanged} />}

@@ -64,6 +64,44 @@ export function describe(event: BatonEvent): string {
     case 'webhook.updated':
     case 'webhook.deleted':
       return `${event.type.slice(8)} a webhook`;
+    case 'comment.mentioned':
+      return 'mentioned';
+    case 'ask.created':
+      return 'asked a question';
+    case 'ask.answered':
+      return 'answered a question';
+    case 'ask.defaulted':
+      return 'applied the default answer (no answer in time)';
+    case 'ask.cancelled':
+      return 'cancelled a question';
+    case 'ask.escalated':
+      return 'passed a question on (no answer in time)';
+    case 'ask.overdue':
+      return 'marked a question overdue';
+    case 'task.overdue':
+      return 'marked it overdue';
+    case 'task.review_overdue':
+      return 'marked its review overdue';
+    case 'approval.overdue':
+      return 'marked an approval overdue';
+    case 'artifact.created':
+      return typeof d.name === 'string' ? `attached “${d.name}”` : 'attached an artifact';
+    case 'reservation.acquired':
+      return `reserved ${typeof d.resource === 'string' ? d.resource : `${String(d.repo)}: ${Array.isArray(d.paths) ? d.paths.join(', ') : ''}`} (${String(d.mode)})`;
+    case 'reservation.released':
+      return 'released a reservation';
+    case 'reservation.expired':
+      return d.reason === 'lease_ended' ? 'ended a reservation (its lease ended)' : 'ended a reservation (it expired)';
+    case 'budget.created':
+      return `created the budget “${String(d.name)}”`;
+    case 'budget.updated':
+      return 'changed a budget';
+    case 'budget.deleted':
+      return `deleted the budget “${String(d.name)}”`;
+    case 'budget.warning':
+      return `warned: the budget “${String(d.name)}” is past 80 %`;
+    case 'budget.exhausted':
+      return `stopped claims: the budget “${String(d.name)}” is spent`;
     default:
       return event.type;
   }
@@ -161,12 +199,23 @@ export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest fi
   });
 }
 
+/** The words an event carries, quoted by their first words: a comment's body, an ask's question, an answer (the option chosen, else the text). */
+export function wordsOf(event: BatonEvent): string | null {
+  const d = event.data;
+  if (event.type === 'comment.created' && typeof d.body === 'string') return `“${firstWords(d.body)}”`;
+  if (event.type === 'ask.created' && typeof d.question === 'string') return `“${firstWords(d.question)}”`;
+  if (event.type !== 'ask.answered' && event.type !== 'ask.defaulted') return null;
+  const answer = d.answer as { text?: unknown; option?: unknown } | undefined;
+  const said = answer?.option ?? answer?.text;
+  return typeof said === 'string' && said !== '' ? `Answer: “${firstWords(said)}”` : null;
+}
+
 /** What one event adds below its line: a heartbeat's note, an edit's changes. */
 function Details({ event }: { event: BatonEvent }) {
   return (
     <>
       {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
-      {event.type === 'comment.created' && typeof event.data.body === 'string' && <p class="event-note">“{firstWords(event.data.body)}”</p>}
+      {wordsOf(event) && <p class="event-note">{wordsOf(event)}</p>}
       {changes(event).map((line) =>
         line.before === undefined ? (
           <p key={line.field} class="event-change">
