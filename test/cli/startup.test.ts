@@ -41,6 +41,8 @@ describe.skipIf(engine !== 'pglite')('embedded database', { timeout: 120_000 }, 
     expect(stdout).toBe(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`);
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
+    // Owner only: PGlite leaves some of its files writable by anyone.
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     // The second start finds the database: no creation line.
     const again = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(again.stdout).toBe('');
