@@ -145,6 +145,16 @@ export function explainStartupError(error: unknown, config: Config): string {
     if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `Cannot reach PostgreSQL at ${target.hostPort} (${code}). Check the network or DATABASE_URL (now ${target.redacted}).`;
     const postgres = code ? POSTGRES_CODES[code] : undefined;
     if (postgres) return postgres(target);
+    // node-postgres gives these no code, only its message.
+    if (/connection timeout/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} did not answer within ${config.dbTimeouts.connectMs} ms (BATON_DB_CONNECT_TIMEOUT_MS). Check that PostgreSQL runs there and that a firewall lets this machine reach it, or set DATABASE_URL to where it runs (now ${target.redacted}).`;
+    }
+    if (/terminated unexpectedly/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} closed the connection before Baton could log in: check that the port in DATABASE_URL is PostgreSQL's, not another service's (now ${target.redacted}), and PostgreSQL's log.`;
+    }
+    if (/does not support SSL/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} does not offer SSL, and DATABASE_URL asks for it: remove sslmode from DATABASE_URL (now ${target.redacted}), or turn ssl on in PostgreSQL.`;
+    }
     return `PostgreSQL at ${target.hostPort} (DATABASE_URL) failed: ${message}`;
   }
 

@@ -1,4 +1,4 @@
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
@@ -155,6 +155,43 @@ describe.skipIf(!runsEngineFree)('start-up errors any engine gives (once: on Pos
     expect(code).toBe(1);
     expect(stdout).toBe('');
     await expect(stat(dataDir)).rejects.toThrow();
+  });
+
+  it('says what to check when PostgreSQL does not answer, closes the connection, or offers no SSL, exit 1', async () => {
+    // Stand-ins on loopback: one that accepts and never answers (a firewall that drops), one that
+    // hangs up at the first byte (not PostgreSQL), one that refuses SSL as PostgreSQL does ('N').
+    const behaviours = {
+      silent: () => undefined,
+      hangsUp: (socket: Socket) => socket.once('data', () => socket.destroy()),
+      noSsl: (socket: Socket) => socket.once('data', () => socket.end('N')),
+    };
+    const servers = await Promise.all(
+      Object.values(behaviours).map(async (behaviour) => {
+        const server = createNetServer((socket) => {
+          socket.on('error', () => undefined);
+          behaviour(socket);
+        });
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        return server;
+      }),
+    );
+    try {
+      const [silent, hangsUp, noSsl] = servers.map((server) => (server.address() as { port: number }).port);
+      const cases = [
+        [{ DATABASE_URL: `postgres://baton:secret@127.0.0.1:${silent}/baton`, BATON_DB_CONNECT_TIMEOUT_MS: '500' }, `PostgreSQL at 127.0.0.1:${silent} did not answer within 500 ms (BATON_DB_CONNECT_TIMEOUT_MS). Check that PostgreSQL runs there and that a firewall lets this machine reach it, or set DATABASE_URL to where it runs (now postgres://baton:***@127.0.0.1:${silent}/baton).`],
+        [{ DATABASE_URL: `postgres://baton@127.0.0.1:${hangsUp}/baton` }, `PostgreSQL at 127.0.0.1:${hangsUp} closed the connection before Baton could log in: check that the port in DATABASE_URL is PostgreSQL's, not another service's (now postgres://baton@127.0.0.1:${hangsUp}/baton), and PostgreSQL's log.`],
+        [{ DATABASE_URL: `postgres://baton@127.0.0.1:${noSsl}/baton?sslmode=verify-full` }, `PostgreSQL at 127.0.0.1:${noSsl} does not offer SSL, and DATABASE_URL asks for it: remove sslmode from DATABASE_URL (now postgres://baton@127.0.0.1:${noSsl}/baton?sslmode=verify-full), or turn ssl on in PostgreSQL.`],
+      ] as const;
+      for (const [env, line] of cases) {
+        const { code, stdout, stderr } = await runBaton(['serve'], { ...env, PORT: '0', BATON_LOG_LEVEL: 'silent' });
+        expect(stderr).toBe(`${line}\n`);
+        expect(stdout).toBe('');
+        expect(code).toBe(1);
+      }
+    } finally {
+      for (const server of servers) server.close();
+    }
   });
 
   it('names the restore file when it does not exist, exit 2', async () => {
