@@ -1,10 +1,11 @@
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isWellFormedToken } from '../../src/tokens.ts';
 import { engine, freshDatabase, runsEngineFree } from '../harness.ts';
 import { databaseUrl } from '../postgres-url.ts';
 import { runBaton } from './run-baton.ts';
@@ -35,12 +36,16 @@ function expectOneLine(stderr: string) {
 }
 
 describe.skipIf(engine !== 'pglite')('embedded database', { timeout: 120_000 }, () => {
-  it('says once that it is creating the database, then names PORT when the port is taken', { timeout: 120_000 }, async () => {
+  it('says once that it is creating the database, then names PORT when the port is taken, and still hands over the bootstrap token', { timeout: 120_000 }, async () => {
     const dataDir = join(scratch, 'first-run');
     const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
-    expect(stdout).toBe(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`);
+    expect(stdout.startsWith(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`), stdout).toBe(true);
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
+    // The first admin was made before the port failed: its token is handed over now, as on a start that serves.
+    const tokenFile = join(scratch, 'bootstrap-admin-token');
+    expect(stdout).toContain(`Bootstrap admin token written to ${tokenFile} `);
+    expect(isWellFormedToken((await readFile(tokenFile, 'utf8')).trim())).toBe(true);
     // Owner only: PGlite leaves some of its files writable by anyone.
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     // The second start finds the database: no creation line.
