@@ -126,6 +126,13 @@ export function explainStartupError(error: unknown, config: Config): string {
   const message = typeof e.message === 'string' ? e.message : String(error);
   const code = typeof e.code === 'string' ? e.code : undefined;
 
+  // The metrics listener (BATON_METRICS_ADDRESS) starts after the API's: its failures name its variable.
+  const metrics = config.metricsAddress;
+  if (metrics && metrics.port !== config.port && (e.syscall === 'listen' || e.syscall === 'bind') && e.port === metrics.port) {
+    const at = `${metrics.host}:${metrics.port}`;
+    if (code === 'EADDRINUSE') return `Port ${metrics.port} on ${metrics.host} (BATON_METRICS_ADDRESS) is already in use. Set BATON_METRICS_ADDRESS to a free port (example: BATON_METRICS_ADDRESS=${metrics.host}:${metrics.port + 1}) or stop the other process.`;
+    return `Cannot serve /metrics on ${at}: ${message}. Set BATON_METRICS_ADDRESS to an address and port of this machine (example: BATON_METRICS_ADDRESS=127.0.0.1:9464).`;
+  }
   if (e.syscall === 'listen' || e.syscall === 'bind') {
     if (code === 'EADDRINUSE') return `Port ${config.port} on ${config.host} is already in use (another Baton?). Set PORT to a free port (example: PORT=${config.port + 1}) or stop the other process.`;
     if (code === 'EACCES') return `Not allowed to listen on port ${config.port}: ports below 1024 need privileges. Set PORT to 1024 or above (example: PORT=3000) and put a reverse proxy in front.`;

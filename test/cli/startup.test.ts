@@ -126,6 +126,14 @@ describe.skipIf(engine !== 'postgres')('PostgreSQL', { timeout: 120_000 }, () =>
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
   });
+
+  it('names BATON_METRICS_ADDRESS, not PORT, when the metrics port is taken', async () => {
+    const { database, url } = await freshDatabase();
+    await database.close();
+    const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url ?? '', PORT: '0', BATON_METRICS_ADDRESS: `127.0.0.1:${busyPort}`, BATON_LOG_LEVEL: 'silent' });
+    expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 (BATON_METRICS_ADDRESS) is already in use. Set BATON_METRICS_ADDRESS to a free port (example: BATON_METRICS_ADDRESS=127.0.0.1:${busyPort + 1}) or stop the other process.\n`);
+    expect(code).toBe(1);
+  });
 });
 
 describe.skipIf(!runsEngineFree)('start-up errors any engine gives (once: on PostgreSQL where it is configured)', () => {
