@@ -42,6 +42,8 @@ export async function main(): Promise<void> {
   } catch (error) {
     // One line saying what to change, never a stack trace (docs/operations.md lists them).
     process.stderr.write(`${explainStartupError(error, config)}\n`);
+    // The first principal was made before listening failed; its token is shown now or never.
+    if (server?.bootstrapToken) process.stdout.write(await bootstrapTokenNotice(server.bootstrapToken, config, process.stdout.isTTY === true));
     await server?.close().catch(() => undefined);
     process.exit(1);
   }

@@ -137,6 +137,13 @@ export function explainStartupError(error: unknown, config: Config): string {
   const message = typeof e.message === 'string' ? e.message : String(error);
   const code = typeof e.code === 'string' ? e.code : undefined;
 
+  // The metrics listener (BATON_METRICS_ADDRESS) starts after the API's: its failures name its variable.
+  const metrics = config.metricsAddress;
+  if (metrics && metrics.port !== config.port && (e.syscall === 'listen' || e.syscall === 'bind') && e.port === metrics.port) {
+    const at = `${metrics.host}:${metrics.port}`;
+    if (code === 'EADDRINUSE') return `Port ${metrics.port} on ${metrics.host} (BATON_METRICS_ADDRESS) is already in use. Set BATON_METRICS_ADDRESS to a free port (example: BATON_METRICS_ADDRESS=${metrics.host}:${metrics.port + 1}) or stop the other process.`;
+    return `Cannot serve /metrics on ${at}: ${message}. Set BATON_METRICS_ADDRESS to an address and port of this machine (example: BATON_METRICS_ADDRESS=127.0.0.1:9464).`;
+  }
   if (e.syscall === 'listen' || e.syscall === 'bind') {
     if (code === 'EADDRINUSE') return `Port ${config.port} on ${config.host} is already in use (another Baton?). Set PORT to a free port (example: PORT=${config.port + 1}) or stop the other process.`;
     if (code === 'EACCES') return `Not allowed to listen on port ${config.port}: ports below 1024 need privileges. Set PORT to 1024 or above (example: PORT=3000) and put a reverse proxy in front.`;
@@ -156,6 +163,16 @@ export function explainStartupError(error: unknown, config: Config): string {
     if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `Cannot reach PostgreSQL at ${target.hostPort} (${code}). Check the network or DATABASE_URL (now ${target.redacted}).`;
     const postgres = code ? POSTGRES_CODES[code] : undefined;
     if (postgres) return postgres(target);
+    // node-postgres gives these no code, only its message.
+    if (/connection timeout/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} did not answer within ${config.dbTimeouts.connectMs} ms (BATON_DB_CONNECT_TIMEOUT_MS). Check that PostgreSQL runs there and that a firewall lets this machine reach it, or set DATABASE_URL to where it runs (now ${target.redacted}).`;
+    }
+    if (/terminated unexpectedly/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} closed the connection before Baton could log in: check that the port in DATABASE_URL is PostgreSQL's, not another service's (now ${target.redacted}), and PostgreSQL's log.`;
+    }
+    if (/does not support SSL/i.test(message)) {
+      return `PostgreSQL at ${target.hostPort} does not offer SSL, and DATABASE_URL asks for it: remove sslmode from DATABASE_URL (now ${target.redacted}), or turn ssl on in PostgreSQL.`;
+    }
     return `PostgreSQL at ${target.hostPort} (DATABASE_URL) failed: ${message}`;
   }
 

@@ -167,7 +167,8 @@ export interface PgliteDatabase extends Database {
 }
 
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  // Owner only, as PostgreSQL insists for its own: PGlite writes some of its files world-writable.
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
   let pglite: PGlite;
   try {

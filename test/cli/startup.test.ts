@@ -1,10 +1,11 @@
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isWellFormedToken } from '../../src/tokens.ts';
 import { engine, freshDatabase, runsEngineFree } from '../harness.ts';
 import { databaseUrl } from '../postgres-url.ts';
 import { runBaton } from './run-baton.ts';
@@ -35,12 +36,18 @@ function expectOneLine(stderr: string) {
 }
 
 describe.skipIf(engine !== 'pglite')('embedded database', { timeout: 120_000 }, () => {
-  it('says once that it is creating the database, then names PORT when the port is taken', { timeout: 120_000 }, async () => {
+  it('says once that it is creating the database, then names PORT when the port is taken, and still hands over the bootstrap token', { timeout: 120_000 }, async () => {
     const dataDir = join(scratch, 'first-run');
     const { code, stdout, stderr } = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
-    expect(stdout).toBe(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`);
+    expect(stdout.startsWith(`Creating the embedded database in ${dataDir} (BATON_DATA_DIR), about 20 s the first time...\n`), stdout).toBe(true);
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
+    // The first admin was made before the port failed: its token is handed over now, as on a start that serves.
+    const tokenFile = join(scratch, 'bootstrap-admin-token');
+    expect(stdout).toContain(`Bootstrap admin token written to ${tokenFile} `);
+    expect(isWellFormedToken((await readFile(tokenFile, 'utf8')).trim())).toBe(true);
+    // Owner only: PGlite leaves some of its files writable by anyone.
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     // The second start finds the database: no creation line.
     const again = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(again.stdout).toBe('');
@@ -119,6 +126,14 @@ describe.skipIf(engine !== 'postgres')('PostgreSQL', { timeout: 120_000 }, () =>
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
   });
+
+  it('names BATON_METRICS_ADDRESS, not PORT, when the metrics port is taken', async () => {
+    const { database, url } = await freshDatabase();
+    await database.close();
+    const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url ?? '', PORT: '0', BATON_METRICS_ADDRESS: `127.0.0.1:${busyPort}`, BATON_LOG_LEVEL: 'silent' });
+    expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 (BATON_METRICS_ADDRESS) is already in use. Set BATON_METRICS_ADDRESS to a free port (example: BATON_METRICS_ADDRESS=127.0.0.1:${busyPort + 1}) or stop the other process.\n`);
+    expect(code).toBe(1);
+  });
 });
 
 describe.skipIf(!runsEngineFree)('start-up errors any engine gives (once: on PostgreSQL where it is configured)', () => {
@@ -153,6 +168,43 @@ describe.skipIf(!runsEngineFree)('start-up errors any engine gives (once: on Pos
     expect(code).toBe(1);
     expect(stdout).toBe('');
     await expect(stat(dataDir)).rejects.toThrow();
+  });
+
+  it('says what to check when PostgreSQL does not answer, closes the connection, or offers no SSL, exit 1', async () => {
+    // Stand-ins on loopback: one that accepts and never answers (a firewall that drops), one that
+    // hangs up at the first byte (not PostgreSQL), one that refuses SSL as PostgreSQL does ('N').
+    const behaviours = {
+      silent: () => undefined,
+      hangsUp: (socket: Socket) => socket.once('data', () => socket.destroy()),
+      noSsl: (socket: Socket) => socket.once('data', () => socket.end('N')),
+    };
+    const servers = await Promise.all(
+      Object.values(behaviours).map(async (behaviour) => {
+        const server = createNetServer((socket) => {
+          socket.on('error', () => undefined);
+          behaviour(socket);
+        });
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        return server;
+      }),
+    );
+    try {
+      const [silent, hangsUp, noSsl] = servers.map((server) => (server.address() as { port: number }).port);
+      const cases = [
+        [{ DATABASE_URL: `postgres://baton:secret@127.0.0.1:${silent}/baton`, BATON_DB_CONNECT_TIMEOUT_MS: '500' }, `PostgreSQL at 127.0.0.1:${silent} did not answer within 500 ms (BATON_DB_CONNECT_TIMEOUT_MS). Check that PostgreSQL runs there and that a firewall lets this machine reach it, or set DATABASE_URL to where it runs (now postgres://baton:***@127.0.0.1:${silent}/baton).`],
+        [{ DATABASE_URL: `postgres://baton@127.0.0.1:${hangsUp}/baton` }, `PostgreSQL at 127.0.0.1:${hangsUp} closed the connection before Baton could log in: check that the port in DATABASE_URL is PostgreSQL's, not another service's (now postgres://baton@127.0.0.1:${hangsUp}/baton), and PostgreSQL's log.`],
+        [{ DATABASE_URL: `postgres://baton@127.0.0.1:${noSsl}/baton?sslmode=verify-full` }, `PostgreSQL at 127.0.0.1:${noSsl} does not offer SSL, and DATABASE_URL asks for it: remove sslmode from DATABASE_URL (now postgres://baton@127.0.0.1:${noSsl}/baton?sslmode=verify-full), or turn ssl on in PostgreSQL.`],
+      ] as const;
+      for (const [env, line] of cases) {
+        const { code, stdout, stderr } = await runBaton(['serve'], { ...env, PORT: '0', BATON_LOG_LEVEL: 'silent' });
+        expect(stderr).toBe(`${line}\n`);
+        expect(stdout).toBe('');
+        expect(code).toBe(1);
+      }
+    } finally {
+      for (const server of servers) server.close();
+    }
   });
 
   it('names the restore file when it does not exist, exit 2', async () => {

@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, loadStdioConfig } from './config.ts';
+import { generateToken } from './tokens.ts';
+
+/**
+ * README's configuration table is the operator's only list of variables: every variable the
+ * configuration reads is in it, nothing else is, and each default it shows is the default.
+ */
+
+/** Read by the command line or the test harness, not by `loadConfig`. */
+const READ_ELSEWHERE = ['BATON_TEST_DATABASE_URL', 'BATON_CONFIG', 'NODE_COMPILE_CACHE'];
+
+async function documentedTable(): Promise<Map<string, string>> {
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.split('\n## Configuration\n')[1]?.split('\n## ')[0] ?? '';
+  const table = new Map<string, string>();
+  for (const row of section.split('\n').filter((line) => line.startsWith('| `'))) {
+    const [names = '', defaultValue = ''] = row.slice(1).split(' | ');
+    for (const [, name] of names.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) table.set(name ?? '', defaultValue.trim());
+  }
+  return table;
+}
+
+/** The variables `config.ts` declares (its two schemas). */
+async function declaredVariables(): Promise<Set<string>> {
+  const source = await readFile(new URL('./config.ts', import.meta.url), 'utf8');
+  const schemas = [...source.matchAll(/= z\.object\(\{\n([\s\S]*?)\n\}\);/g)].map((m) => m[1] ?? '').join('\n');
+  return new Set([...schemas.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1] ?? ''));
+}
+
+describe('the README configuration table', () => {
+  it('lists exactly the variables the configuration reads', async () => {
+    const documented = [...(await documentedTable()).keys()].filter((name) => !READ_ELSEWHERE.includes(name));
+    const declared = [...(await declaredVariables())];
+    expect(declared.length).toBeGreaterThan(50);
+    expect(declared.filter((name) => !documented.includes(name)), 'read by config.ts, missing from README').toEqual([]);
+    expect(documented.filter((name) => !declared.includes(name)), 'in README, not read by config.ts').toEqual([]);
+  });
+
+  it('shows each default as the default', async () => {
+    // Tracing on, so the OTEL_* defaults show in the configuration too.
+    const base = { OTEL_TRACES_EXPORTER: 'otlp' };
+    const defaults = loadConfig(base);
+    const literal = [...(await documentedTable())].filter(([name, value]) => /^`[^`<…]+`$/.test(value) && name !== 'BATON_URL');
+    expect(literal.length).toBeGreaterThan(40);
+    for (const [name, value] of literal) {
+      expect(loadConfig({ ...base, [name]: value.slice(1, -1) }), `${name}=${value}`).toEqual(defaults);
+    }
+    expect(`\`${loadStdioConfig({ BATON_TOKEN: generateToken() }).url}\``).toBe((await documentedTable()).get('BATON_URL'));
+  });
+});
