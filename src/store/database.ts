@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type LogEvent, PGliteDialect, PostgresDialect } from 'kysely';
 import pg from 'pg';
@@ -167,8 +167,7 @@ export interface PgliteDatabase extends Database {
 }
 
 export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase> {
-  // Owner only, as PostgreSQL insists for its own: PGlite writes some of its files world-writable.
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  if (options.dataDir) await ownerOnlyDirectory(options.dataDir);
   const lock = options.dataDir ? await lockDataDir(options.dataDir) : undefined;
   let pglite: PGlite;
   try {
@@ -196,4 +195,13 @@ export async function openPglite(options: PgliteOptions): Promise<PgliteDatabase
     close: () => pglite.close().finally(() => lock?.release()),
     dump: () => pglite.dumpDataDir('none'),
   };
+}
+
+/**
+ * Makes `dir` if need be, readable by its owner only, as PostgreSQL insists for its own: PGlite
+ * writes some of its files world-writable. A directory an earlier release made wider is narrowed.
+ */
+async function ownerOnlyDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (((await stat(dir)).mode & 0o077) !== 0) await chmod(dir, 0o700);
 }

@@ -1,6 +1,6 @@
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,10 +48,12 @@ describe.skipIf(engine !== 'pglite')('embedded database', { timeout: 120_000 }, 
     expect(isWellFormedToken((await readFile(tokenFile, 'utf8')).trim())).toBe(true);
     // Owner only: PGlite leaves some of its files writable by anyone.
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
-    // The second start finds the database: no creation line.
+    // The second start finds the database: no creation line. A directory an earlier release left open is narrowed.
+    await chmod(dataDir, 0o755);
     const again = await runBaton(['serve'], { BATON_DATA_DIR: dataDir, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(again.stdout).toBe('');
     expect(again.code).toBe(1);
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     // baton restore never overwrites a database.
     const restore = await runBaton(['restore', join(scratch, 'any.tar')], { BATON_DATA_DIR: dataDir });
     expect(restore.stderr).toBe(`error: ${dataDir} (BATON_DATA_DIR) already holds a database: move it aside or point BATON_DATA_DIR at a new directory.\n`);
