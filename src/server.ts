@@ -22,6 +22,7 @@ import { isMigrated, migrate } from './store/migrate.ts';
 import { runMaintenance, startMaintenanceLoops } from './workers/maintenance.ts';
 import { startWebhookDelivery } from './workers/deliver-webhooks.ts';
 import { type Loop, startLoop } from './workers/loop.ts';
+import { backgroundFailures } from './workers/background-failures.ts';
 import { readCursorKey } from './store/server-keys.ts';
 import { startTracing, type Tracing } from './tracing.ts';
 import { analyzeChangedTables } from './store/statistics.ts';
@@ -155,21 +156,22 @@ export async function createServer(given: Config, options: ServerOptions = {}): 
   const ids = createIds();
   const bootstrapToken = await bootstrapAdmin(database.db, { clock, ids, token: config.bootstrapToken });
   const log = options.logger ?? { error: () => undefined, warn: () => undefined };
-  const tail = startEventTail(database, (err) => log.error({ err }, 'reading the event tail failed'));
+  const failed = backgroundFailures(log, clock);
+  const tail = startEventTail(database, (err) => failed(err, {}, 'reading the event tail failed'));
   // Set once the webhook worker runs; the service tells it what each write committed.
   let committed: (events: readonly { type: string }[]) => void = () => undefined;
   const service = createService({ database, config, clock, ids, log, tail, cursorKey, tracing, onCommit: (events) => committed(events) });
-  const maintenanceDeps = { db: database.db, clock, ids, config, log, tracing, service };
+  const maintenanceDeps = { db: database.db, clock, ids, config, log, tracing, service, failed };
   const maintenance = () => runMaintenance(maintenanceDeps);
   const { app, metricsApp } = await buildApp(service, { ...(options.logger ? { logger: options.logger } : {}), runMaintenance: maintenance, version });
   const workers: Loop[] = [];
   if (config.sweepIntervalMs > 0) {
     workers.push(...startMaintenanceLoops(maintenanceDeps));
     // PostgreSQL's autovacuum keeps its statistics; PGlite has none, and no statistics make bad plans (src/store/statistics.ts).
-    if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeChangedTables(database.db), (err) => log.error({ err }, 'analyze failed')));
+    if (database.engine === 'pglite') workers.push(startLoop(ANALYZE_INTERVAL_MS, () => analyzeChangedTables(database.db), (err) => failed(err, {}, 'analyze failed')));
   }
   if (config.webhookIntervalMs > 0) {
-    const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, tracing, onError: (err) => log.error({ err }, 'webhook delivery failed') });
+    const delivery = startWebhookDelivery(database.db, tail, { clock, ids, config, tracing, onError: (err) => failed(err, {}, 'webhook delivery failed') });
     committed = (events) => delivery.committed(events);
     workers.push(delivery);
   }

@@ -5,21 +5,37 @@
  * migrate it.
  */
 import net from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Database, openPostgres } from '../../src/store/database.ts';
 import { DEFAULT_TIMEOUTS } from '../../src/store/postgres-pool.ts';
 import { engine, freshDatabase, type Response, startTestServer, type TestServer } from '../harness.ts';
+import { testClock } from '../leases/instances.ts';
+
+/** Background loops run every 50 ms of real time here; waited for, bounded generously. */
+const WAIT = { timeout: 30_000, interval: 50 };
 
 const onPostgres = describe.skipIf(engine !== 'postgres');
 
-/** A TCP proxy in front of PostgreSQL that can reset every open connection, or stop passing bytes. */
-async function startProxy(target: URL): Promise<{ url: (databaseUrl: string) => string; reset(): void; stall(): void; resume(): void; close(): Promise<void> }> {
+/**
+ * A TCP proxy in front of PostgreSQL that can reset every open connection, stop passing bytes, or
+ * refuse every connection from then on (as a database that went down), counting those it refused.
+ */
+async function startProxy(target: URL): Promise<{ url: (databaseUrl: string) => string; reset(): void; stall(): void; resume(): void; refuse(): void; refused(): number; close(): Promise<void> }> {
   const open = new Set<net.Socket>();
   let stalled = false;
+  let refusing = false;
+  let refused = 0;
   const paused: net.Socket[] = [];
   const server = net.createServer((client) => {
+    if (refusing) {
+      refused++;
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
     for (const socket of [client, upstream]) {
       open.add(socket);
@@ -49,6 +65,11 @@ async function startProxy(target: URL): Promise<{ url: (databaseUrl: string) => 
       stalled = false;
       for (const socket of paused.splice(0)) socket.resume();
     },
+    refuse() {
+      refusing = true;
+      for (const socket of open) socket.resetAndDestroy();
+    },
+    refused: () => refused,
     async close() {
       for (const socket of open) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -207,6 +228,41 @@ onPostgres('a running instance under database failures (PostgreSQL)', () => {
       retried = await baton.request('POST', '/api/v1/tasks', { body: { title: 'Into the stall' }, key: 'stalled-write' });
     }
     expect(retried?.status).toBe(201);
+  });
+
+  it('logs an outage of the database once, not every failing pass: one warning, again a minute later on its clock with how many failures it stood for, and no error with a stack', async () => {
+    const proxy = await startProxy(new URL(process.env.BATON_TEST_DATABASE_URL ?? ''));
+    cleanups.push(() => proxy.close());
+    const fresh = await freshDatabase();
+    await fresh.database.close();
+    const lines: { level: number; msg: string; pass?: string; code?: string; failures_since_last?: number }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as (typeof lines)[number]);
+        done();
+      },
+    });
+    const clock = testClock();
+    const database = openPostgres(proxy.url(fresh.url ?? ''), 4, { timeouts: { ...DEFAULT_TIMEOUTS, connectMs: 500, statementMs: 300 } });
+    const baton = await startTestServer({ sweepIntervalMs: 50 }, { database, clock, logger: pino({ level: 'warn' }, sink) });
+    cleanups.push(() => baton.close());
+    const warnings = () => lines.filter((line) => line.level === 40 && line.msg.includes('the database is unavailable'));
+    const errors = () => lines.filter((line) => line.level >= 50);
+
+    proxy.refuse();
+    // The six sweep passes fail every 50 ms, each after one refused connection: wait for 40 of them.
+    await expect.poll(() => warnings().length, WAIT).toBe(1);
+    await expect.poll(() => proxy.refused(), WAIT).toBeGreaterThanOrEqual(40);
+    const [first] = warnings();
+    // Whichever loop met it first: a maintenance pass (named) or the webhook worker.
+    expect(first?.msg).toMatch(/^(maintenance pass|webhook delivery) failed: the database is unavailable; .* at most once a minute/);
+    expect(first).toMatchObject({ failures_since_last: 0, code: 'ECONNRESET' });
+    expect(errors()).toEqual([]);
+
+    clock.advance(61_000);
+    await expect.poll(() => warnings().length, WAIT).toBe(2);
+    expect(warnings()[1]?.failures_since_last).toBeGreaterThanOrEqual(30);
+    expect(errors()).toEqual([]);
   });
 
   it('keeps the prepared statements of one connection flat under 600 claims with varied limits, floors and labels', async () => {
