@@ -103,6 +103,9 @@ export async function bootstrapTokenNotice(token: string, config: Config, termin
   );
 }
 
+/** Node's codes for a server certificate it could not verify (self-signed, unknown issuer, expired, another host's name). */
+const UNTRUSTED_CERTIFICATE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
 /**
  * Writes `text` to a file made new at `file`, readable by its owner only, never through what is
  * there already: the directory may be shared (BATON_DATA_DIR=/tmp/baton puts the file in /tmp),
@@ -169,6 +172,12 @@ export function explainStartupError(error: unknown, config: Config): string {
     }
     if (/terminated unexpectedly/i.test(message)) {
       return `PostgreSQL at ${target.hostPort} closed the connection before Baton could log in: check that the port in DATABASE_URL is PostgreSQL's, not another service's (now ${target.redacted}), and PostgreSQL's log.`;
+    }
+    if (code !== undefined && UNTRUSTED_CERTIFICATE.test(code)) {
+      return (
+        `PostgreSQL at ${target.hostPort} offers SSL, but its certificate is not trusted here (${code}). node-postgres checks it with any sslmode but disable and no-verify, ` +
+        `as libpq's verify-full does: add sslrootcert=/path/to/ca.pem (the CA that signed it; a managed PostgreSQL publishes its own) to DATABASE_URL, or uselibpqcompat=true for libpq's meaning of sslmode=require (encrypted, the certificate not checked) (now ${target.redacted}).`
+      );
     }
     if (/does not support SSL/i.test(message)) {
       return `PostgreSQL at ${target.hostPort} does not offer SSL, and DATABASE_URL asks for it: remove sslmode from DATABASE_URL (now ${target.redacted}), or turn ssl on in PostgreSQL.`;

@@ -9,6 +9,7 @@ import { isWellFormedToken } from '../../src/tokens.ts';
 import { engine, freshDatabase, runsEngineFree } from '../harness.ts';
 import { databaseUrl } from '../postgres-url.ts';
 import { runBaton } from './run-baton.ts';
+import { startReplicatedPostgres } from '../ops/replicated-postgres.ts';
 
 /**
  * A first run that explains itself: each failure to start is one line naming what to change, a
@@ -127,6 +128,23 @@ describe.skipIf(engine !== 'postgres')('PostgreSQL', { timeout: 120_000 }, () =>
     const { code, stderr } = await runBaton(['serve'], { DATABASE_URL: url ?? '', PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
     expect(stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
     expect(code).toBe(1);
+  });
+
+  it('says how to trust a self-signed certificate that sslmode=require meets, and connects with uselibpqcompat=true (libpq\'s require)', { timeout: 120_000 }, async () => {
+    const server = await startReplicatedPostgres({ selfSignedTls: true });
+    try {
+      const url = `${server.hostUrl(server.primaryPort, 'postgres')}?sslmode=require`;
+      const refused = await runBaton(['serve'], { DATABASE_URL: url, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
+      // node-postgres warns first, once, that its sslmode=require means verify-full: its own words, then Baton's line.
+      expect(refused.stderr).toContain('SECURITY WARNING');
+      expect(refused.stderr.trim().split('\n').at(-1)).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+ offers SSL, but its certificate is not trusted here \(DEPTH_ZERO_SELF_SIGNED_CERT\)\. .*sslrootcert=.*uselibpqcompat=true/);
+      expect(refused.code).toBe(1);
+      // Encrypted without checking the certificate: it migrates, then stops at the busy port.
+      const started = await runBaton(['serve'], { DATABASE_URL: `${url}&uselibpqcompat=true`, PORT: String(busyPort), BATON_LOG_LEVEL: 'silent' });
+      expect(started.stderr).toBe(`Port ${busyPort} on 127.0.0.1 is already in use (another Baton?). Set PORT to a free port (example: PORT=${busyPort + 1}) or stop the other process.\n`);
+    } finally {
+      await server.destroy();
+    }
   });
 
   it('names BATON_METRICS_ADDRESS, not PORT, when the metrics port is taken', async () => {

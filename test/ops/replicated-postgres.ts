@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chown, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, chown, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -59,6 +59,8 @@ export interface ReplicatedPostgresOptions {
   readonly sharedBuffers?: string;
   /** fsync and full-page writes on, as an operator's server has them (a benchmark); off by default. */
   readonly durable?: boolean;
+  /** SSL on, with a self-signed certificate for `localhost` made by `openssl` (no CA trusts it). */
+  readonly selfSignedTls?: boolean;
 }
 
 export async function startReplicatedPostgres(options: ReplicatedPostgresOptions = {}): Promise<ReplicatedPostgres> {
@@ -105,6 +107,7 @@ export async function startReplicatedPostgres(options: ReplicatedPostgresOptions
       ].join('\n'),
     );
     await appendFile(join(primary, 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
+    if (options.selfSignedTls) await selfSignedCertificate(primary, asRoot);
     await start(primary);
   } catch (error) {
     await destroy();
@@ -155,4 +158,16 @@ async function untilSynchronous(port: number): Promise<void> {
     if (Date.now() > deadline) throw new Error('The standby did not become synchronous within 30 s');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Turns SSL on in the server at `data` with a new self-signed certificate (its key owned by the server's user, as PostgreSQL insists). */
+async function selfSignedCertificate(data: string, asRoot: boolean): Promise<void> {
+  const [key, certificate] = [join(data, 'server.key'), join(data, 'server.crt')];
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '2', '-subj', '/CN=localhost']);
+  if (asRoot) {
+    const { uid, gid } = await stat(data);
+    await Promise.all([chown(key, uid, gid), chown(certificate, uid, gid)]);
+  }
+  await run('chmod', ['0600', key]);
+  await appendFile(join(data, 'postgresql.conf'), 'ssl = on\n');
 }
