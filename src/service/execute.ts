@@ -3,18 +3,11 @@ import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { SYSTEM_ACTOR } from '../domain/scopes.ts';
 import { BatonError, type Dialect, isTransactionConflict, toBatonError, toProblem } from '../errors.ts';
 import type { Ids } from '../ids.ts';
 import type { CallableOperation, EventDraft, Operation, OperationContext } from '../operations/define-operation.ts';
-import { unsafeText } from '../operations/shared/text.ts';
 import type { NewEventRow } from '../store/events.ts';
-import { humansWithScope } from '../store/agents.ts';
-import { insertApproval } from '../store/approvals.ts';
-import { insertInboxItems } from '../store/inbox.ts';
-import { claimKey, type NewStoredResponse, storeResponse } from '../store/idempotency.ts';
-import { toApproval } from '../operations/approvals/approval-schema.ts';
-import { assertVersion } from '../operations/shared/versions.ts';
+import { claimKey, storeResponse } from '../store/idempotency.ts';
 import type { DB } from '../store/schema.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import { authorize, validate } from './admit.ts';
@@ -22,10 +15,11 @@ import { fingerprint } from './fingerprint.ts';
 import { waitingOut } from './wait-out.ts';
 import type { ReplicaReads } from './replica-reads.ts';
 import type { InstanceTail } from './event-tail.ts';
-import { FRESH_KEY_HINT, isPlaceholderKey } from './idempotency-key.ts';
+import { requireKey } from './idempotency-key.ts';
+import { decidesOwnApprovals, requestApproval } from './approval-gate.ts';
+import { eventRow } from './event-rows.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
-import type { Tx } from '../store/connection.ts';
 import type { Cursors } from '../operations/shared/cursors.ts';
 import { toV2Answer } from '../operations/tasks/v2-answer.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
@@ -79,8 +73,6 @@ export interface Outcome {
   /** The answer's top-level `id` (the created member, or the pending approval), for a Location header. */
   readonly id: string | undefined;
 }
-
-const MAX_KEY_LENGTH = 255;
 
 /**
  * Runs one operation for one caller: authorize → validate → (writes) idempotency → one transaction
@@ -208,16 +200,17 @@ async function executeWrite(
       }
       started = true;
       if (operation.approval !== 'none' && !decidesOwnApprovals(call.principal) && !(await operation.approvalWaived?.(tx, call.principal, input))) {
-        const requested = await requestApproval(deps, tx, operation, input, call, { key, print, now, expiresAt, keyRow });
+        const requested = await requestApproval(deps.ids, tx, { operation, input, principal: call.principal, expectedVersion: call.expectedVersion, key, print, now, keyRow });
+        if (!requested) throw new LostKeyRace();
         appended = requested.events;
-        return requested.outcome;
+        return { ok: true, status: 202, body: requested.body, replayed: false, version: undefined, id: requested.id };
       }
       const events: EventDraft[] = [];
       const ctx = context(deps, call, (event) => events.push(event));
       const output = await operation.run(tx, ctx, input);
       const result = success(operation, output, false);
       const stored = operation.redactForReplay ? JSON.stringify(operation.redactForReplay(output)) : result.body;
-      const rows = events.map((e) => eventRow(deps, e, call.principal, key, ctx.now));
+      const rows = events.map((e) => eventRow(deps.ids, e, call.principal, key, ctx.now));
       if (!(await storeResponse(tx, { ...keyRow, status_code: result.status, response_body: stored }, rows))) throw new LostKeyRace();
       appended = rows;
       return result;
@@ -252,89 +245,6 @@ function uncertainIfUnavailable(failure: BatonError, key: string): BatonError {
       headers: failure.headers,
     },
   );
-}
-
-/** A human who may decide approvals needs none for their own requests: their call is the decision. */
-function decidesOwnApprovals(principal: Principal): boolean {
-  return principal.kind === 'human' && principal.scopes.has('approvals:decide');
-}
-
-const APPROVAL_TTL_MS = 24 * 3600 * 1000;
-
-/**
- * The approval gate: instead of running, records the exact request (bound to the target's current
- * version) as a pending approval, with its event, and answers 202 (with the event appended). A
- * human runs it by approving.
- */
-async function requestApproval(
-  deps: ExecuteDeps,
-  tx: Tx,
-  operation: Operation & { kind: 'write' },
-  input: z.output<z.ZodObject>,
-  call: Call,
-  k: { key: string; print: Buffer; now: Date; expiresAt: Date; keyRow: Omit<NewStoredResponse, 'status_code' | 'response_body'> },
-): Promise<{ outcome: Outcome; events: NewEventRow[] }> {
-  const target = operation.approvalTarget ? await operation.approvalTarget(tx, input, call.principal) : undefined;
-  // If-Match binds now: an approval must not be made for a version the caller has not seen.
-  if (target) assertVersion(target.id, target.version, call.expectedVersion);
-  const row = await insertApproval(tx, {
-    id: deps.ids.make('apr'),
-    operation: operation.name,
-    input,
-    fingerprint: k.print,
-    target_id: target?.id ?? null,
-    target_version: target?.version ?? null,
-    status: 'pending',
-    requested_by_id: call.principal.id,
-    requested_by_kind: call.principal.kind,
-    requested_token_id: call.principal.tokenId,
-    requested_machine: call.principal.machine,
-    requested_scopes: [...call.principal.scopes],
-    idempotency_key: k.key,
-    expires_at: new Date(k.now.getTime() + APPROVAL_TTL_MS),
-    created_at: k.now,
-    created_by_id: call.principal.id,
-    created_by_kind: call.principal.kind,
-  });
-  // An approval of a task's operation waits in the inbox of everyone who may decide it (emailed at once).
-  const taskId = row.target_id?.startsWith('tsk_') ? row.target_id : null;
-  if (taskId) {
-    const deciders = await humansWithScope(tx, 'approvals:decide', call.principal.id);
-    await insertInboxItems(
-      tx,
-      deciders.map((principal) => ({ id: deps.ids.make('inb'), principal_id: principal, kind: 'approval' as const, task_id: taskId, ref_id: row.id, by_id: call.principal.id, excerpt: `Approve ${operation.name}?`, created_at: k.now })),
-    );
-  }
-  const body = JSON.stringify(toApproval(row, k.now));
-  const draft: EventDraft = {
-    type: 'approval.requested',
-    subject: row.id,
-    data: { operation: operation.name, approval_class: operation.approval, target_id: row.target_id },
-    approvalId: row.id,
-  };
-  const events = [eventRow(deps, draft, call.principal, k.key, k.now)];
-  if (!(await storeResponse(tx, { ...k.keyRow, status_code: 202, response_body: body }, events))) {
-    throw new LostKeyRace();
-  }
-  return { outcome: { ok: true, status: 202, body, replayed: false, version: undefined, id: row.id }, events };
-}
-
-function eventRow(deps: ExecuteDeps, e: EventDraft, caller: Principal, key: string, now: Date): NewEventRow {
-  const by = e.by ?? caller;
-  const system = by === 'system';
-  return {
-    id: deps.ids.make('evt'),
-    type: e.type,
-    subject: e.subject,
-    actor_id: system ? SYSTEM_ACTOR.id : by.id,
-    actor_kind: system ? SYSTEM_ACTOR.kind : by.kind,
-    token_id: system ? null : by.tokenId,
-    machine: system ? null : by.machine,
-    idempotency_key: key,
-    approval_id: e.approvalId ?? null,
-    data: e.data,
-    created_at: now,
-  };
 }
 
 /** The context of a read: no events may be emitted. */
@@ -396,21 +306,6 @@ function replay(operation: Operation, status: number, body: string): Outcome {
 function idOf(output: unknown): string | undefined {
   const id = typeof output === 'object' && output !== null ? (output as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? id : undefined;
-}
-
-function requireKey(key: string | undefined): string {
-  if (key === undefined) {
-    throw new BatonError('idempotency_key_required', 'This write needs an Idempotency-Key so that a retry cannot apply it twice.');
-  }
-  if (isPlaceholderKey(key)) {
-    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty, a template placeholder or an example from the docs, not a key made for this write.`, { hint: FRESH_KEY_HINT });
-  }
-  if (key.length > MAX_KEY_LENGTH) {
-    throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);
-  }
-  const unsafe = unsafeText(key);
-  if (unsafe) throw new BatonError('idempotency_key_required', `The Idempotency-Key ${unsafe}.`);
-  return key;
 }
 
 /** Logs what is not a `BatonError` (a bug or an outage) once, then returns the error to throw. */

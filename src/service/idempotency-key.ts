@@ -1,3 +1,6 @@
+import { BatonError } from '../errors.ts';
+import { unsafeText } from '../operations/shared/text.ts';
+
 /**
  * Idempotency keys copied from a template rather than made for one write. Accepting one would let
  * an agent's first write succeed and its next, different write fail as `idempotency_key_reused`
@@ -28,3 +31,21 @@ export function isPlaceholderKey(key: string): boolean {
 /** What a good key looks like, for the refusal's hint. */
 export const FRESH_KEY_HINT =
   'Send a fresh unique value as the key of every distinct write: a UUID (crypto.randomUUID(), uuidgen), a ULID, or a name of your own such as task-123-attempt-2. Never a template placeholder ({{uuid}}, ${KEY}, <unique>, YOUR_KEY_HERE) or a key copied from the docs; reuse a key only to retry the identical write.';
+
+const MAX_KEY_LENGTH = 255;
+
+/** The key a write was sent with, or the refusal: none, a placeholder, too long, or with characters a key must not hold. */
+export function requireKey(key: string | undefined): string {
+  if (key === undefined) {
+    throw new BatonError('idempotency_key_required', 'This write needs an Idempotency-Key so that a retry cannot apply it twice.');
+  }
+  if (isPlaceholderKey(key)) {
+    throw new BatonError('idempotency_key_required', `The Idempotency-Key ${JSON.stringify(key)} is empty, a template placeholder or an example from the docs, not a key made for this write.`, { hint: FRESH_KEY_HINT });
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new BatonError('idempotency_key_required', `The Idempotency-Key is ${key.length} characters; the limit is ${MAX_KEY_LENGTH}.`);
+  }
+  const unsafe = unsafeText(key);
+  if (unsafe) throw new BatonError('idempotency_key_required', `The Idempotency-Key ${unsafe}.`);
+  return key;
+}
