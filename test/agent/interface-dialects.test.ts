@@ -199,6 +199,15 @@ describe('hints name the way forward in the interface the caller used', () => {
     expect(overRest.hint).toContain('the OpenAPI document (GET /api/v1/openapi.json)');
   });
 
+  it('an idempotency key refused: MCP says idempotency_key, REST the header', async () => {
+    const overMcp = problemOf((await mcp.callTool({ name: 'tasks_create', arguments: { title: 'x', idempotency_key: 'k'.repeat(256) } })));
+    expect(overMcp).toMatchObject({ code: 'idempotency_key_required' });
+    expect(String(overMcp['hint'])).toContain('`idempotency_key`');
+    expect(String(overMcp['hint'])).not.toContain('Idempotency-Key');
+    const overRest = (await t.request('POST', '/api/v1/tasks', { body: { title: 'x' }, key: null })).json<{ hint: string }>();
+    expect(overRest.hint).toContain('Idempotency-Key');
+  });
+
   it('a lease not found over MCP names leases_list with its arguments', async () => {
     const overMcp = problemOf((await mcp.callTool({ name: 'leases_get', arguments: { id: 'lea_01JDZ8Q6W9X5E3B2T7N4K1M0RA' } })));
     expect(overMcp['hint']).toContain('`leases_list` with {"holder":"me","state":"active"}');
