@@ -208,6 +208,11 @@ describe('hints name the way forward in the interface the caller used', () => {
     expect(overRest.hint).toContain('Idempotency-Key');
   });
 
+  it('a description too long names the tool that stores the long text, over MCP too', async () => {
+    const overMcp = problemOf((await mcp.callTool({ name: 'tasks_create', arguments: { title: 'x', description: 'd'.repeat(4001) } })));
+    expect((overMcp['errors'] as { detail: string }[])[0]?.detail).toContain('artifacts_create');
+  });
+
   it('a lease not found over MCP names leases_list with its arguments', async () => {
     const overMcp = problemOf((await mcp.callTool({ name: 'leases_get', arguments: { id: 'lea_01JDZ8Q6W9X5E3B2T7N4K1M0RA' } })));
     expect(overMcp['hint']).toContain('`leases_list` with {"holder":"me","state":"active"}');
