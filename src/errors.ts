@@ -254,7 +254,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 400,
     title: 'Idempotency-Key header required',
     retryable: false,
-    hint: 'Send `Idempotency-Key: <unique string up to 255 chars>` on every write (a UUID is fine); reuse it only to retry the same request.',
+    hint: 'Send a unique [[Idempotency-Key]] of up to 255 characters (a UUID is fine) with every write; reuse it only to retry the same request.',
     docs: '/spec/api.md#idempotency',
   },
   idempotency_key_reused: {

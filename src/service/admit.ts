@@ -38,14 +38,17 @@ export function validate(operation: Operation, rawInput: unknown, config: Config
   // Bounds that are this server's config (a lease's ttl_s) are not in the static schema.
   const configured = outOfBounds(operation.input, rawInput, config).map(({ key, detail }) => fieldError(operation, [key], detail));
   if (parsed.success && configured.length === 0) return parsed.data;
-  const errors = (parsed.error?.issues ?? []).flatMap((issue) => {
+  const issues = parsed.error?.issues ?? [];
+  const errors = issues.flatMap((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path, k]) : [issue.path];
-    return keys.map((path) =>
-      fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field; see the OpenAPI document for the accepted ones' : issue.message),
-    );
+    return keys.map((path) => fieldError(operation, path, issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message));
   });
-  throw invalidInput(operation, [...errors, ...configured]);
+  // Where the accepted fields are listed depends on the interface: the hint's [[schema]] says it in the caller's.
+  const unknown = issues.some((issue) => issue.code === 'unrecognized_keys');
+  throw invalidInput(operation, [...errors, ...configured], unknown ? UNKNOWN_FIELD_HINT : undefined);
 }
+
+const UNKNOWN_FIELD_HINT = 'Drop the fields `errors` calls unknown and fix any other it lists, then send again; [[schema]] lists the accepted ones.';
 
 /** A member left out is `required`, not Zod's "expected string, received undefined"; any other issue keeps Zod's words. */
 const missingField: z.core.$ZodErrorMap = (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined);
@@ -65,9 +68,9 @@ function fieldError(operation: Operation, path: readonly PropertyKey[], detail: 
 }
 
 /** `invalid_parameter` when every error is in the path or query, else `validation_failed`. */
-function invalidInput(operation: Operation, errors: readonly FieldError[]): BatonError {
+function invalidInput(operation: Operation, errors: readonly FieldError[], hint?: string): BatonError {
   const onlyParameters = errors.every((e) => e.location !== 'body');
   const code = onlyParameters ? 'invalid_parameter' : 'validation_failed';
   const summary = errors.map((e) => `${e.pointer}: ${e.detail}`).join('; ');
-  return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors } });
+  return new BatonError(code, `${operation.name} input is invalid: ${summary}`, { extra: { errors }, ...(hint ? { hint } : {}) });
 }

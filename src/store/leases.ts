@@ -296,9 +296,10 @@ export async function countActiveLeases(db: Kysely<DB>, holderId: string, now: D
   return Number(row.n);
 }
 
-/** When the earliest task waiting out a back-off becomes claimable for this claimer, if any does. */
-export async function nextClaimableAt(db: Kysely<DB>, claimerId: string, now: Date): Promise<Date | null> {
-  const row = await db
+/** When the earliest task waiting out a back-off becomes claimable for this claimer and its claim filter (priority floor, labels), if any does. */
+export async function nextClaimableAt(db: Kysely<DB>, q: Pick<ClaimQuery, 'now' | 'claimerId' | 'minPriority' | 'labels'>): Promise<Date | null> {
+  const { now, claimerId } = q;
+  let query = db
     .selectFrom('tasks')
     .select((eb) => eb.fn.min('not_before').as('at'))
     // A literal status, so a prepared statement's generic plan can use the partial index
@@ -307,7 +308,9 @@ export async function nextClaimableAt(db: Kysely<DB>, claimerId: string, now: Da
     .where('deleted_at', 'is', null)
     .where('not_before', '>', now)
     .where((eb) => eb.or([eb('assignee_id', 'is', null), eb('assignee_id', '=', claimerId)]))
-    .executeTakeFirst();
+    .where('priority', '>=', q.minPriority);
+  if (q.labels.length > 0) query = query.where(sql<boolean>`labels @> ${q.labels}::text[]`);
+  const row = await query.executeTakeFirst();
   return row?.at ? new Date(row.at) : null;
 }
 

@@ -190,6 +190,29 @@ describe('hints name the way forward in the interface the caller used', () => {
     expect(overRest.hint).toContain('If-Match');
   });
 
+  it('an unknown argument: MCP points at the tool\'s inputSchema, REST at the OpenAPI document', async () => {
+    const overMcp = problemOf((await mcp.callTool({ name: 'tasks_create', arguments: { title: 'x', bogus: 1 } })));
+    expect(overMcp).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/bogus', detail: 'unknown field' }] });
+    expect(String(overMcp['hint'])).toContain("the tool's inputSchema");
+    expect(JSON.stringify(overMcp)).not.toMatch(/OpenAPI/);
+    const overRest = (await t.request('POST', '/api/v1/tasks', { body: { title: 'x', bogus: 1 } })).json<{ hint: string }>();
+    expect(overRest.hint).toContain('the OpenAPI document (GET /api/v1/openapi.json)');
+  });
+
+  it('an idempotency key refused: MCP says idempotency_key, REST the header', async () => {
+    const overMcp = problemOf((await mcp.callTool({ name: 'tasks_create', arguments: { title: 'x', idempotency_key: 'k'.repeat(256) } })));
+    expect(overMcp).toMatchObject({ code: 'idempotency_key_required' });
+    expect(String(overMcp['hint'])).toContain('`idempotency_key`');
+    expect(String(overMcp['hint'])).not.toContain('Idempotency-Key');
+    const overRest = (await t.request('POST', '/api/v1/tasks', { body: { title: 'x' }, key: null })).json<{ hint: string }>();
+    expect(overRest.hint).toContain('Idempotency-Key');
+  });
+
+  it('a description too long names the tool that stores the long text, over MCP too', async () => {
+    const overMcp = problemOf((await mcp.callTool({ name: 'tasks_create', arguments: { title: 'x', description: 'd'.repeat(4001) } })));
+    expect((overMcp['errors'] as { detail: string }[])[0]?.detail).toContain('artifacts_create');
+  });
+
   it('a lease not found over MCP names leases_list with its arguments', async () => {
     const overMcp = problemOf((await mcp.callTool({ name: 'leases_get', arguments: { id: 'lea_01JDZ8Q6W9X5E3B2T7N4K1M0RA' } })));
     expect(overMcp['hint']).toContain('`leases_list` with {"holder":"me","state":"active"}');

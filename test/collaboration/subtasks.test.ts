@@ -141,6 +141,11 @@ describe('scheduling', () => {
     expect(refused.detail).toBe(`Task ${task.id} is scheduled: not claimable before ${later(3600)}.`);
     const empty = (await t.request('POST', '/api/v1/tasks/claim', { body: { labels: ['scheduled'] }, token: agent.token })).json<{ claims: unknown[]; next_claimable_at: string | null }>();
     expect(empty).toMatchObject({ claims: [], next_claimable_at: later(3600) });
+    // A claim filter the scheduled task does not match is not told to come back for it.
+    for (const filter of [{ labels: ['scheduled', 'elsewhere'] }, { labels: ['scheduled'], min_priority: 'high' }]) {
+      const other = (await t.request('POST', '/api/v1/tasks/claim', { body: filter, token: agent.token })).json<{ claims: unknown[]; next_claimable_at: string | null }>();
+      expect(other).toMatchObject({ claims: [], next_claimable_at: null });
+    }
     advance(3600);
     const next = (await t.request('POST', '/api/v1/tasks/claim', { body: { labels: ['scheduled'] }, token: agent.token })).json<{ claims: { task: { id: string } }[] }>();
     expect(next.claims.map((c) => c.task.id)).toEqual([task.id]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { expectProblem } from '../rest/fixtures.ts';
-import { type Claim, claimTask, createTask, getTask, type LeaseBody, leaseEvents, taskEvents, testClock, WORKER_SCOPES } from './instances.ts';
+import { type Claim, claimTask, createTask, CRON_SECRET, getTask, type LeaseBody, leaseEvents, taskEvents, testClock, WORKER_SCOPES } from './instances.ts';
 
 interface NextAction {
   operation: string;
@@ -18,7 +18,7 @@ let a: Principal;
 let b: Principal;
 // No sweeper: a lapsed lease stays on its task until someone claims it, which makes the fencing deterministic.
 beforeAll(async () => {
-  t = await startTestServer({ leaseTtl: { defaultS: 300, minS: 1, maxS: 3600 }, sweepIntervalMs: 0 }, { clock });
+  t = await startTestServer({ leaseTtl: { defaultS: 300, minS: 1, maxS: 3600 }, sweepIntervalMs: 0, cronSecret: CRON_SECRET }, { clock });
   a = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
   b = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
 });
@@ -88,6 +88,23 @@ describe('fencing: a lease that lapsed and was re-granted', () => {
     expectProblem(await patch(task.id, { status: 'in_review', lease_epoch: lease.epoch }, b.token), 409, 'lease_expired');
     expectProblem(await patch(task.id, { status: 'in_review' }, b.token), 409, 'lease_expired');
     expect((await getTask(t, task.id)).status).toBe('in_progress');
+  });
+
+  it('a hand-in under a lease that is gone (swept after it lapsed, or released by a human) is lease_expired, as the same PATCH is', async () => {
+    const sweep = () => t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+    const lapsed = await createTask(t);
+    const first = await claimTask(t, lapsed.id, b.token, { ttl_s: 1 });
+    clock.setPast(first.lease.expires_at);
+    expect((await sweep()).status).toBe(200);
+    const released = await createTask(t);
+    const second = await claimTask(t, released.id, b.token);
+    expect((await post(`/api/v1/leases/${second.lease.id}/release`, undefined, { note: 'taking it back' })).status).toBe(200);
+    for (const { id, lease } of [{ id: lapsed.id, lease: first.lease }, { id: released.id, lease: second.lease }]) {
+      expect((await getTask(t, id)).status).toBe('todo');
+      expectProblem(await patch(id, { status: 'in_review', lease_epoch: lease.epoch }, b.token), 409, 'lease_expired');
+      const handIn = expectProblem(await post(`/api/v1/tasks/${id}/hand_in`, b.token, { lease_epoch: lease.epoch, summary: 'done' }), 409, 'lease_expired');
+      expect(handIn).toMatchObject({ task_id: id, current_epoch: lease.epoch });
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../src/operations/index.ts';
 import { isCallable } from '../../src/operations/define-operation.ts';
+import { eventsSettled } from '../leases/instances.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -188,6 +189,8 @@ describe('resources and prompts', () => {
 
   it('without a last event id, the events_list call of the resume prompt reads the newest events, as it says', async () => {
     const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks_create', arguments: { title: 'the newest event' } }));
+    // On a shared PostgreSQL another test's open transaction may hold the newest events back from cursors for a while.
+    await eventsSettled(t);
     const prompt = await modern.getPrompt({ name: 'resume', arguments: {} });
     const [message] = prompt.messages as { content: { text: string } }[];
     const args = /`events_list`[^\n]* with (\{[^}]*\})/.exec(message?.content.text ?? '')?.[1];

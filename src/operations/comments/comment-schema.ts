@@ -15,7 +15,7 @@ export const commentBody = z
   .string()
   .trim()
   .min(1, 'body must not be empty')
-  .max(COMMENT_MAX, `body is limited to ${COMMENT_MAX} characters; put longer text in an artifact (POST /api/v1/artifacts) and list its id in artifacts`)
+  .max(COMMENT_MAX, `body is limited to ${COMMENT_MAX} characters; put longer text in an artifact (artifacts_create, POST /api/v1/artifacts) and list its id in artifacts`)
   .describe(`Markdown, 1–${COMMENT_MAX} characters. \`@name\` or \`@agt_…\` mentions a principal.`);
 export const commentArtifacts = z
   .array(artifactId)

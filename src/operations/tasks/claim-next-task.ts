@@ -57,7 +57,7 @@ export async function claimNext(
     const by = stopped && [...avoids.tasks, ...avoids.labels].find(({ row }) => (row.applies_to === 'task' ? row.target === stopped.id : stopped.labels.includes(row.target)));
     if (stopped && by) throw budgetExhausted(by, ctx.now, stopped.id);
   }
-  const next = await nextClaimableAt(tx, ctx.actor.id, ctx.now);
+  const next = await nextClaimableAt(tx, query);
   const untilNext = next ? Math.max(1, Math.ceil((next.getTime() - ctx.now.getTime()) / 1000)) : EMPTY_QUEUE_RETRY_S;
   return { claims, retry_after_s: Math.min(EMPTY_QUEUE_RETRY_S, untilNext), next_claimable_at: next?.toISOString() ?? null };
 }

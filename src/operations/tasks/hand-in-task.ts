@@ -45,6 +45,8 @@ export const handInTask = defineOperation({
   async run(tx, ctx, input) {
     const row = await lockLiveTask(tx, input.id);
     assertVersion(`Task ${row.id}`, row.version, ctx.expectedVersion);
+    // Back in the queue (its lease lapsed and was swept, or was released), the epoch sent is stale: lease_expired, as tasks_update says.
+    if (input.lease_epoch !== undefined && (row.status === 'todo' || row.status === 'blocked')) checkLease(row, input.lease_epoch, ctx);
     if (row.status !== 'in_progress') {
       throw new BatonError('invalid_transition', `Task ${row.id} is ${row.status}; only work in progress can be handed in.`, {
         hint: handInHint(row),

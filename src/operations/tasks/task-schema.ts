@@ -23,7 +23,7 @@ export const taskPriority = z.enum(TASK_PRIORITIES);
 export const taskTitle = z.string().trim().min(1, 'title must not be empty').max(TITLE_MAX, `title is limited to ${TITLE_MAX} characters`);
 export const taskDescription = z
   .string()
-  .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; put longer text in an artifact (POST /api/v1/artifacts with this task's task_id) and keep a summary here`);
+  .max(DESCRIPTION_MAX, `description is limited to ${DESCRIPTION_MAX} characters inline; put longer text in an artifact (artifacts_create, POST /api/v1/artifacts, with this task's task_id) and keep a summary here`);
 export const taskLabels = z
   .array(z.string().max(50, 'labels are at most 50 characters').regex(/^[a-z0-9][a-z0-9_.:/-]{0,49}$/, 'labels are 1–50 lowercase letters, digits and _ . : / -'))
   .max(LABELS_MAX, `at most ${LABELS_MAX} labels`)
