@@ -5,6 +5,7 @@ import { call, problemOf, type Problem } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
 import type { InboxItem } from '../inbox-count.ts';
+import { Markdown } from '../markdown.tsx';
 import { useSession } from '../session.ts';
 import type { Approval, Task } from '../types.ts';
 
@@ -152,14 +153,17 @@ function namedMentions(text: string, names: ReadonlyMap<string, string>): string
   return text.replace(/@(agt_[0-9A-Z]{26})\b/g, (mention, id: string) => (names.has(id) ? `@${names.get(id)}` : mention));
 }
 
-/** Who handed the work in and what they said of it, for deciding the review from the inbox. */
+/** Who handed the work in and what they said of it (Markdown, as on the task page), for deciding the review from the inbox. */
 function HandedIn({ handoff }: { handoff: NonNullable<Task['handoff']> }) {
   const summary = handoff.summary.length > 300 ? `${handoff.summary.slice(0, 300)}…` : handoff.summary;
   return (
-    <p class="inbox-excerpt" data-testid="handoff">
-      Handed in by <ActorChip actor={handoff.by} />
-      {summary ? `: ${summary}` : ' with no summary.'}
-    </p>
+    <div data-testid="handoff">
+      <p class="inbox-handed-in">
+        Handed in by <ActorChip actor={handoff.by} />
+        {summary ? ': ' : ' with no summary.'}
+      </p>
+      {summary && <Markdown class="handoff-summary" source={summary} />}
+    </div>
   );
 }
 
