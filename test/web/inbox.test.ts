@@ -180,4 +180,14 @@ describe('the inbox in Chromium', () => {
     expect(await handoff.locator('li').allTextContents()).toEqual(['raised the timeout', 'added a test']);
     expect(await handoff.textContent()).not.toContain('**');
   });
+
+  it('names what an approval acts on, read now (was the bare task id, so a deletion was approved blind)', async () => {
+    const doomed = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the 2.3 branch' });
+    await h.t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: agent.token });
+    await page.goto(`${h.base}/inbox`);
+    const target = entry('Approve tasks_delete?').getByTestId('approval-target');
+    await target.waitFor(WAIT);
+    expect(await target.getByRole('link').textContent()).toBe('Drop the 2.3 branch');
+    expect(await target.getByRole('link').getAttribute('href')).toBe(`/tasks/${doomed.id}`);
+  });
 });
