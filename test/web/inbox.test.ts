@@ -62,7 +62,7 @@ describe('the inbox in Chromium', () => {
     // A mention by id reads as the name.
     await entry('the changelog is ready').getByText('@admin the changelog is ready for a look').waitFor(WAIT);
     // The work to review says who handed it in and what they said, to decide it from here.
-    expect(await entry('Write the 2.4 release notes').getByTestId('handoff').textContent()).toMatch(/^Handed in by\s*Agent\s*ship-bot: Drafted; the rate limits are in their own section\.$/);
+    expect(await entry('Write the 2.4 release notes').getByTestId('handoff').textContent()).toMatch(/^Handed in by\s*Agent\s*ship-bot: Drafted; the rate limits are in their own section\.\s*$/);
     await entry('Ship 2.4 tonight?').getByRole('button', { name: 'Ship' }).waitFor(WAIT);
     expect(await axeEverywhere(page, 'inbox')).toEqual([]);
     await mkdir(SHOTS, { recursive: true });
@@ -166,5 +166,28 @@ describe('the inbox in Chromium', () => {
     const asked = entry('Flush the EU cache too?').getByTestId('asked-by');
     await asked.waitFor(WAIT);
     expect(await asked.textContent()).toMatch(/^Asked by\s*Agent\s*ship-bot$/);
+  });
+
+  it('renders a hand-in summary as Markdown, as the task page does (was the raw “**” and “`”)', async () => {
+    const task = await asAgent('POST', '/api/v1/tasks', { title: 'Fix the checkout timeout' });
+    await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
+    await asAgent('POST', `/api/v1/tasks/${task.id}/hand_in`, { summary: 'Fixed. **How to check:** run `npm test`.\n\n- raised the timeout\n- added a test' });
+    await page.goto(`${h.base}/inbox`);
+    const handoff = entry('Fix the checkout timeout').getByTestId('handoff');
+    await handoff.waitFor(WAIT);
+    expect(await handoff.locator('strong').textContent()).toBe('How to check:');
+    expect(await handoff.locator('code').textContent()).toBe('npm test');
+    expect(await handoff.locator('li').allTextContents()).toEqual(['raised the timeout', 'added a test']);
+    expect(await handoff.textContent()).not.toContain('**');
+  });
+
+  it('names what an approval acts on, read now (was the bare task id, so a deletion was approved blind)', async () => {
+    const doomed = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the 2.3 branch' });
+    await h.t.request('DELETE', `/api/v1/tasks/${doomed.id}`, { token: agent.token });
+    await page.goto(`${h.base}/inbox`);
+    const target = entry('Approve tasks_delete?').getByTestId('approval-target');
+    await target.waitFor(WAIT);
+    expect(await target.getByRole('link').textContent()).toBe('Drop the 2.3 branch');
+    expect(await target.getByRole('link').getAttribute('href')).toBe(`/tasks/${doomed.id}`);
   });
 });

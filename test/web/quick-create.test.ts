@@ -84,4 +84,19 @@ describe('quick create from the keyboard, in Chromium', () => {
     expect(created?.due_at).toBe(await local('2030-12-31T09:30'));
     expect(created?.not_before).toBe(await local('2030-06-01T08:00'));
   });
+
+  it('gives the parent search a usable width on a phone (it was squeezed to 60 px beside the assignee, its placeholder cut to “Sear”)', async () => {
+    await page.goto(h.base);
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
+      await page.keyboard.press('c');
+      await page.getByRole('dialog', { name: 'New task' }).waitFor(WAIT);
+      const width = await page.locator('#new-task-parent').evaluate((input) => input.getBoundingClientRect().width);
+      expect(width).toBeGreaterThan(180);
+      await page.keyboard.press('Escape');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+  });
 });

@@ -102,4 +102,14 @@ describe('templates, in Chromium', () => {
     const made = await api<{ data: { title: string }[] }>('GET', '/api/v1/tasks?limit=100');
     expect(made.data.map((t) => t.title).filter((t) => t.includes('2.0.0'))).toEqual(expect.arrayContaining(['Release 2.0.0', 'Notes for 2.0.0 (web)', 'Ship 2.0.0']));
   });
+
+  it('shows the command to save a template as code when there is none (it showed the Markdown backticks)', async () => {
+    const listed = await api<{ data: { id: string }[] }>('GET', '/api/v1/templates');
+    for (const t of listed.data) await api('DELETE', `/api/v1/templates/${t.id}`);
+    await page.goto(`${h.base}/templates`);
+    const empty = page.getByText(/^No templates yet/);
+    await empty.waitFor(WAIT);
+    expect(await empty.locator('code').allTextContents()).toEqual(['baton templates create file.yaml', 'POST /api/v1/templates']);
+    expect(await empty.textContent()).not.toContain('`');
+  });
 });

@@ -38,7 +38,7 @@ interface TargetState {
 }
 
 /** The target as it is now (null while loading or when it is gone). */
-function useContextOf(approval: Approval): TargetState {
+export function useContextOf(approval: Approval): TargetState {
   const [target, setTarget] = useState<Target | null>(null);
   const [gone, setGone] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -74,7 +74,7 @@ function expiry(expiresAt: string, now: number): string {
 }
 
 /** What the approval touches, in words, and for an update the fields it changes (now → after). */
-function TargetContext({ approval, context: { target, gone, problem, retry } }: { approval: Approval; context: TargetState }) {
+export function TargetContext({ approval, context: { target, gone, problem, retry } }: { approval: Approval; context: TargetState }) {
   if (gone) return <p class="muted">The resource it acts on no longer exists.</p>;
   if (problem) return <ProblemNotice problem={{ ...problem, title: `Could not read what it acts on: ${problem.title}` }} onRetry={retry} />;
   if (!target) return null;

@@ -5,6 +5,8 @@ import { call, problemOf, type Problem } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
 import type { InboxItem } from '../inbox-count.ts';
+import { Markdown } from '../markdown.tsx';
+import { TargetContext, useContextOf } from './approvals.tsx';
 import { useSession } from '../session.ts';
 import type { Approval, Task } from '../types.ts';
 
@@ -113,6 +115,7 @@ export function AskAnswer({ askId, ask: given, asker = false, onAnswered }: { as
 /** A pending approval, approved or denied in place (with an optional reason). */
 export function ApprovalDecision({ approval, onDecided }: { approval: Approval; onDecided: (what: string) => void }) {
   const { manifest } = useSession();
+  const context = useContextOf(approval);
   const [reason, setReason] = useState('');
   const action = useAction();
   const decide = (verb: 'approve' | 'deny') => action.send({ operation: verb === 'approve' ? 'approvals_approve' : 'approvals_deny', input: { id: approval.id, ...(reason.trim() ? { reason: reason.trim() } : {}) } }, (decided) =>
@@ -125,13 +128,8 @@ export function ApprovalDecision({ approval, onDecided }: { approval: Approval; 
       </p>
       <p class="small">
         Asked by <ActorChip actor={approval.requested_by} />
-        {approval.target && (
-          <>
-            {' '}
-            on {approval.target.id.startsWith('tsk_') ? <a href={`/tasks/${approval.target.id}`}>{approval.target.id}</a> : <code>{approval.target.id}</code>}
-          </>
-        )}
       </p>
+      <TargetContext approval={approval} context={context} />
       {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
       <div class="inbox-actions">
         <input type="text" aria-label={`Reason for deciding ${approval.operation} (optional)`} maxLength={500} placeholder="Reason (optional)" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
@@ -152,14 +150,17 @@ function namedMentions(text: string, names: ReadonlyMap<string, string>): string
   return text.replace(/@(agt_[0-9A-Z]{26})\b/g, (mention, id: string) => (names.has(id) ? `@${names.get(id)}` : mention));
 }
 
-/** Who handed the work in and what they said of it, for deciding the review from the inbox. */
+/** Who handed the work in and what they said of it (Markdown, as on the task page), for deciding the review from the inbox. */
 function HandedIn({ handoff }: { handoff: NonNullable<Task['handoff']> }) {
   const summary = handoff.summary.length > 300 ? `${handoff.summary.slice(0, 300)}…` : handoff.summary;
   return (
-    <p class="inbox-excerpt" data-testid="handoff">
-      Handed in by <ActorChip actor={handoff.by} />
-      {summary ? `: ${summary}` : ' with no summary.'}
-    </p>
+    <div data-testid="handoff">
+      <p class="inbox-handed-in">
+        Handed in by <ActorChip actor={handoff.by} />
+        {summary ? ': ' : ' with no summary.'}
+      </p>
+      {summary && <Markdown class="handoff-summary" source={summary} />}
+    </div>
   );
 }
 

@@ -58,7 +58,9 @@ export function Templates() {
       {!templates ? (
         !loadProblem && <Loading what="templates" />
       ) : templates.length === 0 ? (
-        <p class="muted">No templates yet: save one with `baton templates create file.yaml` or POST /api/v1/templates.</p>
+        <p class="muted">
+          No templates yet: save one with <code>baton templates create file.yaml</code> or <code>POST /api/v1/templates</code>.
+        </p>
       ) : (
         <form
           class="card template-form"
