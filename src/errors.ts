@@ -112,7 +112,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 401,
     title: 'Authentication required',
     retryable: false,
-    hint: 'Send `Authorization: Bearer <token>`; ask a Baton admin for a token (the first one is printed when the server first starts).',
+    hint: 'Send `Authorization: Bearer <token>`; ask a Baton admin for a token (the first one is printed when the server first starts on a terminal, else written to `bootstrap-admin-token` beside its data directory; `baton admin-token` makes another).',
     docs: '/spec/api.md#authentication',
     headers: { 'www-authenticate': BEARER_CHALLENGE },
   },

@@ -20,6 +20,7 @@ interface Reservation {
 }
 interface Conflict {
   code: string;
+  detail: string;
   hint: string;
   holders: { reservation_id: string; holder: { id: string; kind: string }; mode: string; resource?: string; repo?: string; overlapping?: { yours: string; theirs: string }[]; expires_at: string }[];
 }
@@ -56,6 +57,7 @@ describe('reservations', () => {
     expect(mine).toMatchObject({ repo, paths: ['src/**'], mode: 'exclusive', holder: { id: a.id, kind: 'agent' }, state: 'active', epoch: 1 });
     const conflict = await refused(b, { repo, paths: ['docs/**', 'src/a.ts'] });
     expect(conflict.code).toBe('reservation_conflict');
+    expect(conflict.detail).toBe(`Paths in ${repo} are reserved (exclusive) by agent ${a.id} until ${mine.expires_at}.`);
     expect(conflict.holders).toEqual([
       { reservation_id: mine.id, holder: { id: a.id, kind: 'agent' }, mode: 'exclusive', repo, overlapping: [{ yours: 'src/a.ts', theirs: 'src/**' }], task_id: null, expires_at: mine.expires_at },
     ]);
@@ -71,6 +73,7 @@ describe('reservations', () => {
     const first = await held(a, { resource: 'staging-db', mode: 'shared' });
     const second = await held(b, { resource: 'staging-db', mode: 'shared' });
     const conflict = await refused(d, { resource: 'staging-db' });
+    expect(conflict.detail).toMatch(/^Resource staging-db is reserved \(shared\) by agent /);
     expect(conflict.holders.map((h) => [h.holder.id, h.mode, h.resource])).toEqual([
       [a.id, 'shared', 'staging-db'],
       [b.id, 'shared', 'staging-db'],

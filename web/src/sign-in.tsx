@@ -67,7 +67,7 @@ function TokenFields({ token, setToken, busy, problem, sso }: { token: string; s
           {busy ? 'Checking…' : 'Sign in'}
         </button>
         <p class="muted small">
-          No token? The first one is printed when the server first starts; an admin can make more under Agents.
+          No token? The first one is printed when the server first starts (or, when its output is not a terminal, written to bootstrap-admin-token beside its data directory); an admin can make more under Agents.
         </p>
     </>
   );

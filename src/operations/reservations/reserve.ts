@@ -75,7 +75,8 @@ export async function holdersInTheWay(tx: Tx, ctx: OperationContext, target: Res
 /** `409 reservation_conflict` naming who holds what until when; `prefix` says what the request was for. */
 export function reservationConflict(target: ReservationTarget, holders: readonly Holder[], prefix = ''): BatonError {
   const first = holders[0];
-  return new BatonError('reservation_conflict', `${prefix}${target.label} is reserved (${first?.mode}) by ${first?.holder.kind} ${first?.holder.id} until ${first?.expires_at}.`, { extra: { holders } });
+  const verb = target.paths === null ? 'is' : 'are';
+  return new BatonError('reservation_conflict', `${prefix}${target.label} ${verb} reserved (${first?.mode}) by ${first?.holder.kind} ${first?.holder.id} until ${first?.expires_at}.`, { extra: { holders } });
 }
 
 /**
