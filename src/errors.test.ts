@@ -29,11 +29,12 @@ describe('renderHint', () => {
     expectedVersion: 'VERSION',
     schema: 'SCHEMA',
     fieldLocations: false,
+    retryAfter: 'WAIT',
   };
 
   it('words each reference, with its arguments, for the interface; the rest of the text stays', () => {
-    const hint = 'List with [[leases_list holder=me state=active]], claim with [[tasks_claim_next]]; retry with the same [[Idempotency-Key]] and [[If-Match]] (see [[schema]]).';
-    expect(renderHint(hint, dialect)).toBe('List with <leases_list holder:me state:active>, claim with <tasks_claim_next>; retry with the same KEY and VERSION (see SCHEMA).');
+    const hint = 'List with [[leases_list holder=me state=active]], claim with [[tasks_claim_next]]; after [[Retry-After]] seconds, retry with the same [[Idempotency-Key]] and [[If-Match]] (see [[schema]]).';
+    expect(renderHint(hint, dialect)).toBe('List with <leases_list holder:me state:active>, claim with <tasks_claim_next>; after WAIT seconds, retry with the same KEY and VERSION (see SCHEMA).');
     expect(hintReferences(hint)).toEqual(['leases_list', 'tasks_claim_next']);
   });
 
@@ -41,5 +42,11 @@ describe('renderHint', () => {
     const error = new BatonError('invalid_parameter', 'limit is too big.', { extra: { errors: [{ pointer: '/limit', detail: 'at most 100', location: 'query' }] } });
     expect(toProblem(error, 'http://baton.test', dialect).errors).toEqual([{ pointer: '/limit', detail: 'at most 100' }]);
     expect(toProblem(error, 'http://baton.test', { ...dialect, fieldLocations: true }).errors).toEqual([{ pointer: '/limit', detail: 'at most 100', location: 'query' }]);
+  });
+
+  it('carries the Retry-After header\'s seconds as retry_after_s, for interfaces without headers', () => {
+    const busy = new BatonError('unavailable', 'The database did not answer.', { headers: { 'retry-after': '1' } });
+    expect(toProblem(busy, 'http://baton.test', dialect)).toMatchObject({ code: 'unavailable', retry_after_s: 1 });
+    expect(toProblem(new BatonError('not_found', 'No task tsk_x.'), 'http://baton.test', dialect)).not.toHaveProperty('retry_after_s');
   });
 });

@@ -268,7 +268,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'A request with this idempotency key is still running',
     retryable: true,
-    hint: 'Wait for `Retry-After` seconds and retry with the same key; you will get the original outcome.',
+    hint: 'Wait for [[Retry-After]] seconds and retry with the same key; you will get the original outcome.',
     docs: '/spec/api.md#idempotency',
   },
   invalid_precondition: {
@@ -478,7 +478,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 409,
     title: 'Task is not claimable yet',
     retryable: true,
-    hint: 'The task waits until `not_before` (see Retry-After): it was scheduled for later, or it failed its last attempt and is backing off; claim other work with [[tasks_claim_next]] meanwhile.',
+    hint: 'The task waits until `not_before` (see [[Retry-After]]): it was scheduled for later, or it failed its last attempt and is backing off; claim other work with [[tasks_claim_next]] meanwhile.',
     docs: '/spec/collaboration.md#attempts-and-the-dead-letter',
   },
   not_dead_lettered: {
@@ -555,14 +555,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 429,
     title: 'Rate limit exceeded',
     retryable: true,
-    hint: 'Wait `Retry-After` seconds, then continue; the RateLimit header on every response shows the budget left.',
+    hint: 'Wait [[Retry-After]] seconds, then continue; the RateLimit header on every response shows the budget left.',
     docs: '/spec/api.md#rate-limits',
   },
   too_many_uploads: {
     status: 429,
     title: 'Too many uploads in progress for this token',
     retryable: true,
-    hint: 'Wait for your other artifact uploads to finish (or `Retry-After` seconds), then send this one again with the same [[Idempotency-Key]]; nothing ran.',
+    hint: 'Wait for your other artifact uploads to finish (or [[Retry-After]] seconds), then send this one again with the same [[Idempotency-Key]]; nothing ran.',
     docs: '/spec/api.md#limits',
     headers: { 'retry-after': '1' },
   },
@@ -570,7 +570,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 503,
     title: 'Too many uploads in progress on this server',
     retryable: true,
-    hint: 'Wait `Retry-After` seconds, then send the same request again with the same [[Idempotency-Key]]; nothing ran.',
+    hint: 'Wait [[Retry-After]] seconds, then send the same request again with the same [[Idempotency-Key]]; nothing ran.',
     docs: '/spec/api.md#limits',
     headers: { 'retry-after': '1' },
   },
@@ -641,14 +641,14 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 503,
     title: 'Service unavailable',
     retryable: true,
-    hint: 'The database did not answer; retry after `Retry-After` seconds, a write with the same [[Idempotency-Key]].',
+    hint: 'The database did not answer; retry after [[Retry-After]] seconds, a write with the same [[Idempotency-Key]].',
     docs: '/spec/errors.md',
   },
   write_contention: {
     status: 503,
     title: 'The write kept colliding with concurrent writes',
     retryable: true,
-    hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same [[Idempotency-Key]] after `Retry-After` seconds.',
+    hint: 'Nothing was written: the database broke a lock conflict with other writes, and the server retried it three times. Send the same request again with the same [[Idempotency-Key]] after [[Retry-After]] seconds.',
     docs: '/spec/errors.md',
     headers: { 'retry-after': '1' },
   },
@@ -796,8 +796,9 @@ export interface Problem {
  * How one interface words a hint. Hints name the way forward as references in `[[…]]`, which each
  * interface renders its own way: `[[tasks_claim_next]]` is `POST /api/v1/tasks/claim` over REST,
  * `tasks_claim_next` over MCP and the `claimNextTask` mutation over GraphQL; arguments follow the
- * name (`[[leases_list holder=me state=active]]`). Three names are the write-safety inputs and the
- * input's schema: `[[Idempotency-Key]]`, `[[If-Match]]` and `[[schema]]`.
+ * name (`[[leases_list holder=me state=active]]`). Four names are the write-safety inputs, the
+ * input's schema and the wait before a retry: `[[Idempotency-Key]]`, `[[If-Match]]`, `[[schema]]`
+ * and `[[Retry-After]]`.
  */
 export interface Dialect {
   /** A call of the named operation with these arguments. */
@@ -809,6 +810,8 @@ export interface Dialect {
   readonly schema: string;
   /** Whether `errors` entries say where a field travels (`path`, `query`, `body`): only over HTTP routes. */
   readonly fieldLocations: boolean;
+  /** Where the seconds to wait before retrying are: the `Retry-After` header over HTTP, the problem's `retry_after_s` where no header reaches the caller. */
+  readonly retryAfter: string;
 }
 
 /** A hint's references, `[[name key=value …]]`. */
@@ -821,13 +824,14 @@ export function renderHint(hint: string, dialect: Dialect): string {
     if (name === 'Idempotency-Key') return dialect.idempotencyKey;
     if (name === 'If-Match') return dialect.expectedVersion;
     if (name === 'schema') return dialect.schema;
+    if (name === 'Retry-After') return dialect.retryAfter;
     return dialect.call(name, Object.fromEntries(args.map((arg) => [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)])));
   });
 }
 
 /** The operation names a hint refers to (a test holds them to the registry). */
 export function hintReferences(hint: string): string[] {
-  return [...hint.matchAll(HINT_REFERENCE)].map((m) => m[1]?.trim().split(/\s+/)[0] ?? '').filter((name) => !['Idempotency-Key', 'If-Match', 'schema'].includes(name));
+  return [...hint.matchAll(HINT_REFERENCE)].map((m) => m[1]?.trim().split(/\s+/)[0] ?? '').filter((name) => !['Idempotency-Key', 'If-Match', 'schema', 'Retry-After'].includes(name));
 }
 
 /** Hints worded by operation names alone, for text no one interface serves (an approval's stored result). */
@@ -837,6 +841,7 @@ export const OPERATION_NAMES: Dialect = {
   expectedVersion: 'expected version',
   schema: 'the operation\'s input schema',
   fieldLocations: true,
+  retryAfter: '`retry_after_s`',
 };
 
 /** Renders the problem document for an error, with absolute `type` and `docs_url` under `baseUrl`, worded for one interface. */
@@ -855,7 +860,18 @@ export function toProblem(error: BatonError, baseUrl: string, dialect: Dialect):
     hint: renderHint(error.hint, dialect),
     retryable: spec.retryable,
     docs_url: `${baseUrl}${spec.docs}`,
+    ...retryAfterOf(error),
   };
+}
+
+/**
+ * `retry_after_s`: the seconds of the error's Retry-After header, in the document too. MCP tool
+ * errors and GraphQL field errors reach their caller without HTTP's headers; with it, every
+ * interface carries the same wait.
+ */
+function retryAfterOf(error: BatonError): { retry_after_s?: number } {
+  const seconds = Number(error.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds >= 0 ? { retry_after_s: seconds } : {};
 }
 
 function withoutLocation(entry: unknown): unknown {
@@ -876,7 +892,7 @@ export const problemSchema = z
     code: errorCode.describe('Stable: decide your next call from this, never from text.'),
     detail: z.string().describe('What happened, naming the resource and its state.'),
     hint: z.string().describe('What to do next.'),
-    retryable: z.boolean().describe('Whether the same request may succeed if sent again (after Retry-After when given).'),
+    retryable: z.boolean().describe('Whether the same request may succeed if sent again (after retry_after_s when given).'),
     docs_url: z.string(),
     legal_transitions: z.array(z.string()).optional().describe('On transition errors: the statuses reachable now.'),
     errors: z

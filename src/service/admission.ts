@@ -35,7 +35,7 @@ export function shedding(operationName: string, pool: { readonly size: number; r
   if (pool.waiting < mark) return undefined;
   const first = claim ? ' Claims are refused first, so that leases already held can still be renewed.' : '';
   return new BatonError('unavailable', `Baton is busy: ${pool.waiting} calls are waiting for a database connection.${first}`, {
-    hint: 'Retry after `Retry-After` seconds, a write with the same [[Idempotency-Key]]; keep heartbeating the leases you hold, which are still served.',
+    hint: 'Retry after [[Retry-After]] seconds, a write with the same [[Idempotency-Key]]; keep heartbeating the leases you hold, which are still served.',
     headers: { 'retry-after': claim ? '5' : '2' },
   });
 }

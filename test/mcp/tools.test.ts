@@ -138,6 +138,22 @@ describe('tool errors reach the agent with their code, hint and retryable', () =
   }
 });
 
+describe('a refusal to come back later says when, over MCP too', () => {
+  it('backoff_pending carries retry_after_s (no Retry-After header reaches a tool caller), and its hint names it', async () => {
+    const notBefore = new Date(Date.now() + 90_000).toISOString();
+    const task = outputOf<{ id: string }>(await modern.callTool({ name: 'tasks_create', arguments: { title: 'Later', not_before: notBefore } }));
+    const refused = problemOf((await modern.callTool({ name: 'tasks_claim', arguments: { id: task.id } })));
+    expect(refused).toMatchObject({ code: 'backoff_pending', retryable: true });
+    expect(refused.retry_after_s).toBeGreaterThan(60);
+    expect(refused.hint).toContain('(see `retry_after_s`)');
+    // REST has the header, and the same member in the body.
+    const rest = await t.request('POST', `/api/v1/tasks/${task.id}/claim`, { body: {} });
+    expect(rest.status).toBe(409);
+    expect(rest.json<{ retry_after_s: number; hint: string }>().retry_after_s).toBe(Number(rest.headers['retry-after']));
+    expect(rest.json<{ hint: string }>().hint).toContain('(see `Retry-After`)');
+  });
+});
+
 describe('idempotency keys over MCP', () => {
   it('generates a key when absent and returns it; the same key replays the first result', async () => {
     const first = await modern.callTool({ name: 'tasks_create', arguments: { title: 'once' } });

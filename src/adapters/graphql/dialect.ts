@@ -25,5 +25,6 @@ export function graphqlDialect(schema: GraphQLSchema, operations: readonly Opera
     expectedVersion: '`expected_version`',
     schema: 'the GraphQL schema (introspect POST /graphql)',
     fieldLocations: false,
+    retryAfter: '`retry_after_s`',
   };
 }

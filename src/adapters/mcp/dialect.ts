@@ -7,4 +7,5 @@ export const MCP_DIALECT: Dialect = {
   expectedVersion: '`expected_version`',
   schema: "the tool's inputSchema (tools/list)",
   fieldLocations: false,
+  retryAfter: '`retry_after_s`',
 };

@@ -22,6 +22,7 @@ export function restDialect(operations: readonly Operation[], version: ApiVersio
     expectedVersion: 'If-Match',
     schema: `the OpenAPI document (GET ${prefix}/openapi.json)`,
     fieldLocations: true,
+    retryAfter: '`Retry-After`',
   };
 }
 
