@@ -60,6 +60,8 @@ const WORK_SET = [
   'leases_heartbeat', 'leases_release', 'leases_cycle', 'leases_list', 'artifacts_create', 'comments_create',
   // Issues 39–41: ask, wait, hold a resource, report a run.
   'asks_create', 'wait', 'reservations_acquire', 'reservations_release', 'runs_usage', 'runs_log',
+  // asks_create's answer says to wait for the answer with asks_get (`wait_s`): an agent must find it listed.
+  'asks_get',
 ];
 
 /** Headroom today under each budget, for what the open issues add beyond the stand-ins (issue 38). */

@@ -10,7 +10,7 @@ export const getAsk = defineOperation({
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',
-  toolset: 'admin',
+  toolset: 'work',
   http: { method: 'GET', path: '/asks/{id}' },
   input: z.strictObject({ id: askId, wait_s: z.coerce.number().int().min(0).max(LONG_POLL_MAX_S).default(0) }),
   output: askOutput,
