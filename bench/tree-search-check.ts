@@ -8,7 +8,8 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { openPostgres } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrate.ts';
-import { listTasks, TASK_COLUMNS } from '../src/store/tasks.ts';
+import { listTasks } from '../src/store/task-list.ts';
+import { TASK_COLUMNS } from '../src/store/tasks.ts';
 
 const server = process.argv[2] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `baton_tree_search_${process.pid}`;

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.ts';
 import { analyzeChangedTables } from '../../src/store/statistics.ts';
-import { listTasks, type TaskListQuery } from '../../src/store/tasks.ts';
+import { listTasks, type TaskListQuery } from '../../src/store/task-list.ts';
 import { engine, freshDatabase } from '../harness.ts';
 
 /**

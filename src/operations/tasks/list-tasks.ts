@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { idPattern } from '../../ids.ts';
 import { TASK_STATUSES } from '../../domain/task-status.ts';
 import { latestEventId } from '../../store/events.ts';
-import { listTasks as listTaskRows, searchTermCount, type TaskSearch } from '../../store/tasks.ts';
+import { listTasks as listTaskRows, searchTermCount, type TaskSearch } from '../../store/task-list.ts';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../store/schema.ts';
 import { BatonError } from '../../errors.ts';
