@@ -130,11 +130,12 @@ describe('an accurate fleet, in Chromium', () => {
     await api('POST', `/api/v1/leases/${held.lease?.id}/usage`, { input_tokens: 12_000, output_tokens: 3_000, cost: 0.42, currency: 'USD' }, agent.token);
     await page.goto(`${h.base}/fleet`);
     const usage = card('costly-bot').getByTestId('fleet-usage');
-    await usage.getByText('Today (UTC): no runs ended · cost $0.42 · 15,000 tokens').waitFor(WAIT);
+    // What was reported is told apart from the runs that ended: this run is still open.
+    await usage.getByText('Today (UTC): no runs ended · reported: cost $0.42, 15,000 tokens').waitFor(WAIT);
     expect(await card('review-bot').getByTestId('fleet-usage').textContent()).toMatch(/^Today \(UTC\): 1 run ended, \d+s in all$/);
 
     await api('POST', `/api/v1/tasks/${held.id}/hand_in`, { summary: 'Summary written.', lease_epoch: held.lease?.epoch }, agent.token);
     await usage.getByText(/1 run ended/).waitFor(WAIT);
-    expect(await usage.textContent()).toMatch(/^Today \(UTC\): 1 run ended, 5m 0\ds in all · cost \$0\.42 · 15,000 tokens$/);
+    expect(await usage.textContent()).toMatch(/^Today \(UTC\): 1 run ended, 5m 0\ds in all · reported: cost \$0\.42, 15,000 tokens$/);
   });
 });

@@ -25,15 +25,19 @@ function tallyText({ handedIn, failed }: Tally): string {
   return total === 0 ? 'none finished' : `${handedIn} handed in, ${failed} failed (${Math.round((handedIn / total) * 100)}% succeeded)`;
 }
 
-/** "Today (UTC): 2 runs ended, 14m 05s in all · cost US$0.42 · 12,000 tokens", from insight_get by agent. */
+/**
+ * "Today (UTC): 2 runs ended, 14m 05s in all · reported: cost US$0.42, 12,000 tokens", from
+ * insight_get by agent. What was reported today is the usage of every run, those still open
+ * included, so it stands apart from the runs that ended.
+ */
 function usageText(figures: InsightFigures | undefined): string {
   if (!figures) return 'Today (UTC): no runs ended, nothing reported';
   const { runs, usage } = figures;
-  const parts = [runs.ended === 0 ? 'no runs ended' : `${runs.ended === 1 ? '1 run' : `${runs.ended} runs`} ended, ${duration((runs.duration_s.mean ?? 0) * runs.ended * 1000)} in all`];
-  for (const c of usage.cost) parts.push(`cost ${new Intl.NumberFormat(undefined, { style: 'currency', currency: c.currency, maximumFractionDigits: 4 }).format(c.amount)}`);
+  const ended = runs.ended === 0 ? 'no runs ended' : `${runs.ended === 1 ? '1 run' : `${runs.ended} runs`} ended, ${duration((runs.duration_s.mean ?? 0) * runs.ended * 1000)} in all`;
+  const reported = usage.cost.map((c) => `cost ${new Intl.NumberFormat(undefined, { style: 'currency', currency: c.currency, maximumFractionDigits: 4 }).format(c.amount)}`);
   const tokens = usage.input_tokens + usage.output_tokens;
-  if (tokens > 0) parts.push(`${tokens.toLocaleString()} tokens`);
-  return `Today (UTC): ${parts.join(' · ')}`;
+  if (tokens > 0) reported.push(`${tokens.toLocaleString()} tokens`);
+  return `Today (UTC): ${ended}${reported.length > 0 ? ` · reported: ${reported.join(', ')}` : ''}`;
 }
 
 /** Every agent, what it holds now, what waits on a human, and how it is doing, live. */
