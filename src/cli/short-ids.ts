@@ -6,6 +6,8 @@ import { EXIT } from './exit-codes.ts';
 const FULL_TASK_ID = /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/i;
 /** A short task id: 6–25 characters of the ULID, with or without `tsk_` (any case, as ULIDs are). */
 const SHORT_TASK_ID = /^(?:tsk_)?([0-9A-HJKMNP-TV-Z]{6,25})$/i;
+/** Too short a prefix to look up (1–5 characters of a ULID): a usage error, not a request the server refuses. */
+const TOO_SHORT = /^(?:tsk_)?[0-9A-HJKMNP-TV-Z]{1,5}$/i;
 /** How many candidates an ambiguous prefix lists. */
 const CANDIDATES = 10;
 
@@ -15,9 +17,11 @@ export const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 cha
 /**
  * The task a command names: an id in full, or any unique prefix of its ULID (≥ 6 characters), as
  * git names a commit by a prefix of its hash. Resolved by the server (`tasks_list` `id_prefix`);
- * no task is a not-found (exit 4), several are a usage error (exit 2) that lists them.
+ * no task is a not-found (exit 4), several are a usage error (exit 2) that lists them, and fewer
+ * than 6 characters a usage error without a request.
  */
 export async function resolveTaskId(client: BatonClient, given: string): Promise<string> {
+  if (TOO_SHORT.test(given)) throw new CliError(`${given} is too short to name a task: give its id (tsk_…) or at least 6 characters of its ULID.`, EXIT.usage);
   const short = SHORT_TASK_ID.exec(given)?.[1];
   if (FULL_TASK_ID.test(given) || short === undefined) return given;
   const prefix = `tsk_${short.toUpperCase()}`;

@@ -198,6 +198,8 @@ describe('the command line people expect', () => {
     const ambiguous = await baton(['tasks', 'show', common], 2);
     expect(ambiguous.stderr).toMatch(new RegExp(`^error: tsk_${common} names more than one task: .*${b} \\(short id B\\).*Give more characters of the id\\.\n$`));
     expect(ambiguous.stderr).toContain(`${a} (short id A)`);
+    const tooShort = await baton(['tasks', 'show', common.slice(0, 4)], 2);
+    expect(tooShort.stderr).toBe(`error: ${common.slice(0, 4)} is too short to name a task: give its id (tsk_…) or at least 6 characters of its ULID.\n`);
     const none = await baton(['tasks', 'show', '000000'], 4);
     expect(none.stderr).toBe('error: No task id starts with tsk_000000.\n');
     // Under --json a failure is the problem document, on stderr.
