@@ -359,7 +359,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 422,
     title: 'Unknown principal',
     retryable: false,
-    hint: 'Name an existing agent or human by id (`agt_…`) or by exact name; [[agents_list]] lists them. `errors` points at the field.',
+    hint: 'Name an existing agent or human by id (`agt_…`) or by exact name: [[agents_list]] lists them (with agents:admin; without it, the ids are on the tasks and events you read, or ask a human). `errors` points at the field.',
     docs: '/spec/collaboration.md#mentions',
   },
   principal_disabled: {
