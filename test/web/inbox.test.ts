@@ -91,6 +91,8 @@ describe('the inbox in Chromium', () => {
     // Request changes needs a comment: the page says so before sending anything.
     await entry('Write the 2.4 release notes').getByRole('button', { name: 'Request changes' }).click();
     await page.getByText('a request for changes needs a comment').waitFor(WAIT);
+    // The comment field takes the focus, so the comment can be typed at once.
+    expect(await entry('Write the 2.4 release notes').getByRole('textbox').evaluate((field) => field === document.activeElement)).toBe(true);
     await entry('Write the 2.4 release notes').getByRole('textbox').fill('Mention the new rate limits.');
     await entry('Write the 2.4 release notes').getByRole('button', { name: 'Request changes' }).click();
     await entry('Write the 2.4 release notes').waitFor({ state: 'detached', ...WAIT });

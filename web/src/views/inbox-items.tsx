@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { OutputOf } from '../../../src/client/index.ts';
 import { useAction } from '../action.ts';
 import { call, problemOf, type Problem } from '../api.ts';
@@ -167,9 +167,14 @@ function HandedIn({ handoff }: { handoff: NonNullable<Task['handoff']> }) {
 function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: string) => void }) {
   const [comment, setComment] = useState('');
   const [needComment, setNeedComment] = useState(false);
+  const commentField = useRef<HTMLInputElement>(null);
   const action = useAction();
   const review = (decision: 'approve' | 'request_changes') => {
-    if (decision === 'request_changes' && !comment.trim()) return setNeedComment(true);
+    if (decision === 'request_changes' && !comment.trim()) {
+      // Where the missing comment goes, so it can be typed at once.
+      commentField.current?.focus();
+      return setNeedComment(true);
+    }
     setNeedComment(false);
     void action.send({ operation: 'tasks_review', input: { id: task.id, decision, ...(comment.trim() ? { comment: comment.trim() } : {}) }, ifMatch: task.version }, () =>
       onDecided(`${decision === 'approve' ? 'Approved' : 'Changes requested on'} “${task.title}”.`),
@@ -185,7 +190,7 @@ function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: str
         </p>
       )}
       <div class="inbox-actions">
-        <input id={commentId} type="text" aria-label={`Comment on “${task.title}”`} maxLength={4000} placeholder="Comment (needed to request changes)" value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
+        <input id={commentId} ref={commentField} type="text" aria-label={`Comment on “${task.title}”`} aria-invalid={needComment} maxLength={4000} placeholder="Comment (needed to request changes)" value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
         <button type="button" class="button-primary" disabled={action.busy} onClick={() => review('approve')}>
           Approve
         </button>
