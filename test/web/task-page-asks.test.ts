@@ -50,7 +50,8 @@ describe('a task page with asks and reservations, in Chromium', () => {
     const item = asks.locator(`li[data-ask="${ask.id}"]`);
     await item.getByText('Run the migration now?').waitFor(WAIT);
     expect(await item.textContent()).toContain('Asked by Agentdeploy-bot of');
-    await item.getByText(/^Due /).waitFor(WAIT);
+    // How long is left, as the fleet says it (an hour's timeout: 59m and some seconds by now).
+    expect(await item.getByTestId('ask-due').textContent()).toMatch(/^Due in (1h 0m|59m \d\ds)$/);
     const row = reservations.locator(`li[data-reservation="${reserved.id}"]`);
     await row.getByText('staging-db').waitFor(WAIT);
     expect(await row.textContent()).toMatch(/staging-db \(exclusive\)Agentdeploy-bot .+ left/);

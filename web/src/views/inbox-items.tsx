@@ -3,11 +3,12 @@ import type { OutputOf } from '../../../src/client/index.ts';
 import { useAction } from '../action.ts';
 import { call, problemOf, type Problem } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
-import { ago, exact } from '../format.ts';
+import { ago, duration, exact } from '../format.ts';
 import type { InboxItem } from '../inbox-count.ts';
 import { Markdown } from '../markdown.tsx';
 import { TargetContext, useContextOf } from './approvals.tsx';
 import { useSession } from '../session.ts';
+import { useNow } from '../hooks.ts';
 import type { Approval, Task } from '../types.ts';
 
 /** An ask as GET /asks/{id} answers it (spec/asks.md). */
@@ -35,6 +36,17 @@ export function taskOf(entry: Entry): string | null {
   if (entry.kind === 'item') return entry.item.task_id;
   if (entry.kind === 'review') return entry.task.id;
   return entry.approval.target?.id.startsWith('tsk_') ? entry.approval.target.id : null;
+}
+
+/** "Due in 9m 05s" (the exact time on hover), ticking, then "Past due by 12s": how long is left reads faster than a date. */
+function DueIn({ at }: { at: string }) {
+  const now = useNow(1000);
+  const due = Date.parse(at);
+  return (
+    <p class="small muted" title={exact(at)} data-testid="ask-due">
+      {due >= now ? `Due in ${duration(due - now)}` : `Past due by ${duration(now - due)}`}
+    </p>
+  );
 }
 
 /**
@@ -82,9 +94,7 @@ export function AskAnswer({ askId, ask: given, asker = false, onAnswered }: { as
   return (
     <div class="inbox-answer">
       {askedBy}
-      <p class="small muted" title={exact(ask.due_at)}>
-        Due {exact(ask.due_at)}
-      </p>
+      <DueIn at={ask.due_at} />
       {action.problem && <ProblemNotice problem={action.problem} onDismiss={action.dismiss} />}
       {ask.options.length > 0 ? (
         <div class="inbox-actions" role="group" aria-label={`Answers to “${ask.question}”`}>
