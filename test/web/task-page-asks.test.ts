@@ -74,8 +74,9 @@ describe('a task page with asks and reservations, in Chromium', () => {
     const task = await asAgent('POST', '/api/v1/tasks', { title: 'Drop the legacy table' });
     await asAgent('POST', `/api/v1/tasks/${task.id}/claim`, {});
     await api('POST', '/api/v1/artifacts', { content: 'plan', name: 'drop-plan.md', task_id: task.id });
-    const ask = await asAgent<Ask>('POST', `/api/v1/tasks/${task.id}/asks`, { question: 'May I drop legacy_recon?', to: me, timeout_s: 3600, default: { text: 'no' } });
-    await api('POST', `/api/v1/asks/${ask.id}/answer`, { text: 'Yes, after the backup' });
+    const ask = await asAgent<Ask>('POST', `/api/v1/tasks/${task.id}/asks`, { question: 'May I drop `legacy_recon`?', to: me, timeout_s: 3600, default: { text: 'no' } });
+    await api('POST', `/api/v1/asks/${ask.id}/answer`, { text: 'Yes, **after** the backup' });
+    // Quotes read as the text a person sees: the Markdown rendered, its marks gone.
 
     await page.goto(`${h.base}/tasks/${task.id}`);
     const timeline = page.getByRole('list', { name: 'Event timeline' });

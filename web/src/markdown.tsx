@@ -29,6 +29,23 @@ export function renderMarkdown(source: string): DocumentFragment {
   return fragment;
 }
 
+/** Characters Markdown gives a meaning to (emphasis, code, links, headings, quotes, lists, tables, entities). */
+const MARKS = /[*_`[\]#>~|&<\\]|^\s*([-+]|\d+\.)\s/m;
+/** Block elements, whose text a quote joins with a space. */
+const BLOCKS = 'p, li, h1, h2, h3, h4, h5, h6, pre, blockquote, tr, th, td, br';
+
+/**
+ * What a reader sees of Markdown, as one line of plain text (a timeline's quote): `**EU**` is "EU",
+ * a link its words, code its text; blocks joined by a space.
+ */
+export function markdownText(source: string): string {
+  // Most quotes are plain sentences: only a mark Markdown acts on is worth a render.
+  if (!MARKS.test(source)) return source;
+  const fragment = renderMarkdown(source);
+  for (const block of fragment.querySelectorAll(BLOCKS)) block.after(' ');
+  return fragment.textContent ?? '';
+}
+
 /** Rendered Markdown (a description, a comment, a hand-in summary); the sanitised nodes are placed with the DOM, never as an HTML string. */
 export function Markdown({ source, class: extra }: { source: string; class?: string }) {
   const ref = useRef<HTMLDivElement>(null);

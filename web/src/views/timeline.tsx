@@ -1,5 +1,6 @@
 import { ActorChip } from '../components.tsx';
 import { STATUS_LABEL, ago, exact, firstWords } from '../format.ts';
+import { markdownText } from '../markdown.tsx';
 import type { BatonEvent, Status } from '../types.ts';
 
 const status = (value: unknown) => STATUS_LABEL[value as Status] ?? String(value);
@@ -202,12 +203,12 @@ export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest fi
 /** The words an event carries, quoted by their first words: a comment's body, an ask's question, an answer (the option chosen, else the text). */
 export function wordsOf(event: BatonEvent): string | null {
   const d = event.data;
-  if (event.type === 'comment.created' && typeof d.body === 'string') return `“${firstWords(d.body)}”`;
-  if (event.type === 'ask.created' && typeof d.question === 'string') return `“${firstWords(d.question)}”`;
+  if (event.type === 'comment.created' && typeof d.body === 'string') return `“${firstWords(markdownText(d.body))}”`;
+  if (event.type === 'ask.created' && typeof d.question === 'string') return `“${firstWords(markdownText(d.question))}”`;
   if (event.type !== 'ask.answered' && event.type !== 'ask.defaulted') return null;
   const answer = d.answer as { text?: unknown; option?: unknown } | undefined;
   const said = answer?.option ?? answer?.text;
-  return typeof said === 'string' && said !== '' ? `Answer: “${firstWords(said)}”` : null;
+  return typeof said === 'string' && said !== '' ? `Answer: “${firstWords(markdownText(said))}”` : null;
 }
 
 /** What one event adds below its line: a heartbeat's note, an edit's changes. */
