@@ -50,3 +50,21 @@ describe('the README configuration table', () => {
     expect(`\`${loadStdioConfig({ BATON_TOKEN: generateToken() }).url}\``).toBe((await documentedTable()).get('BATON_URL'));
   });
 });
+
+describe('a bad value', () => {
+  it('is named with what it must be and what was given, in an operator’s words, and an example', () => {
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(refusal({ PORT: 'abc' })).toBe('Invalid configuration: PORT: must be a number, got "abc" (example: PORT=3000)');
+    expect(refusal({ PORT: '70000' })).toBe('Invalid configuration: PORT: must be at most 65535, got "70000" (example: PORT=3000)');
+    expect(refusal({ BATON_DB_POOL_SIZE: '2.5' })).toBe('Invalid configuration: BATON_DB_POOL_SIZE: must be a whole number, got "2.5" (example: BATON_DB_POOL_SIZE=10)');
+    expect(refusal({ BATON_DB_POOL_SIZE: '-3' })).toBe('Invalid configuration: BATON_DB_POOL_SIZE: must be at least 1, got "-3" (example: BATON_DB_POOL_SIZE=10)');
+    expect(refusal({ BATON_LOG_LEVEL: 'loud' })).toBe('Invalid configuration: BATON_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud" (example: BATON_LOG_LEVEL=info)');
+  });
+});

@@ -366,7 +366,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]) as keyof Env;
-      return `  ${name}: ${issue.message} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
+      return `  ${name}: ${issueText(issue, env[name])} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
     });
     // One bad variable is one line; several are listed one per line.
     throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
@@ -455,12 +455,28 @@ export function loadStdioConfig(env: Record<string, string | undefined>): StdioC
     const examples = { BATON_URL: 'https://baton.example.com', BATON_TOKEN: 'bat_… (the token you were given)' };
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]) as keyof typeof examples;
-      return `  ${name}: ${issue.message} (example: ${name}=${examples[name]})`;
+      return `  ${name}: ${issueText(issue, env[name])} (example: ${name}=${examples[name]})`;
     });
     // One bad variable is one line; several are listed one per line.
     throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
   }
   return Object.freeze({ url: parsed.data.BATON_URL, token: parsed.data.BATON_TOKEN });
+}
+
+/**
+ * What is wrong with one variable, in an operator's words and with the value given: "must be a
+ * number, got "abc"" rather than Zod's "Invalid input: expected number, received NaN". Messages
+ * written for a variable (its own refinements) are kept as they are.
+ */
+function issueText(issue: z.core.$ZodIssue, given: string | undefined): string {
+  const got = given === undefined ? '' : `, got ${JSON.stringify(given)}`;
+  if (issue.code === 'invalid_type' && issue.expected === 'number') return `must be a number${got}`;
+  if (issue.code === 'invalid_type' && issue.expected === 'int') return `must be a whole number${got}`;
+  if (issue.code === 'invalid_type' && given === undefined) return 'must be set';
+  if (issue.code === 'too_small' && typeof issue.minimum === 'number') return `must be ${issue.inclusive === false ? 'more than' : 'at least'} ${issue.minimum}${got}`;
+  if (issue.code === 'too_big' && typeof issue.maximum === 'number') return `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${issue.maximum}${got}`;
+  if (issue.code === 'invalid_value') return `must be one of ${issue.values.map(String).join(', ')}${got}`;
+  return issue.message;
 }
 
 /** An empty variable (`FOO=`) means "unset", as in most twelve-factor tools. */
