@@ -65,6 +65,8 @@ describe('a bad value', () => {
     expect(refusal({ PORT: '70000' })).toBe('Invalid configuration: PORT: must be at most 65535, got "70000" (example: PORT=3000)');
     expect(refusal({ BATON_DB_POOL_SIZE: '2.5' })).toBe('Invalid configuration: BATON_DB_POOL_SIZE: must be a whole number, got "2.5" (example: BATON_DB_POOL_SIZE=10)');
     expect(refusal({ BATON_DB_POOL_SIZE: '-3' })).toBe('Invalid configuration: BATON_DB_POOL_SIZE: must be at least 1, got "-3" (example: BATON_DB_POOL_SIZE=10)');
+    // A secret's value is never repeated.
+    expect(refusal({ BATON_SECRET_KEY: 'ab' })).toBe('Invalid configuration: BATON_SECRET_KEY: must be at least 32 characters (e.g. 32 random bytes as hex) (example: BATON_SECRET_KEY=the output of `openssl rand -hex 32`)');
     expect(refusal({ BATON_LOG_LEVEL: 'loud' })).toBe('Invalid configuration: BATON_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud" (example: BATON_LOG_LEVEL=info)');
   });
 });

@@ -366,7 +366,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]) as keyof Env;
-      return `  ${name}: ${issueText(issue, env[name])} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
+      return `  ${name}: ${issueText(issue, name, env[name])} (example: ${name}=${EXAMPLES[name] ?? '…'})`;
     });
     // One bad variable is one line; several are listed one per line.
     throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
@@ -455,7 +455,7 @@ export function loadStdioConfig(env: Record<string, string | undefined>): StdioC
     const examples = { BATON_URL: 'https://baton.example.com', BATON_TOKEN: 'bat_… (the token you were given)' };
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]) as keyof typeof examples;
-      return `  ${name}: ${issueText(issue, env[name])} (example: ${name}=${examples[name]})`;
+      return `  ${name}: ${issueText(issue, name, env[name])} (example: ${name}=${examples[name]})`;
     });
     // One bad variable is one line; several are listed one per line.
     throw new ConfigError(lines.length === 1 ? `Invalid configuration: ${lines[0]?.trim()}` : `Invalid configuration:\n${lines.join('\n')}`);
@@ -463,13 +463,20 @@ export function loadStdioConfig(env: Record<string, string | undefined>): StdioC
   return Object.freeze({ url: parsed.data.BATON_URL, token: parsed.data.BATON_TOKEN });
 }
 
+/** How Zod's own messages begin; any other was written for the variable and is kept. */
+const ZOD_WORDING = /^(Invalid input|Too small|Too big|Invalid option)/;
+/** Variables whose value may be a secret, so an error does not repeat it. */
+const SECRET_LIKE = /SECRET|TOKEN|PASSWORD|KEY|URL|DSN|HEADERS/;
+
 /**
  * What is wrong with one variable, in an operator's words and with the value given: "must be a
  * number, got "abc"" rather than Zod's "Invalid input: expected number, received NaN". Messages
  * written for a variable (its own refinements) are kept as they are.
  */
-function issueText(issue: z.core.$ZodIssue, given: string | undefined): string {
-  const got = given === undefined ? '' : `, got ${JSON.stringify(given)}`;
+function issueText(issue: z.core.$ZodIssue, name: string, given: string | undefined): string {
+  // A secret's value (a key, a token, a URL with its password) is never repeated to a log.
+  const got = given === undefined || SECRET_LIKE.test(name) ? '' : `, got ${JSON.stringify(given)}`;
+  if (!ZOD_WORDING.test(issue.message)) return issue.message;
   if (issue.code === 'invalid_type' && issue.expected === 'number') return `must be a number${got}`;
   if (issue.code === 'invalid_type' && issue.expected === 'int') return `must be a whole number${got}`;
   if (issue.code === 'invalid_type' && given === undefined) return 'must be set';
