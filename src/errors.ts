@@ -464,7 +464,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 422,
     title: 'No one holds the role',
     retryable: false,
-    hint: 'Address the ask to a role an enabled human holds ([[agents_set_role]] gives one), or to a principal by name; `errors` points at the field.',
+    hint: 'Address the ask to a role an enabled human holds (`held_roles`; [[agents_set_role]] gives one), or to a principal by name; `errors` points at the field.',
     docs: '/spec/asks.md#asks',
   },
   comment_deleted: {

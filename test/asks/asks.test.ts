@@ -286,6 +286,11 @@ describe('asks to a role', () => {
     expect(nobody.status).toBe(422);
     expect(nobody.json<{ code: string; hint: string; errors: { pointer: string }[] }>()).toMatchObject({ code: 'no_role_holder', errors: [{ pointer: '/to' }] });
     expect(nobody.json<{ hint: string }>().hint).toMatch(/role/);
+    // It says which roles would do: those some enabled human holds (the owner's at least).
+    const { held_roles: held, detail } = nobody.json<{ held_roles: string[]; detail: string }>();
+    expect(held).toContain('owner');
+    expect(held).not.toContain('viewer');
+    expect(detail).toContain(`roles held here: ${held.join(', ')}`);
     const later = await post({ escalation: ['role:viewer'] });
     expect(later.json<{ code: string; errors: { pointer: string }[] }>()).toMatchObject({ code: 'no_role_holder', errors: [{ pointer: '/escalation/0' }] });
     const bogus = await post({ to: 'role:boss' });
