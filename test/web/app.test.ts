@@ -133,6 +133,8 @@ describe('the web app in Chromium', () => {
 
   it('creates an agent, shows its new token once, and revokes it', async () => {
     await nav('Agents').click();
+    // A human's role is listed beside its kind (the bootstrap admin owns the workspace).
+    await page.getByTestId('principal-role').getByText('owner').first().waitFor(WAIT);
     await page.getByRole('button', { name: 'New principal' }).click();
     await page.fill('#principal-name', 'release-runner');
     await page.getByRole('button', { name: 'Create', exact: true }).click();

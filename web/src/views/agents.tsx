@@ -81,6 +81,12 @@ export function Agents() {
                     <span class={`actor actor-${a.kind}`}>
                       <span class="actor-kind">{a.kind === 'human' ? 'Human' : 'Agent'}</span>
                     </span>
+                    {a.role && (
+                      <span class="small muted" data-testid="principal-role">
+                        {' '}
+                        {a.role}
+                      </span>
+                    )}
                   </td>
                   <td class="small">{a.scopes.join(', ')}</td>
                   <td class="small">{a.tool_allowlist === null ? 'any' : `${a.tool_allowlist.length} operations`}</td>
