@@ -7,7 +7,7 @@ import { escalationTargets } from '../../store/escalation.ts';
 import { lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { resolveMentions } from '../shared/principals.ts';
-import { taskId } from '../tasks/task-schema.ts';
+import { taskId, timeText } from '../tasks/task-schema.ts';
 import { addresseeOf, deliverAsk } from './ask-flow.ts';
 import { answerOf, ASK_ESCALATION_MAX, ASK_OPTIONS_MAX, ASK_TEXT_MAX, ASK_TIMEOUT_MAX_S, askOption, askOutput, currentTarget, toAsk } from './ask-schema.ts';
 
@@ -29,7 +29,8 @@ export const createAsk = defineOperation({
     to: principalName.describe('Who is asked: a principal id or name, or `role:<role>`.'),
     escalation: z.array(principalName).max(ASK_ESCALATION_MAX).default([]),
     timeout_s: z.int().min(1).max(ASK_TIMEOUT_MAX_S).optional().describe('Seconds each addressee gets (or give due_at).'),
-    due_at: z.iso.datetime({ offset: true }).optional(),
+    // Checked by a refinement, as every time a caller sets: Zod's ISO pattern cost every agent's tool listing ~400 bytes.
+    due_at: timeText('due_at').optional(),
     default: z.strictObject({ text: z.string().max(ASK_TEXT_MAX).optional(), option: z.string().max(80).optional() }).describe('Applied at the last deadline.'),
   }),
   output: askOutput,

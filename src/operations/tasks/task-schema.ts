@@ -54,13 +54,17 @@ const TIME = /^2\d{3}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/
  * pattern: the MCP tool listing has a size budget, and z.iso.datetime()'s pattern is 400 characters.
  */
 export function timeParam(name: string) {
+  return timeText(name).transform((value) => new Date(value));
+}
+
+/** `timeParam` kept as the text given (an input whose stored fingerprint has always held the text). */
+export function timeText(name: string) {
   const message = `${name} must be an RFC 3339 time with a zone between the years 2000 and 2999, e.g. 2026-12-01T09:00:00Z`;
   return z
     .string()
     .max(40)
     .meta({ format: 'date-time' })
-    .refine((value) => TIME.test(value) && !Number.isNaN(Date.parse(value)), message)
-    .transform((value) => new Date(value));
+    .refine((value) => TIME.test(value) && !Number.isNaN(Date.parse(value)), message);
 }
 
 /** A task id, checked by a refinement (no pattern in the tool listing: see timeParam). */
