@@ -17,7 +17,7 @@ export type ProblemDocument = {
   detail: string;
   /** What to do next. */
   hint: string;
-  /** Whether the same request may succeed if sent again (after Retry-After when given). */
+  /** Whether the same request may succeed if sent again (after retry_after_s when given). */
   retryable: boolean;
   docs_url: string;
   /** On transition errors: the statuses reachable now. */
