@@ -4,10 +4,10 @@ import { EXIT } from './exit-codes.ts';
 
 /** A task id in full; anything else that is not a short id goes to the server as given. */
 const FULL_TASK_ID = /^tsk_[0-9A-HJKMNP-TV-Z]{26}$/i;
-/** A short task id: 6–25 characters of the ULID, with or without `tsk_` (any case, as ULIDs are). */
-const SHORT_TASK_ID = /^(?:tsk_)?([0-9A-HJKMNP-TV-Z]{6,25})$/i;
-/** Too short a prefix to look up (1–5 characters of a ULID): a usage error, not a request the server refuses. */
-const TOO_SHORT = /^(?:tsk_)?[0-9A-HJKMNP-TV-Z]{1,5}$/i;
+/** A short task id: up to 25 characters of the ULID, with or without `tsk_` (any case, as ULIDs are); fewer than 6 are refused. */
+const SHORT_TASK_ID = /^(?:tsk_)?([0-9A-HJKMNP-TV-Z]{1,25})$/i;
+/** The fewest characters of a ULID that name a task. */
+const SHORT_MIN = 6;
 /** How many candidates an ambiguous prefix lists. */
 const CANDIDATES = 10;
 
@@ -21,9 +21,9 @@ export const TASK_ID = 'task id (tsk_…), or a unique prefix of its ULID, 6 cha
  * than 6 characters a usage error without a request.
  */
 export async function resolveTaskId(client: BatonClient, given: string): Promise<string> {
-  if (TOO_SHORT.test(given)) throw new CliError(`${given} is too short to name a task: give its id (tsk_…) or at least 6 characters of its ULID.`, EXIT.usage);
   const short = SHORT_TASK_ID.exec(given)?.[1];
   if (FULL_TASK_ID.test(given) || short === undefined) return given;
+  if (short.length < SHORT_MIN) throw new CliError(`${given} is too short to name a task: give its id (tsk_…) or at least ${SHORT_MIN} characters of its ULID.`, EXIT.usage);
   const prefix = `tsk_${short.toUpperCase()}`;
   const page = await client.tasks.list({ id_prefix: short, limit: CANDIDATES });
   const [only, ...others] = page.data;

@@ -102,6 +102,12 @@ export async function markInboxOverdue(tx: Tx, refId: string, kind: 'ask' | 'app
   return rows.map((r) => r.principal_id);
 }
 
+/** The roles some enabled human holds (an ask to any other would wait on nobody). */
+export async function heldRoles(db: Kysely<DB>): Promise<string[]> {
+  const rows = await db.selectFrom('agents').select('role').distinct().where('kind', '=', 'human').where('disabled', '=', false).where('role', 'is not', null).execute();
+  return rows.flatMap((r) => (r.role === null ? [] : [r.role]));
+}
+
 /**
  * Targets as principal ids (the escalation targets, an ask to a role): names or ids of enabled principals, and `role:<role>`,
  * every enabled human with that role. Unknown names are left out.

@@ -25,8 +25,8 @@ export interface MaintenanceDeps {
   readonly ids: Ids;
   readonly config: Config;
   readonly log: { error(details: object, message: string): void };
-  /** Where the in-process loops report a failing pass (collapsing a database outage); else `log`. */
-  readonly failed?: ReportFailure;
+  /** Where the in-process loops report a failing pass (collapsing a database outage). */
+  readonly failed: ReportFailure;
   /** Webhook delivery attempts are traced (and send `traceparent`) with it. */
   readonly tracing?: Tracing;
   /** Runs the operations a pass performs for a principal (a schedule's tasks). */
@@ -68,8 +68,7 @@ export function startMaintenanceLoops(deps: MaintenanceDeps): Loop[] {
   for (const [name, pass] of Object.entries(PASSES)) {
     if (pass.every === 'own') continue;
     const intervalMs = pass.every === 'sweep' ? deps.config.sweepIntervalMs : MINUTE_MS;
-    const failed = deps.failed ?? ((err: unknown, details: object, message: string) => deps.log.error({ err, ...details }, message));
-    loops.push(startLoop(intervalMs, () => pass.run(deps), (err) => failed(err, { pass: name }, 'maintenance pass failed')));
+    loops.push(startLoop(intervalMs, () => pass.run(deps), (err) => deps.failed(err, { pass: name }, 'maintenance pass failed')));
   }
   return loops;
 }

@@ -21,6 +21,12 @@ export function timeLeft(expiresAt: string, now: number): string {
   return ms >= 0 ? `${duration(ms)} left` : `expired ${duration(ms)} ago`;
 }
 
+/** "due in 9m 05s", or "past due by 12s" once it has passed: a deadline as the time left. */
+export function dueIn(dueAt: string, now: number): string {
+  const ms = Date.parse(dueAt) - now;
+  return ms >= 0 ? `due in ${duration(ms)}` : `past due by ${duration(ms)}`;
+}
+
 /** "3 min ago" style relative time for timelines; the exact time is in the title attribute. */
 export function ago(iso: string, now: number): string {
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));

@@ -3,7 +3,7 @@ import { isRole, ROLE_PREFIX, ROLES, targetRole } from '../../domain/roles.ts';
 import { BatonError } from '../../errors.ts';
 import { adjustOpenAsks, insertAsk } from '../../store/asks.ts';
 import type { Tx } from '../../store/connection.ts';
-import { escalationTargets } from '../../store/escalation.ts';
+import { escalationTargets, heldRoles } from '../../store/escalation.ts';
 import { lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
 import { resolveMentions } from '../shared/principals.ts';
@@ -88,7 +88,8 @@ async function resolveChain(tx: Tx, targets: readonly string[]): Promise<string[
       throw new BatonError('validation_failed', `${target} names no role.`, { extra: { errors: [{ pointer: pointer(i), detail, location: 'body' }] } });
     }
     if ((await escalationTargets(tx, [target])).length === 0) {
-      const held = await heldRoles(tx);
+      const holders = new Set(await heldRoles(tx));
+      const held = ROLES.filter((r) => holders.has(r));
       const others = held.length === 0 ? 'no role is held here' : `roles held here: ${held.join(', ')}`;
       throw new BatonError('no_role_holder', `No enabled human holds the role ${role}: an ask to ${target} would wait on nobody (${others}).`, {
         extra: { role, held_roles: held, errors: [{ pointer: pointer(i), detail: 'no enabled human holds this role', location: 'body' }] },
@@ -97,13 +98,6 @@ async function resolveChain(tx: Tx, targets: readonly string[]): Promise<string[
     chain.push(`${ROLE_PREFIX}${role}`);
   }
   return [...new Set(chain)];
-}
-
-/** The roles some enabled human of the workspace holds, for a refusal to say which would do. */
-async function heldRoles(tx: Tx): Promise<string[]> {
-  const held: string[] = [];
-  for (const role of ROLES) if ((await escalationTargets(tx, [`${ROLE_PREFIX}${role}`])).length > 0) held.push(role);
-  return held;
 }
 
 function deadline(now: Date, input: { timeout_s?: number | undefined; due_at?: string | undefined }): Date {

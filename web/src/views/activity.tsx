@@ -7,7 +7,7 @@ import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { can, useEvents, useSession } from '../session.ts';
 import type { Agent, ActorKind, BatonEvent } from '../types.ts';
-import { byWrite, describe, wordsOf } from './timeline.tsx';
+import { byWrite, describe, EventWords } from './timeline.tsx';
 
 /** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
 export interface ActivityFilters {
@@ -227,7 +227,7 @@ export function Activity({ search }: { search: string }) {
                   <code class="activity-subject">{event.subject}</code>
                 )}
                 {typeof event.data.note === 'string' && <span class="event-note">“{event.data.note}”</span>}
-                {wordsOf(event) && <span class="event-note">{wordsOf(event)}</span>}
+                <EventWords event={event} inline />
                 {followed.length > 0 && (
                   <span class="activity-also">
                     {followed.map((also, i) => (

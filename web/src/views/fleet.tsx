@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
-import { ago, duration, exact, timeLeft } from '../format.ts';
+import { ago, dueIn, duration, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { useEvents, useSession } from '../session.ts';
 import type { InsightFigures } from '../types.ts';
@@ -172,7 +172,7 @@ export function Fleet() {
                   {asking.map((a) => (
                     <li key={a.id} data-ask={a.id}>
                       Asked <a href={`/tasks/${a.task_id}`}>“{a.question}”</a> of {a.to.startsWith('role:') ? `the ${a.to.slice(5)} role` : (names.get(a.to) ?? a.to)},{' '}
-                      <span title={exact(a.due_at)}>{Date.parse(a.due_at) >= now ? `due in ${duration(Date.parse(a.due_at) - now)}` : `past due by ${duration(now - Date.parse(a.due_at))}`}</span>
+                      <span title={exact(a.due_at)}>{dueIn(a.due_at, now)}</span>
                     </li>
                   ))}
                   {inReview.map((t) => (

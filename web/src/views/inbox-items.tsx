@@ -3,7 +3,7 @@ import type { OutputOf } from '../../../src/client/index.ts';
 import { useAction } from '../action.ts';
 import { call, problemOf, type Problem } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
-import { ago, duration, exact } from '../format.ts';
+import { ago, dueIn, exact } from '../format.ts';
 import type { InboxItem } from '../inbox-count.ts';
 import { Markdown } from '../markdown.tsx';
 import { TargetContext, useContextOf } from './approvals.tsx';
@@ -40,11 +40,10 @@ export function taskOf(entry: Entry): string | null {
 
 /** "Due in 9m 05s" (the exact time on hover), ticking, then "Past due by 12s": how long is left reads faster than a date. */
 function DueIn({ at }: { at: string }) {
-  const now = useNow(1000);
-  const due = Date.parse(at);
+  const text = dueIn(at, useNow(1000));
   return (
     <p class="small muted" title={exact(at)} data-testid="ask-due">
-      {due >= now ? `Due in ${duration(due - now)}` : `Past due by ${duration(now - due)}`}
+      {text.charAt(0).toUpperCase() + text.slice(1)}
     </p>
   );
 }

@@ -201,7 +201,7 @@ export function byWrite(events: BatonEvent[], order: 'oldest first' | 'newest fi
 }
 
 /** The words an event carries, quoted by their first words: a comment's body, an ask's question, an answer (the option chosen, else the text). */
-export function wordsOf(event: BatonEvent): string | null {
+function wordsOf(event: BatonEvent): string | null {
   const d = event.data;
   if (event.type === 'comment.created' && typeof d.body === 'string') return `“${firstWords(markdownText(d.body))}”`;
   if (event.type === 'ask.created' && typeof d.question === 'string') return `“${firstWords(markdownText(d.question))}”`;
@@ -211,12 +211,19 @@ export function wordsOf(event: BatonEvent): string | null {
   return typeof said === 'string' && said !== '' ? `Answer: “${firstWords(markdownText(said))}”` : null;
 }
 
+/** An event's words (`wordsOf`) as its note, a `span` on a line of text or else a `p`; nothing when it carries none. */
+export function EventWords({ event, inline = false }: { event: BatonEvent; inline?: boolean }) {
+  const words = wordsOf(event);
+  if (!words) return null;
+  return inline ? <span class="event-note">{words}</span> : <p class="event-note">{words}</p>;
+}
+
 /** What one event adds below its line: a heartbeat's note, an edit's changes. */
 function Details({ event }: { event: BatonEvent }) {
   return (
     <>
       {typeof event.data.note === 'string' && <p class="event-note">“{event.data.note}”</p>}
-      {wordsOf(event) && <p class="event-note">{wordsOf(event)}</p>}
+      <EventWords event={event} />
       {changes(event).map((line) =>
         line.before === undefined ? (
           <p key={line.field} class="event-change">
