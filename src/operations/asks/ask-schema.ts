@@ -4,6 +4,7 @@ import { BatonError } from '../../errors.ts';
 import { idPattern } from '../../ids.ts';
 import type { AskRow } from '../../store/asks.ts';
 import type { AskAnswer, AskOption } from '../../store/schema.ts';
+import { ASK_STATUSES } from '../../domain/ask-statuses.ts';
 
 export const ASK_TEXT_MAX = 2000;
 export const ASK_OPTIONS_MAX = 10;
@@ -12,7 +13,6 @@ export const ASK_ESCALATION_MAX = 5;
 export const ASK_TIMEOUT_MAX_S = 7 * 24 * 3600;
 
 export const askId = z.string().regex(new RegExp(idPattern('ask')), 'must be an ask id: ask_ followed by a 26-character ULID');
-export const ASK_STATUSES = ['open', 'answered', 'defaulted', 'cancelled'] as const;
 
 export const askOption = z.strictObject({
   label: z.string().trim().min(1).max(80),

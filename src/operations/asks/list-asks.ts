@@ -9,7 +9,8 @@ import { latestEventId } from '../../store/events.ts';
 import { defineOperation } from '../define-operation.ts';
 import { cursorParam, limitParam, namesFilter, pageSchema, paginate } from '../shared/lists.ts';
 import { taskId } from '../tasks/task-schema.ts';
-import { ASK_STATUSES, askOutput, toAsk } from './ask-schema.ts';
+import { askOutput, toAsk } from './ask-schema.ts';
+import { ASK_STATUSES } from '../../domain/ask-statuses.ts';
 
 /** What `to` filters on: a principal id; `role:<role>`; `me`, the caller and, for a person, their role. */
 async function addressedTo(db: Kysely<DB>, actor: { id: string; kind: string }, to: string | undefined): Promise<AskListQuery['to']> {
