@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { Command } from 'commander';
 import type { InputOf, OutputOf } from '../client/index.ts';
-import { idempotencyOption, type Run } from './context.ts';
+import { idempotencyOption, readStdin, type Run } from './context.ts';
 import { resolveTaskId } from './short-ids.ts';
 
 type Artifact = OutputOf<'artifacts_get'>;
@@ -96,12 +96,6 @@ function utf8(bytes: Buffer): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }
 
 function describe(a: Artifact | OutputOf<'artifacts_create'>): string {

@@ -1,6 +1,9 @@
-import { Command } from 'commander';
-import { CliError, type Context, integer, type Run } from './context.ts';
+import { Command, Option } from 'commander';
+import { RUN_LOG_BATCH_MAX, RUN_LOG_LINE_MAX, RUN_LOG_MAX_LINES } from '../domain/run-log.ts';
+import { CliError, type Context, idempotencyOption, integer, readStdin, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
+import { TASK_ID } from './short-ids.ts';
+import { leaseId } from './task-work.ts';
 
 /** How often `runs tail` checks a quiet run: a lapse writes no event, so the stream alone would not show it ending. */
 const RECHECK_MS = 15_000;
@@ -91,7 +94,91 @@ export function runsCommand(run: Run): Command {
         ctx.out.note(`run ${current.id} ${current.outcome}`);
       }),
     );
+  addReportCommands(runs, run);
   return runs;
+}
+
+interface UsageOptions {
+  inputTokens?: number;
+  outputTokens?: number;
+  cost?: number;
+  currency?: string;
+  model?: string;
+  toolCalls?: number;
+  idempotencyKey?: string;
+}
+
+/** What the holder of a run reports from a shell: its usage (which budgets are charged with) and log lines. */
+function addReportCommands(runs: Command, run: Run): void {
+  runs
+    .command('usage')
+    .description('report what your run spent since your last report: tokens, cost, tool calls (budgets are charged with it)')
+    .argument('<id>', `${TASK_ID}, or lease id, of a task you hold`)
+    .option('--input-tokens <n>', 'input tokens', integer('--input-tokens'))
+    .option('--output-tokens <n>', 'output tokens', integer('--output-tokens'))
+    .option('--cost <amount>', 'money spent, in --currency', amount)
+    .option('--currency <code>', 'ISO 4217, USD by default (a run counts in one currency)')
+    .option('--model <name>', 'the model that was used')
+    .option('--tool-calls <n>', 'tool calls made', integer('--tool-calls'))
+    .addOption(idempotencyOption())
+    .action(
+      run(async (ctx, id: string, o: UsageOptions) => {
+        const { client } = await ctx.connect();
+        const usage = {
+          ...(o.inputTokens === undefined ? {} : { input_tokens: o.inputTokens }),
+          ...(o.outputTokens === undefined ? {} : { output_tokens: o.outputTokens }),
+          ...(o.cost === undefined ? {} : { cost: o.cost }),
+          ...(o.currency ? { currency: o.currency } : {}),
+          ...(o.model ? { model: o.model } : {}),
+          ...(o.toolCalls === undefined ? {} : { tool_calls: o.toolCalls }),
+        };
+        const reported = await client.runs.usage({ id: await leaseId(client, id), ...usage }, ctx.write(o));
+        if (ctx.out.json) return ctx.out.data(reported);
+        ctx.out.note(`run ${reported.id} so far: ${reported.usage.input_tokens + reported.usage.output_tokens} tokens, ${cost(reported.usage)}, ${reported.usage.tool_calls} tool calls`);
+      }),
+    );
+  runs
+    .command('log')
+    .description("append lines to your run's log, which people follow with runs tail; without lines, standard input is read")
+    .argument('<id>', `${TASK_ID}, or lease id, of a task you hold`)
+    .argument('[lines...]', 'the lines; long ones are cut into pieces the log holds')
+    .addOption(new Option('--level <level>', 'how it reads').choices(['info', 'warn', 'error'] as const).default('info'))
+    .addOption(idempotencyOption())
+    .action(
+      run(async (ctx, id: string, given: string[], o: { level: 'info' | 'warn' | 'error'; idempotencyKey?: string }) => {
+        if (given.length === 0 && process.stdin.isTTY) throw new CliError('give the lines, or pipe them in: … | baton runs log <id>', EXIT.usage);
+        const text = given.length > 0 ? given.join('\n') : (await readStdin()).toString('utf8');
+        const lines = logLines(text);
+        if (lines.length === 0) throw new CliError('nothing to log: give the lines, or pipe them in', EXIT.usage);
+        const { client } = await ctx.connect();
+        const lease = await leaseId(client, id);
+        const { idempotencyKey } = ctx.write(o);
+        let held = 0;
+        // One call per batch the server takes, each under a key of its own made from the invocation's.
+        for (let from = 0; from < lines.length; from += RUN_LOG_BATCH_MAX) {
+          const batch = lines.slice(from, from + RUN_LOG_BATCH_MAX);
+          held = (await client.runs.log({ id: lease, lines: batch, level: o.level }, { idempotencyKey: `${idempotencyKey}:${from}` })).log_lines;
+        }
+        if (ctx.out.json) return ctx.out.data({ id: lease, appended: lines.length, log_lines: held });
+        ctx.out.note(`appended ${lines.length} line(s) to run ${lease}; it holds ${held} of ${RUN_LOG_MAX_LINES}`);
+      }),
+    );
+}
+
+/** Text as log lines: blank ones left out, long ones cut to what one line holds. */
+export function logLines(text: string): string[] {
+  return text.split(/\r?\n/).filter((line) => line.trim() !== '').flatMap((line) => {
+    const pieces: string[] = [];
+    for (let at = 0; at < line.length; at += RUN_LOG_LINE_MAX) pieces.push(line.slice(at, at + RUN_LOG_LINE_MAX));
+    return pieces;
+  });
+}
+
+/** `--cost`: an amount of money; the server checks its bounds. */
+function amount(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || value.trim() === '') throw new CliError(`--cost must be an amount such as 0.42, got "${value}"`, EXIT.usage);
+  return n;
 }
 
 /** A run id as given, or a task's latest run. */

@@ -77,7 +77,7 @@ export function addWorkCommands(tasks: Command, run: Run): void {
 }
 
 /** A lease id as given, or the current lease of the task given. */
-async function leaseId(client: BatonClient, given: string): Promise<string> {
+export async function leaseId(client: BatonClient, given: string): Promise<string> {
   if (given.startsWith('lea_')) return given;
   const id = await resolveTaskId(client, given);
   const task = await client.tasks.get({ id });

@@ -9,9 +9,10 @@ import { runBaton, startBaton } from './run-baton.ts';
 
 /**
  * What an agent that works from a shell needs beyond tasks (`baton artifacts`, `baton asks`,
- * `baton reservations`), through the real `baton` binary against a listening server: a report
- * uploaded and handed in by id, a question to a person whose answer the agent waits for and
- * reads off stdout, and paths reserved so others keep off them.
+ * `baton reservations`, `baton runs usage|log`), through the real `baton` binary against a
+ * listening server: a report uploaded and handed in by id, a question to a person whose answer the
+ * agent waits for and reads off stdout, paths reserved so others keep off them, and what a run
+ * spent, which its budget then refuses the next claim on.
  */
 
 let t: TestServer;
@@ -142,3 +143,35 @@ describe('baton reservations', () => {
     await baton(other, ['reservations', 'acquire', '--repo', repo], 2);
   });
 });
+
+describe('baton runs usage and log', () => {
+  it("reports a run's spend, which caps the next claim, and appends its log from arguments and a pipe", { timeout: 120_000 }, async () => {
+    const spender = await t.addPrincipal({ kind: 'agent', name: 'spender-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
+    const budget = await t.request('POST', '/api/v1/budgets', { token: t.adminToken, body: { name: 'spender cap', applies_to: 'agent', target: spender.id, unit: 'cost', limit: 1, period: 'day' } });
+    expect(budget.status, budget.body).toBe(201);
+    const taskId = await newTask('summarise the logs');
+    await newTask('the next one');
+    await baton(spender, ['tasks', 'claim', taskId]);
+
+    const reported = await baton(spender, ['runs', 'usage', taskId, '--input-tokens', '1200', '--output-tokens', '300', '--cost', '1.25', '--model', 'some-model', '--tool-calls', '4']);
+    expect(reported.stderr).toContain('1500 tokens, 1.25 USD, 4 tool calls');
+    await baton(spender, ['runs', 'log', taskId, 'read 3 files', 'found the cause'], 0);
+    const piped = await runPiped(spender, ['runs', 'log', taskId, '--level', 'warn'], `one\n\n${'x'.repeat(2500)}\n`);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stderr).toContain('appended 3 line(s)');
+    const run = JSON.parse((await baton(spender, ['runs', 'show', taskId, '--json'])).stdout) as { log: { line: string; level: string }[]; usage: { cost: number } };
+    expect(run.usage.cost).toBe(1.25);
+    expect(run.log.map((l) => [l.level, l.line.length])).toEqual([['info', 12], ['info', 15], ['warn', 3], ['warn', 2000], ['warn', 500]]);
+
+    await baton(spender, ['tasks', 'hand-in', taskId, '--summary', 'done']);
+    const refused = await baton(spender, ['tasks', 'claim'], 5);
+    expect(refused.stderr).toContain('budget_exhausted');
+  });
+});
+
+/** `baton …args` as `who` with `input` piped to its standard input. */
+async function runPiped(who: Principal, args: string[], input: string) {
+  const started = startBaton(args, { BATON_URL: url, BATON_TOKEN: who.token, XDG_CONFIG_HOME: join(scratch, 'config') }, 'pipe');
+  started.child.stdin?.end(input);
+  return started.outcome;
+}

@@ -27,9 +27,9 @@ export interface Started {
   printed(pattern: RegExp): Promise<RegExpMatchArray>;
 }
 
-/** Starts `node …args` without waiting for it, collecting what it prints. */
-export function startNode(args: readonly string[], env: Record<string, string>): Started {
-  const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `node …args` without waiting for it, collecting what it prints; `stdin: 'pipe'` leaves its input open for the test to write. */
+export function startNode(args: readonly string[], env: Record<string, string>, stdin: 'ignore' | 'pipe' = 'ignore'): Started {
+  const child = spawn(process.execPath, args, { env: childEnv(env), stdio: [stdin, 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -52,8 +52,8 @@ export function startNode(args: readonly string[], env: Record<string, string>):
 }
 
 /** Starts `baton …args` without waiting for it. */
-export function startBaton(args: readonly string[], env: Record<string, string>): Started {
-  return startNode([BATON, ...args], env);
+export function startBaton(args: readonly string[], env: Record<string, string>, stdin: 'ignore' | 'pipe' = 'ignore'): Started {
+  return startNode([BATON, ...args], env, stdin);
 }
 
 /** Runs `node …args` to its exit. */

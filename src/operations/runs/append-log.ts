@@ -4,7 +4,7 @@ import { appendRunLog, findRunUsage } from '../../store/runs.ts';
 import { defineOperation } from '../define-operation.ts';
 import { lockLiveLease } from '../leases/held-lease.ts';
 import { leaseId } from '../leases/lease-schema.ts';
-import { RUN_LOG_LINE_MAX, RUN_LOG_MAX_LINES } from './run-schema.ts';
+import { RUN_LOG_BATCH_MAX, RUN_LOG_LINE_MAX, RUN_LOG_MAX_LINES } from '../../domain/run-log.ts';
 
 export const appendLog = defineOperation({
   name: 'runs_log',
@@ -16,7 +16,7 @@ export const appendLog = defineOperation({
   http: { method: 'POST', path: '/leases/{id}/log' },
   input: z.strictObject({
     id: leaseId,
-    lines: z.array(z.string().min(1).max(RUN_LOG_LINE_MAX)).min(1).max(100),
+    lines: z.array(z.string().min(1).max(RUN_LOG_LINE_MAX)).min(1).max(RUN_LOG_BATCH_MAX),
     level: z.enum(['info', 'warn', 'error']).default('info'),
   }),
   output: z.object({ id: z.string(), log_lines: z.int().describe('Lines the log now holds.') }),

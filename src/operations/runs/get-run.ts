@@ -4,7 +4,8 @@ import { findRunUsage, runLogTail } from '../../store/runs.ts';
 import { defineOperation } from '../define-operation.ts';
 import { leaseNotFound } from '../leases/held-lease.ts';
 import { leaseId } from '../leases/lease-schema.ts';
-import { RUN_LOG_MAX_LINES, runLogLine, runOutput, toLogLine, toRun } from './run-schema.ts';
+import { runLogLine, runOutput, toLogLine, toRun } from './run-schema.ts';
+import { RUN_LOG_MAX_LINES } from '../../domain/run-log.ts';
 
 export const getRun = defineOperation({
   name: 'runs_get',

@@ -4,10 +4,6 @@ import type { RunLogRow, RunUsageRow, UsageIncrement } from '../../store/runs.ts
 import { failureCode } from '../shared/failure-code.ts';
 import { holderRef } from '../tasks/task-schema.ts';
 
-/** A run's log holds at most this many lines of at most `RUN_LOG_LINE_MAX` characters (spec/runs.md). */
-export const RUN_LOG_MAX_LINES = 500;
-export const RUN_LOG_LINE_MAX = 2000;
-
 /** One usage report: increments since the last one, all optional. */
 export const usageInput = z.strictObject({
   input_tokens: z.int().min(0).max(1e9).optional(),
