@@ -27,6 +27,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['guard'], load: async (run) => [(await import('./guard.ts')).guardCommand(run)] },
   { names: ['stats'], load: async (run) => [(await import('./stats.ts')).statsCommand(run)] },
   { names: ['export'], load: async (run) => [(await import('./export.ts')).exportCommand(run)] },
+  { names: ['webhooks'], load: async (run) => [(await import('./webhooks.ts')).webhooksCommand(run)] },
   {
     names: ['agents', 'tokens', 'workspaces', 'approvals', 'budgets'],
     load: async (run) => {

@@ -3,9 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen } from '../mcp/clients.ts';
 import { startTestServer, type Principal, type TestServer } from '../harness.ts';
-import { runBaton, startBaton } from './run-baton.ts';
+import { type ListeningCli, listeningCli } from './listening-cli.ts';
 
 /**
  * What an agent that works from a shell needs beyond tasks (`baton artifacts`, `baton asks`,
@@ -16,7 +15,7 @@ import { runBaton, startBaton } from './run-baton.ts';
  */
 
 let t: TestServer;
-let url: string;
+let cli: ListeningCli;
 let scratch: string;
 let agent: Principal;
 let other: Principal;
@@ -24,7 +23,7 @@ let human: Principal;
 
 beforeAll(async () => {
   t = await startTestServer();
-  url = await listen(t);
+  cli = await listeningCli(t);
   scratch = await mkdtemp(join(tmpdir(), 'baton-agent-shell-'));
   agent = await t.addPrincipal({ kind: 'agent', name: 'shell-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'artifacts:write'] });
   other = await t.addPrincipal({ kind: 'agent', name: 'other-bot', scopes: ['tasks:read', 'tasks:write', 'tasks:claim'] });
@@ -32,21 +31,13 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await t.close();
+  await cli.close();
   await rm(scratch, { recursive: true, force: true });
 });
 
 /** `baton …args` as `who`; fails the test with its output unless it exits `expected`. */
-async function baton(who: Principal, args: string[], expected = 0) {
-  const result = await runBaton(args, { BATON_URL: url, BATON_TOKEN: who.token, XDG_CONFIG_HOME: join(scratch, 'config') });
-  if (result.code !== expected) throw new Error(`baton ${args.join(' ')} exited ${result.code}, expected ${expected}:\n${result.stdout}\n${result.stderr}`);
-  return result;
-}
-
-async function newTask(title: string): Promise<string> {
-  const created = await t.request('POST', '/api/v1/tasks', { token: t.adminToken, body: { title } });
-  expect(created.status, created.body).toBe(201);
-  return created.json<{ id: string }>().id;
-}
+const baton = (who: Principal, args: string[], expected = 0) => cli.baton(who.token, args, expected);
+const newTask = (title: string) => cli.newTask(title);
 
 describe('baton artifacts', () => {
   it('uploads a report (text) and a binary file, hands the report in by id, and downloads both byte for byte', { timeout: 120_000 }, async () => {
@@ -80,10 +71,7 @@ describe('baton asks', () => {
   it('asks a person and waits: the answer alone is printed once they choose an option', { timeout: 120_000 }, async () => {
     const taskId = await newTask('release 2.0');
     await baton(agent, ['tasks', 'claim', taskId]);
-    const asking = startBaton(
-      ['asks', 'create', taskId, 'Ship 2.0 today?', '--to', 'dana', '--option', 'yes', '--option', 'no', '--due', '30m', '--default', 'no', '--wait', '10m'],
-      { BATON_URL: url, BATON_TOKEN: agent.token, XDG_CONFIG_HOME: join(scratch, 'config') },
-    );
+    const asking = cli.start(agent.token, ['asks', 'create', taskId, 'Ship 2.0 today?', '--to', 'dana', '--option', 'yes', '--option', 'no', '--due', '30m', '--default', 'no', '--wait', '10m']);
     // The person sees it among the open asks addressed to them, and answers from their shell.
     let askId = '';
     for (let i = 0; i < 100 && askId === ''; i++) {
@@ -171,7 +159,7 @@ describe('baton runs usage and log', () => {
 
 /** `baton …args` as `who` with `input` piped to its standard input. */
 async function runPiped(who: Principal, args: string[], input: string) {
-  const started = startBaton(args, { BATON_URL: url, BATON_TOKEN: who.token, XDG_CONFIG_HOME: join(scratch, 'config') }, 'pipe');
+  const started = cli.start(who.token, args, 'pipe');
   started.child.stdin?.end(input);
   return started.outcome;
 }
