@@ -16,6 +16,7 @@ import { TaskPage } from './views/task-page.tsx';
 import type { FeedMode } from './live.ts';
 import { Sessions } from './views/sessions.tsx';
 import { Templates } from './views/templates.tsx';
+import { Webhooks } from './views/webhooks.tsx';
 import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { Task } from './types.ts';
@@ -96,6 +97,8 @@ function page(route: Route) {
       return <Sessions />;
     case 'templates':
       return <Templates />;
+    case 'webhooks':
+      return <Webhooks />;
     case 'missing':
       return (
         <section class="page">
@@ -207,6 +210,11 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'tasks_requeue') && (
             <NavLink href="/dead-letter" current={route.page === 'dead-letter'}>
               Dead letter
+            </NavLink>
+          )}
+          {can({ whoami }, 'webhooks_list') && (
+            <NavLink href="/webhooks" current={route.page === 'webhooks'}>
+              Webhooks
             </NavLink>
           )}
         </nav>

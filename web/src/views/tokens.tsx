@@ -3,6 +3,7 @@ import { useAction } from '../action.ts';
 import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
+import { SecretOnce } from '../secret-once.tsx';
 import type { IssuedToken, Token } from '../types.ts';
 
 const EXPIRY = [
@@ -14,31 +15,10 @@ const EXPIRY = [
 
 /** The token just created: shown once, with a copy button and a warning that it will not be shown again. */
 function NewToken({ token, onDone }: { token: IssuedToken; onDone: () => void }) {
-  const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(token.token ?? '');
-      setCopied('yes');
-    } catch {
-      // No clipboard access (an http origin, a denied permission): the field is there to copy by hand.
-      setCopied('no');
-    }
-  };
   return (
-    <div class="notice notice-secret" role="alert">
-      <strong>Copy this token now. It will not be shown again.</strong>
+    <SecretOnce label="New token" value={token.token ?? ''} testId="new-token" onDone={onDone}>
       <p>Anyone holding it acts as this principal on machine “{token.machine}”. Store it in a secret manager, not in a repository.</p>
-      <div class="secret-row">
-        <input readOnly aria-label="New token" value={token.token ?? ''} data-testid="new-token" onFocus={(e) => e.currentTarget.select()} />
-        <button type="button" class="button-primary" onClick={() => void copy()}>
-          {copied === 'yes' ? 'Copied' : 'Copy'}
-        </button>
-      </div>
-      {copied === 'no' && <p>The browser refused the clipboard: select the token above and copy it by hand.</p>}
-      <button type="button" class="button-quiet" onClick={onDone}>
-        I have stored it
-      </button>
-    </div>
+    </SecretOnce>
   );
 }
 
