@@ -43,4 +43,17 @@ describe('registerWeb', () => {
     }
     await app.close();
   });
+
+  it('serves the index a rebuild wrote, naming its new assets, without a restart', async () => {
+    const dist = await mkdtemp(join(tmpdir(), 'baton-web-'));
+    dirs.push(dist);
+    await mkdir(join(dist, 'assets'));
+    await writeFile(join(dist, 'index.html'), '<script src="/assets/index-old.js"></script>');
+    const app = Fastify();
+    await registerWeb(app, `${dist}/`);
+    expect((await app.inject({ method: 'GET', url: '/' })).body).toContain('index-old.js');
+    await writeFile(join(dist, 'index.html'), '<script src="/assets/index-new.js"></script>');
+    expect((await app.inject({ method: 'GET', url: '/inbox' })).body).toContain('index-new.js');
+    await app.close();
+  });
 });

@@ -39,7 +39,7 @@ function secure(reply: FastifyReply): FastifyReply {
 
 /**
  * Serves the human web app at `/`: hashed assets under /assets/ cached for a year (immutable),
- * index.html never cached, every page under a strict Content-Security-Policy. When the build is
+ * index.html never cached (read anew each time), every page under a strict Content-Security-Policy. When the build is
  * missing the server still starts; `/` then says how to build it, and the returned message is
  * meant for the start-up log.
  */
@@ -52,7 +52,6 @@ export async function registerWeb(app: FastifyInstance, dist: string = WEB_DIST)
     });
     return `web app not built (${indexFile} is missing): run \`npm run build:web\``;
   }
-  const index = await readFile(indexFile, 'utf8');
   await app.register(fastifyStatic, {
     root: `${dist}assets`,
     prefix: '/assets/',
@@ -64,8 +63,14 @@ export async function registerWeb(app: FastifyInstance, dist: string = WEB_DIST)
       reply.header('x-content-type-options', 'nosniff');
     },
   });
+  // Read on each page load (a few hundred bytes), not once: a rebuild or an upgrade in place
+  // replaces the hashed assets, and a kept copy would name ones that are gone (a blank page).
+  const index = () =>
+    readFile(indexFile, 'utf8').catch(() => {
+      throw new BatonError('web_app_not_built', `The web app is being rebuilt or was removed (${indexFile} is missing).`);
+    });
   for (const url of CLIENT_ROUTES) {
-    app.get(url, async (_request, reply) => secure(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(index));
+    app.get(url, async (_request, reply) => secure(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(await index()));
   }
   return undefined;
 }
