@@ -4,6 +4,7 @@ import { CliError, type Context, idempotencyOption, integer, readStdin, type Run
 import { EXIT } from './exit-codes.ts';
 import { TASK_ID } from './short-ids.ts';
 import { leaseId } from './task-work.ts';
+import { type UsageOptions, usageOf, withUsageOptions } from './usage-options.ts';
 
 /** How often `runs tail` checks a quiet run: a lapse writes no event, so the stream alone would not show it ending. */
 const RECHECK_MS = 15_000;
@@ -98,41 +99,19 @@ export function runsCommand(run: Run): Command {
   return runs;
 }
 
-interface UsageOptions {
-  inputTokens?: number;
-  outputTokens?: number;
-  cost?: number;
-  currency?: string;
-  model?: string;
-  toolCalls?: number;
-  idempotencyKey?: string;
-}
-
 /** What the holder of a run reports from a shell: its usage (which budgets are charged with) and log lines. */
 function addReportCommands(runs: Command, run: Run): void {
-  runs
-    .command('usage')
-    .description('report what your run spent since your last report: tokens, cost, tool calls (budgets are charged with it)')
-    .argument('<id>', `${TASK_ID}, or lease id, of a task you hold`)
-    .option('--input-tokens <n>', 'input tokens', integer('--input-tokens'))
-    .option('--output-tokens <n>', 'output tokens', integer('--output-tokens'))
-    .option('--cost <amount>', 'money spent, in --currency', amount)
-    .option('--currency <code>', 'ISO 4217, USD by default (a run counts in one currency)')
-    .option('--model <name>', 'the model that was used')
-    .option('--tool-calls <n>', 'tool calls made', integer('--tool-calls'))
+  withUsageOptions(
+    runs
+      .command('usage')
+      .description('report what your run spent since your last report: tokens, cost, tool calls (budgets are charged with it)')
+      .argument('<id>', `${TASK_ID}, or lease id, of a task you hold`),
+  )
     .addOption(idempotencyOption())
     .action(
-      run(async (ctx, id: string, o: UsageOptions) => {
+      run(async (ctx, id: string, o: UsageOptions & { idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
-        const usage = {
-          ...(o.inputTokens === undefined ? {} : { input_tokens: o.inputTokens }),
-          ...(o.outputTokens === undefined ? {} : { output_tokens: o.outputTokens }),
-          ...(o.cost === undefined ? {} : { cost: o.cost }),
-          ...(o.currency ? { currency: o.currency } : {}),
-          ...(o.model ? { model: o.model } : {}),
-          ...(o.toolCalls === undefined ? {} : { tool_calls: o.toolCalls }),
-        };
-        const reported = await client.runs.usage({ id: await leaseId(client, id), ...usage }, ctx.write(o));
+        const reported = await client.runs.usage({ id: await leaseId(client, id), ...usageOf(o) }, ctx.write(o));
         if (ctx.out.json) return ctx.out.data(reported);
         ctx.out.note(`run ${reported.id} so far: ${reported.usage.input_tokens + reported.usage.output_tokens} tokens, ${cost(reported.usage)}, ${reported.usage.tool_calls} tool calls`);
       }),
@@ -172,13 +151,6 @@ export function logLines(text: string): string[] {
     for (let at = 0; at < line.length; at += RUN_LOG_LINE_MAX) pieces.push(line.slice(at, at + RUN_LOG_LINE_MAX));
     return pieces;
   });
-}
-
-/** `--cost`: an amount of money; the server checks its bounds. */
-function amount(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || value.trim() === '') throw new CliError(`--cost must be an amount such as 0.42, got "${value}"`, EXIT.usage);
-  return n;
 }
 
 /** A run id as given, or a task's latest run. */

@@ -4,6 +4,7 @@ import { CliError, collect, idempotencyOption, integer, type Run } from './conte
 import { EXIT } from './exit-codes.ts';
 import { resolveTaskId, TASK_ID } from './short-ids.ts';
 import { printTask } from './task-print.ts';
+import { type UsageOptions, usageOf, withUsageOptions } from './usage-options.ts';
 
 /** An agent's work loop under `baton tasks`: claim, heartbeat, release, hand in. */
 export function addWorkCommands(tasks: Command, run: Run): void {
@@ -27,17 +28,23 @@ export function addWorkCommands(tasks: Command, run: Run): void {
       }),
     );
 
-  tasks
-    .command('heartbeat')
-    .description('extend the lease on a task you hold')
-    .argument('<id>', `${TASK_ID}, or lease id`)
-    .option('--note <text>', 'progress, one line for the timeline')
-    .option('--ttl <seconds>', 'new lease length', integer('--ttl'))
+  withUsageOptions(
+    tasks
+      .command('heartbeat')
+      .description('extend the lease on a task you hold; the usage options report what the run spent since the last report, in the same call')
+      .argument('<id>', `${TASK_ID}, or lease id`)
+      .option('--note <text>', 'progress, one line for the timeline')
+      .option('--ttl <seconds>', 'new lease length', integer('--ttl')),
+  )
     .addOption(idempotencyOption())
     .action(
-      run(async (ctx, id: string, o: { note?: string; ttl?: number; idempotencyKey?: string }) => {
+      run(async (ctx, id: string, o: UsageOptions & { note?: string; ttl?: number; idempotencyKey?: string }) => {
         const { client } = await ctx.connect();
-        const lease = await client.leases.heartbeat({ id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}), ...(o.ttl === undefined ? {} : { ttl_s: o.ttl }) }, ctx.write(o));
+        const usage = usageOf(o);
+        const lease = await client.leases.heartbeat(
+          { id: await leaseId(client, id), ...(o.note ? { note: o.note } : {}), ...(o.ttl === undefined ? {} : { ttl_s: o.ttl }), ...(Object.keys(usage).length > 0 ? { usage } : {}) },
+          ctx.write(o),
+        );
         if (ctx.out.json) return ctx.out.data(lease);
         ctx.out.line(`lease ${lease.id} expires ${lease.expires_at}`);
       }),

@@ -143,12 +143,14 @@ describe('baton runs usage and log', () => {
 
     const reported = await baton(spender, ['runs', 'usage', taskId, '--input-tokens', '1200', '--output-tokens', '300', '--cost', '1.25', '--model', 'some-model', '--tool-calls', '4']);
     expect(reported.stderr).toContain('1500 tokens, 1.25 USD, 4 tool calls');
+    // A heartbeat carries a report too, in the same call.
+    await baton(spender, ['tasks', 'heartbeat', taskId, '--note', 'halfway', '--output-tokens', '100', '--cost', '0.25']);
     await baton(spender, ['runs', 'log', taskId, 'read 3 files', 'found the cause'], 0);
     const piped = await runPiped(spender, ['runs', 'log', taskId, '--level', 'warn'], `one\n\n${'x'.repeat(2500)}\n`);
     expect(piped.code, piped.stderr).toBe(0);
     expect(piped.stderr).toContain('appended 3 line(s)');
     const run = JSON.parse((await baton(spender, ['runs', 'show', taskId, '--json'])).stdout) as { log: { line: string; level: string }[]; usage: { cost: number } };
-    expect(run.usage.cost).toBe(1.25);
+    expect(run.usage.cost).toBe(1.5);
     expect(run.log.map((l) => [l.level, l.line.length])).toEqual([['info', 12], ['info', 15], ['warn', 3], ['warn', 2000], ['warn', 500]]);
 
     await baton(spender, ['tasks', 'hand-in', taskId, '--summary', 'done']);
