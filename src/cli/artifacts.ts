@@ -2,7 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { Command } from 'commander';
 import type { InputOf, OutputOf } from '../client/index.ts';
-import { idempotencyOption, readStdin, type Run } from './context.ts';
+import { CliError, idempotencyOption, readStdin, type Run } from './context.ts';
+import { EXIT } from './exit-codes.ts';
 import { resolveTaskId } from './short-ids.ts';
 
 type Artifact = OutputOf<'artifacts_get'>;
@@ -41,7 +42,9 @@ export function artifactsCommand(run: Run): Command {
     .addOption(idempotencyOption())
     .action(
       run(async (ctx, file: string, o: { task?: string; name?: string; type?: string; idempotencyKey?: string }) => {
-        const bytes = file === '-' ? await readStdin() : await readFile(file);
+        const bytes = file === '-' ? await readStdin() : await readFile(file).catch((error: NodeJS.ErrnoException) => {
+          throw new CliError(`cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`, EXIT.usage);
+        });
         const { client } = await ctx.connect();
         const text = utf8(bytes);
         const name = o.name ?? (file === '-' ? undefined : basename(file));

@@ -57,7 +57,7 @@ export function asksCommand(run: Run): Command {
         const asked = await client.asks.create(input, ctx.write(o));
         if (o.wait === undefined) return printAsk(ctx, asked, asked.id);
         ctx.out.note(`asked ${asked.id} (${asked.to}, due ${asked.due_at}); waiting for the answer`);
-        await printAnswer(ctx, await waitFor(client, asked, o.wait));
+        printAnswer(ctx, await waitFor(client, asked, o.wait));
       }),
     );
 
@@ -101,13 +101,13 @@ export function asksCommand(run: Run): Command {
         const { client } = await ctx.connect();
         const ask = await client.asks.get({ id });
         if (o.wait === undefined) return printAsk(ctx, ask);
-        await printAnswer(ctx, await waitFor(client, ask, o.wait));
+        printAnswer(ctx, await waitFor(client, ask, o.wait));
       }),
     );
 
   asks
     .command('cancel')
-    .description('withdraw an open ask you made (or, for admins, any)')
+    .description('withdraw an open ask you made (a person may withdraw any)')
     .argument('<id>', 'the ask (ask_…)')
     .addOption(idempotencyOption())
     .action(
@@ -140,7 +140,7 @@ async function waitFor(client: BatonClient, ask: Ask, seconds: number): Promise<
 }
 
 /** An answer as a script reads it (the chosen option's label, or the text) on stdout; an ask still open exits 8. */
-async function printAnswer(ctx: Context, ask: Ask): Promise<void> {
+function printAnswer(ctx: Context, ask: Ask): void {
   if (ask.status === 'open') process.exitCode = EXIT.idle;
   if (ctx.out.json) return ctx.out.data(ask);
   if (ask.status === 'open') return ctx.out.note(`${ask.id} is still open (due ${ask.due_at}); wait again with: baton asks show ${ask.id} --wait 10m`);

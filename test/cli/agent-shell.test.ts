@@ -53,6 +53,7 @@ describe('baton artifacts', () => {
     const binary = randomBytes(4096);
     binary[0] = 0xff; // never valid UTF-8: it must travel as base64
     await writeFile(join(scratch, 'trace.bin'), binary);
+    expect((await baton(agent, ['artifacts', 'upload', join(scratch, 'missing.md')], 2)).stderr).toContain('missing.md: no such file');
     const blobId = (await baton(agent, ['artifacts', 'upload', join(scratch, 'trace.bin'), '--name', 'trace']).then((r) => r.stdout)).trim();
 
     await baton(agent, ['tasks', 'hand-in', taskId, '--summary', 'Fixed; see the report', '--artifact', reportId]);
