@@ -43,6 +43,7 @@ export async function subscribeGraphql(base: string, query: string, token: strin
   return {
     status: res.status,
     contentType: res.headers.get('content-type'),
+    headers: res.headers,
     /** The next frame's JSON payload. */
     async next<T>(): Promise<T> {
       const { value, done } = await frames.read();
