@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createClient } from '../../src/client/index.ts';
+import { createClient, type OutputOf } from '../../src/client/index.ts';
 import { ERROR_CODES } from '../../src/errors.ts';
 import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
@@ -78,6 +78,16 @@ it('names in docs/client.md only the error codes, operations and members the ser
   const named = [...page.matchAll(/`([a-z]+(?:_[a-z0-9]+)+)`/g)].map((m) => m[1] ?? '');
   expect(named.length).toBeGreaterThan(5);
   expect(named.filter((n) => !known.has(n))).toEqual([]);
+});
+
+it("types a gated write's answer as its output or the pending approval it answers 202 with", async () => {
+  const agent = await t.addPrincipal({ scopes: ['tasks:read', 'tasks:write'] });
+  const client = createClient({ baseUrl, token: agent.token });
+  const task = await client.tasks.create({ title: 'delete me, once a human agrees' });
+  const answer = await client.tasks.delete({ id: task.id });
+  // Compiles only while the approval is in the output type (the typecheck holds it).
+  const pending: OutputOf<'approvals_get'> | undefined = 'operation' in answer ? answer : undefined;
+  expect(pending).toMatchObject({ status: 'pending', operation: 'tasks_delete' });
 });
 
 it('turns a problem into a BatonProblem with its code, hint and retryable flag', async () => {
