@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { createIds } from '../../src/ids.ts';
@@ -214,6 +215,29 @@ describe('export', () => {
     const pages = statements.slice(before).filter((s) => /from "events" where "created_at" >=/.test(s));
     expect(pages).toHaveLength(Math.ceil((SEEDED + 1) / 100));
     expect(chunks).toBeGreaterThan(1);
+  });
+
+  it('pages events in commit order when their seq numbers grow a digit (ordered as numbers, not as text)', async () => {
+    // An event's seq is its transaction's id times 2^20 (store/events.ts): seqs gain a digit at
+    // transactions 954, 9537 …; each statement outside a transaction burns one id. A fresh embedded
+    // database is below 954; a long-used PostgreSQL may be far from its next digit, and is not pushed there.
+    const xid = async () => Number((await sql<{ x: string }>`SELECT pg_current_xact_id()::text AS x`.execute(t.database.db)).rows[0]?.x);
+    const digits = (x: number) => String(x * 2 ** 20).length;
+    moveTo('2026-07-01T10:00:00Z');
+    const made = [(await createTask(t, { title: 'short seq 1' })).id, (await createTask(t, { title: 'short seq 2' })).id];
+    const start = await xid();
+    for (let burned = 0; digits(await xid()) === digits(start) && burned < 5000; burned++);
+    made.push((await createTask(t, { title: 'long seq 1' })).id, (await createTask(t, { title: 'long seq 2' })).id);
+    await eventsSettled(t);
+    const rows: { id: string; type: string; subject: string }[] = [];
+    for (let cursor = ''; ; ) {
+      const page = (await t.request('GET', `${exportUrl('events', '2026-07-01', '2026-07-02')}&limit=1${cursor}`)).json<{ data: typeof rows; has_more: boolean; next_cursor: string }>();
+      rows.push(...page.data);
+      if (!page.has_more) break;
+      cursor = `&cursor=${page.next_cursor}`;
+    }
+    expect(rows.filter((r) => r.type === 'task.created').map((r) => r.subject)).toEqual(made);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
   });
 
   it('is for human admins and owners: a member and an agent admin are refused', async () => {
