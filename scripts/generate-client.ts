@@ -125,7 +125,9 @@ export function generateClientModules(): Map<string, string> {
   ];
   for (const op of operations) {
     out.push(`  /** ${comment(op.summary)} */`);
-    out.push(`  ${op.name}: {\n    input: ${typeOf(toSchema(op.input, 'input'), '    ')};\n    output: ${typeOf(toSchema(op.output, 'output'), '    ')};\n  };`);
+    // A gated write answers 202 with the pending approval when it waits for a human (spec/api.md#approvals).
+    const pending = op.approval === 'none' ? '' : ` | Operations["approvals_get"]["output"]`;
+    out.push(`  ${op.name}: {\n    input: ${typeOf(toSchema(op.input, 'input'), '    ')};\n    output: ${typeOf(toSchema(op.output, 'output'), '    ')}${pending};\n  };`);
   }
   out.push('}', '');
   const streams = operations.filter((op) => op.kind === 'stream').map((op) => JSON.stringify(op.name));

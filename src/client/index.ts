@@ -67,7 +67,7 @@ const NETWORK_RETRY_STEP_MS = 500;
 export interface CallOptions {
   /** Sent as Idempotency-Key on a write: the same key replays the first answer instead of writing twice. */
   readonly idempotencyKey?: string;
-  /** Sent as If-Match: the write is refused (`version_conflict`) unless the resource is still at this version. */
+  /** Sent as If-Match: the write is refused (`conflict_version`) unless the resource is still at this version. */
   readonly ifMatch?: number;
   readonly signal?: AbortSignal;
 }

@@ -1181,7 +1181,7 @@ export interface Operations {
           defaulted: boolean;
         }>;
       };
-    };
+    } | Operations["approvals_get"]["output"];
   };
   /** Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest. */
   tasks_claim_next: {
@@ -6732,7 +6732,7 @@ export interface Operations {
       };
       /** The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval. */
       secret: string | null;
-    };
+    } | Operations["approvals_get"]["output"];
   };
   /** Read one webhook subscription: URL, event types, enabled, and why the server disabled it if it did. */
   webhooks_get: {
@@ -6791,7 +6791,7 @@ export interface Operations {
         id: string;
         kind: "human" | "agent" | "system";
       };
-    };
+    } | Operations["approvals_get"]["output"];
   };
   /** Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database. */
   webhooks_delete: {
@@ -6818,7 +6818,7 @@ export interface Operations {
         id: string;
         kind: "human" | "agent" | "system";
       };
-    };
+    } | Operations["approvals_get"]["output"];
   };
   /** The delivery log of one webhook, newest event first: state, next attempt, and every attempt with status, duration and error. */
   webhooks_deliveries: {
@@ -6865,7 +6865,7 @@ export interface Operations {
       /** The last event id looked at; pass it as `since` when `has_more`. */
       through: string | null;
       has_more: boolean;
-    };
+    } | Operations["approvals_get"]["output"];
   };
   /** Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once. */
   webhooks_rotate_secret: {
@@ -6894,7 +6894,7 @@ export interface Operations {
       };
       /** The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval. */
       secret: string | null;
-    };
+    } | Operations["approvals_get"]["output"];
   };
 }
 

@@ -73,7 +73,7 @@ export async function archiveBatch(
       .where(sql<boolean>`seq < ${SETTLED}`)
       .$if(cursor !== undefined, (q) => q.where('seq', '<', cursor?.bound ?? '0'))
       .$if(pending !== undefined, (q) => q.where('seq', '<', pending?.bound ?? '0'))
-      .orderBy('seq')
+      .orderBy('events.seq')
       .limit(args.limit + 1)
       .execute();
 
@@ -117,7 +117,7 @@ async function whyShort(
     .selectFrom('events')
     .select(sql<string>`seq::text`.as('seq'))
     .$if(lastSeq !== undefined, (q) => q.where('seq', '>', lastSeq ?? '0'))
-    .orderBy('seq')
+    .orderBy('events.seq')
     .limit(1)
     .executeTakeFirst();
   if (!next) return null;

@@ -209,5 +209,5 @@ export interface EventWindowQuery {
 export async function listEventsInWindow(db: Kysely<DB>, q: EventWindowQuery): Promise<EventRow[]> {
   let query = selectEvents(db).where('created_at', '>=', q.from).where('created_at', '<', q.to).where('seq', '<=', q.throughSeq);
   if (q.afterSeq !== undefined) query = query.where('seq', '>', q.afterSeq);
-  return query.orderBy('seq').limit(q.limit + 1).execute();
+  return query.orderBy('events.seq').limit(q.limit + 1).execute();
 }

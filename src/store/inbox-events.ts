@@ -28,7 +28,7 @@ export async function eventsFor(db: Kysely<DB>, principalId: string, afterSeq: s
         eb.and([eb('type', '=', 'task.assigned'), sql<boolean>`data->'to'->>'id' = ${me}`, eb('actor_id', '<>', me)]),
       ]),
     )
-    .orderBy('seq', 'asc')
+    .orderBy('events.seq', 'asc')
     .limit(limit)
     .execute();
 }

@@ -80,7 +80,7 @@ export async function lockLiveWebhooks(tx: Tx, limit: number): Promise<WebhookRo
 export async function eventsAfter(db: Kysely<DB>, afterSeq: string, types: string[] | null, limit: number): Promise<EventRow[]> {
   let query = settledEvents(db).where('seq', '>', afterSeq);
   if (types) query = query.where('type', '=', (eb) => eb.fn.any(eb.val(types)));
-  return query.orderBy('seq').limit(limit).execute();
+  return query.orderBy('events.seq').limit(limit).execute();
 }
 
 export interface NewDelivery {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createClient } from '../../src/client/index.ts';
+import { createClient, type OutputOf } from '../../src/client/index.ts';
+import { ERROR_CODES } from '../../src/errors.ts';
 import { operations } from '../../src/operations/index.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { listen } from '../mcp/clients.ts';
@@ -60,6 +61,33 @@ it('is documented in docs/client.md exactly as the file the test runs, in under 
   const example = await readFile(EXAMPLE, 'utf8');
   expect(example.trimEnd().split('\n').length).toBeLessThan(20);
   expect(await readFile(new URL('../../docs/client.md', import.meta.url), 'utf8')).toContain('```ts\n' + example + '```');
+});
+
+it('names in docs/client.md only the error codes, operations and members the server has', async () => {
+  const known = new Set<string>(ERROR_CODES);
+  const collect = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(collect);
+    if (typeof node !== 'object' || node === null) return;
+    const { properties, operationId, name, enum: values } = node as Record<string, unknown>;
+    for (const key of Object.keys(properties ?? {})) known.add(key);
+    for (const value of [operationId, name, ...(Array.isArray(values) ? (values as unknown[]) : [])]) if (typeof value === 'string') known.add(value);
+    Object.values(node).forEach(collect);
+  };
+  collect((await t.app.inject({ url: '/api/v1/openapi.json', headers: { authorization: `Bearer ${t.adminToken}` } })).json());
+  const page = await readFile(new URL('../../docs/client.md', import.meta.url), 'utf8');
+  const named = [...page.matchAll(/`([a-z]+(?:_[a-z0-9]+)+)`/g)].map((m) => m[1] ?? '');
+  expect(named.length).toBeGreaterThan(5);
+  expect(named.filter((n) => !known.has(n))).toEqual([]);
+});
+
+it("types a gated write's answer as its output or the pending approval it answers 202 with", async () => {
+  const agent = await t.addPrincipal({ scopes: ['tasks:read', 'tasks:write'] });
+  const client = createClient({ baseUrl, token: agent.token });
+  const task = await client.tasks.create({ title: 'delete me, once a human agrees' });
+  const answer = await client.tasks.delete({ id: task.id });
+  // Compiles only while the approval is in the output type (the typecheck holds it).
+  const pending: OutputOf<'approvals_get'> | undefined = 'operation' in answer ? answer : undefined;
+  expect(pending).toMatchObject({ status: 'pending', operation: 'tasks_delete' });
 });
 
 it('turns a problem into a BatonProblem with its code, hint and retryable flag', async () => {

@@ -10,17 +10,20 @@ export interface GraphqlResponse<T = Record<string, unknown>> {
   extensions?: Record<string, unknown>;
 }
 
-/** POSTs a GraphQL request to /graphql in process, as the admin unless `token` says otherwise (null: no token). */
+/**
+ * POSTs a GraphQL request to /graphql in process, as the admin unless `token` says otherwise (null: no
+ * token), accepting `application/graphql-response+json` unless `accept` says otherwise.
+ */
 export async function graphql<T = Record<string, unknown>>(
   t: TestServer,
   query: string,
-  options: { variables?: Record<string, unknown>; token?: string | null } = {},
+  options: { variables?: Record<string, unknown>; token?: string | null; accept?: string } = {},
 ): Promise<GraphqlResponse<T>> {
   const token = options.token === undefined ? t.adminToken : options.token;
   const res = await t.app.inject({
     method: 'POST',
     url: '/graphql',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: { 'content-type': 'application/json', accept: options.accept ?? 'application/graphql-response+json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     payload: JSON.stringify({ query, variables: options.variables ?? {} }),
   });
   return { status: res.statusCode, headers: res.headers, ...(JSON.parse(res.body) as object) };
@@ -40,6 +43,7 @@ export async function subscribeGraphql(base: string, query: string, token: strin
   return {
     status: res.status,
     contentType: res.headers.get('content-type'),
+    headers: res.headers,
     /** The next frame's JSON payload. */
     async next<T>(): Promise<T> {
       const { value, done } = await frames.read();

@@ -105,6 +105,19 @@ describe('GraphQL errors', () => {
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_query', status: 400 });
   });
 
+  it('answers an invalid document 400 whatever the Accept, as a variable of the wrong type is', async () => {
+    for (const accept of ['application/json', '*/*']) {
+      for (const query of ['{ tasks { data { nope } } }', '{ tasks { ']) {
+        const res = await graphql(t, query, { accept });
+        expect(res.status, `${accept} ${query}`).toBe(400);
+        expect(res.data).toBeUndefined();
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_query', status: 400 });
+      }
+    }
+    const variable = await graphql(t, 'query ($n: Int) { tasks(limit: $n) { has_more } }', { variables: { n: 'ten' }, accept: 'application/json' });
+    expect(variable.status).toBe(400);
+  });
+
   it(`refuses a query deeper than ${MAX_DEPTH} before it runs, fragments included`, async () => {
     const ofTypes = (n: number): string => (n === 0 ? 'name' : `ofType { ${ofTypes(n - 1)} }`);
     const at = (n: number) => `{ ...F } fragment F on Query { __type(name: "Task") { fields { type { ${ofTypes(n)} } } } }`;

@@ -21,6 +21,8 @@ describe('GraphQL subscription to events (over SSE)', () => {
     const sub = await subscribe(`subscription { events(since: "${since}", types: "task.created,task.updated") { id type subject actor { kind } } }`, t.adminToken);
     expect(sub.status).toBe(200);
     expect(sub.contentType).toMatch(/^text\/event-stream/);
+    // As on GET /api/v1/events/stream: nginx passes each frame on at once (spec/realtime.md).
+    expect(sub.headers.get('x-accel-buffering')).toBe('no');
 
     const made: string[] = [];
     for (const title of ['one', 'two', 'three']) {

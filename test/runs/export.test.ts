@@ -8,6 +8,7 @@ import { appendEvents, type NewEventRow } from '../../src/store/events.ts';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { createTask, expectProblem } from '../rest/fixtures.ts';
 import { eventsSettled } from '../leases/instances.ts';
+import { reachNextSeqDigit } from '../store/next-seq-digit.ts';
 import { listen } from '../mcp/clients.ts';
 import { runBaton } from '../cli/run-baton.ts';
 
@@ -214,6 +215,24 @@ describe('export', () => {
     const pages = statements.slice(before).filter((s) => /from "events" where "created_at" >=/.test(s));
     expect(pages).toHaveLength(Math.ceil((SEEDED + 1) / 100));
     expect(chunks).toBeGreaterThan(1);
+  });
+
+  it('pages events in commit order when their seq numbers grow a digit (ordered as numbers, not as text)', async () => {
+    // Seqs order as numbers, not as text: the timeline crosses a change in their length.
+    moveTo('2026-07-01T10:00:00Z');
+    const made = [(await createTask(t, { title: 'short seq 1' })).id, (await createTask(t, { title: 'short seq 2' })).id];
+    await reachNextSeqDigit(t);
+    made.push((await createTask(t, { title: 'long seq 1' })).id, (await createTask(t, { title: 'long seq 2' })).id);
+    await eventsSettled(t);
+    const rows: { id: string; type: string; subject: string }[] = [];
+    for (let cursor = ''; ; ) {
+      const page = (await t.request('GET', `${exportUrl('events', '2026-07-01', '2026-07-02')}&limit=1${cursor}`)).json<{ data: typeof rows; has_more: boolean; next_cursor: string }>();
+      rows.push(...page.data);
+      if (!page.has_more) break;
+      cursor = `&cursor=${page.next_cursor}`;
+    }
+    expect(rows.filter((r) => r.type === 'task.created').map((r) => r.subject)).toEqual(made);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
   });
 
   it('is for human admins and owners: a member and an agent admin are refused', async () => {

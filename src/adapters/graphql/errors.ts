@@ -46,6 +46,9 @@ export function toGraphQLError(error: unknown, problems: Problems, log: ErrorLog
     if (!located?.path) translated.extensions['http'] = { status: original.status, headers: original.headers };
   } else if (original instanceof GraphQLError) {
     translated = problemError(toProblem(new BatonError('invalid_query', original.message), problems.baseUrl, problems.dialect), original);
+    // Yoga marks its own refusals `spec`, which it answers 200 under application/json; Baton's
+    // status is the problem's whatever the Accept (spec/graphql.md, "Errors").
+    if (!located?.path) translated.extensions['http'] = { status: 400 };
   } else if (!located?.path && original instanceof SyntaxError) {
     // Yoga reads a GET's `variables` and `extensions` with JSON.parse, and hands on its SyntaxError.
     translated = problemError(toProblem(new BatonError('invalid_query', `A request parameter is not valid JSON: ${original.message}`), problems.baseUrl, problems.dialect), located);

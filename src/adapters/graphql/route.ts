@@ -66,6 +66,8 @@ export function registerGraphql(app: FastifyInstance, service: Service, schemas:
         return sendProblem(reply, new BatonError(refusal.code, refusal.detail), service, req.id);
       }
       for (const [name, value] of response.headers) reply.header(name, value);
+      // A subscription's stream, as GET /api/v1/events/stream: nginx passes each frame on at once.
+      if (response.headers.get('content-type')?.startsWith('text/event-stream')) reply.header('x-accel-buffering', 'no');
       return reply.code(response.status).send(response.body);
     },
   });

@@ -27,9 +27,9 @@ export function useDeleteTask(ask: (confirmation: Confirmation) => Promise<boole
     if (!yes) return false;
     let deleted = false;
     await action.send({ operation: 'tasks_delete', input: { id: task.id }, ifMatch: task.version }, (result) => {
-      // A delete that waits for a human's approval answers 202 with the approval, which the operation's output type leaves out.
+      // A delete that waits for a human's approval answers 202 with the approval.
       if ('operation' in result) {
-        setPending(result as unknown as Approval);
+        setPending(result);
         return;
       }
       deleted = true;
