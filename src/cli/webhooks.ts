@@ -6,6 +6,7 @@ import { EXIT } from './exit-codes.ts';
 import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts';
 
 type Webhook = OutputOf<'webhooks_get'>;
+type Approval = OutputOf<'approvals_get'>;
 
 /**
  * `baton webhooks …`: the subscriptions that POST events to a URL (spec/realtime.md, "Webhooks"),
@@ -157,13 +158,14 @@ function stateOf(w: Webhook): string {
 }
 
 /**
- * When the server answered 202 with an approval instead of the change (an agent's outward-facing
- * write waits for a human), says so and answers true.
+ * When the server answered 202 with the approval it waits for instead of the change (an agent's
+ * outward-facing write waits for a human), says so and answers true; the caller's answer is then
+ * known to be the change itself.
  */
-function awaitsApproval(ctx: Context, answer: unknown): boolean {
-  const approval = answer as { id?: unknown; status?: unknown };
-  if (typeof approval.id !== 'string' || !approval.id.startsWith('apr_')) return false;
-  if (ctx.out.json) ctx.out.data(answer);
+function awaitsApproval(ctx: Context, answer: object): answer is Approval {
+  if (!('operation' in answer)) return false;
+  const approval = answer as Approval;
+  if (ctx.out.json) ctx.out.data(approval);
   else ctx.out.note(`waiting for a human's approval: ${approval.id} (baton approvals list; they decide with baton approvals approve ${approval.id})`);
   return true;
 }
