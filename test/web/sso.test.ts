@@ -92,16 +92,16 @@ async function through(page: Page, login: string, start = `${base}/auth/oidc/log
   return callback;
 }
 
-/** The problem the page shows (the callback answers problem+json). */
-async function shownProblem(page: Page): Promise<{ code: string; detail: string }> {
+/** The problem the failure page shows a person (its heading, code and detail). */
+async function shownProblem(page: Page): Promise<{ heading: string; code: string; detail: string }> {
   await page.waitForLoadState();
-  return JSON.parse((await page.textContent('body')) ?? '{}') as { code: string; detail: string };
+  const main = page.locator('main[data-code]');
+  return { heading: (await main.locator('h1').textContent()) ?? '', code: (await main.getAttribute('data-code')) ?? '', detail: (await main.locator('.detail').textContent()) ?? '' };
 }
 
 async function problemAt(page: Page, url: string): Promise<{ status: number; code: string; detail: string }> {
   const res = await page.goto(url);
-  const body = (await res?.json()) as { code: string; detail: string };
-  return { status: res?.status() ?? 0, code: body.code, detail: body.detail };
+  return { status: res?.status() ?? 0, ...(await shownProblem(page)) };
 }
 
 async function signedIn(page: Page): Promise<boolean> {
@@ -267,7 +267,14 @@ describe('single sign-on in Chromium', () => {
     await page.reload();
     await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
     await through(page, 'eve');
-    expect((await shownProblem(page)).code).toBe('sign_in_failed');
+    const refused = await shownProblem(page);
+    expect(refused.code).toBe('sign_in_failed');
+    // What the person reads says who can help, not "start again".
+    expect(refused.heading).toBe('Your Baton account is disabled');
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}/sso-disabled.png` });
+    await page.getByRole('link', { name: 'Back to the sign-in page' }).click();
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
     await context.close();
   });
 });

@@ -5,6 +5,7 @@ import { BatonError, toBatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
 import { sendProblem } from '../rest/problem.ts';
 import { cookieBase, CSRF_HEADER, SESSION_COOKIE, sessionSecret } from './cookies.ts';
+import { signInFailurePage } from './failure-page.ts';
 import { safeReturnTo } from './return-to.ts';
 
 /** The sign-in in progress: state, nonce and PKCE verifier, in a signed cookie that only the callback reads. */
@@ -46,8 +47,19 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     if (insecureLoopback(conf.issuer)) oidc.allowInsecureRequests(config);
     return config;
   };
-  const fail = (reply: FastifyReply, request: FastifyRequest, error: unknown) =>
-    sendProblem(reply, error instanceof BatonError ? error : new BatonError('sign_in_failed', messageOf(error)), service, request.id);
+  // A browser that navigated here gets a page a person can read; a script asking for JSON the problem.
+  const fail = (reply: FastifyReply, request: FastifyRequest, error: unknown) => {
+    const problem = error instanceof BatonError ? error : new BatonError('sign_in_failed', messageOf(error), providerErrorOf(error));
+    request.log.warn({ code: problem.code, detail: problem.detail }, 'single sign-on failed');
+    if (!(request.headers.accept ?? '').includes('text/html')) return sendProblem(reply, problem, service, request.id);
+    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+    return reply
+      .code(problem.status)
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', "default-src 'self'; script-src 'none'; style-src 'unsafe-inline'")
+      .type('text/html; charset=utf-8')
+      .send(signInFailurePage(problem, provider?.name ?? 'single sign-on'));
+  };
 
   app.get(`${LOGIN_PATH}/login`, async (request, reply) => {
     try {
@@ -155,6 +167,12 @@ function readLogin(request: FastifyRequest): LoginState | undefined {
 function insecureLoopback(issuer: string): boolean {
   const url = new URL(issuer);
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/** The provider's own error code (`invalid_client`, `access_denied`…), as `provider_error` on the problem. */
+function providerErrorOf(error: unknown): { extra?: { provider_error: string } } {
+  const code = (error as { error?: unknown } | null)?.error;
+  return typeof code === 'string' ? { extra: { provider_error: code } } : {};
 }
 
 /** openid-client's errors carry the provider's `error` and `error_description`; say them. */
