@@ -84,9 +84,12 @@ export async function sendNotifications(db: Kysely<DB>, deps: NotifyDeps): Promi
 function compose(rows: readonly NotificationRow[], subject: (inboxItemId: string) => NotificationSubject, out: { link: LinkMaker; config: Config; transport?: Transporter }): Message[] {
   const messages: Message[] = [];
   const digests = new Map<string, NotificationRow[]>();
+  // Every email says where the person chooses what they get (the web app's page of their own, spec/notifications.md).
+  const preferences = `${out.config.publicUrl}/sessions#notifications`;
   const mail = (to: string, email: Email) => async () => {
     if (!out.transport) throw new Error('no SMTP transport');
-    await out.transport.sendMail({ from: out.config.notify.smtpFrom, to, subject: email.subject, text: email.text });
+    const text = `${email.text}\n\n--\nChoose what Baton emails you (at once, a digest, or nothing): ${preferences}`;
+    await out.transport.sendMail({ from: out.config.notify.smtpFrom, to, subject: email.subject, text, headers: { 'List-Unsubscribe': `<${preferences}>` } });
     return { status: 250 };
   };
   for (const row of rows) {
