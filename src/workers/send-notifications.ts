@@ -19,6 +19,8 @@ const NOTIFICATIONS_PER_PASS = 20;
 export interface NotifyDeps {
   readonly clock: Clock;
   readonly config: Config;
+  /** A failed send is logged, so an operator sees an SMTP server or chat channel that refuses before anyone misses mail. */
+  readonly log: { warn(details: object, message: string): void; error(details: object, message: string): void };
 }
 
 export interface NotifyReport {
@@ -143,6 +145,11 @@ async function settle(db: Kysely<DB>, deps: NotifyDeps, rows: readonly Notificat
   const state = result.ok ? 'sent' : delay === undefined ? 'failed' : 'pending';
   const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
   await recordNotificationAttempt(db, rows, { state, attempt: result.attempt, nextAttemptAt: next, now });
+  if (!result.ok) {
+    const details = { channel: rows[0]?.channel, principal_id: rows[0]?.principal_id, notifications: rows.length, attempts: made, status: result.attempt.status, error: result.attempt.error };
+    if (state === 'failed') deps.log.error(details, 'notification failed: no attempts left');
+    else deps.log.warn({ ...details, next_attempt_at: next.toISOString() }, 'notification not sent; will retry');
+  }
   return state;
 }
 
