@@ -93,8 +93,9 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const config = await configuration(provider);
       const current = new URL(request.url, service.baseUrl);
       const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: true });
-      const claims = tokens.claims();
-      if (!claims) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
+      const idToken = tokens.claims();
+      if (!idToken) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
+      const claims = { ...(await userInfo(config, tokens.access_token, idToken.sub)), ...idToken };
       const email = typeof claims.email === 'string' ? claims.email : null;
       const emailVerified = claims.email_verified === true;
       const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? claims.sub;
@@ -167,6 +168,21 @@ function readLogin(request: FastifyRequest): LoginState | undefined {
 function insecureLoopback(issuer: string): boolean {
   const url = new URL(issuer);
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/**
+ * The person's claims from the provider's userinfo endpoint, when it has one: in the code flow a
+ * provider may return what the `profile` and `email` scopes ask for there only (OpenID Core §5.4),
+ * so the ID token alone can lack the name, email and groups that provisioning and the role map
+ * read. The ID token's own claims win where both have one; the subject must match it.
+ */
+async function userInfo(config: oidc.Configuration, accessToken: string, subject: string): Promise<Record<string, unknown>> {
+  if (!config.serverMetadata().userinfo_endpoint) return {};
+  try {
+    return await oidc.fetchUserInfo(config, accessToken, subject);
+  } catch (error) {
+    throw new BatonError('sign_in_failed', `The provider's userinfo endpoint did not give the person's profile: ${messageOf(error)}`, providerErrorOf(error));
+  }
 }
 
 /** The provider's own error code (`invalid_client`, `access_denied`…), as `provider_error` on the problem. */
