@@ -280,10 +280,17 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${agent.id}\\s+cli-bot\\s+agent\\s+tasks:read,tasks:write`));
     // A human gets a role's scopes (and an invitation, with --email) in place of --scope; saying neither is a usage error.
-    const person = await json<{ kind: string; role: string; scopes: string[] }>(['agents', 'create', 'Ana Lima', '--role', 'viewer', '--email', 'ana@example.com']);
+    const person = await json<{ id: string; kind: string; role: string; scopes: string[] }>(['agents', 'create', 'Ana Lima', '--role', 'viewer', '--email', 'ana@example.com']);
     expect(person).toMatchObject({ kind: 'human', role: 'viewer', scopes: ['tasks:read', 'events:read'] });
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`Ana Lima\\s+human\\s+viewer\\s+tasks:read,events:read`));
     expect((await baton(['agents', 'create', 'nobody'], 2)).stderr).toBe('error: Say what it may do: --scope (repeatable), or for a human --role.\n');
+    // A lead promotes a person, and disables one who left (their sessions and tokens stop), then enables them again.
+    const personId = person.id;
+    expect((await baton(['agents', 'set-role', personId, 'admin'])).stdout).toMatch(/^Ana Lima \(agt_\w+\) is now admin: .*agents:admin/);
+    expect((await baton(['agents', 'set-role', personId, 'boss'], 2)).stderr).toContain('Allowed choices are owner, admin, member, viewer.');
+    expect((await baton(['agents', 'disable', personId])).stdout).toBe(`Ana Lima (${personId}) is disabled\n`);
+    expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${personId}\\s+Ana Lima\\s+human\\s+admin\\s+\\S+\\s+yes`));
+    expect((await baton(['agents', 'enable', personId])).stdout).toBe(`Ana Lima (${personId}) is enabled\n`);
     const made = await baton(['agents', 'create', 'docs-bot', '--scope', 'tasks:read']);
     expect(made.stderr).toMatch(/^Next, its token for each machine it runs on: baton tokens create agt_\w+ --machine <name>\n$/);
     const token = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'cli-test']);
