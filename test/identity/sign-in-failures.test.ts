@@ -12,8 +12,10 @@ import { startProvider, type TestProvider } from './provider.ts';
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 const PUBLIC_URL = 'http://127.0.0.1:4899';
 let idp: TestProvider;
+let basicOnly: TestProvider;
 let wrongSecret: TestServer;
 let unreachable: TestServer;
+let atBasicOnly: TestServer;
 
 function oidc(issuer: string, clientSecret: string): OidcConfig {
   return { issuer, clientId: 'baton', clientSecret, name: 'Acme SSO', roleClaim: 'groups', roleMap: [], defaultRole: 'member', required: false };
@@ -24,11 +26,15 @@ beforeAll(async () => {
   wrongSecret = await startTestServer({ publicUrl: PUBLIC_URL, oidc: oidc(idp.issuer, 'not-the-secret') });
   // Port 9 (discard) on loopback: nothing listens, so discovery fails at once.
   unreachable = await startTestServer({ publicUrl: PUBLIC_URL, oidc: oidc('http://127.0.0.1:9', 'secret') });
+  basicOnly = await startProvider({ redirectUri: `${PUBLIC_URL}/auth/oidc/callback`, accounts: {}, clientAuth: 'client_secret_basic' });
+  atBasicOnly = await startTestServer({ publicUrl: PUBLIC_URL, oidc: oidc(basicOnly.issuer, basicOnly.clientSecret) });
 }, 60_000);
 afterAll(async () => {
   await wrongSecret.close();
   await unreachable.close();
+  await atBasicOnly.close();
   await idp.close();
+  await basicOnly.close();
 });
 
 /** Starts a sign-in as a browser does; answers the sign-in cookie and the state the provider would send back. */
@@ -41,9 +47,9 @@ async function startSignIn(t: TestServer): Promise<{ cookie: string; state: stri
   return { cookie: `baton_oidc=${set.value}`, state };
 }
 
-async function callback(t: TestServer, query: Record<string, string>, accept: string) {
+async function callback(t: TestServer, query: Record<string, string>, accept: string, issuer = idp.issuer) {
   const { cookie, state } = await startSignIn(t);
-  const params = new URLSearchParams({ state, iss: idp.issuer, ...query });
+  const params = new URLSearchParams({ state, iss: issuer, ...query });
   return t.app.inject({ method: 'GET', url: `/auth/oidc/callback?${params}`, headers: { accept, cookie } });
 }
 
@@ -85,5 +91,13 @@ describe('a sign-in that fails in the browser', () => {
     expect(res.statusCode).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(JSON.parse(res.body)).toMatchObject({ code: 'sign_in_failed', provider_error: 'invalid_client' });
+  });
+});
+
+describe('client authentication at the token endpoint', () => {
+  it('uses HTTP Basic when the provider takes only that: a made-up code is refused as a code, not as a client', async () => {
+    const res = await callback(atBasicOnly, { code: 'made-up-code' }, 'application/json', basicOnly.issuer);
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ code: 'sign_in_failed', provider_error: 'invalid_grant' });
   });
 });

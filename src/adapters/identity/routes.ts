@@ -43,7 +43,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     });
     // The ID token's times are checked against this server's clock (the injectable one), not the process's.
     const skew = Math.round((service.clock.now().getTime() - Date.now()) / 1000);
-    const config = new oidc.Configuration(found.serverMetadata(), conf.clientId, { client_secret: conf.clientSecret, [oidc.clockSkew]: skew });
+    const config = new oidc.Configuration(found.serverMetadata(), conf.clientId, { client_secret: conf.clientSecret, [oidc.clockSkew]: skew }, clientAuthentication(found.serverMetadata(), conf.clientSecret));
     if (insecureLoopback(conf.issuer)) oidc.allowInsecureRequests(config);
     return config;
   };
@@ -162,6 +162,16 @@ function readLogin(request: FastifyRequest): LoginState | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How Baton authenticates at the token endpoint: the secret in the body (openid-client's default),
+ * unless the provider's metadata lists the methods it takes and that is not one of them but HTTP
+ * Basic is (a provider that enforces the registration's default, `client_secret_basic`).
+ */
+function clientAuthentication(metadata: oidc.ServerMetadata, secret: string): oidc.ClientAuth | undefined {
+  const methods = metadata.token_endpoint_auth_methods_supported;
+  return methods && !methods.includes('client_secret_post') && methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(secret) : undefined;
 }
 
 /** Plain HTTP is allowed only to a provider on this machine (development and tests); anywhere else the issuer must be https. */
