@@ -371,6 +371,18 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     await baton(['workspaces', 'update', '--escalate-to', 'none', '--event-retention-days', 'default'], 0, asAdmin);
   });
 
+  it('sets up recurring work: creates a schedule, lists it with its next run, pauses, resumes and deletes it', { timeout: 120_000 }, async () => {
+    const made = await baton(['schedules', 'create', 'Weekly triage', '--cron', '0 9 * * 1', '--time-zone', 'Europe/Berlin', '--title', 'Triage the inbox', '--label', 'ops']);
+    expect(made.stdout).toMatch(/^created schedule sch_\w+ \(Weekly triage\): task "Triage the inbox" at 0 9 \* \* 1 Europe\/Berlin; next \S+Z/);
+    const id = /sch_\w+/.exec(made.stdout)?.[0] ?? '';
+    expect((await baton(['schedules', 'list'])).stdout).toMatch(new RegExp(`${id}\\s+Weekly triage\\s+0 9 \\* \\* 1\\s+Europe/Berlin\\s+task "Triage the inbox"\\s+\\S+Z\\s+on`));
+    expect((await baton(['schedules', 'pause', id])).stdout).toBe(`${id} (Weekly triage) is paused\n`);
+    expect((await baton(['schedules', 'resume', id])).stdout).toMatch(new RegExp(`^${id} \\(Weekly triage\\) is on; next \\S+Z`));
+    expect((await baton(['schedules', 'create', 'Nothing', '--cron', '0 9 * * 1'], 2)).stderr).toContain('--title for a task, or --template');
+    expect((await baton(['schedules', 'create', 'Bad', '--cron', 'every monday', '--title', 'x'], 6)).stderr).toContain('Give five fields');
+    expect((await baton(['schedules', 'delete', id])).stdout).toBe(`deleted schedule ${id}\n`);
+  });
+
   it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'rotating-bot', '--scope', 'tasks:read']);
     const old = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'rotating-box']);
