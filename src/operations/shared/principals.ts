@@ -27,9 +27,10 @@ export function mentionsIn(body: string): string[] {
 
 const SPACES_HINT = 'Mention a name as it is written, with each space as `_` (`@Ada_Lovelace` for "Ada Lovelace"), or by id (`@agt_…`).';
 
-/** A name as a mention matches it: case-insensitive, a space written `_`. */
-function mentionOf(name: string): string {
-  return name.toLowerCase().replaceAll(' ', '_');
+/** Whether `mention` names the principal called `name`: case-insensitive, a space written `_`. */
+export function namesMatch(name: string, mention: string): boolean {
+  const spelled = (text: string) => text.toLowerCase().replaceAll(' ', '_');
+  return spelled(name) === spelled(mention);
 }
 
 function unknown(pointer: string, detail: string, problemDetail: string, hint?: string): BatonError {
@@ -50,7 +51,7 @@ export async function resolveMentions(db: Kysely<DB>, mentions: readonly string[
   const found = await findPrincipals(db, { ids, names });
   const resolved = new Map<string, PrincipalRef>();
   for (const mention of mentions) {
-    const matches = isId('agt', mention) ? found.filter((p) => p.id === mention) : found.filter((p) => mentionOf(p.name) === mentionOf(mention));
+    const matches = isId('agt', mention) ? found.filter((p) => p.id === mention) : found.filter((p) => namesMatch(p.name, mention));
     if (matches.length === 0) throw unknown(pointer, `@${mention} names no principal`, `The text mentions @${mention}, which names no agent or human.`, SPACES_HINT);
     const [only] = matches;
     if (matches.length > 1 || !only) {
