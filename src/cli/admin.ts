@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
 import type { OutputOf } from '../client/index.ts';
-import { PRINCIPAL_KINDS, SCOPES } from '../domain/scopes.ts';
-import { type Role, ROLES } from '../domain/roles.ts';
+import type { SCOPES } from '../domain/scopes.ts';
 import { APPROVAL_STATUSES } from '../domain/approval-status.ts';
 import { BUDGET_PERIODS, BUDGET_UNITS } from '../domain/budget-window.ts';
+import { agentsCommand } from './agents.ts';
 import { CliError, collect, type Context, duration, idempotencyOption, integer, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { nameOf, principalNames, taskTitles } from './names.ts';
@@ -12,36 +12,6 @@ import { type PagingOptions, printPage, readPages, withPaging } from './pages.ts
 
 /** `baton agents …`, `baton tokens …`, `baton workspaces …`, `baton approvals …`, `baton budgets …`: administration through the REST API. */
 export function adminCommands(run: Run): Command[] {
-  const agents = new Command('agents').description('the principals (people and agents) that hold tokens');
-  withPaging(agents.command('list').description('list principals').addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS))).action(
-    run(async (ctx, o: PagingOptions & { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
-      const { client } = await ctx.connect();
-      const page = await readPages(o, (p) => client.agents.list({ ...p, ...(o.kind ? { kind: o.kind } : {}) }));
-      printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'ROLE', 'SCOPES', 'DISABLED'], rows.map((a) => [a.id, a.name, a.kind, a.role ?? '', a.scopes.join(','), a.disabled ? 'yes' : ''])));
-    }),
-  );
-  agents
-    .command('create')
-    .description('create a principal (then give it a token with `baton tokens create`)')
-    .argument('<name>', 'a name people recognise')
-    .option('--scope <scope>', `a scope it may use (repeatable; required unless --role): ${SCOPES.join(', ')}`, collect)
-    .addOption(new Option('--kind <kind>', 'agent or human').choices(PRINCIPAL_KINDS).default('agent'))
-    .addOption(new Option('--role <role>', "a human's role, whose scopes it gets in place of --scope").choices(ROLES).conflicts('scope').implies({ kind: 'human' }))
-    .addOption(new Option('--email <address>', 'invite the person at this address to sign in').implies({ kind: 'human' }))
-    .addOption(idempotencyOption())
-    .action(
-      run(async (ctx, name: string, o: { scope?: string[]; kind: (typeof PRINCIPAL_KINDS)[number]; role?: Role; email?: string; idempotencyKey?: string }) => {
-        if (!o.scope && !o.role) throw new CliError('Say what it may do: --scope (repeatable), or for a human --role.', EXIT.usage);
-        const { client } = await ctx.connect();
-        const input = { name, kind: o.kind, ...(o.scope ? { scopes: o.scope as (typeof SCOPES)[number][] } : {}), ...(o.role ? { role: o.role } : {}), ...(o.email ? { email: o.email } : {}) };
-        const agent = await client.agents.create(input, ctx.write(o));
-        if (ctx.out.json) return ctx.out.data(agent);
-        const role = agent.role ? ` as ${agent.role}` : '';
-        ctx.out.line(`created ${agent.kind} ${agent.id} (${agent.name})${role} with ${agent.scopes.join(', ')}`);
-        if (agent.kind === 'agent') ctx.out.note(`Next, its token for each machine it runs on: baton tokens create ${agent.id} --machine <name>`);
-      }),
-    );
-
   const workspaces = new Command('workspaces').description('the workspaces you belong to: each holds its own tasks, agents and tokens');
   workspaces
     .command('list')
@@ -192,7 +162,7 @@ export function adminCommands(run: Run): Command[] {
       }),
     );
   }
-  return [agents, tokens, workspaces, approvals, budgetsCommand(run)];
+  return [agentsCommand(run), tokens, workspaces, approvals, budgetsCommand(run)];
 }
 
 const BUDGET_SCOPES = ['agent', 'label', 'task', 'workspace'] as const;

@@ -19,6 +19,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['auth', 'logout'], load: async (run) => (await import('./account.ts')).accountCommands(run) },
   { names: ['tasks'], load: async (run) => [(await import('./tasks.ts')).tasksCommand(run)] },
   { names: ['templates'], load: async (run) => [(await import('./templates.ts')).templatesCommand(run)] },
+  { names: ['schedules'], load: async (run) => [(await import('./schedules.ts')).schedulesCommand(run)] },
   { names: ['wait', 'inbox', 'answer'], load: async (run) => (await import('./inbox.ts')).inboxCommands(run) },
   { names: ['asks'], load: async (run) => [(await import('./asks.ts')).asksCommand(run)] },
   { names: ['reservations'], load: async (run) => [(await import('./reservations.ts')).reservationsCommand(run)] },

@@ -98,7 +98,7 @@ export function templatesCommand(run: Run): Command {
 }
 
 /** `name=value` pairs as the params object; the server reads a number parameter's text as a number. */
-function params(pairs: readonly string[]): Record<string, string> {
+export function params(pairs: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of pairs) {
     const at = pair.indexOf('=');

@@ -82,7 +82,7 @@ async function openSession(tx: Tx, deps: SessionDeps, who: VerifiedIdentity, use
     await insertIdentity(tx, { issuer: who.issuer, subject: who.subject, workspace_id: DEFAULT_WORKSPACE_ID, agent_id: agent.id, email: who.email, created_at: now, last_sign_in_at: now });
     events.push({ id: deps.ids.make('evt'), type: 'agent.created', subject: agent.id, data: { name: who.name, kind: 'human', role, scopes: ROLE_SCOPES[role], via: 'oidc', issuer: who.issuer }, ...systemProvenance(now) });
   } else {
-    if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`);
+    if (agent.disabled) throw new BatonError('sign_in_failed', `${agent.name} (${agent.id}) is disabled on this server; an admin can enable them.`, { extra: { reason: 'disabled' } });
     await touchIdentity(tx, who.issuer, who.subject, agent.workspace_id, who.email, now);
     if (who.email !== null && who.email !== agent.email) await updateAgent(tx, agent.id, { email: who.email, updated_at: now, updated_by_id: 'system', updated_by_kind: 'system' });
   }

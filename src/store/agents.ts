@@ -115,7 +115,11 @@ export async function lockAgentByExternalId(tx: Tx, externalId: string): Promise
   return tx.selectFrom('agents').selectAll().where('external_id', '=', externalId).forUpdate().executeTakeFirst();
 }
 
-/** The principals whose id is one of `ids` or whose name (case-insensitive) is one of `names`, to resolve mentions and assignees. */
+/**
+ * The principals whose id is one of `ids` or whose name (case-insensitive, or with its spaces
+ * written `_`, as a mention spells "Ada Lovelace": `@Ada_Lovelace`) is one of `names`, to resolve
+ * mentions and assignees.
+ */
 export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]; names: readonly string[] }): Promise<Pick<AgentRow, 'id' | 'name' | 'kind' | 'disabled'>[]> {
   if (q.ids.length === 0 && q.names.length === 0) return [];
   const lowered = q.names.map((n) => n.toLowerCase());
@@ -125,7 +129,7 @@ export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]
     .where((eb) =>
       eb.or([
         ...(q.ids.length > 0 ? [eb('id', 'in', [...q.ids])] : []),
-        ...(lowered.length > 0 ? [eb(eb.fn('lower', ['name']), 'in', lowered)] : []),
+        ...(lowered.length > 0 ? [eb(eb.fn('lower', ['name']), 'in', lowered), eb(eb.fn('lower', [eb.fn('replace', ['name', sql.lit(' '), sql.lit('_')])]), 'in', lowered)] : []),
       ]),
     )
     .orderBy('id')

@@ -24,7 +24,7 @@ export interface MaintenanceDeps {
   readonly clock: Clock;
   readonly ids: Ids;
   readonly config: Config;
-  readonly log: { error(details: object, message: string): void };
+  readonly log: { error(details: object, message: string): void; warn(details: object, message: string): void };
   /** Where the in-process loops report a failing pass (collapsing a database outage). */
   readonly failed: ReportFailure;
   /** Webhook delivery attempts are traced (and send `traceparent`) with it. */

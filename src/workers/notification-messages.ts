@@ -33,7 +33,7 @@ const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
 export function itemEmail(s: NotificationSubject, to: string, link: LinkMaker): Email {
   const open = link({ to, task: s.task_id, item: s.id });
   const lines = [`${s.by_name} ${KIND_WORDS[s.kind]} on "${s.title}":`, '', s.question ?? s.excerpt, ''];
-  if (s.kind === 'ask' && s.due_at) lines.push(`Answer by ${s.due_at.toISOString()}.`, '');
+  if (s.kind === 'ask' && s.due_at) lines.push(`Answer by ${s.due_at.toUTCString()}.`, '');
   lines.push(`Open it in Baton: ${open}`);
   if (s.kind === 'ask') {
     for (const [i, o] of (s.options ?? []).entries()) lines.push(`Answer "${o.label}": ${link({ to, task: s.task_id, item: s.id, ask: s.ref_id, option: i })}`);

@@ -19,6 +19,8 @@ const NOTIFICATIONS_PER_PASS = 20;
 export interface NotifyDeps {
   readonly clock: Clock;
   readonly config: Config;
+  /** A failed send is logged, so an operator sees an SMTP server or chat channel that refuses before anyone misses mail. */
+  readonly log: { warn(details: object, message: string): void; error(details: object, message: string): void };
 }
 
 export interface NotifyReport {
@@ -84,9 +86,12 @@ export async function sendNotifications(db: Kysely<DB>, deps: NotifyDeps): Promi
 function compose(rows: readonly NotificationRow[], subject: (inboxItemId: string) => NotificationSubject, out: { link: LinkMaker; config: Config; transport?: Transporter }): Message[] {
   const messages: Message[] = [];
   const digests = new Map<string, NotificationRow[]>();
+  // Every email says where the person chooses what they get (the web app's page of their own, spec/notifications.md).
+  const preferences = `${out.config.publicUrl}/sessions#notifications`;
   const mail = (to: string, email: Email) => async () => {
     if (!out.transport) throw new Error('no SMTP transport');
-    await out.transport.sendMail({ from: out.config.notify.smtpFrom, to, subject: email.subject, text: email.text });
+    const text = `${email.text}\n\n--\nChoose what Baton emails you (at once, a digest, or nothing): ${preferences}`;
+    await out.transport.sendMail({ from: out.config.notify.smtpFrom, to, subject: email.subject, text, headers: { 'List-Unsubscribe': `<${preferences}>` } });
     return { status: 250 };
   };
   for (const row of rows) {
@@ -140,6 +145,11 @@ async function settle(db: Kysely<DB>, deps: NotifyDeps, rows: readonly Notificat
   const state = result.ok ? 'sent' : delay === undefined ? 'failed' : 'pending';
   const next = new Date(now.getTime() + (delay ?? 0) * (0.9 + Math.random() * 0.2));
   await recordNotificationAttempt(db, rows, { state, attempt: result.attempt, nextAttemptAt: next, now });
+  if (!result.ok) {
+    const details = { channel: rows[0]?.channel, principal_id: rows[0]?.principal_id, notifications: rows.length, attempts: made, status: result.attempt.status, error: result.attempt.error };
+    if (state === 'failed') deps.log.error(details, 'notification failed: no attempts left');
+    else deps.log.warn({ ...details, next_attempt_at: next.toISOString() }, 'notification not sent; will retry');
+  }
   return state;
 }
 

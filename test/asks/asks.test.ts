@@ -131,6 +131,13 @@ describe('asks', () => {
     expect(bad.json<{ code: string }>().code).toBe('validation_failed');
   });
 
+  it('names people whose names have spaces as a mention does (a space written _), in to and escalation alike', async () => {
+    const ada = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'], name: 'Ada Lovelace' });
+    const task = await claimedTask('named with spaces');
+    expect(await ask(task.id, { to: 'Ada Lovelace', escalation: ['Ada_Lovelace', 'bob'] })).toMatchObject({ to: ada.id, escalation: [other.id] });
+    expect(await ask(task.id, { to: 'bob', escalation: ['ada_lovelace'] })).toMatchObject({ to: other.id, escalation: [ada.id] });
+  });
+
   it('escalates at the first deadline, applies the default at the last; an answer after it is refused saying so', async () => {
     const task = await claimedTask('deadline');
     const made = await ask(task.id, { escalation: ['bob'], timeout_s: 60 });

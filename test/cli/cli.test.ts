@@ -280,10 +280,17 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const agent = await json<{ id: string }>(['agents', 'create', 'cli-bot', '--scope', 'tasks:read,tasks:write']);
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${agent.id}\\s+cli-bot\\s+agent\\s+tasks:read,tasks:write`));
     // A human gets a role's scopes (and an invitation, with --email) in place of --scope; saying neither is a usage error.
-    const person = await json<{ kind: string; role: string; scopes: string[] }>(['agents', 'create', 'Ana Lima', '--role', 'viewer', '--email', 'ana@example.com']);
+    const person = await json<{ id: string; kind: string; role: string; scopes: string[] }>(['agents', 'create', 'Ana Lima', '--role', 'viewer', '--email', 'ana@example.com']);
     expect(person).toMatchObject({ kind: 'human', role: 'viewer', scopes: ['tasks:read', 'events:read'] });
     expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`Ana Lima\\s+human\\s+viewer\\s+tasks:read,events:read`));
     expect((await baton(['agents', 'create', 'nobody'], 2)).stderr).toBe('error: Say what it may do: --scope (repeatable), or for a human --role.\n');
+    // A lead promotes a person, and disables one who left (their sessions and tokens stop), then enables them again.
+    const personId = person.id;
+    expect((await baton(['agents', 'set-role', personId, 'admin'])).stdout).toMatch(/^Ana Lima \(agt_\w+\) is now admin: .*agents:admin/);
+    expect((await baton(['agents', 'set-role', personId, 'boss'], 2)).stderr).toContain('Allowed choices are owner, admin, member, viewer.');
+    expect((await baton(['agents', 'disable', personId])).stdout).toBe(`Ana Lima (${personId}) is disabled\n`);
+    expect((await baton(['agents', 'list'])).stdout).toMatch(new RegExp(`${personId}\\s+Ana Lima\\s+human\\s+admin\\s+\\S+\\s+yes`));
+    expect((await baton(['agents', 'enable', personId])).stdout).toBe(`Ana Lima (${personId}) is enabled\n`);
     const made = await baton(['agents', 'create', 'docs-bot', '--scope', 'tasks:read']);
     expect(made.stderr).toMatch(/^Next, its token for each machine it runs on: baton tokens create agt_\w+ --machine <name>\n$/);
     const token = await json<{ id: string; token: string }>(['tokens', 'create', agent.id, '--machine', 'cli-test']);
@@ -362,6 +369,18 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     expect((await baton(['workspaces', 'update', '--escalate-review', 'soon'], 2, asAdmin)).stderr).toMatch(/--escalate-review must be a duration/);
     expect((await baton(['workspaces', 'update', '--event-retention-days', '0'], 6, asAdmin)).stderr).toMatch(/validation_failed/);
     await baton(['workspaces', 'update', '--escalate-to', 'none', '--event-retention-days', 'default'], 0, asAdmin);
+  });
+
+  it('sets up recurring work: creates a schedule, lists it with its next run, pauses, resumes and deletes it', { timeout: 120_000 }, async () => {
+    const made = await baton(['schedules', 'create', 'Weekly triage', '--cron', '0 9 * * 1', '--time-zone', 'Europe/Berlin', '--title', 'Triage the inbox', '--label', 'ops']);
+    expect(made.stdout).toMatch(/^created schedule sch_\w+ \(Weekly triage\): task "Triage the inbox" at 0 9 \* \* 1 Europe\/Berlin; next \S+Z/);
+    const id = /sch_\w+/.exec(made.stdout)?.[0] ?? '';
+    expect((await baton(['schedules', 'list'])).stdout).toMatch(new RegExp(`${id}\\s+Weekly triage\\s+0 9 \\* \\* 1\\s+Europe/Berlin\\s+task "Triage the inbox"\\s+\\S+Z\\s+on`));
+    expect((await baton(['schedules', 'pause', id])).stdout).toBe(`${id} (Weekly triage) is paused\n`);
+    expect((await baton(['schedules', 'resume', id])).stdout).toMatch(new RegExp(`^${id} \\(Weekly triage\\) is on; next \\S+Z`));
+    expect((await baton(['schedules', 'create', 'Nothing', '--cron', '0 9 * * 1'], 2)).stderr).toContain('--title for a task, or --template');
+    expect((await baton(['schedules', 'create', 'Bad', '--cron', 'every monday', '--title', 'x'], 6)).stderr).toContain('Give five fields');
+    expect((await baton(['schedules', 'delete', id])).stdout).toBe(`deleted schedule ${id}\n`);
   });
 
   it('rotates a token for the same machine: the new one works at once and the old one through --grace', { timeout: 120_000 }, async () => {

@@ -106,7 +106,7 @@ it.skipIf(engine !== 'pglite')('shows `baton --help` in the README exactly as it
   const paths = [
     ...['login', 'whoami', 'serve', 'migrate', 'token', 'mcp', 'admin-token', 'backup', 'restore', 'archive-events'].map((c) => [c]),
     ...['list', 'show', 'create', 'update', 'move', 'claim', 'heartbeat', 'release', 'events', 'watch'].map((c) => ['tasks', c]),
-    ['agents', 'list'], ['agents', 'create'], ['tokens', 'create'], ['tokens', 'revoke'], ['approvals', 'list'], ['approvals', 'approve'], ['approvals', 'deny'],
+    ['agents', 'list'], ['agents', 'create'], ['agents', 'set-role'], ['agents', 'disable'], ['schedules', 'create'], ['schedules', 'pause'], ['tokens', 'create'], ['tokens', 'revoke'], ['approvals', 'list'], ['approvals', 'approve'], ['approvals', 'deny'],
   ];
   for (const path of paths) {
     const { code, stdout } = await runBaton([...path, '--help']);

@@ -75,6 +75,18 @@ describe('comments_create', () => {
     }
   });
 
+  it('mentions a person whose name has spaces or accents (as single sign-on names them) with each space written _', async () => {
+    const ada = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read'], name: 'Ada Lovelace' });
+    const jose = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read'], name: 'José García' });
+    const task = await createTask(t);
+    const res = await post(task.id, { body: 'Over to @Ada_Lovelace and @josé_garcía.' }, { token: agent.token });
+    expect(res.status).toBe(201);
+    expect(res.json<Comment>().mentions.sort()).toEqual([ada.id, jose.id].sort());
+    // The first word alone names nobody; the problem says how to spell a name with spaces.
+    const problem = expectProblem(await post(task.id, { body: 'ping @Ada' }, { token: agent.token }), 422, 'unknown_principal');
+    expect(problem.hint).toContain('@Ada_Lovelace');
+  });
+
   it('refuses an unknown mention with 422 unknown_principal naming it, and writes nothing', async () => {
     const task = await createTask(t);
     const before = await eventsOf(t, task.id);

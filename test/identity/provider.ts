@@ -20,20 +20,22 @@ export interface TestProvider {
 /**
  * A real OpenID provider (oidc-provider) on a free port, with one confidential client `baton`
  * allowed to return to `redirectUri`, PKCE required, the `groups` claim and the email (verified, so it
- * takes up invitations) in the ID token, and its development login and consent pages (any password).
+ * takes up invitations) in the ID token (or at userinfo only), and its development login and consent pages (any password).
  */
-export async function startProvider(options: { redirectUri: string; accounts: Record<string, TestAccount>; idTokenTtlS?: number }): Promise<TestProvider> {
+export async function startProvider(options: { redirectUri: string; accounts: Record<string, TestAccount>; idTokenTtlS?: number; claimsAt?: 'id_token' | 'userinfo'; clientAuth?: 'client_secret_post' | 'client_secret_basic' }): Promise<TestProvider> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'baton';
   const clientSecret = 'baton-test-client-secret';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post' }],
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: options.clientAuth ?? 'client_secret_post' }],
+    // `clientAuth` alone is what the provider takes, and says so in its metadata.
+    ...(options.clientAuth ? { clientAuthMethods: [options.clientAuth] } : {}),
     pkce: { required: () => true },
     claims: { openid: ['sub'], profile: ['name', 'groups'], email: ['email', 'email_verified'] },
-    // The claims go in the ID token itself (Baton reads no userinfo).
-    conformIdTokenClaims: false,
+    // The claims go in the ID token itself, or (`claimsAt: 'userinfo'`, what OpenID Core §5.4 says of the code flow) only at userinfo.
+    conformIdTokenClaims: options.claimsAt === 'userinfo',
     findAccount: (_ctx, sub) => {
       const account = options.accounts[sub];
       return account ? { accountId: sub, claims: () => ({ sub, name: account.name, email: account.email, email_verified: true, groups: [...account.groups] }) } : undefined;

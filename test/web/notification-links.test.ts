@@ -71,7 +71,7 @@ describe('a link from a notification email in the web app', () => {
     expect(sweep.status, sweep.body).toBe(200);
     const mail = smtp.mails.find((m) => m.subject.includes('Launch in which region?'));
     expect(mail?.to).toContain('admin@example.test');
-    expect(mail?.text).toContain(`Answer by ${ask.due_at}.`);
+    expect(mail?.text).toContain(`Answer by ${new Date(ask.due_at).toUTCString()}.`);
     expect(mail?.text).toMatch(/Answer "us-east": http:\/\/baton\.test\/tasks\//);
 
     await page.goto(`${h.base}/inbox`);
@@ -83,6 +83,31 @@ describe('a link from a notification email in the web app', () => {
     expect(woke.code, woke.stderr).toBe(0);
     const items = (JSON.parse(woke.stdout) as { items: { type: string; data: { ask_id: string; answer: { option?: string }; defaulted: boolean } }[] }).items;
     expect(items).toEqual([expect.objectContaining({ type: 'ask.answered', data: expect.objectContaining({ ask_id: ask.id, answer: expect.objectContaining({ option: 'us-east' }) as unknown, defaulted: false }) as unknown })]);
+  });
+
+  it('lets the person turn email off from the link every email carries; what comes after is not emailed', { timeout: 60_000 }, async () => {
+    const me = (await h.t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>().principal.id;
+    await h.t.database.db.updateTable('agents').set({ email: 'admin@example.test' }).where('id', '=', me).execute();
+    const agent = await h.t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const task = (await h.t.request('POST', '/api/v1/tasks', { body: { title: 'Name the release' } })).json<{ id: string }>();
+    const ask = (question: string) => h.t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question, to: me, timeout_s: 3600, default: { text: 'later' } }, token: agent.token });
+    const sweep = () => h.t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+    expect((await ask('Which codename?')).status).toBe(201);
+    expect((await sweep()).status).toBe(200);
+    const prefs = /Choose what Baton emails you \(at once, a digest, or nothing\): http:\/\/baton\.test(\S+)/.exec(smtp.mails.find((m) => m.subject.includes('Which codename?'))?.text ?? '')?.[1];
+    expect(prefs).toBe('/sessions#notifications');
+
+    await page.goto(`${h.base}${prefs}`);
+    const section = page.getByRole('region', { name: 'Notifications' });
+    await section.getByRole('radio', { name: 'No email' }).check();
+    await expect.poll(async () => (await h.t.request('GET', '/api/v1/preferences/notifications')).json<{ email: string }>().email, WAIT).toBe('off');
+    expect(await section.getByRole('radio', { name: 'No email' }).isChecked()).toBe(true);
+
+    const before = smtp.mails.length;
+    expect((await ask('Which logo?')).status).toBe(201);
+    expect((await sweep()).status).toBe(200);
+    expect(smtp.mails.slice(before).filter((m) => m.subject.includes('Which logo?'))).toEqual([]);
+    await h.t.request('PATCH', '/api/v1/preferences/notifications', { body: { email: 'immediate' } });
   });
 
   it('marks a review past its SLA overdue on the board and emails the owner, whose inbox says so', { timeout: 60_000 }, async () => {

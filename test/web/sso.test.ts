@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Clock } from '../../src/clock.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { startProvider, type TestProvider } from '../identity/provider.ts';
+import { atProvider } from './provider-pages.ts';
 import { AXE, axeEverywhere } from './axe.ts';
 import { SHOTS, WAIT } from './browser.ts';
 
@@ -63,21 +64,6 @@ afterAll(async () => {
   await other.close();
 });
 
-/** Logs in at the provider's development pages (any password) and consents, until the browser is back at Baton. */
-async function atProvider(page: Page, login: string): Promise<void> {
-  for (let step = 0; step < 4 && !page.url().startsWith(base); step++) {
-    const field = page.locator('input[name=login]');
-    if (await field.isVisible()) {
-      await field.fill(login);
-      await page.fill('input[name=password]', 'any');
-      await Promise.all([page.waitForURL((url) => !url.href.includes('/login'), WAIT).catch(() => undefined), page.click('button[type=submit]')]);
-    } else {
-      await Promise.all([page.waitForURL((url) => url.href.startsWith(base) || url.href.includes('/interaction/'), WAIT).catch(() => undefined), page.click('button[type=submit]')]);
-    }
-    await page.waitForLoadState();
-  }
-}
-
 /** Signs in through the provider from `start`; answers the callback URL the provider sent the browser to (already visited). */
 async function through(page: Page, login: string, start = `${base}/auth/oidc/login`): Promise<string> {
   let callback = '';
@@ -86,22 +72,22 @@ async function through(page: Page, login: string, start = `${base}/auth/oidc/log
   };
   page.on('request', seen);
   await page.goto(start);
-  await atProvider(page, login);
+  await atProvider(page, base, login);
   await expect.poll(() => callback, WAIT).toContain('code=');
   page.off('request', seen);
   return callback;
 }
 
-/** The problem the page shows (the callback answers problem+json). */
-async function shownProblem(page: Page): Promise<{ code: string; detail: string }> {
+/** The problem the failure page shows a person (its heading, code and detail). */
+async function shownProblem(page: Page): Promise<{ heading: string; code: string; detail: string }> {
   await page.waitForLoadState();
-  return JSON.parse((await page.textContent('body')) ?? '{}') as { code: string; detail: string };
+  const main = page.locator('main[data-code]');
+  return { heading: (await main.locator('h1').textContent()) ?? '', code: (await main.getAttribute('data-code')) ?? '', detail: (await main.locator('.detail').textContent()) ?? '' };
 }
 
 async function problemAt(page: Page, url: string): Promise<{ status: number; code: string; detail: string }> {
   const res = await page.goto(url);
-  const body = (await res?.json()) as { code: string; detail: string };
-  return { status: res?.status() ?? 0, code: body.code, detail: body.detail };
+  return { status: res?.status() ?? 0, ...(await shownProblem(page)) };
 }
 
 async function signedIn(page: Page): Promise<boolean> {
@@ -114,7 +100,7 @@ describe('single sign-on in Chromium', () => {
     const page = await context.newPage();
     await page.goto(`${base}/approvals`);
     await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
-    await atProvider(page, 'ada');
+    await atProvider(page, base, 'ada');
     await page.waitForURL(`${base}/approvals`, WAIT);
     await page.getByRole('link', { name: 'Ada Lovelace' }).waitFor(WAIT);
 
@@ -152,7 +138,7 @@ describe('single sign-on in Chromium', () => {
     const other = await phone.newPage();
     for (const each of [page, other]) {
       await each.goto(`${base}/auth/oidc/login`);
-      await atProvider(each, 'eve');
+      await atProvider(each, base, 'eve');
       await each.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
     }
     const otherId = await other.evaluate(async () => ((await (await fetch('/auth/session')).json()) as { session: { id: string } }).session.id);
@@ -204,7 +190,7 @@ describe('single sign-on in Chromium', () => {
     });
     await page.goto(`${base}/auth/oidc/login`);
     const loginCookie = (await context.cookies(`${base}/auth/oidc/callback`)).find((c) => c.name === 'baton_oidc')?.value ?? '';
-    await atProvider(page, 'bob');
+    await atProvider(page, base, 'bob');
     await page.getByRole('link', { name: 'Bob Builder' }).waitFor(WAIT);
     // The same browser again: its sign-in cookie was used up.
     expect(await problemAt(page, used)).toMatchObject({ status: 400, code: 'sign_in_failed' });
@@ -223,7 +209,7 @@ describe('single sign-on in Chromium', () => {
     // The ID token lives 60 s (30 s of tolerance); the sign-in itself 10 minutes: Baton's clock is 5 minutes on when it comes back.
     offsetMs = 5 * 60_000;
     try {
-      await atProvider(page, 'bob');
+      await atProvider(page, base, 'bob');
       await page.waitForURL(`${base}/auth/oidc/callback**`, WAIT);
       const problem = await shownProblem(page);
       expect(problem.code).toBe('sign_in_failed');
@@ -256,7 +242,7 @@ describe('single sign-on in Chromium', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${base}/auth/oidc/login?return_to=%2Factivity`);
-    await atProvider(page, 'eve');
+    await atProvider(page, base, 'eve');
     await page.waitForURL(`${base}/activity`, WAIT);
     await page.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
     const eve = (await t.request('GET', '/api/v1/agents?kind=human')).json<{ data: { name: string; id: string; role: string }[] }>().data.find((p) => p.name === 'Eve Early');
@@ -267,7 +253,49 @@ describe('single sign-on in Chromium', () => {
     await page.reload();
     await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
     await through(page, 'eve');
-    expect((await shownProblem(page)).code).toBe('sign_in_failed');
+    const refused = await shownProblem(page);
+    expect(refused.code).toBe('sign_in_failed');
+    // What the person reads says who can help, not "start again".
+    expect(refused.heading).toBe('Your Baton account is disabled');
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}/sso-disabled.png` });
+    await page.getByRole('link', { name: 'Back to the sign-in page' }).click();
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    await context.close();
+  });
+});
+
+describe('a provider that gives the profile at userinfo only', () => {
+  // As OpenID Core §5.4 says of the code flow (oidc-provider's default): the ID token carries no name, email or groups.
+  let profileAtUserinfo: { t: TestServer; idp: TestProvider; base: string };
+  beforeAll(async () => {
+    const port = await freePort();
+    const at = `http://127.0.0.1:${port}`;
+    const provider = await startProvider({ redirectUri: `${at}/auth/oidc/callback`, accounts: { grace: { name: 'Grace Hopper', email: 'grace@example.com', groups: ['baton-admins'] } }, claimsAt: 'userinfo' });
+    const server = await startTestServer({
+      publicUrl: at,
+      oidc: { issuer: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret, name: 'Test IdP', roleClaim: 'groups', roleMap: [['baton-admins', 'admin']], defaultRole: 'member', required: false },
+    });
+    await server.app.listen({ port, host: '127.0.0.1' });
+    profileAtUserinfo = { t: server, idp: provider, base: at };
+  }, 60_000);
+  afterAll(async () => {
+    profileAtUserinfo.t.app.server.closeAllConnections();
+    await profileAtUserinfo.t.close();
+    await profileAtUserinfo.idp.close();
+  });
+
+  it('still provisions the person with their name, email and mapped role', { timeout: 60_000 }, async () => {
+    const { t: server, base: at } = profileAtUserinfo;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${at}/auth/oidc/login`);
+    await atProvider(page, at, 'grace');
+    await page.getByRole('link', { name: 'Grace Hopper' }).waitFor(WAIT);
+    const grace = (await server.request('GET', '/api/v1/agents?kind=human')).json<{ data: { id: string; name: string; role: string }[] }>().data.find((p) => p.name === 'Grace Hopper');
+    expect(grace?.role).toBe('admin');
+    const row = await server.database.db.selectFrom('agents').select('email').where('id', '=', grace?.id ?? '').executeTakeFirst();
+    expect(row?.email).toBe('grace@example.com');
     await context.close();
   });
 });
@@ -279,7 +307,7 @@ describe('workspaces in Chromium', () => {
     const page = await context.newPage();
     const card = (title: string) => page.locator('article.task-card', { hasText: title });
     await page.goto(`${base}/auth/oidc/login`);
-    await atProvider(page, 'cy');
+    await atProvider(page, base, 'cy');
     await page.getByRole('heading', { name: 'Board' }).waitFor(WAIT);
     // One workspace: its name, nothing to switch to.
     const name = page.locator('header .workspace-name');
@@ -295,7 +323,7 @@ describe('workspaces in Chromium', () => {
 
     // Their next sign-in takes the invitation up: the switcher, in the workspace they were in.
     await page.goto(`${base}/auth/oidc/login`);
-    await atProvider(page, 'cy');
+    await atProvider(page, base, 'cy');
     const inDefault = page.getByRole('button', { name: 'Workspace: default' });
     await inDefault.waitFor(WAIT);
     // A member in default: they create a task there.

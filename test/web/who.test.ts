@@ -89,5 +89,22 @@ describe('who is on what, in Chromium', () => {
     const held = page.getByRole('list', { name: 'Tasks it holds' });
     await held.getByRole('link', { name: 'Patch the kernel' }).waitFor(WAIT);
     expect(await page.getByRole('list', { name: 'Tasks assigned to it' }).getByRole('link').allTextContents()).toEqual(['Queued for ops']);
+    // An agent has scopes, not a role.
+    expect(await page.getByRole('region', { name: 'Role' }).count()).toBe(0);
+  });
+
+  it("gives a person a role on their page, whose scopes replace theirs (single sign-on maps a role only once)", async () => {
+    const person = await h.t.addPrincipal({ kind: 'human', name: 'Pat Member', scopes: ['tasks:read', 'tasks:write'] });
+    await api('POST', `/api/v1/agents/${person.id}/role`, { role: 'member' });
+    await page.goto(`${h.base}/agents/${person.id}`);
+    const role = page.getByRole('region', { name: 'Role' });
+    await role.getByText('Now member.').waitFor(WAIT);
+    await role.getByLabel(/Give the role/).selectOption('admin');
+    await role.getByRole('button', { name: 'Set role' }).click();
+    await role.getByText('Now admin.').waitFor(WAIT);
+    const after = await api<{ role: string; scopes: string[] }>('GET', `/api/v1/agents/${person.id}`);
+    expect(after.role).toBe('admin');
+    expect(after.scopes).toContain('agents:admin');
+    expect(await page.getByRole('checkbox', { name: 'agents:admin' }).isChecked()).toBe(true);
   });
 });

@@ -228,7 +228,7 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
             {MODE_TEXT[mode]}
           </span>
           {whoami.principal.kind === 'human' ? (
-            <a href="/sessions" class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}: your sessions`}>
+            <a href="/sessions" class="who" title={`${whoami.principal.kind} ${whoami.principal.id}, machine ${whoami.token.machine}: your sessions and notifications`}>
               {whoami.principal.name}
             </a>
           ) : (

@@ -5,6 +5,7 @@ import { BatonError, toBatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
 import { sendProblem } from '../rest/problem.ts';
 import { cookieBase, CSRF_HEADER, SESSION_COOKIE, sessionSecret } from './cookies.ts';
+import { signInFailurePage } from './failure-page.ts';
 import { safeReturnTo } from './return-to.ts';
 
 /** The sign-in in progress: state, nonce and PKCE verifier, in a signed cookie that only the callback reads. */
@@ -42,12 +43,23 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     });
     // The ID token's times are checked against this server's clock (the injectable one), not the process's.
     const skew = Math.round((service.clock.now().getTime() - Date.now()) / 1000);
-    const config = new oidc.Configuration(found.serverMetadata(), conf.clientId, { client_secret: conf.clientSecret, [oidc.clockSkew]: skew });
+    const config = new oidc.Configuration(found.serverMetadata(), conf.clientId, { client_secret: conf.clientSecret, [oidc.clockSkew]: skew }, clientAuthentication(found.serverMetadata(), conf.clientSecret));
     if (insecureLoopback(conf.issuer)) oidc.allowInsecureRequests(config);
     return config;
   };
-  const fail = (reply: FastifyReply, request: FastifyRequest, error: unknown) =>
-    sendProblem(reply, error instanceof BatonError ? error : new BatonError('sign_in_failed', messageOf(error)), service, request.id);
+  // A browser that navigated here gets a page a person can read; a script asking for JSON the problem.
+  const fail = (reply: FastifyReply, request: FastifyRequest, error: unknown) => {
+    const problem = error instanceof BatonError ? error : new BatonError('sign_in_failed', messageOf(error), providerErrorOf(error));
+    request.log.warn({ code: problem.code, detail: problem.detail }, 'single sign-on failed');
+    if (!(request.headers.accept ?? '').includes('text/html')) return sendProblem(reply, problem, service, request.id);
+    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+    return reply
+      .code(problem.status)
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', "default-src 'self'; script-src 'none'; style-src 'unsafe-inline'")
+      .type('text/html; charset=utf-8')
+      .send(signInFailurePage(problem, provider?.name ?? 'single sign-on'));
+  };
 
   app.get(`${LOGIN_PATH}/login`, async (request, reply) => {
     try {
@@ -81,8 +93,9 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const config = await configuration(provider);
       const current = new URL(request.url, service.baseUrl);
       const tokens = await oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: login.verifier, expectedState: login.state, expectedNonce: login.nonce, idTokenExpected: true });
-      const claims = tokens.claims();
-      if (!claims) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
+      const idToken = tokens.claims();
+      if (!idToken) throw new BatonError('sign_in_failed', 'The provider answered without an ID token.');
+      const claims = { ...(await userInfo(config, tokens.access_token, idToken.sub)), ...idToken };
       const email = typeof claims.email === 'string' ? claims.email : null;
       const emailVerified = claims.email_verified === true;
       const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? claims.sub;
@@ -151,10 +164,41 @@ function readLogin(request: FastifyRequest): LoginState | undefined {
   }
 }
 
+/**
+ * How Baton authenticates at the token endpoint: the secret in the body (openid-client's default),
+ * unless the provider's metadata lists the methods it takes and that is not one of them but HTTP
+ * Basic is (a provider that enforces the registration's default, `client_secret_basic`).
+ */
+function clientAuthentication(metadata: oidc.ServerMetadata, secret: string): oidc.ClientAuth | undefined {
+  const methods = metadata.token_endpoint_auth_methods_supported;
+  return methods && !methods.includes('client_secret_post') && methods.includes('client_secret_basic') ? oidc.ClientSecretBasic(secret) : undefined;
+}
+
 /** Plain HTTP is allowed only to a provider on this machine (development and tests); anywhere else the issuer must be https. */
 function insecureLoopback(issuer: string): boolean {
   const url = new URL(issuer);
   return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+/**
+ * The person's claims from the provider's userinfo endpoint, when it has one: in the code flow a
+ * provider may return what the `profile` and `email` scopes ask for there only (OpenID Core §5.4),
+ * so the ID token alone can lack the name, email and groups that provisioning and the role map
+ * read. The ID token's own claims win where both have one; the subject must match it.
+ */
+async function userInfo(config: oidc.Configuration, accessToken: string, subject: string): Promise<Record<string, unknown>> {
+  if (!config.serverMetadata().userinfo_endpoint) return {};
+  try {
+    return await oidc.fetchUserInfo(config, accessToken, subject);
+  } catch (error) {
+    throw new BatonError('sign_in_failed', `The provider's userinfo endpoint did not give the person's profile: ${messageOf(error)}`, providerErrorOf(error));
+  }
+}
+
+/** The provider's own error code (`invalid_client`, `access_denied`…), as `provider_error` on the problem. */
+function providerErrorOf(error: unknown): { extra?: { provider_error: string } } {
+  const code = (error as { error?: unknown } | null)?.error;
+  return typeof code === 'string' ? { extra: { provider_error: code } } : {};
 }
 
 /** openid-client's errors carry the provider's `error` and `error_description`; say them. */

@@ -6,7 +6,7 @@ import type { Tx } from '../../store/connection.ts';
 import { escalationTargets, heldRoles } from '../../store/escalation.ts';
 import { lockLiveTask } from '../comments/comment-access.ts';
 import { defineOperation } from '../define-operation.ts';
-import { resolveMentions } from '../shared/principals.ts';
+import { namesMatch, resolveMentions } from '../shared/principals.ts';
 import { taskId, timeText } from '../tasks/task-schema.ts';
 import { addresseeOf, deliverAsk } from './ask-flow.ts';
 import { answerOf, ASK_ESCALATION_MAX, ASK_OPTIONS_MAX, ASK_TEXT_MAX, ASK_TIMEOUT_MAX_S, askOption, askOutput, currentTarget, toAsk } from './ask-schema.ts';
@@ -79,7 +79,7 @@ async function resolveChain(tx: Tx, targets: readonly string[]): Promise<string[
   for (const [i, target] of targets.entries()) {
     const role = targetRole(target);
     if (role === undefined) {
-      const found = principals.find((p) => p.id === target || p.name.toLowerCase() === target.toLowerCase());
+      const found = principals.find((p) => p.id === target || namesMatch(p.name, target));
       if (found) chain.push(found.id);
       continue;
     }

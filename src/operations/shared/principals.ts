@@ -13,9 +13,9 @@ export interface PrincipalRef {
 
 /**
  * `@name` or `@agt_…`, not inside a word or an e-mail address; a trailing `.` `-` ends the
- * sentence, not the name.
+ * sentence, not the name. Letters are any script's (names from single sign-on: `@José_García`).
  */
-const MENTION = /(?<![\w@.])@([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9_])?)/g;
+const MENTION = /(?<![\p{L}\p{N}_@.])@([\p{L}\p{N}](?:[\p{L}\p{N}._-]*[\p{L}\p{N}_])?)/gu;
 /** Code is quoted, not addressed: mentions inside code spans and fences do not count. */
 const CODE = /```[\s\S]*?```|`[^`\n]*`/g;
 
@@ -23,6 +23,14 @@ const CODE = /```[\s\S]*?```|`[^`\n]*`/g;
 export function mentionsIn(body: string): string[] {
   const names = [...body.replace(CODE, ' ').matchAll(MENTION)].map((m) => m[1] ?? '');
   return [...new Set(names)];
+}
+
+const SPACES_HINT = 'Mention a name as it is written, with each space as `_` (`@Ada_Lovelace` for "Ada Lovelace"), or by id (`@agt_…`).';
+
+/** Whether `mention` names the principal called `name`: case-insensitive, a space written `_`. */
+export function namesMatch(name: string, mention: string): boolean {
+  const spelled = (text: string) => text.toLowerCase().replaceAll(' ', '_');
+  return spelled(name) === spelled(mention);
 }
 
 function unknown(pointer: string, detail: string, problemDetail: string, hint?: string): BatonError {
@@ -43,8 +51,8 @@ export async function resolveMentions(db: Kysely<DB>, mentions: readonly string[
   const found = await findPrincipals(db, { ids, names });
   const resolved = new Map<string, PrincipalRef>();
   for (const mention of mentions) {
-    const matches = isId('agt', mention) ? found.filter((p) => p.id === mention) : found.filter((p) => p.name.toLowerCase() === mention.toLowerCase());
-    if (matches.length === 0) throw unknown(pointer, `@${mention} names no principal`, `The text mentions @${mention}, which names no agent or human.`);
+    const matches = isId('agt', mention) ? found.filter((p) => p.id === mention) : found.filter((p) => namesMatch(p.name, mention));
+    if (matches.length === 0) throw unknown(pointer, `@${mention} names no principal`, `The text mentions @${mention}, which names no agent or human.`, SPACES_HINT);
     const [only] = matches;
     if (matches.length > 1 || !only) {
       throw unknown(pointer, `@${mention} names ${matches.length} principals`, `The text mentions @${mention}, which ${matches.length} principals are called.`, `Mention one of them by id instead: ${matches.map((p) => `@${p.id}`).join(', ')}.`);

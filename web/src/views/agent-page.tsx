@@ -6,9 +6,10 @@ import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
 import { HeldNow } from './held-now.tsx';
 import { PrincipalForm, type PrincipalFields } from './principal-form.tsx';
+import { RoleControl } from './role-control.tsx';
 import { Tokens } from './tokens.tsx';
 
-/** One principal: what it holds now; edit its name, scopes and toolAllowlist (If-Match its version), disable it, manage its tokens. */
+/** One principal: what it holds now; a person's role; edit its name, scopes and toolAllowlist (If-Match its version), disable it, manage its tokens. */
 export function AgentPage({ id }: { id: string }) {
   const { names } = useSession();
   const [agent, setAgent] = useState<Agent | null>(null);
@@ -24,6 +25,15 @@ export function AgentPage({ id }: { id: string }) {
     setSaved(false);
     const failed = await action.send({ operation: 'agents_update', input: { id: agent.id, ...body }, ifMatch: agent.version }, (next) => {
       names.set(next.id, next.name);
+      setAgent(next);
+      setSaved(true);
+    });
+    if (failed?.code === 'conflict_version') setAgent(await call('agents_get', { id: agent.id }));
+  };
+  const setRole = async (role: NonNullable<Agent['role']>) => {
+    if (!agent) return;
+    setSaved(false);
+    const failed = await action.send({ operation: 'agents_set_role', input: { id: agent.id, role }, ifMatch: agent.version }, (next) => {
       setAgent(next);
       setSaved(true);
     });
@@ -54,6 +64,7 @@ export function AgentPage({ id }: { id: string }) {
         </p>
       )}
       <HeldNow id={agent.id} />
+      {agent.kind === 'human' && <RoleControl key={agent.version} agent={agent} busy={action.busy} onSet={(role) => void setRole(role)} />}
       <div class="two-col">
         <section class="card">
           <h2>Scopes and allowlist</h2>

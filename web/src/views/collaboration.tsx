@@ -64,7 +64,7 @@ export function Comments({ taskId }: { taskId: string }) {
       )}
       <form class="comment-form" onSubmit={(e) => void post(e)}>
         <label for="comment-draft">Add a comment</label>
-        <textarea id="comment-draft" rows={3} maxLength={4000} value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="Markdown; @name mentions someone" />
+        <textarea id="comment-draft" rows={3} maxLength={4000} value={draft} onInput={(e) => setDraft(e.currentTarget.value)} placeholder="Markdown; @name mentions someone (a space as _: @Ada_Lovelace)" />
         {problem && <ProblemNotice problem={problem} onDismiss={action.dismiss} />}
         <button type="submit" class="button-primary" disabled={busy || draft.trim() === ''}>
           Post comment

@@ -3,6 +3,8 @@ import { useAction } from '../action.ts';
 import { getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { exact } from '../format.ts';
+import { useSession } from '../session.ts';
+import { NotificationPrefs } from './notification-prefs.tsx';
 
 interface SignedInSession {
   id: string;
@@ -13,8 +15,12 @@ interface SignedInSession {
   current: boolean;
 }
 
-/** The signed-in person's web sessions (single sign-on), each with its device and last use; any but this one can be ended here. */
+/**
+ * The signed-in person's own page: their notification preferences (for a person) and their web
+ * sessions (single sign-on), each with its device and last use; any but this one can be ended here.
+ */
 export function Sessions() {
+  const human = useSession().whoami.principal.kind === 'human';
   const [sessions, setSessions] = useState<SignedInSession[] | null>(null);
   const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const action = useAction();
@@ -73,6 +79,7 @@ export function Sessions() {
           </table>
         </div>
       )}
+      {human && <NotificationPrefs />}
     </section>
   );
 }
