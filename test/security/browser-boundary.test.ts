@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../harness.ts';
+
+/**
+ * What a page on another origin can do with a person's browser (spec/graphql.md "Browsers",
+ * spec/identity.md): another site on the same registrable domain gets the `SameSite=Lax` session
+ * cookie sent along, so no answer made with it may be readable there.
+ */
+
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+async function signIn(subject: string) {
+  return t.server.service.signIn({ issuer: 'https://idp.example', subject, name: `Person ${subject}`, email: `${subject}@example.com`, emailVerified: true, roleValues: [] }, 'test');
+}
+
+const EVIL = 'https://evil.example.com';
+
+describe('GraphQL from another origin', () => {
+  it('never lets another site read an answer made with the session cookie (no Allow-Credentials)', async () => {
+    const { secret } = await signIn('cors-victim');
+    const query = encodeURIComponent('{ whoami { principal { id name } } }');
+    const res = await t.app.inject({ method: 'GET', url: `/graphql?query=${query}`, headers: { cookie: `baton_session=${secret}`, origin: EVIL, accept: 'application/json' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/graphql',
+      headers: { origin: EVIL, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-csrf-token' },
+    });
+    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
+  it('still answers a bearer-token call from another origin (CORS without credentials)', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { authorization: `Bearer ${t.adminToken}`, origin: EVIL, 'content-type': 'application/json' },
+      payload: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(EVIL);
+  });
+});
