@@ -46,3 +46,20 @@ describe('GraphQL from another origin', () => {
     expect(res.headers['access-control-allow-origin']).toBe(EVIL);
   });
 });
+
+describe('single sign-on return_to', () => {
+  it('refuses a path whose dot segments resolve to //another-site (an open redirect after sign-in)', async () => {
+    // The refusal comes before the provider is asked anything, so an unreachable one will do.
+    const sso = await startTestServer({ oidc: { issuer: 'http://127.0.0.1:9', clientId: 'baton', clientSecret: 'secret', name: 'IdP', roleClaim: 'groups', roleMap: [], defaultRole: 'member', required: false } });
+    try {
+      for (const target of ['/.//evil.example/x', '/tasks/..//evil.example', '/%2e%2e//evil.example']) {
+        const res = await sso.app.inject({ method: 'GET', url: `/auth/oidc/login?return_to=${encodeURIComponent(target)}` });
+        expect(res.statusCode, target).toBe(400);
+        expect(JSON.parse(res.body), target).toMatchObject({ code: 'sign_in_failed' });
+        expect(res.headers.location).toBeUndefined();
+      }
+    } finally {
+      await sso.close();
+    }
+  });
+});
