@@ -120,7 +120,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
       request.log.info(
         {
           method: request.method,
-          url: request.url,
+          url: loggedUrl(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
           operation: request.operationName,
@@ -207,6 +207,14 @@ function registerDiscovery(app: FastifyInstance, service: Service, version: ApiV
 }
 
 /** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */
+/** Query parameters that carry a credential: an OIDC callback's authorization code, a notification link's token. */
+const SECRET_PARAMS = /([?&](?:code|link)=)[^&#]*/g;
+
+/** The URL as the request log writes it: those parameters' values left out. */
+function loggedUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1…');
+}
+
 function fromFastifyError(error: FastifyError | BatonError): BatonError {
   if (error instanceof BatonError) return error;
   switch (error.code) {
