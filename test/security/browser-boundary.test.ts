@@ -63,3 +63,12 @@ describe('single sign-on return_to', () => {
     }
   });
 });
+
+describe('every answer', () => {
+  it('says X-Content-Type-Options: nosniff, JSON, problems, the served spec and 404s alike', async () => {
+    for (const url of ['/api/v1/tasks', '/api/v1/tasks/tsk_nope', '/spec/api.md', '/nowhere', '/healthz']) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${t.adminToken}` } });
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+    }
+  });
+});

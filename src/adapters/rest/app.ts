@@ -106,10 +106,11 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   app.decorateRequest('operationName', undefined);
   app.decorateRequest('principalId', undefined);
   app.decorateRequest('principalKind', undefined);
-  // Set before anything answers, so every response carries it, problems and 404s included.
+  // Set before anything answers, so every response carries them, problems and 404s included; no
+  // answer is ever read as another type than it says (the web app's pages add their own headers).
   // Callback-style hooks: an async one costs a promise per request on every route.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
     done();
   });
   traceRequests(app, service.tracing);
