@@ -72,3 +72,26 @@ describe('every answer', () => {
     }
   });
 });
+
+describe('cookies behind https (BATON_PUBLIC_URL https://…)', () => {
+  it('are HttpOnly, SameSite=Lax and Secure: the session cookie a switch sets, and the CSRF secret', async () => {
+    const tls = await startTestServer({ publicUrl: 'https://baton.example' });
+    try {
+      const { secret, workspaceId } = await tls.server.service.signIn({ issuer: 'https://idp.example', subject: 'tls', name: 'Person tls', email: 'tls@example.com', emailVerified: true, roleValues: [] }, 'test');
+      const session = await tls.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie: `baton_session=${secret}` } });
+      const csrfCookie = session.cookies.find((c) => c.name === 'baton_csrf');
+      expect(csrfCookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+      const token = JSON.parse(session.body) as { csrf_token: string };
+      const switched = await tls.app.inject({
+        method: 'POST',
+        url: '/auth/workspace',
+        headers: { cookie: `baton_session=${secret}; baton_csrf=${csrfCookie?.value ?? ''}`, 'x-csrf-token': token.csrf_token, 'content-type': 'application/json' },
+        payload: JSON.stringify({ workspace_id: workspaceId }),
+      });
+      expect(switched.statusCode, switched.body).toBe(200);
+      expect(switched.cookies.find((c) => c.name === 'baton_session')).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+    } finally {
+      await tls.close();
+    }
+  });
+});
