@@ -49,6 +49,7 @@ describe('nonPublic', () => {
   }
 
   it('refuses the unspecified and loopback IPv6 addresses as such, and other special ranges by range', () => {
+    expect(nonPublic('127.0.0.1')).toBe('a loopback address');
     expect(nonPublic('::')).toBe('a unspecified address');
     expect(nonPublic('::1')).toBe('a loopback address');
     expect(nonPublic('fe80::1%eth0')).toBe('a linkLocal address');

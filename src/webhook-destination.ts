@@ -47,7 +47,7 @@ export async function resolveDestination(raw: string, allowPrivate: boolean): Pr
  * (bits 16–47) and Teredo `2001::/32` (the client, the last 32 bits inverted).
  */
 export function nonPublic(address: string): string | null {
-  if (ipaddr.IPv4.isValidFourPartDecimal(address)) return rangeWhy(ipaddr.IPv4.parse(address), 'a');
+  if (ipaddr.IPv4.isValidFourPartDecimal(address)) return rangeWhy(ipaddr.IPv4.parse(address), '');
   // The WHATWG URL parser writes every IPv6 form in canonical hex (ipaddr.js reads `::a.b.c.d` as `::ffff:a.b.c.d`).
   const hex = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
   const v6 = ipaddr.IPv6.parse(hex);
@@ -60,7 +60,8 @@ export function nonPublic(address: string): string | null {
 
 function rangeWhy(address: ipaddr.IPv4, prefix: string): string | null {
   const range = address.range();
-  return range === 'unicast' ? null : `${prefix} a ${range} address`;
+  if (range === 'unicast') return null;
+  return prefix === '' ? `a ${range} address` : `${prefix} a ${range} address`;
 }
 
 function embeddedIPv4(parts: readonly number[]): ipaddr.IPv4 | null {

@@ -118,11 +118,17 @@ async function linkInvitations(tx: Tx, who: VerifiedIdentity, now: Date): Promis
 /**
  * Moves a signed-in person to another of their workspaces: their session there starts (a new
  * cookie) and this one ends (`switched`), in one transaction. Refused (404 `workspace_not_found`) for a workspace they
- * are not a member of, or a session that is not a sign-in through the provider.
+ * are not a member of, or a session that is not a sign-in through the provider; 401 `invalid_token` for a session that
+ * ended or passed its idle or absolute timeout.
  */
 export async function switchWorkspace(deps: SessionDeps, secret: string, workspaceId: string, userAgent: string): Promise<SignedIn> {
   const current = SECRET.test(secret) ? await findSessionBySecretHash(deps.db, secretHash(secret)) : undefined;
   if (!current || current.ended_at) throw new BatonError('invalid_token', 'No such session; sign in again.');
+  // A switch opens a fresh session, so one past its timeouts must not make one: that would renew a cookie for ever.
+  const now = deps.clock.now();
+  if (current.expires_at <= now || idledOut(current, deps.config, now)) {
+    throw new BatonError('invalid_token', `Session ${current.id} timed out; sign in again.`);
+  }
   const identity = await findIdentityOf(deps.db, current.agent_id);
   const agent = identity ? await findAgent(deps.db, current.agent_id) : undefined;
   if (!identity || !agent) throw new BatonError('workspace_not_found', `This session is not a single sign-on session, so it has only workspace ${current.workspace_id}.`);
@@ -155,7 +161,7 @@ export async function authenticateSession(deps: SessionDeps, secret: string, win
   if (!grant || !session) throw new BatonError('invalid_token', 'No such session; sign in again.');
   if (session.ended_at) throw new BatonError('invalid_token', `Session ${session.id} ended (${session.end_reason ?? 'ended'}); sign in again.`);
   const principal = principalFromGrant(grant, now);
-  if (session.last_seen_at.getTime() + deps.config.session.idleS * 1000 <= now.getTime()) {
+  if (idledOut(session, deps.config, now)) {
     await deps.db.transaction().execute((tx) => endSession(tx, session.id, 'idle', now));
     throw new BatonError('invalid_token', `Session ${session.id} was idle for ${deps.config.session.idleS} s; sign in again.`);
   }
@@ -176,6 +182,11 @@ export async function signOut(deps: SessionDeps, secret: string): Promise<void> 
       { id: deps.ids.make('evt'), type: 'session.signed_out', subject: session.id, data: { agent_id: session.agent_id }, actor_id: session.agent_id, actor_kind: 'human', token_id: session.token_id, machine: session.machine, idempotency_key: null, created_at: now },
     ]);
   });
+}
+
+/** The session was last seen an idle timeout ago or more. */
+function idledOut(session: { readonly last_seen_at: Date }, config: Config, now: Date): boolean {
+  return session.last_seen_at.getTime() + config.session.idleS * 1000 <= now.getTime();
 }
 
 function secretHash(secret: string): Buffer {

@@ -6,14 +6,15 @@ import { BatonError, OPERATION_NAMES } from '../errors.ts';
 import { createTask } from '../operations/tasks/create-task.ts';
 import { instantiateTemplate } from '../operations/templates/instantiate-template.ts';
 import type { Service } from '../service/service.ts';
-import { findPrincipals } from '../store/agents.ts';
+import { findAgent } from '../store/agents.ts';
 import { appendEvents } from '../store/events.ts';
 import { advanceSchedule, dueSchedules, type ScheduleRow, taskOpen, workspacesWithSchedulesDue } from '../store/schedules.ts';
 import type { DB } from '../store/schema.ts';
 import type { Tx } from '../store/connection.ts';
 import { inWorkspace } from '../store/workspace-scope.ts';
 import type { Ids } from '../ids.ts';
-import { SYSTEM_ACTOR } from '../domain/scopes.ts';
+import { type Scope, SYSTEM_ACTOR } from '../domain/scopes.ts';
+import { operationKey } from '../operations/authorization.ts';
 
 const BATCH = 50;
 
@@ -121,11 +122,16 @@ async function makeOccurrence(deps: ScheduleDeps, schedule: ScheduleRow, owner: 
   }
 }
 
-/** The schedule's creator as the principal its tasks are created by; undefined once disabled or gone. */
+/**
+ * The schedule's creator as the principal its tasks are created by, with the scopes and allowlist
+ * they hold now (one who may no longer create tasks has each occurrence refused, not made with a
+ * scope they lost); undefined once disabled or gone.
+ */
 async function ownerOf(db: Kysely<DB>, workspace: string, schedule: ScheduleRow): Promise<Principal | undefined> {
-  const [found] = await findPrincipals(db, { ids: [schedule.created_by_id], names: [] });
+  const found = await findAgent(db, schedule.created_by_id);
   if (!found || found.disabled) return undefined;
-  return { id: found.id, kind: found.kind, name: found.name, workspaceId: workspace, scopes: new Set(['tasks:write']), toolAllowlist: null, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
+  const toolAllowlist = found.tool_allowlist ? new Set(found.tool_allowlist.map(operationKey)) : null;
+  return { id: found.id, kind: found.kind, name: found.name, workspaceId: workspace, scopes: new Set(found.scopes as Scope[]), toolAllowlist, tokenId: schedule.owner_token_id, machine: `schedule:${schedule.id}` };
 }
 
 /** `schedule.skipped {reason: "refused"}` by the system: an occurrence whose task or graph was refused, with the problem's code and detail. */

@@ -140,4 +140,18 @@ describe('A2A', () => {
     const again = (await client.sendMessage(request)) as Task;
     expect(again.id).toBe(once.id);
   });
+
+  it('answers a data part nested too deeply to read with a malformed request, not an internal error', async () => {
+    const depth = 100_000;
+    const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/a2a',
+      headers: { authorization: `Bearer ${outsider.token}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+      payload: `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"deep","role":"ROLE_USER","parts":[{"text":"Deep"},{"data":${deep}}]}}}`,
+    });
+    const body = JSON.parse(res.body) as { error?: { code: number; message: string } };
+    expect(body.error?.code, res.body.slice(0, 300)).toBe(-32602);
+    expect(body.error?.message).toMatch(/nested too deeply/);
+  });
 });

@@ -93,4 +93,19 @@ describe('artifacts', () => {
     expectProblem(await t.request('GET', `/api/v1/artifacts/${id}?content=utf8`, { token: reader.token }), 400, 'invalid_parameter');
     expectProblem(await download('/api/v1/artifacts/art_01JZ00000000000000000000AA/content').then((r) => ({ status: r.statusCode, headers: r.headers, body: r.body, json: <T>() => JSON.parse(r.body) as T })), 404, 'not_found');
   });
+
+  it('refuses a content type that is no header value (a line break, non-ASCII); one stored so before is served as octet-stream', async () => {
+    for (const contentType of ['text/plain; a="x\r\nSet-Cookie: evil=1"', 'text/plain\r\n; a=b', 'text/plain; a="é"']) {
+      expectProblem(await t.request('POST', '/api/v1/artifacts', { body: { content: 'x', content_type: contentType } }), 400, 'validation_failed');
+    }
+    const quoted = await t.request('POST', '/api/v1/artifacts', { body: { content: 'x', content_type: 'text/plain; title="a b"' } });
+    expect(quoted.status, quoted.body).toBe(201);
+    // As an earlier release stored it, when the pattern let a line break through.
+    const id = quoted.json<ArtifactBody>().id;
+    await t.database.db.updateTable('artifacts').set({ content_type: 'text/plain; a="x\r\nSet-Cookie: evil=1"' }).where('id', '=', id).execute();
+    const res = await download(`/api/v1/artifacts/${id}/content`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers['set-cookie']).toBeUndefined();
+  });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { buildClientSchema, getIntrospectionQuery, type IntrospectionQuery, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_COMPLEXITY, MAX_DEPTH } from '../../src/adapters/graphql/limits.ts';
+import { MAX_COMPLEXITY, MAX_DEPTH, MAX_NESTING, MAX_TOKENS } from '../../src/adapters/graphql/limits.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
 import { graphql } from './client.ts';
 
@@ -136,5 +136,19 @@ describe('GraphQL errors', () => {
     expect(res.data).toBeUndefined();
     expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'query_too_complex', status: 400, measure: 'complexity', limit: MAX_COMPLEXITY });
     expect(Number(res.errors?.[0]?.extensions['found'])).toBeGreaterThan(MAX_COMPLEXITY);
+  });
+
+  it(`refuses a document nested deeper than ${MAX_NESTING} (it overflowed the parser's stack: a 500) or longer than ${MAX_TOKENS} tokens`, async () => {
+    const nested = `{ ${'a { '.repeat(20_000)}b${' }'.repeat(20_000)} }`;
+    const literal = `{ tasks(labels: ${'['.repeat(60_000)}${']'.repeat(60_000)}) { data { id } } }`;
+    for (const query of [nested, literal]) {
+      const res = await graphql(t, query);
+      expect(res.status).toBe(400);
+      expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'query_too_complex', status: 400, measure: 'nesting', limit: MAX_NESTING, found: MAX_NESTING + 1 });
+    }
+    const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: whoami { principal { id } }`).join(' ')} }`;
+    expect((await graphql(t, aliases(400))).errors).toBeUndefined();
+    const long = await graphql(t, aliases(600));
+    expect(long.errors?.[0]?.extensions).toMatchObject({ code: 'query_too_complex', status: 400, measure: 'tokens', limit: MAX_TOKENS });
   });
 });

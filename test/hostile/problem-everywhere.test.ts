@@ -76,4 +76,11 @@ describe('every response with status >= 400 is a problem document', () => {
     const problem = expectProblem({ status: res.statusCode, headers: res.headers, body: res.body, json: <T>() => JSON.parse(res.body) as T }, 406, 'not_acceptable');
     expect(problem.hint).toMatch(/text\/event-stream/);
   });
+
+  it('HEAD on a route that speaks JSON-RPC or GraphQL is never a 500 (HEAD /mcp was: Fastify sent the SDK\'s Response as a body)', async () => {
+    for (const url of ['/mcp', '/graphql', '/a2a']) {
+      const res = await t.app.inject({ method: 'HEAD', url, headers: { authorization: `Bearer ${t.adminToken}`, accept: 'application/json, text/event-stream' } });
+      expect(res.statusCode, url).toBeLessThan(500);
+    }
+  });
 });

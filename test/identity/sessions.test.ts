@@ -119,6 +119,25 @@ describe('a cookie session', () => {
     expect((await withCookie(busy.secret, 'GET', '/api/v1/whoami')).status).toBe(401);
   });
 
+  it('cannot be renewed past a timeout by switching workspace (a stolen cookie would live for ever)', async () => {
+    const idle = await signIn('renew-idle');
+    const idleCsrf = await csrf(idle.secret);
+    offsetMs += 3601_000;
+    const afterIdle = await withCookie(idle.secret, 'POST', '/auth/workspace', { body: { workspace_id: idle.workspaceId }, headers: { 'x-csrf-token': idleCsrf.token, cookie: idleCsrf.cookie } });
+    expect(afterIdle.status, afterIdle.body).toBe(401);
+    expect(afterIdle.json()).toMatchObject({ code: 'invalid_token' });
+
+    const busy = await signIn('renew-busy');
+    const busyCsrf = await csrf(busy.secret);
+    for (let i = 0; i < 10; i++) {
+      offsetMs += 3000_000;
+      await withCookie(busy.secret, 'GET', '/api/v1/whoami');
+    }
+    const afterAbsolute = await withCookie(busy.secret, 'POST', '/auth/workspace', { body: { workspace_id: busy.workspaceId }, headers: { 'x-csrf-token': busyCsrf.token, cookie: busyCsrf.cookie } });
+    expect(afterAbsolute.status, afterAbsolute.body).toBe(401);
+    expect(afterAbsolute.cookies.find((c) => c.name === 'baton_session')).toBeUndefined();
+  });
+
   it('signs out on the server: the cookie stops working everywhere, and the timeline says who', async () => {
     const { secret, sessionId, agentId } = await signIn('leaver');
     const { token, cookie } = await csrf(secret);

@@ -32,4 +32,15 @@ describe('the request log (BATON_LOG_LEVEL=info)', () => {
     expect(logged[0]?.principal).toMatch(/^agt_/);
     expect(JSON.stringify(lines)).not.toContain(token);
   });
+
+  it("leaves out a credential carried in the query: an OIDC callback's code, a notification link's token", async () => {
+    for (const url of ['/auth/oidc/callback?code=SECRET-CODE-1&state=s', '/tasks/tsk_01JZ00000000000000000000AA?link=SECRET-LINK-2']) {
+      const res = await server.app.inject({ method: 'GET', url });
+      await new Promise((resolve) => setImmediate(resolve));
+      const logged = lines.filter((line) => line.reqId === res.headers['x-request-id']);
+      expect(logged, url).toHaveLength(1);
+      expect(JSON.stringify(logged)).not.toMatch(/SECRET/);
+    }
+    expect(lines.find((line) => String(line.url).startsWith('/auth/oidc/callback'))?.url).toBe('/auth/oidc/callback?code=…&state=s');
+  });
 });

@@ -168,4 +168,23 @@ describe('schedules', () => {
     const skipped = (await c.request('GET', `/api/v1/events?types=schedule.skipped&subject=${schedule.id}&limit=10`)).json<{ data: { data: { reason: string; code: string; occurrences: string[] } }[] }>().data;
     expect(skipped.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'refused', code: 'not_found', occurrences: [after.next_runs[0]] })]);
   });
+
+  it("makes each occurrence with its creator's scopes as they are now: one who lost tasks:write has it refused, recorded", async () => {
+    clock.setPast('2026-11-02T00:00:00.000Z', 0);
+    const creator = await c.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+    const made = await c.request('POST', '/api/v1/schedules', { token: creator.token, body: { name: 'agent hourly', cron: '0 * * * *', task: { title: 'Agent hourly', labels: ['lost-scope'] }, overlap: 'always' } });
+    expect(made.status, made.body).toBe(201);
+    const schedule = made.json<Schedule>();
+    clock.setPast(schedule.next_runs[0] ?? '', 1_000);
+    await passAll();
+    expect(await tasksLabelled('lost-scope')).toHaveLength(1);
+    const narrowed = await c.request('PATCH', `/api/v1/agents/${creator.id}`, { body: { scopes: ['tasks:read'] } });
+    expect(narrowed.status, narrowed.body).toBe(200);
+    clock.setPast(schedule.next_runs[1] ?? '', 1_000);
+    await passAll();
+    expect(await tasksLabelled('lost-scope')).toHaveLength(1);
+    await eventsSettled(c);
+    const skipped = (await c.request('GET', `/api/v1/events?types=schedule.skipped&subject=${schedule.id}&limit=10`)).json<{ data: { data: { reason: string; code: string } }[] }>().data;
+    expect(skipped.map((e) => e.data)).toEqual([expect.objectContaining({ reason: 'refused', code: 'forbidden_scope' })]);
+  });
 });

@@ -149,3 +149,21 @@ describe("an agent's own webhook", () => {
     expect((await t.request('GET', `/api/v1/approvals/${approvalId}`, { token: adminAgent.token })).status).toBe(404);
   });
 });
+
+describe("a webhook's URL, a secret (a chat channel's lets its holder post there)", () => {
+  it('is only its origin in the event log, to a reader without webhooks:manage: created, changed and deleted', async () => {
+    const reader = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'events:read'] });
+    const made = await t.request('POST', '/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/hooks/T0/B0/s3cret?token=abc', enabled: false } });
+    const hook = made.json<WebhookBody>();
+    const changed = await t.request('PATCH', `/api/v1/webhooks/${hook.id}`, { body: { url: 'http://127.0.0.1:9/hooks/T0/B0/n3w-s3cret' }, ifMatch: `"${hook.version}"` });
+    expect(changed.status, changed.body).toBe(200);
+    expect((await t.request('DELETE', `/api/v1/webhooks/${hook.id}`)).status).toBe(200);
+    await eventsSettled(t);
+    const events = await t.request('GET', '/api/v1/events?types=webhook.created,webhook.updated,webhook.deleted&limit=100', { token: reader.token });
+    expect(events.status, events.body).toBe(200);
+    expect(events.body).not.toContain('s3cret');
+    const origin = 'http://127.0.0.1:9/...';
+    const mine = events.json<{ data: { subject: string; data: unknown }[] }>().data.filter((e) => e.subject === hook.id);
+    expect(mine.map((e) => e.data)).toEqual([{ url: origin, event_types: null, enabled: false }, { changes: { url: { from: origin, to: origin } } }, { url: origin }]);
+  });
+});

@@ -1,4 +1,5 @@
 import { type Artifact, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { TaskStatus } from '../../domain/task-status.ts';
 
 /** The Baton task members the mapping reads (tasks_get with `fields` = {@link A2A_TASK_FIELDS}). */
@@ -65,7 +66,7 @@ function artifactsOf(task: BatonTask, baseUrl: string): Artifact[] {
 /** The user's message as a Baton task: the first line is the title, the whole text the description when there is more. */
 export function taskInputOf(message: Message, titleMax: number): { title: string; description: string } {
   const text = message.parts
-    .map((p) => (p.content?.$case === 'text' ? p.content.value : p.content?.$case === 'data' ? JSON.stringify(p.content.value) : p.content?.$case === 'url' ? p.content.value : ''))
+    .map((p) => (p.content?.$case === 'text' ? p.content.value : p.content?.$case === 'data' ? dataText(p.content.value) : p.content?.$case === 'url' ? p.content.value : ''))
     .filter((t) => t !== '')
     .join('\n\n')
     .trim();
@@ -73,6 +74,15 @@ export function taskInputOf(message: Message, titleMax: number): { title: string
   const title = first.trim().slice(0, titleMax);
   const description = rest.join('\n').trim();
   return { title, description: first.trim().length > titleMax ? text : description };
+}
+
+/** A data part as JSON text; one nested too deeply to write (a stack overflow) is a malformed request, not an internal error. */
+function dataText(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    throw new RequestMalformedError('A data part is nested too deeply to read; send it flatter, or as text.');
+  }
 }
 
 function agentMessage(taskId: string, messageId: string, text: string): Message {

@@ -1,6 +1,6 @@
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType } from 'graphql';
+import { type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType, Lexer, parse, type ParseOptions, Source, TokenKind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BatonError } from '../../errors.ts';
 
@@ -8,6 +8,16 @@ import { BatonError } from '../../errors.ts';
 export const MAX_DEPTH = 8;
 /** Costliest query allowed: one point per field, times `limit` under a field that takes one. */
 export const MAX_COMPLEXITY = 10_000;
+/** Most tokens a document may have: bounds what parsing and validating one costs (introspection's query is 163). */
+export const MAX_TOKENS = 5_000;
+/**
+ * Deepest nesting of braces, brackets and parentheses: graphql-js parses recursively, and a
+ * document nested a few thousand levels deep overflowed the stack (a 500) before the depth rule
+ * could see it. Selections stop at MAX_DEPTH anyway; this leaves room for nested input values.
+ */
+export const MAX_NESTING = 64;
+const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
 /** What a page field costs when `limit` is not given: the list default. */
 const DEFAULT_LIMIT = 25;
 
@@ -30,16 +40,22 @@ const pageEstimator: ComplexityEstimator = ({ field, args, childComplexity }) =>
   return 1 + limit * childComplexity;
 };
 
-function tooComplex(measure: 'depth' | 'complexity', limit: number, found: number): BatonError {
+function tooComplex(measure: 'tokens' | 'nesting' | 'depth' | 'complexity', limit: number, found: number): BatonError {
   return new BatonError('query_too_complex', `The query's ${measure} is ${found}; the limit is ${limit}.`, { extra: { measure, limit, found } });
 }
 
 /**
- * Refuses abusive queries before they run: depth while validating (it does not depend on
- * variables), cost just before executing (page sizes may come from variables).
+ * Refuses abusive queries before they run: size while parsing, depth while validating (it does
+ * not depend on variables), cost just before executing (page sizes may come from variables).
  */
 export function queryLimits(): Plugin {
   return {
+    onParse({ setParseFn }) {
+      setParseFn((source: string | Source, options?: ParseOptions) => {
+        measureDocument(typeof source === 'string' ? new Source(source) : source);
+        return parse(source, options);
+      });
+    },
     onValidate({ addValidationRule }) {
       addValidationRule(
         maxDepthRule({
@@ -68,4 +84,21 @@ export function queryLimits(): Plugin {
       if (found > MAX_COMPLEXITY) throw tooComplex('complexity', MAX_COMPLEXITY, found);
     },
   };
+}
+
+/**
+ * Reads the document's tokens with graphql-js's lexer (a loop, not a recursion) and refuses it past
+ * MAX_TOKENS or MAX_NESTING before the recursive parser sees it. A lexing error is GraphQL's own.
+ */
+function measureDocument(source: Source): void {
+  const lexer = new Lexer(source);
+  let tokens = 0;
+  let nesting = 0;
+  for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+    tokens += 1;
+    if (tokens > MAX_TOKENS) throw tooComplex('tokens', MAX_TOKENS, tokens);
+    if (OPENING.has(token.kind)) nesting += 1;
+    else if (CLOSING.has(token.kind)) nesting -= 1;
+    if (nesting > MAX_NESTING) throw tooComplex('nesting', MAX_NESTING, nesting);
+  }
 }

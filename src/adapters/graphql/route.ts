@@ -45,6 +45,10 @@ export function registerGraphql(app: FastifyInstance, service: Service, schemas:
     graphiql: false,
     landingPage: false,
     logging: false,
+    // Yoga's default CORS reflects any Origin with Allow-Credentials, which would let another site
+    // on the same registrable domain read queries made with a person's session cookie. Other
+    // origins may still call with a bearer token (spec/graphql.md, "Browsers").
+    cors: { credentials: false },
     maskedErrors: { maskError: (error) => toGraphQLError(error, problems, log) },
     plugins: [queryLimits(), v1ListVariables(), problemsEverywhere(problems, log), ...traceOperations(service.tracing)],
     context: async ({ req, reply }): Promise<GraphqlContext> => {

@@ -9,7 +9,7 @@ describe('safeReturnTo', () => {
     expect(safeReturnTo(undefined, base)).toBe('/');
   });
 
-  it.each(['https://evil.example/', '//evil.example/x', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/%0d%0aSet-Cookie:x', 'evil', '/\u0009/evil.example', ['/a']])(
+  it.each(['https://evil.example/', '//evil.example/x', '/.//evil.example', '/a/..//evil.example', '/%2e%2e//evil.example', '/\\evil.example', '\\\\evil.example', 'javascript:alert(1)', '/%0d%0aSet-Cookie:x', 'evil', '/\u0009/evil.example', ['/a']])(
     'refuses %j',
     (value) => {
       if (value === '/%0d%0aSet-Cookie:x') {

@@ -31,6 +31,8 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: MCP_PATH,
+    // Fastify's automatic HEAD would send the SDK's Response object as a body: a 500.
+    exposeHeadRoute: false,
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
       const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');

@@ -106,10 +106,11 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
   app.decorateRequest('operationName', undefined);
   app.decorateRequest('principalId', undefined);
   app.decorateRequest('principalKind', undefined);
-  // Set before anything answers, so every response carries it, problems and 404s included.
+  // Set before anything answers, so every response carries them, problems and 404s included; no
+  // answer is ever read as another type than it says (the web app's pages add their own headers).
   // Callback-style hooks: an async one costs a promise per request on every route.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
     done();
   });
   traceRequests(app, service.tracing);
@@ -120,7 +121,7 @@ export async function buildApp(service: Service, options: AppOptions): Promise<{
       request.log.info(
         {
           method: request.method,
-          url: request.url,
+          url: loggedUrl(request.url),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
           operation: request.operationName,
@@ -207,6 +208,14 @@ function registerDiscovery(app: FastifyInstance, service: Service, version: ApiV
 }
 
 /** Fastify's own failures (body parsing, limits) become catalogue errors; anything else is `internal`. */
+/** Query parameters that carry a credential: an OIDC callback's authorization code, a notification link's token. */
+const SECRET_PARAMS = /([?&](?:code|link)=)[^&#]*/g;
+
+/** The URL as the request log writes it: those parameters' values left out. */
+function loggedUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1…');
+}
+
 function fromFastifyError(error: FastifyError | BatonError): BatonError {
   if (error instanceof BatonError) return error;
   switch (error.code) {

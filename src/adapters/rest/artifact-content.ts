@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MEDIA_TYPE } from '../../operations/artifacts/create-artifact.ts';
 import { getArtifact } from '../../operations/artifacts/get-artifact.ts';
 import { authenticateRequest } from '../authenticate-request.ts';
 import type { Service } from '../../service/service.ts';
@@ -31,6 +32,8 @@ function registerIn(app: FastifyInstance, service: Service, version: ApiVersion)
     const artifact = JSON.parse(outcome.body) as { sha256: string; content_type: string; content: string };
     reply.header('etag', `"${artifact.sha256}"`).header('x-content-type-options', 'nosniff').header('content-disposition', 'attachment');
     if (ifNoneMatchHits(request.headers['if-none-match'], artifact.sha256)) return reply.code(304).send();
-    return reply.type(artifact.content_type).send(Buffer.from(artifact.content, 'base64'));
+    // One stored before content types were held to header-safe text is served as plain bytes.
+    const type = MEDIA_TYPE.test(artifact.content_type) ? artifact.content_type : 'application/octet-stream';
+    return reply.type(type).send(Buffer.from(artifact.content, 'base64'));
   });
 }

@@ -9,7 +9,11 @@ import { artifactOutput, toArtifact } from './get-artifact.ts';
 
 // A flat character class: a grouped pattern recurses per group and overflows the stack on megabytes.
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:"[^"]*"|[\w.+-]+))*$/;
+/**
+ * A media type that is also a valid header value: spaces, tabs and printable ASCII only (it once
+ * took a line break, in a quoted parameter or as `\s`, and the download of such an artifact was a 500).
+ */
+export const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:[ \t]*;[ \t]*[\w.+-]+=(?:"[\t !#-[\]-~]*"|[\w.+-]+))*$/;
 
 /** Base64 decoded this many characters at a time (a multiple of 4), so an upload is never held decoded in full. */
 const DECODE_CHUNK = 4 * 1024 * 1024;

@@ -3,6 +3,7 @@ import { EVENT_TYPES } from '../../domain/event-types.ts';
 import type { ActorKind } from '../../domain/scopes.ts';
 import type { EventRow } from '../../store/events.ts';
 import { project } from '../shared/lists.ts';
+import { eventData } from './event-data.ts';
 import { actorRef } from '../tasks/task-schema.ts';
 
 const fullEvent = z.object({
@@ -33,7 +34,7 @@ export function shapeEvent(row: EventRow, projection: { view: 'compact' | 'full'
     type: row.type,
     subject: row.subject,
     actor: { id: row.actor_id, kind: row.actor_kind as ActorKind },
-    data: row.data as Record<string, unknown>,
+    data: eventData(row),
     created_at: row.created_at.toISOString(),
     token_id: row.token_id,
     machine: row.machine,

@@ -7,6 +7,7 @@ import { mayCall } from '../authorization.ts';
 import { LONG_POLL_MAX_S, longPoll } from '../shared/long-poll.ts';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../store/schema.ts';
+import { eventData } from '../events/event-data.ts';
 
 /** Events one wait answers with at most; the cursor resumes after the last. */
 const WAIT_ITEMS_MAX = 50;
@@ -61,7 +62,7 @@ export const wait = defineOperation({
     const found = await longPoll(ctx, input.timeout_s, check);
     return {
       items: (found?.rows ?? []).map((row) => {
-        const data = (row.data ?? {}) as Record<string, unknown>;
+        const data = eventData({ type: row.type, data: row.data ?? {} });
         return { event_id: row.id, type: row.type, task_id: typeof data['task_id'] === 'string' ? data['task_id'] : row.subject, by: row.actor_id, data, at: row.created_at.toISOString() };
       }),
       work: found?.work ? { task_id: found.work.id, title: found.work.title } : null,

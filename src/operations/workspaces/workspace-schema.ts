@@ -5,6 +5,7 @@ import type { Config } from '../../config.ts';
 import { isRole, targetRole } from '../../domain/roles.ts';
 import { effectiveEscalation } from '../../domain/workspace-settings.ts';
 import type { WorkspaceRow } from '../../store/workspaces.ts';
+import { urlOrigin } from '../shared/secret-url.ts';
 
 export const workspaceId = z.string().regex(new RegExp(idPattern('wsp'))).describe('A workspace id (`wsp_…`).');
 
@@ -54,11 +55,11 @@ export const workspaceSettingsOutput = z.object({ settings: workspaceSettings, e
 
 /** A workspace's settings, and those in force: its own where set, the server's elsewhere. */
 export function toWorkspaceSettings(row: WorkspaceRow, config: Pick<Config, 'escalation' | 'notify' | 'eventRetentionDays'>, reader: Principal): z.output<typeof workspaceSettingsOutput> {
-  const shown = (url: string | null) => (url === null || reader.scopes.has('agents:admin') ? url : `${new URL(url).origin}/...`);
+  const shown = (url: string | null) => (url === null || reader.scopes.has('agents:admin') ? url : urlOrigin(url));
   const own = { escalate_ask_s: row.escalate_ask_s, escalate_approval_s: row.escalate_approval_s, escalate_review_s: row.escalate_review_s, escalate_to: row.escalate_to, rate_limit: row.rate_limit, event_retention_days: row.event_retention_days };
   const sla = effectiveEscalation(own, config.escalation);
   // The server's own channel is the operator's secret: every workspace sees its origin only.
-  const serverChat = config.notify.chatWebhookUrl ? `${new URL(config.notify.chatWebhookUrl).origin}/...` : null;
+  const serverChat = config.notify.chatWebhookUrl ? urlOrigin(config.notify.chatWebhookUrl) : null;
   return {
     // Whoever holds a chat webhook's URL can post to the channel: those who may not change it see its origin.
     settings: { ...own, chat_webhook_url: shown(row.chat_webhook_url) },
