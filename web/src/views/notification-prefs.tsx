@@ -29,7 +29,13 @@ export function NotificationPrefs() {
       (error: unknown) => setLoadProblem(problemOf(error)),
     );
   useEffect(() => void load(), []);
-  const save = (change: { email?: Preferences['email']; chat?: boolean }) => void action.send({ operation: 'preferences_update', input: change }, setPrefs);
+  // Shown as chosen at once (a controlled radio would otherwise spring back until the answer
+  // comes), then as saved; a refused change puts the choice back.
+  const save = (change: { email?: Preferences['email']; chat?: boolean }) => {
+    const before = prefs;
+    setPrefs((shown) => shown && { ...shown, ...change });
+    void action.send({ operation: 'preferences_update', input: change }, setPrefs).then((problem) => problem && setPrefs(before));
+  };
 
   return (
     <section id="notifications" class="card" aria-labelledby="notifications-title">
