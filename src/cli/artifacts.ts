@@ -1,8 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
+import { buffer } from 'node:stream/consumers';
 import { Command } from 'commander';
 import type { InputOf, OutputOf } from '../client/index.ts';
-import { CliError, idempotencyOption, readStdin, type Run } from './context.ts';
+import { CliError, idempotencyOption, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { resolveTaskId } from './short-ids.ts';
 
@@ -42,7 +43,7 @@ export function artifactsCommand(run: Run): Command {
     .addOption(idempotencyOption())
     .action(
       run(async (ctx, file: string, o: { task?: string; name?: string; type?: string; idempotencyKey?: string }) => {
-        const bytes = file === '-' ? await readStdin() : await readFile(file).catch((error: NodeJS.ErrnoException) => {
+        const bytes = file === '-' ? await buffer(process.stdin) : await readFile(file).catch((error: NodeJS.ErrnoException) => {
           throw new CliError(`cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`, EXIT.usage);
         });
         const { client } = await ctx.connect();

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import type { BatonClient, InputOf, OutputOf } from '../client/index.ts';
 import { ASK_STATUSES } from '../domain/ask-statuses.ts';
+import { oneLine } from '../one-line.ts';
 import { CliError, collect, type Context, duration, idempotencyOption, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { nameOf, principalNames } from './names.ts';
@@ -55,7 +56,7 @@ export function asksCommand(run: Run): Command {
           default: options.length > 0 ? { option: o.default } : { text: o.default },
         };
         const asked = await client.asks.create(input, ctx.write(o));
-        if (o.wait === undefined) return printAsk(ctx, asked, asked.id);
+        if (o.wait === undefined) return printAsk(ctx, asked, true);
         ctx.out.note(`asked ${asked.id} (${asked.to}, due ${asked.due_at}); waiting for the answer`);
         printAnswer(ctx, await waitFor(client, asked, o.wait));
       }),
@@ -149,11 +150,11 @@ function printAnswer(ctx: Context, ask: Ask): void {
   ctx.out.note(`${ask.id} ${ask.status}${ask.defaulted ? ' (the default, at the deadline)' : ''}${ask.answered_by ? ` by ${ask.answered_by.id}` : ''}`);
 }
 
-/** An ask in a few lines (or its JSON); `id` alone on stdout when it was just made, so `$(baton asks create …)` is its id. */
-function printAsk(ctx: Context, ask: Ask, created?: string): void {
+/** An ask in a few lines (or its JSON); its id alone on stdout when it was just made, so `$(baton asks create …)` is its id. */
+function printAsk(ctx: Context, ask: Ask, justMade = false): void {
   if (ctx.out.json) return ctx.out.data(ask);
-  if (created) {
-    ctx.out.line(created);
+  if (justMade) {
+    ctx.out.line(ask.id);
     return ctx.out.note(`asked ${ask.to} on ${ask.task_id}, due ${ask.due_at}; wait for the answer with: baton asks show ${ask.id} --wait 10m`);
   }
   ctx.out.line(`${ask.id}  ${ask.status}  task ${ask.task_id}  asked by ${ask.asked_by.id}`);
@@ -161,9 +162,4 @@ function printAsk(ctx: Context, ask: Ask, created?: string): void {
   ctx.out.line(ask.question);
   for (const option of ask.options) ctx.out.line(`  - ${option.label}`);
   if (ask.answer) ctx.out.line(`answer: ${ask.answer.option ?? ask.answer.text}${ask.defaulted ? ' (the default)' : ''}`);
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -80,10 +80,3 @@ export function integer(name: string) {
     return n;
   };
 }
-
-/** Everything on standard input, for a command given `-` or no argument to read from a pipe. */
-export async function readStdin(): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}

@@ -1,3 +1,4 @@
+import { text } from 'node:stream/consumers';
 import { Command } from 'commander';
 import { createClient } from '../client/index.ts';
 import { CliError, type Run } from './context.ts';
@@ -39,7 +40,5 @@ export function loginCommands(run: Run): Command[] {
 }
 
 async function firstLine(): Promise<string | undefined> {
-  let text = '';
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text.split('\n')[0]?.trim() || undefined;
+  return (await text(process.stdin)).split('\n')[0]?.trim() || undefined;
 }

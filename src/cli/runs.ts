@@ -1,6 +1,7 @@
+import { text as textOf } from 'node:stream/consumers';
 import { Command, Option } from 'commander';
 import { RUN_LOG_BATCH_MAX, RUN_LOG_LINE_MAX, RUN_LOG_MAX_LINES } from '../domain/run-log.ts';
-import { CliError, type Context, idempotencyOption, integer, readStdin, type Run } from './context.ts';
+import { CliError, type Context, idempotencyOption, integer, type Run } from './context.ts';
 import { EXIT } from './exit-codes.ts';
 import { TASK_ID } from './short-ids.ts';
 import { leaseId } from './task-work.ts';
@@ -126,7 +127,7 @@ function addReportCommands(runs: Command, run: Run): void {
     .action(
       run(async (ctx, id: string, given: string[], o: { level: 'info' | 'warn' | 'error'; idempotencyKey?: string }) => {
         if (given.length === 0 && process.stdin.isTTY) throw new CliError('give the lines, or pipe them in: … | baton runs log <id>', EXIT.usage);
-        const text = given.length > 0 ? given.join('\n') : (await readStdin()).toString('utf8');
+        const text = given.length > 0 ? given.join('\n') : await textOf(process.stdin);
         const lines = logLines(text);
         if (lines.length === 0) throw new CliError('nothing to log: give the lines, or pipe them in', EXIT.usage);
         const { client } = await ctx.connect();
@@ -145,7 +146,7 @@ function addReportCommands(runs: Command, run: Run): void {
 }
 
 /** Text as log lines: blank ones left out, long ones cut to what one line holds. */
-export function logLines(text: string): string[] {
+function logLines(text: string): string[] {
   return text.split(/\r?\n/).filter((line) => line.trim() !== '').flatMap((line) => {
     const pieces: string[] = [];
     for (let at = 0; at < line.length; at += RUN_LOG_LINE_MAX) pieces.push(line.slice(at, at + RUN_LOG_LINE_MAX));

@@ -1,5 +1,6 @@
 import type { LinkClaims } from '../notification-link.ts';
 import type { NotificationSubject } from '../store/notifications.ts';
+import { oneLine } from '../one-line.ts';
 
 /** A link to put in a message: what it carries, signed by the caller (`NotificationLinks.url`). */
 export type LinkMaker = (claims: Omit<LinkClaims, 'id' | 'exp' | 'to'> & { to: string }) => string;
@@ -63,11 +64,6 @@ export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker)
   const text = `${s.by_name} ${verb} ${s.principal_name} on "${s.title}": ${what} ${url}`;
   const markdown = `*${escapeMarkdown(s.by_name)}* ${verb} *${escapeMarkdown(s.principal_name)}* on <${url}|${escapeMarkdown(s.title)}>:\n>${escapeMarkdown(what)}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: markdown } }] };
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** Slack's mrkdwn escapes: `&`, `<` and `>` would otherwise start entities and links. */

@@ -32,11 +32,6 @@ const COMMON_TYPES: readonly EventType[] = [
   'budget.exhausted',
 ];
 
-/** What a gated write answers instead of its result (202): the approval it waits for. */
-const approvalOf = (answer: unknown): string | null => {
-  const id = (answer as { id?: unknown }).id;
-  return typeof id === 'string' && id.startsWith('apr_') ? id : null;
-};
 
 /**
  * Webhooks: the URLs events are POSTed to, signed (spec/realtime.md). Subscribe one (its signing
@@ -62,8 +57,9 @@ export function Webhooks() {
   useEffect(() => void load(), []);
 
   /** After a write: the approval it waits for, or the secret it revealed; then the list again. */
-  const settle = async (answer: OutputOf<'webhooks_create'> | Webhook) => {
-    const approval = approvalOf(answer);
+  const settle = async (answer: OutputOf<'webhooks_create'> | OutputOf<'webhooks_update'>) => {
+    // A gated write answers 202 with the approval it waits for (as task-delete.tsx reads it).
+    const approval = 'operation' in answer ? answer.id : null;
     setWaiting(approval);
     if (!approval && 'secret' in answer && answer.secret) setSecret({ id: answer.id, value: answer.secret });
     await load();
@@ -140,7 +136,13 @@ function NewWebhook({ busy, onCreate }: { busy: boolean; onCreate: (input: Input
   const [url, setUrl] = useState('');
   const [every, setEvery] = useState(true);
   const [chosen, setChosen] = useState<ReadonlySet<EventType>>(new Set(['task.created', 'task.status_changed']));
-  const pick = (type: EventType, on: boolean) => setChosen((was) => new Set([...was].filter((t) => t !== type).concat(on ? [type] : [])));
+  const pick = (type: EventType, on: boolean) =>
+    setChosen((was) => {
+      const next = new Set(was);
+      if (on) next.add(type);
+      else next.delete(type);
+      return next;
+    });
   const submit = (event: Event) => {
     event.preventDefault();
     // Cleared once it is added; kept as typed when the server refused it, to correct.
