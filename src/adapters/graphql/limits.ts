@@ -1,8 +1,9 @@
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType, Lexer, parse, type ParseOptions, Source, TokenKind } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType, Kind, Lexer, parse, type ParseOptions, Source, TokenKind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BatonError } from '../../errors.ts';
+import { mutationFields } from './mutation-fields.ts';
 
 /** Deepest selection allowed (introspection's `__schema` aside); Baton's deepest useful one is 6. */
 export const MAX_DEPTH = 8;
@@ -16,6 +17,12 @@ export const MAX_TOKENS = 5_000;
  * could see it. Selections stop at MAX_DEPTH anyway; this leaves room for nested input values.
  */
 export const MAX_NESTING = 64;
+/**
+ * Most root fields a mutation may have (aliases counted apart). Each runs as its own transaction,
+ * one after the other, and is one operation of the rate budget; 50 keeps a document's writes within
+ * a twelfth of the default budget (600 a minute) and its run to a bounded time (spec/graphql.md, Limits).
+ */
+export const MAX_MUTATIONS = 50;
 const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
 const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
 /** What a page field costs when `limit` is not given: the list default. */
@@ -42,6 +49,39 @@ const pageEstimator: ComplexityEstimator = ({ field, args, childComplexity }) =>
 
 function tooComplex(measure: 'tokens' | 'nesting' | 'depth' | 'complexity', limit: number, found: number): BatonError {
   return new BatonError('query_too_complex', `The query's ${measure} is ${found}; the limit is ${limit}.`, { extra: { measure, limit, found } });
+}
+
+/** What the yoga context carries once a document is parsed: the operations it spends of the rate budget. */
+export interface CountedOperations {
+  params?: { operationName?: string | null };
+  operations?: number;
+}
+
+/**
+ * Counts what a parsed document spends of the rate budget into the context's `operations`: each root
+ * field of its mutation, or 1 for a query or subscription (spec/graphql.md, "Authentication and rate
+ * limits"). A mutation of more than MAX_MUTATIONS fields is refused here, before it is authenticated
+ * or anything runs.
+ */
+export function operationCount(): Plugin<CountedOperations> {
+  return {
+    onParse({ context }) {
+      return ({ result, extendContext, replaceParseResult }) => {
+        if (!isDocument(result)) return;
+        const found = mutationFields(result, context.params?.operationName);
+        if (found > MAX_MUTATIONS) {
+          replaceParseResult(
+            new BatonError('query_too_complex', `The mutation has ${found} fields; the limit is ${MAX_MUTATIONS} a document, each counted against the rate budget.`, {
+              hint: `Send at most ${MAX_MUTATIONS} mutation fields (aliases count apart) per document; split the rest into further documents, within the RateLimit budget.`,
+              extra: { measure: 'mutations', limit: MAX_MUTATIONS, found },
+            }),
+          );
+          return;
+        }
+        extendContext({ operations: Math.max(1, found) });
+      };
+    },
+  };
 }
 
 /**
@@ -84,6 +124,10 @@ export function queryLimits(): Plugin {
       if (found > MAX_COMPLEXITY) throw tooComplex('complexity', MAX_COMPLEXITY, found);
     },
   };
+}
+
+function isDocument(result: unknown): result is DocumentNode {
+  return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === Kind.DOCUMENT;
 }
 
 /**
