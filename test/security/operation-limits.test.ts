@@ -16,16 +16,24 @@ const WINDOW_S = 60;
 const OFFSET_S = 7;
 const RESET_S = WINDOW_S - OFFSET_S;
 
-function pinnedClock(): Clock {
+/** A clock pinned 7 s into a rate window; `nextWindow` moves it to the same offset in the next one. */
+function pinnedClock(): Clock & { nextWindow(): void } {
   const windowMs = WINDOW_S * 1000;
-  const now = Math.floor(Date.now() / windowMs) * windowMs + OFFSET_S * 1000;
-  return { now: () => new Date(now) };
+  let now = Math.floor(Date.now() / windowMs) * windowMs + OFFSET_S * 1000;
+  return {
+    now: () => new Date(now),
+    nextWindow: () => {
+      now += windowMs;
+    },
+  };
 }
+
+const clock = pinnedClock();
 
 let t: TestServer;
 let baseUrl: string;
 beforeAll(async () => {
-  t = await startTestServer({ rateLimit: { limit: LIMIT, windowS: WINDOW_S }, sweepIntervalMs: 0 }, { clock: pinnedClock() });
+  t = await startTestServer({ rateLimit: { limit: LIMIT, windowS: WINDOW_S }, sweepIntervalMs: 0 }, { clock });
   // The admin only checks what was written: lift its budget so the checks spend none of the window.
   const me = (await t.request('GET', '/api/v1/whoami')).json<{ principal: { id: string } }>();
   expect((await t.request('PATCH', `/api/v1/agents/${me.principal.id}`, { body: { rate_limit: 1_000_000 } })).status).toBe(200);
@@ -41,9 +49,9 @@ function budget(headers: { get(name: string): string | null } | Record<string, u
   return { r: Number(match?.[1]), t: Number(match?.[2]) };
 }
 
-/** The titles of the tasks that exist with `prefix`, read through the API by the admin. */
-async function titlesStartingWith(prefix: string): Promise<string[]> {
-  const res = await t.request('GET', '/api/v1/tasks?limit=100');
+/** The titles of the tasks that exist with `prefix`, read through the API (by the admin unless `token` says otherwise). */
+async function titlesStartingWith(prefix: string, token?: string): Promise<string[]> {
+  const res = await t.request('GET', '/api/v1/tasks?limit=100', token === undefined ? {} : { token });
   expect(res.status, res.body).toBe(200);
   return res
     .json<{ data: { title: string }[] }>()
@@ -104,6 +112,25 @@ describe('GraphQL: each root field of a mutation is one operation of the budget'
     const res = await graphql(t, creations(`never-${randomUUID()}`, LIMIT + 1), { token: agent.token });
     expectRefused(res, LIMIT + 1, LIMIT - 1);
     expect(res.errors?.[0]?.extensions['hint']).toMatch(new RegExp(`at most ${LIMIT} operations per request`));
+  });
+
+  it("refuses whole a document that fits the token's budget but not its workspace's shared one", async () => {
+    const made = (await t.request('POST', '/api/v1/workspaces', { body: { name: `Omega ${randomUUID()}` } })).json<{ token: string }>();
+    expect((await t.request('PATCH', '/api/v1/workspaces/current', { token: made.token, body: { rate_limit: 6 } })).status).toBe(200);
+    const prefix = `shared-${randomUUID()}`;
+    const five = await graphql(t, creations(`${prefix} a`, 5), { token: made.token });
+    expect(five.status, JSON.stringify(five.errors)).toBe(200);
+    expect(budget(five.headers)).toEqual({ r: 1, t: RESET_S });
+    const two = await graphql(t, creations(`${prefix} b`, 2), { token: made.token });
+    expect(two.status).toBe(429);
+    expect(two.errors?.[0]?.extensions).toMatchObject({ code: 'rate_limited', operations: 2, remaining: 0 });
+    expect(two.headers['ratelimit-policy']).toBe(`"default";q=6;w=${WINDOW_S}`);
+    const seven = await graphql(t, creations(`${prefix} c`, 7), { token: made.token });
+    expect(seven.status).toBe(429);
+    clock.nextWindow();
+    expect(await titlesStartingWith(prefix, made.token)).toEqual(Array.from({ length: 5 }, (_, i) => `${prefix} a ${i}`).sort());
+    const never = await graphql(t, creations(`${prefix} d`, 7), { token: made.token });
+    expect(never.errors?.[0]?.extensions['hint']).toMatch(/at most 6 operations per request/);
   });
 
   it(`refuses a mutation of more than ${MAX_MUTATIONS} fields before anything runs or counts (400 query_too_complex, measure mutations)`, async () => {
