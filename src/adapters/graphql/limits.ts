@@ -17,12 +17,6 @@ export const MAX_TOKENS = 5_000;
  * could see it. Selections stop at MAX_DEPTH anyway; this leaves room for nested input values.
  */
 export const MAX_NESTING = 64;
-/**
- * Most root fields a mutation may have (aliases counted apart). Each runs as its own transaction,
- * one after the other, and is one operation of the rate budget; 50 keeps a document's writes within
- * a twelfth of the default budget (600 a minute) and its run to a bounded time (spec/graphql.md, Limits).
- */
-export const MAX_MUTATIONS = 50;
 const OPENING = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
 const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
 /** What a page field costs when `limit` is not given: the list default. */
@@ -60,25 +54,15 @@ export interface CountedOperations {
 /**
  * Counts what a parsed document spends of the rate budget into the context's `operations`: each root
  * field of its mutation, or 1 for a query or subscription (spec/graphql.md, "Authentication and rate
- * limits"). A mutation of more than MAX_MUTATIONS fields is refused here, before it is authenticated
- * or anything runs.
+ * limits"). No cap of their own: a document of more fields than the budget allows is refused whole
+ * when it is counted, and the document limits above bound its size (v1 took such documents).
  */
 export function operationCount(): Plugin<CountedOperations> {
   return {
     onParse({ context }) {
-      return ({ result, extendContext, replaceParseResult }) => {
+      return ({ result, extendContext }) => {
         if (!isDocument(result)) return;
-        const found = mutationFields(result, context.params?.operationName);
-        if (found > MAX_MUTATIONS) {
-          replaceParseResult(
-            new BatonError('query_too_complex', `The mutation has ${found} fields; the limit is ${MAX_MUTATIONS} a document, each counted against the rate budget.`, {
-              hint: `Send at most ${MAX_MUTATIONS} mutation fields (aliases count apart) per document; split the rest into further documents, within the RateLimit budget.`,
-              extra: { measure: 'mutations', limit: MAX_MUTATIONS, found },
-            }),
-          );
-          return;
-        }
-        extendContext({ operations: Math.max(1, found) });
+        extendContext({ operations: Math.max(1, mutationFields(result, context.params?.operationName)) });
       };
     },
   };
