@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTestServer, type TestServer } from '../harness.ts';
+import { startTestServer, testConfig, type TestServer } from '../harness.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
 /**
@@ -19,7 +19,9 @@ beforeAll(async () => {
   byName = await startReceiver('127.0.0.1');
   // Parsed as the operator writes it: one network (127.0.0.2 only) and one host name.
   const { webhookAllowPrivate } = loadConfig({ BATON_WEBHOOK_ALLOW_PRIVATE: '127.0.0.2/32,localhost' });
-  t = await startTestServer({ webhookAllowPrivate, webhookIntervalMs: 0, sweepIntervalMs: 0, cronSecret: CRON_SECRET });
+  // The chat channel is under the same rule: it posts to the receiver in the listed network.
+  const notify = { ...testConfig().notify, chatWebhookUrl: `${receiver.url}/chat` };
+  t = await startTestServer({ webhookAllowPrivate, webhookIntervalMs: 0, sweepIntervalMs: 0, cronSecret: CRON_SECRET, notify });
 });
 afterAll(async () => {
   await t?.close();
@@ -60,5 +62,23 @@ describe('a private-destination allowlist', () => {
       expect(problem.detail, url).toContain(`resolves to ${address}, `);
       expect(problem.detail, url).toContain('outside BATON_WEBHOOK_ALLOW_PRIVATE');
     }
+  });
+
+  it('posts a chat message to a channel in an allowed network, and refuses one outside it', async () => {
+    const person = await t.addPrincipal({ kind: 'human', scopes: ['tasks:read', 'tasks:write'] });
+    const asker = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const askIn = async (title: string) => {
+      const task = (await t.request('POST', '/api/v1/tasks', { body: { title } })).json<{ id: string }>();
+      const asked = await t.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question: 'Go?', to: person.id, timeout_s: 3600, default: { text: 'no' } }, token: asker.token });
+      expect(asked.status, asked.body).toBe(201);
+      expect((await t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } })).status).toBe(200);
+    };
+    await askIn('Chat inside the network');
+    expect(JSON.stringify(receiver.deliveries.filter((d) => d.path === '/chat').map((d) => d.body))).toContain('Chat inside the network');
+    // The workspace's own channel, at a private address outside the list, is refused at the attempt.
+    expect((await t.request('PATCH', '/api/v1/workspaces/current', { body: { chat_webhook_url: 'http://10.9.8.7/hooks/chat' } })).status).toBe(200);
+    await askIn('Chat outside the network');
+    const outbox = (await t.request('GET', `/api/v1/notifications?principal_id=${person.id}&channel=chat`)).json<{ data: { state: string; attempts: { error: string | null }[] }[] }>().data;
+    expect(outbox.map((n) => n.attempts.at(-1)?.error)).toContainEqual(expect.stringContaining('resolves to 10.9.8.7, a private address outside BATON_WEBHOOK_ALLOW_PRIVATE'));
   });
 });
