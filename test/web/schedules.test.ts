@@ -126,6 +126,38 @@ describe('schedules, in Chromium', () => {
     await card().waitFor(WAIT);
   });
 
+  it('makes a template’s tasks from the form, and reads other cadences in words (or shows the expression)', async () => {
+    const template = await api<{ id: string }>('POST', '/api/v1/templates', { name: 'Monthly report', parameters: [{ name: 'month' }], tasks: [{ key: 'report', title: 'Report for {{month}}' }] });
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Name').fill('Monthly report');
+    await page.getByLabel('A template’s tasks').check();
+    await page.getByLabel('Template', { exact: true }).selectOption(template.id);
+    await page.getByLabel('month').fill('this month');
+    await page.getByLabel('Cron expression').fill('0 6 1 * *');
+    await page.getByLabel('Time zone').fill('UTC');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    const monthly = card().filter({ hasText: 'Monthly report' });
+    await monthly.waitFor(WAIT);
+    expect(await monthly.getByTestId('cadence').textContent()).toBe('on the 1st of every month at 06:00 UTC 0 6 1 * *');
+    expect(await monthly.textContent()).toContain('The tasks of template “Monthly report”');
+
+    await api('POST', '/api/v1/schedules', { name: 'Quarter-hourly sync', cron: '*/15 * * * *', task: { title: 'Sync' } });
+    await api('POST', '/api/v1/schedules', { name: 'First Monday-ish', cron: '0 9 1 * 1', time_zone: 'America/New_York', task: { title: 'Plan' } });
+    await card().filter({ hasText: 'First Monday-ish' }).waitFor(WAIT);
+    expect(await card().filter({ hasText: 'Quarter-hourly sync' }).getByTestId('cadence').textContent()).toBe('every 15 minutes UTC */15 * * * *');
+    // Day of the month or weekday, in cron's reading: no words for that, the expression itself.
+    expect(await card().filter({ hasText: 'First Monday-ish' }).getByTestId('cadence').textContent()).toBe('0 9 1 * 1 in America/New_York');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(SHOTS, 'schedules-several-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(SHOTS, 'schedules-several.png'), fullPage: true });
+
+    for (const s of (await schedules()).slice(1)) await api('DELETE', `/api/v1/schedules/${s.id}`);
+    await expect.poll(() => card().count(), WAIT).toBe(1);
+  });
+
   it('deletes it after asking; the task it created stays', async () => {
     await card().getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete schedule' }).click();

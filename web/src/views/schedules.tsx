@@ -25,7 +25,7 @@ interface Context {
  * Schedules: recurring work (spec/collaboration.md, "Recurring work"). Each schedule with its
  * cadence in words, what it creates, its next run, its last run (the task it created, linked, or
  * the newest skip and why), its state and creator; create one, pause and resume it (If-Match),
- * delete it after asking. Live: a schedule's events, and a task created by a schedule's creator, read the list again.
+ * delete it after asking. Live: a schedule's or template's events, and a task created by a schedule's creator, read the list again.
  */
 export function Schedules() {
   const session = useSession();
@@ -62,9 +62,9 @@ export function Schedules() {
     }
   };
   useEffect(() => void load(), []);
-  // A run writes no schedule event when it creates its task: a task created by a schedule's creator may be one.
+  // Templates are offered in the form and named on the cards. A run writes no schedule event when it creates its task: a task created by a schedule's creator may be one.
   useEvents((event) => {
-    if (event.type.startsWith('schedule.') || (event.type === 'task.created' && schedules?.some((s) => s.enabled && s.created_by.id === event.actor.id))) void load();
+    if (event.type.startsWith('schedule.') || event.type.startsWith('template.') || (event.type === 'task.created' && schedules?.some((s) => s.enabled && s.created_by.id === event.actor.id))) void load();
   });
 
   const toggle = (s: Schedule) => void action.send({ operation: 'schedules_update', input: { id: s.id, enabled: !s.enabled }, ifMatch: s.version }, load);
@@ -142,7 +142,15 @@ function ScheduleCard({ schedule: s, context, busy, onToggle, onDelete }: { sche
       <dl class="facts schedule-facts">
         <dt>Cadence</dt>
         <dd data-testid="cadence">
-          {words ? `${words} ${s.time_zone}` : `${s.time_zone}`} <code class="small">{s.cron}</code>
+          {words ? (
+            <>
+              {words} {s.time_zone} <code class="small">{s.cron}</code>
+            </>
+          ) : (
+            <>
+              <code>{s.cron}</code> in {s.time_zone}
+            </>
+          )}
         </dd>
         <dt>Creates</dt>
         <dd>{s.template ? <>The tasks of template {template ? `“${template.name}”` : <code>{s.template.id}</code>}</> : <>A task: “{title ?? ''}”</>}</dd>
