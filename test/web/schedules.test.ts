@@ -46,7 +46,6 @@ describe('schedules, in Chromium', () => {
     await page.waitForURL('**/schedules');
     await page.getByRole('heading', { name: 'No schedules yet' }).waitFor(WAIT);
     expect(await axeEverywhere(page, 'schedules, empty')).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'schedules-empty.png'), fullPage: true });
 
     await page.getByRole('button', { name: 'New schedule' }).click();
     await page.getByLabel('Name').fill('Standup notes');
@@ -65,10 +64,7 @@ describe('schedules, in Chromium', () => {
     expect(await page.getByLabel('Cron expression').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('.notice-hint').textContent()).toContain("Give five fields: minute hour day-of-month month day-of-week, e.g. '0 9 * * 1-5'.");
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: join(SHOTS, 'schedules-form.png'), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(SHOTS, 'schedules-form-390.png'), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(SHOTS, 'schedules-new-1280.png'), fullPage: true });
 
     await page.getByLabel('Common cadences').selectOption({ label: 'Every weekday at 09:00' });
     expect(await page.getByLabel('Cron expression').inputValue()).toBe('0 9 * * 1-5');
@@ -113,11 +109,6 @@ describe('schedules, in Chromium', () => {
     await sweep();
     await card().getByText('the task it created last was still open').waitFor(WAIT);
     expect(await axeEverywhere(page, 'schedules')).toEqual([]);
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: join(SHOTS, 'schedules.png'), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(SHOTS, 'schedules-390.png'), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
 
     await link.click();
     await page.waitForURL(`**/tasks/${created}`);
@@ -149,10 +140,10 @@ describe('schedules, in Chromium', () => {
     expect(await card().filter({ hasText: 'First Monday-ish' }).getByTestId('cadence').textContent()).toBe('0 9 1 * 1 in America/New_York');
 
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: join(SHOTS, 'schedules-several-390.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'schedules-390.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: join(SHOTS, 'schedules-several.png'), fullPage: true });
+    await page.screenshot({ path: join(SHOTS, 'schedules-1280.png'), fullPage: true });
 
     for (const s of (await schedules()).slice(1)) await api('DELETE', `/api/v1/schedules/${s.id}`);
     await expect.poll(() => card().count(), WAIT).toBe(1);

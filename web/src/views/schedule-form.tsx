@@ -166,11 +166,11 @@ export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, on
       <fieldset>
         <legend>When</legend>
         <div class="field-row">
-          <div class="field field-grow">
+          <div class="field field-grow schedule-cron">
             <label for="schedule-cron">Cron expression</label>
             <input {...field('schedule-cron', '/cron')} class="mono" required spellcheck={false} value={cron} onInput={(e) => setCron(e.currentTarget.value)} aria-describedby={errorAt('/cron') ? 'schedule-cron-error' : 'schedule-cron-words'} />
             <p id="schedule-cron-words" class="small muted" aria-live="polite">
-              {words ? `Runs ${words}` : 'minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5'}
+              {words ? `Runs ${words}` : 'Five fields: minute hour day month weekday'}
             </p>
             {error('schedule-cron', '/cron')}
           </div>
