@@ -12,7 +12,7 @@ export const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url
  * The client-side routes of the web app. Each is answered with index.html; nothing else is, so
  * /api, /spec, /errors, /healthz and the other server routes keep their own answers and problems.
  */
-const CLIENT_ROUTES = ['/', '/tasks/:id', '/approvals', '/inbox', '/agents', '/agents/:id', '/fleet', '/insight', '/activity', '/dead-letter', '/sessions', '/templates', '/webhooks'];
+const CLIENT_ROUTES = ['/', '/tasks/:id', '/approvals', '/inbox', '/agents', '/agents/:id', '/fleet', '/insight', '/activity', '/dead-letter', '/sessions', '/templates', '/webhooks', '/schedules'];
 
 /**
  * No inline script or style, nothing from another origin: the app talks only to this server.

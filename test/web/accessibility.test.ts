@@ -99,7 +99,7 @@ describe('accessible and pleasant, in Chromium', () => {
     await page.getByText('No events match these filters.').waitFor(WAIT);
   });
 
-  // Seventeen pages and states in four looks each: 68 axe-core runs.
+  // Eighteen pages and states in four looks each: 72 axe-core runs.
   it('every page passes axe-core with no violation of any impact, light and dark, at 1280 and 390 px', { timeout: 240_000 }, async () => {
     const task = await asAgent('POST', '/api/v1/tasks', {
       title: 'Publish the accessibility audit',
@@ -132,6 +132,7 @@ describe('accessible and pleasant, in Chromium', () => {
     const asked = await asAgent<{ approval_id?: string; id?: string }>('DELETE', `/api/v1/tasks/${denied.id}`);
     const approvalId = asked.approval_id ?? asked.id;
     await api('POST', `/api/v1/approvals/${approvalId}/deny`, { reason: 'We keep the audit log.' });
+    await api('POST', '/api/v1/schedules', { name: 'Weekly dependency review', cron: '0 9 * * 1', time_zone: 'Europe/Berlin', task: { title: 'Review the dependency updates', labels: ['ops'] } });
 
     pages = [
       { name: 'board', path: '/', ready: (p) => p.locator('article.task-card', { hasText: 'Rotate the signing keys' }).waitFor(WAIT) },
@@ -152,12 +153,13 @@ describe('accessible and pleasant, in Chromium', () => {
       { name: 'fleet', path: '/fleet', ready: (p) => p.locator('li.fleet-agent[data-agent="docs-bot"]').waitFor(WAIT) },
       { name: 'activity', path: '/activity', ready: (p) => p.locator('.activity-line').first().waitFor(WAIT) },
       { name: 'dead letter', path: '/dead-letter', ready: (p) => p.locator('.dead-letter-task').waitFor(WAIT) },
+      { name: 'schedules', path: '/schedules', ready: (p) => p.locator('[data-schedule-id] [data-testid="next-run"] time').waitFor(WAIT) },
     ];
     // The first six here, the rest in the next test: each test stays well inside its timeout on a busy machine.
     expect(await pageViolations(pages.slice(0, 6))).toEqual([]);
   });
 
-  it('every page passes axe-core (continued): principals, the fleet, activity and the dead letter', { timeout: 240_000 }, async () => {
+  it('every page passes axe-core (continued): principals, the fleet, activity, the dead letter and schedules', { timeout: 240_000 }, async () => {
     expect(pages.length, 'the pages the previous test listed').toBeGreaterThan(6);
     expect(await pageViolations(pages.slice(6))).toEqual([]);
   });

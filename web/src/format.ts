@@ -37,6 +37,15 @@ export function ago(iso: string, now: number): string {
   return new Date(iso).toLocaleDateString();
 }
 
+/** "in 12 min", "in 5 h", "in 3 days": a time ahead, coarsely; the exact time belongs beside it. */
+export function ahead(iso: string, now: number): string {
+  const s = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
+  if (s < 60) return 'in under a minute';
+  if (s < 3600) return `in ${Math.floor(s / 60)} min`;
+  if (s < 172_800) return `in ${Math.floor(s / 3600)} h`;
+  return `in ${Math.floor(s / 86_400)} days`;
+}
+
 export function exact(iso: string): string {
   return new Date(iso).toLocaleString();
 }

@@ -15,6 +15,7 @@ export type Route =
   | { page: 'sessions' }
   | { page: 'templates' }
   | { page: 'webhooks' }
+  | { page: 'schedules' }
   | { page: 'missing' };
 
 export function parseRoute(path: string, search = ''): Route {
@@ -29,6 +30,7 @@ export function parseRoute(path: string, search = ''): Route {
   if (path === '/sessions') return { page: 'sessions' };
   if (path === '/templates') return { page: 'templates' };
   if (path === '/webhooks') return { page: 'webhooks' };
+  if (path === '/schedules') return { page: 'schedules' };
   const task = /^\/tasks\/([\w-]+)$/.exec(path);
   if (task?.[1]) return { page: 'task', id: task[1] };
   const agent = /^\/agents\/([\w-]+)$/.exec(path);
@@ -59,7 +61,7 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   const url = new URL(anchor.href);
-  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|inbox|fleet|insight|activity|dead-letter|templates|webhooks)?(\/|$)/.test(url.pathname)) return;
+  if (url.origin !== location.origin || anchor.target || !/^\/(tasks|agents|approvals|inbox|fleet|insight|activity|dead-letter|templates|webhooks|schedules)?(\/|$)/.test(url.pathname)) return;
   event.preventDefault();
   navigate(url.pathname + url.search);
 }

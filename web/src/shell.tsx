@@ -17,6 +17,7 @@ import type { FeedMode } from './live.ts';
 import { Sessions } from './views/sessions.tsx';
 import { Templates } from './views/templates.tsx';
 import { Webhooks } from './views/webhooks.tsx';
+import { Schedules } from './views/schedules.tsx';
 import { onLinkClick, type Route, useRoute } from './router.ts';
 import { can, useEvents, useSession } from './session.ts';
 import type { Task } from './types.ts';
@@ -99,6 +100,8 @@ function page(route: Route) {
       return <Templates />;
     case 'webhooks':
       return <Webhooks />;
+    case 'schedules':
+      return <Schedules />;
     case 'missing':
       return (
         <section class="page">
@@ -205,6 +208,11 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
           {can({ whoami }, 'templates_instantiate') && (
             <NavLink href="/templates" current={route.page === 'templates'}>
               Templates
+            </NavLink>
+          )}
+          {can({ whoami }, 'schedules_list') && (
+            <NavLink href="/schedules" current={route.page === 'schedules'}>
+              Schedules
             </NavLink>
           )}
           {can({ whoami }, 'tasks_requeue') && (

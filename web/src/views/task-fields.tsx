@@ -116,7 +116,8 @@ export function TaskSuggestions(props: { label: string; pending: string | null; 
 }
 
 /** Title, Markdown description, priority, labels and blockers: shared by "New task" and the task page's edit. */
-export function TaskFields({ prefix, draft, onChange, taskId }: { prefix: string; draft: TaskDraft; onChange: (draft: TaskDraft) => void; taskId?: string }) {
+/** Title, description, priority and labels; and the blockers, unless `blockers` is false (a schedule's task, made anew each run, has none). */
+export function TaskFields({ prefix, draft, onChange, taskId, blockers = true }: { prefix: string; draft: TaskDraft; onChange: (draft: TaskDraft) => void; taskId?: string; blockers?: boolean }) {
   const set = <K extends keyof TaskDraft>(key: K, value: TaskDraft[K]) => onChange({ ...draft, [key]: value });
   return (
     <div class="task-fields">
@@ -144,7 +145,7 @@ export function TaskFields({ prefix, draft, onChange, taskId }: { prefix: string
           </span>
         </div>
       </div>
-      <DependencyPicker id={`${prefix}-deps`} value={draft.blocked_by} {...(taskId ? { exclude: taskId } : {})} onChange={(ids) => set('blocked_by', ids)} />
+      {blockers && <DependencyPicker id={`${prefix}-deps`} value={draft.blocked_by} {...(taskId ? { exclude: taskId } : {})} onChange={(ids) => set('blocked_by', ids)} />}
     </div>
   );
 }

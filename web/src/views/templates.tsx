@@ -71,14 +71,7 @@ export function Templates() {
         >
           <div class="field">
             <label for="template-pick">Template</label>
-            <select id="template-pick" value={chosen} onChange={(e) => pick(e.currentTarget.value)}>
-              <option value="">Choose a template…</option>
-              {templates.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name} ({t.tasks.length} tasks)
-                </option>
-              ))}
-            </select>
+            <TemplateSelect id="template-pick" templates={templates} value={chosen} onChange={pick} />
           </div>
           {template?.description && <p class="muted">{template.description}</p>}
           {template?.parameters.map((p) => (
@@ -99,6 +92,20 @@ export function Templates() {
       )}
       {shown && <Graph answer={shown} />}
     </section>
+  );
+}
+
+/** A choice of template, each with how many tasks it makes; `rest` carries the field's ARIA state. */
+export function TemplateSelect({ templates, onChange, ...rest }: { id: string; templates: Template[]; value: string; onChange: (id: string) => void; required?: boolean; 'aria-invalid'?: boolean; 'aria-describedby'?: string }) {
+  return (
+    <select {...rest} onChange={(e) => onChange(e.currentTarget.value)}>
+      <option value="">Choose a template…</option>
+      {templates.map((t) => (
+        <option key={t.id} value={t.id}>
+          {t.name} ({t.tasks.length} tasks)
+        </option>
+      ))}
+    </select>
   );
 }
 
