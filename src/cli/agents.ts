@@ -15,6 +15,19 @@ export function agentsCommand(run: Run): Command {
       printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'ROLE', 'SCOPES', 'DISABLED'], rows.map((a) => [a.id, a.name, a.kind, a.role ?? '', a.scopes.join(','), a.disabled ? 'yes' : ''])));
     }),
   );
+  withPaging(
+    agents
+      .command('directory')
+      .description("the workspace's people and agents by name (any member may read it)")
+      .argument('[ids...]', 'only these principals (agt_…)')
+      .addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS)),
+  ).action(
+    run(async (ctx, ids: string[], o: PagingOptions & { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
+      const { client } = await ctx.connect();
+      const page = await readPages(o, (p) => client.directory.list({ ...p, ...(ids.length > 0 ? { ids } : {}), ...(o.kind ? { kind: o.kind } : {}) }));
+      printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'HANDLE', 'DISABLED'], rows.map((e) => [e.id, e.name, e.kind, e.handle ? `@${e.handle}` : '', e.disabled ? 'yes' : ''])));
+    }),
+  );
   agents
     .command('create')
     .description('create a principal (then give it a token with `baton tokens create`)')

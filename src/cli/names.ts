@@ -1,21 +1,18 @@
 import type { BatonClient } from '../client/index.ts';
 
+/** The most ids one directory read names (its page bound). */
+const DIRECTORY_PAGE = 100;
+
 /**
- * The names of the principals a table shows, by id, read through the API (`agents_get`). Reading
- * principals needs `agents:admin`: for a token without it the map is empty and tables show ids.
+ * The names of the principals a table shows, by id, read from the workspace's directory
+ * (`directory_list`, for any token that reads tasks): one read per hundred ids. A token that may not
+ * read it gets an empty map, and tables show ids.
  */
 export async function principalNames(client: BatonClient, ids: Iterable<string>): Promise<Map<string, string>> {
   const wanted = [...new Set(ids)].filter((id) => id.startsWith('agt_'));
-  const names = new Map<string, string>();
-  const [first, ...rest] = wanted;
-  if (first === undefined) return names;
-  // One read first: when the token may not read principals, the rest would be refused too.
-  const head = await client.agents.get({ id: first }).catch(() => undefined);
-  if (!head) return names;
-  names.set(head.id, head.name);
-  const others = await Promise.all(rest.map((id) => client.agents.get({ id }).catch(() => undefined)));
-  for (const agent of others) if (agent) names.set(agent.id, agent.name);
-  return names;
+  const batches = Array.from({ length: Math.ceil(wanted.length / DIRECTORY_PAGE) }, (_, i) => wanted.slice(i * DIRECTORY_PAGE, (i + 1) * DIRECTORY_PAGE));
+  const pages = await Promise.all(batches.map((batch) => client.directory.list({ ids: batch, limit: DIRECTORY_PAGE }).catch(() => undefined)));
+  return new Map(pages.flatMap((page) => page?.data.map((entry) => [entry.id, entry.name] as const) ?? []));
 }
 
 /** A principal as a table shows it: its name when known, else its id. */

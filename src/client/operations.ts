@@ -291,7 +291,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -500,7 +500,7 @@ export interface Operations {
           };
           at: string;
         } | null;
-        /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+        /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
         attempts?: number;
         /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
         max_attempts?: number | null;
@@ -696,7 +696,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -907,7 +907,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -1094,7 +1094,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -1289,7 +1289,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -1556,7 +1556,7 @@ export interface Operations {
           };
           at: string;
         } | null;
-        /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+        /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
         attempts?: number;
         /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
         max_attempts?: number | null;
@@ -1869,7 +1869,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -2062,7 +2062,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -2252,7 +2252,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -2439,7 +2439,7 @@ export interface Operations {
         };
         at: string;
       } | null;
-      /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+      /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
       attempts?: number;
       /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
       max_attempts?: number | null;
@@ -3374,7 +3374,7 @@ export interface Operations {
           };
           at: string;
         } | null;
-        /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+        /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
         attempts?: number;
         /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
         max_attempts?: number | null;
@@ -3588,7 +3588,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -3810,7 +3810,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -4013,7 +4013,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -4296,7 +4296,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -4499,7 +4499,7 @@ export interface Operations {
             };
             at: string;
           } | null;
-          /** Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed). */
+          /** Failed attempts so far: leases ended without a hand-in (expired, or released as failed). */
           attempts?: number;
           /** The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS). */
           max_attempts?: number | null;
@@ -4691,7 +4691,7 @@ export interface Operations {
       outcome: "running" | "released" | "lapsed" | "ended";
       started_at: string;
       ended_at: string | null;
-      /** Why the run failed (`lapsed` for a lapse, `cancelled` when its task was); null when it did not. */
+      /** Why the run failed (`lapsed`, or `cancelled` with its task); null if it did not. */
       failure_code: string | null;
       usage: {
         input_tokens: number;
@@ -4745,7 +4745,7 @@ export interface Operations {
         outcome: "running" | "released" | "lapsed" | "ended";
         started_at: string;
         ended_at: string | null;
-        /** Why the run failed (`lapsed` for a lapse, `cancelled` when its task was); null when it did not. */
+        /** Why the run failed (`lapsed`, or `cancelled` with its task); null if it did not. */
         failure_code: string | null;
         usage: {
           input_tokens: number;
@@ -4787,7 +4787,7 @@ export interface Operations {
       outcome: "running" | "released" | "lapsed" | "ended";
       started_at: string;
       ended_at: string | null;
-      /** Why the run failed (`lapsed` for a lapse, `cancelled` when its task was); null when it did not. */
+      /** Why the run failed (`lapsed`, or `cancelled` with its task); null if it did not. */
       failure_code: string | null;
       usage: {
         input_tokens: number;
@@ -4812,7 +4812,7 @@ export interface Operations {
   /** List budgets, oldest first, each with what its current window spent; filter by what they apply to. */
   budgets_list: {
     input: {
-      /** What spends from it: one agent's runs, runs on tasks with a label, one task's runs, or all runs. */
+      /** What spends from it: an agent's runs, runs on a label's tasks, one task's, or all. */
       applies_to?: "agent" | "label" | "task" | "workspace";
       target?: string;
       cursor?: string;
@@ -4859,7 +4859,7 @@ export interface Operations {
   budgets_create: {
     input: {
       name: string;
-      /** What spends from it: one agent's runs, runs on tasks with a label, one task's runs, or all runs. */
+      /** What spends from it: an agent's runs, runs on a label's tasks, one task's, or all. */
       applies_to: "agent" | "label" | "task" | "workspace";
       /** The agent id, label or task id it applies to; none for `workspace`. */
       target?: string;
@@ -5350,7 +5350,7 @@ export interface Operations {
       subject?: string;
       /** `full`: the whole object. */
       view?: "compact" | "full";
-      /** `me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions. */
+      /** `me`: what your inbox and `wait` get, and the events of the tasks you hold or are assigned; never your own actions (spec/realtime.md). */
       for?: "me";
     };
     output: {
@@ -5584,6 +5584,30 @@ export interface Operations {
           id: string;
           kind: "human" | "agent" | "system";
         };
+      }>;
+      has_more: boolean;
+      /** Pass as `cursor` for the next page; null on the last page. */
+      next_cursor: string | null;
+      /** The newest event id when this page was read; pass it as `since` later to get only what changed. */
+      sync_cursor: string | null;
+    };
+  };
+  /** The workspace's people and agents by name; `ids` names those you hold ids of in one call. */
+  directory_list: {
+    input: {
+      ids?: string[];
+      kind?: "human" | "agent";
+      cursor?: string;
+      limit?: number;
+    };
+    output: {
+      data: Array<{
+        id: string;
+        kind: "human" | "agent";
+        name: string;
+        /** Mention it as `@<handle>`; null: by id (`@agt_…`). */
+        handle: string | null;
+        disabled: boolean;
       }>;
       has_more: boolean;
       /** Pass as `cursor` for the next page; null on the last page. */
@@ -6282,7 +6306,7 @@ export interface Operations {
         id: string;
         params?: Record<string, string | number>;
       };
-      /** While the last task is open: skip the occurrence, coalesce (create one when it closes), or always create. */
+      /** While the last task is open: skip, coalesce (create one when it closes) or create anyway. */
       overlap?: "skip" | "coalesce" | "always";
       /** After downtime, how many missed occurrences to create (the latest); 0 skips them. */
       catch_up?: number;
@@ -6383,7 +6407,7 @@ export interface Operations {
         id: string;
         params?: Record<string, string | number>;
       };
-      /** While the last task is open: skip the occurrence, coalesce (create one when it closes), or always create. */
+      /** While the last task is open: skip, coalesce (create one when it closes) or create anyway. */
       overlap?: "skip" | "coalesce" | "always";
       /** After downtime, how many missed occurrences to create (the latest); 0 skips them. */
       catch_up?: number;
@@ -6730,7 +6754,7 @@ export interface Operations {
         id: string;
         kind: "human" | "agent" | "system";
       };
-      /** The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval. */
+      /** The signing secret (whsec_…), shown once: store it now. A replay answers null; after an approval, the requester alone reads it there. */
       secret: string | null;
     } | Operations["approvals_get"]["output"];
   };
@@ -6892,7 +6916,7 @@ export interface Operations {
         id: string;
         kind: "human" | "agent" | "system";
       };
-      /** The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval. */
+      /** The signing secret (whsec_…), shown once: store it now. A replay answers null; after an approval, the requester alone reads it there. */
       secret: string | null;
     } | Operations["approvals_get"]["output"];
   };
@@ -7050,6 +7074,10 @@ export interface OperationRoutes {
     update: Route<"agents_update">;
     /** Give a person a role (owner, admin, member, viewer); their scopes become the role's at their next request. (POST /agents/{id}/role) */
     setRole: Route<"agents_set_role">;
+  };
+  directory: {
+    /** The workspace's people and agents by name; `ids` names those you hold ids of in one call. (GET /directory) */
+    list: Route<"directory_list">;
   };
   tokens: {
     /** Issue a bearer token for one agent on one machine; the token is in this response only, never again. (POST /agents/{id}/tokens) */

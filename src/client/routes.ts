@@ -69,6 +69,7 @@ export const ROUTES: readonly RouteOf[] = [
   { name: 'approvals_approve', at: ['approvals', 'approve'], method: 'POST', path: '/approvals/{id}/approve', query: [], stream: false },
   { name: 'approvals_deny', at: ['approvals', 'deny'], method: 'POST', path: '/approvals/{id}/deny', query: [], stream: false },
   { name: 'agents_list', at: ['agents', 'list'], method: 'GET', path: '/agents', query: [], stream: false },
+  { name: 'directory_list', at: ['directory', 'list'], method: 'GET', path: '/directory', query: [], stream: false },
   { name: 'agents_create', at: ['agents', 'create'], method: 'POST', path: '/agents', query: [], stream: false },
   { name: 'agents_get', at: ['agents', 'get'], method: 'GET', path: '/agents/{id}', query: [], stream: false },
   { name: 'agents_update', at: ['agents', 'update'], method: 'PATCH', path: '/agents/{id}', query: [], stream: false },

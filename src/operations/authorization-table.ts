@@ -259,6 +259,12 @@ export const AUTHORIZATION_TABLE: Readonly<Record<OperationName, AccessRow>> = {
     cells: { human_admin: owned(null, ALLOWED), human_member: NO_SCOPE, agent: HUMANS_ONLY, agent_admin: HUMANS_ONLY },
   },
   agents_list: { request: 'list principals', object: null, cells: { ...ADMIN_ONLY, agent_admin: ALLOWED }, note: 'An agent sees only itself.' },
+  directory_list: {
+    request: "read the workspace's directory of names",
+    object: null,
+    cells: alike(ALLOWED),
+    note: 'Every caller that reads tasks names the principals they show; only names, kinds, handles and whether disabled (spec/identity.md, "The directory").',
+  },
   agents_create: { request: 'create a principal', object: null, cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },
   agents_get: { request: 'read a principal', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: owned(ALLOWED, ABSENT) } },
   agents_update: { request: 'rename a principal', object: 'principal', cells: { ...ADMIN_ONLY, agent_admin: HUMANS_ONLY } },

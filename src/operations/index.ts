@@ -2,6 +2,7 @@ import { createAgent } from './agents/create-agent.ts';
 import { createToken } from './agents/create-token.ts';
 import { getAgent } from './agents/get-agent.ts';
 import { listAgents } from './agents/list-agents.ts';
+import { listDirectory } from './directory/list-directory.ts';
 import { listTokens } from './agents/list-tokens.ts';
 import { revokeToken } from './agents/revoke-token.ts';
 import { rotateToken } from './agents/rotate-token.ts';
@@ -151,6 +152,7 @@ const registry = [
   approveApproval,
   denyApproval,
   listAgents,
+  listDirectory,
   createAgent,
   getAgent,
   updateAgent,

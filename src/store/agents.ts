@@ -135,3 +135,38 @@ export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]
     .orderBy('id')
     .execute();
 }
+
+/** What the directory shows of a principal: nothing but how to name it. */
+export type DirectoryRow = Pick<AgentRow, 'id' | 'name' | 'kind' | 'disabled'>;
+
+/** A name as a mention spells it: lowercased, each space `_` (`@Ada_Lovelace` for "Ada Lovelace"). */
+const spelled = sql<string>`lower(replace(name, ' ', '_'))`;
+
+/** One page of the directory, newest first, `limit + 1` rows for has_more: the principals among `ids` when given. */
+export async function listDirectory(
+  db: Kysely<DB>,
+  q: { ids: readonly string[] | undefined; kind: 'human' | 'agent' | undefined; beforeId: string | undefined; limit: number },
+): Promise<DirectoryRow[]> {
+  return db
+    .selectFrom('agents')
+    .select(['id', 'name', 'kind', 'disabled'])
+    .$if(q.ids !== undefined, (qb) => qb.where('id', 'in', [...(q.ids ?? [])]))
+    .$if(q.kind !== undefined, (qb) => qb.where('kind', '=', q.kind ?? 'agent'))
+    .$if(q.beforeId !== undefined, (qb) => qb.where('id', '<', q.beforeId ?? ''))
+    .orderBy('id', 'desc')
+    .limit(q.limit + 1)
+    .execute();
+}
+
+/** Of these mention spellings, those more than one principal answers to (a mention of them is ambiguous). */
+export async function sharedSpellings(db: Kysely<DB>, spellings: readonly string[]): Promise<Set<string>> {
+  if (spellings.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('agents')
+    .select(spelled.as('spelling'))
+    .where(spelled, 'in', [...spellings])
+    .groupBy(spelled)
+    .having((eb) => eb.fn.countAll(), '>', 1)
+    .execute();
+  return new Set(rows.map((r) => r.spelling));
+}

@@ -224,8 +224,19 @@ describe('the command line people expect', () => {
     await baton(['tasks', 'comment', mine.id, 'by name']);
     expect((await baton(['tasks', 'comments', mine.id])).stdout).toMatch(/^\S+\s+admin\s+by name$/m);
     expect((await baton(['tasks', 'events', mine.id])).stdout).toMatch(/^\S+\s+task\.created\s+admin\s+tsk_/m);
-
+    // A member, who may not read principals (agents:admin), sees the same names: the directory names them.
     const me = await json<{ principal: { id: string } }>(['whoami']);
+    const member = await json<{ id: string }>(['agents', 'create', 'Mia Member', '--role', 'member']);
+    const memberToken = (await json<{ token: string }>(['tokens', 'create', member.id, '--machine', 'member-box'])).token;
+    const asMember = { XDG_CONFIG_HOME: join(scratch, 'member'), BATON_URL: url, BATON_TOKEN: memberToken };
+    expect((await baton(['agents', 'list'], 3, asMember)).stderr).toContain('agents:admin');
+    expect((await baton(['tasks', 'list', '--label', 'ready-view'], 0, asMember)).stdout).toMatch(new RegExp(`${mine.id}  in_progress\\s+high\\s+ready for anyone\\s+ready-view\\s+admin\\n`));
+    expect((await baton(['tasks', 'comments', mine.id], 0, asMember)).stdout).toMatch(/^\S+\s+admin\s+by name$/m);
+    const directory = await baton(['agents', 'directory', member.id, me.principal.id], 0, asMember);
+    expect(directory.stdout).toMatch(/^ID\s+NAME\s+KIND\s+HANDLE\s+DISABLED\n/);
+    expect(directory.stdout).toMatch(new RegExp(`^${member.id}\\s+Mia Member\\s+human\\s+@Mia_Member\\s*$`, 'm'));
+    expect(directory.stdout).toMatch(new RegExp(`^${me.principal.id}\\s+admin\\s+human\\s+@admin\\s*$`, 'm'));
+
     const tokens = await baton(['tokens', 'list']);
     expect(tokens.stdout).toMatch(/^ID\s+MACHINE\s+PREFIX\s+SCOPES\s+LAST USED\s+EXPIRES\s+REVOKED\s+CREATED BY\n/);
     expect(tokens.stdout).toMatch(/^tok_\w+\s+bootstrap/m);
@@ -252,7 +263,7 @@ describe('the review loop from a shell', () => {
     const handedIn = await baton(['tasks', 'hand-in', task.id, '--summary', 'Help texts tidied.'], 0, asAgent);
     expect(handedIn.stderr).toBe(`${task.id} handed in for review\n`);
     expect(handedIn.stdout).toMatch(/status\s+in_review/);
-    expect(handedIn.stdout).toMatch(/^handed in\s+\S+ by agt_\w+\nsummary\s+Help texts tidied\.$/m);
+    expect(handedIn.stdout).toMatch(/^handed in\s+\S+ by shell-bot \(agt_\w+\)\nsummary\s+Help texts tidied\.$/m);
     // The reviewer's inbox names who handed it in rather than giving their id.
     expect((await baton(['inbox', '--kind', 'to_review'])).stdout).toMatch(new RegExp(`^inb_\\w+\\s+to_review\\s+unread\\s+${task.id}\\s+shell-bot\\s+Help texts tidied\\.$`, 'm'));
     expect((await baton(['tasks', 'comment', task.id, 'Nice. @shell-bot one more thing.'])).stderr).toMatch(/^commented cmt_\w+ on tsk_\w+\n$/);
@@ -306,9 +317,9 @@ describe('baton agents, tokens, workspaces and approvals', () => {
     const unassigned = await baton(['tasks', 'assign', forBot.id, 'none']);
     expect(unassigned.stderr).toContain(`${forBot.id} unassigned`);
     expect(unassigned.stdout).not.toMatch(/^assignee/m);
-    // By name and id where the token may read principals (this admin's may), by id where it may not.
+    // By name and id for any token that reads tasks (the directory names them), by id where it may not (none here).
     expect((await baton(['tasks', 'assign', forBot.id, agent.id])).stdout).toMatch(new RegExp(`^assignee\\s+cli-bot \\(${agent.id}\\)$`, 'm'));
-    expect((await baton(['tasks', 'show', forBot.id], 0, asBot)).stdout).toMatch(new RegExp(`^assignee\\s+${agent.id}$`, 'm'));
+    expect((await baton(['tasks', 'show', forBot.id], 0, asBot)).stdout).toMatch(new RegExp(`^assignee\\s+cli-bot \\(${agent.id}\\)$`, 'm'));
 
     // An agent's delete waits for a human: two of them, one approved and one denied.
     const pending: string[] = [];

@@ -45,6 +45,11 @@ export async function walkAgents(w: Walker): Promise<void> {
   await call('GET', '/api/v1/agents', { token: agentAdmin }, 200);
   await call('GET', '/api/v1/agents?kind=robot', {}, 400);
   await call('GET', '/api/v1/agents', { token: who.reader.token }, 403);
+  // The directory: names for any reader of tasks, paged, by ids.
+  const names = (await call('GET', '/api/v1/directory?limit=2', { token: who.reader.token }, 200)).json<PageBody>();
+  await call('GET', `/api/v1/directory?limit=2&cursor=${encodeURIComponent(present(names.next_cursor, 'directory next_cursor'))}`, { token: who.reader.token }, 200);
+  await call('GET', `/api/v1/directory?ids=${bot.id}&kind=agent`, { token: agentAdmin }, 200);
+  await call('GET', '/api/v1/directory?ids=tsk_01ARZ3NDEKTSV4RRFFQ69G5FAV', {}, 400);
 
   const read = await call('GET', `/api/v1/agents/${bot.id}`, {}, 200);
   await call('GET', `/api/v1/agents/${bot.id}`, { headers: { 'if-none-match': String(read.headers.etag) } }, 304);

@@ -80,6 +80,7 @@ export const ACCESS_REQUESTS: Record<OperationName, readonly AccessRequest[]> = 
   approvals_approve: [{ input: ({ target }) => ({ id: target.id, reason: 'fine' }), consumes: true }],
   approvals_deny: [{ input: ({ target }) => ({ id: target.id, reason: 'no' }), consumes: true }],
   agents_list: [{ input: () => ({}) }],
+  directory_list: [{ input: () => ({ limit: 5 }) }],
   agents_create: [{ input: () => ({ name: 'made-by-the-matrix', scopes: ['tasks:read'] }) }],
   agents_get: [{ input: ({ target }) => ({ id: target.id }) }],
   agents_update: [{ input: ({ target }) => ({ id: target.id, name: `renamed-${randomUUID().slice(0, 8)}` }) }],

@@ -2,14 +2,14 @@ import { type ComponentChildren, createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { Problem } from './api.ts';
 import { STATUS_LABEL } from './format.ts';
-import { useSession } from './session.ts';
+import { useNames } from './directory.ts';
 import type { Actor, Priority, Status } from './types.ts';
 
 const KIND_LABEL = { human: 'Human', agent: 'Agent', system: 'System' } as const;
 
 /** Who did something, with their kind visibly distinct: colour, a glyph and a text label. */
 export function ActorChip({ actor }: { actor: Actor }) {
-  const { names } = useSession();
+  const names = useNames(actor.kind === 'system' ? [] : [actor.id]);
   const name = actor.kind === 'system' ? 'Baton' : (names.get(actor.id) ?? actor.id);
   return (
     <span class={`actor actor-${actor.kind}`} title={`${KIND_LABEL[actor.kind]} ${actor.id}`}>

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiProblem, type AuthState, call, endCookieSession, getAll, getToken, handleUnauthorized, type Problem, readAuthState, readManifest, setToken } from './api.ts';
+import { Directory } from './directory.ts';
 import { Feed } from './live.ts';
 import { can, SessionContext, type Session } from './session.ts';
 import { Shell } from './shell.tsx';
@@ -21,10 +22,14 @@ async function openSession(token: string | null): Promise<Session> {
   });
   // The feed's start is read before any view (or the names below) reads its state, so no change after that state is missed.
   const [manifest] = await Promise.all([readManifest(token ?? undefined), feed.start()]);
+  const directory = new Directory(names, can({ whoami }, 'directory_list'));
   if (can({ whoami }, 'agents_list')) {
-    for (const agent of (await getAll('agents_list', {})).data) names.set(agent.id, agent.name);
+    for (const agent of (await getAll('agents_list', {})).data) directory.learn(agent.id, agent.name);
+  } else if (can({ whoami }, 'directory_list')) {
+    // The pickers (assignee, filters) offer the newest hundred; any other id on screen is named when shown.
+    for (const entry of (await call('directory_list', { limit: 100 })).data) if (!entry.disabled) directory.learn(entry.id, entry.name);
   }
-  return { whoami, feed, manifest, names };
+  return { whoami, feed, manifest, names, directory };
 }
 
 function App() {

@@ -1,5 +1,6 @@
 import { createContext } from 'preact';
 import { useContext, useEffect, useRef } from 'preact/hooks';
+import type { Directory } from './directory.ts';
 import type { Feed } from './live.ts';
 import type { BatonEvent, Manifest, Whoami } from './types.ts';
 
@@ -8,8 +9,10 @@ export interface Session {
   whoami: Whoami;
   feed: Feed;
   manifest: Manifest;
-  /** Principal id → name, for the principals this token may list (ids are shown otherwise). */
+  /** Principal id → name, for the principals named so far (ids are shown otherwise): `directory.names`. */
   names: Map<string, string>;
+  /** Names the ids a view shows (`useNames`), for this page load. */
+  directory: Directory;
 }
 
 export const SessionContext = createContext<Session | null>(null);

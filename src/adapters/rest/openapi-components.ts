@@ -34,6 +34,7 @@ import { scheduleOutput } from '../../operations/schedules/schedule-schema.ts';
 import { templateOutput } from '../../operations/templates/template-schema.ts';
 import { reservationOutput } from '../../operations/reservations/reservation-schema.ts';
 import { sessionOutput } from '../../operations/sessions/session-schema.ts';
+import { directoryEntry } from '../../operations/directory/list-directory.ts';
 import { nextCursorOutput, syncCursorOutput } from '../../operations/shared/lists.ts';
 import { preferencesOutput } from '../../operations/notifications/notification-schema.ts';
 import { attemptsOutput, deliveryOutput, webhookOutput, webhookWithSecret } from '../../operations/webhooks/webhook-schema.ts';
@@ -93,6 +94,7 @@ const COMPONENTS: readonly Component[] = [
   { name: 'Reservation', matches: reservationOutput },
   { name: 'Ask', matches: askOutput },
   { name: 'Session', matches: sessionOutput },
+  { name: 'DirectoryEntry', matches: directoryEntry },
   { name: 'WorkspaceSettings', matches: workspaceSettings },
   { name: 'Manifest', matches: manifestSchema },
   { name: 'ManifestCompact', matches: compactManifestSchema },

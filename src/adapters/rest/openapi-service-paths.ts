@@ -76,7 +76,7 @@ function metaPaths(): PathItems {
       get: {
         ...withToken(
           "An artifact's bytes",
-          "The REST form of artifacts_get with its body (same scope and errors); every artifact `href` points here. Served with the stored content type and `ETag: \"<sha256>\"`, as an attachment.",
+          "artifacts_get with its body (same scope and errors), where every artifact `href` points: as an attachment, with the stored content type and `ETag: \"<sha256>\"`.",
           {
             '200': { description: 'The bytes, with the stored content type.', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } }, headers: { ...RATE_HEADERS, ETag: ref('ETag') } },
             '304': { description: 'Not modified (If-None-Match matched).' },
@@ -96,7 +96,7 @@ function metaPaths(): PathItems {
     '/readyz': { get: { ...open('Readiness', 'The database answers.', { '200': json('`{"status":"ready"}`'), '503': problemFor(503) }), operationId: 'readyz', security: [] } },
     '/metrics': {
       get: {
-        ...withToken('Prometheus metrics', 'Text exposition format. Needs a token with `metrics:read` (or `agents:admin`); BATON_METRICS_ADDRESS serves it without one elsewhere.', {
+        ...withToken('Prometheus metrics', 'Text exposition format; a token with `metrics:read` (or `agents:admin`), or none on BATON_METRICS_ADDRESS.', {
           '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
           '401': problemFor(401),
           '403': problemFor(403),

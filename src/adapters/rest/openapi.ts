@@ -235,7 +235,8 @@ function pathItem(op: Operation, derived: JsonSchemas, outputOf: (key: string) =
   if (op.approval !== 'none') {
     responses['202'] = {
       headers: { ...RATE_HEADERS, Location: ref('Location'), 'Idempotency-Replayed': ref('Idempotency-Replayed') },
-      description: `Accepted, not run: ${op.approval} operations wait for a human's approval (a human with approvals:decide runs them directly).`,
+      // One answer for every gated class (the operation's `x-approval` names it), so the document states it once.
+      description: "Accepted, not run: it waits for a human's approval (a human with approvals:decide runs it directly).",
       content: { 'application/json': { schema: outputOf(APPROVAL) } },
     };
   }

@@ -14,7 +14,7 @@ export const BUDGET_SCOPES = ['agent', 'label', 'task', 'workspace'] as const;
 export type BudgetScope = (typeof BUDGET_SCOPES)[number];
 export const BUDGET_STATES = ['ok', 'warned', 'exhausted'] as const;
 
-export const appliesToParam = z.enum(BUDGET_SCOPES).describe('What spends from it: one agent\'s runs, runs on tasks with a label, one task\'s runs, or all runs.');
+export const appliesToParam = z.enum(BUDGET_SCOPES).describe('What spends from it: an agent\'s runs, runs on a label\'s tasks, one task\'s, or all.');
 export const unitParam = z.enum(BUDGET_UNITS).describe('`cost` (money, in `currency`), `tokens` (input + output) or `runs` (claims).');
 export const periodParam = z.enum(BUDGET_PERIODS).describe('The window: a UTC calendar day, ISO week or month, or `lifetime` (never resets).');
 export const limitParam = z.number().positive().max(1e12).describe('The most the window may spend: money in `currency`, or a count of tokens or runs.');

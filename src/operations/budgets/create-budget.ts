@@ -15,7 +15,7 @@ const currencyParam = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code s
 export const createBudget = defineOperation({
   name: 'budgets_create',
   summary: "Set a budget on runs' spending: per workspace, agent, label or task, in money, tokens or runs, per day, week, month or lifetime.",
-  description: 'Humans with the admin or owner role. At 80 % it warns (budget.warning); at 100 % claims that would spend from it are refused (409 budget_exhausted).',
+  description: 'Humans with the admin or owner role. At 80 % it warns (budget.warning); at 100 % claims spending from it are refused (409 budget_exhausted).',
   kind: 'write',
   scope: 'agents:admin',
   humanOnly: true,

@@ -15,16 +15,15 @@ const streamInput = z.strictObject({
   types: eventListParams.types,
   subject: z.string().min(1).max(64).optional().describe('Only events about this resource id.'),
   view: viewParam,
-  for: z.enum(['me']).optional().describe('`me`: only what concerns you (spec/realtime.md, "Events for me"): what your inbox and `wait` get, and the task, lease and comment events of the tasks you hold or are assigned; never your own actions.'),
+  for: z.enum(['me']).optional().describe('`me`: what your inbox and `wait` get, and the events of the tasks you hold or are assigned; never your own actions (spec/realtime.md).'),
 });
 
 export const streamEvents = defineOperation({
   name: 'events_stream',
   summary: 'Follow the event timeline live (Server-Sent Events), from an event id onward, with no gap and no repeat.',
   description:
-    'Each event is one frame: `id: <event id>`, `event: <type>`, `data: <the event as GET /events lists it>`. ' +
-    'Resume with `Last-Event-ID` (browsers and EventSource clients send it) or `since`; without either the stream starts now. ' +
-    'A `: ping` comment every 15 s keeps proxies from closing an idle stream.',
+    'A frame per event, `data` as GET /events lists it. Resume with `Last-Event-ID` (EventSource sends it) or `since`; with neither, from now. ' +
+    'A `: ping` every 15 s keeps proxies from closing an idle stream.',
   kind: 'stream',
   scope: 'events:read',
   approval: 'none',

@@ -47,7 +47,7 @@ export const runOutput = z.object({
   outcome: z.enum(RUN_OUTCOMES).describe('`running`; `released` (given back); `lapsed` (expired); `ended` (handed in, or the task moved on).'),
   started_at: z.iso.datetime(),
   ended_at: z.iso.datetime().nullable(),
-  failure_code: failureCode.nullable().describe('Why the run failed (`lapsed` for a lapse, `cancelled` when its task was); null when it did not.'),
+  failure_code: failureCode.nullable().describe('Why the run failed (`lapsed`, or `cancelled` with its task); null if it did not.'),
   usage: usageOutput,
   log_lines: z.int(),
 });

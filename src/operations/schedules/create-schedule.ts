@@ -8,7 +8,7 @@ import { catchUpParam, checkCron, checkScheduledTemplate, cronParam, overlapPara
 export const createSchedule = defineOperation({
   name: 'schedules_create',
   summary: 'Create recurring work: a task made from `task`, or a template\'s graph, at each occurrence of a cron expression in a time zone.',
-  description: 'Each occurrence creates exactly one task or graph (by you, from this token), across instances and restarts. `next_runs` previews the next five.',
+  description: 'Each occurrence creates one task or graph (by you), once across instances and restarts. `next_runs` previews the next five.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

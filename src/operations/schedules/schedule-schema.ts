@@ -32,7 +32,7 @@ export const scheduledTemplate = z.strictObject({ id: templateId, params: templa
 
 export const cronParam = z.string().trim().min(9).max(120).describe("Five-field cron expression, e.g. '0 9 * * 1-5' (09:00 on weekdays).");
 export const timeZoneParam = z.string().min(1).max(64).describe("IANA time zone the expression is read in, e.g. 'Europe/Berlin'.");
-export const overlapParam = z.enum(OVERLAPS).describe('While the last task is open: skip the occurrence, coalesce (create one when it closes), or always create.');
+export const overlapParam = z.enum(OVERLAPS).describe('While the last task is open: skip, coalesce (create one when it closes) or create anyway.');
 export const catchUpParam = z.int().min(0).max(100).describe('After downtime, how many missed occurrences to create (the latest); 0 skips them.');
 
 const PREVIEW = 5;

@@ -8,7 +8,7 @@ import { catchUpParam, checkCron, checkScheduledTemplate, cronParam, lockChangea
 export const updateSchedule = defineOperation({
   name: 'schedules_update',
   summary: 'Change a schedule: its expression, zone, task or template, policies, or pause it (enabled: false) and resume it.',
-  description: 'A new expression or zone, or resuming, plans from now: occurrences while paused are not made up. Tasks already made are not touched.',
+  description: 'A new expression or zone, or resuming, plans from now (occurrences while paused are not made up); tasks already made stay.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

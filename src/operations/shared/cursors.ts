@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { BatonError } from '../../errors.ts';
 
 /** What a cursor walks: a cursor from one list is refused by another. */
-export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates' | 'notifications' | 'exports';
+export type CursorKind = 'tasks' | 'events' | 'leases' | 'approvals' | 'agents' | 'directory' | 'tokens' | 'webhooks' | 'deliveries' | 'comments' | 'task_search' | 'schedules' | 'reservations' | 'sessions' | 'asks' | 'inbox' | 'wait' | 'runs' | 'budgets' | 'templates' | 'notifications' | 'exports';
 
 /**
  * The cursors of every list, signed with the server's cursor key (spec/api.md, "Pagination"): a
@@ -49,6 +49,7 @@ const POSITION: Record<CursorKind, (position: string) => boolean> = {
   leases: id('lea'),
   approvals: id('apr'),
   agents: id('agt'),
+  directory: id('agt'),
   tokens: id('tok'),
   webhooks: id('whk'),
   deliveries: seq,

@@ -27,6 +27,17 @@ export function mentionsIn(body: string): string[] {
 
 const SPACES_HINT = 'Mention a name as it is written, with each space as `_` (`@Ada_Lovelace` for "Ada Lovelace"), or by id (`@agt_…`).';
 
+/**
+ * How `@name` spells a principal's name: each space `_`, if a mention can spell it at all (a name
+ * ending in `.` or holding `,` cannot; such a principal is mentioned by id). Whether it names only
+ * that principal is the caller's question.
+ */
+export function mentionSpelling(name: string): string | undefined {
+  const spelled = name.replaceAll(' ', '_');
+  const [found, ...more] = mentionsIn(`@${spelled}`);
+  return found === spelled && more.length === 0 ? spelled : undefined;
+}
+
 /** Whether `mention` names the principal called `name`: case-insensitive, a space written `_`. */
 export function namesMatch(name: string, mention: string): boolean {
   const spelled = (text: string) => text.toLowerCase().replaceAll(' ', '_');

@@ -18,7 +18,7 @@ export const assignTask = defineOperation({
   name: 'tasks_assign',
   summary: 'Set or clear who a task is for; optionally with a comment to them.',
   description:
-    'Only the assignee can claim an assigned task. If another holds it under a live lease: 409 assignee_lease_held, unless `release_lease: true` ends that lease (the task returns to todo). Agents: only unassigned tasks or their own (403 not_your_task).',
+    'Only the assignee claims an assigned task. Held under another\'s live lease: 409 assignee_lease_held, unless `release_lease: true` ends it (back to todo). Agents: only unassigned tasks or their own (403 not_your_task).',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

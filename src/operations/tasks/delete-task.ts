@@ -11,7 +11,7 @@ export const deleteTask = defineOperation({
   name: 'tasks_delete',
   summary: 'Delete a task (destructive: needs a human\'s approval unless a human with approvals:decide asks).',
   description:
-    'It leaves reads and lists (a `since` delta shows its tombstone); its events stay. Any lease on it ends. An agent gets 202 with a pending approval.',
+    'It leaves reads and lists (a `since` delta shows its tombstone); its events stay; a lease on it ends. An agent gets 202, a pending approval.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'destructive',

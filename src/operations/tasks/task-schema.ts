@@ -150,7 +150,7 @@ export const fullTask = z.object({
   archived_at: z.iso.datetime().optional().describe('Set while archived.'),
   assignee: holderRef.nullable().describe('Who the task is for: only they can claim it. null: anyone whose filters match.'),
   handoff: handoff.nullable().describe('The last hand-in for review: what the agent says it did, for the reviewer.'),
-  attempts: z.int().describe('Failed attempts so far: leases that ended without a hand-in (expiry, or a release with outcome failed).'),
+  attempts: z.int().describe('Failed attempts so far: leases ended without a hand-in (expired, or released as failed).'),
   max_attempts: z.int().nullable().describe("The task's own attempt limit; null: the server's default (BATON_MAX_ATTEMPTS)."),
   max_cost: z.number().optional().describe("A cap on what its runs spend, in max_cost_currency (a task budget); absent when none."),
   max_cost_currency: z.string().optional(),

@@ -6,7 +6,7 @@ import { assertTemplate, templateDescription, templateName, templateOutput, temp
 export const createTemplate = defineOperation({
   name: 'templates_create',
   summary: 'Save a template: a task graph with `{{parameter}}` placeholders, subtasks, blockers and gates, made at once by templates_instantiate.',
-  description: 'Refused when a reference names no task or parameter, or when `blocked_by` or `parent` would make a cycle (the task graph\'s own problems). At most 100 tasks and 20 parameters.',
+  description: 'Refused when a reference names no task or parameter, or `blocked_by` or `parent` makes a cycle. At most 100 tasks and 20 parameters.',
   kind: 'write',
   scope: 'tasks:write',
   approval: 'none',

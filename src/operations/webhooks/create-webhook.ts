@@ -10,8 +10,7 @@ export const createWebhook = defineOperation({
   name: 'webhooks_create',
   summary: 'Subscribe a URL to events: each matching event is POSTed there, signed (Standard Webhooks); the secret is in this response only.',
   description:
-    'Outward-facing, so an agent\'s request waits for a human\'s approval. Delivery starts with the events after creation; replay reaches back. ' +
-    'The URL must resolve to public addresses only.',
+    'Outward-facing, so an agent\'s request waits for a human\'s approval. Delivers the events after creation; replay reaches back.',
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',

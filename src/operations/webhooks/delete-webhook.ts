@@ -7,7 +7,7 @@ import { ownerActsAlone, toWebhook, visibleWebhook, webhookId, webhookOutput, we
 export const deleteWebhook = defineOperation({
   name: 'webhooks_delete',
   summary: 'Delete a webhook subscription: nothing more is delivered to it; its delivery log stays in the database.',
-  description: "Runs at once for the webhook's owner. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
+  description: "Runs at once for the webhook's owner.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'destructive',

@@ -6,6 +6,7 @@ import { toWebhook, visibleWebhook, webhookId, webhookOutput } from './webhook-s
 export const getWebhook = defineOperation({
   name: 'webhooks_get',
   summary: 'Read one webhook subscription: URL, event types, enabled, and why the server disabled it if it did.',
+  description: "Another's webhook is 404 not_found here and in every webhook operation, unless you hold agents:admin or, as a human, approvals:decide.",
   kind: 'read',
   scope: 'webhooks:manage',
   approval: 'none',

@@ -10,7 +10,7 @@ const REPLAY_LIMIT = 1000;
 export const replayWebhook = defineOperation({
   name: 'webhooks_replay',
   summary: 'Re-send what a webhook missed: queue every matching event strictly after `since` that it has not received (failed ones get a new round).',
-  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice. Runs at once for the webhook's owner. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.`,
+  description: `Up to ${REPLAY_LIMIT} events per call, in commit order; \`since\` is the same cursor as the stream and GET /events. Delivered events are not sent twice. Runs at once for the webhook's owner.`,
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',

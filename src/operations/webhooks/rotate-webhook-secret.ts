@@ -9,9 +9,8 @@ export const rotateWebhookSecret = defineOperation({
   name: 'webhooks_rotate_secret',
   summary: 'Issue a new signing secret for a webhook, shown once in this response; the old one stops verifying at once.',
   description:
-    'For a leaked secret: deliveries from now on, retries included, are signed with the new one. ' +
-    "Gated like creation: an agent's request waits for a human's approval, where the requester alone then reads the secret. " +
-    "Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
+    'For a leaked secret: deliveries from now on, retries too, are signed with the new one. ' +
+    "Gated like creation: an agent's request waits for a human's approval; the requester alone then reads the secret there.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',

@@ -11,7 +11,7 @@ import { eventTypeFilter, toWebhook, visibleWebhook, webhookId, webhookOutput, w
 export const updateWebhook = defineOperation({
   name: 'webhooks_update',
   summary: 'Change a webhook\'s URL or event types, or enable or disable it; re-enabling delivers from now on (replay reaches back).',
-  description: "Outward-facing (it can point deliveries somewhere new), so an agent's request waits for a human's approval. Another principal's webhook is 404 not_found (as an unknown id) unless you hold agents:admin or are a human with approvals:decide.",
+  description: "Outward-facing (it can point deliveries somewhere new), so an agent's request waits for a human's approval.",
   kind: 'write',
   scope: 'webhooks:manage',
   approval: 'outward',

@@ -40,7 +40,7 @@ export const webhookOutput = z.object({
  * one time the secret is shown (the OpenAPI document's `WebhookWithSecret`).
  */
 export const webhookWithSecret = webhookOutput.extend({
-  secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay of this request answers null here; after an approval, the requester alone reads it on the approval.'),
+  secret: z.string().nullable().describe('The signing secret (whsec_…), shown once: store it now. A replay answers null; after an approval, the requester alone reads it there.'),
 });
 
 export function toWebhook(row: WebhookRow): z.infer<typeof webhookOutput> {

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useNames } from '../directory.ts';
 import type { InputOf } from '../../../src/client/index.ts';
 import { call, getAll, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
@@ -150,7 +151,9 @@ export function Activity({ search }: { search: string }) {
   const [taskDraft, setTaskDraft] = useState(filters.task);
   useEffect(() => setTaskDraft(filters.task), [filters.task]);
   const shown = events;
-  const names = new Map(principals.map((p) => [p.id, p.name]));
+  // Principals an event is about (its subject), named by the directory for a caller who may not list them.
+  const named = useNames((events ?? []).map((event) => event.subject));
+  const names = new Map([...named, ...principals.map((p) => [p.id, p.name] as const)]);
 
   return (
     <section class="page" aria-labelledby="activity-title">

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useNames } from '../directory.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { STATUS_LABEL } from '../format.ts';
 import { useNow, useShortcuts } from '../hooks.ts';
@@ -62,7 +63,7 @@ export function Board({ search }: { search: string }) {
   const [selected, setSelected] = useState<string | null>(null);
   const [shown, setShown] = useState<Record<string, number>>({});
   const session = useSession();
-  const { whoami, names } = session;
+  const { whoami } = session;
   const searchBox = useRef<HTMLInputElement>(null);
   const selection = useSelection();
   useEffect(() => setShown({}), [search]);
@@ -85,6 +86,7 @@ export function Board({ search }: { search: string }) {
 
   const all = useMemo(() => [...(tasks?.values() ?? [])], [tasks]);
   const labels = useMemo(() => [...new Set(all.flatMap((t) => t.labels))].sort(), [all]);
+  const names = useNames(query.group && query.group !== 'label' ? all.map((t) => onIt(t)?.id) : []);
   const lanes = useMemo(() => {
     const searching = query.q !== '' && !found.problem;
     const keep = (t: Task) =>
@@ -113,7 +115,7 @@ export function Board({ search }: { search: string }) {
         name,
         columns: STATUSES.filter((s) => !query.hideClosed || !CLOSED.has(s)).map((status) => ({ key: `${lane}/${status}`, status, tasks: tasks.filter((t) => t.status === status).sort(order) })),
       }));
-  }, [all, query, found.order, found.problem, names, whoami]);
+  }, [all, query, found.order, found.problem, names, names.size, whoami]);
   const allColumns = lanes.length > 0 ? lanes.flatMap((l) => l.columns) : statuses.map((status) => ({ key: `/${status}`, status, tasks: [] as Task[] }));
   const columns = allColumns.filter((c) => onScreen(c.status));
   const heldSince = useHeldSince(useMemo(() => all.flatMap((t) => (t.lease ? [t.lease.id] : [])), [all]));

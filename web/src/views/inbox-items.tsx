@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useNames } from '../directory.ts';
 import type { OutputOf } from '../../../src/client/index.ts';
 import { useAction } from '../action.ts';
 import { call, problemOf, type Problem } from '../api.ts';
@@ -213,7 +214,7 @@ function ReviewDecision({ task, onDecided }: { task: Task; onDecided: (what: str
 
 /** One entry of the inbox: what it is, who caused it, when, and what can be done with it here. */
 export function InboxEntry({ entry, focused, now, onChanged, onMark }: { entry: Entry; focused: boolean; now: number; onChanged: (what: string) => void; onMark: (item: InboxItem, state: InboxItem['state']) => void }) {
-  const { names } = useSession();
+  const names = useNames(entry.kind === 'item' ? [entry.item.by] : []);
   const task = taskOf(entry);
   const kind = entry.kind === 'item' ? entry.item.kind : entry.kind === 'approval' ? 'approval' : 'to_review';
   // What waits on a decision stands out like an unread item until it is decided.

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useNames } from '../directory.ts';
 import { call, type Problem, problemOf } from '../api.ts';
 import { ActorChip, ProblemNotice } from '../components.tsx';
-import { useEvents, useSession } from '../session.ts';
+import { useEvents } from '../session.ts';
 import type { Ask } from '../types.ts';
 import { AskAnswer } from './inbox-items.tsx';
 
@@ -20,8 +21,8 @@ function askedOf(to: string, names: Map<string, string>): string {
  * Live: an `ask.*` event on the task reads them again. Nothing shows while the task has none.
  */
 export function AsksPanel({ taskId }: { taskId: string }) {
-  const { names } = useSession();
   const [asks, setAsks] = useState<Ask[]>([]);
+  const names = useNames(asks.map((ask) => ask.to));
   const [problem, setProblem] = useState<Problem | null>(null);
   const [said, setSaid] = useState('');
   const load = () =>
