@@ -70,3 +70,23 @@ describe('a bad value', () => {
     expect(refusal({ BATON_LOG_LEVEL: 'loud' })).toBe('Invalid configuration: BATON_LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud" (example: BATON_LOG_LEVEL=info)');
   });
 });
+
+describe('BATON_WEBHOOK_ALLOW_PRIVATE', () => {
+  it('keeps 0 and 1 (and unset: 0) as they were, and reads a list of CIDRs, addresses and host names', () => {
+    expect(loadConfig({}).webhookAllowPrivate).toBe(false);
+    expect(loadConfig({ BATON_WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate).toBe(false);
+    expect(loadConfig({ BATON_WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate).toBe(true);
+    expect(loadConfig({ BATON_WEBHOOK_ALLOW_PRIVATE: '10.0.0.0/8, Hooks.Internal ,fd00::/8,192.168.1.7,chat.corp.' }).webhookAllowPrivate).toEqual({
+      networks: ['10.0.0.0/8', 'fd00::/8', '192.168.1.7/32'],
+      hosts: ['hooks.internal', 'chat.corp'],
+    });
+  });
+
+  it('refuses a malformed entry, naming it', () => {
+    for (const [value, entry] of [['10.0.0.0/33', '10.0.0.0/33'], ['10.0.0.0/8,', ''], ['hooks.internal/8', 'hooks.internal/8'], ['300.1.1.1/8', '300.1.1.1/8'], ['fd00::/129', 'fd00::/129'], ['http://hooks.internal', 'http://hooks.internal'], ['10.0.0.0/8/1', '10.0.0.0/8/1']]) {
+      expect(() => loadConfig({ BATON_WEBHOOK_ALLOW_PRIVATE: value }), value).toThrow(
+        `Invalid configuration: BATON_WEBHOOK_ALLOW_PRIVATE: ${JSON.stringify(entry)} is neither a CIDR (10.0.0.0/8, fd00::/8), an IP address nor a host name; give 0, 1, or a comma-separated list of those (example: BATON_WEBHOOK_ALLOW_PRIVATE=10.0.0.0/8,hooks.internal)`,
+      );
+    }
+  });
+});

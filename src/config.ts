@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from './startup-error.ts';
 import { ROLES, type Role } from './domain/roles.ts';
 import { parsePostgresHosts, type PostgresHosts } from './postgres-hosts.ts';
+import { parsePrivateAllowance, type PrivateAllowance } from './private-allowance.ts';
 import { isWellFormedToken } from './tokens.ts';
 
 export { ConfigError } from './startup-error.ts';
@@ -101,7 +102,17 @@ const schema = z.object({
     })
     .optional(),
   BATON_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (e.g. 32 random bytes as hex)').optional(),
-  BATON_WEBHOOK_ALLOW_PRIVATE: z.enum(['0', '1']).default('0'),
+  BATON_WEBHOOK_ALLOW_PRIVATE: z
+    .string()
+    .default('0')
+    .transform((raw, ctx) => {
+      try {
+        return parsePrivateAllowance(raw);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   BATON_WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\d+(,\d+)*$/, 'must be comma-separated seconds, the first attempt first')
@@ -219,8 +230,8 @@ export interface Config {
   readonly metricsAddress: { readonly host: string; readonly port: number } | undefined;
   /** Derives webhook signing secrets (`derived:v1`); embedded mode makes one in the data dir when unset. */
   readonly secretKey: string | undefined;
-  /** Lets webhooks reach loopback, private and link-local addresses (tests, private networks). */
-  readonly webhookAllowPrivate: boolean;
+  /** Which loopback, private and link-local addresses webhooks and chat channels may reach: all, none, or listed networks and host names. */
+  readonly webhookAllowPrivate: PrivateAllowance;
   /** Delay before each attempt of a delivery, in ms, from the first; its length is the number of attempts. */
   readonly webhookRetryScheduleMs: readonly number[];
   /** How often each instance looks for due deliveries (new events also wake it); 0 turns delivery off here. */
@@ -316,7 +327,7 @@ const EXAMPLES: Record<keyof Env, string> = {
   CRON_SECRET: 'the output of `openssl rand -hex 32`',
   BATON_METRICS_ADDRESS: '127.0.0.1:9464',
   BATON_SECRET_KEY: 'the output of `openssl rand -hex 32`',
-  BATON_WEBHOOK_ALLOW_PRIVATE: '0',
+  BATON_WEBHOOK_ALLOW_PRIVATE: '10.0.0.0/8,hooks.internal',
   BATON_WEBHOOK_RETRY_SCHEDULE: '0,5,300,1800,7200,18000,36000,36000',
   BATON_WEBHOOK_DELIVERY_RETENTION_DAYS: '30',
   BATON_WEBHOOK_INTERVAL_MS: '1000',
@@ -413,7 +424,7 @@ export function loadConfig(env: Record<string, string | undefined>, overrides: P
     cronSecret: e.CRON_SECRET,
     metricsAddress: e.BATON_METRICS_ADDRESS,
     secretKey: e.BATON_SECRET_KEY,
-    webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE === '1',
+    webhookAllowPrivate: e.BATON_WEBHOOK_ALLOW_PRIVATE,
     webhookRetryScheduleMs: Object.freeze(e.BATON_WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s) * 1000)),
     webhookIntervalMs: e.BATON_WEBHOOK_INTERVAL_MS,
     maxAttempts: e.BATON_MAX_ATTEMPTS,

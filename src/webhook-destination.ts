@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import ipaddr from 'ipaddr.js';
 import { BatonError } from './errors.ts';
+import { allowsPrivate, type PrivateAllowance } from './private-allowance.ts';
 
 /** A webhook URL and the one address it was checked at; requests connect to exactly that address. */
 export interface Destination {
@@ -15,9 +16,11 @@ export interface Destination {
  * Parses and resolves a webhook URL. Refuses (`webhook_url_refused`) anything but http(s) without
  * credentials, hosts that do not resolve, and hosts with ANY address outside public unicast
  * (loopback, private, link-local — which holds cloud metadata —, unique-local, CGNAT, reserved…)
- * unless `allowPrivate`. Called at creation and before every attempt, against DNS rebinding.
+ * unless `allowPrivate` allows each of them (all, or those in its networks or at its host names).
+ * Called at creation and before every attempt, against DNS rebinding: the request then connects to
+ * the address checked here.
  */
-export async function resolveDestination(raw: string, allowPrivate: boolean): Promise<Destination> {
+export async function resolveDestination(raw: string, allowPrivate: PrivateAllowance): Promise<Destination> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -30,11 +33,9 @@ export async function resolveDestination(raw: string, allowPrivate: boolean): Pr
   const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
   const first = addresses[0];
   if (!first) throw refused(raw, `${host} does not resolve`);
-  if (!allowPrivate) {
-    for (const { address } of addresses) {
-      const why = nonPublic(address);
-      if (why) throw refused(raw, `${host} resolves to ${address}, ${why}`);
-    }
+  for (const { address } of addresses) {
+    const why = nonPublic(address);
+    if (why && !allowsPrivate(allowPrivate, host, address)) throw refused(raw, `${host} resolves to ${address}, ${why}${allowPrivate === false ? '' : ' outside BATON_WEBHOOK_ALLOW_PRIVATE'}`);
   }
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { BatonError } from '../errors.ts';
 import type { DB } from '../store/schema.ts';
 import { principalFromGrant } from '../operations/shared/grants.ts';
-import { findGrantAndCount } from '../store/tokens.ts';
+import { findGrantAndCount, type RateCharge, type TokenGrant } from '../store/tokens.ts';
 import { hashToken, isWellFormedToken } from '../tokens.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { RateBudget } from '../domain/rate-budget.ts';
@@ -20,31 +20,42 @@ export interface Authenticated {
 }
 
 /**
- * Resolves `Authorization: Bearer …` to a principal and counts the request against its token's
- * rate window, in one query. A malformed token (bad shape or checksum) costs no query. Throws 401
- * `unauthenticated` / `invalid_token`, or 429 `rate_limited` past the budget.
+ * Resolves `Authorization: Bearer …` to a principal and counts the request's `operations` (1 but for a
+ * GraphQL document's mutations or an MCP batch's tool calls) against its token's rate window, in one
+ * query. A malformed token (bad shape or checksum) costs no query. Throws 401 `unauthenticated` /
+ * `invalid_token`, or 429 `rate_limited` past the budget or when the operations do not all fit in it.
  */
-export async function authenticate(deps: AuthenticateDeps, authorization: string | undefined, now: Date): Promise<Authenticated> {
-  const { db, rate } = deps;
+export async function authenticate(deps: AuthenticateDeps, authorization: string | undefined, request: { now: Date; operations: number }): Promise<Authenticated> {
+  const { db } = deps;
+  const { now, operations } = request;
   const tokenHash = bearerHash(authorization);
-  const windowStart = rateWindowStart(rate.windowS, now);
-  const grant = await findGrantAndCount(db, tokenHash, windowStart, now);
+  const grant = await findGrantAndCount(db, tokenHash, rateCharge(deps, now, operations), now);
   const principal = principalFromGrant(grant, now);
   if (deps.humansUseSso && principal.kind === 'human' && grant?.token_created_by_kind !== 'system') {
     throw new BatonError('invalid_token', `Humans sign in through single sign-on on this server (BATON_OIDC_REQUIRED); token ${principal.tokenId} is refused.`, {
       hint: 'Sign in at /auth/oidc/login; tokens are for agents (and the bootstrap and recovery tokens of the system).',
     });
   }
-  return counted(deps, principal, { limit: grant?.rate_limit ?? null, used: grant?.used ?? 0, workspace: workspaceCount(grant) }, now);
+  return counted(deps, principal, grantCount(grant, operations), now);
+}
+
+/** What a request of `operations` spends of the rate window `now` falls in. */
+export function rateCharge(deps: AuthenticateDeps, now: Date, operations: number): RateCharge {
+  return { windowStart: rateWindowStart(deps.rate.windowS, now), operations, defaultLimit: deps.rate.limit };
+}
+
+/** The count `counted` checks, from a grant `findGrantAndCount` answered for a request of `operations`. */
+export function grantCount(grant: TokenGrant | undefined, operations: number): Count {
+  return { limit: grant?.rate_limit ?? null, used: grant?.used ?? 0, workspace: workspaceCount(grant), operations, charged: grant?.charged ?? operations };
 }
 
 /** The workspace's shared budget and its use this window, when it has one (workspaces_update `rate_limit`). */
-export function workspaceCount(grant: { workspace_rate_limit: number | null; workspace_used: number | null } | undefined): WorkspaceCount | null {
+function workspaceCount(grant: { workspace_rate_limit: number | null; workspace_used: number | null } | undefined): WorkspaceCount | null {
   if (grant?.workspace_rate_limit == null || grant.workspace_used == null) return null;
   return { limit: grant.workspace_rate_limit, used: grant.workspace_used };
 }
 
-export interface WorkspaceCount {
+interface WorkspaceCount {
   readonly limit: number;
   readonly used: number;
 }
@@ -54,11 +65,23 @@ export function rateWindowStart(windowS: number, now: Date): number {
   return Math.floor(now.getTime() / (windowS * 1000)) * windowS;
 }
 
+/** A request's count in its token's window (and its workspace's), as `findGrantAndCount` answered. */
+export interface Count {
+  readonly limit: number | null;
+  readonly used: number;
+  readonly workspace: WorkspaceCount | null;
+  /** The operations the request carries. */
+  readonly operations: number;
+  /** What it was charged: `operations`, or 1 when they did not all fit. */
+  readonly charged: number;
+}
+
 /**
  * Checks a request already counted against its token's window, and its workspace's shared budget
- * when it has one, and says the budget left (the tighter of the two); 429 past either.
+ * when it has one, and says the budget left (the tighter of the two); 429 past either, or when the
+ * request's operations did not all fit in what was left (it was then charged as one request).
  */
-export function counted(deps: AuthenticateDeps, principal: Principal, count: { limit: number | null; used: number; workspace: WorkspaceCount | null }, now: Date): Authenticated {
+export function counted(deps: AuthenticateDeps, principal: Principal, count: Count, now: Date): Authenticated {
   const { rate } = deps;
   const windowMs = rate.windowS * 1000;
   const windowStart = rateWindowStart(rate.windowS, now);
@@ -80,7 +103,28 @@ export function counted(deps: AuthenticateDeps, principal: Principal, count: { l
       { headers: { 'retry-after': String(resetS), ...rateLimitHeaders(shared) } },
     );
   }
+  if (count.charged < count.operations) throw tooManyOperations(principal, count.operations, { budget, most: Math.min(limit, shared?.limit ?? limit) });
   return { principal, budget };
+}
+
+/**
+ * The refusal of a request whose operations (a GraphQL document's mutations, an MCP batch's tool
+ * calls) do not all fit in what is left of the tighter budget: nothing ran, and it cost one.
+ */
+function tooManyOperations(principal: Principal, operations: number, left: { budget: RateBudget; most: number }): BatonError {
+  const { budget, most } = left;
+  return new BatonError(
+    'rate_limited',
+    `This request carries ${operations} operations, each counted against the rate budget, but only ${budget.remaining + 1} of ${budget.limit} were left in this ${budget.windowS} s window (token ${principal.tokenId}); nothing ran, and it counted as one request.`,
+    {
+      hint:
+        operations > most
+          ? `Send at most ${most} operations per request (a whole window's budget): split the document or batch.`
+        : `Send at most ${budget.remaining} operations now, or wait [[Retry-After]] seconds for the window to reset; the RateLimit header shows the budget left.`,
+      headers: { 'retry-after': String(budget.resetS), ...rateLimitHeaders(budget) },
+      extra: { operations, remaining: budget.remaining },
+    },
+  );
 }
 
 /** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-10). */

@@ -14,7 +14,7 @@ import { readStats, type StoreStats } from '../store/stats.ts';
 import { DEFAULT_WORKSPACE_ID } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 import { shedding } from './admission.ts';
-import { type Authenticated, authenticate, counted, rateWindowStart } from './authenticate.ts';
+import { type Authenticated, authenticate, counted, rateCharge } from './authenticate.ts';
 import { authenticateSession, type ProviderLogout, type SignedIn, signIn, signOut, signOutAtProvider, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
@@ -42,9 +42,10 @@ export interface Service {
   readonly tracing: Tracing;
   /**
    * Resolves the bearer token, or without one the session cookie's secret, and counts the request
-   * against its rate budget (spec/identity.md, "Sessions").
+   * against its rate budget (spec/identity.md, "Sessions"): `operations` of it (default 1), all or
+   * none, for a GraphQL document of several mutations or an MCP batch of tool calls (spec/api.md, Rate limits).
    */
-  authenticate(authorization: string | undefined, sessionSecret?: string): Promise<Authenticated>;
+  authenticate(authorization: string | undefined, sessionSecret?: string, operations?: number): Promise<Authenticated>;
   /**
    * Throws 503 `unavailable` at once when the database's pool is too busy to take `operationName`
    * (the operation, or the interface's name for a call of several), before it is authenticated
@@ -131,11 +132,11 @@ export function createService(deps: ServiceDeps): Service {
     baseUrl,
     clock,
     tracing: deps.tracing,
-    async authenticate(authorization, sessionSecret) {
-      if (authorization !== undefined || sessionSecret === undefined) return authenticate(authenticateDeps, authorization, clock.now());
+    async authenticate(authorization, sessionSecret, operations = 1) {
       const now = clock.now();
-      const { principal, used, limit, workspace } = await authenticateSession(sessionDeps, sessionSecret, rateWindowStart(config.rateLimit.windowS, now));
-      return counted(authenticateDeps, principal, { used, limit, workspace }, now);
+      if (authorization !== undefined || sessionSecret === undefined) return authenticate(authenticateDeps, authorization, { now, operations });
+      const { principal, count } = await authenticateSession(sessionDeps, sessionSecret, rateCharge(authenticateDeps, now, operations));
+      return counted(authenticateDeps, principal, count, now);
     },
     admit(operationName) {
       const refusal = shedding(operationName, database.poolLoad());

@@ -14,8 +14,8 @@ import type { Tx } from '../store/connection.ts';
 import type { DB } from '../store/schema.ts';
 import { bindWorkspace, DEFAULT_WORKSPACE_ID, inWorkspace } from '../store/workspace-scope.ts';
 import { endSession, findIdentities, findIdentityOf, findInvitedHumans, findProviderSessions, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
-import { findGrantAndCount, insertToken } from '../store/tokens.ts';
-import { type WorkspaceCount, workspaceCount } from './authenticate.ts';
+import { findGrantAndCount, insertToken, type RateCharge } from '../store/tokens.ts';
+import { type Count, grantCount } from './authenticate.ts';
 import { systemProvenance } from './bootstrap.ts';
 
 /** The cookie secret's form: not a `bat_` token, so it is refused as a bearer without a lookup. */
@@ -165,10 +165,10 @@ export function roleFor(values: readonly string[], map: readonly (readonly [stri
  * its absolute timeout (its token's expiry) or its idle timeout, or its person was disabled —
  * checked on every request, so a change applies at the next one.
  */
-export async function authenticateSession(deps: SessionDeps, secret: string, windowStart: number): Promise<{ principal: Principal; used: number; limit: number | null; workspace: WorkspaceCount | null }> {
+export async function authenticateSession(deps: SessionDeps, secret: string, charge: RateCharge): Promise<{ principal: Principal; count: Count }> {
   if (!SECRET.test(secret)) throw new BatonError('invalid_token', 'The session cookie is not a Baton session; sign in again.');
   const now = deps.clock.now();
-  const grant = await findGrantAndCount(deps.db, secretHash(secret), windowStart, now);
+  const grant = await findGrantAndCount(deps.db, secretHash(secret), charge, now);
   const session = grant ? await findSessionByToken(deps.db, grant.token_id) : undefined;
   if (!grant || !session) throw new BatonError('invalid_token', 'No such session; sign in again.');
   if (session.ended_at) throw new BatonError('invalid_token', `Session ${session.id} ended (${session.end_reason ?? 'ended'}); sign in again.`);
@@ -178,7 +178,7 @@ export async function authenticateSession(deps: SessionDeps, secret: string, win
     throw new BatonError('invalid_token', `Session ${session.id} was idle for ${deps.config.session.idleS} s; sign in again.`);
   }
   await touchSession(deps.db, session.id, now);
-  return { principal: { ...principal, sessionId: session.id }, used: grant.used ?? 0, limit: grant.rate_limit, workspace: workspaceCount(grant) };
+  return { principal: { ...principal, sessionId: session.id }, count: grantCount(grant, charge.operations) };
 }
 
 /** Ends the cookie's session on the server (`session.signed_out`, by its person); a session already over is left as it is. */

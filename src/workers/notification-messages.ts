@@ -11,9 +11,27 @@ export interface Email {
 }
 
 /** The Slack incoming-webhook body; Mattermost and Rocket.Chat accept it as is (they read `text`). */
-export interface ChatMessage {
+export interface SlackMessage {
   readonly text: string;
   readonly blocks: readonly object[];
+}
+
+/** Discord's own webhook body: `content` in its Markdown, and no mention may ping anyone. */
+export interface DiscordMessage {
+  readonly content: string;
+  readonly allowed_mentions: { readonly parse: readonly [] };
+}
+
+/** The chat formats Baton speaks, told apart by the webhook URL (spec/notifications.md). */
+export type ChatFormat = 'slack' | 'discord';
+
+/**
+ * Discord's own execute-webhook path (`/api[/vN]/webhooks/{id}/{token}`, on Discord or a server
+ * that copies its API) is answered in Discord's format; everything else, Discord's `/slack`
+ * endpoint included, gets Slack's body.
+ */
+export function chatFormat(url: string): ChatFormat {
+  return /^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/.test(URL.parse(url)?.pathname ?? '') ? 'discord' : 'slack';
 }
 
 const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
@@ -56,17 +74,46 @@ export function digestEmail(items: readonly NotificationSubject[], to: string, l
   return { subject: `[Baton] ${sorted.length} new in your inbox`, text: lines.join('\n') };
 }
 
-/** The chat message about an item (an ask, an approval, an overdue wait for its escalation target, a budget): its title, who is asked, and the link. */
-export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker): ChatMessage {
+/**
+ * The chat message about an item (an ask, an approval, an overdue wait for its escalation target, a
+ * budget): its title, who is asked, and the link. Everything people wrote (names, title, question)
+ * is escaped for the format, so it can neither ping a channel nor make a link of its own; only
+ * Baton's link is a link.
+ */
+export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker, format: ChatFormat): SlackMessage | DiscordMessage {
   const url = link({ to, task: s.task_id, item: s.id });
-  const what = oneLine(s.question ?? s.excerpt, 300);
   const verb = s.kind === 'ask' ? 'asks' : s.kind === 'approval' ? 'asks the approval of' : s.kind === 'overdue' ? 'is still waiting, overdue for' : s.kind === 'budget' ? 'ran down a budget, for' : KIND_WORDS[s.kind];
-  const text = `${s.by_name} ${verb} ${s.principal_name} on "${s.title}": ${what} ${url}`;
-  const markdown = `*${escapeMarkdown(s.by_name)}* ${verb} *${escapeMarkdown(s.principal_name)}* on <${url}|${escapeMarkdown(s.title)}>:\n>${escapeMarkdown(what)}`;
+  const written = { by: s.by_name, principal: s.principal_name, title: oneLine(s.title, 200), what: oneLine(s.question ?? s.excerpt, 300) };
+  if (format === 'discord') {
+    const d = mapValues(written, escapeDiscord);
+    return { content: `**${d.by}** ${verb} **${d.principal}** on [${d.title}](${url}):\n> ${d.what}`, allowed_mentions: { parse: [] } };
+  }
+  const m = mapValues(written, escapeSlack);
+  const text = `${m.by} ${verb} ${m.principal} on "${m.title}": ${m.what} ${url}`;
+  const markdown = `*${m.by}* ${verb} *${m.principal}* on <${url}|${m.title}>:\n>${m.what}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: markdown } }] };
 }
 
-/** Slack's mrkdwn escapes: `&`, `<` and `>` would otherwise start entities and links. */
-function escapeMarkdown(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+function mapValues<T extends Record<string, string>>(values: T, f: (value: string) => string): T {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, f(v)])) as T;
+}
+
+/**
+ * Slack's escapes (`&`, `<`, `>`: `<!channel>` or `<https://x|click>` would otherwise ping or
+ * link), plus what Mattermost and Rocket.Chat, which render the same `text` as Markdown, would
+ * act on: a word joiner after the `@` of `@channel`, `@here`, `@all` and `@everyone`, and between
+ * `]` and `(` of a Markdown link. Slack shows both joiners as nothing.
+ */
+function escapeSlack(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/@(channel|here|all|everyone)\b/gi, '@\u2060$1')
+    .replace(/\]\(/g, ']\u2060(');
+}
+
+/** Discord Markdown's escapes: a backslash before every character that formats, links or quotes (mentions are off by `allowed_mentions`). */
+function escapeDiscord(text: string): string {
+  return text.replace(/[\\*_~`|[\]()<>#-]/g, '\\$&');
 }

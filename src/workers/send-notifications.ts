@@ -8,7 +8,7 @@ import { claimDueNotifications, type NotificationRow, type NotificationSubject, 
 import type { DB, WebhookAttempt } from '../store/schema.ts';
 import { readCursorKey } from '../store/server-keys.ts';
 import { postTo, resolveDestination } from '../webhook-destination.ts';
-import { chatMessage, digestEmail, type Email, itemEmail, type LinkMaker } from './notification-messages.ts';
+import { chatFormat, chatMessage, digestEmail, type Email, itemEmail, type LinkMaker } from './notification-messages.ts';
 
 /** An SMTP server or chat receiver gets 15 s per step, as a webhook receiver does (DESIGN §6). */
 const TIMEOUT_MS = 15_000;
@@ -97,8 +97,9 @@ function compose(rows: readonly NotificationRow[], subject: (inboxItemId: string
   for (const row of rows) {
     const s = subject(row.inbox_item_id);
     if (row.channel === 'chat') {
-      const body = JSON.stringify(chatMessage(s, row.principal_id, out.link));
-      messages.push({ rows: [row], send: () => postChat(chatUrl(s, out.config) ?? '', out.config, body) });
+      const url = chatUrl(s, out.config) ?? '';
+      const body = JSON.stringify(chatMessage(s, row.principal_id, out.link, chatFormat(url)));
+      messages.push({ rows: [row], send: () => postChat(url, out.config, body) });
     } else if (row.digest) {
       digests.set(row.principal_id, [...(digests.get(row.principal_id) ?? []), row]);
     } else {

@@ -115,12 +115,67 @@ describe('notifications', () => {
     expect(chat.bodies.slice(before)).toHaveLength(1);
     const body = chat.bodies[before] as { text: string; blocks: { type: string; text: { type: string; text: string } }[] };
     expect(body.text).toContain(p.name);
-    expect(body.text).toContain('Rotate <the> keys');
+    // Slack reads `text` as mrkdwn too, so it carries the same escapes as the block.
+    expect(body.text).toContain('Rotate &lt;the&gt; keys');
     expect(body.text).toContain(`http://baton.test/tasks/${task}?link=`);
     expect(body.blocks[0]?.type).toBe('section');
     expect(body.blocks[0]?.text.type).toBe('mrkdwn');
     expect(body.blocks[0]?.text.text).toContain('Rotate &lt;the&gt; keys');
     expect(body.blocks[0]?.text.text).toContain(`*${p.name}*`);
+  });
+
+  it('escapes what people wrote for Slack: no <!channel>, no disguised link, only Baton\'s link is a link (and it works)', async () => {
+    const p = await person();
+    const before = chat.bodies.length;
+    const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: '<!channel> deploy @channel [click](https://evil.example) & go' } })).json<{ id: string }>();
+    const question = '<https://evil.example|open the release> @here?';
+    expect((await cluster.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question, to: p.id, timeout_s: 3600, default: { text: 'no' } }, token: agent.token })).status).toBe(201);
+    await sweep();
+    const body = chat.bodies[before] as { text: string; blocks: { text: { text: string } }[] };
+    const markdown = body.blocks[0]?.text.text ?? '';
+    for (const sent of [body.text, markdown]) {
+      expect(sent).not.toContain('<!channel>');
+      expect(sent).not.toContain('<https://evil');
+      expect(sent).toContain('&lt;!channel&gt; deploy');
+      expect(sent).toContain('&lt;https://evil.example|open the release&gt;');
+      expect(sent).toContain('&amp; go');
+      // Mattermost and Rocket.Chat render `text` as Markdown: no @channel or @here, no [text](url) link.
+      expect(sent).not.toMatch(/@(channel|here)\b/);
+      expect(sent).not.toContain('](');
+    }
+    // Slack's only <…> token in the block is Baton's link, titled with the escaped title.
+    expect([...markdown.matchAll(/<([^>]*)>/g)].map((m) => m[1]?.split('|')[0])).toEqual([expect.stringMatching(`^http://baton.test/tasks/${task.id}\\?link=`)]);
+    const [fromText] = links(body.text);
+    const [fromBlock] = links(markdown);
+    expect((await redeem(fromBlock ?? '', p)).status).toBe(200);
+    expect(fromText).toBe(fromBlock);
+  });
+
+  it("speaks Discord's own format to a Discord webhook URL: allowed_mentions empty, Markdown escaped, Baton's link masked", async () => {
+    const discord = await startChatReceiver('/api/webhooks/123456789012345678/tok_en-1');
+    try {
+      const made = (await cluster.request('POST', '/api/v1/workspaces', { body: { name: 'Discord team' } })).json<{ owner_id: string; token: string }>();
+      expect((await cluster.request('PATCH', '/api/v1/workspaces/current', { body: { chat_webhook_url: discord.url }, token: made.token })).status).toBe(200);
+      const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title: '@everyone deploy [click](https://evil.example) **now**' }, token: made.token })).json<{ id: string }>();
+      const bot = (await cluster.request('POST', '/api/v1/agents', { body: { name: 'discord-bot', scopes: ['tasks:read', 'tasks:write'] }, token: made.token })).json<{ id: string }>();
+      const botToken = (await cluster.request('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'm' }, token: made.token })).json<{ token: string }>().token;
+      const asked = await cluster.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question: 'Ping <@&1234> and @here?', to: made.owner_id, timeout_s: 3600, default: { text: 'no' } }, token: botToken });
+      expect(asked.status, asked.body).toBe(201);
+      await sweep();
+      expect(discord.bodies).toHaveLength(1);
+      const body = discord.bodies[0] as { content: string; allowed_mentions: unknown; text?: unknown };
+      expect(body.allowed_mentions).toEqual({ parse: [] });
+      expect(body.text).toBeUndefined();
+      expect(body.content).toContain('@everyone deploy \\[click\\]\\(https://evil.example\\) \\*\\*now\\*\\*');
+      expect(body.content).toContain('Ping \\<@&1234\\> and @here?');
+      // The one unescaped [text](url) is Baton's link, and it opens the item for the person asked.
+      const masked = [...body.content.matchAll(/(?<!\\)\[(?:[^\]\\]|\\.)*\]\(([^)]*)\)/g)].map((m) => m[1]);
+      expect(masked).toEqual([expect.stringMatching(`^http://baton.test/tasks/${task.id}\\?link=`)]);
+      const redeemed = await cluster.request('POST', '/api/v1/links/redeem', { body: { token: links(body.content)[0] ?? '' }, token: made.token });
+      expect(redeemed.status, redeemed.body).toBe(200);
+    } finally {
+      await discord.close();
+    }
   });
 
   it("posts a workspace's asks to the workspace's own chat channel, whose URL only its admins read", async () => {

@@ -55,7 +55,7 @@ function parse(raw: string, to: string[]): Mail {
   return { to, subject: header('Subject'), text: text.replace(/\r\n/g, '\n') };
 }
 
-/** A local HTTP receiver for chat webhooks; `status` is what it answers. */
+/** A local HTTP receiver for chat webhooks at `path` (a provider's URL shape); `status` is what it answers. */
 export interface ChatReceiver {
   readonly url: string;
   readonly bodies: unknown[];
@@ -63,7 +63,7 @@ export interface ChatReceiver {
   close(): Promise<void>;
 }
 
-export async function startChatReceiver(): Promise<ChatReceiver> {
+export async function startChatReceiver(path = '/hooks/chat'): Promise<ChatReceiver> {
   const receiver = { bodies: [] as unknown[], status: 200 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -76,5 +76,5 @@ export async function startChatReceiver(): Promise<ChatReceiver> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
-  return Object.assign(receiver, { url: `http://127.0.0.1:${port}/hooks/chat`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  return Object.assign(receiver, { url: `http://127.0.0.1:${port}${path}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
 }

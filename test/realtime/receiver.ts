@@ -22,8 +22,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A local HTTP receiver that verifies every request with the `standardwebhooks` package. */
-export async function startReceiver(): Promise<Receiver> {
+/** A local HTTP receiver on `host` (a loopback address) that verifies every request with the `standardwebhooks` package. */
+export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
   const secrets = new Map<string, string>();
   const scripts = new Map<string, number[]>();
   const deliveries: Delivery[] = [];
@@ -38,10 +38,10 @@ export async function startReceiver(): Promise<Receiver> {
       response.writeHead(status).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     deliveries,
     trust: (path, secret) => secrets.set(path, secret),
     script: (path, statuses) => scripts.set(path, [...statuses]),

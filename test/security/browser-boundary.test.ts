@@ -74,22 +74,26 @@ describe('every answer', () => {
 });
 
 describe('cookies behind https (BATON_PUBLIC_URL https://…)', () => {
-  it('are HttpOnly, SameSite=Lax and Secure: the session cookie a switch sets, and the CSRF secret', async () => {
+  it('are __Host- named, HttpOnly, SameSite=Lax, Secure, Path=/ and without Domain: the session cookie a switch sets, and the CSRF secret', async () => {
     const tls = await startTestServer({ publicUrl: 'https://baton.example' });
     try {
       const { secret, workspaceId } = await tls.server.service.signIn({ issuer: 'https://idp.example', subject: 'tls', name: 'Person tls', email: 'tls@example.com', emailVerified: true, roleValues: [] }, 'test');
-      const session = await tls.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie: `baton_session=${secret}` } });
-      const csrfCookie = session.cookies.find((c) => c.name === 'baton_csrf');
+      const session = await tls.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie: `__Host-baton_session=${secret}` } });
+      const csrfCookie = session.cookies.find((c) => c.name === '__Host-baton_csrf');
       expect(csrfCookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+      expect(csrfCookie?.domain).toBeUndefined();
       const token = JSON.parse(session.body) as { csrf_token: string };
       const switched = await tls.app.inject({
         method: 'POST',
         url: '/auth/workspace',
-        headers: { cookie: `baton_session=${secret}; baton_csrf=${csrfCookie?.value ?? ''}`, 'x-csrf-token': token.csrf_token, 'content-type': 'application/json' },
+        headers: { cookie: `__Host-baton_session=${secret}; __Host-baton_csrf=${csrfCookie?.value ?? ''}`, 'x-csrf-token': token.csrf_token, 'content-type': 'application/json' },
         payload: JSON.stringify({ workspace_id: workspaceId }),
       });
       expect(switched.statusCode, switched.body).toBe(200);
-      expect(switched.cookies.find((c) => c.name === 'baton_session')).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+      const set = switched.cookies.find((c) => c.name === '__Host-baton_session');
+      expect(set).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', path: '/' });
+      expect(set?.domain).toBeUndefined();
+      expect(switched.cookies.map((c) => c.name)).not.toContain('baton_session');
     } finally {
       await tls.close();
     }

@@ -1,8 +1,9 @@
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
-import { type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType, Lexer, parse, type ParseOptions, Source, TokenKind } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, getNamedType, getNullableType, GraphQLError, type GraphQLOutputType, isListType, isObjectType, Kind, Lexer, parse, type ParseOptions, Source, TokenKind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { BatonError } from '../../errors.ts';
+import { mutationFields } from './mutation-fields.ts';
 
 /** Deepest selection allowed (introspection's `__schema` aside); Baton's deepest useful one is 6. */
 export const MAX_DEPTH = 8;
@@ -42,6 +43,29 @@ const pageEstimator: ComplexityEstimator = ({ field, args, childComplexity }) =>
 
 function tooComplex(measure: 'tokens' | 'nesting' | 'depth' | 'complexity', limit: number, found: number): BatonError {
   return new BatonError('query_too_complex', `The query's ${measure} is ${found}; the limit is ${limit}.`, { extra: { measure, limit, found } });
+}
+
+/** What the yoga context carries once a document is parsed: the operations it spends of the rate budget. */
+export interface CountedOperations {
+  params?: { operationName?: string | null };
+  operations?: number;
+}
+
+/**
+ * Counts what a parsed document spends of the rate budget into the context's `operations`: each root
+ * field of its mutation, or 1 for a query or subscription (spec/graphql.md, "Authentication and rate
+ * limits"). No cap of their own: a document of more fields than the budget allows is refused whole
+ * when it is counted, and the document limits above bound its size (v1 took such documents).
+ */
+export function operationCount(): Plugin<CountedOperations> {
+  return {
+    onParse({ context }) {
+      return ({ result, extendContext }) => {
+        if (!isDocument(result)) return;
+        extendContext({ operations: Math.max(1, mutationFields(result, context.params?.operationName)) });
+      };
+    },
+  };
 }
 
 /**
@@ -84,6 +108,10 @@ export function queryLimits(): Plugin {
       if (found > MAX_COMPLEXITY) throw tooComplex('complexity', MAX_COMPLEXITY, found);
     },
   };
+}
+
+function isDocument(result: unknown): result is DocumentNode {
+  return typeof result === 'object' && result !== null && (result as { kind?: unknown }).kind === Kind.DOCUMENT;
 }
 
 /**

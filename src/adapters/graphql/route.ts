@@ -8,7 +8,7 @@ import type { JsonSchemas } from '../json-schema.ts';
 import type { Service } from '../../service/service.ts';
 import { graphqlDialect } from './dialect.ts';
 import { type Problems, toGraphQLError } from './errors.ts';
-import { queryLimits } from './limits.ts';
+import { type CountedOperations, operationCount, queryLimits } from './limits.ts';
 import type { GraphqlContext } from './resolvers.ts';
 import { buildGraphqlSchema } from './schema.ts';
 import { traceOperations } from './trace-operations.ts';
@@ -25,15 +25,16 @@ const HTTP_REFUSALS: Record<number, { code: ErrorCode; detail: string }> & { 400
   },
 };
 
-interface ServerContext {
+interface ServerContext extends CountedOperations {
   req: FastifyRequest;
   reply: FastifyReply;
 }
 
 /**
  * Serves the registry as GraphQL at /graphql (GraphQL Yoga inside the Fastify app). Each HTTP
- * request authenticates once, counts once against the token's rate budget and carries the same
- * RateLimit headers as REST; every error is a problem document in `extensions`.
+ * request authenticates once and counts against the token's rate budget once, or once per root field
+ * of a mutation (all of them or none, before anything runs), and carries the same RateLimit headers
+ * as REST; every error is a problem document in `extensions`.
  */
 export function registerGraphql(app: FastifyInstance, service: Service, schemas: JsonSchemas): void {
   const log = (details: object, message: string) => app.log.error(details, message);
@@ -50,9 +51,9 @@ export function registerGraphql(app: FastifyInstance, service: Service, schemas:
     // origins may still call with a bearer token (spec/graphql.md, "Browsers").
     cors: { credentials: false },
     maskedErrors: { maskError: (error) => toGraphQLError(error, problems, log) },
-    plugins: [queryLimits(), v1ListVariables(), problemsEverywhere(problems, log), ...traceOperations(service.tracing)],
-    context: async ({ req, reply }): Promise<GraphqlContext> => {
-      const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql');
+    plugins: [queryLimits(), operationCount(), v1ListVariables(), problemsEverywhere(problems, log), ...traceOperations(service.tracing)],
+    context: async ({ req, reply, operations }): Promise<GraphqlContext> => {
+      const { principal, budget } = await authenticateRequest(service, req, reply, 'graphql', operations);
       return { service, call: { principal, budget, requestId: req.id, dialect: problems.dialect }, loaders: new Map(), idempotency: {}, pendingApprovals: new WeakSet() };
     },
   });

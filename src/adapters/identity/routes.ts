@@ -6,7 +6,7 @@ import { BatonError, toBatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
 import { PROVIDER_CLOCK_SKEW_S } from '../../service/sessions.ts';
 import { sendProblem } from '../rest/problem.ts';
-import { cookieBase, CSRF_HEADER, SESSION_COOKIE, sessionSecret } from './cookies.ts';
+import { cookieBase, CSRF_HEADER, sessionCookie, sessionSecret } from './cookies.ts';
 import { signInFailurePage } from './failure-page.ts';
 import { verifyLogoutToken } from './logout-token.ts';
 import { safeReturnTo } from './return-to.ts';
@@ -108,7 +108,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const roleValues = Array.isArray(roleClaim) ? roleClaim.filter((v): v is string => typeof v === 'string') : typeof roleClaim === 'string' ? [roleClaim] : [];
       const providerSessionId = typeof idToken.sid === 'string' ? idToken.sid : null;
       const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, emailVerified, roleValues, providerSessionId }, request.headers['user-agent'] ?? '');
-      reply.setCookie(SESSION_COOKIE, signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
+      reply.setCookie(sessionCookie(service), signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
       return reply.redirect(login.returnTo, 303);
     } catch (error) {
       return fail(reply, request, error);
@@ -119,7 +119,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     const offer = provider ? { name: provider.name, login_url: `${LOGIN_PATH}/login`, required: provider.required } : null;
     const secret = sessionSecret(request);
     const caller = secret === undefined ? undefined : await service.authenticate(undefined, secret).catch(() => undefined);
-    if (secret !== undefined && !caller) reply.clearCookie(SESSION_COOKIE, cookieBase(service));
+    if (secret !== undefined && !caller) reply.clearCookie(sessionCookie(service), cookieBase(service));
     reply.header('cache-control', 'no-store');
     if (!caller || secret === undefined) return { oidc: offer, session: null, csrf_token: null };
     return {
@@ -139,7 +139,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const workspaceId = typeof body?.workspace_id === 'string' ? body.workspace_id : '';
       if (workspaceId === '') throw new BatonError('validation_failed', 'Say which workspace: `workspace_id`.', { extra: { errors: [{ pointer: '/workspace_id', detail: 'required', location: 'body' }] } });
       const signed = await service.switchWorkspace(secret, workspaceId, request.headers['user-agent'] ?? '');
-      reply.setCookie(SESSION_COOKIE, signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
+      reply.setCookie(sessionCookie(service), signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
       reply.header('cache-control', 'no-store');
       return { workspace_id: signed.workspaceId, session: { id: signed.sessionId, principal_id: signed.agentId } };
     } catch (error) {
@@ -182,7 +182,7 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
   app.post('/auth/logout', async (request, reply) => {
     const secret = sessionSecret(request);
     if (secret !== undefined) await service.signOut(secret);
-    reply.clearCookie(SESSION_COOKIE, cookieBase(service));
+    reply.clearCookie(sessionCookie(service), cookieBase(service));
     return reply.code(204).send();
   });
 }

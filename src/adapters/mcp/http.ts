@@ -19,7 +19,7 @@ export const MCP_PATH = '/mcp';
  * Serves MCP over Streamable HTTP at /mcp with the official SDK's per-request handler: the
  * 2026-07-28 revision, and 2025-era clients through its stateless fallback. Each HTTP request is
  * authenticated first with the bearer token, exactly like REST (rate limits and revocation apply
- * per request); the SDK never sees an unauthenticated request.
+ * per request, a batch's tool calls each counted); the SDK never sees an unauthenticated request.
  */
 export function registerMcpRoute(app: FastifyInstance, service: Service, pages: ReadonlyMap<string, string>, schemas: JsonSchemas): void {
   const build = mcpServerFactory(service, pages, schemas);
@@ -35,7 +35,7 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     exposeHeadRoute: false,
     onRequest: rebindingProtection(service),
     handler: async (request, reply) => {
-      const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp');
+      const { principal, budget } = await authenticateRequest(service, request, reply, 'mcp', toolCalls(request.body));
       const query = request.query as { toolsets?: string; output_schemas?: string; schemas?: string; api?: string };
       const listing: ToolListing = {
         toolsets: selectToolsets(query.toolsets, principal),
@@ -71,6 +71,23 @@ export function registerMcpRoute(app: FastifyInstance, service: Service, pages: 
     })();
     return createMcpHandler(factory, { ...options, bus });
   }
+}
+
+/**
+ * The SDK's bound on a JSON-RPC batch (2025-era clients only; the 2026 revision sends one message a
+ * request): a longer one it refuses whole (400) before any call runs.
+ */
+const MAX_BATCH = 100;
+
+/**
+ * The operations a request spends of the rate budget: each `tools/call` of a JSON-RPC batch, all or
+ * none (spec/mcp.md, "Connecting"); 1 for a single message, a batch without tool calls, or one the
+ * SDK refuses whole.
+ */
+function toolCalls(body: unknown): number {
+  if (!Array.isArray(body) || body.length > MAX_BATCH) return 1;
+  const calls = body.filter((message: unknown) => typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'tools/call').length;
+  return Math.max(1, calls);
 }
 
 function isListen(body: unknown): boolean {

@@ -23,6 +23,7 @@ function grant(over: Partial<TokenGrant>): TokenGrant {
     used: 1,
     workspace_rate_limit: null,
     workspace_used: null,
+    charged: 1,
     ...over,
   };
 }
