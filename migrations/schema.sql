@@ -400,7 +400,8 @@ CREATE TABLE sessions (
   expires_at timestamp with time zone NOT NULL,
   ended_at timestamp with time zone,
   end_reason text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
+  provider_session_id text
 );
 
 CREATE TABLE stat_days (
@@ -748,6 +749,7 @@ CREATE INDEX reservations_key_epoch ON public.reservations USING btree (lock_key
 CREATE INDEX reservations_live ON public.reservations USING btree (lock_key) WHERE (ended_at IS NULL);
 CREATE INDEX schedules_due ON public.schedules USING btree (next_run_at) WHERE (enabled AND (deleted_at IS NULL));
 CREATE INDEX sessions_agent ON public.sessions USING btree (agent_id, id);
+CREATE INDEX sessions_provider_session ON public.sessions USING btree (issuer, provider_session_id) WHERE ((provider_session_id IS NOT NULL) AND (ended_at IS NULL));
 CREATE INDEX task_search_doc ON public.task_search USING gin (search_doc);
 CREATE INDEX tasks_archived ON public.tasks USING btree (id) WHERE (archived_at IS NOT NULL);
 CREATE INDEX tasks_assignee ON public.tasks USING btree (assignee_id, id) WHERE (assignee_id IS NOT NULL);

@@ -15,7 +15,7 @@ import { DEFAULT_WORKSPACE_ID } from '../store/workspace-scope.ts';
 import type { Principal } from '../domain/principal.ts';
 import { shedding } from './admission.ts';
 import { type Authenticated, authenticate, counted, rateCharge } from './authenticate.ts';
-import { authenticateSession, type SignedIn, signIn, signOut, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
+import { authenticateSession, type ProviderLogout, type SignedIn, signIn, signOut, signOutAtProvider, switchWorkspace, type VerifiedIdentity } from './sessions.ts';
 import { type Call, execute, type Outcome } from './execute.ts';
 import { type InboundEvent, type InboundReceipt, receiveInbound } from './inbound/receive.ts';
 import { type StreamCall, subscribe } from './subscribe.ts';
@@ -56,6 +56,8 @@ export interface Service {
   signIn(identity: VerifiedIdentity, userAgent: string): Promise<SignedIn>;
   /** Ends the session of a cookie secret on the server; an unknown or ended one is left alone. */
   signOut(sessionSecret: string): Promise<void>;
+  /** Ends the sessions a provider's back-channel logout token (verified by the caller) names; answers how many. */
+  signOutAtProvider(logout: ProviderLogout): Promise<number>;
   /** Moves a signed-in person to another of their workspaces: a new session there, this one ended. */
   switchWorkspace(sessionSecret: string, workspaceId: string, userAgent: string): Promise<SignedIn>;
   /** The key this server signs its own cookies with (the sign-in state, the CSRF secret), the same on every instance. */
@@ -144,6 +146,7 @@ export function createService(deps: ServiceDeps): Service {
     },
     signIn: (identity, userAgent) => signIn(sessionDeps, identity, userAgent),
     signOut: (secret) => signOut(sessionDeps, secret),
+    signOutAtProvider: (logout) => signOutAtProvider(sessionDeps, logout),
     switchWorkspace: (secret, workspaceId, userAgent) => switchWorkspace(sessionDeps, secret, workspaceId, userAgent),
     cookieKey: createHmac('sha256', deps.cursorKey).update('baton cookies').digest(),
     execute: (operation, input, call) => execute(executeDeps, operation, input, call),

@@ -13,7 +13,7 @@ import { appendEvents, type NewEventRow } from '../store/events.ts';
 import type { Tx } from '../store/connection.ts';
 import type { DB } from '../store/schema.ts';
 import { bindWorkspace, DEFAULT_WORKSPACE_ID, inWorkspace } from '../store/workspace-scope.ts';
-import { endSession, findIdentities, findIdentityOf, findInvitedHumans, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
+import { endSession, findIdentities, findIdentityOf, findInvitedHumans, findProviderSessions, findSessionBySecretHash, findSessionByToken, insertIdentity, insertSession, touchIdentity, touchSession } from '../store/sessions.ts';
 import { findGrantAndCount, insertToken, type RateCharge } from '../store/tokens.ts';
 import { type Count, grantCount } from './authenticate.ts';
 import { systemProvenance } from './bootstrap.ts';
@@ -31,6 +31,17 @@ export interface VerifiedIdentity {
   readonly emailVerified: boolean;
   /** The values of the configured role claim (BATON_OIDC_ROLE_CLAIM). */
   readonly roleValues: readonly string[];
+  /** The provider's session id (the ID token's `sid`), when it sent one: what its back-channel logout names. */
+  readonly providerSessionId?: string | null;
+}
+
+/** A provider's verified back-channel logout token: who signed out there, and when it said so. */
+export interface ProviderLogout {
+  readonly issuer: string;
+  readonly subject: string | null;
+  readonly providerSessionId: string | null;
+  /** The token's `iat`: sessions opened later are not ended. */
+  readonly issuedAt: Date;
 }
 
 export interface SignedIn {
@@ -96,7 +107,7 @@ async function openSession(tx: Tx, deps: SessionDeps, who: VerifiedIdentity, use
     id: tokenId, agent_id: agent.id, machine, token_hash: secretHash(secret), token_prefix: 'session', scopes: [...SCOPES],
     expires_at: expiresAt, created_at: now, created_by_id: agent.id, created_by_kind: 'human',
   });
-  await insertSession(tx, { id: sessionId, workspace_id: agent.workspace_id, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, created_at: now, last_seen_at: now, expires_at: expiresAt });
+  await insertSession(tx, { id: sessionId, workspace_id: agent.workspace_id, token_id: tokenId, agent_id: agent.id, user_agent: userAgent.slice(0, 500), issuer: who.issuer, provider_session_id: who.providerSessionId ?? null, created_at: now, last_seen_at: now, expires_at: expiresAt });
   events.push({
     id: deps.ids.make('evt'), type: 'session.signed_in', subject: sessionId, data: { agent_id: agent.id, issuer: who.issuer, role: agent.role, workspace_id: agent.workspace_id, expires_at: expiresAt.toISOString(), ...(switchedFrom ? { switched_from: switchedFrom } : {}) },
     actor_id: agent.id, actor_kind: 'human', token_id: tokenId, machine, idempotency_key: null, created_at: now,
@@ -132,7 +143,8 @@ export async function switchWorkspace(deps: SessionDeps, secret: string, workspa
   const identity = await findIdentityOf(deps.db, current.agent_id);
   const agent = identity ? await findAgent(deps.db, current.agent_id) : undefined;
   if (!identity || !agent) throw new BatonError('workspace_not_found', `This session is not a single sign-on session, so it has only workspace ${current.workspace_id}.`);
-  const who: VerifiedIdentity = { issuer: identity.issuer, subject: identity.subject, name: agent.name, email: identity.email, emailVerified: false, roleValues: [] };
+  // The new session belongs to the same sign-in at the provider: a logout there ends it too.
+  const who: VerifiedIdentity = { issuer: identity.issuer, subject: identity.subject, name: agent.name, email: identity.email, emailVerified: false, roleValues: [], providerSessionId: current.provider_session_id };
   // One transaction: the old session ends (`switched`, on its row; unbound, as it is another
   // workspace's) exactly when the new one opens, whose `session.signed_in` names it. A transaction
   // appends events in one workspace only, so the old one's timeline gets no event of its own.
@@ -183,6 +195,32 @@ export async function signOut(deps: SessionDeps, secret: string): Promise<void> 
     ]);
   });
 }
+
+/**
+ * Ends the sessions a provider's back-channel logout names (`session.signed_out` by the person,
+ * `via: provider`, each in its own workspace), in every workspace; answers how many ended. A
+ * session opened more than the allowed clock skew after the logout was issued is left alone, so a
+ * replayed logout cannot end a later sign-in.
+ */
+export async function signOutAtProvider(deps: SessionDeps, logout: ProviderLogout): Promise<number> {
+  const openedBy = new Date(logout.issuedAt.getTime() + PROVIDER_CLOCK_SKEW_S * 1000);
+  const sessions = await findProviderSessions(deps.db, { issuer: logout.issuer, subject: logout.subject, providerSessionId: logout.providerSessionId, openedBy });
+  let ended = 0;
+  for (const session of sessions) {
+    await inWorkspace(deps.db, session.workspace_id, async (tx) => {
+      const now = deps.clock.now();
+      if (!(await endSession(tx, session.id, 'signed_out', now))) return;
+      ended += 1;
+      await appendEvents(tx, [
+        { id: deps.ids.make('evt'), type: 'session.signed_out', subject: session.id, data: { agent_id: session.agent_id, via: 'provider' }, actor_id: session.agent_id, actor_kind: 'human', token_id: session.token_id, machine: session.machine, idempotency_key: null, created_at: now },
+      ]);
+    });
+  }
+  return ended;
+}
+
+/** How far a provider's clock may be from this server's, in seconds, for the times in its tokens. */
+export const PROVIDER_CLOCK_SKEW_S = 60;
 
 /** The session was last seen an idle timeout ago or more. */
 function idledOut(session: { readonly last_seen_at: Date }, config: Config, now: Date): boolean {

@@ -411,6 +411,8 @@ export interface SessionsTable {
   expires_at: Timestamp;
   ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   end_reason: 'signed_out' | 'revoked' | 'idle' | 'disabled' | 'switched' | null;
+  /** The provider's session id, the ID token's `sid`, when it sent one (migration 0342): what a back-channel logout names. */
+  provider_session_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** An MCP task (migration 0340, spec/mcp.md "MCP Tasks"): the durable handle of a tool call that would wait. */

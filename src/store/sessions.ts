@@ -69,6 +69,29 @@ export async function touchSession(db: Kysely<DB>, id: string, now: Date): Promi
     .execute();
 }
 
+/**
+ * The live sessions a provider's logout names (spec/identity.md, "Signing out at the provider"):
+ * those opened in its provider session `sid`, or, naming none, every one of the person `subject`
+ * signed in with it; in every workspace, and only those opened by `openedBy` (so a replayed logout
+ * does not end a later sign-in).
+ */
+export async function findProviderSessions(db: Kysely<DB>, q: { issuer: string; subject: string | null; providerSessionId: string | null; openedBy: Date }): Promise<(SessionRow & { machine: string })[]> {
+  let select = db
+    .selectFrom('sessions as s')
+    .innerJoin('tokens as t', 't.id', 's.token_id')
+    .selectAll('s')
+    .select('t.machine')
+    .where('s.issuer', '=', q.issuer)
+    .where('s.ended_at', 'is', null)
+    .where('s.created_at', '<=', q.openedBy);
+  if (q.providerSessionId !== null) select = select.where('s.provider_session_id', '=', q.providerSessionId);
+  else if (q.subject !== null) {
+    const subject = q.subject;
+    select = select.where((eb) => eb.exists(eb.selectFrom('oidc_identities as i').select('i.agent_id').whereRef('i.agent_id', '=', 's.agent_id').where('i.issuer', '=', q.issuer).where('i.subject', '=', subject)));
+  } else return [];
+  return select.orderBy('s.id').execute();
+}
+
 /** Ends a live session and revokes its token; answers the row, or undefined when it had ended. */
 export async function endSession(tx: Tx, id: string, reason: EndReason, now: Date): Promise<SessionRow | undefined> {
   const row = await tx.updateTable('sessions').set({ ended_at: now, end_reason: reason }).where('id', '=', id).where('ended_at', 'is', null).returningAll().executeTakeFirst();

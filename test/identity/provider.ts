@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { JWK } from 'jose';
 import Provider from 'oidc-provider';
 
 /** A person the test provider knows, by login name (their subject). */
@@ -22,14 +23,28 @@ export interface TestProvider {
  * allowed to return to `redirectUri`, PKCE required, the `groups` claim and the email (verified, so it
  * takes up invitations) in the ID token (or at userinfo only), and its development login and consent pages (any password).
  */
-export async function startProvider(options: { redirectUri: string; accounts: Record<string, TestAccount>; idTokenTtlS?: number; claimsAt?: 'id_token' | 'userinfo'; clientAuth?: 'client_secret_post' | 'client_secret_basic' }): Promise<TestProvider> {
+export async function startProvider(options: {
+  redirectUri: string;
+  accounts: Record<string, TestAccount>;
+  idTokenTtlS?: number;
+  claimsAt?: 'id_token' | 'userinfo';
+  clientAuth?: 'client_secret_post' | 'client_secret_basic';
+  /** Where the provider posts logout tokens (OpenID Back-Channel Logout 1.0), each naming the sign-in's `sid`. */
+  backchannelLogoutUri?: string;
+  /** The private JWK it signs with (its default keys otherwise). */
+  signingKey?: JWK;
+}): Promise<TestProvider> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'baton';
   const clientSecret = 'baton-test-client-secret';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: options.clientAuth ?? 'client_secret_post' }],
+    clients: [{
+      client_id: clientId, client_secret: clientSecret, redirect_uris: [options.redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: options.clientAuth ?? 'client_secret_post',
+      ...(options.backchannelLogoutUri ? { backchannel_logout_uri: options.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
+    }],
+    ...(options.signingKey ? { jwks: { keys: [options.signingKey] } } : {}),
     // `clientAuth` alone is what the provider takes, and says so in its metadata.
     ...(options.clientAuth ? { clientAuthMethods: [options.clientAuth] } : {}),
     pkce: { required: () => true },
@@ -42,7 +57,14 @@ export async function startProvider(options: { redirectUri: string; accounts: Re
     },
     ttl: { IdToken: options.idTokenTtlS ?? 3600 },
     cookies: { keys: ['oidc-provider-test-cookie-key'] },
-    features: { devInteractions: { enabled: true } },
+    features: { devInteractions: { enabled: true }, backchannelLogout: { enabled: options.backchannelLogoutUri !== undefined } },
+    // Its own requests (logout tokens to Baton) go to 127.0.0.1 here: without its guard against
+    // special-use addresses (the `dispatcher` it passes), and without its 2.5 s limit (the
+    // `signal`), which a busy test machine can exceed. A real provider reaches Baton by a routable name.
+    fetch: (url, options) => {
+      const { dispatcher: _guard, signal: _limit, ...init } = (options ?? {}) as RequestInit & { dispatcher?: unknown };
+      return globalThis.fetch(url, init);
+    },
   });
   const handle = provider.callback();
   server.on('request', (request, response) => void handle(request, response));

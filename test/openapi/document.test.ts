@@ -83,7 +83,7 @@ describe('the document and the registry', () => {
     // Besides the registry: the routes the service itself serves, documented so a generated client sees them all.
     const service = [
       ...['manifest', 'openapi', 'artifacts_content', 'healthz', 'readyz', 'metrics', 'spec', 'specPage', 'errorPage'],
-      ...['graphql', 'graphqlGet', 'graphqlOptions', 'mcp', 'mcpGet', 'mcpDelete', 'a2a', 'agentCard', 'oidcLogin', 'oidcCallback', 'authSession', 'authWorkspace', 'authLogout', 'inboundPayments', 'inboundAuth', 'cronKeepalive', 'cronKeepalivePost'],
+      ...['graphql', 'graphqlGet', 'graphqlOptions', 'mcp', 'mcpGet', 'mcpDelete', 'a2a', 'agentCard', 'oidcLogin', 'oidcCallback', 'oidcLogout', 'authSession', 'authWorkspace', 'authLogout', 'inboundPayments', 'inboundAuth', 'cronKeepalive', 'cronKeepalivePost'],
     ];
     expect(documented.sort()).toEqual([...operations.map((op) => op.name), ...service].sort());
   });

@@ -29,6 +29,7 @@ const ACCOUNTS = {
   bob: { name: 'Bob Builder', email: 'bob@example.com', groups: ['staff'] },
   eve: { name: 'Eve Early', email: 'eve@example.com', groups: [] },
   cy: { name: 'Cy Switcher', email: 'cy@example.com', groups: [] },
+  dee: { name: 'Dee Departing', email: 'dee@example.com', groups: [] },
 };
 
 async function freePort(): Promise<number> {
@@ -43,7 +44,7 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const redirectUri = `${base}/auth/oidc/callback`;
-  idp = await startProvider({ redirectUri, accounts: ACCOUNTS, idTokenTtlS: 60 });
+  idp = await startProvider({ redirectUri, accounts: ACCOUNTS, idTokenTtlS: 60, backchannelLogoutUri: `${base}/auth/oidc/backchannel-logout` });
   other = await startProvider({ redirectUri, accounts: ACCOUNTS });
   t = await startTestServer(
     {
@@ -76,6 +77,25 @@ async function through(page: Page, login: string, start = `${base}/auth/oidc/log
   await expect.poll(() => callback, WAIT).toContain('code=');
   page.off('request', seen);
   return callback;
+}
+
+/** The person signed in through the provider in two browsers (their laptop, with axe loaded, and their phone). */
+async function signedInTwice(login: string, name: string) {
+  const laptop = await browser.newContext();
+  const phone = await browser.newContext();
+  await laptop.addInitScript({ path: AXE });
+  const page = await laptop.newPage();
+  const other = await phone.newPage();
+  for (const each of [page, other]) {
+    await each.goto(`${base}/auth/oidc/login`);
+    await atProvider(each, base, login);
+    await each.getByRole('link', { name }).waitFor(WAIT);
+  }
+  return { laptop, phone, page, other };
+}
+
+async function sessionIdOf(page: Page): Promise<string> {
+  return page.evaluate(async () => ((await (await fetch('/auth/session')).json()) as { session: { id: string } }).session.id);
 }
 
 /** The problem the failure page shows a person (its heading, code and detail). */
@@ -131,17 +151,8 @@ describe('single sign-on in Chromium', () => {
   });
 
   it('ends another of the person’s sessions from /sessions: that browser is signed out at its next request', { timeout: 120_000 }, async () => {
-    const laptop = await browser.newContext();
-    const phone = await browser.newContext();
-    await laptop.addInitScript({ path: AXE });
-    const page = await laptop.newPage();
-    const other = await phone.newPage();
-    for (const each of [page, other]) {
-      await each.goto(`${base}/auth/oidc/login`);
-      await atProvider(each, base, 'eve');
-      await each.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
-    }
-    const otherId = await other.evaluate(async () => ((await (await fetch('/auth/session')).json()) as { session: { id: string } }).session.id);
+    const { laptop, phone, page, other } = await signedInTwice('eve', 'Eve Early');
+    const otherId = await sessionIdOf(other);
     await page.goto(`${base}/sessions`);
     await page.getByText('This browser').waitFor(WAIT);
     const row = page.locator(`tr[data-session-id="${otherId}"]`);
@@ -153,6 +164,23 @@ describe('single sign-on in Chromium', () => {
     // The other browser's next request meets the sign-in page.
     await other.goto(`${base}/agents`);
     await other.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    await laptop.close();
+    await phone.close();
+  });
+
+  it('signing out at the provider ends that browser’s session in Baton at once (back-channel logout), not the person’s other sign-in', { timeout: 120_000 }, async () => {
+    const { laptop, phone, page, other } = await signedInTwice('dee', 'Dee Departing');
+    const sessionId = await sessionIdOf(page);
+    // At the provider, as the person would: its sign-out page, confirmed. It posts a logout token to Baton.
+    await page.goto(`${idp.issuer}/session/end`);
+    await page.getByRole('button', { name: /yes/i }).click();
+    await page.waitForURL((url) => !url.pathname.startsWith('/session/end/confirm'), WAIT);
+    await page.goto(`${base}/agents`);
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor(WAIT);
+    expect(await signedIn(page)).toBe(false);
+    expect(await signedIn(other)).toBe(true);
+    const ended = (await t.request('GET', '/api/v1/events?types=session.signed_out&limit=100')).json<{ data: { subject: string; data: { via?: string } }[] }>().data;
+    expect(ended.find((e) => e.subject === sessionId)?.data.via).toBe('provider');
     await laptop.close();
     await phone.close();
   });

@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import * as oidc from 'openid-client';
 import type { OidcConfig } from '../../config.ts';
 import { BatonError, toBatonError } from '../../errors.ts';
 import type { Service } from '../../service/service.ts';
+import { PROVIDER_CLOCK_SKEW_S } from '../../service/sessions.ts';
 import { sendProblem } from '../rest/problem.ts';
 import { cookieBase, CSRF_HEADER, sessionCookie, sessionSecret } from './cookies.ts';
 import { signInFailurePage } from './failure-page.ts';
+import { verifyLogoutToken } from './logout-token.ts';
 import { safeReturnTo } from './return-to.ts';
 
 /** The sign-in in progress: state, nonce and PKCE verifier, in a signed cookie that only the callback reads. */
@@ -13,6 +16,8 @@ const LOGIN_COOKIE = 'baton_oidc';
 const LOGIN_PATH = '/auth/oidc';
 /** How long a person may take at the provider before the callback is refused. */
 const LOGIN_TTL_MS = 10 * 60_000;
+/** How old a provider's logout token may be when it arrives. */
+const LOGOUT_TOKEN_MAX_AGE_S = 5 * 60;
 
 interface LoginState {
   readonly state: string;
@@ -101,7 +106,8 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
       const name = [claims.name, claims.preferred_username, email, claims.sub].find((v): v is string => typeof v === 'string' && v.trim() !== '') ?? claims.sub;
       const roleClaim = claims[provider.roleClaim];
       const roleValues = Array.isArray(roleClaim) ? roleClaim.filter((v): v is string => typeof v === 'string') : typeof roleClaim === 'string' ? [roleClaim] : [];
-      const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, emailVerified, roleValues }, request.headers['user-agent'] ?? '');
+      const providerSessionId = typeof idToken.sid === 'string' ? idToken.sid : null;
+      const signed = await service.signIn({ issuer: claims.iss, subject: claims.sub, name: name.trim().slice(0, 100), email, emailVerified, roleValues, providerSessionId }, request.headers['user-agent'] ?? '');
       reply.setCookie(sessionCookie(service), signed.secret, { ...cookieBase(service), maxAge: service.config.session.absoluteS });
       return reply.redirect(login.returnTo, 303);
     } catch (error) {
@@ -139,6 +145,37 @@ export function registerIdentityRoutes(app: FastifyInstance, service: Service): 
     } catch (error) {
       return sendProblem(reply, toBatonError(error), service, request.id);
     }
+  });
+
+  // The provider's signing keys, fetched (and refetched on an unknown key id) by jose, for logout tokens.
+  let providerKeys: { readonly url: string; readonly get: JWTVerifyGetKey } | undefined;
+  const keysAt = (url: string): JWTVerifyGetKey => {
+    if (providerKeys?.url !== url) providerKeys = { url, get: createRemoteJWKSet(new URL(url)) };
+    return providerKeys.get;
+  };
+  // Back-channel logout (spec/identity.md): the provider posts a signed logout token when the person
+  // signs out there (or is removed); the sessions it names end at once, in every workspace. A form
+  // body, as the protocol sends it, parsed in this route's scope only.
+  void app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16_384 }, (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))));
+    scope.post(`${LOGIN_PATH}/backchannel-logout`, async (request, reply) => {
+      try {
+        if (!provider) throw new BatonError('route_not_found', 'Single sign-on is off on this server, so there is no provider to sign out at.');
+        const token = (request.body as { logout_token?: unknown } | undefined)?.logout_token;
+        if (typeof token !== 'string' || token === '') throw new BatonError('invalid_parameter', 'Send the logout token as `logout_token` in an application/x-www-form-urlencoded body.');
+        const metadata = (await configuration(provider)).serverMetadata();
+        if (!metadata.jwks_uri) throw new BatonError('invalid_parameter', `The provider ${provider.issuer} publishes no signing keys (jwks_uri), so its logout tokens cannot be verified.`);
+        const logout = await verifyLogoutToken(token, {
+          issuer: metadata.issuer, clientId: provider.clientId, keys: keysAt(metadata.jwks_uri), algorithms: metadata.id_token_signing_alg_values_supported,
+          now: service.clock.now(), skewS: PROVIDER_CLOCK_SKEW_S, maxAgeS: LOGOUT_TOKEN_MAX_AGE_S,
+        });
+        const ended = await service.signOutAtProvider(logout);
+        request.log.info({ ended, sid: logout.providerSessionId !== null }, 'signed out at the provider');
+        return reply.code(200).header('cache-control', 'no-store').send();
+      } catch (error) {
+        return sendProblem(reply.header('cache-control', 'no-store'), toBatonError(error), service, request.id);
+      }
+    });
   });
 
   // CSRF-checked by the cookie hook like every cookie-authenticated write.

@@ -45,6 +45,9 @@ function identityPaths(): PathItems {
     '/auth/oidc/callback': {
       get: { ...open('Finish single sign-on', "The provider's redirect: checks state, nonce and the ID token, opens a cookie session, and redirects to `return_to`.", { ...redirect('To the page the sign-in started from.'), '403': problemFor(403), '404': problemFor(404) }, 'identity'), operationId: 'oidcCallback', ...browser },
     },
+    '/auth/oidc/backchannel-logout': {
+      post: { ...open('Provider logout', 'Ends the sessions a provider’s `logout_token` names.', { '200': { description: 'OK' }, '400': problemFor(400), '404': problemFor(404) }, 'identity'), operationId: 'oidcLogout', ...browser },
+    },
     '/auth/session': {
       get: { ...open('The cookie session', 'Whether the cookie is a live session, the CSRF token its writes send, and the sign-in offer.', { '200': json('`{oidc, session, csrf_token}`.') }, 'identity'), operationId: 'authSession', ...browser },
     },
