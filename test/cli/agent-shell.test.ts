@@ -98,7 +98,9 @@ describe('baton asks', () => {
     expect(open.stderr).toContain('is still open');
     const mine = await baton(agent, ['asks', 'list', '--mine']);
     expect(mine.stdout).toContain(askId);
-    expect(mine.stdout).toContain(human.id); // an agent without agents:admin reads ids, not names
+    // An agent without agents:admin reads names too, through the directory.
+    expect(mine.stdout).toMatch(/open\s+dana\s+shell-bot/);
+    expect(mine.stdout).not.toContain(human.id);
     await baton(agent, ['asks', 'cancel', askId]);
     const shown = JSON.parse((await baton(agent, ['asks', 'show', askId, '--json'])).stdout) as { status: string };
     expect(shown.status).toBe('cancelled');
