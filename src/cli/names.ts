@@ -1,11 +1,11 @@
 import type { BatonClient } from '../client/index.ts';
 
-/** The most ids one directory read names (its page bound). */
-const DIRECTORY_PAGE = 100;
+/** The most ids one directory read names (its `ids` bound). */
+const DIRECTORY_PAGE = 60;
 
 /**
  * The names of the principals a table shows, by id, read from the workspace's directory
- * (`directory_list`, for any token that reads tasks): one read per hundred ids. A token that may not
+ * (`directory_list`, for any token that reads tasks): one read per 60 ids. A token that may not
  * read it gets an empty map, and tables show ids.
  */
 export async function principalNames(client: BatonClient, ids: Iterable<string>): Promise<Map<string, string>> {

@@ -119,7 +119,7 @@ describe('baton guard', () => {
     const refused = await gitAs(repo, other, ['commit', '-q', '-m', 'touch src']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(`commit refused: 1 path(s) reserved by someone else in ${REPO_KEY}`);
-    expect(refused.stderr).toContain(`src/a.ts: reserved by agent ${holder.id} with src/** until ${held.body.expires_at}`);
+    expect(refused.stderr).toContain(`src/a.ts: reserved by agent holder-bot (${holder.id}) with src/** until ${held.body.expires_at}`);
     expect((await gitAs(repo, other, ['log', '--oneline'])).code).not.toBe(0);
     expect((await gitAs(repo, other, ['rm', '-q', '--cached', 'src/a.ts'])).code).toBe(0);
     await gitAs(repo, other, ['add', 'docs/guide.md']);
@@ -138,7 +138,7 @@ describe('baton guard', () => {
     const pushRefused = await gitAs(repo, other, ['push', '-q', 'origin', 'main']);
     expect(pushRefused.code).not.toBe(0);
     expect(pushRefused.stderr).toContain(`push refused: 1 path(s) reserved by someone else in ${REPO_KEY}`);
-    expect(pushRefused.stderr).toContain(`src/a.ts: reserved by agent ${holder.id} with src/**`);
+    expect(pushRefused.stderr).toContain(`src/a.ts: reserved by agent holder-bot (${holder.id}) with src/**`);
     const pushed = await gitAs(repo, holder, ['push', '-q', 'origin', 'main']);
     expect(pushed.code, pushed.stderr).toBe(0);
 

@@ -102,6 +102,7 @@ export const operationRequests: Readonly<Record<string, (fx: Fixtures) => Operat
   'approvals_approve': (fx) => ({ params: { id: fx.approval }, body: { reason: 'fine' } }),
   'approvals_deny': (fx) => ({ params: { id: fx.approval }, body: { reason: 'no' } }),
   'agents_list': () => ({}),
+  'directory_list': (fx) => ({ query: `ids=${fx.agent}` }),
   'agents_create': () => ({ body: { name: 'made-by-matrix', scopes: ['tasks:read'] } }),
   'agents_get': (fx) => ({ params: { id: fx.agent } }),
   'agents_update': (fx) => ({ params: { id: fx.agent }, body: { name: 'renamed-by-matrix' } }),

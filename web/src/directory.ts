@@ -2,13 +2,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { call } from './api.ts';
 import { useSession } from './session.ts';
 
-/** The most ids one `directory_list` call names (its page bound). */
-const BATCH = 100;
+/** The most ids one `directory_list` call names (its `ids` bound). */
+const BATCH = 60;
 
 /**
  * The names of the principals the app shows, for this signed-in page load (held in the session
- * context): ids a view shows are asked of `directory_list` together, in as few calls as there are
- * hundreds of them, each id once. Answers arrive into `names`, the map every view reads, and wake
+ * context): ids a view shows are asked of `directory_list` together, in one call per 60 of them,
+ * each id once. Answers arrive into `names`, the map every view reads, and wake
  * the views that asked. An id the workspace does not know stays an id.
  */
 export class Directory {
