@@ -35,9 +35,17 @@ async function deliver(url: string, path: string, receiving: Receiver, title: st
   const hook = made.json<{ id: string; secret: string }>();
   receiving.trust(path, hook.secret);
   const task = (await t.request('POST', '/api/v1/tasks', { body: { title } })).json<{ id: string }>();
-  const pass = await t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
-  expect(pass.status, pass.body).toBe(200);
-  expect(receiving.deliveries.filter((d) => d.path === path)).toMatchObject([{ verified: true, body: { type: 'task.created', subject: task.id } }]);
+  // Passes until the event is fanned out: on the shared test PostgreSQL another test database's open
+  // transaction can hold the event back from one pass (transaction ids are server-wide).
+  const received = () => receiving.deliveries.filter((d) => d.path === path);
+  await expect
+    .poll(async () => {
+      const pass = await t.request('POST', '/cron/keepalive', { token: null, key: null, headers: { authorization: `Bearer ${CRON_SECRET}` } });
+      expect(pass.status, pass.body).toBe(200);
+      return received().length;
+    }, { timeout: 60_000, interval: 200 })
+    .toBeGreaterThan(0);
+  expect(received()).toMatchObject([{ verified: true, body: { type: 'task.created', subject: task.id } }]);
   const log = (await t.request('GET', `/api/v1/webhooks/${hook.id}/deliveries`)).json<{ data: { state: string }[] }>();
   expect(log.data.map((d) => d.state)).toEqual(['delivered']);
   // Off again, so the next test's event is not delivered here too.

@@ -272,7 +272,8 @@ describe('single sign-on in Chromium', () => {
     await page.goto(`${base}/auth/oidc/login?return_to=%2Factivity`);
     await atProvider(page, base, 'eve');
     await page.waitForURL(`${base}/activity`, WAIT);
-    await page.getByRole('link', { name: 'Eve Early' }).waitFor(WAIT);
+    // The top bar's link to the person's own page (the activity list names Eve too, now that members see names).
+    await page.locator('a.who', { hasText: 'Eve Early' }).waitFor(WAIT);
     const eve = (await t.request('GET', '/api/v1/agents?kind=human')).json<{ data: { name: string; id: string; role: string }[] }>().data.find((p) => p.name === 'Eve Early');
     expect(eve?.role).toBe('member');
     expect((await t.request('PATCH', `/api/v1/agents/${eve?.id}`, { body: { disabled: true } })).status).toBe(200);
