@@ -24,5 +24,10 @@ it('replays across a change in the length of seqs and says through the newest ev
   const newest = await newestEvent();
   const res = await t.request('POST', `/api/v1/webhooks/${hook.json<{ id: string }>().id}/replay?since=${since}`, { body: {} });
   expect(res.status, res.body).toBe(200);
-  expect(res.json()).toEqual({ queued: 3, through: newest, has_more: false });
+  const replayed = res.json<{ queued: number; through: string; has_more: boolean }>();
+  expect(replayed).toMatchObject({ queued: 3, has_more: false });
+  // Through the newest event it read: the last created here, or a later one (on the shared test
+  // PostgreSQL the list above can still hold back an event another test database's transaction
+  // delays, which the replay then reads; event ids grow with time).
+  expect(replayed.through >= (newest ?? '')).toBe(true);
 });
