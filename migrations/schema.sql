@@ -20,7 +20,8 @@ CREATE TABLE agents (
   email text,
   external_updated_at timestamp with time zone,
   role text,
-  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text)
+  workspace_id text NOT NULL DEFAULT COALESCE(NULLIF(current_setting('baton.workspace'::text, true), ''::text), 'wsp_00000000000000000000000000'::text),
+  spelling text DEFAULT lower(replace(name, ' '::text, '_'::text))
 );
 
 CREATE TABLE approvals (
@@ -715,6 +716,7 @@ ALTER TABLE workspaces ADD CONSTRAINT workspaces_pkey PRIMARY KEY (id);
 ALTER TABLE workspaces ADD CONSTRAINT workspaces_rate_limit_check CHECK ((rate_limit > 0));
 
 CREATE INDEX agents_humans ON public.agents USING btree (workspace_id, id) WHERE ((kind = 'human'::text) AND (NOT disabled));
+CREATE INDEX agents_spelling ON public.agents USING btree (workspace_id, spelling);
 CREATE INDEX approvals_pending_unmarked ON public.approvals USING btree (created_at) WHERE ((status = 'pending'::text) AND (overdue_at IS NULL));
 CREATE INDEX approvals_status_id ON public.approvals USING btree (status, id);
 CREATE INDEX artifacts_task_id ON public.artifacts USING btree (task_id, id) WHERE (task_id IS NOT NULL);

@@ -20,11 +20,13 @@ export function agentsCommand(run: Run): Command {
       .command('directory')
       .description("the workspace's people and agents by name (any member may read it)")
       .argument('[ids...]', 'only these principals (agt_…)')
+      .option('--prefix <text>', 'only names that begin so (any case; `_` for a space)')
       .addOption(new Option('--kind <kind>', 'only humans or only agents').choices(PRINCIPAL_KINDS)),
   ).action(
-    run(async (ctx, ids: string[], o: PagingOptions & { kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
+    run(async (ctx, ids: string[], o: PagingOptions & { prefix?: string; kind?: (typeof PRINCIPAL_KINDS)[number] }) => {
       const { client } = await ctx.connect();
-      const page = await readPages(o, (p) => client.directory.list({ ...p, ...(ids.length > 0 ? { ids } : {}), ...(o.kind ? { kind: o.kind } : {}) }));
+      const filters = { ...(ids.length > 0 ? { ids } : {}), ...(o.prefix ? { prefix: o.prefix } : {}), ...(o.kind ? { kind: o.kind } : {}) };
+      const page = await readPages(o, (p) => client.directory.list({ ...p, ...filters }));
       printPage(ctx, page, (rows) => ctx.out.table(['ID', 'NAME', 'KIND', 'HANDLE', 'DISABLED'], rows.map((e) => [e.id, e.name, e.kind, e.handle ? `@${e.handle}` : '', e.disabled ? 'yes' : ''])));
     }),
   );

@@ -403,7 +403,7 @@ export interface Operations {
       /** `full`: the whole object. */
       view?: "compact" | "full";
       fields?: Array<"id" | "title" | "description" | "status" | "priority" | "labels" | "version" | "lease" | "blocked_by" | "waiting_on" | "open_asks" | "overdue_asks" | "review_overdue" | "reservations" | "artifacts" | "legal_transitions" | "next_actions" | "created_at" | "updated_at" | "created_by" | "updated_by" | "deleted_at" | "archived_at" | "assignee" | "handoff" | "attempts" | "max_attempts" | "max_cost" | "max_cost_currency" | "not_before" | "blocked_reason" | "failures" | "parent_id" | "children" | "due_at" | "overdue" | "discussion">;
-      /** An event id (a `sync_cursor`): only what changed after it. */
+      /** A `sync_cursor` (an event id): only changes after it. */
       since?: string;
     };
     output: {
@@ -1722,7 +1722,7 @@ export interface Operations {
   tasks_events: {
     input: {
       id: string;
-      /** An event id (a `sync_cursor`): only what changed after it. */
+      /** A `sync_cursor` (an event id): only changes after it. */
       since?: string;
       cursor?: string;
       limit?: number;
@@ -2534,7 +2534,7 @@ export interface Operations {
       id: string;
       cursor?: string;
       limit?: number;
-      /** An event id (a `sync_cursor`): only what changed after it. */
+      /** A `sync_cursor` (an event id): only changes after it. */
       since?: string;
     };
     output: {
@@ -5290,7 +5290,7 @@ export interface Operations {
   /** Read the event timeline in commit order, from an event id onward (`since`), in bounded pages. */
   events_list: {
     input: {
-      /** An event id (a `sync_cursor`): only what changed after it. */
+      /** A `sync_cursor` (an event id): only changes after it. */
       since?: string;
       cursor?: string;
       limit?: number;
@@ -5342,7 +5342,7 @@ export interface Operations {
   /** Follow the event timeline live (Server-Sent Events), from an event id onward, with no gap and no repeat. */
   events_stream: {
     input: {
-      /** An event id (a `sync_cursor`): only what changed after it. */
+      /** A `sync_cursor` (an event id): only changes after it. */
       since?: string;
       /** Event types to keep. */
       types?: string[];
@@ -5596,6 +5596,8 @@ export interface Operations {
   directory_list: {
     input: {
       ids?: string[];
+      /** Of the name: any case, `_` for a space. */
+      prefix?: string;
       kind?: "human" | "agent";
       cursor?: string;
       limit?: number;

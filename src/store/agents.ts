@@ -139,18 +139,26 @@ export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]
 /** What the directory shows of a principal: nothing but how to name it. */
 export type DirectoryRow = Pick<AgentRow, 'id' | 'name' | 'kind' | 'disabled'>;
 
-/** A name as a mention spells it: lowercased, each space `_` (`@Ada_Lovelace` for "Ada Lovelace"). */
-const spelled = sql<string>`lower(replace(name, ' ', '_'))`;
+/** `agents.spelling` (a name as a mention spells it: lowercased, each space `_`), of a text given here. */
+function spelling(text: string) {
+  return sql<string>`lower(replace(${text}, ' ', '_'))`;
+}
 
-/** One page of the directory, newest first, `limit + 1` rows for has_more: the principals among `ids` when given. */
+/**
+ * One page of the directory, newest first, `limit + 1` rows for has_more: the principals among `ids`
+ * when given, and those whose name begins with `prefix` (as a mention spells both: any case, a
+ * space and `_` alike).
+ */
 export async function listDirectory(
   db: Kysely<DB>,
-  q: { ids: readonly string[] | undefined; kind: 'human' | 'agent' | undefined; beforeId: string | undefined; limit: number },
+  q: { ids: readonly string[] | undefined; prefix: string | undefined; kind: 'human' | 'agent' | undefined; beforeId: string | undefined; limit: number },
 ): Promise<DirectoryRow[]> {
   return db
     .selectFrom('agents')
     .select(['id', 'name', 'kind', 'disabled'])
     .$if(q.ids !== undefined, (qb) => qb.where('id', 'in', [...(q.ids ?? [])]))
+    // Every spelling from the prefix's up to the prefix followed by the last code point (in byte order): those it begins.
+    .$if(q.prefix !== undefined, (qb) => qb.where('spelling', '>=', spelling(q.prefix ?? '')).where('spelling', '<', sql<string>`${spelling(q.prefix ?? '')} || chr(1114111)`))
     .$if(q.kind !== undefined, (qb) => qb.where('kind', '=', q.kind ?? 'agent'))
     .$if(q.beforeId !== undefined, (qb) => qb.where('id', '<', q.beforeId ?? ''))
     .orderBy('id', 'desc')
@@ -163,9 +171,9 @@ export async function sharedSpellings(db: Kysely<DB>, spellings: readonly string
   if (spellings.length === 0) return new Set();
   const rows = await db
     .selectFrom('agents')
-    .select(spelled.as('spelling'))
-    .where(spelled, 'in', [...spellings])
-    .groupBy(spelled)
+    .select('spelling')
+    .where('spelling', 'in', [...spellings])
+    .groupBy('spelling')
     .having((eb) => eb.fn.countAll(), '>', 1)
     .execute();
   return new Set(rows.map((r) => r.spelling));

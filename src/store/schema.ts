@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 /** Row types, snake_case as in SQL. Mapped to API shapes by one mapper per entity. */
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
@@ -19,6 +19,8 @@ export interface AgentsTable {
   email: Generated<string | null>;
   /** A human's role (src/domain/roles.ts); null for agents and for humans given scopes one by one. */
   role: Generated<'owner' | 'admin' | 'member' | 'viewer' | null>;
+  /** The name as a mention spells it, lowercased, each space `_`, in byte order (migration 0343): the directory's `prefix`. */
+  spelling: GeneratedAlways<string>;
   version: Generated<number>;
   created_at: Timestamp;
   created_by_id: string;

@@ -236,6 +236,9 @@ describe('the command line people expect', () => {
     expect(directory.stdout).toMatch(/^ID\s+NAME\s+KIND\s+HANDLE\s+DISABLED\n/);
     expect(directory.stdout).toMatch(new RegExp(`^${member.id}\\s+Mia Member\\s+human\\s+@Mia_Member\\s*$`, 'm'));
     expect(directory.stdout).toMatch(new RegExp(`^${me.principal.id}\\s+admin\\s+human\\s+@admin\\s*$`, 'm'));
+    // By the start of a name, any case, a space as `_`.
+    const found = JSON.parse((await baton(['agents', 'directory', '--prefix', 'mia_m', '--json'], 0, asMember)).stdout) as { data: { id: string }[] };
+    expect(found.data.map((e) => e.id)).toEqual([member.id]);
 
     const tokens = await baton(['tokens', 'list']);
     expect(tokens.stdout).toMatch(/^ID\s+MACHINE\s+PREFIX\s+SCOPES\s+LAST USED\s+EXPIRES\s+REVOKED\s+CREATED BY\n/);

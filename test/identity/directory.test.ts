@@ -84,6 +84,33 @@ describe('GET /api/v1/directory', () => {
     expect(agents.data.map((e) => e.id)).toEqual([retired.id, bot.id]);
   });
 
+  it('finds the names that begin with a prefix, in any case, `_` standing for a space', async () => {
+    const ids = async (query: string) => (await directory(query)).data.map((e) => e.id);
+    expect(await ids('?prefix=ALICE_L')).toEqual([lead.id]);
+    expect(await ids('?prefix=alice%20l')).toEqual([lead.id]);
+    expect(await ids('?prefix=build-bot&kind=agent')).toEqual([bot.id]);
+    expect(await ids('?prefix=build-bot&kind=human')).toEqual([]);
+    // A prefix of the name only, not of a later word; wildcards are only characters.
+    expect(await ids('?prefix=lead')).toEqual([]);
+    expect(await ids('?prefix=%25')).toEqual([]);
+    expect(await ids('?prefix=_')).toEqual([]);
+    const emile = await created({ name: 'Émile Zola', scopes: ['tasks:read'] });
+    expect(await ids(`?prefix=${encodeURIComponent('Émile_')}`)).toEqual([emile]);
+    expect(await ids(`?prefix=${encodeURIComponent('Émile Zola')}`)).toEqual([emile]);
+    expect(await ids(`?prefix=${encodeURIComponent('Émile Zolas')}`)).toEqual([]);
+    const empty = await t.request('GET', '/api/v1/directory?prefix=', { token: member });
+    expect(empty.status).toBe(400);
+    expect(empty.json()).toMatchObject({ code: 'invalid_parameter' });
+    // Pages through the principals it finds, as through the whole directory.
+    const bots: string[] = [];
+    for (const n of [1, 2, 3]) bots.push(await created({ name: `Relay Bot ${n}`, scopes: ['tasks:read'] }));
+    const first = await directory('?prefix=relay_bot&limit=2');
+    expect(first.has_more).toBe(true);
+    const second = await directory(`?prefix=relay_bot&limit=2&cursor=${encodeURIComponent(first.next_cursor ?? '')}`);
+    expect([...first.data, ...second.data].map((e) => e.id)).toEqual([...bots].reverse());
+    expect(second.has_more).toBe(false);
+  });
+
   it('gives a handle only where a mention names that principal alone', async () => {
     const twin = await created({ name: 'alice lead', scopes: ['tasks:read'] });
     const page = await directory(`?ids=${lead.id},${twin}`);
@@ -105,5 +132,7 @@ describe('GET /api/v1/directory', () => {
     const res = await graphql<{ directory: Page }>(t, `{ directory(ids: ["${bot.id}"]) { data { id kind name handle disabled } } }`, { token: member });
     expect(res.errors).toBeUndefined();
     expect(res.data?.directory.data).toEqual([bot]);
+    const found = await graphql<{ directory: Page }>(t, '{ directory(prefix: "Build-Bot") { data { id } } }', { token: member });
+    expect(found.data?.directory.data).toEqual([{ id: bot.id }]);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import { startTestServer, type TestServer } from '../harness.ts';
@@ -30,6 +30,17 @@ export const SHOTS = fileURLToPath(new URL(process.env.BATON_SCREENSHOTS === 'do
 
 /** How long a test waits for what the app shows after a round trip to the server. */
 export const WAIT = { timeout: 15_000 };
+
+/**
+ * Picks `name` in a principal picker (web/src/principal-picker.tsx) as a person does: types the
+ * start of the name, then clicks the match in the list that opens.
+ */
+export async function pick(picker: Locator, name: string): Promise<void> {
+  await picker.click();
+  await picker.fill(name.slice(0, 4));
+  const list = picker.page().locator(`[id="${await picker.getAttribute('aria-controls')}"]`);
+  await list.getByRole('option', { name, exact: true }).click(WAIT);
+}
 
 /** Signs in on the app's sign-in form with a token and waits for the board. */
 export async function signIn(page: Page, token: string): Promise<void> {

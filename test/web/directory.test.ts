@@ -57,4 +57,31 @@ describe('names for a member, in Chromium', () => {
     await timeline.filter({ hasText: 'build-bot-7' }).first().waitFor(WAIT);
     await namesEverywhere('task');
   });
+
+  it('finds a principal the page was not given (past the newest hundred) by the start of its name, and assigns the task to it', async () => {
+    const zeta = await api<{ id: string }>('POST', '/api/v1/agents', { name: 'Zeta Runner', scopes: ['tasks:read', 'tasks:claim'] });
+    for (let n = 0; n < 100; n++) await api('POST', '/api/v1/agents', { name: `filler-${n}`, scopes: ['tasks:read'] });
+    const notes = (await api<{ data: { id: string }[] }>('GET', '/api/v1/tasks?q=launch')).data[0]?.id ?? '';
+    await page.goto(`${h.base}/tasks/${notes}`);
+    await page.getByRole('heading', { name: 'Write the launch notes' }).waitFor(WAIT);
+    const picker = page.getByRole('combobox', { name: 'Assign to' });
+    await picker.click();
+    await picker.fill('zeta r');
+    const option = page.getByRole('option', { name: 'Zeta Runner', exact: true });
+    await option.waitFor(WAIT);
+    expect(await picker.getAttribute('aria-expanded')).toBe('true');
+    expect(await axeEverywhere(page, 'assignee picker open, member')).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: join(SHOTS, 'directory-picker.png') });
+    await page.keyboard.press('Enter');
+    expect(await picker.inputValue()).toBe('Zeta Runner');
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    await page.locator('.assignee-now').getByText('Zeta Runner').waitFor(WAIT);
+    expect((await api<{ assignee: { id: string } | null }>('GET', `/api/v1/tasks/${notes}?view=full`)).assignee?.id).toBe(zeta.id);
+    // A name no one has: the list says so, and leaving the field keeps the assignee.
+    await picker.fill('nobody-by-this-name');
+    await page.getByRole('status').filter({ hasText: 'No one’s name begins “nobody-by-this-name”.' }).waitFor(WAIT);
+    await page.keyboard.press('Escape');
+    expect(await picker.inputValue()).toBe('Zeta Runner');
+  });
 });

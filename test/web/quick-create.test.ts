@@ -49,7 +49,10 @@ describe('quick create from the keyboard, in Chromium', () => {
     await tabTo('new-task-labels');
     await page.keyboard.type('release, ops');
     await tabTo('new-task-assignee');
-    await page.keyboard.type('ops-bot');
+    await page.keyboard.type('ops-b');
+    await page.getByRole('option', { name: 'ops-bot', exact: true }).waitFor(WAIT);
+    await page.keyboard.press('Enter');
+    expect(await page.locator('#new-task-assignee').inputValue()).toBe('ops-bot');
     await tabTo('new-task-parent');
     await page.keyboard.type('release train');
     const match = page.getByRole('list', { name: 'Matching parents' }).getByRole('button', { name: /Quarterly release train/ });

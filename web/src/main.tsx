@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiProblem, type AuthState, call, endCookieSession, getAll, getToken, handleUnauthorized, type Problem, readAuthState, readManifest, setToken } from './api.ts';
+import { ApiProblem, type AuthState, call, endCookieSession, getToken, handleUnauthorized, type Problem, readAuthState, readManifest, setToken } from './api.ts';
 import { Directory } from './directory.ts';
 import { Feed } from './live.ts';
 import { can, SessionContext, type Session } from './session.ts';
@@ -23,11 +23,12 @@ async function openSession(token: string | null): Promise<Session> {
   // The feed's start is read before any view (or the names below) reads its state, so no change after that state is missed.
   const [manifest] = await Promise.all([readManifest(token ?? undefined), feed.start()]);
   const directory = new Directory(names, can({ whoami }, 'directory_list'));
-  if (can({ whoami }, 'agents_list')) {
-    for (const agent of (await getAll('agents_list', {})).data) directory.learn(agent.id, agent.name);
-  } else if (can({ whoami }, 'directory_list')) {
-    // The pickers (assignee, filters) offer the newest hundred; any other id on screen is named when shown.
+  // The newest hundred principals are named at once; the pickers find any other by the start of its
+  // name, and any other id on screen is named when shown. Never the whole workspace: a fleet has thousands.
+  if (can({ whoami }, 'directory_list')) {
     for (const entry of (await call('directory_list', { limit: 100 })).data) if (!entry.disabled) directory.learn(entry.id, entry.name);
+  } else if (can({ whoami }, 'agents_list')) {
+    for (const agent of (await call('agents_list', { limit: 100 })).data) directory.learn(agent.id, agent.name);
   }
   return { whoami, feed, manifest, names, directory };
 }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { JsonSchema } from '../json-schema.ts';
 
 // The parts of the OpenAPI document that many operations share, each declared once under `components`.
@@ -24,12 +25,16 @@ export const RATE_HEADERS = { RateLimit: ref('RateLimit'), 'RateLimit-Policy': r
 /** (The routes outside the registry name their statuses; registry operations answer `default`.) */
 const ERROR_STATUSES = [400, 401, 403, 404, 429, 503];
 
-/** A problem response for one status, with the headers that status carries. */
+/**
+ * A problem response for one status, with the headers that status carries. Its description is
+ * HTTP's reason phrase (`Not Found`), as a success answer's is (`OK`): the schema says the rest.
+ */
 function problemResponseFor(status: number) {
+  const response = { ...PROBLEM_RESPONSE, description: STATUS_CODES[status] ?? PROBLEM_RESPONSE.description };
   // A 401 was not counted, so it carries the challenge instead of the budget.
-  if (status === 401) return { ...PROBLEM_RESPONSE, headers: { 'WWW-Authenticate': ref('WWW-Authenticate') } };
+  if (status === 401) return { ...response, headers: { 'WWW-Authenticate': ref('WWW-Authenticate') } };
   const retry = status === 429 || status === 503 || status === 409 ? { 'Retry-After': ref('Retry-After') } : {};
-  return { ...PROBLEM_RESPONSE, headers: { ...RATE_HEADERS, ...retry } };
+  return { ...response, headers: { ...RATE_HEADERS, ...retry } };
 }
 
 /** The problem responses, by status (`Problem` for any other). */

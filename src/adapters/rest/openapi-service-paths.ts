@@ -170,14 +170,18 @@ function protocolPaths(): PathItems {
 }
 
 function inboundPaths(): PathItems {
-  const cron = (operationId: string) => ({
-    ...open('Keep-alive cron', 'Bearer CRON_SECRET; runs one pass of every maintenance loop (spec/inbound.md).', { '200': json('A report of what each loop did.'), '401': problemFor(401), '503': problemFor(503) }, 'inbound'),
+  // GET is for schedulers that send only GET: the route is described once, on POST.
+  const cron = (operationId: string, description: string) => ({
+    ...open('Keep-alive cron', description, { '200': json('A report of what each loop did.'), '401': problemFor(401), '503': problemFor(503) }, 'inbound'),
     operationId,
     security: [{ cron: [] }],
   });
   return {
     '/webhooks/payments': { post: { ...open('Inbound payments webhook', 'Stripe-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundPayments', security: [] } },
     '/webhooks/auth': { post: { ...open('Inbound auth-provider webhook', 'Svix-signed events (spec/inbound.md).', { '200': json('Recorded (or a duplicate).'), '400': problemFor(400), '503': problemFor(503) }, 'inbound'), operationId: 'inboundAuth', security: [] } },
-    '/cron/keepalive': { get: cron('cronKeepalive'), post: cron('cronKeepalivePost') },
+    '/cron/keepalive': {
+      get: cron('cronKeepalive', 'As POST, for schedulers that send GET.'),
+      post: cron('cronKeepalivePost', 'Bearer CRON_SECRET; runs one pass of every maintenance loop (spec/inbound.md).'),
+    },
   };
 }

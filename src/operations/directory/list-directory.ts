@@ -31,6 +31,7 @@ export const listDirectory = defineOperation({
   input: z.strictObject({
     // 60 ids joined by commas fit a list parameter's 2,000 characters (100 would not).
     ids: listFilter(z.array(agentId).max(60)).optional(),
+    prefix: z.string().min(1).max(100).optional().describe('Of the name: any case, `_` for a space.'),
     kind: z.enum(PRINCIPAL_KINDS).optional(),
     cursor: cursorParam,
     limit: limitParam,
@@ -39,7 +40,7 @@ export const listDirectory = defineOperation({
   async run(db, ctx, input) {
     const beforeId = ctx.cursors.decode('directory', input.cursor);
     const syncCursor = await latestEventId(db);
-    const rows = await listDirectoryRows(db, { ids: input.ids, kind: input.kind, beforeId, limit: input.limit });
+    const rows = await listDirectoryRows(db, { ids: input.ids, prefix: input.prefix, kind: input.kind, beforeId, limit: input.limit });
     const page = paginate(rows, input.limit, (row) => ctx.cursors.encode('directory', row.id));
     const spellings = new Map(page.rows.map((row) => [row.id, mentionSpelling(row.name)]));
     const shared = await sharedSpellings(db, [...new Set([...spellings.values()].flatMap((s) => (s ? [s.toLowerCase()] : [])))]);

@@ -25,7 +25,7 @@ export const wait = defineOperation({
   name: 'wait',
   summary: 'Block (at most 60 s) until something arrives for you: an ask, an answer, a mention, a review decision, or work to claim.',
   description:
-    'Pass the returned `cursor` as `after` to the next wait and nothing is missed between two waits. `work`: a task you may claim now (level-triggered; `work=no` to leave it out). `timed_out`: nothing came.',
+    'Pass the returned `cursor` as `after` to the next wait: nothing between two waits is missed. `work`: a task you may claim now (level-triggered; `work=no` to leave it out). `timed_out`: nothing came.',
   kind: 'read',
   scope: 'tasks:read',
   approval: 'none',

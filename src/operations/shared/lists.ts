@@ -20,7 +20,7 @@ export const sinceParam = z
   .string()
   .regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/, 'since must be an event id (evt_…), e.g. the sync_cursor of your last read')
   .optional()
-  .describe('An event id (a `sync_cursor`): only what changed after it.');
+  .describe('A `sync_cursor` (an event id): only changes after it.');
 
 export const viewParam = z.enum(['compact', 'full']).default('compact').describe('`full`: the whole object.');
 

@@ -108,7 +108,7 @@ export const claimNextTask = defineOperation({
   name: 'tasks_claim_next',
   summary: 'Claim the next matching todo task (or up to `limit` of them), highest priority first, then oldest.',
   description:
-    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and those assigned to you. Each claim carries the `discussion`. An empty queue is not an error: `claims` is empty and `retry_after_s` says when to ask again. Tasks on an exhausted budget are skipped; when they were all there was, 409 budget_exhausted.',
+    'Atomic: concurrent claimers never get the same task. Candidates: unassigned tasks and yours. Each claim carries the `discussion`. An empty queue is no error: `claims` is empty, `retry_after_s` says when to ask again. Tasks on an exhausted budget are skipped; when that was all, 409 budget_exhausted.',
   kind: 'write',
   scope: 'tasks:claim',
   approval: 'none',

@@ -20,7 +20,7 @@ export const reviewTask = defineOperation({
   name: 'tasks_review',
   summary: 'Decide on work in review: `approve` (→ done) or `request_changes` with a comment (→ in_progress, back to the same agent).',
   description:
-    'request_changes needs `comment` (posted to the thread): the task returns to in_progress under a fresh lease for its assignee (else its last holder, made assignee), shown as `discussion.changes_requested`; if that lease lapses, to todo, still assigned. ' +
+    'request_changes posts `comment` to the thread; the task returns to in_progress under a fresh lease for its assignee (else its last holder, made assignee), shown as `discussion.changes_requested`; if that lease lapses, to todo, still assigned. ' +
     'Whoever handed it in may not approve it (403 separation_of_duties).',
   kind: 'write',
   scope: 'tasks:review',

@@ -1,14 +1,15 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useNames } from '../directory.ts';
 import type { InputOf } from '../../../src/client/index.ts';
-import { call, getAll, type Problem, problemOf } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { ActorChip, Loading, ProblemNotice } from '../components.tsx';
 import { ago, exact } from '../format.ts';
 import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
-import { can, useEvents, useSession } from '../session.ts';
-import type { Agent, ActorKind, BatonEvent } from '../types.ts';
+import { useEvents } from '../session.ts';
+import type { ActorKind, BatonEvent } from '../types.ts';
 import { byWrite, describe, EventWords } from './timeline.tsx';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 /** The filters, kept in the address (`/activity?actor=…&kind=…&type=…&task=…`) so a view can be shared and reloaded. */
 export interface ActivityFilters {
@@ -67,13 +68,11 @@ const MAX_SHOWN = 500;
 
 /** Every event as it happens, newest first, filtered; each line links to its task. */
 export function Activity({ search }: { search: string }) {
-  const session = useSession();
   const filters = parseFilters(search);
   const now = useNow(15_000);
   const [events, setEvents] = useState<BatonEvent[] | null>(null);
   const [older, setOlder] = useState<string | null>(null);
   const [titles, setTitles] = useState<Map<string, string>>(new Map());
-  const [principals, setPrincipals] = useState<Agent[]>([]);
   const [problem, setProblem] = useState<Problem | null>(null);
 
   const serverQuery = (cursor: string | null): InputOf<'events_list'> => ({
@@ -118,10 +117,6 @@ export function Activity({ search }: { search: string }) {
   const loadOlder = (cursor: string) => void fetchPage(cursor).then((page) => page && setEvents((current) => [...(current ?? []), ...page]));
 
   useEffect(loadNewest, [search]);
-  useEffect(() => {
-    if (!can(session, 'agents_list')) return;
-    getAll('agents_list', {}).then((r) => setPrincipals(r.data), () => undefined);
-  }, []);
   // Titles for the tasks on screen, read once each.
   useEffect(() => {
     const missing = [...new Set((events ?? []).map((e) => e.subject).filter((s) => s.startsWith('tsk_') && !titles.has(s)))].slice(0, 50);
@@ -152,8 +147,7 @@ export function Activity({ search }: { search: string }) {
   useEffect(() => setTaskDraft(filters.task), [filters.task]);
   const shown = events;
   // Principals an event is about (its subject), named by the directory for a caller who may not list them.
-  const named = useNames((events ?? []).map((event) => event.subject));
-  const names = new Map([...named, ...principals.map((p) => [p.id, p.name] as const)]);
+  const names = useNames((events ?? []).map((event) => event.subject));
 
   return (
     <section class="page" aria-labelledby="activity-title">
@@ -163,15 +157,7 @@ export function Activity({ search }: { search: string }) {
           <label class="sr-only" for="activity-actor">
             Actor
           </label>
-          <select id="activity-actor" value={filters.actor} onChange={(e) => set({ actor: e.currentTarget.value })}>
-            <option value="">Anyone</option>
-            {principals.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
-            {filters.actor && !names.has(filters.actor) && <option value={filters.actor}>{filters.actor}</option>}
-          </select>
+          <PrincipalPicker id="activity-actor" value={filters.actor} onChange={(actor) => set({ actor })} fixed={[{ value: '', label: 'Anyone' }]} />
           <label class="sr-only" for="activity-kind">
             Kind
           </label>

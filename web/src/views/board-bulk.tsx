@@ -8,6 +8,7 @@ import { STATUSES, type Status, type Task } from '../types.ts';
 import { BulkBar, BulkResults, useBulk } from './bulk-bar.tsx';
 import { archivedBack, assignBack, labelsBack, moveBack, type TaskInverse, undoBulk } from './bulk-undo.ts';
 import { archiveRequest } from './task-actions.ts';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 /**
  * The board's bulk actions over the selected cards, each the operation an agent would call for one
@@ -112,14 +113,7 @@ export function BoardBulk({ selection, tasks, matching, onTasks }: { selection: 
               void run(assignee ? `Assign to ${session.names.get(assignee) ?? assignee}` : 'Unassign', (t) => ({ operation: 'tasks_assign', input: { id: t.id, assignee: assignee || null }, ifMatch: t.version }), assignBack);
             }}
           >
-            <select aria-label="Assign the selected tasks to" value={assignee} onChange={(e) => setAssignee(e.currentTarget.value)}>
-              <option value="">Nobody</option>
-              {[...session.names].map(([id, name]) => (
-                <option key={id} value={id}>
-                  {name}
-                </option>
-              ))}
-            </select>
+            <PrincipalPicker label="Assign the selected tasks to" value={assignee} onChange={setAssignee} fixed={[{ value: '', label: 'Nobody' }]} />
             <button type="submit" class="button" disabled={bulk.busy}>
               Assign {n}
             </button>

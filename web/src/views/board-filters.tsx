@@ -1,8 +1,15 @@
 import type { RefObject } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { PRIORITIES } from '../types.ts';
-import { useSession } from '../session.ts';
 import { type BoardQuery, type Group, SORT_LABEL, SORTS, type Sort } from './board-query.ts';
+import { PrincipalPicker } from '../principal-picker.tsx';
+
+/** The person filter's choices besides one principal. */
+const WHO = [
+  { value: '', label: 'Anyone' },
+  { value: 'me', label: 'Mine' },
+  { value: 'none', label: "Nobody's (unassigned)" },
+];
 
 /**
  * The board's search, filters and sort. Each change is a navigation (the URL keeps it); the search
@@ -11,9 +18,7 @@ import { type BoardQuery, type Group, SORT_LABEL, SORTS, type Sort } from './boa
 export function BoardFilters({ query, labels, searchBox, onChange }: { query: BoardQuery; labels: readonly string[]; searchBox: RefObject<HTMLInputElement | null>; onChange: (change: Partial<BoardQuery>) => void }) {
   const [text, setText] = useState(query.q);
   useEffect(() => setText(query.q), [query.q]);
-  const { names, whoami } = useSession();
   const filtered = query.q || query.priority || query.label || query.who;
-  const people = [...names].filter(([id]) => id !== whoami.principal.id).sort((a, b) => a[1].localeCompare(b[1]));
   return (
     <form
       class="filters board-filters"
@@ -51,16 +56,7 @@ export function BoardFilters({ query, labels, searchBox, onChange }: { query: Bo
           </option>
         ))}
       </select>
-      <select aria-label="Filter by person" value={query.who} onChange={(e) => onChange({ who: e.currentTarget.value })}>
-        <option value="">Anyone</option>
-        <option value="me">Mine</option>
-        <option value="none">Nobody's (unassigned)</option>
-        {(query.who && !['me', 'none'].includes(query.who) && !names.has(query.who) ? [[query.who, query.who] as const, ...people] : people).map(([id, name]) => (
-          <option key={id} value={id}>
-            {name}
-          </option>
-        ))}
-      </select>
+      <PrincipalPicker label="Filter by person" value={query.who} onChange={(who) => onChange({ who })} fixed={WHO} />
       <select aria-label="Group by" value={query.group} onChange={(e) => onChange({ group: e.currentTarget.value as Group | '' })}>
         <option value="">No swimlanes</option>
         <option value="assignee">Swimlanes by person</option>

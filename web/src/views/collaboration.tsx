@@ -7,6 +7,7 @@ import { Markdown } from '../markdown.tsx';
 import { useEvents, useSession } from '../session.ts';
 import type { Task } from '../types.ts';
 import { assignRequest, commentRequest, requeueRequest, reviewRequest } from './task-actions.ts';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 /** A task in the full view: with its assignee, handoff, attempts and failures (issue 25). */
 export type CollabTask = Task;
@@ -76,7 +77,6 @@ export function Comments({ taskId }: { taskId: string }) {
 
 /** Who the task is for, with a control to set it (and to take the task back from a lease holder when needed). */
 export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged: (task: CollabTask) => void }) {
-  const { names } = useSession();
   const [choice, setChoice] = useState(task.assignee?.id ?? '');
   const action = useAction();
   const { busy, problem } = action;
@@ -92,14 +92,7 @@ export function AssigneePanel({ task, onChanged }: { task: CollabTask; onChanged
       <p class="assignee-now">{task.assignee ? <ActorChip actor={task.assignee} /> : <span class="muted">Anyone may claim it.</span>}</p>
       <label for="assignee-choice">Assign to</label>
       <div class="assignee-row">
-        <select id="assignee-choice" value={choice} onChange={(e) => setChoice(e.currentTarget.value)}>
-          <option value="">Nobody (anyone may claim)</option>
-          {[...names].map(([id, name]) => (
-            <option key={id} value={id}>
-              {name}
-            </option>
-          ))}
-        </select>
+        <PrincipalPicker id="assignee-choice" value={choice} onChange={setChoice} fixed={[{ value: '', label: 'Nobody (anyone may claim)' }]} />
         <button type="button" disabled={busy || choice === (task.assignee?.id ?? '')} onClick={() => void assign(false)}>
           Assign
         </button>

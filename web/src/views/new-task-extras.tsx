@@ -1,8 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { useSession } from '../session.ts';
 import type { Task } from '../types.ts';
 import { TaskSuggestions } from './task-fields.tsx';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 /** The fields only "New task" sets: who it is for, its parent, when it is due, not before when. Dates as `datetime-local` values. */
 export interface Extras {
@@ -85,22 +85,13 @@ function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: 
 
 /** Assignee, parent, due date and not-before: every one a native control or a button, reached with Tab. */
 export function NewTaskExtras({ extras, onChange }: { extras: Extras; onChange: (extras: Extras) => void }) {
-  const { names } = useSession();
   const set = <K extends keyof Extras>(key: K, value: Extras[K]) => onChange({ ...extras, [key]: value });
-  const people = [...names].sort((a, b) => a[1].localeCompare(b[1]));
   return (
     <div class="task-fields">
       <div class="field-row">
         <div class="field">
           <label for="new-task-assignee">Assignee</label>
-          <select id="new-task-assignee" value={extras.assignee} onChange={(e) => set('assignee', e.currentTarget.value)}>
-            <option value="">Nobody (anyone may claim it)</option>
-            {people.map(([id, name]) => (
-              <option key={id} value={id}>
-                {name}
-              </option>
-            ))}
-          </select>
+          <PrincipalPicker id="new-task-assignee" value={extras.assignee} onChange={(id) => set('assignee', id)} fixed={[{ value: '', label: 'Nobody (anyone may claim it)' }]} />
         </div>
         <div class="field field-grow">
           <ParentPicker value={extras.parent} onChange={(parent) => set('parent', parent)} />

@@ -3,9 +3,9 @@ import type { InputOf } from '../../../src/client/index.ts';
 import type { Problem } from '../api.ts';
 import { cadence } from '../cadence.ts';
 import { ProblemNotice } from '../components.tsx';
-import { useSession } from '../session.ts';
 import { bodyOf, EMPTY_DRAFT, TaskFields } from './task-fields.tsx';
 import { initialValues, ParameterField, paramsOf, type Template, TemplateSelect } from './templates.tsx';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 type NewSchedule = InputOf<'schedules_create'>;
 type Overlap = NonNullable<NewSchedule['overlap']>;
@@ -48,7 +48,6 @@ function zoneKnown(zone: string): boolean {
  * shown at the field it names, with its hint. `onCreate` answers the problem, or null once created.
  */
 export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, onCancel }: { templates: Template[]; busy: boolean; problem: Problem | null; onDismiss: () => void; onCreate: (input: NewSchedule) => void; onCancel: () => void }) {
-  const { names } = useSession();
   const [name, setName] = useState('');
   const [makes, setMakes] = useState<'task' | 'template'>('task');
   const [draft, setDraft] = useState(EMPTY_DRAFT);
@@ -129,14 +128,7 @@ export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, on
             <TaskFields prefix="schedule-task" draft={draft} onChange={setDraft} blockers={false} />
             <div class="field">
               <label for="schedule-assignee">Assignee</label>
-              <select {...field('schedule-assignee', '/task/assignee')} value={assignee} onChange={(e) => setAssignee(e.currentTarget.value)}>
-                <option value="">Anyone may claim it</option>
-                {[...names].map(([id, n]) => (
-                  <option key={id} value={id}>
-                    {n}
-                  </option>
-                ))}
-              </select>
+              <PrincipalPicker id="schedule-assignee" invalid={Boolean(errorAt('/task/assignee'))} describedBy={errorAt('/task/assignee') ? 'schedule-assignee-error' : undefined} value={assignee} onChange={setAssignee} fixed={[{ value: '', label: 'Anyone may claim it' }]} />
               {error('schedule-assignee', '/task/assignee')}
             </div>
           </div>
