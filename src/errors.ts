@@ -606,7 +606,7 @@ export const ERRORS: Record<ErrorCode, ErrorSpec> = {
     status: 422,
     title: 'Webhook URL refused',
     retryable: false,
-    hint: 'Give an http(s) URL whose host resolves only to public addresses; loopback, private, link-local and metadata addresses are refused unless the operator sets BATON_WEBHOOK_ALLOW_PRIVATE=1.',
+    hint: 'Give an http(s) URL whose host resolves only to public addresses; loopback, private, link-local and metadata addresses are refused unless the operator allows them in BATON_WEBHOOK_ALLOW_PRIVATE (1, or a list of CIDRs and hosts).',
     docs: '/spec/realtime.md#outbound-webhooks',
   },
   secret_key_missing: {
