@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AXE, axeEverywhere } from './axe.ts';
-import { apiOf, type BrowserHarness, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
+import { adminPage, apiOf, type BrowserHarness, pick, SHOTS, signIn, startBrowser, WAIT } from './browser.ts';
 
 /**
  * A member who may not list principals (no agents:admin) sees people and agents by name, through
@@ -83,5 +83,32 @@ describe('names for a member, in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'No one’s name begins “nobody-by-this-name”.' }).waitFor(WAIT);
     await page.keyboard.press('Escape');
     expect(await picker.inputValue()).toBe('Zeta Runner');
+  });
+
+  it('shows an admin the principals a hundred at a time, and finds any of them by name', async () => {
+    const admin = await adminPage(h, { axe: true });
+    await admin.goto(`${h.base}/agents`);
+    const rows = admin.locator('table.table tbody tr');
+    await rows.nth(99).waitFor(WAIT);
+    expect(await rows.count()).toBe(100);
+    // Every principal: more than a hundred (the fillers above), fewer than two hundred.
+    const first = await api<{ data: unknown[]; next_cursor: string }>('GET', '/api/v1/agents?limit=100');
+    const second = await api<{ data: unknown[]; has_more: boolean }>('GET', `/api/v1/agents?limit=100&cursor=${encodeURIComponent(first.next_cursor)}`);
+    expect(second.has_more).toBe(false);
+    const total = first.data.length + second.data.length;
+    await admin.getByRole('button', { name: 'Show 100 more' }).click();
+    await rows.nth(total - 1).waitFor(WAIT);
+    expect(await rows.count()).toBe(total);
+    expect(await admin.getByRole('button', { name: 'Show 100 more' }).count()).toBe(0);
+    expect(await axeEverywhere(admin, 'agents, admin')).toEqual([]);
+    for (const [width, height, suffix] of [[390, 844, '-390'], [1280, 800, '']] as const) {
+      await admin.setViewportSize({ width, height });
+      await admin.evaluate(() => window.scrollTo(0, 0));
+      await admin.screenshot({ path: join(SHOTS, `agents${suffix}.png`) });
+    }
+    await pick(admin.getByRole('combobox', { name: 'Find by name' }), 'Zeta Runner');
+    await admin.waitForURL(/\/agents\/agt_/);
+    await admin.getByRole('heading', { name: 'Zeta Runner' }).waitFor(WAIT);
+    await admin.close();
   });
 });

@@ -1,30 +1,43 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../action.ts';
-import { getAll, type Problem, problemOf } from '../api.ts';
+import { call, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice } from '../components.tsx';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.ts';
 import type { Agent } from '../types.ts';
 import { PrincipalForm, type PrincipalFields } from './principal-form.tsx';
+import { PrincipalPicker } from '../principal-picker.tsx';
 
 const NEW_AGENT: PrincipalFields = { name: '', scopes: ['tasks:read', 'tasks:write', 'tasks:claim', 'events:read'], tool_allowlist: null };
 
-/** Every principal (humans and agents), and a form to add one. */
+/** Principals shown a page at a time: a fleet has thousands, found by name with the picker. */
+const PAGE = 100;
+
+/** The principals (humans and agents), newest first a hundred at a time, any of them found by name; and a form to add one. */
 export function Agents() {
   const { names } = useSession();
   const [agents, setAgents] = useState<Agent[] | null>(null);
+  const [more, setMore] = useState<string | null>(null);
   const [loadProblem, setLoadProblem] = useState<Problem | null>(null);
   const [creating, setCreating] = useState(false);
   const [kind, setKind] = useState<'agent' | 'human'>('agent');
+  const [reading, setReading] = useState(false);
   const action = useAction();
-  const load = () => {
+  /** Reads the next page after `cursor` (the first when null) and adds it to what is shown. */
+  const load = (cursor: string | null) => {
     setLoadProblem(null);
-    getAll('agents_list', {}).then(
-      (res) => setAgents(res.data),
-      (error: unknown) => setLoadProblem(problemOf(error)),
-    );
+    setReading(true);
+    call('agents_list', { limit: PAGE, ...(cursor ? { cursor } : {}) })
+      .then(
+        (page) => {
+          setAgents((shown) => [...(cursor ? (shown ?? []) : []), ...page.data]);
+          setMore(page.has_more ? page.next_cursor : null);
+        },
+        (error: unknown) => setLoadProblem(problemOf(error)),
+      )
+      .finally(() => setReading(false));
   };
-  useEffect(load, []);
+  useEffect(() => load(null), []);
   const create = (fields: PrincipalFields) =>
     action.send({ operation: 'agents_create', input: { ...fields, kind } }, (agent) => {
       names.set(agent.id, agent.name);
@@ -34,6 +47,10 @@ export function Agents() {
     <section class="page" aria-labelledby="agents-title">
       <div class="page-head">
         <h1 id="agents-title">Agents and humans</h1>
+        <div class="field agents-find">
+          <label for="agents-find">Find by name</label>
+          <PrincipalPicker id="agents-find" value="" onChange={(id) => id && navigate(`/agents/${id}`)} />
+        </div>
         {!creating && (
           <button type="button" class="button-primary" onClick={() => setCreating(true)}>
             New principal
@@ -57,7 +74,7 @@ export function Agents() {
           </PrincipalForm>
         </section>
       )}
-      {loadProblem && <ProblemNotice problem={loadProblem} onRetry={load} />}
+      {loadProblem && <ProblemNotice problem={loadProblem} onRetry={() => load(agents === null ? null : more)} />}
       {!agents && !loadProblem && <Loading what="principals" />}
       {agents && (
         <div class="table-wrap">
@@ -95,6 +112,13 @@ export function Agents() {
               ))}
             </tbody>
           </table>
+          {more && (
+            <p>
+              <button type="button" disabled={reading} onClick={() => load(more)}>
+                Show {PAGE} more
+              </button>
+            </p>
+          )}
         </div>
       )}
     </section>
