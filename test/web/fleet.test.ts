@@ -121,6 +121,26 @@ describe('an accurate fleet, in Chromium', () => {
     expect(await card('asking-bot').locator(`li[data-ask="${ask.id}"]`).count()).toBe(0);
   });
 
+  it('applies heartbeats where they are shown, without a request: a busy fleet spends none of the viewer’s rate budget on them', async () => {
+    const agent = await h.t.addPrincipal({ name: 'beating-bot', scopes: [...SCOPES] });
+    const held = await claim(agent, 'Crawl the docs');
+    await page.goto(`${h.base}/fleet`);
+    await card('beating-bot').getByRole('link', { name: 'Crawl the docs' }).waitFor(WAIT);
+    const requests: string[] = [];
+    const count = (request: { url: () => string }) => {
+      if (request.url().includes('/api/') && !request.url().includes('/events/stream')) requests.push(request.url());
+    };
+    page.on('request', count);
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) await api('POST', `/api/v1/leases/${held.lease?.id}/heartbeat`, { note: `Page ${n} of 8` }, agent.token);
+    await card('beating-bot').getByText('“Page 8 of 8”').waitFor(WAIT);
+    expect(requests).toEqual([]);
+    // A claim is not a heartbeat: the page reads the fleet again.
+    await claim(agent, 'Crawl the blog');
+    await card('beating-bot').getByRole('link', { name: 'Crawl the blog' }).waitFor(WAIT);
+    expect(requests.length).toBeGreaterThan(0);
+    page.off('request', count);
+  });
+
   it('shows each agent’s time and cost today, live as its runs end', async () => {
     const agent = await h.t.addPrincipal({ name: 'costly-bot', scopes: [...SCOPES] });
     // Claimed five minutes ago on the server's clock: the run lasts five minutes when handed in now.

@@ -8,8 +8,12 @@ type LeaseRow = ItemOf<'leases_list'>;
 /** A task in progress or in review (title, status, handoff and lease: the fields the fleet asks for). */
 type HeldTask = ItemOf<'tasks_list'>;
 
-/** Tokens change rarely and `last_used_at` is kept to the minute: read again on token and agent events, or after this. */
-const TOKENS_MS = 60_000;
+/**
+ * Tokens change rarely and `last_used_at` is kept to the minute: an agent's are read again on its
+ * token and agent events, and everyone's after this long. Reading them is a request per agent on
+ * the viewer's rate budget (600 a minute by default): once a minute, a fleet of 500 spent most of it.
+ */
+const TOKENS_MS = 5 * 60_000;
 /** The day's outcomes are read once, newest first, up to this many pages of 100; afterwards only what is new. */
 const OUTCOME_PAGES = 10;
 
@@ -126,9 +130,28 @@ async function readUsage(last: Usage | null): Promise<Usage> {
   return { byAgent: new Map(groups.map((g) => [g.key, g.figures])), readAt: Date.now() };
 }
 
-/** Each agent's tokens: the last read while it is under a minute old and covers every agent, else a new read. */
+/** Each agent's tokens: while the last read is under TOKENS_MS old, only the agents it lacks are read; else every agent's again. */
 async function readTokens(fleet: Agent[], last: Tokens | null): Promise<Tokens> {
-  if (last && Date.now() - last.readAt < TOKENS_MS && fleet.every((a) => last.byAgent.has(a.id))) return last;
-  const read = await Promise.all(fleet.map((a) => getAll('tokens_list', { id: a.id }, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
-  return { byAgent: new Map(read), readAt: Date.now() };
+  const fresh = last && Date.now() - last.readAt < TOKENS_MS ? last : null;
+  const unread = fleet.filter((a) => !fresh?.byAgent.has(a.id));
+  if (fresh && unread.length === 0) return fresh;
+  const read = await Promise.all(unread.map((a) => getAll('tokens_list', { id: a.id }, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
+  return { byAgent: new Map([...(fresh?.byAgent ?? []), ...read]), readAt: fresh?.readAt ?? Date.now() };
+}
+
+/** The tokens read so far without one agent's, so the next reload reads that agent's again (a token or agent event about it). */
+export function forgetTokens(tokens: Tokens | null, agentId: string): Tokens | null {
+  if (!tokens) return null;
+  const byAgent = new Map(tokens.byAgent);
+  byAgent.delete(agentId);
+  return { ...tokens, byAgent };
+}
+
+/** The fleet with one heartbeat applied: its lease's new expiry and renewal, and its note. No request. */
+export function withHeartbeat(data: FleetData, event: BatonEvent): FleetData {
+  const leaseId = String(event.data.lease_id);
+  if (!data.leases.some((l) => l.id === leaseId)) return data;
+  const expiresAt = typeof event.data.expires_at === 'string' ? event.data.expires_at : null;
+  const leases = data.leases.map((l) => (l.id === leaseId ? { ...l, renewed_at: event.created_at, ...(expiresAt ? { expires_at: expiresAt } : {}) } : l));
+  return { ...data, leases, beats: new Map(data.beats).set(leaseId, event) };
 }
