@@ -22,16 +22,31 @@ export interface DiscordMessage {
   readonly allowed_mentions: { readonly parse: readonly [] };
 }
 
+/**
+ * Microsoft Teams' body: a message with one Adaptive Card, what both of Teams' webhooks take (a
+ * channel's incoming webhook and a Workflows "when a webhook request is received" flow). Text
+ * people wrote is in `TextRun`s, which Teams shows as written: no Markdown, no mention.
+ */
+export interface TeamsMessage {
+  readonly type: 'message';
+  readonly attachments: readonly [{ readonly contentType: 'application/vnd.microsoft.card.adaptive'; readonly contentUrl: null; readonly content: object }];
+}
+
 /** The chat formats Baton speaks, told apart by the webhook URL (spec/notifications.md). */
-export type ChatFormat = 'slack' | 'discord';
+export type ChatFormat = 'slack' | 'discord' | 'teams';
 
 /**
- * Discord's own execute-webhook path (`/api[/vN]/webhooks/{id}/{token}`, on Discord or a server
- * that copies its API) is answered in Discord's format; everything else, Discord's `/slack`
- * endpoint included, gets Slack's body.
+ * Told apart by the URL's path, on the service's own hosts or a server that copies its API:
+ * Discord's execute-webhook path (`/api[/vN]/webhooks/{id}/{token}`) gets Discord's format;
+ * Teams' incoming webhook (`/webhookb2/…`) and a Workflows trigger (`/workflows/{id}/triggers/…`,
+ * or Power Platform's `/powerautomate/automations/direct/workflows/…`) get an Adaptive Card;
+ * everything else, Discord's `/slack` endpoint included, gets Slack's body.
  */
 export function chatFormat(url: string): ChatFormat {
-  return /^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/.test(URL.parse(url)?.pathname ?? '') ? 'discord' : 'slack';
+  const path = URL.parse(url)?.pathname ?? '';
+  if (/^\/api(\/v\d+)?\/webhooks\/\d+\/[\w-]+\/?$/.test(path)) return 'discord';
+  if (/^\/webhookb2\//.test(path) || /\/workflows\/[\w-]+\/triggers\//.test(path) || /^\/powerautomate\/automations\/direct\/workflows\//.test(path)) return 'teams';
+  return 'slack';
 }
 
 const KIND_WORDS: Record<NotificationSubject['kind'], string> = {
@@ -80,10 +95,11 @@ export function digestEmail(items: readonly NotificationSubject[], to: string, l
  * is escaped for the format, so it can neither ping a channel nor make a link of its own; only
  * Baton's link is a link.
  */
-export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker, format: ChatFormat): SlackMessage | DiscordMessage {
+export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker, format: ChatFormat): SlackMessage | DiscordMessage | TeamsMessage {
   const url = link({ to, task: s.task_id, item: s.id });
   const verb = s.kind === 'ask' ? 'asks' : s.kind === 'approval' ? 'asks the approval of' : s.kind === 'overdue' ? 'is still waiting, overdue for' : s.kind === 'budget' ? 'ran down a budget, for' : KIND_WORDS[s.kind];
   const written = { by: s.by_name, principal: s.principal_name, title: oneLine(s.title, 200), what: oneLine(s.question ?? s.excerpt, 300) };
+  if (format === 'teams') return teamsCard(written, verb, url);
   if (format === 'discord') {
     const d = mapValues(written, escapeDiscord);
     return { content: `**${d.by}** ${verb} **${d.principal}** on [${d.title}](${url}):\n> ${d.what}`, allowed_mentions: { parse: [] } };
@@ -92,6 +108,22 @@ export function chatMessage(s: NotificationSubject, to: string, link: LinkMaker,
   const text = `${m.by} ${verb} ${m.principal} on "${m.title}": ${m.what} ${url}`;
   const markdown = `*${m.by}* ${verb} *${m.principal}* on <${url}|${m.title}>:\n>${m.what}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: markdown } }] };
+}
+
+/** The Adaptive Card: who asks whom on which task, what they wrote, and Baton's link as the card's one action. */
+function teamsCard(w: { by: string; principal: string; title: string; what: string }, verb: string, url: string): TeamsMessage {
+  const run = (text: string, bold = false) => ({ type: 'TextRun', text, ...(bold ? { weight: 'Bolder' } : {}) });
+  const card = {
+    $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+    type: 'AdaptiveCard',
+    version: '1.4',
+    body: [
+      { type: 'RichTextBlock', inlines: [run(w.by, true), run(` ${verb} `), run(w.principal, true), run(' on '), run(w.title, true)] },
+      { type: 'RichTextBlock', inlines: [{ ...run(w.what), italic: true }] },
+    ],
+    actions: [{ type: 'Action.OpenUrl', title: 'Open in Baton', url }],
+  };
+  return { type: 'message', attachments: [{ contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card }] };
 }
 
 function mapValues<T extends Record<string, string>>(values: T, f: (value: string) => string): T {

@@ -178,6 +178,45 @@ describe('notifications', () => {
     }
   });
 
+  it('posts an Adaptive Card to a Microsoft Teams webhook (a Workflows trigger, answering 202): what people wrote shown as written, Baton\'s link its one action', async () => {
+    const teams = await startChatReceiver('/workflows/8f2c1e0d7b/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sig=s1g');
+    teams.status = 202;
+    try {
+      const made = (await cluster.request('POST', '/api/v1/workspaces', { body: { name: 'Teams team' } })).json<{ owner_id: string; token: string }>();
+      expect((await cluster.request('PATCH', '/api/v1/workspaces/current', { body: { chat_webhook_url: teams.url }, token: made.token })).status).toBe(200);
+      const title = '@everyone deploy [click](https://evil.example) **now**';
+      const task = (await cluster.request('POST', '/api/v1/tasks', { body: { title }, token: made.token })).json<{ id: string }>();
+      const bot = (await cluster.request('POST', '/api/v1/agents', { body: { name: 'teams-bot', scopes: ['tasks:read', 'tasks:write'] }, token: made.token })).json<{ id: string }>();
+      const botToken = (await cluster.request('POST', `/api/v1/agents/${bot.id}/tokens`, { body: { machine: 'm' }, token: made.token })).json<{ token: string }>().token;
+      const question = 'Ping <at>General</at> and _all_ of @here?';
+      const asked = await cluster.request('POST', `/api/v1/tasks/${task.id}/asks`, { body: { question, to: made.owner_id, timeout_s: 3600, default: { text: 'no' } }, token: botToken });
+      expect(asked.status, asked.body).toBe(201);
+      await sweep();
+      expect(teams.bodies).toHaveLength(1);
+      const body = teams.bodies[0] as { type: string; text?: unknown; attachments: { contentType: string; content: { type: string; body: { type: string; inlines: { type: string; text: string }[] }[]; actions: { type: string; title: string; url: string }[] } }[] };
+      expect(body.type).toBe('message');
+      expect(body.text).toBeUndefined();
+      expect(body.attachments.map((a) => a.contentType)).toEqual(['application/vnd.microsoft.card.adaptive']);
+      const card = body.attachments[0]?.content;
+      expect(card?.type).toBe('AdaptiveCard');
+      // Only RichTextBlocks of TextRuns, which Teams shows as written (a TextBlock would read Markdown): no link, bold or mention of anyone's making.
+      expect(card?.body.map((b) => b.type)).toEqual(['RichTextBlock', 'RichTextBlock']);
+      const runs = card?.body.flatMap((b) => b.inlines) ?? [];
+      expect(runs.every((r) => r.type === 'TextRun')).toBe(true);
+      expect(runs.map((r) => r.text)).toEqual(['teams-bot', ' asks ', expect.any(String) as unknown, ' on ', title, question]);
+      expect(JSON.stringify(card)).not.toContain('msteams');
+      // Baton's link is the card's one action, and it opens the item for the person asked.
+      expect(card?.actions).toEqual([{ type: 'Action.OpenUrl', title: 'Open in Baton', url: expect.stringMatching(`^http://baton.test/tasks/${task.id}\\?link=`) as unknown }]);
+      const redeemed = await cluster.request('POST', '/api/v1/links/redeem', { body: { token: links(card?.actions[0]?.url ?? '')[0] ?? '' }, token: made.token });
+      expect(redeemed.status, redeemed.body).toBe(200);
+      // 202 is delivered: the message is not sent again.
+      await sweep();
+      expect(teams.bodies).toHaveLength(1);
+    } finally {
+      await teams.close();
+    }
+  });
+
   it("posts a workspace's asks to the workspace's own chat channel, whose URL only its admins read", async () => {
     const own = await startChatReceiver();
     try {

@@ -69,7 +69,7 @@ export async function startChatReceiver(path = '/hooks/chat'): Promise<ChatRecei
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (receiver.status === 200) receiver.bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      if (receiver.status < 300) receiver.bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       res.writeHead(receiver.status).end('ok');
     });
   });
