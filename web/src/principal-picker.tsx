@@ -48,6 +48,8 @@ export function PrincipalPicker(props: {
   const pastedId = PASTED_ID.test(prefix) ? `agt_${prefix.slice(4).toUpperCase()}` : null;
 
   useEffect(() => directory.subscribe(() => setNamed((n) => n + 1)), [directory]);
+  // A value the page was given by id (the board's `?who=agt_…`) is shown by name once the directory answers.
+  useEffect(() => directory.want([props.value]), [directory, props.value]);
   useEffect(() => {
     if (!open || prefix === '') return undefined;
     if (pastedId) {
