@@ -116,20 +116,19 @@ export async function lockAgentByExternalId(tx: Tx, externalId: string): Promise
 }
 
 /**
- * The principals whose id is one of `ids` or whose name (case-insensitive, or with its spaces
- * written `_`, as a mention spells "Ada Lovelace": `@Ada_Lovelace`) is one of `names`, to resolve
- * mentions and assignees.
+ * The principals whose id is one of `ids` or whose name is spelled as one of `names` (any case, a
+ * space and `_` alike, as a mention spells "Ada Lovelace": `@Ada_Lovelace`), to resolve mentions and
+ * assignees: from the index of spellings (agents_spelling), not a scan of every principal.
  */
 export async function findPrincipals(db: Kysely<DB>, q: { ids: readonly string[]; names: readonly string[] }): Promise<Pick<AgentRow, 'id' | 'name' | 'kind' | 'disabled'>[]> {
   if (q.ids.length === 0 && q.names.length === 0) return [];
-  const lowered = q.names.map((n) => n.toLowerCase());
   return db
     .selectFrom('agents')
     .select(['id', 'name', 'kind', 'disabled'])
     .where((eb) =>
       eb.or([
         ...(q.ids.length > 0 ? [eb('id', 'in', [...q.ids])] : []),
-        ...(lowered.length > 0 ? [eb(eb.fn('lower', ['name']), 'in', lowered), eb(eb.fn('lower', [eb.fn('replace', ['name', sql.lit(' '), sql.lit('_')])]), 'in', lowered)] : []),
+        ...(q.names.length > 0 ? [eb('spelling', 'in', q.names.map(spelling))] : []),
       ]),
     )
     .orderBy('id')
