@@ -6,7 +6,7 @@ const SILENT_TASK_MEMBERS = ['priority', 'waiting_on'];
 
 /** The members of the schemas v2 changes, by which they are recognised wherever they appear. */
 const NEXT_ACTION_V1 = ['operation', 'method', 'href', 'headers', 'body', 'fill'];
-const ARTIFACT_REF = ['id', 'size', 'content_type', 'sha256', 'href'];
+const ARTIFACT_REF = ['id', 'name', 'size', 'content_type', 'sha256', 'href'];
 const TASK_LEASE = ['id', 'holder', 'epoch', 'expires_at'];
 
 /**

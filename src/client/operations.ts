@@ -237,6 +237,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -446,6 +447,7 @@ export interface Operations {
         /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
         artifacts?: Array<{
           id: string;
+          name?: string;
           /** Bytes. */
           size: number;
           content_type: string;
@@ -642,6 +644,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -853,6 +856,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -1040,6 +1044,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -1235,6 +1240,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -1502,6 +1508,7 @@ export interface Operations {
         /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
         artifacts?: Array<{
           id: string;
+          name?: string;
           /** Bytes. */
           size: number;
           content_type: string;
@@ -1815,6 +1822,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -2008,6 +2016,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -2198,6 +2207,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -2385,6 +2395,7 @@ export interface Operations {
       /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
       artifacts?: Array<{
         id: string;
+        name?: string;
         /** Bytes. */
         size: number;
         content_type: string;
@@ -3320,6 +3331,7 @@ export interface Operations {
         /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
         artifacts?: Array<{
           id: string;
+          name?: string;
           /** Bytes. */
           size: number;
           content_type: string;
@@ -3534,6 +3546,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -3756,6 +3769,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -3959,6 +3973,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -4242,6 +4257,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -4445,6 +4461,7 @@ export interface Operations {
           /** Long bodies attached to the task, as references (never inlined), oldest first; at most 100. */
           artifacts?: Array<{
             id: string;
+            name?: string;
             /** Bytes. */
             size: number;
             content_type: string;
@@ -6041,6 +6058,7 @@ export interface Operations {
     };
     output: {
       id: string;
+      name: string | null;
       /** Bytes. */
       size: number;
       content_type: string;
@@ -6048,7 +6066,6 @@ export interface Operations {
       sha256: string;
       /** GET it for the raw bytes, served with `content_type`. */
       href: string;
-      name: string | null;
       task_id: string | null;
       created_at: string;
       created_by: {
@@ -6069,6 +6086,7 @@ export interface Operations {
     };
     output: {
       id: string;
+      name: string | null;
       /** Bytes. */
       size: number;
       content_type: string;
@@ -6076,7 +6094,6 @@ export interface Operations {
       sha256: string;
       /** GET it for the raw bytes, served with `content_type`. */
       href: string;
-      name: string | null;
       task_id: string | null;
       created_at: string;
       created_by: {

@@ -15,6 +15,8 @@ export interface ArtifactRefRow {
   size: number;
   content_type: string;
   sha256: string;
+  /** The file name it was stored with, for people; null when none was given. */
+  name: string | null;
 }
 
 /** A task id's length: `tsk_` and a 26-character ULID. */
@@ -39,7 +41,7 @@ const REVIEW_OVERDUE = `(tasks.status = 'in_review' AND tasks.review_overdue_at 
 const reviewOverdue: RawBuilder<boolean> = sql.raw<boolean>(REVIEW_OVERDUE);
 
 /** The task's artifact references, read with the row (an index lookup on artifacts.task_id). */
-const ARTIFACT_REFS = `COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json)`;
+const ARTIFACT_REFS = `COALESCE((SELECT json_agg(json_build_object('id', a.id, 'size', a.size_bytes, 'content_type', a.content_type, 'sha256', a.sha256, 'name', a.name) ORDER BY a.id) FROM artifacts a WHERE a.task_id = tasks.id), '[]'::json)`;
 const artifactRefs: RawBuilder<ArtifactRefRow[]> = sql.raw<ArtifactRefRow[]>(ARTIFACT_REFS);
 
 /** The live children's counts by status (statuses with none left out); an index probe on tasks_parent. */

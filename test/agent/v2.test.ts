@@ -106,11 +106,11 @@ describe('/api/v2', () => {
     expect(claimed.status, claimed.body).toBe(200);
     const claim = claimed.json<{ claims: { task: Carrier & { status: string; artifacts: unknown[] }; lease: { id: string; holder: unknown; expires_at: string } }[] }>().claims[0]!;
     expect(claim.task.status).toBe('in_progress');
-    // The task names neither the holder (it is you), a normal priority, nothing to wait on, nor the artifact's digest and link.
+    // The task names neither the holder (it is you), a normal priority, nothing to wait on, nor the artifact's digest and link (its file name it does).
     expect(claim.task.lease).toEqual({ id: claim.lease.id, epoch: 1, expires_at: claim.lease.expires_at });
     expect(claim.task).not.toHaveProperty('priority');
     expect(claim.task).not.toHaveProperty('waiting_on');
-    expect(claim.task.artifacts).toEqual([{ id: artifact.json().id, size: 26 }]);
+    expect(claim.task.artifacts).toEqual([{ id: artifact.json().id, name: 'notes.txt', size: 26 }]);
     // The claim's own lease keeps every member: only the task's summary of it is lean.
     expect(claim.lease.holder).toEqual({ id: agent.id, kind: 'agent' });
 
@@ -144,7 +144,7 @@ describe('/api/v2', () => {
     const lean = (await t.request('GET', `/api/v2/tasks/${task.id}`)).json();
     validate('GET', `/api/v2/tasks/${task.id}`, 200, lean);
     // Not the default text type: the content type stays.
-    expect(lean['artifacts']).toEqual([{ id: artifactId, size: 2, content_type: 'application/json' }]);
+    expect(lean['artifacts']).toEqual([{ id: artifactId, name: 'a.json', size: 2, content_type: 'application/json' }]);
     const full = (await t.request('GET', `/api/v2/tasks/${task.id}?view=full`)).json();
     validate('GET', `/api/v2/tasks/${task.id}?view=full`, 200, full);
     expect(full).toMatchObject({ priority: 'normal', waiting_on: [] });

@@ -76,6 +76,16 @@ describe('artifacts', () => {
     expect(JSON.stringify(events.at(-1)?.data)).not.toContain('A long paragraph');
   });
 
+  it('names an artifact in the task\'s reference by its file name, where it was given one', async () => {
+    const task = await createTask(t);
+    const named = (await t.request('POST', '/api/v1/artifacts', { body: { content: 'plan', name: 'drop-plan.md', task_id: task.id } })).json<ArtifactBody>();
+    const unnamed = (await t.request('POST', '/api/v1/artifacts', { body: { content: 'diff', task_id: task.id } })).json<ArtifactBody>();
+    const refs = (await t.request('GET', `/api/v1/tasks/${task.id}`)).json<{ artifacts: Record<string, unknown>[] }>().artifacts;
+    expect(refs.find((r) => r.id === named.id)).toMatchObject({ name: 'drop-plan.md' });
+    // No name: no member (a ref stays lean), as v1 answered before names were carried.
+    expect(Object.keys(refs.find((r) => r.id === unnamed.id) ?? {}).sort()).toEqual(['content_type', 'href', 'id', 'sha256', 'size']);
+  });
+
   it('refuses a task description over budget with a pointer to artifacts', async () => {
     const res = await t.request('POST', '/api/v1/tasks', { body: { title: 'too long', description: 'x'.repeat(4001) } });
     const problem = expectProblem(res, 400, 'validation_failed');

@@ -88,6 +88,11 @@ describe('a task page with asks and reservations, in Chromium', () => {
     expect(await answered.locator('.event-what').textContent()).toBe('answered a question');
     expect(await answered.locator('.event-note').textContent()).toBe('Answer: “Yes, after the backup”');
     expect(await timeline.locator(':scope > li[data-event-type="artifact.created"] .event-what').textContent()).toBe('attached “drop-plan.md”');
+    // The artifact by its file name, and downloaded under it (was its id, both).
+    const artifact = page.locator('.artifacts .button-link');
+    expect(await artifact.textContent()).toBe('drop-plan.md');
+    const [download] = await Promise.all([page.waitForEvent('download', WAIT), artifact.click()]);
+    expect(download.suggestedFilename()).toBe('drop-plan.md');
 
     await page.goto(`${h.base}/activity?task=${task.id}`);
     const line = page.locator('.activity-line[data-event-type="ask.created"]');

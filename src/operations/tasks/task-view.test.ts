@@ -70,7 +70,7 @@ const rows = TASK_STATUSES.flatMap((status) => [
   row(status, { reservations: [{ mode: 'shared', resource: 'staging-db' }, { paths: ['src/**'], repo: 'acme/api' }] }),
   row(status, leased),
   row(status, { blocked_by: ['tsk_x'], waiting_on: ['tsk_x'] }),
-  row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab' }] }),
+  row(status, { artifacts: [{ id: 'art_1', size: 3, content_type: 'text/plain', sha256: 'ab', name: 'notes.txt' }] }),
   row(status, handedIn),
   row(status, { not_before: new Date(at.getTime() + 30_000) }),
   row(status, { assignee_id: 'agt_someone', assignee_kind: 'agent' }),

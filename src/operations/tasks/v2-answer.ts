@@ -9,7 +9,7 @@ import type { NextAction } from './task-schema.ts';
  */
 export const nextActionV2 = z.object({
   operation: z.string().describe('The operation (the MCP tool); its route is in the manifest.'),
-  id: z.string().optional().describe("The path's `{id}`; absent: the carrying task's or lease's (a `leases_*` operation takes the lease's)."),
+  id: z.string().optional().describe("The path's `{id}`; absent: the carrying task's (a lease's, for `leases_*`)."),
   key: z.string().optional().describe('Send as Idempotency-Key (MCP: idempotency_key); fresh, reuse only to retry.'),
   expected_version: z.int().optional().describe('Send as If-Match (MCP: expected_version).'),
   args: z.record(z.string(), z.unknown()).optional().describe("The other arguments: a write's body, a read's query."),
@@ -29,7 +29,7 @@ export interface V2Reader {
  * A v1 answer in v2's shape. Every `next_actions` entry becomes a v2 entry. Every task in it (an
  * object with `legal_transitions`), unless the request selected its members, leaves out what says
  * nothing: a `normal` priority, an empty `waiting_on`, the holder of a lease the caller holds, an
- * artifact's digest and link (`view=full` and `artifacts_get` have them) and its content type when it
+ * artifact's digest and link (`view=full` and `artifacts_get` have them; its file name stays) and its content type when it
  * is the default for text. A link (`href`) points into v2. Everything else is v1's, member for
  * member, so a stored answer replays alike on either version.
  */
@@ -60,6 +60,7 @@ function leaveOutSilence(task: Record<string, unknown>, reader: V2Reader): void 
   if (Array.isArray(task['artifacts'])) {
     task['artifacts'] = task['artifacts'].map((ref: Record<string, unknown>) => ({
       id: ref['id'],
+      ...(ref['name'] === undefined ? {} : { name: ref['name'] }),
       size: ref['size'],
       ...(ref['content_type'] === DEFAULT_TEXT_TYPE ? {} : { content_type: ref['content_type'] }),
     }));

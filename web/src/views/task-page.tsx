@@ -27,14 +27,14 @@ function artifactsOf(task: Task): ArtifactRef[] {
   return task.artifacts ?? [];
 }
 
-/** Artifacts need the bearer header, so they are fetched and handed to the browser as a download. */
+/** Artifacts need the bearer header, so they are fetched and handed to the browser as a download, under their file name where they have one. */
 async function download(artifact: ArtifactRef): Promise<void> {
   const res = await fetch(artifact.href, { headers: authHeaders() });
   if (!res.ok) return;
   const url = URL.createObjectURL(await res.blob());
   const link = document.createElement('a');
   link.href = url;
-  link.download = artifact.id;
+  link.download = artifact.name ?? artifact.id;
   link.click();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
@@ -240,7 +240,7 @@ export function TaskPage({ id }: { id: string }) {
                 {artifacts.map((a) => (
                   <li key={a.id}>
                     <button type="button" class="button-link" onClick={() => void download(a)}>
-                      {a.id}
+                      {a.name ?? a.id}
                     </button>
                     <span class="muted small">
                       {' '}
