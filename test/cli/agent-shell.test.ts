@@ -59,6 +59,8 @@ describe('baton artifacts', () => {
     await baton(agent, ['tasks', 'hand-in', taskId, '--summary', 'Fixed; see the report', '--artifact', reportId]);
     const task = await t.request('GET', `/api/v1/tasks/${taskId}?view=full`, { token: t.adminToken });
     expect(task.json<{ status: string; handoff: { artifacts: string[] } }>()).toMatchObject({ status: 'in_review', handoff: { artifacts: [reportId] } });
+    // The task shows its artifact by file name, with the id to download it by.
+    expect((await baton(human, ['tasks', 'show', taskId])).stdout).toMatch(new RegExp(`^artifacts\\s+report\\.md \\(${reportId}\\), text/markdown, ${Buffer.byteLength('# Report\n\nAll green — 12 tests fixed.\n')} bytes$`, 'm'));
 
     const shown = JSON.parse((await baton(human, ['artifacts', 'show', blobId, '--json'])).stdout) as { name: string; content_type: string; size: number };
     expect(shown).toMatchObject({ name: 'trace', content_type: 'application/octet-stream', size: 4096 });
