@@ -121,6 +121,33 @@ describe('an accurate fleet, in Chromium', () => {
     expect(await card('asking-bot').locator(`li[data-ask="${ask.id}"]`).count()).toBe(0);
   });
 
+  it('shows the agents of one state alone when its count is pressed (kept in the address), and finds agents by name', async () => {
+    await page.goto(`${h.base}/fleet`);
+    await card('crew-0').waitFor(WAIT);
+    const counts = page.getByLabel('Agents by state');
+    const all = await page.locator('li.fleet-agent').count();
+    const working = counts.getByRole('button', { name: /working$/ });
+    await working.click();
+    await page.waitForURL('**/fleet?state=working');
+    expect(await working.getAttribute('aria-pressed')).toBe('true');
+    const states = await page.locator('li.fleet-agent').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-state')));
+    expect(states.length).toBe(Number((await working.textContent())?.split(' ')[0]));
+    expect(new Set(states)).toEqual(new Set(['working']));
+    // Reload keeps it; pressing it again shows every agent.
+    await page.reload();
+    await card('crew-0').waitFor(WAIT);
+    expect(await page.locator('li.fleet-agent:not([data-state="working"])').count()).toBe(0);
+    await counts.getByRole('button', { name: /working$/ }).click();
+    await page.waitForURL(`${h.base}/fleet`);
+    await expect.poll(() => page.locator('li.fleet-agent').count(), WAIT).toBe(all);
+    await page.getByRole('searchbox', { name: 'Find agents by name' }).fill('CREW-2');
+    await expect.poll(() => page.locator('li.fleet-agent').evaluateAll((cards) => cards.map((c) => c.getAttribute('data-agent'))), WAIT).toEqual(['crew-2']);
+    await page.getByRole('searchbox', { name: 'Find agents by name' }).fill('no-such-agent');
+    await page.getByText('No agent has that name.').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Show every agent' }).click();
+    await expect.poll(() => page.locator('li.fleet-agent').count(), WAIT).toBe(all);
+  });
+
   it('applies heartbeats where they are shown, without a request: a busy fleet spends none of the viewer’s rate budget on them', async () => {
     const agent = await h.t.addPrincipal({ name: 'beating-bot', scopes: [...SCOPES] });
     const held = await claim(agent, 'Crawl the docs');

@@ -8,7 +8,7 @@ export type Route =
   | { page: 'inbox' }
   | { page: 'agents' }
   | { page: 'agent'; id: string }
-  | { page: 'fleet' }
+  | { page: 'fleet'; search: string }
   | { page: 'insight'; search: string }
   | { page: 'activity'; search: string }
   | { page: 'dead-letter' }
@@ -20,7 +20,7 @@ export type Route =
 
 export function parseRoute(path: string, search = ''): Route {
   if (path === '/' || path === '') return { page: 'board', search };
-  if (path === '/fleet') return { page: 'fleet' };
+  if (path === '/fleet') return { page: 'fleet', search };
   if (path === '/insight') return { page: 'insight', search };
   if (path === '/activity') return { page: 'activity', search };
   if (path === '/dead-letter') return { page: 'dead-letter' };

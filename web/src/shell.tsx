@@ -87,7 +87,7 @@ function page(route: Route) {
     case 'agent':
       return <AgentPage id={route.id} />;
     case 'fleet':
-      return <Fleet />;
+      return <Fleet search={route.search} />;
     case 'insight':
       return <InsightPage search={route.search} />;
     case 'activity':

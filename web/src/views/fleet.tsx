@@ -3,6 +3,7 @@ import { type Problem, problemOf } from '../api.ts';
 import { Loading, PageProblem, ProblemNotice } from '../components.tsx';
 import { ago, dueIn, duration, exact, timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
+import { navigate } from '../router.ts';
 import { useEvents, useSession } from '../session.ts';
 import type { InsightFigures } from '../types.ts';
 import { type FleetData, forgetTokens, loadFleet, type OutcomeLog, type Tokens, type Usage, withHeartbeat } from './fleet-data.ts';
@@ -44,9 +45,22 @@ function usageText(figures: InsightFigures | undefined): string {
   return `Today (UTC): ${ended}${reported.length > 0 ? ` · reported: ${reported.join(', ')}` : ''}`;
 }
 
-/** Every agent, what it holds now, what waits on a human, and how it is doing, live. */
-export function Fleet() {
+/** The state `/fleet?state=…` shows alone (a count clicked), or null for every agent. */
+function stateOf(search: string): FleetState | null {
+  const wanted = new URLSearchParams(search).get('state');
+  return FLEET_ORDER.find((s) => s === wanted) ?? null;
+}
+
+/**
+ * Every agent, what it holds now, what waits on a human, and how it is doing, live. A count by
+ * state shows those agents alone (in the address, to share: `/fleet?state=stuck`), and "Find" keeps
+ * the agents whose name holds what is typed: a lead with hundreds of agents goes to the few that
+ * need a look.
+ */
+export function Fleet({ search }: { search: string }) {
   const now = useNow(1000);
+  const only = stateOf(search);
+  const [find, setFind] = useState('');
   const [data, setData] = useState<FleetData | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -105,6 +119,8 @@ export function Fleet() {
   });
   rows.sort((a, b) => FLEET_ORDER.indexOf(a.state) - FLEET_ORDER.indexOf(b.state) || a.agent.name.localeCompare(b.agent.name));
   const counts = new Map(FLEET_ORDER.map((s) => [s, rows.filter((r) => r.state === s).length]));
+  const needle = find.trim().toLowerCase();
+  const shown = rows.filter((r) => (only === null || r.state === only) && (needle === '' || r.agent.name.toLowerCase().includes(needle)));
 
   return (
     <section class="page" aria-labelledby="fleet-title">
@@ -112,16 +128,37 @@ export function Fleet() {
         <h1 id="fleet-title">Fleet</h1>
         <p class="muted fleet-counts" aria-label="Agents by state">
           {FLEET_ORDER.map((s) => (
-            <span key={s} class={`fleet-state fleet-${s}`}>
+            <button
+              key={s}
+              type="button"
+              class={`fleet-state fleet-${s} fleet-count`}
+              aria-pressed={only === s}
+              title={only === s ? 'Show every agent' : `Show only the agents ${STATE_LABEL[s].toLowerCase()}`}
+              onClick={() => navigate(only === s ? '/fleet' : `/fleet?state=${s}`)}
+            >
               {counts.get(s)} {STATE_LABEL[s].toLowerCase()}
-            </span>
+            </button>
           ))}
         </p>
+        <input type="search" class="fleet-find" aria-label="Find agents by name" placeholder="Find agents by name" value={find} onInput={(e) => setFind(e.currentTarget.value)} />
       </div>
       {problem && <ProblemNotice problem={problem} onRetry={() => void load()} onDismiss={() => setProblem(null)} />}
       {rows.length === 0 && <p class="empty">No agents yet. Add one under Agents.</p>}
+      {rows.length > 0 && shown.length === 0 && (
+        <p class="empty">
+          No agent {only ? `is ${STATE_LABEL[only].toLowerCase()}` : 'has that name'}
+          {only && needle ? ' with that name' : ''}.{' '}
+          <button type="button" class="button-link" onClick={() => {
+              setFind('');
+              navigate('/fleet');
+            }}
+          >
+            Show every agent
+          </button>
+        </p>
+      )}
       <ul class="fleet" aria-label="Agents">
-        {rows.map(({ agent, held, mine, inReview, asked, asking, tokens, lastSeen, state }) => {
+        {shown.map(({ agent, held, mine, inReview, asked, asking, tokens, lastSeen, state }) => {
           const late = held.filter((l) => nearLapse(l, now)).length;
           const lastHour = mine.filter((o) => now - o.at < HOUR_MS);
           const failed = lastHour.filter((o) => o.kind === 'failed').length;
