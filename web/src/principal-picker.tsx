@@ -21,8 +21,9 @@ const PASTED_ID = /^agt_[0-9A-HJKMNP-TV-Z]{26}$/i;
  * A principal (or one of the `fixed` choices), picked by typing the start of a name: a combobox
  * (ARIA 1.2, list autocomplete). The names the app already knows answer at once; the workspace's
  * directory (`directory_list` with `prefix`) adds the others as you type, so a fleet of thousands
- * is found by name without the app ever listing it whole. Arrow keys move through the list, Enter
- * or a click picks, Escape (or leaving the field) keeps the value it had.
+ * is found by name without the app ever listing it whole. Arrow keys move through the list, Enter,
+ * Tab (after typing) or a click picks the highlighted match; Escape, or leaving the field otherwise,
+ * keeps the value it had.
  */
 export function PrincipalPicker(props: {
   value: string;
@@ -103,6 +104,10 @@ export function PrincipalPicker(props: {
     } else if (e.key === 'Enter' && open && !e.ctrlKey && !e.metaKey) {
       // Enter picks; it does not submit the form the field is in (Ctrl+Enter still does, where a form takes it).
       e.preventDefault();
+      const choice = options[active];
+      if (choice) pick(choice);
+    } else if (e.key === 'Tab' && open && query !== null) {
+      // The highlighted match is taken on the way out, as a `<select>` takes what was typed (focus moves on).
       const choice = options[active];
       if (choice) pick(choice);
     } else if (e.key === 'Escape' && open) {
