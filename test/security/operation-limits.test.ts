@@ -142,6 +142,24 @@ describe('GraphQL: each root field of a mutation is one operation of the budget'
     expect(spread.errors?.[0]?.extensions['hint']).toMatch(/split the document or batch/);
     expect(await titlesStartingWith(prefix)).toEqual([]);
   });
+
+  it('does not count the fields @skip or @include leave out with the request\'s variables (as execution leaves them out)', async () => {
+    const agent = await t.addPrincipal({ kind: 'agent', scopes: ['tasks:read', 'tasks:write'] });
+    const prefix = `dir-${randomUUID()}`;
+    const field = (i: number, directive = '') => `t${i}: createTask(title: "${prefix} ${i}") ${directive} { id }`;
+    const document = `mutation Make($skip: Boolean!, $include: Boolean!) {
+      ${field(0)} ${field(1, '@skip(if: $skip)')} ${field(2, '@include(if: $include)')}
+      ... @include(if: false) { ${field(3)} }
+    }`;
+    const one = await graphql(t, document, { token: agent.token, variables: { skip: true, include: false } });
+    expect(one.status, JSON.stringify(one.errors)).toBe(200);
+    expect(budget(one.headers)).toEqual({ r: LIMIT - 1, t: RESET_S });
+    expect(await titlesStartingWith(prefix)).toEqual([`${prefix} 0`]);
+    const three = await graphql(t, document.replaceAll(prefix, `${prefix}b`), { token: agent.token, variables: { skip: false, include: true } });
+    expect(three.status, JSON.stringify(three.errors)).toBe(200);
+    expect(budget(three.headers)).toEqual({ r: LIMIT - 4, t: RESET_S });
+    expect(await titlesStartingWith(`${prefix}b`)).toEqual([`${prefix}b 0`, `${prefix}b 1`, `${prefix}b 2`]);
+  });
 });
 
 /** POSTs a JSON-RPC batch to /mcp as a 2025-03-26 client would (the last revision with batches). */

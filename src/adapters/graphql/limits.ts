@@ -47,7 +47,7 @@ function tooComplex(measure: 'tokens' | 'nesting' | 'depth' | 'complexity', limi
 
 /** What the yoga context carries once a document is parsed: the operations it spends of the rate budget. */
 export interface CountedOperations {
-  params?: { operationName?: string | null };
+  params?: { operationName?: string | null; variables?: Record<string, unknown> | null };
   operations?: number;
 }
 
@@ -62,7 +62,7 @@ export function operationCount(): Plugin<CountedOperations> {
     onParse({ context }) {
       return ({ result, extendContext }) => {
         if (!isDocument(result)) return;
-        extendContext({ operations: Math.max(1, mutationFields(result, context.params?.operationName)) });
+        extendContext({ operations: Math.max(1, mutationFields(result, context.params?.operationName, context.params?.variables ?? {})) });
       };
     },
   };
