@@ -12,6 +12,7 @@ interface Created {
   parent_id: string | null;
   due_at: string | null;
   not_before: string | null;
+  max_attempts: number | null;
 }
 
 /** "New task" from the keyboard alone: every field reached with Tab and set with keys, Ctrl+Enter creates. */
@@ -75,6 +76,8 @@ describe('quick create from the keyboard, in Chromium', () => {
     await page.keyboard.type('0800AM');
     expect(await page.locator('#new-task-due').inputValue()).toBe('2030-12-31T09:30');
     expect(await page.locator('#new-task-not-before').inputValue()).toBe('2030-06-01T08:00');
+    await tabTo('new-task-attempts');
+    await page.keyboard.type('3');
 
     await page.keyboard.press('Control+Enter');
     await page.getByRole('dialog', { name: 'New task' }).waitFor({ state: 'hidden', ...WAIT });
@@ -83,7 +86,7 @@ describe('quick create from the keyboard, in Chromium', () => {
     const parent = list.data.find((t) => t.title === 'Quarterly release train');
     // The fields are in the browser's zone.
     const local = (value: string) => page.evaluate((v) => new Date(v).toISOString(), value);
-    expect(created).toMatchObject({ priority: 'urgent', labels: ['release', 'ops'], assignee: { id: bot.id }, parent_id: parent?.id });
+    expect(created).toMatchObject({ priority: 'urgent', labels: ['release', 'ops'], assignee: { id: bot.id }, parent_id: parent?.id, max_attempts: 3 });
     expect(created?.due_at).toBe(await local('2030-12-31T09:30'));
     expect(created?.not_before).toBe(await local('2030-06-01T08:00'));
   });

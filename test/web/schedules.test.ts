@@ -14,6 +14,7 @@ interface Schedule {
   enabled: boolean;
   next_runs: string[];
   last_task_id: string | null;
+  task: { title: string; labels?: string[]; max_attempts?: number } | null;
 }
 
 /**
@@ -51,6 +52,7 @@ describe('schedules, in Chromium', () => {
     await page.getByLabel('Name').fill('Standup notes');
     await page.getByLabel('Title', { exact: true }).fill('Write the standup notes');
     await page.getByLabel('Labels').fill('standup');
+    await page.getByLabel('Attempts').fill('2');
     await page.getByLabel('Cron expression').fill('0 9 * *');
     await page.getByRole('button', { name: 'Create schedule' }).click();
     // Checked in the browser: nothing is sent.
@@ -75,6 +77,7 @@ describe('schedules, in Chromium', () => {
 
     const [made] = await schedules();
     expect(made?.next_runs).toHaveLength(5);
+    expect(made?.task).toMatchObject({ title: 'Write the standup notes', labels: ['standup'], max_attempts: 2 });
     expect(await card().getByTestId('cadence').textContent()).toContain('every weekday at 09:00 Europe/Berlin');
     expect(await card().getByTestId('next-run').locator('time').getAttribute('datetime')).toBe(made?.next_runs[0]);
     expect(await card().getByTestId('last-run').textContent()).toBe('Not run yet');

@@ -4,25 +4,41 @@ import type { Task } from '../types.ts';
 import { TaskSuggestions } from './task-fields.tsx';
 import { PrincipalPicker } from '../principal-picker.tsx';
 
-/** The fields only "New task" sets: who it is for, its parent, when it is due, not before when. Dates as `datetime-local` values. */
+/** The fields only "New task" sets: who it is for, its parent, when it is due, not before when, its attempts. Dates as `datetime-local` values. */
 export interface Extras {
   assignee: string;
   parent: { id: string; title: string } | null;
   due_at: string;
   not_before: string;
+  /** Attempts it gets before it leaves the queue, 1–100; empty: the server's default. */
+  max_attempts: string;
 }
 
-export const NO_EXTRAS: Extras = { assignee: '', parent: null, due_at: '', not_before: '' };
+export const NO_EXTRAS: Extras = { assignee: '', parent: null, due_at: '', not_before: '', max_attempts: '' };
 
 /** The members of a create request the extras set; local date-times become instants in the browser's zone. */
-export function extrasBody(extras: Extras): Record<string, string> {
+export function extrasBody(extras: Extras): Record<string, string | number> {
   const instant = (local: string) => new Date(local).toISOString();
   return {
     ...(extras.assignee ? { assignee: extras.assignee } : {}),
     ...(extras.parent ? { parent_id: extras.parent.id } : {}),
     ...(extras.due_at ? { due_at: instant(extras.due_at) } : {}),
     ...(extras.not_before ? { not_before: instant(extras.not_before) } : {}),
+    ...(extras.max_attempts ? { max_attempts: Number(extras.max_attempts) } : {}),
   };
+}
+
+/** How many attempts a task gets before it leaves the queue (dead letter): empty for the server's default. */
+export function AttemptsField({ id, value, onChange }: { id: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <div class="field">
+      <label for={id}>Attempts</label>
+      <input id={id} type="number" min={1} max={100} step={1} inputMode="numeric" placeholder="default" aria-describedby={`${id}-help`} value={value} onInput={(e) => onChange(e.currentTarget.value)} />
+      <span id={`${id}-help`} class="muted small">
+        Before it leaves the queue; empty: the server's default.
+      </span>
+    </div>
+  );
 }
 
 /** The parent, found by a server search of titles (the best 8); Tab reaches each match, Enter picks it. */
@@ -106,6 +122,7 @@ export function NewTaskExtras({ extras, onChange }: { extras: Extras; onChange: 
           <label for="new-task-not-before">Not before</label>
           <input id="new-task-not-before" type="datetime-local" value={extras.not_before} onInput={(e) => set('not_before', e.currentTarget.value)} />
         </div>
+        <AttemptsField id="new-task-attempts" value={extras.max_attempts} onChange={(value) => set('max_attempts', value)} />
       </div>
     </div>
   );

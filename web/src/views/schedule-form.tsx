@@ -6,6 +6,7 @@ import { ProblemNotice } from '../components.tsx';
 import { bodyOf, EMPTY_DRAFT, TaskFields } from './task-fields.tsx';
 import { initialValues, ParameterField, paramsOf, type Template, TemplateSelect } from './templates.tsx';
 import { PrincipalPicker } from '../principal-picker.tsx';
+import { AttemptsField } from './new-task-extras.tsx';
 
 type NewSchedule = InputOf<'schedules_create'>;
 type Overlap = NonNullable<NewSchedule['overlap']>;
@@ -52,6 +53,7 @@ export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, on
   const [makes, setMakes] = useState<'task' | 'template'>('task');
   const [draft, setDraft] = useState(EMPTY_DRAFT);
   const [assignee, setAssignee] = useState('');
+  const [attempts, setAttempts] = useState('');
   const [templateId, setTemplateId] = useState('');
   const [params, setParams] = useState<Record<string, string>>({});
   const [cron, setCron] = useState(PRESETS[0]?.cron ?? '');
@@ -87,7 +89,7 @@ export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, on
       catch_up: Number(catchUp),
       enabled: !paused,
       ...(makes === 'task'
-        ? { task: { ...task, ...(assignee ? { assignee } : {}) } }
+        ? { task: { ...task, ...(assignee ? { assignee } : {}), ...(attempts ? { max_attempts: Number(attempts) } : {}) } }
         : { template: { id: templateId, params: paramsOf(params) } }),
     });
   };
@@ -131,6 +133,7 @@ export function ScheduleForm({ templates, busy, problem, onDismiss, onCreate, on
               <PrincipalPicker id="schedule-assignee" invalid={Boolean(errorAt('/task/assignee'))} describedBy={errorAt('/task/assignee') ? 'schedule-assignee-error' : undefined} value={assignee} onChange={setAssignee} fixed={[{ value: '', label: 'Anyone may claim it' }]} />
               {error('schedule-assignee', '/task/assignee')}
             </div>
+            <AttemptsField id="schedule-attempts" value={attempts} onChange={setAttempts} />
           </div>
         ) : (
           <div class="schedule-fields">
