@@ -86,6 +86,16 @@ describe('names for a member, in Chromium', () => {
     await page.getByRole('status').filter({ hasText: 'No one’s name begins “nobody-by-this-name”.' }).waitFor(WAIT);
     await page.keyboard.press('Escape');
     expect(await picker.inputValue()).toBe('Zeta Runner');
+    // Twelve matches at most, and the arrow keys keep the highlighted one in sight in the list's box.
+    await picker.fill('filler');
+    const options = page.getByRole('listbox').getByRole('option');
+    await expect.poll(() => options.count(), WAIT).toBe(12);
+    for (let i = 0; i < 11; i++) await page.keyboard.press('ArrowDown');
+    const active = page.locator(`[id="${await picker.getAttribute('aria-activedescendant')}"]`);
+    expect(await active.getAttribute('aria-selected')).toBe('true');
+    const [box, shown] = await Promise.all([page.getByRole('listbox').boundingBox(), active.boundingBox()]);
+    expect(shown && box && shown.y >= box.y - 1 && shown.y + shown.height <= box.y + box.height + 1).toBe(true);
+    await page.keyboard.press('Escape');
   });
 
   it('shows an admin the principals a hundred at a time, and finds any of them by name', async () => {

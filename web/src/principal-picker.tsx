@@ -71,6 +71,11 @@ export function PrincipalPicker(props: {
     return () => clearTimeout(timer);
   }, [open, prefix, pastedId, directory]);
 
+  // The highlighted match stays in sight as the arrow keys move through a list longer than its box.
+  useEffect(() => {
+    if (open) document.getElementById(`${listId}-${active}`)?.scrollIntoView({ block: 'nearest' });
+  }, [open, active, listId]);
+
   const labelOf = (value: string) => fixed.find((choice) => choice.value === value)?.label ?? names.get(value) ?? value;
   const options = choices();
   const searching = prefix !== '' && !pastedId && found?.prefix !== prefix;
