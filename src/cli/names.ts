@@ -1,7 +1,4 @@
-import type { BatonClient } from '../client/index.ts';
-
-/** The most ids one directory read names (its `ids` bound). */
-const DIRECTORY_PAGE = 60;
+import { type BatonClient, DIRECTORY_IDS_MAX, directoryBatches } from '../client/index.ts';
 
 /**
  * The names of the principals a table shows, by id, read from the workspace's directory
@@ -10,8 +7,7 @@ const DIRECTORY_PAGE = 60;
  */
 export async function principalNames(client: BatonClient, ids: Iterable<string>): Promise<Map<string, string>> {
   const wanted = [...new Set(ids)].filter((id) => id.startsWith('agt_'));
-  const batches = Array.from({ length: Math.ceil(wanted.length / DIRECTORY_PAGE) }, (_, i) => wanted.slice(i * DIRECTORY_PAGE, (i + 1) * DIRECTORY_PAGE));
-  const pages = await Promise.all(batches.map((batch) => client.directory.list({ ids: batch, limit: DIRECTORY_PAGE }).catch(() => undefined)));
+  const pages = await Promise.all(directoryBatches(wanted).map((batch) => client.directory.list({ ids: batch, limit: DIRECTORY_IDS_MAX }).catch(() => undefined)));
   return new Map(pages.flatMap((page) => page?.data.map((entry) => [entry.id, entry.name] as const) ?? []));
 }
 

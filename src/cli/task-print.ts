@@ -40,7 +40,7 @@ export async function printTask(ctx: Context, client: BatonClient, task: Task, h
     ['handed in', task.handoff ? `${task.handoff.at} by ${who(task.handoff.by.id)}` : ''],
     ['summary', task.handoff?.summary ?? ''],
     // Each by its file name where it has one, and its id (`baton artifacts download <id>`).
-    ['artifacts', (task.artifacts ?? []).map((a) => `${a.name ? `${a.name} (${a.id})` : a.id}, ${a.content_type ?? 'text/plain; charset=utf-8'}, ${a.size} bytes`).join('; ')],
+    ['artifacts', (task.artifacts ?? []).map((a) => `${a.name ? `${a.name} (${a.id})` : a.id}, ${a.content_type}, ${a.size} bytes`).join('; ')],
     ['next', (task.legal_transitions ?? []).join(', ')],
   ];
   if (task.description) rows.push(['description', task.description]);

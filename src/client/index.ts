@@ -58,6 +58,14 @@ export interface FetchInit {
 /** What the client reads of an answer: a fetch `Response` is one. */
 export type FetchResponse = Pick<Response, 'ok' | 'status' | 'statusText' | 'body' | 'json' | 'text'> & { readonly headers: Pick<Headers, 'get'> };
 
+/** The most ids one `directory_list` call names (its `ids` bound: 60 comma-joined ids fit a list parameter). */
+export const DIRECTORY_IDS_MAX = 60;
+
+/** `ids` split into the batches one `directory_list` call each can name, for the clients that show principals by name. */
+export function directoryBatches(ids: readonly string[]): string[][] {
+  return Array.from({ length: Math.ceil(ids.length / DIRECTORY_IDS_MAX) }, (_, i) => ids.slice(i * DIRECTORY_IDS_MAX, (i + 1) * DIRECTORY_IDS_MAX));
+}
+
 /** Problems that say to wait and send the same request again: the attempts after them wait `Retry-After` (at most 5 s). */
 export const RETRY_CODES: ReadonlySet<string> = new Set(['idempotency_in_progress', 'rate_limited', 'unavailable']);
 /** The longest `Retry-After` a retry waits; the wait after a network failure grows by this step per attempt. */

@@ -1,9 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
+import { DIRECTORY_IDS_MAX, directoryBatches } from '../../src/client/index.ts';
 import { call } from './api.ts';
 import { useSession } from './session.ts';
-
-/** The most ids one `directory_list` call names (its `ids` bound). */
-const BATCH = 60;
 
 /**
  * The names of the principals the app shows, for this signed-in page load (held in the session
@@ -51,11 +49,10 @@ export class Directory {
   async #flush(): Promise<void> {
     const ids = this.#queued;
     this.#queued = [];
-    const batches = Array.from({ length: Math.ceil(ids.length / BATCH) }, (_, i) => ids.slice(i * BATCH, (i + 1) * BATCH));
     await Promise.all(
-      batches.map(async (batch) => {
+      directoryBatches(ids).map(async (batch) => {
         try {
-          const page = await call('directory_list', { ids: batch, limit: BATCH });
+          const page = await call('directory_list', { ids: batch, limit: DIRECTORY_IDS_MAX });
           for (const entry of page.data) this.names.set(entry.id, entry.name);
         } catch {
           // Not named this time: the ids stay shown as ids, and may be asked again.

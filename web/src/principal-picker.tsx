@@ -1,5 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { call } from './api.ts';
+import { useNames } from './directory.ts';
 import { useSession } from './session.ts';
 
 /** A choice that is not one principal ("Nobody", "Mine"), listed before the principals. */
@@ -35,7 +36,10 @@ export function PrincipalPicker(props: {
   describedBy?: string;
   invalid?: boolean;
 }) {
-  const { directory, names } = useSession();
+  const { directory } = useSession();
+  // A value the page was given by id (the board's `?who=agt_…`) is shown by name once the directory
+  // answers; any name learned while open (a search's answer) renders again.
+  const names = useNames([props.value]);
   const listId = useId();
   const fixed = props.fixed ?? [];
   /** The text being typed; null while the field shows its value. */
@@ -44,13 +48,9 @@ export function PrincipalPicker(props: {
   const [active, setActive] = useState(0);
   /** The directory's answer for the prefix typed (null while it is asked). */
   const [found, setFound] = useState<{ prefix: string; ids: string[] } | null>(null);
-  const [, setNamed] = useState(0);
   const prefix = spelled(query ?? '');
   const pastedId = PASTED_ID.test(prefix) ? `agt_${prefix.slice(4).toUpperCase()}` : null;
 
-  useEffect(() => directory.subscribe(() => setNamed((n) => n + 1)), [directory]);
-  // A value the page was given by id (the board's `?who=agt_…`) is shown by name once the directory answers.
-  useEffect(() => directory.want([props.value]), [directory, props.value]);
   useEffect(() => {
     if (!open || prefix === '') return undefined;
     if (pastedId) {
