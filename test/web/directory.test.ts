@@ -72,6 +72,8 @@ describe('names for a member, in Chromium', () => {
     await picker.fill('zeta r');
     const option = page.getByRole('option', { name: 'Zeta Runner', exact: true });
     await option.waitFor(WAIT);
+    // Beside the name, whether it is an agent or a human: the option's description (its name stays the name).
+    expect(await option.evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent)).toBe('agent');
     expect(await picker.getAttribute('aria-expanded')).toBe('true');
     expect(await axeEverywhere(page, 'assignee picker open, member')).toEqual([]);
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -95,6 +97,20 @@ describe('names for a member, in Chromium', () => {
     expect(await active.getAttribute('aria-selected')).toBe('true');
     const [box, shown] = await Promise.all([page.getByRole('listbox').boundingBox(), active.boundingBox()]);
     expect(shown && box && shown.y >= box.y - 1 && shown.y + shown.height <= box.y + box.height + 1).toBe(true);
+    await page.keyboard.press('Escape');
+  });
+
+  it('never offers a disabled principal, even one whose name the page shows', async () => {
+    const retired = await api<{ id: string }>('POST', '/api/v1/agents', { name: 'Retired Runner', scopes: ['tasks:read'] });
+    const task = await api<{ id: string }>('POST', '/api/v1/tasks', { title: 'Left by a retired agent', assignee: retired.id });
+    await api('PATCH', `/api/v1/agents/${retired.id}`, { disabled: true });
+    await page.goto(`${h.base}/tasks/${task.id}`);
+    await page.locator('.assignee-now').getByText('Retired Runner').waitFor(WAIT);
+    const picker = page.getByRole('combobox', { name: 'Assign to' });
+    await picker.click();
+    await picker.fill('retired');
+    await page.getByRole('status').filter({ hasText: 'No one’s name begins “retired”.' }).waitFor(WAIT);
+    expect(await page.getByRole('option', { name: 'Retired Runner' }).count()).toBe(0);
     await page.keyboard.press('Escape');
   });
 

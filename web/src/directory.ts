@@ -3,6 +3,12 @@ import { DIRECTORY_IDS_MAX, directoryBatches } from '../../src/client/index.ts';
 import { call } from './api.ts';
 import { useSession } from './session.ts';
 
+/** What a picker shows beside a name: an agent or a person, and whether it is disabled (never offered). */
+export interface PrincipalMark {
+  kind: 'human' | 'agent';
+  disabled: boolean;
+}
+
 /**
  * The names of the principals the app shows, for this signed-in page load (held in the session
  * context): ids a view shows are asked of `directory_list` together, in one call per 60 of them,
@@ -15,6 +21,8 @@ export class Directory {
   #queued: string[] = [];
   readonly #listeners = new Set<() => void>();
   readonly names: Map<string, string>;
+  /** Kind and state of the principals a read told (the directory, agents_list); a name learned otherwise has none. */
+  readonly marks = new Map<string, PrincipalMark>();
   /** Whether this token may read the directory (every caller that reads tasks may). */
   readonly #enabled: boolean;
 
@@ -24,10 +32,11 @@ export class Directory {
     for (const id of names.keys()) this.#asked.add(id);
   }
 
-  /** Learns names another read gave (agents_list, a live event) without asking for them. */
-  learn(id: string, name: string): void {
+  /** Learns names another read gave (agents_list, a live event) without asking for them, with their mark where it told it. */
+  learn(id: string, name: string, mark?: PrincipalMark): void {
     this.#asked.add(id);
     this.names.set(id, name);
+    if (mark) this.marks.set(id, { kind: mark.kind, disabled: mark.disabled });
   }
 
   /** Asks for the names of `ids` not yet known; the calls go out together once the current render is done. */
@@ -53,7 +62,7 @@ export class Directory {
       directoryBatches(ids).map(async (batch) => {
         try {
           const page = await call('directory_list', { ids: batch, limit: DIRECTORY_IDS_MAX });
-          for (const entry of page.data) this.names.set(entry.id, entry.name);
+          for (const entry of page.data) this.learn(entry.id, entry.name, entry);
         } catch {
           // Not named this time: the ids stay shown as ids, and may be asked again.
           for (const id of batch) this.#asked.delete(id);

@@ -26,9 +26,9 @@ async function openSession(token: string | null): Promise<Session> {
   // The newest hundred principals are named at once; the pickers find any other by the start of its
   // name, and any other id on screen is named when shown. Never the whole workspace: a fleet has thousands.
   if (can({ whoami }, 'directory_list')) {
-    for (const entry of (await call('directory_list', { limit: 100 })).data) if (!entry.disabled) directory.learn(entry.id, entry.name);
+    for (const entry of (await call('directory_list', { limit: 100 })).data) if (!entry.disabled) directory.learn(entry.id, entry.name, entry);
   } else if (can({ whoami }, 'agents_list')) {
-    for (const agent of (await call('agents_list', { limit: 100 })).data) directory.learn(agent.id, agent.name);
+    for (const agent of (await call('agents_list', { limit: 100 })).data) if (!agent.disabled) directory.learn(agent.id, agent.name, agent);
   }
   return { whoami, feed, manifest, names, directory };
 }

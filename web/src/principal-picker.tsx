@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'preact/hooks';
 import { call } from './api.ts';
-import { useNames } from './directory.ts';
+import { type PrincipalMark, useNames } from './directory.ts';
 import { useSession } from './session.ts';
 
 /** A choice that is not one principal ("Nobody", "Mine"), listed before the principals. */
@@ -62,7 +62,7 @@ export function PrincipalPicker(props: {
       call('directory_list', { prefix, limit: SHOWN }).then(
         (page) => {
           const ids = page.data.filter((entry) => !entry.disabled).map((entry) => entry.id);
-          for (const entry of page.data) directory.learn(entry.id, entry.name);
+          for (const entry of page.data) directory.learn(entry.id, entry.name, entry);
           setFound({ prefix, ids });
         },
         () => setFound({ prefix, ids: [] }),
@@ -84,7 +84,8 @@ export function PrincipalPicker(props: {
     const matches = (name: string) => spelled(name).startsWith(prefix);
     const pinned = fixed.filter((choice) => matches(choice.label));
     if (pastedId) return [...pinned, { value: pastedId, label: names.get(pastedId) ?? pastedId }];
-    const known = [...names].filter(([id, name]) => !fixed.some((choice) => choice.value === id) && matches(name));
+    // A disabled principal is never offered: it can be given no work (a name shown on a page may be one).
+    const known = [...names].filter(([id, name]) => !fixed.some((choice) => choice.value === id) && !directory.marks.get(id)?.disabled && matches(name));
     const fromDirectory = found?.prefix === prefix ? found.ids.filter((id) => !known.some(([knownId]) => knownId === id)).map((id) => [id, names.get(id) ?? id] as const) : [];
     const principals = [...known, ...fromDirectory].sort((a, b) => a[1].localeCompare(b[1])).slice(0, SHOWN);
     return [...pinned, ...principals.map(([value, label]) => ({ value, label }))];
@@ -156,6 +157,7 @@ export function PrincipalPicker(props: {
             role="option"
             aria-selected={i === active}
             class={i === active ? 'picker-option active' : 'picker-option'}
+            aria-describedby={directory.marks.has(choice.value) ? `${listId}-${i}-kind` : undefined}
             // Mouse down, not click: the field keeps its focus (a blur would close the list first).
             onMouseDown={(e) => {
               e.preventDefault();
@@ -163,6 +165,7 @@ export function PrincipalPicker(props: {
             }}
           >
             {choice.label}
+            {markOf(directory.marks.get(choice.value), `${listId}-${i}-kind`)}
           </li>
         ))}
       </ul>
@@ -177,5 +180,15 @@ export function PrincipalPicker(props: {
         </p>
       )}
     </div>
+  );
+}
+
+/** Whether a match is an agent or a human (as the app's principal chips say), beside its name (its option's description, so its accessible name stays the name). */
+function markOf(mark: PrincipalMark | undefined, id: string) {
+  if (!mark) return null;
+  return (
+    <span id={id} class="picker-kind" aria-hidden="true">
+      {mark.kind}
+    </span>
   );
 }
