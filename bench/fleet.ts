@@ -1,6 +1,6 @@
 /**
  * `npm run bench:fleet -- [--agents=1000] [--minutes=10] [--warmup-s=120] [--ramp-s=60] [--humans=100] [--processes=1]
- *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all] [--failover-at-s=S]`
+ *   [--instances=1] [--webhooks=3] [--webhook-events=lifecycle|all] [--failover-at-s=S] [--pool=10]`
  *
  * The fleet one Baton instance carries (issue 44 §1). Baton (`node src/main.ts`) runs in a child
  * process on a fresh PostgreSQL database (BENCH_DATABASE_URL's server), seeded through SQL with
@@ -28,6 +28,9 @@
  * track prepared statements) and BATON_DATABASE_LISTEN_URL at PostgreSQL itself (LISTEN needs a
  * session, which transaction pooling does not keep); agent n and human n talk to instance n mod
  * instances.
+ *
+ * `--pool=N` sets each instance's BATON_DB_POOL_SIZE (Baton's default, 10, unless given; with
+ * `--instances`, PgBouncer's server connections follow it).
  *
  * `--failover-at-s=S` (issue 44 §3, under the fleet's load) runs on a PostgreSQL primary and a
  * synchronous standby of its own (test/ops/replicated-postgres.ts: this machine's installation,
@@ -91,6 +94,7 @@ async function main(): Promise<void> {
       webhooks: { type: 'string', default: '3' },
       'webhook-events': { type: 'string', default: 'lifecycle' },
       'failover-at-s': { type: 'string' },
+      pool: { type: 'string', default: String(DB_POOL_SIZE) },
     },
   });
   const agents = Number(values.agents);
@@ -101,6 +105,7 @@ async function main(): Promise<void> {
   const processes = Number(values.processes);
   const instances = Number(values.instances);
   const webhooks = Number(values.webhooks);
+  const pool = Number(values.pool);
   if (!(Number.isInteger(agents) && agents > 0)) throw new Error(`--agents must be a positive integer (got ${values.agents})`);
   if (!(minutes > 0)) throw new Error(`--minutes must be a positive number (got ${values.minutes})`);
   if (!(warmupS >= 0)) throw new Error(`--warmup-s must be zero or more (got ${values['warmup-s']})`);
@@ -108,6 +113,7 @@ async function main(): Promise<void> {
   if (!(Number.isInteger(humans) && humans >= 0)) throw new Error(`--humans must be an integer of zero or more (got ${values.humans})`);
   if (!(Number.isInteger(processes) && processes > 0 && processes <= agents)) throw new Error(`--processes must be an integer from 1 to --agents (got ${values.processes})`);
   if (!(Number.isInteger(instances) && instances > 0)) throw new Error(`--instances must be a positive integer (got ${values.instances})`);
+  if (!(Number.isInteger(pool) && pool > 0)) throw new Error(`--pool must be a positive integer (got ${values.pool})`);
   if (!(Number.isInteger(webhooks) && webhooks >= 0)) throw new Error(`--webhooks must be an integer of zero or more (got ${values.webhooks})`);
   if (values['webhook-events'] !== 'lifecycle' && values['webhook-events'] !== 'all') throw new Error(`--webhook-events must be lifecycle or all (got ${values['webhook-events']})`);
   const eventTypes = values['webhook-events'] === 'all' ? null : LIFECYCLE_EVENTS;
@@ -142,13 +148,13 @@ async function main(): Promise<void> {
     }
 
     // One instance talks to PostgreSQL directly; several share PgBouncer's server connections, as many as one instance opens (pool + rate counters).
-    const pgbouncer = instances > 1 ? await startPgBouncer(database.url, DB_POOL_SIZE + Math.ceil(DB_POOL_SIZE / 2)).then((bouncer) => (cleanup.add(() => bouncer.stop()), bouncer)) : undefined;
+    const pgbouncer = instances > 1 ? await startPgBouncer(database.url, pool + Math.ceil(pool / 2)).then((bouncer) => (cleanup.add(() => bouncer.stop()), bouncer)) : undefined;
     const env = {
       PORT: '0',
       HOST: '127.0.0.1',
       BATON_LOG_LEVEL: 'warn',
       BATON_BOOTSTRAP_TOKEN: token,
-      BATON_DB_POOL_SIZE: String(DB_POOL_SIZE),
+      BATON_DB_POOL_SIZE: String(pool),
       BATON_RATE_LIMIT: RATE_LIMIT,
       BATON_WEBHOOK_ALLOW_PRIVATE: '1',
       BATON_SECRET_KEY: randomBytes(32).toString('hex'),
