@@ -146,6 +146,8 @@ describe('an accurate fleet, in Chromium', () => {
     await page.getByText('No agent has that name.').waitFor(WAIT);
     await page.getByRole('button', { name: 'Show every agent' }).click();
     await expect.poll(() => page.locator('li.fleet-agent').count(), WAIT).toBe(all);
+    // The whole fleet was read: nothing says otherwise.
+    expect(await page.getByTestId('fleet-partial').count()).toBe(0);
   });
 
   it('applies heartbeats where they are shown, without a request: a busy fleet spends none of the viewer’s rate budget on them', async () => {
@@ -184,5 +186,15 @@ describe('an accurate fleet, in Chromium', () => {
     await api('POST', `/api/v1/tasks/${held.id}/hand_in`, { summary: 'Summary written.', lease_epoch: held.lease?.epoch }, agent.token);
     await usage.getByText(/1 run ended/).waitFor(WAIT);
     expect(await usage.textContent()).toMatch(/^Today \(UTC\): 1 run ended, 5m 0\ds in all · reported: cost \$0\.42, 15,000 tokens$/);
+  });
+
+  it('says when a fleet larger than it reads is shown in part, rather than counting only what it read as the fleet', async () => {
+    for (let n = 0; n < 500; n++) await api('POST', '/api/v1/agents', { name: `swarm-${String(n).padStart(3, '0')}`, scopes: ['tasks:read'] });
+    await page.goto(`${h.base}/fleet`);
+    const partial = page.getByTestId('fleet-partial');
+    await partial.waitFor(WAIT);
+    expect(await partial.textContent()).toBe('This page shows part of the fleet: it read the newest 500 agents, of more. The counts are of what it read. An agent’s own page shows all it holds.');
+    // The newest 500 are agents: the people the workspace also has do not take their places.
+    expect(await page.locator('li.fleet-agent').count()).toBe(500);
   });
 });

@@ -107,4 +107,17 @@ describe('who is on what, in Chromium', () => {
     expect(after.scopes).toContain('agents:admin');
     expect(await page.getByRole('checkbox', { name: 'agents:admin' }).isChecked()).toBe(true);
   });
+
+  it('lists what a principal holds however many newer tasks are in progress (it read the newest 300 and missed an older one)', async () => {
+    const swarm = await h.t.addPrincipal({ name: 'swarm-bot', scopes: ['tasks:read', 'tasks:claim'] });
+    for (let n = 0; n < 300; n++) await api('POST', '/api/v1/tasks', { title: `Swarm chore ${n}`, labels: ['swarm'] });
+    for (let n = 0; n < 3; n++) await api('POST', '/api/v1/tasks/claim', { labels: ['swarm'], limit: 100 }, swarm.token);
+    await page.goto(`${h.base}/agents/${bot.id}`);
+    const held = page.getByRole('list', { name: 'Tasks it holds' });
+    await held.getByRole('link', { name: 'Patch the kernel' }).waitFor(WAIT);
+    expect(await held.getByRole('link').allTextContents()).toEqual(['Patch the kernel']);
+    await page.goto(`${h.base}/agents/${swarm.id}`);
+    await expect.poll(() => page.getByRole('list', { name: 'Tasks it holds' }).getByRole('link').count(), WAIT).toBe(300);
+  });
 });
+

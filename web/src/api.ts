@@ -231,13 +231,18 @@ export async function* pages<N extends ListName>(name: N, input: ListInput<N>, m
   }
 }
 
-/** Reads every page of a list (bounded: `maxPages` of 100), and the first page's `sync_cursor`. */
-export async function getAll<N extends ListName>(name: N, input: ListInput<N>, maxPages = 5): Promise<{ data: ItemOf<N>[]; sync_cursor: string | null }> {
+/**
+ * Reads every page of a list (bounded: `maxPages` of 100), the first page's `sync_cursor`, and
+ * whether that was all (`complete`: false when the bound stopped it with more left).
+ */
+export async function getAll<N extends ListName>(name: N, input: ListInput<N>, maxPages = 5): Promise<{ data: ItemOf<N>[]; sync_cursor: string | null; complete: boolean }> {
   const data: ItemOf<N>[] = [];
   let sync: string | null | undefined;
+  let complete = true;
   for await (const page of pages(name, input, maxPages)) {
     if (sync === undefined) sync = 'sync_cursor' in page && typeof page.sync_cursor === 'string' ? page.sync_cursor : null;
     data.push(...(page.data as ItemOf<N>[]));
+    complete = !page.has_more;
   }
-  return { data, sync_cursor: sync ?? null };
+  return { data, sync_cursor: sync ?? null, complete };
 }

@@ -54,7 +54,16 @@ export interface FleetData {
   /** Open asks, the newest 100: an agent with one of its own open waits on a human (spec/web.md). */
   asks: Ask[];
   usage: Usage;
+  /**
+   * What a bounded read left out, for the page to say so: the newest 500 agents were read of more
+   * (`agents`), 300 active leases of more (`leases`: an agent whose lease was not read shows no
+   * lease), 500 tasks in progress or in review of more (`tasks`).
+   */
+  partial: { agents: boolean; leases: boolean; tasks: boolean };
 }
+
+/** Pages of 100 each read lists (agents, active leases, tasks held or in review) at most. */
+export const FLEET_PAGES = { agents: 5, leases: 3, tasks: 5 } as const;
 
 const OUTCOMES = { types: [...OUTCOME_TYPES] };
 
@@ -87,12 +96,12 @@ async function readOutcomes(last: OutcomeLog | null): Promise<OutcomeLog> {
 export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; usage: Usage | null } | null): Promise<FleetData> {
   // What agents hold now, however old: on a busy queue the newest leases of any state were seconds old and left long-held ones out.
   const [agents, active, beats, outcomes, tasks, approvals, asks, usage] = await Promise.all([
-    getAll('agents_list', {}),
-    getAll('leases_list', { state: 'active' }, 3),
+    getAll('agents_list', { kind: 'agent' }, FLEET_PAGES.agents),
+    getAll('leases_list', { state: 'active' }, FLEET_PAGES.leases),
     call('events_list', { order: 'desc', types: ['lease.renewed'], limit: 100 }),
     readOutcomes(last?.outcomes ?? null),
     // A leased task is in progress, handed-in work waits in review: one list of both rather than a GET per task.
-    getAll('tasks_list', { status: ['in_progress', 'in_review'], fields: ['title', 'status', 'handoff', 'lease'] }, 5),
+    getAll('tasks_list', { status: ['in_progress', 'in_review'], fields: ['title', 'status', 'handoff', 'lease'] }, FLEET_PAGES.tasks),
     call('approvals_list', { status: 'pending', limit: 100 }).then(
       (page) => page.data,
       (): Approval[] => [],
@@ -100,7 +109,7 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; us
     call('asks_list', { status: ['open'], limit: 100 }).then((page) => page.data),
     readUsage(last?.usage ?? null),
   ]);
-  const fleet = agents.data.filter((a) => a.kind === 'agent');
+  const fleet = agents.data;
   const latest = new Map<string, BatonEvent>();
   for (const event of beats.data as BatonEvent[]) {
     const lease = String(event.data.lease_id);
@@ -116,6 +125,7 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; us
     outcomes,
     asks,
     usage,
+    partial: { agents: !agents.complete, leases: !active.complete, tasks: !tasks.complete },
   };
 }
 

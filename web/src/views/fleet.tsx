@@ -6,7 +6,7 @@ import { useNow } from '../hooks.ts';
 import { navigate } from '../router.ts';
 import { useEvents, useSession } from '../session.ts';
 import type { InsightFigures } from '../types.ts';
-import { type FleetData, forgetTokens, loadFleet, type OutcomeLog, type Tokens, type Usage, withHeartbeat } from './fleet-data.ts';
+import { FLEET_PAGES, type FleetData, forgetTokens, loadFleet, type OutcomeLog, type Tokens, type Usage, withHeartbeat } from './fleet-data.ts';
 import { DAY_MS, FLEET_ORDER, type FleetState, fleetState, HOUR_MS, nearLapse, type Outcome, outcomeOf, type Tally, tally } from './fleet-state.ts';
 
 const STATE_LABEL: Record<FleetState, string> = { stuck: 'Stuck', waiting: 'Waiting on a human', working: 'Working', idle: 'Idle', offline: 'Offline' };
@@ -43,6 +43,22 @@ function usageText(figures: InsightFigures | undefined): string {
   const tokens = usage.input_tokens + usage.output_tokens;
   if (tokens > 0) reported.push(`${tokens.toLocaleString()} tokens`);
   return `Today (UTC): ${ended}${reported.length > 0 ? ` · reported: ${reported.join(', ')}` : ''}`;
+}
+
+/**
+ * What the page says when a bounded read left part of a large fleet out, or null when it read it
+ * all: which lists were cut, and what that does to the figures shown.
+ */
+function partialText(partial: FleetData['partial']): string | null {
+  const cut = [
+    partial.agents && `the newest ${FLEET_PAGES.agents * 100} agents`,
+    partial.leases && `the newest ${FLEET_PAGES.leases * 100} active leases`,
+    partial.tasks && `${FLEET_PAGES.tasks * 100} of the tasks in progress or in review`,
+  ].filter((part): part is string => typeof part === 'string');
+  if (cut.length === 0) return null;
+  const list = cut.length === 1 ? cut[0] : `${cut.slice(0, -1).join(', ')} and ${cut.at(-1)}`;
+  const leases = partial.leases ? ' An agent whose lease was not read shows as holding none.' : '';
+  return `This page shows part of the fleet: it read ${list}, of more. The counts are of what it read.${leases} An agent’s own page shows all it holds.`;
 }
 
 /** The state `/fleet?state=…` shows alone (a count clicked), or null for every agent. */
@@ -120,6 +136,7 @@ export function Fleet({ search }: { search: string }) {
   rows.sort((a, b) => FLEET_ORDER.indexOf(a.state) - FLEET_ORDER.indexOf(b.state) || a.agent.name.localeCompare(b.agent.name));
   const counts = new Map(FLEET_ORDER.map((s) => [s, rows.filter((r) => r.state === s).length]));
   const needle = find.trim().toLowerCase();
+  const partial = partialText(data.partial);
   const shown = rows.filter((r) => (only === null || r.state === only) && (needle === '' || r.agent.name.toLowerCase().includes(needle)));
 
   return (
@@ -143,6 +160,11 @@ export function Fleet({ search }: { search: string }) {
         <input type="search" class="fleet-find" aria-label="Find agents by name" placeholder="Find agents by name" value={find} onInput={(e) => setFind(e.currentTarget.value)} />
       </div>
       {problem && <ProblemNotice problem={problem} onRetry={() => void load()} onDismiss={() => setProblem(null)} />}
+      {partial && (
+        <p class="notice" role="status" data-testid="fleet-partial">
+          {partial}
+        </p>
+      )}
       {rows.length === 0 && <p class="empty">No agents yet. Add one under Agents.</p>}
       {rows.length > 0 && shown.length === 0 && (
         <p class="empty">

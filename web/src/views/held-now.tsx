@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { getAll, type Problem, problemOf } from '../api.ts';
+import { call, getAll, type Problem, problemOf } from '../api.ts';
 import { Loading, ProblemNotice, StatusBadge } from '../components.tsx';
 import { timeLeft } from '../format.ts';
 import { useNow } from '../hooks.ts';
@@ -16,14 +16,22 @@ interface Held {
   assigned: Task[];
 }
 
-/** Two lists: the tasks in progress (their leases say who holds them) and the open tasks assigned to the principal. */
+/**
+ * Its active leases (`leases_list` by holder: exact however many tasks are in progress in the
+ * workspace) and the open tasks assigned to it; a leased task comes from that list (a claim
+ * assigns it to the claimer), or is read alone when it is not there.
+ */
 async function readHeld(id: string): Promise<Held> {
-  const [inProgress, assigned] = await Promise.all([
-    getAll('tasks_list', { status: ['in_progress'], fields: [...FIELDS] }, 3),
+  const [leases, assigned] = await Promise.all([
+    getAll('leases_list', { holder: id, state: 'active' }, 3),
     getAll('tasks_list', { assignee: id, status: [...OPEN], fields: [...FIELDS] }, 3),
   ]);
-  const leased = (inProgress.data as Task[]).filter((t) => t.lease?.holder.id === id);
-  return { leased, assigned: (assigned.data as Task[]).filter((t) => t.lease?.holder.id !== id) };
+  const open = assigned.data as Task[];
+  const leaseIds = new Set(leases.data.map((l) => l.id));
+  const leased = await Promise.all(
+    leases.data.map(async (l) => open.find((t) => t.id === l.task_id) ?? ((await call('tasks_get', { id: l.task_id, fields: [...FIELDS] })) as Task)),
+  );
+  return { leased, assigned: open.filter((t) => !(t.lease && leaseIds.has(t.lease.id))) };
 }
 
 /** What a principal holds now (its leases' tasks) and what waits for it (open tasks assigned to it), live. */
