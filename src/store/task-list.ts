@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { trailingWord } from '../domain/search-typing.ts';
 import type { DB } from './schema.ts';
 import { ID_LENGTH, listTaskColumns, type ListTaskRow, taskColumns, type TaskRow } from './tasks.ts';
 
@@ -75,7 +76,7 @@ export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: Ta
     // The select list's subqueries run only for the rows the filters keep (EXPLAIN: loops = a page), not for those they pass over.
     return query.select(columns).orderBy('tasks.id', 'desc').limit(q.limit + 1).execute();
   }
-  const terms = sql`websearch_to_tsquery('english', ${search.q})`;
+  const terms = searchTerms(search.q);
   // Every match with its rank, from one pass over each GIN index: a task's own document
   // (task_search, migrations/0070_task_search.sql) weighs in full, its best-matching comment at half
   // weight. A task found only through a comment still has its own document's (partial) rank added,
@@ -101,6 +102,19 @@ export async function listTasks<C extends 'full' | 'list'>(db: Kysely<DB>, q: Ta
     .orderBy('page.rank', 'desc')
     .orderBy('tasks.id', 'desc')
     .execute();
+}
+
+/**
+ * What a search matches: `websearch_to_tsquery` of the text, or, while its last word may still be
+ * being typed (`trailingWord`), that or the text before it with the last word as the start of a
+ * word (unstemmed, `simple`: "stag" finds "staging", whose English stem is "stage"). It only ever
+ * adds matches: what the text finds whole it still finds (spec/collaboration.md, "Search").
+ */
+function searchTerms(q: string) {
+  const whole = sql`websearch_to_tsquery('english', ${q})`;
+  const typed = trailingWord(q);
+  if (!typed) return whole;
+  return sql`(${whole} || (websearch_to_tsquery('english', ${typed.before}) && to_tsquery('simple', ${`${typed.word}:*`})))`;
 }
 
 /** How many lexemes a search leaves once stop words and punctuation are dropped (0: it can match nothing). */

@@ -77,6 +77,22 @@ describe('search', () => {
     }
   });
 
+  it('finds the last word by its start while it is typed (unquoted, not excluded), and only ever adds matches', async () => {
+    const task = await createTask(t, { title: 'Provision the staging database', labels: ['typing'] });
+    const other = await createTask(t, { title: 'Stage the release notes', labels: ['typing'] });
+    const found = async (words: string) => (await search(`q=${encodeURIComponent(words)}&labels=typing`)).data.map((match) => match.id).sort();
+    expect(await found('staging datab')).toEqual([task.id]);
+    // "stag" is the start of "staging" (stemmed "stage") and of "Stage": both.
+    expect(await found('stag')).toEqual([task.id, other.id].sort());
+    // A word the text does not end with is whole: "stag" followed by a space, or inside a phrase, finds nothing.
+    expect(await found('stag ')).toEqual([]);
+    expect(await found('"staging datab')).toEqual([]);
+    expect(await found('datab -stag')).toEqual([]);
+    // What the words found whole, they still find.
+    expect(await found('staging database')).toEqual([task.id]);
+    expect(await found('database or release')).toEqual([task.id, other.id].sort());
+  });
+
   it('a query with no searchable words is a 400 invalid_search naming q; an over-long one is refused too', async () => {
     const problem = expectProblem(await t.request('GET', `/api/v1/tasks?q=${encodeURIComponent('the and (((')}`), 400, 'invalid_search');
     expect(problem.errors).toEqual([expect.objectContaining({ pointer: '/q' })]);

@@ -1,7 +1,5 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { call } from '../api.ts';
-import type { Task } from '../types.ts';
-import { TaskSuggestions } from './task-fields.tsx';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { TaskSuggestions, useTaskSearch } from './task-fields.tsx';
 import { PrincipalPicker } from '../principal-picker.tsx';
 
 /** The fields only "New task" sets: who it is for, its parent, when it is due, not before when, its attempts. Dates as `datetime-local` values. */
@@ -44,27 +42,16 @@ export function AttemptsField({ id, value, onChange }: { id: string; value: stri
 /** The parent, found by a server search of titles (the best 8); Tab reaches each match, Enter picks it. */
 function ParentPicker({ value, onChange }: { value: Extras['parent']; onChange: (parent: Extras['parent']) => void }) {
   const [query, setQuery] = useState('');
-  const [found, setFound] = useState<Task[] | null>(null);
   const remove = useRef<HTMLButtonElement>(null);
   const chosen = useRef(false);
   const q = query.trim();
+  const found = useTaskSearch(q);
   // Focus moves to the chosen parent's Remove in the same commit as it appears (not a frame later,
   // when the user may already have tabbed on and be typing a date).
   useLayoutEffect(() => {
     if (value && chosen.current) remove.current?.focus();
     chosen.current = false;
   }, [value]);
-  useEffect(() => {
-    if (!q) return undefined;
-    setFound(null);
-    const timer = setTimeout(() => {
-      call('tasks_list', { q, limit: 8, fields: ['title', 'status'] }).then(
-        (page) => setFound(page.data as Task[]),
-        () => setFound([]),
-      );
-    }, 200);
-    return () => clearTimeout(timer);
-  }, [q]);
   if (value) {
     return (
       <div class="field">

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { getAll } from '../api.ts';
+import { call } from '../api.ts';
 import { StatusBadge } from '../components.tsx';
 import { Markdown } from '../markdown.tsx';
 import { PRIORITIES, type Priority, type Task } from '../types.ts';
@@ -53,19 +53,49 @@ function DescriptionField({ id, value, onInput }: { id: string; value: string; o
   );
 }
 
-/** Blockers chosen by searching tasks by title; each chosen one can be removed. */
-function DependencyPicker({ id, value, exclude, onChange }: { id: string; value: string[]; exclude?: string; onChange: (ids: string[]) => void }) {
-  const [tasks, setTasks] = useState<Task[] | null>(null);
-  const [query, setQuery] = useState('');
+/** How many matches a task search by title shows. */
+const MATCHES = 8;
+
+/**
+ * The tasks the server's ranked search finds for `q` (the best `MATCHES` and `extra` more, for a
+ * picker that drops some), asked once typing pauses; null while it is asked. Every task of the
+ * workspace is found, however many: the page never loads them all to filter.
+ */
+export function useTaskSearch(q: string, extra = 0): Task[] | null {
+  const [found, setFound] = useState<{ q: string; tasks: Task[] } | null>(null);
   useEffect(() => {
-    getAll('tasks_list', {}, 20).then(
-      (res) => setTasks(res.data as Task[]),
-      () => setTasks([]),
+    if (!q) return undefined;
+    const timer = setTimeout(() => {
+      call('tasks_list', { q, limit: MATCHES + extra, fields: ['title', 'status'] }).then(
+        (page) => setFound({ q, tasks: page.data as Task[] }),
+        () => setFound({ q, tasks: [] }),
+      );
+    }, 200);
+    return () => clearTimeout(timer);
+  }, [q, extra]);
+  // An answer to an older query is not shown as this one's.
+  return found?.q === q ? found.tasks : null;
+}
+
+/**
+ * Blockers chosen by searching tasks by title (the server's search); each chosen one can be
+ * removed. The titles of blockers it is given (a task being edited) are read once each.
+ */
+function DependencyPicker({ id, value, exclude, onChange }: { id: string; value: string[]; exclude?: string; onChange: (ids: string[]) => void }) {
+  const [query, setQuery] = useState('');
+  const [titles, setTitles] = useState<ReadonlyMap<string, string>>(new Map());
+  const q = query.trim();
+  const found = useTaskSearch(q, value.length + 1);
+  useEffect(() => {
+    const unknown = value.filter((dep) => !titles.has(dep));
+    if (unknown.length === 0) return;
+    // One that cannot be read (deleted since) stays shown by its id.
+    void Promise.all(unknown.map((dep) => call('tasks_get', { id: dep, fields: ['title'] }).then((t) => [dep, t.title] as const, () => [dep, dep] as const))).then((read) =>
+      setTitles((known) => new Map([...known, ...read])),
     );
-  }, []);
-  const byId = new Map((tasks ?? []).map((t) => [t.id, t]));
-  const q = query.trim().toLowerCase();
-  const matches = q && tasks ? tasks.filter((t) => t.id !== exclude && !value.includes(t.id) && t.title.toLowerCase().includes(q)).slice(0, 8) : [];
+  }, [value.join(',')]);
+  const matches = (found ?? []).filter((t) => t.id !== exclude && !value.includes(t.id)).slice(0, MATCHES);
+  const titleOf = (dep: string) => titles.get(dep) ?? dep;
   return (
     <div class="field">
       <label for={id}>Blocked by</label>
@@ -73,8 +103,8 @@ function DependencyPicker({ id, value, exclude, onChange }: { id: string; value:
         <ul class="chosen" aria-label="Chosen blockers">
           {value.map((dep) => (
             <li key={dep} class="chip">
-              <span>{byId.get(dep)?.title ?? dep}</span>
-              <button type="button" class="button-quiet chip-remove" aria-label={`Remove blocker ${byId.get(dep)?.title ?? dep}`} onClick={() => onChange(value.filter((d) => d !== dep))}>
+              <span>{titleOf(dep)}</span>
+              <button type="button" class="button-quiet chip-remove" aria-label={`Remove blocker ${titleOf(dep)}`} onClick={() => onChange(value.filter((d) => d !== dep))}>
                 ✕
               </button>
             </li>
@@ -85,10 +115,11 @@ function DependencyPicker({ id, value, exclude, onChange }: { id: string; value:
       {q && (
         <TaskSuggestions
           label="Matching tasks"
-          pending={tasks === null ? 'Loading tasks…' : null}
+          pending={found === null ? 'Searching…' : null}
           tasks={matches}
           query={query}
           onPick={(t) => {
+            setTitles((known) => new Map([...known, [t.id, t.title]]));
             onChange([...value, t.id]);
             setQuery('');
           }}

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { trailingWord } from './search-typing.ts';
+
+describe('trailingWord', () => {
+  it('splits off the plain word a search text ends with', () => {
+    expect(trailingWord('stag')).toEqual({ before: '', word: 'stag' });
+    expect(trailingWord('staging datab')).toEqual({ before: 'staging ', word: 'datab' });
+    expect(trailingWord('"roll back" plan v2')).toEqual({ before: '"roll back" plan ', word: 'v2' });
+    expect(trailingWord('Überprüfung straß')).toEqual({ before: 'Überprüfung ', word: 'straß' });
+  });
+
+  it('leaves every word whole when the text ends otherwise', () => {
+    for (const q of ['staging ', 'staging.', '"roll back"', '"roll bac', 'deploy -stag', 'deploy or', 'x86_64', 'o\'brie', '']) {
+      expect(trailingWord(q), q).toBeNull();
+    }
+  });
+});
