@@ -188,6 +188,25 @@ describe('an accurate fleet, in Chromium', () => {
     expect(await usage.textContent()).toMatch(/^Today \(UTC\): 1 run ended, 5m 0\ds in all · reported: cost \$0\.42, 15,000 tokens$/);
   });
 
+  it('reads the tokens of the agents that hold no lease only: a working agent’s lease names its machine', async () => {
+    const worker = await h.t.addPrincipal({ name: 'leased-bot', scopes: [...SCOPES] });
+    await claim(worker, 'Hold the line');
+    const asked: string[] = [];
+    const count = (request: { url: () => string }) => {
+      const agent = /\/api\/v1\/agents\/(agt_\w+)\/tokens/.exec(request.url())?.[1];
+      if (agent) asked.push(agent);
+    };
+    page.on('request', count);
+    await page.goto(`${h.base}/fleet`);
+    await card('leased-bot').getByRole('link', { name: 'Hold the line' }).waitFor(WAIT);
+    await card('costly-bot').locator('.fleet-tokens').waitFor(WAIT);
+    page.off('request', count);
+    // The idle agents' were read (their state needs when a token was last used); the holder's were not.
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked).not.toContain(worker.id);
+    expect(await card('leased-bot').locator('.fleet-tokens').count()).toBe(0);
+  });
+
   it('says when a fleet larger than it reads is shown in part, rather than counting only what it read as the fleet', async () => {
     for (let n = 0; n < 500; n++) await api('POST', '/api/v1/agents', { name: `swarm-${String(n).padStart(3, '0')}`, scopes: ['tasks:read'] });
     await page.goto(`${h.base}/fleet`);

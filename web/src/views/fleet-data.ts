@@ -28,6 +28,7 @@ export interface Usage {
 }
 
 export interface Tokens {
+  /** Agent id → its tokens, for the agents read: those without a lease when read (see loadFleet). */
   byAgent: Map<string, Token[]>;
   readAt: number;
 }
@@ -110,6 +111,11 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; us
     readUsage(last?.usage ?? null),
   ]);
   const fleet = agents.data;
+  const leases = active.data.filter((l) => l.state === 'active');
+  // Only an agent without a lease needs its tokens for its state (idle or offline by when one was
+  // last used); a working agent's lease names its machine. One request per agent otherwise: a
+  // busy fleet of 500 spent most of the viewer's rate budget on its first read.
+  const holders = new Set(leases.map((l) => l.holder.id));
   const latest = new Map<string, BatonEvent>();
   for (const event of beats.data as BatonEvent[]) {
     const lease = String(event.data.lease_id);
@@ -117,9 +123,12 @@ export async function loadFleet(last: { tokens: Tokens; outcomes: OutcomeLog; us
   }
   return {
     agents: fleet,
-    leases: active.data.filter((l) => l.state === 'active'),
+    leases,
     tasks: new Map(tasks.data.map((t) => [t.id, t])),
-    tokens: await readTokens(fleet, last?.tokens ?? null),
+    tokens: await readTokens(
+      fleet.filter((a) => !holders.has(a.id)),
+      last?.tokens ?? null,
+    ),
     beats: latest,
     approvals,
     outcomes,
@@ -140,10 +149,10 @@ async function readUsage(last: Usage | null): Promise<Usage> {
   return { byAgent: new Map(groups.map((g) => [g.key, g.figures])), readAt: Date.now() };
 }
 
-/** Each agent's tokens: while the last read is under TOKENS_MS old, only the agents it lacks are read; else every agent's again. */
-async function readTokens(fleet: Agent[], last: Tokens | null): Promise<Tokens> {
+/** The tokens of `agents`: while the last read is under TOKENS_MS old, only those it lacks are read (it keeps the others it has); else all of them again. */
+async function readTokens(agents: Agent[], last: Tokens | null): Promise<Tokens> {
   const fresh = last && Date.now() - last.readAt < TOKENS_MS ? last : null;
-  const unread = fleet.filter((a) => !fresh?.byAgent.has(a.id));
+  const unread = agents.filter((a) => !fresh?.byAgent.has(a.id));
   if (fresh && unread.length === 0) return fresh;
   const read = await Promise.all(unread.map((a) => getAll('tokens_list', { id: a.id }, 1).then((r): [string, Token[]] => [a.id, r.data], (): [string, Token[]] => [a.id, []])));
   return { byAgent: new Map([...(fresh?.byAgent ?? []), ...read]), readAt: fresh?.readAt ?? Date.now() };

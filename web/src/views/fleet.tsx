@@ -127,8 +127,9 @@ export function Fleet({ search }: { search: string }) {
     const asked = data.approvals.filter((a) => a.requested_by.id === agent.id);
     // Its own open asks to a human (a person or a role, not another agent): it waits on the answer.
     const asking = data.asks.filter((a) => a.asked_by.id === agent.id && !agentIds.has(a.to));
-    const tokens = data.tokens.byAgent.get(agent.id) ?? [];
-    const used = tokens.map((t) => (t.last_used_at ? Date.parse(t.last_used_at) : 0)).concat(held.map((l) => Date.parse(l.renewed_at)));
+    // Undefined when not read: it held a lease at each read (its lease line names its machine).
+    const tokens = data.tokens.byAgent.get(agent.id);
+    const used = (tokens ?? []).map((t) => (t.last_used_at ? Date.parse(t.last_used_at) : 0)).concat(held.map((l) => Date.parse(l.renewed_at)));
     const lastSeen = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
     const state = fleetState({ agent, held, outcomes: mine, waitingOn: inReview.length + asked.length, asking: asking.length, lastSeen }, now);
     return { agent, held, mine, inReview, asked, asking, tokens, lastSeen, state };
@@ -262,15 +263,17 @@ export function Fleet({ search }: { search: string }) {
               <p class="small fleet-usage" data-testid="fleet-usage">
                 {usageText(data.usage.byAgent.get(agent.id))}
               </p>
-              <p class="small fleet-tokens">
-                {tokens.filter((t) => !t.revoked_at).length === 0
-                  ? 'No live token.'
-                  : 'Machines: ' +
-                    tokens
-                      .filter((t) => !t.revoked_at)
-                      .map((t) => `${t.machine} (${t.last_used_at ? `used ${ago(t.last_used_at, now)}` : 'never used'})`)
-                      .join(' · ')}
-              </p>
+              {tokens && (
+                <p class="small fleet-tokens">
+                  {tokens.filter((t) => !t.revoked_at).length === 0
+                    ? 'No live token.'
+                    : 'Machines: ' +
+                      tokens
+                        .filter((t) => !t.revoked_at)
+                        .map((t) => `${t.machine} (${t.last_used_at ? `used ${ago(t.last_used_at, now)}` : 'never used'})`)
+                        .join(' · ')}
+                </p>
+              )}
             </li>
           );
         })}
