@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { adminPage, apiOf, type BrowserHarness, startBrowser, WAIT } from './browser.ts';
+import { adminPage, apiOf, type BrowserHarness, SHOTS, startBrowser, WAIT } from './browser.ts';
 
 interface Json {
   id: string;
@@ -215,5 +216,6 @@ describe('an accurate fleet, in Chromium', () => {
     expect(await partial.textContent()).toBe('This page shows part of the fleet: it read the newest 500 agents, of more. The counts are of what it read. An agent’s own page shows all it holds.');
     // The newest 500 are agents: the people the workspace also has do not take their places.
     expect(await page.locator('li.fleet-agent').count()).toBe(500);
+    await page.screenshot({ path: join(SHOTS, 'fleet-partial.png') });
   });
 });
