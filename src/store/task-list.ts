@@ -114,7 +114,10 @@ function searchTerms(q: string) {
   const whole = sql`websearch_to_tsquery('english', ${q})`;
   const typed = trailingWord(q);
   if (!typed) return whole;
-  return sql`(${whole} || (websearch_to_tsquery('english', ${typed.before}) && to_tsquery('simple', ${`${typed.word}:*`})))`;
+  const started = sql`to_tsquery('simple', ${`${typed.word}:*`})`;
+  // A word alone is only its start; before it, the words typed so far, whole.
+  const withBefore = /[\p{L}\p{N}]/u.test(typed.before) ? sql`(websearch_to_tsquery('english', ${typed.before}) && ${started})` : started;
+  return sql`(${whole} || ${withBefore})`;
 }
 
 /** How many lexemes a search leaves once stop words and punctuation are dropped (0: it can match nothing). */
