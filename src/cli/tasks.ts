@@ -31,15 +31,17 @@ export function tasksCommand(run: Run): Command {
   withPaging(
     tasks
       .command('list')
-      .description('list tasks, newest first')
+      .description('list tasks, newest first; with --search, best match first')
+      .option('--search <text>', 'words of the title, description or comments ("phrases", -word, or; the last word may be its start)')
       .addOption(new Option('--status <status>', 'only these statuses (repeatable, or comma-separated)').argParser(collect))
       .option('--label <label>', 'only tasks carrying all these labels (repeatable)', collect)
       .option('--assignee <who>', 'only tasks assigned to @me (or me), none, or a principal (agt_…)')
       .addOption(new Option('--archived <which>', 'archived tasks, hidden otherwise: only them, or any').choices(['only', 'any'] as const)),
   ).action(
-    run(async (ctx, o: PagingOptions & { status?: string[]; label?: string[]; assignee?: string; archived?: 'only' | 'any' }) => {
+    run(async (ctx, o: PagingOptions & { search?: string; status?: string[]; label?: string[]; assignee?: string; archived?: 'only' | 'any' }) => {
       const { client } = await ctx.connect();
       const filters = {
+        ...(o.search === undefined ? {} : { q: o.search }),
         ...(o.status ? { status: o.status as (typeof TASK_STATUSES)[number][] } : {}),
         ...(o.label ? { labels: o.label } : {}),
         ...(o.assignee ? { assignee: o.assignee.replace(/^@me$/, 'me') } : {}),

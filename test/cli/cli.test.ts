@@ -106,6 +106,9 @@ describe('baton tasks', () => {
     expect(table).toMatch(new RegExp(`${created.id}  todo\\s+high\\s+Write the guide  cli\\n`));
     expect(table).not.toContain('\u001b['); // no colour off a terminal
     expect((await json<{ data: { id: string }[] }>(['tasks', 'list', '--status', 'todo'])).data.map((t) => t.id)).toContain(once1.id);
+    // --search: the server's ranked search, the last word matched by its start as typed.
+    expect((await json<{ data: { id: string }[] }>(['tasks', 'list', '--search', 'write the gui'])).data.map((t) => t.id)).toEqual([created.id]);
+    expect((await baton(['tasks', 'list', '--search', 'the'], 6)).stderr).toMatch(/\(invalid_search, HTTP 400\)/);
 
     // update sends If-Match at the version it just read.
     const updated = await json<{ title: string; version: number }>(['tasks', 'update', created.id, '--title', 'Write the operations guide']);
