@@ -12,6 +12,9 @@ import type { BatonEvent } from '../types.ts';
 import { ScheduleForm } from './schedule-form.tsx';
 import type { Template } from './templates.tsx';
 
+/** After a task a schedule may have made, when the page reads the schedules again (its run advances the schedule just after). */
+const RUN_SETTLE_MS = 1000;
+
 type Schedule = ItemOf<'schedules_list'>;
 
 /** What the page reads beside the schedules: the newest skip of each, the titles of the tasks they made last, the templates by id. */
@@ -64,7 +67,13 @@ export function Schedules() {
   useEffect(() => void load(), []);
   // Templates are offered in the form and named on the cards. A run writes no schedule event when it creates its task: a task created by a schedule's creator may be one.
   useEvents((event) => {
-    if (event.type.startsWith('schedule.') || event.type.startsWith('template.') || (event.type === 'task.created' && schedules?.some((s) => s.enabled && s.created_by.id === event.actor.id))) void load();
+    if (event.type.startsWith('schedule.') || event.type.startsWith('template.')) void load();
+    else if (event.type === 'task.created' && schedules?.some((s) => s.enabled && s.created_by.id === event.actor.id)) {
+      // A run commits its task first and the schedule's last run a transaction later, with no event
+      // of its own: read now, and once more when that pass is surely over, to name the task it made.
+      void load();
+      setTimeout(() => void load(), RUN_SETTLE_MS);
+    }
   });
 
   const toggle = (s: Schedule) => void action.send({ operation: 'schedules_update', input: { id: s.id, enabled: !s.enabled }, ifMatch: s.version }, load);
