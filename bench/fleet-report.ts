@@ -51,6 +51,8 @@ export interface Figures {
   autovacuum: string;
   /** When the window's failed calls started, by 10 s (undefined: none failed). */
   failuresInTime?: string | undefined;
+  /** Heartbeats that ran in shared transactions over the window, and those transactions (from /metrics); undefined: not served. */
+  heartbeatGroups: { calls: number; groups: number } | undefined;
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;
@@ -103,6 +105,7 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     ...(f.failuresInTime ? [`- Failed calls of the window by when they started: ${f.failuresInTime}.`] : []),
     `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
     `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}; the simulated clients' process${f.processes > 1 ? 'es' : ''} ${cpu(f.clientsCpuSPerAgentHour)}.`,
+    ...(f.heartbeatGroups ? [`- Heartbeats per shared transaction (\`baton_write_group_calls_total\` ÷ \`baton_write_groups_total\` over the window): ${(f.heartbeatGroups.calls / Math.max(1, f.heartbeatGroups.groups)).toFixed(2)} (${f.heartbeatGroups.calls} in ${f.heartbeatGroups.groups}).`] : []),
     `- Server RSS at the end: ${f.instances.map((i, n) => `${f.instances.length > 1 ? `#${n + 1} ` : ''}${memory(i.memory)}`).join(', ')}.`,
     `- Autovacuum: ${f.autovacuum}.`,
     `- Database size ${(f.sizeBefore / 2 ** 20).toFixed(1)} → ${(f.sizeAfter / 2 ** 20).toFixed(1)} MiB over the window: ${(f.growthBytesPerAgentDay / 2 ** 20).toFixed(2)} MiB per agent-day.`,

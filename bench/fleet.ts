@@ -188,6 +188,7 @@ async function main(): Promise<void> {
 
     await sleepUntil(measureFrom);
     const sizeBefore = await databaseSize(database.url);
+    const groupsBefore = await heartbeatGroups(urls, token);
     // The first server and the backends are watched every second; the other servers and PgBouncer live the whole run, so two readings suffice.
     const clientPids = clients.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
     const others = [...servers.slice(1).map((s) => s.pid), ...(pgbouncer ? [pgbouncer.pid] : [])];
@@ -212,6 +213,7 @@ async function main(): Promise<void> {
     // Read at the window's end, before the clients finish their last calls and exit.
     const clientsAfter = await cpuSeconds(clientPids);
     const sizeAfter = await databaseSize(database.url);
+    const groupsAfter = await heartbeatGroups(urls, token);
     const memories = await Promise.all(servers.map((s) => serverMemory(s.pid)));
     const fleet = merge(await Promise.all(reports));
     const switched = await failover;
@@ -252,6 +254,7 @@ async function main(): Promise<void> {
       },
       autovacuum: vacuum.passes === undefined ? 'on' : `off on this server: the benchmark ran VACUUM (ANALYZE) on its database every ${VACUUM_EVERY_S} s instead (${vacuum.passes()} passes)`,
       failuresInTime: failuresInTime(fleet.failedAt, measureFrom, vacuum.startedAt),
+      heartbeatGroups: groupsBefore && groupsAfter ? { calls: groupsAfter.calls - groupsBefore.calls, groups: groupsAfter.groups - groupsBefore.groups } : undefined,
       growthBytesPerAgentDay: ((sizeAfter - sizeBefore) / agentHours) * 24,
       sizeBefore,
       sizeAfter,
@@ -424,6 +427,22 @@ async function deliveryStates(url: string): Promise<Record<string, number>> {
     const { rows } = await client.query<{ state: string; n: string }>('SELECT state, count(*) AS n FROM webhook_deliveries GROUP BY state ORDER BY state');
     return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
   });
+}
+
+/** The instances' heartbeat group counters together, read from /metrics (the bootstrap admin may); undefined when one does not serve them. */
+async function heartbeatGroups(urls: readonly string[], token: string): Promise<{ calls: number; groups: number } | undefined> {
+  let calls = 0;
+  let groups = 0;
+  for (const url of urls) {
+    const text = await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${token}` } }).then((r) => (r.ok ? r.text() : ''), () => '');
+    const read = (name: string) => /^(\S+)\{operation="leases_heartbeat"\} (\d+)/m.exec(text.split('\n').filter((l) => l.startsWith(name + '{')).join('\n'))?.[2];
+    const c = read('baton_write_group_calls_total');
+    const g = read('baton_write_groups_total');
+    if (c === undefined || g === undefined) return undefined;
+    calls += Number(c);
+    groups += Number(g);
+  }
+  return { calls, groups };
 }
 
 async function serverMemory(pid: number): Promise<{ rssMiB: number; peakMiB: number } | undefined> {

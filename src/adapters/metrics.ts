@@ -46,6 +46,26 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     },
   });
   new Counter({
+    name: 'baton_write_groups_total',
+    help: 'Transactions that calls of a grouping write (heartbeats) shared, by operation: calls ÷ groups is how many one transaction carried.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, n] of service.writeGroups()) this.inc({ operation }, n.groups);
+    },
+  });
+  new Counter({
+    name: 'baton_write_group_calls_total',
+    help: 'Calls that ran in a shared transaction (baton_write_groups_total), by operation; a call that could not (a replay, a refusal) ran again by itself and counts here too.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [operation, n] of service.writeGroups()) this.inc({ operation }, n.calls);
+    },
+  });
+  new Counter({
     name: 'baton_requests_shed_total',
     help: 'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection (at least 40), other calls from 16 (at least 160), heartbeats never.',
     labelNames: ['operation'] as const,

@@ -195,6 +195,20 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
    */
   genericPlans?(input: z.output<I>): boolean;
   /**
+   * Calls of this write that arrive together may share one transaction (src/service/write-groups.ts):
+   * a hot write whose cost is mostly the transaction around it (a heartbeat: bench/README.md, "A
+   * heartbeat's cost"). `runMany` does for each call what `run` would, in one pass over all of them,
+   * and answers each call's output, or the refusal that call met before it wrote anything (that call
+   * then runs again by itself once the group has committed, so its refusal is made and stored as
+   * `run` makes it). Anything thrown rolls the whole group back, and each call then runs by itself.
+   * Only for writes that ask no approval.
+   */
+  readonly group?: {
+    /** Whether this call may join a group; one that may not runs by itself. */
+    joins(input: z.output<I>): boolean;
+    runMany(tx: Tx, calls: readonly GroupedCall<z.output<I>>[]): Promise<(z.output<O> | BatonError)[]>;
+  };
+  /**
    * A write that may wait out a refusal (a bounded long-poll, outside any transaction): refused with
    * `code`, it runs again after each batch of events the timeline appends (from any instance) and
    * at `retryAt` of the refusal (server clock), until it succeeds, fails otherwise, or `seconds` of
@@ -205,6 +219,12 @@ export interface WriteOperation<I extends z.ZodObject, O extends z.ZodType, N ex
     seconds(input: z.output<I>): number;
     retryAt(error: BatonError): Date | undefined;
   };
+}
+
+/** One call of a group (`WriteOperation.group`): its own context (caller, events, time) and input. */
+export interface GroupedCall<I> {
+  readonly ctx: OperationContext;
+  readonly input: I;
 }
 
 /** Follows the timeline: each batch holds the next events strictly after the last one, in commit order. */

@@ -22,6 +22,7 @@ import type { RateBudget } from '../domain/rate-budget.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Cursors } from '../operations/shared/cursors.ts';
 import { toV2Answer } from '../operations/tasks/v2-answer.ts';
+import { joinsGroup, type WriteGroups } from './write-groups.ts';
 import type { ApiVersion } from '../domain/api-version.ts';
 
 export interface ExecuteDeps {
@@ -45,6 +46,8 @@ export interface ExecuteDeps {
   readonly tail?: InstanceTail;
   /** Where reads that may be stale run, when a replica is configured. */
   readonly replica?: ReplicaReads | undefined;
+  /** Where writes that group (`WriteOperation.group`) wait for their group's transaction. */
+  readonly groups?: WriteGroups;
 }
 
 /** How one interface presents a call: who, and the write-safety headers or arguments. */
@@ -111,7 +114,9 @@ async function executeV1(deps: ExecuteDeps, operation: CallableOperation, rawInp
   }
   const key = requireKey(call.idempotencyKey);
   try {
-    return await waitingOut(deps, operation, input, () => runWrite(deps, operation, input, call, key));
+    const alone = () => runWrite(deps, operation, input, call, key);
+    const { groups } = deps;
+    return await waitingOut(deps, operation, input, () => (groups && joinsGroup(operation, input) ? groups.submit(deps, operation, { input, call, key, alone }) : alone()));
   } finally {
     // Failed writes too: one the database stopped answering during may have committed.
     deps.replica?.wrote(call.principal.id);
@@ -255,7 +260,7 @@ export function readContext(deps: ExecuteDeps, operation: Operation, call: Call)
 }
 
 /** An operation's context; `now` is read from the clock when first asked for (after the operation's locks), then fixed. */
-function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => void): OperationContext {
+export function context(deps: ExecuteDeps, call: Call, emit: (event: EventDraft) => void): OperationContext {
   let now: Date | undefined;
   return {
     actor: call.principal,

@@ -24,6 +24,7 @@ import { executeBatch } from './execute-batch.ts';
 import { type ReplicaReads, replicaReads } from './replica-reads.ts';
 import type { Tracing } from '../tracing.ts';
 import { type McpTasks, mcpTasks } from './mcp-tasks.ts';
+import { type GroupCounts, WriteGroups } from './write-groups.ts';
 
 export interface Logger {
   error(details: object, message: string): void;
@@ -83,6 +84,8 @@ export interface Service {
   stats(reader?: Principal): Promise<StoreStats>;
   /** Writes this instance ran again since it started because the database broke them off (deadlock, serialization failure), by operation. */
   writeReruns(): ReadonlyMap<string, number>;
+  /** The groups that writes which share transactions ran in since start, and the calls they carried, by operation (src/service/write-groups.ts). */
+  writeGroups(): ReadonlyMap<string, Readonly<GroupCounts>>;
   /** Calls this instance refused at the door since it started because the database's pool was too busy, by operation. */
   shedCalls(): ReadonlyMap<string, number>;
   /** The database pool's connections and the calls waiting for one now (`Database.poolLoad`). */
@@ -125,7 +128,8 @@ export function createService(deps: ServiceDeps): Service {
   const replica =
     database.replica && config.readReplica ? replicaReads({ primary: database.db, replica: database.replica, clock, maxLagS: config.readReplica.maxLagS }) : undefined;
   const subscribeDeps = { db: database.db, config, tail: deps.tail, grants: streamGrants({ db: database.db, clock }, STREAM_RECHECK_MS) };
-  const executeDeps = { replica, db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
+  const groups = new WriteGroups();
+  const executeDeps = { replica, groups, db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,
     config,
@@ -167,6 +171,7 @@ export function createService(deps: ServiceDeps): Service {
       return readStats(database.db, clock.now());
     },
     writeReruns: () => reruns,
+    writeGroups: () => groups.counts,
     shedCalls: () => shed,
     poolLoad: () => database.poolLoad(),
     replicaReads: () => replica?.figures(),

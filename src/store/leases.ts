@@ -212,6 +212,12 @@ const LOCK_LEASES_TASKS = `SELECT ${TASK_COLUMNS}, ${LEASE_FIELDS.map((f) => `le
 
 /** `lockLeaseTask` for many leases in one round trip, the tasks locked in id order (so overlapping callers cannot deadlock); leases not found are left out. */
 export async function lockLeasesTasks(tx: Tx, ids: readonly string[]): Promise<{ lease: LeaseRow; task: TaskRow }[]> {
+  // One lease sends the scalar statement, whose generic plan PostgreSQL keeps (see `renewLeases`).
+  const [one] = ids;
+  if (ids.length === 1 && one !== undefined) {
+    const held = await lockLeaseTask(tx, one);
+    return held ? [held] : [];
+  }
   const { rows } = await sendStatement<Record<string, unknown>>(tx, LOCK_LEASES_TASKS, [ids]);
   return rows.map(splitLeaseTask);
 }
@@ -240,17 +246,35 @@ export interface Renewal {
 }
 
 /**
- * Renews a lease whose task the caller has locked (and found current): its expiry, TTL and
- * `renewed_at`, and the task's copy of the expiry, in one round trip; answers the renewed row
- * (wholly known here, so not read back) and whether any live budget could apply to its spending —
- * its holder's, its task's, its workspace's or one of the task's labels' (`budgetsFor`'s match), so
- * that a heartbeat reads budgets only when one can apply.
+ * Renews leases whose tasks the caller has locked (and found current), all of one workspace, in one
+ * round trip: each one's expiry, TTL and `renewed_at`, and its task's copy of the expiry; answers
+ * the renewed rows (wholly known here, so not read back), in the order given, and whether any live
+ * budget could apply to each one's spending — its holder's, its task's, its workspace's or one of
+ * the task's labels' (`budgetsFor`'s match), so that a heartbeat reads budgets only when one can.
+ * One lease sends the scalar statement: an array parameter's generic plan assumes ten elements, costs itself above the custom plan, and
+ * PostgreSQL would plan the statement anew on every heartbeat (see `grantLeases`).
  */
-export async function renewLease(tx: Tx, held: { lease: LeaseRow; task: Pick<TaskRow, 'id' | 'labels'> }, renewal: Renewal, workspaceId: string): Promise<{ lease: LeaseRow; budgeted: boolean }> {
-  const { lease, task } = held;
-  const { rows } = await sendStatement<{ budgeted: boolean }>(tx, RENEW, [lease.id, task.id, renewal.ttlS, renewal.expiresAt, renewal.now, lease.holder_id, workspaceId, task.labels]);
-  const renewed: LeaseRow = { ...lease, ttl_s: renewal.ttlS, expires_at: renewal.expiresAt, renewed_at: renewal.now, warned_at: null };
-  return { lease: renewed, budgeted: rows[0]?.budgeted === true };
+export async function renewLeases(
+  tx: Tx,
+  renewals: readonly { lease: LeaseRow; task: Pick<TaskRow, 'id' | 'labels'>; renewal: Renewal }[],
+  workspaceId: string,
+): Promise<{ lease: LeaseRow; budgeted: boolean }[]> {
+  const [one] = renewals;
+  if (one === undefined) return [];
+  let budgeted: Set<string>;
+  if (renewals.length === 1) {
+    const { lease, task, renewal } = one;
+    const { rows } = await sendStatement<{ budgeted: boolean }>(tx, RENEW, [lease.id, task.id, renewal.ttlS, renewal.expiresAt, renewal.now, lease.holder_id, workspaceId, task.labels]);
+    budgeted = new Set(rows[0]?.budgeted === true ? [lease.id] : []);
+  } else {
+    const rows = JSON.stringify(renewals.map(({ lease, task, renewal }) => ({ lease_id: lease.id, task_id: task.id, ttl_s: renewal.ttlS, expires_at: renewal.expiresAt, renewed_at: renewal.now, holder_id: lease.holder_id })));
+    const answer = await sendStatement<{ lease_id: string }>(tx, RENEW_MANY, [rows, workspaceId, renewals.map((r) => r.task.id), renewals.map((r) => r.lease.id)]);
+    budgeted = new Set(answer.rows.map((row) => row.lease_id));
+  }
+  return renewals.map(({ lease, renewal }) => ({
+    lease: { ...lease, ttl_s: renewal.ttlS, expires_at: renewal.expiresAt, renewed_at: renewal.now, warned_at: null },
+    budgeted: budgeted.has(lease.id),
+  }));
 }
 
 // Parameters: lease, task, TTL, expiry, now, holder, workspace, the task's labels. Data-modifying CTEs run whether read or not.
@@ -259,6 +283,20 @@ const RENEW = `
       renewed AS (UPDATE leases SET ttl_s = $3, expires_at = $4, renewed_at = $5, warned_at = NULL WHERE id = $1)
     SELECT EXISTS (SELECT 1 FROM budgets WHERE deleted_at IS NULL AND ((applies_to = 'agent' AND target = $6) OR (applies_to = 'task' AND target = $2)
       OR (applies_to = 'workspace' AND target = $7) OR (applies_to = 'label' AND target = ANY ($8::text[])))) AS budgeted`;
+
+// Parameters: the renewals as one JSON array, the workspace, the task ids, the lease ids. Answers the leases a budget may
+// apply to (RENEW's match; the labels read from the task row, which the renewal does not change). The updates repeat
+// the ids: joined only to the JSON rows (estimated at 100), the planner could read a whole table (see grantText).
+const RENEW_MANY = `
+    WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(lease_id text, task_id text, ttl_s int, expires_at timestamptz,
+        renewed_at timestamptz, holder_id text)),
+      renewed_task AS (UPDATE tasks SET lease_expires_at = r.expires_at FROM r
+        WHERE tasks.id = ANY ($3::text[]) AND tasks.id = r.task_id AND tasks.lease_id = r.lease_id),
+      renewed AS (UPDATE leases SET ttl_s = r.ttl_s, expires_at = r.expires_at, renewed_at = r.renewed_at, warned_at = NULL FROM r
+        WHERE leases.id = ANY ($4::text[]) AND leases.id = r.lease_id)
+    SELECT r.lease_id FROM r WHERE EXISTS (SELECT 1 FROM budgets WHERE deleted_at IS NULL AND ((applies_to = 'agent' AND target = r.holder_id)
+      OR (applies_to = 'task' AND target = r.task_id) OR (applies_to = 'workspace' AND target = $2)
+      OR (applies_to = 'label' AND target = ANY (SELECT unnest(labels) FROM tasks WHERE tasks.id = r.task_id))))`;
 
 export interface LeaseListQuery {
   holderId: string | undefined;

@@ -132,6 +132,18 @@ export interface EventBody {
   data: Record<string, unknown>;
 }
 
+/** `count` fresh tasks under a label of their own (`label` and a serial number), claimed at once by `token`'s caller. */
+export async function claimBatch(cluster: Cluster, token: string, count: number, label: string): Promise<Claim[]> {
+  const own = `${label}-${claimedBatches++}`;
+  for (let i = 0; i < count; i++) await createTask(cluster, { labels: [own] });
+  const res = await cluster.request('POST', '/api/v1/tasks/claim', { token, body: { labels: [own], limit: count } });
+  expect(res.status, res.body).toBe(200);
+  const { claims } = res.json<{ claims: Claim[] }>();
+  expect(claims).toHaveLength(count);
+  return claims;
+}
+let claimedBatches = 0;
+
 export async function createTask(r: Requester, body: Record<string, unknown> = {}): Promise<TaskBody> {
   const res = await r.request('POST', '/api/v1/tasks', { body: { title: 'a task', ...body } });
   expect(res.status, res.body).toBe(201);

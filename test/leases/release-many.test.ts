@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../harness.ts';
-import { type Claim, type Cluster, createTask, type EventBody, getTask, INSTANCES, type LeaseBody, pages, startInstances, WORKER_SCOPES } from './instances.ts';
+import { type Claim, claimBatch as claimTasks, type Cluster, type EventBody, getTask, INSTANCES, type LeaseBody, pages, startInstances, WORKER_SCOPES } from './instances.ts';
 
 let cluster: Cluster;
 let agent: Principal;
@@ -12,17 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => cluster.close());
 
-let batches = 0;
 /** `count` fresh tasks under their own label, claimed at once by `who`. */
-async function claimBatch(who: Principal, count: number): Promise<Claim[]> {
-  const label = `release-many-${batches++}`;
-  for (let i = 0; i < count; i++) await createTask(cluster, { labels: [label] });
-  const res = await cluster.request('POST', '/api/v1/tasks/claim', { token: who.token, body: { labels: [label], limit: count } });
-  expect(res.status, res.body).toBe(200);
-  const { claims } = res.json<{ claims: Claim[] }>();
-  expect(claims).toHaveLength(count);
-  return claims;
-}
+const claimBatch = (who: Principal, count: number) => claimTasks(cluster, who.token, count, 'release-many');
 
 const releaseMany = (token: string, ids: readonly string[], via = 0) => cluster.request('POST', '/api/v1/leases/release', { token, body: { ids }, via });
 const eventsOf = (type: string) => pages<EventBody>(cluster, `/api/v1/events?types=${type}`);
