@@ -1,7 +1,8 @@
 /**
- * `N=1200 node bench/heartbeat-cpu.ts` — CPU per heartbeat, apart from the fleet's noise: Baton
+ * `N=1200 [C=4] node bench/heartbeat-cpu.ts` — CPU per heartbeat, apart from the fleet's noise: Baton
  * in this process (Fastify's inject, so no HTTP parsing), on a fresh PostgreSQL database, 50 leases
- * heartbeated four at a time (one in ten with a note). Prints the server's CPU (process.cpuUsage)
+ * heartbeated C at a time (four unless given; one in ten with a note). Heartbeats sent together
+ * share transactions (src/service/write-groups.ts), so C sets how large the groups can be. Prints the server's CPU (process.cpuUsage)
  * and its backends' (/proc, bench/cpu.ts) per heartbeat. A measuring aid, not in `npm run bench`.
  */
 import { randomBytes } from 'node:crypto';
@@ -35,8 +36,9 @@ try {
   const db0 = await cpuSeconds(pids);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  for (let i = 0; i < n; i += 4) {
-    await Promise.all([0, 1, 2, 3].map((k) => inject(`/leases/${leases[(i + k) % leases.length]}/heartbeat`, (i + k) % 10 === 0 ? { note: 'progress' } : {}).then((r) => { if (r.statusCode !== 200) throw new Error(r.body); })));
+  const together = Number(process.env.C ?? 4);
+  for (let i = 0; i < n; i += together) {
+    await Promise.all(Array.from({ length: together }, (_, k) => k).map((k) => inject(`/leases/${leases[(i + k) % leases.length]}/heartbeat`, (i + k) % 10 === 0 ? { note: 'progress' } : {}).then((r) => { if (r.statusCode !== 200) throw new Error(r.body); })));
   }
   const cpu = process.cpuUsage(cpu0);
   const after = (await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name])).rows.map((r) => r.pid).filter((p) => p !== (admin as unknown as { processID: number }).processID);

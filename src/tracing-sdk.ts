@@ -48,6 +48,18 @@ export async function startSdkTracing(config: TracingConfig, version: string): P
         span.end();
       }
     },
+    async inSharedSpan(name, attributes, from, fn) {
+      const links = from.flatMap((span) => (span ? [{ context: span.spanContext() }] : []));
+      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, links, root: true }, ROOT_CONTEXT);
+      try {
+        return await contexts.with(trace.setSpan(ROOT_CONTEXT, span), fn);
+      } catch (error) {
+        failed(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
     activeSpan: () => trace.getSpan(contexts.active()),
     inject(headers) {
       propagator.inject(contexts.active(), headers, defaultTextMapSetter);

@@ -29,6 +29,12 @@ export interface Tracing {
    * the span (undefined when off).
    */
   inSpan<T>(name: string, kind: SpanKindName, attributes: Attributes, fn: (span: Span | undefined) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in the root span of a new trace, linked to the spans of the requests whose work it
+   * does together (a group of heartbeats sharing one transaction): its statements are its children,
+   * not any one request's. Ends it as `inSpan` does.
+   */
+  inSharedSpan<T>(name: string, attributes: Attributes, from: readonly (Span | undefined)[], fn: () => Promise<T>): Promise<T>;
   /** The active span, if any. */
   activeSpan(): Span | undefined;
   /** Adds the active span's W3C `traceparent` (and `tracestate`) to `headers`. */
@@ -45,6 +51,7 @@ export interface Tracing {
 export const tracingOff: Tracing = Object.freeze<Tracing>({
   enabled: false,
   inSpan: (_name, _kind, _attributes, fn) => fn(undefined),
+  inSharedSpan: (_name, _attributes, _from, fn) => fn(),
   activeSpan: () => undefined,
   inject: () => undefined,
   startServer: () => undefined,

@@ -128,7 +128,7 @@ export function createService(deps: ServiceDeps): Service {
   const replica =
     database.replica && config.readReplica ? replicaReads({ primary: database.db, replica: database.replica, clock, maxLagS: config.readReplica.maxLagS }) : undefined;
   const subscribeDeps = { db: database.db, config, tail: deps.tail, grants: streamGrants({ db: database.db, clock }, STREAM_RECHECK_MS) };
-  const groups = new WriteGroups();
+  const groups = new WriteGroups(deps.tracing);
   const executeDeps = { replica, groups, db: database.db, clock, ids: deps.ids, config, operations, cursors: cursorCodec(deps.cursorKey), baseUrl, log: deps.log, reruns, tail: deps.tail, ...(deps.onCommit ? { onCommit: deps.onCommit } : {}) };
   return {
     operations,

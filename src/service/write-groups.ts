@@ -11,7 +11,9 @@
  * through `alone`, so its answer is made exactly as a lone call's is. If the group's transaction
  * fails in any way, nothing of it was written, and every call runs by itself.
  */
+import type { Span } from '@opentelemetry/api';
 import type { z } from 'zod';
+import type { Tracing } from '../tracing.ts';
 import { BatonError } from '../errors.ts';
 import type { EventDraft, GroupedCall, WriteOperation } from '../operations/define-operation.ts';
 import type { NewEventRow } from '../store/events.ts';
@@ -37,6 +39,8 @@ interface Waiting {
   readonly key: string;
   /** Runs the call by itself, as `execute` runs any write. */
   readonly alone: () => Promise<Outcome>;
+  /** The request's span, which the group's span links to. */
+  readonly span: Span | undefined;
   readonly settle: { readonly resolve: (outcome: Outcome) => void; readonly reject: (error: unknown) => void };
 }
 
@@ -49,14 +53,19 @@ export interface GroupCounts {
 /** The groups of one service instance: a queue per operation and workspace, at most one group of each in its transaction. */
 export class WriteGroups {
   readonly #queues = new Map<string, Waiting[]>();
+  readonly #tracing: Tracing;
   readonly counts = new Map<string, GroupCounts>();
 
+  constructor(tracing: Tracing) {
+    this.#tracing = tracing;
+  }
+
   /** Runs the call in a group, or by itself (`alone`) when it cannot join one. */
-  submit(deps: ExecuteDeps, operation: GroupedWrite, waiting: Omit<Waiting, 'settle'>): Promise<Outcome> {
+  submit(deps: ExecuteDeps, operation: GroupedWrite, waiting: Omit<Waiting, 'settle' | 'span'>): Promise<Outcome> {
     const name = `${operation.name} ${waiting.call.principal.workspaceId}`;
     return new Promise<Outcome>((resolve, reject) => {
       const queue = this.#queues.get(name);
-      const entry = { ...waiting, settle: { resolve, reject } };
+      const entry = { ...waiting, span: this.#tracing.activeSpan(), settle: { resolve, reject } };
       if (queue) {
         queue.push(entry);
         return;
@@ -75,7 +84,8 @@ export class WriteGroups {
       counts.groups += 1;
       counts.calls += members.length;
       this.counts.set(operation.name, counts);
-      await runGroup(deps, operation, members).catch((error: unknown) => {
+      const group = () => runGroup(deps, operation, members);
+      await this.#tracing.inSharedSpan(`${operation.name} group`, { 'baton.operation': operation.name, 'baton.group.calls': members.length }, members.map((m) => m.span), group).catch((error: unknown) => {
         for (const member of members) member.settle.reject(error);
       });
     }

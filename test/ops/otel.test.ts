@@ -16,6 +16,7 @@ interface OtlpSpan {
   kind: number;
   attributes?: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
   events?: { name: string }[];
+  links?: { traceId: string; spanId: string }[];
 }
 interface OtlpRequest {
   resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
@@ -62,6 +63,7 @@ function attribute(span: OtlpSpan | undefined, key: string): string | number | u
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
+const HEARTBEAT_TRACE_ID = '5cf92f3577b34da6a3ce929d0e0e4737';
 
 describe('OpenTelemetry tracing, exported over OTLP/HTTP', () => {
   let collector: Awaited<ReturnType<typeof startCollector>>;
@@ -95,6 +97,13 @@ describe('OpenTelemetry tracing, exported over OTLP/HTTP', () => {
     let text = '';
     while (reader && !text.includes('event: task.created')) text += new TextDecoder().decode((await reader.read()).value);
     abort.abort();
+
+    // A heartbeat runs in a group's transaction (src/service/write-groups.ts).
+    const claimed = await t.request('POST', '/api/v1/tasks/claim', { body: {} });
+    expect(claimed.status, claimed.body).toBe(200);
+    const leaseId = claimed.json<{ lease?: { id: string }; claims?: { lease: { id: string } }[] }>();
+    const beat = await t.request('POST', `/api/v1/leases/${leaseId.lease?.id ?? leaseId.claims?.[0]?.lease.id}/heartbeat`, { body: {}, headers: { traceparent: `00-${HEARTBEAT_TRACE_ID}-${PARENT_ID}-01` } });
+    expect(beat.status, beat.body).toBe(200);
 
     const mcp = await t.app.inject({
       method: 'POST',
@@ -134,6 +143,21 @@ describe('OpenTelemetry tracing, exported over OTLP/HTTP', () => {
     const statements = spans.filter((s) => s.parentSpanId === server?.spanId && attribute(s, 'db.system.name') === 'postgresql');
     expect(statements.map((s) => s.name)).toContain('INSERT');
     expect(statements.every((s) => s.kind === KIND.client && s.traceId === TRACE_ID && typeof attribute(s, 'db.query.text') === 'string')).toBe(true);
+  });
+
+  it('runs a group of heartbeats in a span of its own, linked to each heartbeat, with the statements as its children', () => {
+    const spans = collector.spans();
+    const server = spans.find((s) => s.kind === KIND.server && attribute(s, 'baton.operation') === 'leases_heartbeat');
+    expect(server?.traceId).toBe(HEARTBEAT_TRACE_ID);
+    const group = spans.find((s) => s.name === 'leases_heartbeat group' && s.links?.some((l) => l.spanId === server?.spanId));
+    expect(group?.kind).toBe(KIND.internal);
+    expect(group?.parentSpanId ?? '').toBe('');
+    expect(group?.links).toEqual([expect.objectContaining({ traceId: HEARTBEAT_TRACE_ID, spanId: server?.spanId })]);
+    expect(attribute(group, 'baton.group.calls')).toBe(1);
+    const statements = spans.filter((s) => s.parentSpanId === group?.spanId).map((s) => s.name);
+    // The transaction is the group's (binding, key claim, lock, renewal, store): the request's own span keeps only its authentication.
+    expect(statements.filter((name) => name !== 'BEGIN' && name !== 'COMMIT')).toEqual(['SELECT', 'SELECT', 'SELECT', 'WITH', 'WITH']);
+    expect(spans.filter((s) => s.parentSpanId === server?.spanId).map((s) => s.name)).toEqual(['WITH']);
   });
 
   it('has a span per MCP tool call and per GraphQL operation, inside their HTTP spans', () => {
