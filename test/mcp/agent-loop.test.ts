@@ -21,6 +21,9 @@ describe('an agent works a task over MCP alone', () => {
     const me = outputOf<{ principal: { id: string; kind: string }; can: string[] }>(await agent.callTool({ name: 'whoami', arguments: {} }));
     expect(me.principal.kind).toBe('agent');
     expect(me.can).toEqual(expect.arrayContaining(['tasks_claim_next', 'leases_heartbeat', 'tasks_update', 'events_list']));
+    // The cursor is taken once the human's task.created is readable: held back (another test's open transaction on a shared
+    // PostgreSQL), it would come after the cursor and read as not the agent's.
+    await eventsSettled(t);
     const before = outputOf<{ sync_cursor: string }>(await agent.callTool({ name: 'events_list', arguments: { limit: 1 } }));
 
     type Claim = { task: { id: string; status: string; version: number }; lease: { id: string } };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { createTask, expectProblem } from './fixtures.ts';
+import { eventsSettled } from '../leases/instances.ts';
 
 interface EventBody {
   id: string;
@@ -29,6 +30,9 @@ describe('GET /events filtered by actor', () => {
     // More than a page of events by someone else, all newer than the quiet agent's.
     for (let i = 0; i < 105; i++) await createTask(t, { title: `busy ${i}` }, busy.token);
     await createTask(t, { title: 'by a human' });
+    // Every event readable: a transaction open elsewhere on a shared PostgreSQL (another test file's) holds the newest back, and the
+    // newest page would then reach back to the quiet agent's.
+    await eventsSettled(t);
   });
   afterAll(() => t?.close());
 
