@@ -34,47 +34,38 @@ export async function registerMetrics(app: FastifyInstance, service: Service, ve
     registers: [registry],
   });
   const heldBackS = new Gauge({ name: 'baton_events_held_back_seconds', help: 'How long the oldest held-back event has waited (0 when none is).', registers: [registry] });
-  new Counter({
-    name: 'baton_write_reruns_total',
-    help: 'Writes this instance ran again because PostgreSQL broke them off (deadlock or serialization failure), by operation. Past 3 runs the caller gets 503 write_contention.',
-    labelNames: ['operation'] as const,
-    registers: [registry],
-    // The service counts; a scrape copies its totals.
-    collect() {
-      this.reset();
-      for (const [operation, n] of service.writeReruns()) this.inc({ operation }, n);
-    },
-  });
-  new Counter({
-    name: 'baton_write_groups_total',
-    help: 'Transactions that calls of a grouping write (heartbeats) shared, by operation: calls ÷ groups is how many one transaction carried.',
-    labelNames: ['operation'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [operation, n] of service.writeGroups()) this.inc({ operation }, n.groups);
-    },
-  });
-  new Counter({
-    name: 'baton_write_group_calls_total',
-    help: 'Calls that ran in a shared transaction (baton_write_groups_total), by operation; a call that could not (a replay, a refusal) ran again by itself and counts here too.',
-    labelNames: ['operation'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [operation, n] of service.writeGroups()) this.inc({ operation }, n.calls);
-    },
-  });
-  new Counter({
-    name: 'baton_requests_shed_total',
-    help: 'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection (at least 40), other calls from 16 (at least 160), heartbeats never.',
-    labelNames: ['operation'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [operation, n] of service.shedCalls()) this.inc({ operation }, n);
-    },
-  });
+  // The service counts, by operation; a scrape copies its totals.
+  const totalsByOperation = (name: string, help: string, totals: () => Iterable<readonly [string, number]>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['operation'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [operation, n] of totals()) this.inc({ operation }, n);
+      },
+    });
+  totalsByOperation(
+    'baton_write_reruns_total',
+    'Writes this instance ran again because PostgreSQL broke them off (deadlock or serialization failure), by operation. Past 3 runs the caller gets 503 write_contention.',
+    () => service.writeReruns(),
+  );
+  totalsByOperation(
+    'baton_write_groups_total',
+    'Transactions that calls of a grouping write (heartbeats) shared, by operation: calls ÷ groups is how many one transaction carried.',
+    () => [...service.writeGroups()].map(([operation, n]) => [operation, n.groups] as const),
+  );
+  totalsByOperation(
+    'baton_write_group_calls_total',
+    'Calls that ran in a shared transaction (baton_write_groups_total), by operation; a call that could not (a replay, a refusal) ran again by itself and counts here too.',
+    () => [...service.writeGroups()].map(([operation, n]) => [operation, n.calls] as const),
+  );
+  totalsByOperation(
+    'baton_requests_shed_total',
+    'Calls this instance refused at once (503, Retry-After) because too many waited for a database connection, by operation: claims from 4 waiting per pooled connection (at least 40), other calls from 16 (at least 160), heartbeats never.',
+    () => service.shedCalls(),
+  );
   new Gauge({
     name: 'baton_db_pool_waiting',
     help: "Calls waiting now for a connection of this instance's database pool (BATON_DB_POOL_SIZE); from 4 per connection (at least 40), claims are refused at once.",
