@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { engine, startTestServer } from '../harness.ts';
-import { type Cluster, type EventBody, eventsSettled, INSTANCES, pages, pollUntil, startInstances } from '../leases/instances.ts';
+import { type Cluster, type EventBody, eventsSettled, INSTANCES, pages, pollUntil, startInstances, taskEvents } from '../leases/instances.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
 interface WebhookBody {
@@ -60,6 +60,30 @@ describe('outbound webhooks', () => {
     expect(new Set(got.map((d) => d.id)).size).toBe(3);
     const log = await deliveries(webhook);
     expect(log.map((d) => [d.state, d.attempts.length])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
+  it('fans out to a webhook for every type and one for a few, side by side: each gets its events once, heartbeats passed over by the other', async () => {
+    const every = await subscribe('/every', { event_types: null });
+    const claims = await subscribe('/claims', { event_types: ['task.claimed'] });
+    const id = await createTask('watched from two sides');
+    const claimed = await cluster.request('POST', `/api/v1/tasks/${id}/claim`, { body: {} });
+    expect(claimed.status, claimed.body).toBe(200);
+    const lease = claimed.json<{ lease: { id: string } }>().lease.id;
+    // Heartbeats: events the claims webhook does not take, read for the other one only.
+    for (const note of ['one', 'two', 'three']) expect((await cluster.request('POST', `/api/v1/leases/${lease}/heartbeat`, { body: { note } })).status).toBe(200);
+    const second = await createTask('after the heartbeats');
+    const secondClaim = await cluster.request('POST', `/api/v1/tasks/${second}/claim`, { body: {} });
+    expect(secondClaim.status, secondClaim.body).toBe(200);
+    const timeline = [...(await taskEvents(cluster, id)), ...(await taskEvents(cluster, second))];
+    const of = (path: string) => receiver.deliveries.filter((d) => d.path === path && [id, second].includes(String(d.body.subject)));
+    await pollUntil(async () => (of('/every').length >= timeline.length && of('/claims').length >= 2 ? true : undefined), 15_000, 'both webhooks’ deliveries');
+    expect(of('/every').map((d) => d.id).sort()).toEqual(timeline.map((e) => e.id).sort());
+    expect(timeline.filter((e) => e.type === 'lease.renewed')).toHaveLength(3);
+    expect(of('/claims').map((d) => d.id).sort()).toEqual(timeline.filter((e) => e.type === 'task.claimed').map((e) => e.id).sort());
+    expect([...of('/every'), ...of('/claims')].every((d) => d.verified)).toBe(true);
+    const logged = await deliveries(claims);
+    expect(logged.map((d) => d.state)).toEqual(['delivered', 'delivered']);
+    expect((await deliveries(every)).length).toBeGreaterThanOrEqual(timeline.length);
   });
 
   it('retries a receiver that fails twice: delivered once, after 3 logged attempts', async () => {
