@@ -3,7 +3,8 @@
  * workspace that arrive while its last group is still in its transaction wait, and then run
  * together in the next: one transaction, one key claim, one pass of the operation and one store of
  * every answer and event, instead of one of each per call. A call arriving when no group is running
- * starts one at once, so a quiet server answers as fast as before and a busy one groups more.
+ * starts one at once, so a quiet server answers as fast as before and a busy one groups more; while
+ * a full group's worth waits, more groups run at once (see `WriteGroups.submit`).
  *
  * Each call keeps what it had alone: its idempotency key and stored answer, its own events under
  * its own key and caller, its own time. What a call cannot do inside the group (a replayed or
@@ -25,6 +26,8 @@ import { fingerprint } from './fingerprint.ts';
 
 /** The most calls one group's transaction carries; more wait for the next. */
 const GROUP_MAX = 64;
+/** The most groups of one queue in their transactions at once (see `submit`). */
+const GROUPS_IN_FLIGHT = 4;
 
 type GroupedWrite = WriteOperation<z.ZodObject, z.ZodType> & { group: NonNullable<WriteOperation<z.ZodObject, z.ZodType>['group']> };
 
@@ -50,9 +53,15 @@ export interface GroupCounts {
   calls: number;
 }
 
-/** The groups of one service instance: a queue per operation and workspace, at most one group of each in its transaction. */
+/** The calls of one operation and workspace waiting for a group, and how many of its groups are running. */
+interface Queue {
+  readonly waiting: Waiting[];
+  running: number;
+}
+
+/** The groups of one service instance: a queue per operation and workspace, and its groups in their transactions. */
 export class WriteGroups {
-  readonly #queues = new Map<string, Waiting[]>();
+  readonly #queues = new Map<string, Queue>();
   readonly #tracing: Tracing;
   readonly counts = new Map<string, GroupCounts>();
 
@@ -60,26 +69,30 @@ export class WriteGroups {
     this.#tracing = tracing;
   }
 
-  /** Runs the call in a group, or by itself (`alone`) when it cannot join one. */
+  /**
+   * Runs the call in a group, or by itself (`alone`) when it cannot join one. A call that finds
+   * none of its queue's groups running starts one at once; otherwise it waits for the next, which
+   * is what makes groups. Only while a full group's worth waits does another group start beside the
+   * running ones (up to GROUPS_IN_FLIGHT): one group at a time would cap the calls at GROUP_MAX per
+   * transaction's latency, so a slow database, or one call waiting on a lock, would hold back every
+   * heartbeat of the workspace.
+   */
   submit(deps: ExecuteDeps, operation: GroupedWrite, waiting: Omit<Waiting, 'settle' | 'span'>): Promise<Outcome> {
     const name = `${operation.name} ${waiting.call.principal.workspaceId}`;
     return new Promise<Outcome>((resolve, reject) => {
-      const queue = this.#queues.get(name);
-      const entry = { ...waiting, span: this.#tracing.activeSpan(), settle: { resolve, reject } };
-      if (queue) {
-        queue.push(entry);
-        return;
-      }
-      const started: Waiting[] = [entry];
-      this.#queues.set(name, started);
-      void this.#drain(deps, operation, name, started);
+      let queue = this.#queues.get(name);
+      if (!queue) this.#queues.set(name, (queue = { waiting: [], running: 0 }));
+      queue.waiting.push({ ...waiting, span: this.#tracing.activeSpan(), settle: { resolve, reject } });
+      if (queue.running > 0 && (queue.waiting.length < GROUP_MAX || queue.running >= GROUPS_IN_FLIGHT)) return;
+      queue.running++;
+      void this.#drain(deps, operation, name, queue);
     });
   }
 
-  /** Runs groups from the queue until it is empty, then forgets it. */
-  async #drain(deps: ExecuteDeps, operation: GroupedWrite, name: string, queue: Waiting[]): Promise<void> {
-    while (queue.length > 0) {
-      const members = queue.splice(0, GROUP_MAX);
+  /** Runs groups from the queue until it is empty; the last of its groups to end forgets it. */
+  async #drain(deps: ExecuteDeps, operation: GroupedWrite, name: string, queue: Queue): Promise<void> {
+    while (queue.waiting.length > 0) {
+      const members = queue.waiting.splice(0, GROUP_MAX);
       const counts = this.counts.get(operation.name) ?? { groups: 0, calls: 0 };
       counts.groups += 1;
       counts.calls += members.length;
@@ -89,7 +102,7 @@ export class WriteGroups {
         for (const member of members) member.settle.reject(error);
       });
     }
-    this.#queues.delete(name);
+    if (--queue.running === 0) this.#queues.delete(name);
   }
 }
 

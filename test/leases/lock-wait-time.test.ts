@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, freshDatabase, type Principal, startTestServer, type TestServer } from '../harness.ts';
+import { openPostgres } from '../../src/store/database.ts';
 import { testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
 
 /*
@@ -79,5 +80,49 @@ describe.skipIf(engine !== 'postgres')('a lease write that waited on a row lock'
     const res = await whileLocked(taskId, 5_000, () => t.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: holder.token, body: {} }));
     expect(res.status, res.body).toBe(200);
     expect(res.json<LeaseBody>().expires_at).toBe(new Date(clock.now().getTime() + 30_000).toISOString());
+  });
+});
+
+describe.skipIf(engine !== 'postgres')('heartbeats beside one waiting on a row lock', () => {
+  let t: TestServer;
+  let url: string;
+  let holder: Principal;
+  beforeAll(async () => {
+    const fresh = await freshDatabase();
+    url = fresh.url ?? '';
+    await fresh.database.close();
+    // Statements that wait on a lock far longer than this test may take (not the 5 s default, after which the waiting group would fail and let the others by).
+    const patient = openPostgres(url, 10, { timeouts: { connectMs: 5_000, statementMs: 600_000, lockMs: 600_000, idleInTransactionMs: 600_000 } });
+    t = await startTestServer({ sweepIntervalMs: 0, webhookIntervalMs: 0 }, { database: patient });
+    holder = await t.addPrincipal({ kind: 'agent', scopes: WORKER_SCOPES });
+  });
+  afterAll(() => t.close());
+
+  it('are answered while it waits: past a full group waiting, another group runs beside the one held up', async () => {
+    // One lease to hold up, and more than a group's worth (64) of others, all the holder's.
+    for (let i = 0; i < 81; i++) expect((await t.request('POST', '/api/v1/tasks', { body: { title: `beside a lock ${i}` } })).status).toBe(201);
+    const claimed = await t.request('POST', '/api/v1/tasks/claim', { token: holder.token, body: { limit: 81 } });
+    expect(claimed.status, claimed.body).toBe(200);
+    const [blocked, ...others] = claimed.json<{ claims: { task: { id: string }; lease: LeaseBody }[] }>().claims;
+    expect(others).toHaveLength(80);
+    const heartbeat = (lease: LeaseBody) => t.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: holder.token, body: {} });
+    const raw = new pg.Client({ connectionString: url });
+    await raw.connect();
+    try {
+      await raw.query('BEGIN');
+      await raw.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [blocked?.task.id]);
+      // The first heartbeat's group (of one) waits on the lock for as long as the raw transaction lasts.
+      const waiting = blocked ? heartbeat(blocked.lease) : Promise.reject(new Error('no lease claimed'));
+      await untilWaitingOnLock(raw, 'the heartbeat waiting on the row lock');
+      // The others are answered while it still waits: with one group at a time they would queue behind it until the end of the test.
+      const answered = await Promise.all(others.map((claim) => heartbeat(claim.lease)));
+      expect(answered.map((res) => res.status), answered[0]?.body).toEqual(others.map(() => 200));
+      expect(answered.map((res) => res.json<LeaseBody>().id)).toEqual(others.map((claim) => claim.lease.id));
+      await raw.query('COMMIT');
+      expect((await waiting).status).toBe(200);
+    } finally {
+      await raw.query('ROLLBACK').catch(() => undefined);
+      await raw.end();
+    }
   });
 });
