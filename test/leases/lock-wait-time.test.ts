@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, freshDatabase, type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { openPostgres } from '../../src/store/database.ts';
-import { testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
+import { pollUntil, testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
 
 /*
  * Issue 22 item 6: lease times were taken at request start, so a claim or heartbeat that waited on
@@ -114,8 +114,10 @@ describe.skipIf(engine !== 'postgres')('heartbeats beside one waiting on a row l
       // The first heartbeat's group (of one) waits on the lock for as long as the raw transaction lasts.
       const waiting = blocked ? heartbeat(blocked.lease) : Promise.reject(new Error('no lease claimed'));
       await untilWaitingOnLock(raw, 'the heartbeat waiting on the row lock');
-      // The others are answered while it still waits: with one group at a time they would queue behind it until the end of the test.
-      const answered = await Promise.all(others.map((claim) => heartbeat(claim.lease)));
+      // The others are answered while it still waits: with one group at a time they would queue behind it for as long as the lock is held.
+      let settled: Awaited<ReturnType<typeof heartbeat>>[] | undefined;
+      void Promise.all(others.map((claim) => heartbeat(claim.lease))).then((all) => (settled = all));
+      const answered = await pollUntil(async () => settled, 60_000, 'the other heartbeats, answered while one waits on the lock');
       expect(answered.map((res) => res.status), answered[0]?.body).toEqual(others.map(() => 200));
       expect(answered.map((res) => res.json<LeaseBody>().id)).toEqual(others.map((claim) => claim.lease.id));
       await raw.query('COMMIT');
