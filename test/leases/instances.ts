@@ -133,7 +133,7 @@ export interface EventBody {
 }
 
 /** `count` fresh tasks under a label of their own (`label` and a serial number), claimed at once by `token`'s caller. */
-export async function claimBatch(cluster: Cluster, token: string, count: number, label: string): Promise<Claim[]> {
+export async function claimBatch(cluster: Requester, token: string, count: number, label: string): Promise<Claim[]> {
   const own = `${label}-${claimedBatches++}`;
   for (let i = 0; i < count; i++) await createTask(cluster, { labels: [own] });
   const res = await cluster.request('POST', '/api/v1/tasks/claim', { token, body: { labels: [own], limit: count } });

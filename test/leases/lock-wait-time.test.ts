@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engine, freshDatabase, type Principal, startTestServer, type TestServer } from '../harness.ts';
 import { openPostgres } from '../../src/store/database.ts';
-import { pollUntil, testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
+import { claimBatch, pollUntil, testClock, untilWaitingOnLock, WORKER_SCOPES } from './instances.ts';
 
 /*
  * Issue 22 item 6: lease times were taken at request start, so a claim or heartbeat that waited on
@@ -100,12 +100,9 @@ describe.skipIf(engine !== 'postgres')('heartbeats beside one waiting on a row l
 
   it('are answered while it waits: past a full group waiting, another group runs beside the one held up', async () => {
     // One lease to hold up, and more than a group's worth (64) of others, all the holder's.
-    for (let i = 0; i < 81; i++) expect((await t.request('POST', '/api/v1/tasks', { body: { title: `beside a lock ${i}` } })).status).toBe(201);
-    const claimed = await t.request('POST', '/api/v1/tasks/claim', { token: holder.token, body: { limit: 81 } });
-    expect(claimed.status, claimed.body).toBe(200);
-    const [blocked, ...others] = claimed.json<{ claims: { task: { id: string }; lease: LeaseBody }[] }>().claims;
+    const [blocked, ...others] = await claimBatch(t, holder.token, 81, 'beside-a-lock');
     expect(others).toHaveLength(80);
-    const heartbeat = (lease: LeaseBody) => t.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: holder.token, body: {} });
+    const heartbeat = (lease: { id: string }) => t.request('POST', `/api/v1/leases/${lease.id}/heartbeat`, { token: holder.token, body: {} });
     const raw = new pg.Client({ connectionString: url });
     await raw.connect();
     try {

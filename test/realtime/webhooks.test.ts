@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { engine, startTestServer } from '../harness.ts';
-import { type Cluster, type EventBody, eventsSettled, INSTANCES, pages, pollUntil, startInstances, taskEvents } from '../leases/instances.ts';
+import { claimTask, type Cluster, type EventBody, eventsSettled, INSTANCES, pages, pollUntil, startInstances, taskEvents } from '../leases/instances.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 
 interface WebhookBody {
@@ -66,14 +66,11 @@ describe('outbound webhooks', () => {
     const every = await subscribe('/every', { event_types: null });
     const claims = await subscribe('/claims', { event_types: ['task.claimed'] });
     const id = await createTask('watched from two sides');
-    const claimed = await cluster.request('POST', `/api/v1/tasks/${id}/claim`, { body: {} });
-    expect(claimed.status, claimed.body).toBe(200);
-    const lease = claimed.json<{ lease: { id: string } }>().lease.id;
+    const lease = (await claimTask(cluster, id, cluster.adminToken)).lease.id;
     // Heartbeats: events the claims webhook does not take, read for the other one only.
     for (const note of ['one', 'two', 'three']) expect((await cluster.request('POST', `/api/v1/leases/${lease}/heartbeat`, { body: { note } })).status).toBe(200);
     const second = await createTask('after the heartbeats');
-    const secondClaim = await cluster.request('POST', `/api/v1/tasks/${second}/claim`, { body: {} });
-    expect(secondClaim.status, secondClaim.body).toBe(200);
+    await claimTask(cluster, second, cluster.adminToken);
     const timeline = [...(await taskEvents(cluster, id)), ...(await taskEvents(cluster, second))];
     const of = (path: string) => receiver.deliveries.filter((d) => d.path === path && [id, second].includes(String(d.body.subject)));
     await pollUntil(async () => (of('/every').length >= timeline.length && of('/claims').length >= 2 ? true : undefined), 15_000, 'both webhooks’ deliveries');
