@@ -116,6 +116,23 @@ export async function budgetsFor(db: Kysely<DB>, target: SpendTarget): Promise<B
     .execute();
 }
 
+/**
+ * Whether a run on `target` spends from `row`: `budgetsFor`'s test, for a row already read with
+ * others (a claimer's, `claimerBudgets`, which holds every budget a run of its pick spends from).
+ */
+export function spendsFrom(row: BudgetRow, target: SpendTarget): boolean {
+  switch (row.applies_to) {
+    case 'agent':
+      return row.target === target.agentId;
+    case 'task':
+      return row.target === target.taskId;
+    case 'workspace':
+      return row.target === target.workspaceId;
+    case 'label':
+      return target.labels.includes(row.target);
+  }
+}
+
 /** The budgets that may stop an agent's claim of the next task: its own, its workspace's, every label budget, and those of open tasks. */
 export async function claimerBudgets(db: Kysely<DB>, agentId: string, workspaceId: string): Promise<BudgetRow[]> {
   return db

@@ -5,8 +5,11 @@ import { sendStatement, type Tx } from './connection.ts';
 
 export type LeaseRow = Selectable<LeasesTable>;
 
-/** What a claim needs of a task it picked: its id, its epoch, and its status (`in_progress`: its lease lapsed). */
-export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_epoch' | 'labels'>;
+/**
+ * What a claim needs of a task it picked: its id, its epoch, its status (`in_progress`: its lease
+ * lapsed), its labels (for the budgets it spends from) and the reservations claiming it takes.
+ */
+export type ClaimableRow = Pick<TaskRow, 'id' | 'status' | 'lease_epoch' | 'labels' | 'reservations'>;
 
 export interface ClaimQuery {
   now: Date;
@@ -51,7 +54,9 @@ const CLAIMABLE_COLUMNS = 'id, status, lease_epoch, labels';
 /**
  * Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several),
  * then (avoiding) the labels and the ids of tasks not to pick. A claim with no exhausted budget
- * sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from.
+ * sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from, and the
+ * required reservations of the tasks picked (a primary-key probe each, after the limit) so the
+ * claim checks them without a round trip of its own.
  */
 const pickText = (labels: boolean, one: boolean, avoid: boolean) => {
   const next = 4 + (labels ? 1 : 0) + (one ? 0 : 1);
@@ -66,7 +71,8 @@ const pickText = (labels: boolean, one: boolean, avoid: boolean) => {
       SELECT ${CLAIMABLE_COLUMNS}, priority AS claim_priority FROM tasks WHERE status = 'in_progress' AND lease_expires_at <= $1 AND ${filters}
       ORDER BY priority DESC, id LIMIT ${limit} FOR UPDATE SKIP LOCKED
     )
-    SELECT * FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
+    SELECT picked.*, (SELECT r.requirements FROM task_reservations r WHERE r.task_id = picked.id) AS reservations
+    FROM (SELECT * FROM queued UNION ALL SELECT * FROM lapsed) picked
     ORDER BY claim_priority DESC, id LIMIT ${limit}`;
 };
 const PICK = {

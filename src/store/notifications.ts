@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Tx } from './connection.ts';
 import type { DB, EmailPreference, NotificationChannel, NotificationPreferencesTable, NotificationsTable, WebhookAttempt } from './schema.ts';
 
@@ -6,26 +6,24 @@ export type NotificationRow = Selectable<NotificationsTable>;
 export type PreferencesRow = Selectable<NotificationPreferencesTable>;
 
 /**
- * Queues the notifications of inbox items just written, in the caller's transaction. People only
- * (agents have `wait`, the stream and webhooks): an email when they have an address and have not
- * turned email off (asks, approvals, overdue waits and budgets at once unless they chose `digest`,
- * everything else in the digest), and a chat message for those unless they turned chat off.
+ * The notifications of inbox items just written, as rows of `notifications` to insert (read from
+ * `items`, the name of a set of rows with the items' id, principal_id, kind and created_at: the
+ * insert's RETURNING, store/inbox.ts). People only (agents have `wait`, the stream and webhooks): an
+ * email when they have an address and have not turned email off (asks, approvals, overdue waits and
+ * budgets at once unless they chose `digest`, everything else in the digest), and a chat message
+ * for those unless they turned chat off.
  */
-export async function queueNotifications(tx: Tx, inboxItemIds: readonly string[]): Promise<void> {
-  if (inboxItemIds.length === 0) return;
-  await sql`
-    INSERT INTO notifications (inbox_item_id, channel, principal_id, digest, next_attempt_at, created_at, updated_at)
+export function notificationsOf(items: string): RawBuilder<unknown> {
+  return sql`
     SELECT i.id, c.channel, i.principal_id,
            c.channel = 'email' AND (i.kind NOT IN ('ask', 'approval', 'overdue', 'budget') OR coalesce(p.email, 'immediate') = 'digest'),
            i.created_at, i.created_at, i.created_at
-    FROM inbox_items i
+    FROM ${sql.table(items)} i
     JOIN agents a ON a.id = i.principal_id AND a.kind = 'human' AND NOT a.disabled
     LEFT JOIN notification_preferences p ON p.principal_id = i.principal_id
     CROSS JOIN (VALUES ('email'), ('chat')) AS c (channel)
-    WHERE i.id = ANY(${[...inboxItemIds]})
-      AND ((c.channel = 'email' AND a.email IS NOT NULL AND coalesce(p.email, 'immediate') <> 'off')
-        OR (c.channel = 'chat' AND i.kind IN ('ask', 'approval', 'overdue', 'budget') AND coalesce(p.chat, true)))
-    ON CONFLICT DO NOTHING`.execute(tx);
+    WHERE (c.channel = 'email' AND a.email IS NOT NULL AND coalesce(p.email, 'immediate') <> 'off')
+       OR (c.channel = 'chat' AND i.kind IN ('ask', 'approval', 'overdue', 'budget') AND coalesce(p.chat, true))`;
 }
 
 /** A person's preferences; the defaults when they never set any. */

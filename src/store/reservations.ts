@@ -82,13 +82,6 @@ export async function listReservations(db: Kysely<DB>, q: ReservationQuery): Pro
   return query.orderBy('reservations.id').limit(q.limit + 1).execute();
 }
 
-/** The reservations each of these tasks requires (tasks without any are absent). */
-export async function taskRequirements(db: Kysely<DB>, taskIds: readonly string[]): Promise<Map<string, ReservationRequirement[]>> {
-  if (taskIds.length === 0) return new Map();
-  const rows = await db.selectFrom('task_reservations').selectAll().where('task_id', 'in', taskIds).execute();
-  return new Map(rows.map((row) => [row.task_id, row.requirements]));
-}
-
 /** Records what a new task requires. */
 export async function insertTaskRequirements(tx: Tx, taskId: string, requirements: readonly ReservationRequirement[]): Promise<void> {
   await tx.insertInto('task_reservations').values({ task_id: taskId, requirements: JSON.stringify(requirements) as unknown as ReservationRequirement[] }).execute();

@@ -1,6 +1,6 @@
 import { budgetState, budgetWindow } from '../../domain/budget-window.ts';
 import type { BatonError } from '../../errors.ts';
-import { addSpend, type BudgetRow, budgetsFor, claimerBudgets, lockBudgets, markCrossed, type SpendTarget, windowSpent } from '../../store/budgets.ts';
+import { addSpend, type BudgetRow, budgetsFor, claimerBudgets, lockBudgets, markCrossed, type SpendTarget, spendsFrom, windowSpent } from '../../store/budgets.ts';
 import type { Tx } from '../../store/connection.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { fileBudgetItems } from './budget-inbox.ts';
@@ -67,10 +67,10 @@ export function exhaustedOf(spendings: readonly Spending[]): Spending | undefine
  * exhausted; otherwise the run is counted against every budget counting runs. Budgets of runs are
  * locked first, to the end of the transaction, so concurrent claims on one count one at a time and
  * it is never overshot; money and tokens are read as committed, and what runs already in flight
- * report is their overshoot.
+ * report is their overshoot. `read`: `target`'s budgets, when the caller has them already.
  */
-export async function spendClaim(tx: Tx, ctx: OperationContext, target: SpendTarget): Promise<BatonError | undefined> {
-  const rows = await budgetsFor(tx, target);
+export async function spendClaim(tx: Tx, ctx: OperationContext, target: SpendTarget, read?: readonly BudgetRow[]): Promise<BatonError | undefined> {
+  const rows = read ?? (await budgetsFor(tx, target));
   if (rows.length === 0) return undefined;
   await lockBudgets(
     tx,
@@ -85,9 +85,10 @@ export async function spendClaim(tx: Tx, ctx: OperationContext, target: SpendTar
 /**
  * What a claim of the next task must steer around, read without locks (the grant checks again):
  * the claimer's own or its workspace's exhausted budget refuses every claim; exhausted label and
- * task budgets take their tasks out of the pick.
+ * task budgets take their tasks out of the pick. `read` is every budget read, which holds those each
+ * task of the pick spends from (`admitClaims` takes them, rather than reading them again).
  */
-export async function claimAvoids(tx: Tx, ctx: OperationContext): Promise<{ own: Spending | undefined; labels: Spending[]; tasks: Spending[] }> {
+export async function claimAvoids(tx: Tx, ctx: OperationContext): Promise<{ own: Spending | undefined; labels: Spending[]; tasks: Spending[]; read: BudgetRow[] }> {
   const rows = await claimerBudgets(tx, ctx.actor.id, ctx.actor.workspaceId);
   const spent = await windowSpent(tx, rows.map((row) => ({ id: row.id, start: budgetWindow(row.period, ctx.now).start })));
   const exhausted = rows.filter((row) => (spent.get(row.id) ?? 0) >= Number(row.limit_amount)).map((row) => ({ row, spent: spent.get(row.id) ?? 0 }));
@@ -95,15 +96,26 @@ export async function claimAvoids(tx: Tx, ctx: OperationContext): Promise<{ own:
     own: exhausted.find((s) => s.row.applies_to === 'agent' || s.row.applies_to === 'workspace'),
     labels: exhausted.filter((s) => s.row.applies_to === 'label'),
     tasks: exhausted.filter((s) => s.row.applies_to === 'task'),
+    read: rows,
   };
 }
 
-/** Splits locked, claimable tasks into those the caller's claim may spend on (each run counted) and the refusals. */
-export async function admitClaims<T extends { id: string; labels: string[] }>(tx: Tx, ctx: OperationContext, tasks: readonly T[]): Promise<{ admitted: T[]; refused: BatonError[] }> {
+/**
+ * Splits locked, claimable tasks into those the caller's claim may spend on (each run counted) and
+ * the refusals. `read`, when the claim read its claimer's budgets already (`claimAvoids`), holds
+ * those the tasks spend from; otherwise each task's are read.
+ */
+export async function admitClaims<T extends { id: string; labels: string[] }>(
+  tx: Tx,
+  ctx: OperationContext,
+  tasks: readonly T[],
+  read?: readonly BudgetRow[],
+): Promise<{ admitted: T[]; refused: BatonError[] }> {
   const admitted: T[] = [];
   const refused: BatonError[] = [];
   for (const task of tasks) {
-    const refusal = await spendClaim(tx, ctx, { agentId: ctx.actor.id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId });
+    const target = { agentId: ctx.actor.id, labels: task.labels, taskId: task.id, workspaceId: ctx.actor.workspaceId };
+    const refusal = await spendClaim(tx, ctx, target, read?.filter((row) => spendsFrom(row, target)));
     if (refusal) refused.push(refusal);
     else admitted.push(task);
   }

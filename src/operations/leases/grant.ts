@@ -65,8 +65,12 @@ export async function claimTasks(tx: Tx, ctx: OperationContext, tasks: readonly 
     lease: { id: ctx.ids.make('lea'), holder_id: actor.id, holder_kind: actor.kind, token_id: actor.tokenId, machine: actor.machine, ttl_s: ttlS, expires_at: expiresAt },
   }));
   const granted = await grantLeases(tx, grants, ctx.now);
-  await takeRequiredReservations(tx, ctx, grants.map(({ task, lease }) => ({ taskId: task.id, leaseId: lease.id, ttlS, expiresAt })));
   const byTask = new Map(granted.tasks.map((row) => [row.id, row]));
+  await takeRequiredReservations(
+    tx,
+    ctx,
+    grants.map(({ task, lease }) => ({ taskId: task.id, leaseId: lease.id, ttlS, expiresAt, requirements: byTask.get(task.id)?.reservations ?? null })),
+  );
   // A task nobody has discussed (no human comment, no change request) has nothing to read.
   const said = await discussions(tx, granted.tasks.filter((task) => task.discussed || task.changes_requested_id !== null));
   return grants.map(({ task, lease }) => {

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { overlappingGlobs } from '../../domain/globs.ts';
 import { BatonError } from '../../errors.ts';
 import type { Tx } from '../../store/connection.ts';
-import { taskRequirements } from '../../store/reservations.ts';
 import type { ReservationRequirement } from '../../store/schema.ts';
+import type { TaskRow } from '../../store/tasks.ts';
 import type { OperationContext } from '../define-operation.ts';
 import { pathGlob } from './reservation-schema.ts';
 import { holdersInTheWay, insertHeld, reservationConflict, type ReservationTarget, targetOf } from './reserve.ts';
@@ -56,13 +56,13 @@ function conflicting(a: ReservationTarget, b: ReservationTarget): boolean {
  * Which of these tasks (in order) cannot be claimed by the caller now because a reservation one
  * requires is held by someone (or by an earlier of these tasks): task id → the conflict. Locks the
  * keys it looks at for the rest of the transaction, so what it found free stays free for the claim.
+ * Each task comes with what it requires, read with it (the claim's pick), not read again here.
  */
-export async function reservationRefusals(tx: Tx, ctx: OperationContext, taskIds: readonly string[]): Promise<Map<string, BatonError>> {
-  const required = await taskRequirements(tx, taskIds);
+export async function reservationRefusals(tx: Tx, ctx: OperationContext, tasks: readonly Pick<TaskRow, 'id' | 'reservations'>[]): Promise<Map<string, BatonError>> {
   const refused = new Map<string, BatonError>();
   const planned: ReservationTarget[] = [];
-  for (const id of taskIds) {
-    const targets = targetsOf(required.get(id) ?? []);
+  for (const { id, reservations } of tasks) {
+    const targets = targetsOf(reservations ?? []);
     for (const target of targets) {
       const holders = await holdersInTheWay(tx, ctx, target);
       if (holders.length > 0) {
@@ -80,14 +80,18 @@ export async function reservationRefusals(tx: Tx, ctx: OperationContext, taskIds
 }
 
 /**
- * Takes, for each newly granted lease, the reservations its task requires, each ending with the
- * lease (`follows_lease`); a requirement held by someone throws `409 reservation_conflict` naming the
- * holder, which rolls the claim back whole. Called wherever leases are granted (claimTasks).
+ * Takes, for each newly granted lease, the reservations its task requires (`requirements`, as its
+ * grant returned the task), each ending with the lease (`follows_lease`); a requirement held by
+ * someone throws `409 reservation_conflict` naming the holder, which rolls the claim back whole.
+ * Called wherever leases are granted (claimTasks).
  */
-export async function takeRequiredReservations(tx: Tx, ctx: OperationContext, leases: readonly { taskId: string; leaseId: string; ttlS: number; expiresAt: Date }[]): Promise<void> {
-  const required = await taskRequirements(tx, leases.map((l) => l.taskId));
+export async function takeRequiredReservations(
+  tx: Tx,
+  ctx: OperationContext,
+  leases: readonly { taskId: string; leaseId: string; ttlS: number; expiresAt: Date; requirements: readonly ReservationRequirement[] | null }[],
+): Promise<void> {
   for (const lease of leases) {
-    for (const target of targetsOf(required.get(lease.taskId) ?? [])) {
+    for (const target of targetsOf(lease.requirements ?? [])) {
       const holders = await holdersInTheWay(tx, ctx, target);
       if (holders.length > 0) throw reservationConflict(target, holders, `Task ${lease.taskId} requires a reservation: `);
       await insertHeld(tx, ctx, target, { ttlS: lease.ttlS, taskId: lease.taskId, leaseId: lease.leaseId, leaseExpiresAt: lease.expiresAt });

@@ -47,7 +47,7 @@ export async function claimNext(
   const query = { now: ctx.now, claimerId: ctx.actor.id, minPriority: priorityRank(q.min_priority), labels: q.labels, limit: q.limit };
   const avoid = { labels: avoids.labels.map((s) => s.row.target), ids: avoids.tasks.map((s) => s.row.target) };
   const tasks = avoids.own ? [] : await pickReservable(tx, ctx, { ...query, avoid }, exclude);
-  const { admitted, refused } = await admitClaims(tx, ctx, tasks);
+  const { admitted, refused } = await admitClaims(tx, ctx, tasks, avoids.read);
   const claims = await claimTasks(tx, ctx, admitted, ttlS);
   if (claims.length > 0) return { claims, retry_after_s: null, next_claimable_at: null };
   if (budgets === 'refuse') {
@@ -72,7 +72,7 @@ async function pickReservable(tx: Tx, ctx: OperationContext, query: ClaimQuery, 
   for (let round = 1; ; round++) {
     const picked = await pickUnlapsed(tx, ctx, { ...query, limit: query.limit + exclude.length + refused.size });
     const candidates = picked.filter((task) => !exclude.includes(task.id) && !refused.has(task.id)).slice(0, query.limit);
-    const refusals = await reservationRefusals(tx, ctx, candidates.map((task) => task.id));
+    const refusals = await reservationRefusals(tx, ctx, candidates);
     const free = candidates.filter((task) => !refusals.has(task.id));
     const exhausted = picked.length < query.limit + exclude.length + refused.size;
     if (refusals.size === 0 || exhausted || round === PICK_ROUNDS) return free;
