@@ -18,7 +18,7 @@ export interface ClaimQuery {
   minPriority: number;
   labels: string[];
   limit: number;
-  /** Tasks not to pick: those carrying any of these labels, and these ids (budgets exhausted, spec/runs.md). */
+  /** Tasks not to pick: those carrying any of these labels, and these ids (budgets exhausted, spec/runs.md; tasks the claim gave back or passed over). */
   avoid?: { labels: readonly string[]; ids: readonly string[] } | undefined;
 }
 
@@ -53,8 +53,8 @@ const CLAIMABLE_COLUMNS = 'id, status, lease_epoch, labels';
 
 /**
  * Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several),
- * then (avoiding) the labels and the ids of tasks not to pick. A claim with no exhausted budget
- * sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from, and the
+ * then (avoiding) the labels and the ids of tasks not to pick. A claim with nothing to avoid (no
+ * exhausted budget, no task it gave back or passed over) sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from, and the
  * required reservations of the tasks picked (a primary-key probe each, after the limit) so the
  * claim checks them without a round trip of its own.
  */
