@@ -54,9 +54,10 @@ const CLAIMABLE_COLUMNS = 'id, status, lease_epoch, labels';
 /**
  * Parameters: now, the priority floor, the claimer, then the labels every task must carry (with a label filter), then the limit (several),
  * then (avoiding) the labels and the ids of tasks not to pick. A claim with nothing to avoid (no
- * exhausted budget, no task it gave back or passed over) sends the texts that avoid nothing. `labels` is read for the budgets a claim spends from, and the
- * required reservations of the tasks picked (a primary-key probe each, after the limit) so the
- * claim checks them without a round trip of its own.
+ * exhausted budget, no task it gave back or passed over) sends the texts that avoid nothing.
+ * `labels` is read for the budgets a claim spends from, and the required reservations of the tasks
+ * picked (a primary-key probe each, after the limit) so the claim checks them without a round trip
+ * of its own.
  */
 const pickText = (labels: boolean, one: boolean, avoid: boolean) => {
   const next = 4 + (labels ? 1 : 0) + (one ? 0 : 1);
