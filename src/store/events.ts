@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kysely, sql, type Selectable } from 'kysely';
 import type { DB, EventsTable } from './schema.ts';
 import { sendStatement, type Tx } from './connection.ts';
@@ -130,6 +131,8 @@ export interface EventListQuery extends EventFilter {
 
 /** Re-reads of a page that came back short while settled-to-be events waited behind a transaction still running. */
 const HELD_RETRIES = 100;
+/** The pause before each re-read. */
+const HELD_RETRY_MS = 2;
 
 /**
  * One page of the timeline in commit order. Fetches `limit + 1` rows for `has_more`. A read that
@@ -152,7 +155,8 @@ export async function listEvents(db: Kysely<DB>, q: EventListQuery): Promise<Eve
   for (let attempt = 0; ; attempt++) {
     const rows = await page.execute();
     if (!settled || rows.length > q.limit || attempt >= HELD_RETRIES || !(await eventsHeldBack(db, q.afterSeq))) return rows;
-    await sql`SELECT pg_sleep(0.002)`.execute(db);
+    // Waits here, not in the database (`pg_sleep`), so the pause holds no pooled connection.
+    await sleep(HELD_RETRY_MS);
   }
 }
 
