@@ -340,8 +340,7 @@ function merge(reports: FleetReport[]): FleetReport {
  * each table's counts and VACUUMs or ANALYZEs the tables autovacuum would, by the server's own
  * thresholds (`tablesDue`), throttled as autovacuum is. Its backend is the database's, so its CPU
  * counts in the database's figure. (Until 2026-12-01 it ran VACUUM (ANALYZE) on every table each
- * minute: a fifth to a quarter of the database's time at 16,000 agents, most of it re-analysing
- * tables that had barely changed, which autovacuum does not do.)
+ * minute, whether autovacuum would have or not.)
  */
 async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ passes: (() => number) | undefined; startedAt: number[] }> {
   const on = await withClient(url, async (client) => (await client.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0]?.autovacuum === 'on');
