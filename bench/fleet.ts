@@ -385,11 +385,13 @@ async function standInForAutovacuum(url: string, cleanup: Cleanup): Promise<{ pa
  * counts it. Names come back quoted, ready for the statement.
  */
 async function tablesDue(client: pg.Client): Promise<{ name: string; vacuum: boolean; analyze: boolean }[]> {
+  // Autovacuum's one test, `count` over `autovacuum_<kind>_threshold` + `_scale_factor` × rows.
+  const past = (count: string, kind: string) =>
+    `s.${count} > current_setting('autovacuum_${kind}_threshold')::float8 + current_setting('autovacuum_${kind}_scale_factor')::float8 * greatest(c.reltuples, 0)`;
   const { rows } = await client.query<{ name: string; vacuum: boolean; analyze: boolean }>(
     `SELECT format('%I.%I', s.schemaname, s.relname) AS name,
-       s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8 + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0)
-         OR s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8 + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * greatest(c.reltuples, 0) AS vacuum,
-       s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float8 + current_setting('autovacuum_analyze_scale_factor')::float8 * greatest(c.reltuples, 0) AS analyze
+       ${past('n_dead_tup', 'vacuum')} OR ${past('n_ins_since_vacuum', 'vacuum_insert')} AS vacuum,
+       ${past('n_mod_since_analyze', 'analyze')} AS analyze
      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid`,
   );
   return rows.filter((row) => row.vacuum || row.analyze);
