@@ -68,6 +68,7 @@ import { startPgBouncer } from '../test/ops/pgbouncer.ts';
 import { type ReplicatedPostgres, startReplicatedPostgres } from '../test/ops/replicated-postgres.ts';
 import { Cleanup, type ServerProcess, startServer } from './processes.ts';
 import { describeMachine } from './report.ts';
+import { Inspector } from './server-inspector.ts';
 
 const BATON_MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const AGENTS_MAIN = fileURLToPath(new URL('fleet-agents.ts', import.meta.url));
@@ -186,7 +187,11 @@ async function main(): Promise<void> {
     const reports = clients.map((c) => c.report);
     log(`${agents} agents in ${processes} process(es) on ${instances} instance(s)${pgbouncer ? ' behind PgBouncer' : ''}, ${humans} humans, ${webhooks} webhook subscribers; warm-up ${warmupS} s, then ${minutes} measured minutes (ends ${new Date(measureTo).toISOString()})`);
 
+    // The first instance's event loop and GC pauses over the window, through its inspector (opened now, before the window).
+    const inspector = await Inspector.attach(first.pid);
+    cleanup.add(async () => inspector.close());
     await sleepUntil(measureFrom);
+    await inspector.watchLoop();
     const sizeBefore = await databaseSize(database.url);
     const groupsBefore = await heartbeatGroups(urls, token);
     // The first server and the backends are watched every second; the other servers and PgBouncer live the whole run, so two readings suffice.
@@ -208,6 +213,7 @@ async function main(): Promise<void> {
     const othersBefore = await cpuSeconds(others);
     const clientsBefore = await cpuSeconds(clientPids);
     await sleepUntil(measureTo);
+    const loop = await inspector.loopReport();
     const used = await cpu.stop();
     const othersAfter = await cpuSeconds(others);
     // Read at the window's end, before the clients finish their last calls and exit.
@@ -254,6 +260,7 @@ async function main(): Promise<void> {
       },
       autovacuum: vacuum.passes === undefined ? 'on' : `off on this server: every ${VACUUM_EVERY_S} s the benchmark ran VACUUM and ANALYZE on the tables autovacuum would, by its thresholds (${vacuum.passes()} passes)`,
       failuresInTime: failuresInTime(fleet.failedAt, measureFrom, vacuum.startedAt),
+      loop,
       heartbeatGroups: groupsBefore && groupsAfter ? { calls: groupsAfter.calls - groupsBefore.calls, groups: groupsAfter.groups - groupsBefore.groups } : undefined,
       growthBytesPerAgentDay: ((sizeAfter - sizeBefore) / agentHours) * 24,
       sizeBefore,
