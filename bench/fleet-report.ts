@@ -1,6 +1,7 @@
 /** bench/fleet.ts's Markdown report. */
 import type { FleetReport, Operation } from './fleet-agents.ts';
 import type { describeMachine } from './report.ts';
+import type { LoopReport } from './server-inspector.ts';
 
 export const OPERATIONS: Operation[] = ['heartbeat', 'cycle', 'claim'];
 
@@ -26,16 +27,6 @@ export interface FailoverTimes {
   stoppedAt: number;
   promotingAt: number;
   promotedAt: number;
-}
-
-/** What the first instance's inspector measured over the window, in ms. */
-export interface LoopFigures {
-  delayP50Ms: number;
-  delayP99Ms: number;
-  delayMaxMs: number;
-  gcCount: number;
-  gcTotalMs: number;
-  gcMaxMs: number;
 }
 
 export interface Figures {
@@ -64,7 +55,7 @@ export interface Figures {
   /** Heartbeats that ran in shared transactions over the window, and those transactions (from /metrics); undefined: not served. */
   heartbeatGroups: { calls: number; groups: number } | undefined;
   /** The first instance's event-loop delay and garbage-collection pauses over the window (through its inspector). */
-  loop: LoopFigures | undefined;
+  loop: LoopReport | undefined;
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;

@@ -6,6 +6,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** The event-loop delay and garbage-collection pauses `watchLoop` measured, in ms. */
+export interface LoopReport {
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+  gcCount: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+}
+
 /**
  * The server's inspector, opened with SIGUSR1 (Node's documented way to start it in a running
  * process, on 127.0.0.1:9229), to read its memory after a full garbage collection, so the
@@ -95,8 +105,8 @@ export class Inspector {
     })()`);
   }
 
-  async loopReport(): Promise<{ delayP50Ms: number; delayP99Ms: number; delayMaxMs: number; gcCount: number; gcTotalMs: number; gcMaxMs: number }> {
-    return JSON.parse(await this.#evaluate('globalThis.benchLoop()')) as Awaited<ReturnType<Inspector['loopReport']>>;
+  async loopReport(): Promise<LoopReport> {
+    return JSON.parse(await this.#evaluate('globalThis.benchLoop()')) as LoopReport;
   }
 
   close(): void {
