@@ -55,7 +55,7 @@ export interface Figures {
   /** Heartbeats that ran in shared transactions over the window, and those transactions (from /metrics); undefined: not served. */
   heartbeatGroups: { calls: number; groups: number } | undefined;
   /** The first instance's event-loop delay and garbage-collection pauses over the window (through its inspector). */
-  loop: LoopReport | undefined;
+  loop: LoopReport;
   growthBytesPerAgentDay: number;
   sizeBefore: number;
   sizeAfter: number;
@@ -109,7 +109,7 @@ export function report(f: Figures, command: string, date: Date, machine: Awaited
     `- Leases lapsed wrongly (\`lease.expired\` for a lease its agent was still heartbeating on schedule): ${f.lapsed.wrong} of ${f.lapsed.all} lapsed; heartbeats later than the TTL after the last renewal: ${f.fleet.late} (longest gap between renewals ${(f.fleet.maxGapMs / 1000).toFixed(1)} s). Failed attempts simulated: ${f.fleet.failedAttempts}.`,
     `- CPU per agent-hour: server${f.instances.length > 1 ? 's' : ''} ${cpu(f.serverCpuSPerAgentHour)}${f.instances.length > 1 ? ` (${f.instances.map((i, n) => `#${n + 1} ${cpu(i.cpuSPerAgentHour)}`).join(', ')})` : ''}, PostgreSQL backends ${cpu(f.databaseCpuSPerAgentHour)}${f.pgbouncer ? `, PgBouncer ${cpu(f.pgbouncerCpuSPerAgentHour)}` : ''}; the simulated clients' process${f.processes > 1 ? 'es' : ''} ${cpu(f.clientsCpuSPerAgentHour)}.`,
     ...(f.heartbeatGroups ? [`- Heartbeats per shared transaction (\`baton_write_group_calls_total\` ÷ \`baton_write_groups_total\` over the window): ${(f.heartbeatGroups.calls / Math.max(1, f.heartbeatGroups.groups)).toFixed(2)} (${f.heartbeatGroups.calls} in ${f.heartbeatGroups.groups}).`] : []),
-    ...(f.loop ? [`- The first instance's event loop over the window (\`monitorEventLoopDelay\` and \`gc\` entries, through its inspector): delay p50 ${f.loop.delayP50Ms.toFixed(1)} ms, p99 ${f.loop.delayP99Ms.toFixed(1)} ms, max ${f.loop.delayMaxMs.toFixed(1)} ms; ${f.loop.gcCount} garbage-collection pauses, ${(f.loop.gcTotalMs / 1000).toFixed(1)} s in all, the longest ${f.loop.gcMaxMs.toFixed(1)} ms.`] : []),
+    `- The first instance's event loop over the window (\`monitorEventLoopDelay\` and \`gc\` entries, through its inspector): delay p50 ${f.loop.delayP50Ms.toFixed(1)} ms, p99 ${f.loop.delayP99Ms.toFixed(1)} ms, max ${f.loop.delayMaxMs.toFixed(1)} ms; ${f.loop.gcCount} garbage-collection pauses, ${(f.loop.gcTotalMs / 1000).toFixed(1)} s in all, the longest ${f.loop.gcMaxMs.toFixed(1)} ms.`,
     `- Server RSS at the end: ${f.instances.map((i, n) => `${f.instances.length > 1 ? `#${n + 1} ` : ''}${memory(i.memory)}`).join(', ')}.`,
     `- Autovacuum: ${f.autovacuum}.`,
     `- Database size ${(f.sizeBefore / 2 ** 20).toFixed(1)} → ${(f.sizeAfter / 2 ** 20).toFixed(1)} MiB over the window: ${(f.growthBytesPerAgentDay / 2 ** 20).toFixed(2)} MiB per agent-day.`,
